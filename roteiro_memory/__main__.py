@@ -1,0 +1,7 @@
+"""``python -m roteiro_memory`` is the ``roteiro-memory`` command."""
+
+from __future__ import annotations
+
+from roteiro_memory.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,121 @@
+"""One exception tree, rooted at :class:`RoteiroError`.
+
+Each class carries ``kind``, the PROTOCOL error kind it is reported as, and
+also inherits the built-in it resembles so callers can catch it either way.
+Messages name the offending value, what is allowed, and where it came from.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ERROR_KINDS",
+    "AlreadySuperseded",
+    "BadRequest",
+    "Corrupt",
+    "InvalidBody",
+    "InvalidBudget",
+    "InvalidConfidence",
+    "InvalidDecay",
+    "InvalidKind",
+    "InvalidScope",
+    "NotFound",
+    "RoteiroError",
+    "StoreUnavailable",
+    "Unsupported",
+]
+
+
+class RoteiroError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    kind = "RoteiroError"
+
+
+class InvalidKind(RoteiroError, ValueError):
+    """A memory kind outside the closed vocabulary."""
+
+    kind = "InvalidKind"
+
+
+class InvalidScope(RoteiroError, ValueError):
+    """A scope that is empty, too long, padded, or carries a control character."""
+
+    kind = "InvalidScope"
+
+
+class InvalidBody(RoteiroError, ValueError):
+    """A body that is empty, blank, or over the byte limit."""
+
+    kind = "InvalidBody"
+
+
+class InvalidConfidence(RoteiroError, ValueError):
+    """A confidence that is not a finite number in [0, 1]."""
+
+    kind = "InvalidConfidence"
+
+
+class InvalidDecay(RoteiroError, ValueError):
+    """A decay token that names no decay."""
+
+    kind = "InvalidDecay"
+
+
+class InvalidBudget(RoteiroError, ValueError):
+    """A cache budget that is not a whole number of megabytes fitting 64 bits."""
+
+    kind = "InvalidBudget"
+
+
+class NotFound(RoteiroError, LookupError):
+    """A record named by id that is not in the store."""
+
+    kind = "NotFound"
+
+
+class AlreadySuperseded(RoteiroError, ValueError):
+    """A record named as superseded that another record already supersedes."""
+
+    kind = "AlreadySuperseded"
+
+
+class Corrupt(RoteiroError):
+    """Stored data that cannot be interpreted, or a file that is not a store,
+    or a store written by a newer schema than this version knows."""
+
+    kind = "Corrupt"
+
+
+class Unsupported(RoteiroError):
+    """An operation outside a backend's declared capabilities."""
+
+    kind = "Unsupported"
+
+
+class BadRequest(RoteiroError, ValueError):
+    """A protocol request that is malformed: not JSON, an unknown op, a missing
+    or mistyped argument, or a negative count."""
+
+    kind = "BadRequest"
+
+
+class StoreUnavailable(RoteiroError):
+    """A store that cannot be opened or reached (a path, a server, a driver)."""
+
+    kind = "Corrupt"
+
+
+ERROR_KINDS: tuple[str, ...] = (
+    "InvalidKind",
+    "InvalidScope",
+    "InvalidBody",
+    "InvalidConfidence",
+    "InvalidDecay",
+    "InvalidBudget",
+    "NotFound",
+    "AlreadySuperseded",
+    "Corrupt",
+    "Unsupported",
+    "BadRequest",
+)
+"""Every error kind PROTOCOL names, in its order."""

@@ -1,0 +1,94 @@
+"""The SQLite schema, as append-only migrations.
+
+Each migration is named, applied in order, and recorded in
+``schema_migrations`` in the same transaction that applies it.  A released
+migration is never edited: a fix is a new one.
+
+Departures from the seed's proposed shapes, each for a reason:
+
+* ``nodes.blob`` is the seed's ``blob_hash``, named as PROTOCOL names it.
+* ``agent_cache.json`` is the last column, so reading the narrow columns the
+  sweep needs never walks a payload's overflow pages.
+* ``agent_memory.search`` holds the lower-cased body, anchor key and anchor
+  path (:func:`roteiro_memory.semantics.search_text`), computed once at write,
+  so queries are matched in SQL by the same Unicode rule as everywhere else.
+"""
+
+from __future__ import annotations
+
+from roteiro_memory.semantics import KIND_TOKENS
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+
+_KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "graph nodes and the tree witness",
+        """
+        CREATE TABLE nodes (
+            key  TEXT PRIMARY KEY,
+            kind TEXT,
+            name TEXT,
+            path TEXT,
+            blob TEXT
+        );
+        CREATE TABLE sync_state (
+            id   INTEGER PRIMARY KEY CHECK (id = 0),
+            tree TEXT
+        );
+        """,
+    ),
+    (
+        2,
+        "agent_memory: the episodic tier, never auto-evicted",
+        f"""
+        CREATE TABLE agent_memory (
+            id            INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope         TEXT NOT NULL,
+            kind          TEXT NOT NULL CHECK (kind IN ({_KINDS})),
+            anchor_key    TEXT,
+            anchor_blob   TEXT,
+            anchor_path   TEXT,
+            body          TEXT NOT NULL,
+            confidence    REAL CHECK (confidence IS NULL OR confidence BETWEEN 0.0 AND 1.0),
+            tree          TEXT,
+            created_at    TEXT NOT NULL DEFAULT (datetime('now')),
+            superseded_by INTEGER REFERENCES agent_memory(id),
+            superseded_at TEXT,
+            search        TEXT NOT NULL
+        );
+        CREATE INDEX idx_mem_anchor ON agent_memory(anchor_key);
+        CREATE INDEX idx_mem_live ON agent_memory(scope, superseded_by, id DESC);
+        CREATE INDEX idx_mem_superseded_by ON agent_memory(superseded_by);
+        """,
+    ),
+    (
+        3,
+        "agent_cache: the transient tier, bounded by bytes, and its clock",
+        """
+        CREATE TABLE agent_cache (
+            key         TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,
+            bytes       INTEGER NOT NULL,
+            generation  INTEGER NOT NULL,
+            last_used   INTEGER NOT NULL,
+            hits        INTEGER NOT NULL DEFAULT 0,
+            anchor_key  TEXT,
+            anchor_blob TEXT,
+            json        TEXT NOT NULL
+        );
+        CREATE INDEX idx_cache_evict ON agent_cache(last_used);
+        CREATE TABLE agent_cache_clock (
+            id         INTEGER PRIMARY KEY CHECK (id = 0),
+            ticks      INTEGER NOT NULL,
+            generation INTEGER NOT NULL
+        );
+        INSERT INTO agent_cache_clock (id, ticks, generation) VALUES (0, 0, 0);
+        """,
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+"""The newest schema this version knows; a store above it is refused."""

@@ -1,0 +1,409 @@
+"""The in-memory model: the store contract over plain Python structures.
+
+Written for obviousness rather than speed -- every rule is the one in
+:mod:`roteiro_memory.semantics`, applied in a loop over every row -- so it can
+serve as the oracle other backends are compared with.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.errors import NotFound
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    GraphNode,
+    MemoryAnchor,
+    MemoryForgotten,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+    Recalled,
+)
+from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.store import MemoryWrite, Store
+
+__all__ = ["ModelStore"]
+
+
+def utc_now() -> str:
+    """The current UTC time as ``YYYY-MM-DD HH:MM:SS`` -- for humans only."""
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+
+
+@dataclass
+class _Row:
+    id: int
+    scope: str
+    kind: MemoryKind
+    anchor_key: str | None
+    anchor_blob: str | None
+    anchor_path: str | None
+    body: str
+    confidence: float | None
+    tree: str | None
+    created_at: str
+    superseded_by: int | None = None
+    superseded_at: str | None = None
+
+
+@dataclass
+class _Entry:
+    key: str
+    fingerprint: str
+    json: str
+    bytes: int
+    generation: int
+    last_used: int
+    hits: int
+    anchor_key: str | None
+    anchor_blob: str | None
+
+
+@dataclass
+class _State:
+    records: dict[int, _Row]
+    last_id: int
+    cache: dict[str, _Entry]
+    ticks: int
+    generation: int
+    nodes: dict[str, GraphNode]
+    tree: str | None
+
+
+def _fresh() -> _State:
+    return _State({}, 0, {}, 0, 0, {}, None)
+
+
+class ModelStore(Store):
+    """The reference model: nothing persisted beyond this object's lifetime."""
+
+    name = "memory"
+
+    def __init__(self) -> None:
+        self._state = _fresh()
+
+    # --- helpers ---------------------------------------------------------
+
+    def _anchor_state(self, anchor_key: str | None, anchor_blob: str | None) -> sem.AnchorState:
+        node = self._state.nodes.get(anchor_key) if anchor_key is not None else None
+        return sem.resolve_anchor(
+            anchor_key, anchor_blob, node is not None, node.blob if node else None
+        )
+
+    def _record(self, row: _Row) -> MemoryRecord:
+        anchor = (
+            MemoryAnchor(row.anchor_key, row.anchor_blob, row.anchor_path)
+            if row.anchor_key is not None
+            else None
+        )
+        return MemoryRecord(
+            id=row.id,
+            scope=row.scope,
+            kind=row.kind,
+            anchor=anchor,
+            anchor_state=self._anchor_state(row.anchor_key, row.anchor_blob),
+            body=row.body,
+            confidence=row.confidence,
+            tree=row.tree,
+            created_at=row.created_at,
+            superseded_by=row.superseded_by,
+            superseded_at=row.superseded_at,
+        )
+
+    def _entry(self, entry: _Entry) -> CacheEntry:
+        return CacheEntry(
+            key=entry.key,
+            fingerprint=entry.fingerprint,
+            json=entry.json,
+            bytes=entry.bytes,
+            generation=entry.generation,
+            last_used=entry.last_used,
+            hits=entry.hits,
+            anchor=entry.anchor_key,
+            anchor_state=self._anchor_state(entry.anchor_key, entry.anchor_blob),
+        )
+
+    def _counts(self) -> tuple[int, int]:
+        live = sum(1 for r in self._state.records.values() if r.superseded_by is None)
+        return live, len(self._state.records) - live
+
+    def _matching(
+        self,
+        scope: str | None,
+        kind: MemoryKind | str | None,
+        anchor_key: str | None,
+        include_superseded: bool,
+    ) -> builtins.list[_Row]:
+        wanted_kind = sem.parse_kind(kind) if kind is not None else None
+        rows = [
+            row
+            for row in self._state.records.values()
+            if (scope is None or row.scope == scope)
+            and (wanted_kind is None or row.kind is wanted_kind)
+            and (anchor_key is None or row.anchor_key == anchor_key)
+            and (include_superseded or row.superseded_by is None)
+        ]
+        rows.sort(key=lambda r: r.id, reverse=True)
+        return rows
+
+    # --- episodic tier ---------------------------------------------------
+
+    def _write(self, state: _State, write: MemoryWrite) -> int:
+        valid = sem.validate_write(write.kind, write.scope, write.body, write.confidence)
+        if write.supersedes is not None:
+            target = state.records.get(write.supersedes)
+            sem.check_supersedes(
+                write.supersedes, target is not None, target.superseded_by if target else None
+            )
+        node = state.nodes.get(write.anchor) if write.anchor is not None else None
+        state.last_id += 1
+        now = utc_now()
+        state.records[state.last_id] = _Row(
+            id=state.last_id,
+            scope=valid.scope,
+            kind=valid.kind,
+            anchor_key=write.anchor,
+            anchor_blob=node.blob if node else None,
+            anchor_path=node.path if node else None,
+            body=valid.body,
+            confidence=valid.confidence,
+            tree=state.tree,
+            created_at=now,
+        )
+        if write.supersedes is not None:
+            target = state.records[write.supersedes]
+            target.superseded_by = state.last_id
+            target.superseded_at = now
+        return state.last_id
+
+    def record(
+        self,
+        kind: MemoryKind | str,
+        body: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        anchor: str | None = None,
+        confidence: float | None = None,
+        supersedes: int | None = None,
+    ) -> int:
+        return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
+
+    def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        # Work on a copy and swap it in at the end: all or nothing.
+        state = copy.deepcopy(self._state)
+        ids = [self._write(state, write) for write in writes]
+        self._state = state
+        return ids
+
+    def get(self, id: int) -> MemoryRecord | None:
+        row = self._state.records.get(id)
+        return self._record(row) if row is not None else None
+
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        include_superseded: bool = False,
+        limit: int | None = None,
+    ) -> MemoryListing:
+        rows = self._matching(scope, kind, anchor_key, include_superseded)
+        live, superseded = self._counts()
+        records = [self._record(row) for row in sem.apply_limit(rows, limit)]
+        return MemoryListing(records=records, live=live, superseded=superseded)
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+    ) -> Recall:
+        parsed_decay = Decay.parse(decay)
+        rows = self._matching(scope, kind, anchor_key, include_superseded=False)
+        tokens = sem.query_tokens(query)
+        generation = max(self._state.records, default=0)
+        ranked: builtins.list[Recalled] = []
+        for row in rows:
+            record = self._record(row)
+            if applicable_only and not record.applies:
+                continue
+            text = sem.search_text(row.body, row.anchor_key, row.anchor_path)
+            if not sem.matches_query(text, tokens):
+                continue
+            base = sem.base_confidence(row.confidence)
+            penalty = sem.anchor_penalty(record.anchor_state)
+            age = sem.record_age(generation, row.id)
+            factor = parsed_decay.factor(age)
+            ranked.append(
+                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
+            )
+        ranked.sort(key=lambda r: sem.rank_key(r.score, r.record.id))
+        live, superseded = self._counts()
+        return Recall(
+            generation=generation,
+            decay=parsed_decay,
+            results=sem.apply_limit(ranked, limit),
+            live=live,
+            superseded=superseded,
+        )
+
+    def forget(self, id: int) -> MemoryForgotten:
+        if id not in self._state.records:
+            raise NotFound(f"no memory record with id {id} to forget")
+        restored = []
+        for row in sorted(self._state.records.values(), key=lambda r: r.id):
+            if row.superseded_by == id:
+                row.superseded_by = None
+                row.superseded_at = None
+                restored.append(row.id)
+        del self._state.records[id]
+        return MemoryForgotten(id=id, restored=restored)
+
+    # --- cache tier ------------------------------------------------------
+
+    def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        state = self._state
+        node = state.nodes.get(anchor) if anchor is not None else None
+        state.ticks += 1
+        previous = state.cache.get(key)
+        state.cache[key] = _Entry(
+            key=key,
+            fingerprint=fingerprint,
+            json=json,
+            bytes=sem.cache_entry_bytes(key, fingerprint, json),
+            generation=state.generation,
+            last_used=state.ticks,
+            hits=previous.hits if previous else 0,
+            anchor_key=anchor,
+            anchor_blob=node.blob if node else None,
+        )
+
+    def cache_get(self, key: str) -> CacheEntry | None:
+        entry = self._state.cache.get(key)
+        if entry is None:
+            return None
+        before = self._entry(entry)
+        self._state.ticks += 1
+        entry.hits += 1
+        entry.last_used = self._state.ticks
+        return before
+
+    def cache_entries(self) -> builtins.list[CacheEntry]:
+        return [self._entry(self._state.cache[key]) for key in sorted(self._state.cache)]
+
+    def cache_forget(self, key: str) -> bool:
+        return self._state.cache.pop(key, None) is not None
+
+    def cache_stats(self, budget_bytes: int) -> CacheStats:
+        return CacheStats(
+            entries=len(self._state.cache),
+            bytes=sum(e.bytes for e in self._state.cache.values()),
+            budget_bytes=budget_bytes,
+            generation=self._state.generation,
+        )
+
+    def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        state = self._state
+        entries = self.cache_entries()
+        mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
+        pinned_bytes = 0
+        candidates: builtins.list[CacheEntry] = []
+        for entry in entries:
+            if sem.is_pinned(
+                entry is mru, entry.generation, state.generation, entry.anchor_state.applies
+            ):
+                pinned_bytes += entry.bytes
+            else:
+                candidates.append(entry)
+        candidates.sort(key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key))
+        evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
+        freed = 0
+        for entry in candidates[:evict]:
+            del state.cache[entry.key]
+            freed += entry.bytes
+        retained = sum(e.bytes for e in entries) - freed
+        state.generation += 1
+        return CacheSweep(
+            budget_bytes=budget_bytes,
+            scanned=len(entries),
+            pinned=len(entries) - len(candidates),
+            evicted=evict,
+            freed_bytes=freed,
+            retained_bytes=retained,
+            over_budget=retained > budget_bytes,
+            generation=state.generation,
+        )
+
+    # --- graph -----------------------------------------------------------
+
+    def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        for node in nodes:
+            self._state.nodes[node.key] = replace(node)
+
+    def remove_nodes(self, keys: Iterable[str]) -> None:
+        for key in keys:
+            self._state.nodes.pop(key, None)
+
+    def set_tree(self, tree: str | None) -> None:
+        self._state.tree = tree
+
+    def tree(self) -> str | None:
+        return self._state.tree
+
+    def rebuild(self) -> None:
+        self._state.nodes.clear()
+
+    def export_graph(self) -> builtins.list[GraphNode]:
+        return [self._state.nodes[key] for key in sorted(self._state.nodes)]
+
+    # --- store -----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        state = self._state
+        return {
+            "records": [
+                {**vars(row), "kind": row.kind.value}
+                for row in sorted(state.records.values(), key=lambda r: r.id)
+            ],
+            "last_id": state.last_id,
+            "cache": [vars(state.cache[key]).copy() for key in sorted(state.cache)],
+            "clock": {"ticks": state.ticks, "generation": state.generation},
+            "nodes": [state.nodes[key].to_json() for key in sorted(state.nodes)],
+            "tree": state.tree,
+        }
+
+    def reopen(self) -> None:
+        # What a restart keeps is what the snapshot holds; rebuild from it.
+        image = self.snapshot()
+        self._state = _State(
+            records={
+                r["id"]: _Row(**{**r, "kind": MemoryKind(r["kind"])}) for r in image["records"]
+            },
+            last_id=image["last_id"],
+            cache={e["key"]: _Entry(**e) for e in image["cache"]},
+            ticks=image["clock"]["ticks"],
+            generation=image["clock"]["generation"],
+            nodes={n["key"]: GraphNode(**n) for n in image["nodes"]},
+            tree=image["tree"],
+        )
+
+    def reset(self) -> None:
+        self._state = _fresh()
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,313 @@
+"""roteiro.conformance/v1: the operations of PROTOCOL over a :class:`Store`.
+
+:class:`Ops` is the in-process form -- ``call(op, args)`` checks the arguments,
+runs the op and returns its JSON result, raising the error kinds of
+:mod:`roteiro_memory.errors`.  :func:`serve` is the wire form: one JSON request
+per line in, one response per line out.  ``BadRequest`` is decided before any
+other error, so a malformed request never reaches the store.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import IO, Any
+
+from roteiro_memory import __version__
+from roteiro_memory import semantics as sem
+from roteiro_memory.errors import BadRequest, RoteiroError, Unsupported
+from roteiro_memory.results import GraphNode
+from roteiro_memory.semantics import U64_MAX
+from roteiro_memory.store import Store
+
+__all__ = ["OPS", "PROTOCOL", "Ops", "serve"]
+
+PROTOCOL = "roteiro.conformance/v1"
+
+JSON = Any
+
+_STR = "string"
+_STR_OR_NULL = "string or null"
+_INT = "integer"
+_INT_OR_NULL = "integer or null"
+_NUMBER_OR_NULL = "number or null"
+_BOOL = "boolean"
+_STR_LIST = "array of strings"
+_NODES = "array of nodes"
+
+
+@dataclass(frozen=True)
+class Arg:
+    """One argument of an op: its JSON type, and its default when absent."""
+
+    name: str
+    type: str
+    required: bool = False
+    default: JSON = None
+
+
+@dataclass(frozen=True)
+class Op:
+    """One PROTOCOL operation: the capability it needs and its arguments."""
+
+    capability: str | None
+    args: tuple[Arg, ...]
+
+
+_FILTERS = (Arg("scope", _STR_OR_NULL), Arg("kind", _STR_OR_NULL), Arg("anchor_key", _STR_OR_NULL))
+
+OPS: dict[str, Op] = {
+    "hello": Op(None, ()),
+    "reset": Op(None, ()),
+    "shutdown": Op(None, ()),
+    "graph.put_nodes": Op("graph", (Arg("nodes", _NODES, required=True),)),
+    "graph.remove_nodes": Op("graph", (Arg("keys", _STR_LIST, required=True),)),
+    "graph.set_tree": Op("graph", (Arg("tree", _STR_OR_NULL, required=True),)),
+    "graph.rebuild": Op("graph", ()),
+    "graph.export": Op("graph", ()),
+    "memory.record": Op(
+        "episodic",
+        (
+            Arg("kind", _STR, required=True),
+            Arg("body", _STR, required=True),
+            Arg("scope", _STR, default=sem.DEFAULT_SCOPE),
+            Arg("anchor", _STR_OR_NULL),
+            Arg("confidence", _NUMBER_OR_NULL),
+            Arg("supersedes", _INT_OR_NULL),
+        ),
+    ),
+    "memory.get": Op("episodic", (Arg("id", _INT, required=True),)),
+    "memory.list": Op(
+        "episodic",
+        (*_FILTERS, Arg("include_superseded", _BOOL, default=False), Arg("limit", _INT_OR_NULL)),
+    ),
+    "memory.recall": Op(
+        "episodic",
+        (
+            *_FILTERS,
+            Arg("query", _STR_OR_NULL),
+            Arg("decay", _STR, default="none"),
+            Arg("applicable_only", _BOOL, default=False),
+            Arg("limit", _INT_OR_NULL),
+        ),
+    ),
+    "memory.forget": Op("episodic", (Arg("id", _INT, required=True),)),
+    "cache.put": Op(
+        "cache",
+        (
+            Arg("key", _STR, required=True),
+            Arg("fingerprint", _STR, required=True),
+            Arg("json", _STR, required=True),
+            Arg("anchor", _STR_OR_NULL),
+        ),
+    ),
+    "cache.get": Op("cache", (Arg("key", _STR, required=True),)),
+    "cache.entries": Op("cache", ()),
+    "cache.forget": Op("cache", (Arg("key", _STR, required=True),)),
+    "cache.stats": Op("cache", (Arg("budget_bytes", _INT, required=True),)),
+    "cache.sweep": Op("cache", (Arg("budget_bytes", _INT, required=True),)),
+    "cache.budget": Op("budget", (Arg("env", _STR_OR_NULL, required=True),)),
+    "store.snapshot": Op("snapshot", ()),
+    "store.reopen": Op("durable", ()),
+}
+"""Every operation PROTOCOL defines, with its arguments."""
+
+_NON_NEGATIVE = frozenset({"limit", "id", "budget_bytes"})
+_NODE_FIELDS = {"key": _STR, "kind": _STR_OR_NULL, "name": _STR_OR_NULL, "path": _STR_OR_NULL}
+
+
+def _is_text(value: object) -> bool:
+    """A JSON string that is valid Unicode (no lone surrogates)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _has_type(value: object, type_name: str) -> bool:
+    if value is None:
+        return type_name.endswith("or null")
+    if type_name in (_STR, _STR_OR_NULL):
+        return _is_text(value)
+    if type_name in (_INT, _INT_OR_NULL):
+        return _is_int(value)
+    if type_name == _NUMBER_OR_NULL:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if type_name == _BOOL:
+        return isinstance(value, bool)
+    if type_name == _STR_LIST:
+        return isinstance(value, list) and all(_is_text(v) for v in value)
+    if type_name == _NODES:
+        return isinstance(value, list)
+    raise AssertionError(type_name)  # pragma: no cover
+
+
+def _check_node(op: str, index: int, node: object) -> GraphNode:
+    where = f"{op}: nodes[{index}]"
+    if not isinstance(node, dict):
+        raise BadRequest(f"{where} must be an object with a string 'key'")
+    unknown = sorted(set(node) - {*_NODE_FIELDS, "blob"})
+    if unknown:
+        raise BadRequest(f"{where} has unknown field(s) {', '.join(unknown)}")
+    if "key" not in node:
+        raise BadRequest(f"{where} lacks the required field 'key'")
+    for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
+        if field in node and not _has_type(node[field], type_name):
+            raise BadRequest(f"{where}.{field} must be a {type_name}, not {node[field]!r}")
+    return GraphNode(
+        key=node["key"],
+        kind=node.get("kind"),
+        name=node.get("name"),
+        path=node.get("path"),
+        blob=node.get("blob"),
+    )
+
+
+def check_args(op: str, args: object) -> dict[str, JSON]:
+    """The arguments of a request with defaults filled in, or BadRequest."""
+    spec = OPS.get(op)
+    if spec is None:
+        raise BadRequest(f"unknown op {op!r}: expected one of {', '.join(sorted(OPS))}")
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        raise BadRequest(f"{op}: 'args' must be an object, not {args!r}")
+    known = {arg.name for arg in spec.args}
+    unknown = sorted(set(args) - known)
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise BadRequest(f"{op}: unknown argument(s) {', '.join(unknown)}; allowed: {allowed}")
+    checked: dict[str, JSON] = {}
+    for arg in spec.args:
+        if arg.name not in args:
+            if arg.required:
+                raise BadRequest(f"{op}: missing required argument {arg.name!r} ({arg.type})")
+            checked[arg.name] = arg.default
+            continue
+        value = args[arg.name]
+        if not _has_type(value, arg.type):
+            raise BadRequest(f"{op}: argument {arg.name!r} must be a {arg.type}, not {value!r}")
+        if arg.name in _NON_NEGATIVE and value is not None and value < 0:
+            raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
+        if arg.name == "budget_bytes" and value > U64_MAX:
+            raise BadRequest(f"{op}: argument 'budget_bytes' must fit 64 bits, got {value}")
+        checked[arg.name] = value
+    if op == "graph.put_nodes":
+        checked["nodes"] = [_check_node(op, i, n) for i, n in enumerate(checked["nodes"])]
+    return checked
+
+
+def _json(value: Any) -> JSON:
+    return value.to_json() if hasattr(value, "to_json") else value
+
+
+def _json_list(values: Iterable[Any]) -> JSON:
+    return [value.to_json() for value in values]
+
+
+class Ops:
+    """PROTOCOL operations by name over one store."""
+
+    def __init__(self, store: Store, implementation: str | None = None) -> None:
+        self.store = store
+        self.implementation = implementation or f"roteiro-memory ({store.name})"
+        self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {
+            "hello": lambda a: self.hello(),
+            "reset": lambda a: store.reset(),
+            "shutdown": lambda a: None,
+            "graph.put_nodes": lambda a: store.put_nodes(a["nodes"]),
+            "graph.remove_nodes": lambda a: store.remove_nodes(a["keys"]),
+            "graph.set_tree": lambda a: store.set_tree(a["tree"]),
+            "graph.rebuild": lambda a: store.rebuild(),
+            "graph.export": lambda a: {"nodes": _json_list(store.export_graph())},
+            "memory.record": lambda a: {"id": store.record(**a)},
+            "memory.get": lambda a: _json(store.get(a["id"])),
+            "memory.list": lambda a: store.list(**a).to_json(),
+            "memory.recall": lambda a: store.recall(**a).to_json(),
+            "memory.forget": lambda a: store.forget(a["id"]).to_json(),
+            "cache.put": lambda a: store.cache_put(**a),
+            "cache.get": lambda a: _json(store.cache_get(a["key"])),
+            "cache.entries": lambda a: _json_list(store.cache_entries()),
+            "cache.forget": lambda a: store.cache_forget(a["key"]),
+            "cache.stats": lambda a: store.cache_stats(a["budget_bytes"]).to_json(),
+            "cache.sweep": lambda a: store.cache_sweep(a["budget_bytes"]).to_json(),
+            "cache.budget": lambda a: sem.parse_cache_budget(a["env"]),
+            "store.snapshot": lambda a: store.snapshot(),
+            "store.reopen": lambda a: store.reopen(),
+        }
+
+    def hello(self) -> JSON:
+        return {
+            "protocol": PROTOCOL,
+            "implementation": {"name": self.implementation, "version": __version__},
+            "capabilities": list(self.store.capabilities),
+        }
+
+    def call(self, op: str, args: object = None) -> JSON:
+        """Run one op; its JSON result, or a :class:`RoteiroError`."""
+        checked = check_args(op, args)
+        capability = OPS[op].capability
+        if capability is not None and capability not in self.store.capabilities:
+            raise Unsupported(f"{op}: this backend does not declare the {capability!r} capability")
+        return self._handlers[op](checked)
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _response(
+    request_id: int | None, result: JSON = None, error: RoteiroError | None = None
+) -> str:
+    if error is None:
+        body: dict[str, JSON] = {"id": request_id, "ok": True, "result": result}
+    else:
+        body = {"id": request_id, "ok": False, "error": {"kind": error.kind, "message": str(error)}}
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
+def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
+    """The response to one request line, and whether the session should end."""
+    try:
+        request = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError) as error:
+        return _response(None, error=BadRequest(f"the request is not valid JSON: {error}")), False
+    request_id = request.get("id") if isinstance(request, dict) else None
+    if not _is_int(request_id):
+        why = "must be a JSON object" if not isinstance(request, dict) else "needs an integer 'id'"
+        return _response(None, error=BadRequest(f"the request {why}")), False
+    op = request.get("op")
+    if not _is_text(op):
+        return _response(request_id, error=BadRequest("the request needs a string 'op'")), False
+    unknown = sorted(set(request) - {"id", "op", "args"})
+    if unknown:
+        message = f"the request has unknown field(s) {', '.join(unknown)}"
+        return _response(request_id, error=BadRequest(message)), False
+    try:
+        result = ops.call(op, request.get("args"))
+    except RoteiroError as error:
+        return _response(request_id, error=error), False
+    return _response(request_id, result), op == "shutdown"
+
+
+def serve(store: Store, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
+    """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0."""
+    source = stdin if stdin is not None else sys.stdin.buffer
+    sink = stdout if stdout is not None else sys.stdout
+    ops = Ops(store)
+    for line in source:
+        response, done = handle_line(ops, line.rstrip(b"\r\n"))
+        sink.write(response + "\n")
+        sink.flush()
+        if done:
+            break
+    return 0

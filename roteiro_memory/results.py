@@ -1,0 +1,273 @@
+"""Typed results whose ``to_json()`` is exactly the PROTOCOL shape.
+
+Optional fields marked "omitted when none" (a record's or entry's ``anchor``)
+are absent rather than null; every other field is always present.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from roteiro_memory.semantics import AnchorState, Decay, MemoryKind
+
+__all__ = [
+    "CACHE_SCHEMA",
+    "MEMORY_SCHEMA",
+    "RECALL_SCHEMA",
+    "CacheEntry",
+    "CacheStats",
+    "CacheSweep",
+    "GraphNode",
+    "MemoryAnchor",
+    "MemoryForgotten",
+    "MemoryListing",
+    "MemoryRecord",
+    "Recall",
+    "Recalled",
+]
+
+MEMORY_SCHEMA = "roteiro.memory/v1"
+RECALL_SCHEMA = "roteiro.recall/v1"
+CACHE_SCHEMA = "roteiro.cache/v1"
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    """A node of the tree anchors are resolved against."""
+
+    key: str
+    kind: str | None = None
+    name: str | None = None
+    path: str | None = None
+    blob: str | None = None
+
+    def to_json(self) -> JSON:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "name": self.name,
+            "path": self.path,
+            "blob": self.blob,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryAnchor:
+    """An anchor as captured at write time: the key, and the node's blob and
+    path then -- evidence, not a live view."""
+
+    key: str
+    blob: str | None
+    path: str | None
+
+    def to_json(self) -> JSON:
+        return {"key": self.key, "blob": self.blob, "path": self.path}
+
+
+@dataclass(frozen=True)
+class MemoryRecord:
+    """One stored record, its anchor resolved against the current tree."""
+
+    id: int
+    scope: str
+    kind: MemoryKind
+    anchor: MemoryAnchor | None
+    anchor_state: AnchorState
+    body: str
+    confidence: float | None
+    tree: str | None
+    created_at: str
+    superseded_by: int | None
+    superseded_at: str | None
+
+    @property
+    def applies(self) -> bool:
+        """Whether the record applies to the tree it was read against."""
+        return self.anchor_state.applies
+
+    @property
+    def is_live(self) -> bool:
+        """Whether nothing supersedes this record."""
+        return self.superseded_by is None
+
+    def to_json(self) -> JSON:
+        out: dict[str, JSON] = {
+            "id": self.id,
+            "scope": self.scope,
+            "kind": self.kind.value,
+        }
+        if self.anchor is not None:
+            out["anchor"] = self.anchor.to_json()
+        out.update(
+            {
+                "anchor_state": self.anchor_state.value,
+                "applies": self.applies,
+                "body": self.body,
+                "confidence": self.confidence,
+                "tree": self.tree,
+                "created_at": self.created_at,
+                "superseded_by": self.superseded_by,
+                "superseded_at": self.superseded_at,
+            }
+        )
+        return out
+
+
+@dataclass(frozen=True)
+class MemoryListing:
+    """Records matching a filter, newest first, with whole-store counts."""
+
+    records: list[MemoryRecord]
+    live: int
+    superseded: int
+    schema: str = field(default=MEMORY_SCHEMA)
+
+    def to_json(self) -> JSON:
+        return {
+            "schema": self.schema,
+            "records": [r.to_json() for r in self.records],
+            "live": self.live,
+            "superseded": self.superseded,
+        }
+
+
+@dataclass(frozen=True)
+class Recalled:
+    """One recalled record and every term of the arithmetic that ranked it."""
+
+    score: float
+    base_confidence: float
+    anchor_penalty: float
+    decay_factor: float
+    age: int
+    record: MemoryRecord
+
+    def to_json(self) -> JSON:
+        return {
+            "score": self.score,
+            "base_confidence": self.base_confidence,
+            "anchor_penalty": self.anchor_penalty,
+            "decay_factor": self.decay_factor,
+            "age": self.age,
+            "record": self.record.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class Recall:
+    """A ranked recall and the generation it was computed at."""
+
+    generation: int
+    decay: Decay
+    results: list[Recalled]
+    live: int
+    superseded: int
+    schema: str = field(default=RECALL_SCHEMA)
+
+    @property
+    def reproducible(self) -> bool:
+        return self.decay.is_reproducible
+
+    def to_json(self) -> JSON:
+        return {
+            "schema": self.schema,
+            "generation": self.generation,
+            "decay": self.decay.to_json(),
+            "reproducible": self.reproducible,
+            "results": [r.to_json() for r in self.results],
+            "live": self.live,
+            "superseded": self.superseded,
+        }
+
+
+@dataclass(frozen=True)
+class MemoryForgotten:
+    """What a forget removed, and the predecessors it made live again."""
+
+    id: int
+    restored: list[int]
+
+    def to_json(self) -> JSON:
+        return {"id": self.id, "restored": list(self.restored)}
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One cache entry, its anchor resolved against the current tree."""
+
+    key: str
+    fingerprint: str
+    json: str
+    bytes: int
+    generation: int
+    last_used: int
+    hits: int
+    anchor: str | None
+    anchor_state: AnchorState
+
+    def to_json(self) -> JSON:
+        out: dict[str, JSON] = {
+            "key": self.key,
+            "fingerprint": self.fingerprint,
+            "json": self.json,
+            "bytes": self.bytes,
+            "generation": self.generation,
+            "last_used": self.last_used,
+            "hits": self.hits,
+        }
+        if self.anchor is not None:
+            out["anchor"] = self.anchor
+        out["anchor_state"] = self.anchor_state.value
+        return out
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    """What the cache tier holds against a budget."""
+
+    entries: int
+    bytes: int
+    budget_bytes: int
+    generation: int
+    schema: str = field(default=CACHE_SCHEMA)
+
+    def to_json(self) -> JSON:
+        return {
+            "schema": self.schema,
+            "entries": self.entries,
+            "bytes": self.bytes,
+            "budget_bytes": self.budget_bytes,
+            "generation": self.generation,
+        }
+
+
+@dataclass(frozen=True)
+class CacheSweep:
+    """What one sweep did, including what it kept and whether the tier is still
+    over budget: a bound that fails to bind says so."""
+
+    budget_bytes: int
+    scanned: int
+    pinned: int
+    evicted: int
+    freed_bytes: int
+    retained_bytes: int
+    over_budget: bool
+    generation: int
+    schema: str = field(default=CACHE_SCHEMA)
+
+    def to_json(self) -> JSON:
+        return {
+            "schema": self.schema,
+            "budget_bytes": self.budget_bytes,
+            "scanned": self.scanned,
+            "pinned": self.pinned,
+            "evicted": self.evicted,
+            "freed_bytes": self.freed_bytes,
+            "retained_bytes": self.retained_bytes,
+            "over_budget": self.over_budget,
+            "generation": self.generation,
+        }

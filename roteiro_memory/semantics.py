@@ -1,0 +1,565 @@
+"""The semantics of ADR-0013, as pure functions with no I/O.
+
+Every backend calls these and none re-implements them: the kind vocabulary,
+the anchor rule, the penalty table, decay, write validation, the cache budget
+variable, the eviction count and order, the ranking order, the query rule and
+the limit rule.  A backend that needs a rule inside its query language gets it
+rendered from here (:mod:`roteiro_memory.sqlexpr`), never restated by hand.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from roteiro_memory.errors import (
+    AlreadySuperseded,
+    InvalidBody,
+    InvalidBudget,
+    InvalidConfidence,
+    InvalidDecay,
+    InvalidKind,
+    InvalidScope,
+    NotFound,
+)
+
+__all__ = [
+    "ANCHOR_PENALTY",
+    "ANCHOR_RULE",
+    "CACHE_BUDGET_ENV",
+    "DEFAULT_BASE_CONFIDENCE",
+    "DEFAULT_CACHE_BUDGET_BYTES",
+    "DEFAULT_DECAY_SPAN",
+    "DEFAULT_HALF_LIFE",
+    "DEFAULT_SCOPE",
+    "KIND_TOKENS",
+    "MAX_BODY_BYTES",
+    "MAX_SCOPE_BYTES",
+    "U64_MAX",
+    "WHITE_SPACE",
+    "AnchorState",
+    "Decay",
+    "MemoryKind",
+    "ValidWrite",
+    "anchor_penalty",
+    "apply_limit",
+    "base_confidence",
+    "cache_entry_bytes",
+    "check_supersedes",
+    "evict_count",
+    "eviction_key",
+    "is_pinned",
+    "matches_query",
+    "parse_cache_budget",
+    "parse_kind",
+    "parse_whole_number",
+    "query_tokens",
+    "rank_key",
+    "record_age",
+    "resolve_anchor",
+    "score",
+    "search_text",
+    "validate_write",
+]
+
+DEFAULT_SCOPE = "repo"
+"""The scope recorded when a writer names none.  A namespace, never a branch."""
+
+MAX_BODY_BYTES = 64 * 1024
+"""Longest body, in UTF-8 bytes: prose with a stack trace fits, a pasted file does not."""
+
+MAX_SCOPE_BYTES = 128
+"""Longest scope, in UTF-8 bytes: a short label, not a sentence."""
+
+DEFAULT_BASE_CONFIDENCE = 0.5
+"""Confidence of a record whose writer stated none: the midpoint, so stating
+high promotes and stating low demotes, both relative to silence."""
+
+DEFAULT_DECAY_SPAN = 200
+"""Generations over which ``linear`` decay reaches zero when no span is given."""
+
+DEFAULT_HALF_LIFE = 50
+"""Generations per halving for ``exponential`` decay when none is given."""
+
+DEFAULT_CACHE_BUDGET_BYTES = 256 * 1024 * 1024
+"""The cache tier's byte budget when :data:`CACHE_BUDGET_ENV` is unset."""
+
+CACHE_BUDGET_ENV = "ROTEIRO_CACHE_BUDGET_MB"
+"""Environment variable naming the cache budget in whole megabytes."""
+
+U64_MAX = 2**64 - 1
+"""The largest whole number a budget, span or half-life may be."""
+
+WHITE_SPACE = frozenset(
+    "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+"""Unicode White_Space.  Not Python's ``str.isspace``, which also counts
+U+001C..U+001F; PROTOCOL fixes White_Space everywhere."""
+
+_WHITE_SPACE_CHARS = "".join(sorted(WHITE_SPACE))
+
+
+# --- Vocabulary -------------------------------------------------------------
+
+
+class MemoryKind(enum.Enum):
+    """What a record holds.  Closed: a value outside it is refused, never added."""
+
+    LESSON = "lesson"
+    ATTEMPT = "attempt"
+    DECISION = "decision"
+    PATTERN = "pattern"
+    OUTCOME = "outcome"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+KIND_TOKENS: tuple[str, ...] = tuple(k.value for k in MemoryKind)
+
+
+def parse_kind(value: MemoryKind | str) -> MemoryKind:
+    """The kind named by ``value``; :class:`InvalidKind` for anything else."""
+    if isinstance(value, MemoryKind):
+        return value
+    for kind in MemoryKind:
+        if kind.value == value:
+            return kind
+    raise InvalidKind(f"unknown memory kind {value!r}: expected one of {', '.join(KIND_TOKENS)}")
+
+
+class AnchorState(enum.Enum):
+    """What a recorded anchor is worth against the tree being read.
+
+    Computed on every read and stored nowhere.  No state deletes anything.
+    """
+
+    UNANCHORED = "unanchored"
+    """Nothing was anchored: a repository-wide lesson, true everywhere."""
+    VALID = "valid"
+    """The node is present with the blob captured at write time."""
+    DRIFTED = "drifted"
+    """The node is present with a different blob: the code moved underneath."""
+    VANISHED = "vanished"
+    """The node is gone.  Kept, because a lesson about deleted code is often
+    the most valuable one."""
+    UNVERIFIABLE = "unverifiable"
+    """The node is present but a blob is missing on one side: nothing could be
+    compared, so the association cannot be shown to hold."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def applies(self) -> bool:
+        """Whether the record applies to this tree: unanchored, or valid.
+
+        Consults nothing but the state -- not the branch, scope, age or id.
+        """
+        return self in _APPLYING
+
+    @property
+    def is_stale(self) -> bool:
+        """Whether the code moved out from under the record (drifted or vanished).
+
+        Narrower than ``not applies``: an unverifiable anchor measured nothing.
+        """
+        return self in _STALE
+
+
+_APPLYING = frozenset({AnchorState.UNANCHORED, AnchorState.VALID})
+_STALE = frozenset({AnchorState.DRIFTED, AnchorState.VANISHED})
+
+
+ANCHOR_RULE: tuple[tuple[str, AnchorState], ...] = (
+    ("no_anchor", AnchorState.UNANCHORED),
+    ("no_node", AnchorState.VANISHED),
+    ("blob_missing", AnchorState.UNVERIFIABLE),
+    ("blob_equal", AnchorState.VALID),
+    ("otherwise", AnchorState.DRIFTED),
+)
+"""The anchor rule as an ordered decision: the first condition that holds
+decides the state.  :func:`resolve_anchor` evaluates it in Python and
+:mod:`roteiro_memory.sqlexpr` renders the same table into SQL, so the rule
+exists once."""
+
+
+def resolve_anchor(
+    anchor_key: str | None,
+    anchor_blob: str | None,
+    node_present: bool,
+    node_blob: str | None,
+) -> AnchorState:
+    """What a recorded (key, blob) is worth against the node as it is now.
+
+    ``node_present`` says whether a node with ``anchor_key`` exists in the tree
+    being read.  Evaluates :data:`ANCHOR_RULE`.
+    """
+    facts = {
+        "no_anchor": anchor_key is None,
+        "no_node": not node_present,
+        "blob_missing": anchor_blob is None or node_blob is None,
+        "blob_equal": anchor_blob == node_blob,
+        "otherwise": True,
+    }
+    for condition, state in ANCHOR_RULE:
+        if facts[condition]:
+            return state
+    raise AssertionError("ANCHOR_RULE ends with 'otherwise'")  # pragma: no cover
+
+
+ANCHOR_PENALTY: dict[AnchorState, float] = {
+    AnchorState.VALID: 1.0,
+    AnchorState.UNANCHORED: 0.9,
+    AnchorState.UNVERIFIABLE: 0.5,
+    AnchorState.VANISHED: 0.35,
+    AnchorState.DRIFTED: 0.25,
+}
+"""The penalty table.  Nothing is zero (drift demotes, never silences); every
+applying state outranks every other; drifted -- the state that can mislead about
+code still under its key -- ranks below vanished."""
+
+
+def anchor_penalty(state: AnchorState) -> float:
+    """The ranking multiplier for ``state``, in (0, 1]."""
+    return ANCHOR_PENALTY[state]
+
+
+# --- Decay ------------------------------------------------------------------
+
+
+def parse_whole_number(text: str) -> int | None:
+    """``text`` as a whole number, or None.
+
+    One or more ASCII digits, a single leading ``+`` tolerated, fitting an
+    unsigned 64-bit integer.  No sign, underscore, inner space or non-ASCII digit.
+    """
+    digits = text[1:] if text.startswith("+") else text
+    if not digits or not all("0" <= c <= "9" for c in digits):
+        return None
+    value = int(digits)
+    return value if value <= U64_MAX else None
+
+
+@dataclass(frozen=True)
+class Decay:
+    """How age, in generations, is priced into recall.
+
+    ``mode`` is ``none`` (the default, and the only reproducible mode),
+    ``linear`` (falls to zero over ``parameter`` generations and stays) or
+    ``exponential`` (halves every ``parameter`` generations, never zero).
+    A parameter of 0 is kept as given and clamped to 1 when computing.
+    Decay ranks; it never filters.
+    """
+
+    mode: str = "none"
+    parameter: int = 0
+
+    def __post_init__(self) -> None:
+        if self.mode not in _DECAY_DEFAULTS:
+            raise InvalidDecay(
+                f"unknown decay mode {self.mode!r}: expected none, linear or exponential"
+            )
+        if self.mode == "none" and self.parameter != 0:
+            raise InvalidDecay("decay 'none' takes no parameter: it has no age term")
+        if not 0 <= self.parameter <= U64_MAX:
+            raise InvalidDecay(f"decay parameter {self.parameter} is outside 0..{U64_MAX}")
+
+    @classmethod
+    def none(cls) -> Decay:
+        return cls("none", 0)
+
+    @classmethod
+    def linear(cls, span: int = DEFAULT_DECAY_SPAN) -> Decay:
+        return cls("linear", span)
+
+    @classmethod
+    def exponential(cls, half_life: int = DEFAULT_HALF_LIFE) -> Decay:
+        return cls("exponential", half_life)
+
+    @classmethod
+    def parse(cls, token: Decay | str) -> Decay:
+        """The decay a token names: ``none``, ``linear[:N]``, ``exponential[:N]``.
+
+        Matched exactly, untrimmed; anything else is :class:`InvalidDecay`.
+        """
+        if isinstance(token, Decay):
+            return token
+        mode, sep, param = token.partition(":")
+        if mode not in _DECAY_DEFAULTS:
+            raise InvalidDecay(
+                f"unknown decay {token!r}: expected none, linear, linear:N, "
+                "exponential or exponential:N (N a whole number of generations)"
+            )
+        if not sep:
+            return cls(mode, _DECAY_DEFAULTS[mode])
+        if mode == "none":
+            raise InvalidDecay(
+                f"invalid decay {token!r}: 'none' takes no parameter, it has no age term"
+            )
+        value = parse_whole_number(param)
+        if value is None:
+            raise InvalidDecay(
+                f"invalid decay {token!r}: the parameter {param!r} is not a whole "
+                f"number of generations (ASCII digits, at most {U64_MAX})"
+            )
+        return cls(mode, value)
+
+    @property
+    def effective_parameter(self) -> int:
+        """The parameter as computed with: a degenerate 0 is clamped to 1."""
+        return max(self.parameter, 1)
+
+    def factor(self, age: int) -> float:
+        """The age factor for a record ``age`` generations old, in [0, 1].
+
+        ``none`` is exactly 1 at every age.  Ratios are taken between floats so
+        the result matches the reference and the rendering in SQL bit for bit.
+        """
+        if self.mode == "none":
+            return 1.0
+        ratio = float(age) / float(self.effective_parameter)
+        if self.mode == "linear":
+            return max(0.0, 1.0 - ratio)
+        return math.pow(0.5, ratio)
+
+    @property
+    def is_reproducible(self) -> bool:
+        """True only for ``none``: no age term, so recall is byte-identical."""
+        return self.mode == "none"
+
+    def token(self) -> str:
+        """The token that parses back to this decay."""
+        return "none" if self.mode == "none" else f"{self.mode}:{self.parameter}"
+
+    def __str__(self) -> str:
+        return self.token()
+
+    def to_json(self) -> object:
+        """``"none"``, ``{"linear": {"span": N}}`` or ``{"exponential": {"half_life": N}}``."""
+        if self.mode == "none":
+            return "none"
+        name = "span" if self.mode == "linear" else "half_life"
+        return {self.mode: {name: self.parameter}}
+
+
+_DECAY_DEFAULTS = {"none": 0, "linear": DEFAULT_DECAY_SPAN, "exponential": DEFAULT_HALF_LIFE}
+
+
+# --- Writes -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ValidWrite:
+    """A memory write that passed :func:`validate_write`."""
+
+    kind: MemoryKind
+    scope: str
+    body: str
+    confidence: float | None
+
+
+def _strip_white_space(text: str) -> str:
+    return text.strip(_WHITE_SPACE_CHARS)
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+"""Unicode general category Cc."""
+
+
+def validate_write(
+    kind: MemoryKind | str,
+    scope: str,
+    body: str,
+    confidence: float | None,
+) -> ValidWrite:
+    """Check a memory write, reporting the first fault in the order kind,
+    scope, body, confidence (supersession is checked by the store after this).
+
+    Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
+    """
+    valid_kind = parse_kind(kind)
+    scope_bytes = len(scope.encode("utf-8", "surrogatepass"))
+    if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
+        raise InvalidScope(
+            f"invalid scope {scope!r}: it is {scope_bytes} bytes, expected 1 to "
+            f"{MAX_SCOPE_BYTES} bytes of UTF-8"
+        )
+    if _strip_white_space(scope) != scope:
+        raise InvalidScope(
+            f"invalid scope {scope!r}: it has surrounding whitespace, which is not allowed"
+        )
+    if _CONTROL.search(scope):
+        raise InvalidScope(
+            f"invalid scope {scope!r}: it contains a control character, which is not allowed"
+        )
+    if not _strip_white_space(body):
+        raise InvalidBody("invalid body: it is empty or only whitespace")
+    body_bytes = len(body.encode("utf-8", "surrogatepass"))
+    if body_bytes > MAX_BODY_BYTES:
+        raise InvalidBody(
+            f"invalid body: it is {body_bytes} bytes, over the {MAX_BODY_BYTES}-byte limit"
+        )
+    if confidence is not None:
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            raise InvalidConfidence(
+                f"invalid confidence {confidence!r}: expected a number in [0.0, 1.0]"
+            )
+        value = float(confidence)
+        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+            raise InvalidConfidence(
+                f"invalid confidence {confidence!r}: expected a finite number in [0.0, 1.0]"
+            )
+        confidence = value
+    return ValidWrite(valid_kind, scope, body, confidence)
+
+
+def check_supersedes(target: int, found: bool, superseded_by: int | None) -> None:
+    """Refuse to supersede a record that is absent or already superseded.
+
+    Checked before anything is written, so a refusal leaves the store as it was;
+    re-pointing a chain would orphan the successor already recorded.
+    """
+    if not found:
+        raise NotFound(f"no memory record with id {target} to supersede")
+    if superseded_by is not None:
+        raise AlreadySuperseded(f"memory record {target} is already superseded by {superseded_by}")
+
+
+# --- Query ------------------------------------------------------------------
+
+
+def query_tokens(query: str | None) -> list[str]:
+    """The tokens of a recall query: trimmed, lower-cased, split on ``::`` and
+    then on Unicode White_Space.  An empty or blank query has no tokens."""
+    if query is None:
+        return []
+    text = _strip_white_space(query).lower()
+    tokens: list[str] = []
+    for part in text.split("::"):
+        word: list[str] = []
+        for char in part:
+            if char in WHITE_SPACE:
+                if word:
+                    tokens.append("".join(word))
+                    word = []
+            else:
+                word.append(char)
+        if word:
+            tokens.append("".join(word))
+    return tokens
+
+
+def search_text(body: str, anchor_key: str | None, anchor_path: str | None) -> str:
+    """What a query searches: the lower-cased body, anchor key and anchor path.
+
+    Joined by a newline, which no token can contain, so a token is a substring
+    of this text exactly when it is a substring of one of the three.  Scope is
+    deliberately absent: it has an exact-match filter of its own.
+    """
+    return "\n".join(part.lower() for part in (body, anchor_key or "", anchor_path or ""))
+
+
+def matches_query(text: str, tokens: Sequence[str]) -> bool:
+    """Whether every token occurs in ``text`` (from :func:`search_text`)."""
+    return all(token in text for token in tokens)
+
+
+# --- Ranking ----------------------------------------------------------------
+
+
+def base_confidence(confidence: float | None) -> float:
+    """The writer's confidence, or the default when none was stated."""
+    return DEFAULT_BASE_CONFIDENCE if confidence is None else confidence
+
+
+def score(base: float, penalty: float, decay_factor: float) -> float:
+    """``base * penalty * decay``, multiplied left to right as SQL does."""
+    return base * penalty * decay_factor
+
+
+def record_age(generation: int, record_id: int) -> int:
+    """Generations between a record and the newest one stored (never negative)."""
+    return max(generation - record_id, 0)
+
+
+def rank_key(score_value: float, record_id: int) -> tuple[float, int]:
+    """Sort key for recall: best score first, ties broken by newest id.
+
+    Sort ascending on this key.
+    """
+    return (-score_value, -record_id)
+
+
+_T = TypeVar("_T")
+
+
+def apply_limit(items: list[_T], limit: int | None) -> list[_T]:
+    """The limit rule: ``None`` and ``0`` both mean every item."""
+    if not limit:
+        return items
+    return items[:limit]
+
+
+# --- The cache tier ---------------------------------------------------------
+
+
+def cache_entry_bytes(key: str, fingerprint: str, json: str) -> int:
+    """An entry's size, fixed at write: UTF-8 bytes of key + fingerprint + json."""
+    return sum(len(part.encode("utf-8", "surrogatepass")) for part in (key, fingerprint, json))
+
+
+def parse_cache_budget(env: str | None) -> int:
+    """The cache budget in bytes from the value of ``ROTEIRO_CACHE_BUDGET_MB``.
+
+    Unset means the 256 MiB default.  Anything that is not a whole number of
+    megabytes whose byte count fits in 64 bits is refused, never defaulted:
+    an operator who asked for a bound must be told it did not land.
+    """
+    if env is None:
+        return DEFAULT_CACHE_BUDGET_BYTES
+    megabytes = parse_whole_number(_strip_white_space(env))
+    if megabytes is None or megabytes * 1024 * 1024 > U64_MAX:
+        raise InvalidBudget(
+            f"invalid {CACHE_BUDGET_ENV}={env!r}: expected a whole number of megabytes "
+            f"(ASCII digits) whose byte count fits in 64 bits; the default is "
+            f"{DEFAULT_CACHE_BUDGET_BYTES // (1024 * 1024)} MB"
+        )
+    return megabytes * 1024 * 1024
+
+
+def eviction_key(applies: bool, last_used: int, key: str) -> tuple[bool, int, str]:
+    """Sort key for eviction candidates, first to go first: entries that do not
+    apply, then least recently used, then by key."""
+    return (applies, last_used, key)
+
+
+def is_pinned(
+    is_most_recently_used: bool,
+    entry_generation: int,
+    current_generation: int,
+    applies: bool,
+) -> bool:
+    """Whether a sweep must keep an entry: the most-recently-used one always,
+    and any entry of the current generation whose anchor applies."""
+    return is_most_recently_used or (entry_generation >= current_generation and applies)
+
+
+def evict_count(evictable_in_order: Iterable[int], pinned_bytes: int, budget_bytes: int) -> int:
+    """How many evictable entries (sizes in eviction order) must go so the
+    tier fits ``budget_bytes``.  Stops as soon as it fits; pinned bytes count
+    against the budget but are never freed, so the result may leave the tier
+    over budget."""
+    sizes = list(evictable_in_order)
+    total = pinned_bytes + sum(sizes)
+    evict = 0
+    while evict < len(sizes) and total > budget_bytes:
+        total -= sizes[evict]
+        evict += 1
+    return evict

@@ -1,0 +1,686 @@
+"""The embedded store on SQLite: a thin persistence layer over the semantics.
+
+One file, WAL, foreign keys on.  Writes take the write lock up front
+(``BEGIN IMMEDIATE``) and wait for it, so many processes sharing a clone's
+store queue rather than fail; reads run in one transaction so their several
+queries see one state.  Ranking, filtering and limits run in SQL, using the
+expressions :mod:`roteiro_memory.sqlexpr` renders from the semantics.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory import semantics as sem
+from roteiro_memory import sqlexpr
+from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    GraphNode,
+    MemoryAnchor,
+    MemoryForgotten,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+    Recalled,
+)
+from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.store import MemoryWrite, Store
+
+__all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+BUSY_TIMEOUT_MS = 60_000
+"""How long a writer waits for another process's write to finish."""
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_CHUNK = 500
+
+RECORD_COLS = (
+    "m.id, m.scope, m.kind, m.anchor_key, m.anchor_blob, m.anchor_path, m.body, "
+    "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
+)
+RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+
+CACHE_COLS = (
+    "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
+    "c.anchor_key, c.anchor_blob, n.key, n.blob"
+)
+SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
+"""What the sweep reads: every column eviction is decided by, and no payload.
+The stored ``bytes`` is the authority for sizes, so a sweep over a full tier
+costs a few integers per entry rather than the tier's contents."""
+CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
+"""Shared by the full read and the sweep's read, so they see the same rows."""
+
+_MEMORY_ANCHOR = {
+    "anchor_key": "m.anchor_key",
+    "anchor_blob": "m.anchor_blob",
+    "node_key": "n.key",
+    "node_blob": "n.blob",
+}
+
+
+def _fits_int64(value: int) -> bool:
+    return _INT64_MIN <= value <= _INT64_MAX
+
+
+def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
+    kind_token = row[2]
+    try:
+        kind = sem.parse_kind(kind_token)
+    except ValueError as error:
+        raise Corrupt(f"agent_memory row {row[0]}: {error}") from None
+    anchor_key, anchor_blob = row[3], row[4]
+    return MemoryRecord(
+        id=row[0],
+        scope=row[1],
+        kind=kind,
+        anchor=MemoryAnchor(anchor_key, anchor_blob, row[5]) if anchor_key is not None else None,
+        anchor_state=sem.resolve_anchor(anchor_key, anchor_blob, row[12] is not None, row[13]),
+        body=row[6],
+        confidence=row[7],
+        tree=row[8],
+        created_at=row[9],
+        superseded_by=row[10],
+        superseded_at=row[11],
+    )
+
+
+def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
+    return CacheEntry(
+        key=row[0],
+        fingerprint=row[1],
+        json=row[2],
+        bytes=row[3],
+        generation=row[4],
+        last_used=row[5],
+        hits=row[6],
+        anchor=row[7],
+        anchor_state=sem.resolve_anchor(row[7], row[8], row[9] is not None, row[10]),
+    )
+
+
+class SweepRow:
+    """One entry as the sweep sees it: what eviction is decided by, no payload."""
+
+    __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        self.key: str = row[0]
+        self.bytes: int = row[1]
+        self.generation: int = row[2]
+        self.last_used: int = row[3]
+        self.anchor_state = sem.resolve_anchor(row[4], row[5], row[6] is not None, row[7])
+
+
+def _check_is_store(path: Path) -> None:
+    """Refuse, without touching it, a file that is not an SQLite database."""
+    if path.is_dir():
+        raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as error:
+        raise StoreUnavailable(f"{path}: cannot be read ({error.strerror})") from None
+    if header and header != SQLITE_HEADER:
+        raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
+
+
+class SQLiteStore(Store):
+    """The two-tier store in one SQLite file."""
+
+    name = "sqlite"
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._conn = self._open()
+
+    # --- connection and schema -------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        _check_is_store(self.path)
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        except sqlite3.Error as error:
+            raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            self._check_schema(conn)
+            conn.execute("PRAGMA foreign_keys = ON")
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate(conn)
+        except sqlite3.DatabaseError as error:
+            conn.close()
+            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _check_schema(self, conn: sqlite3.Connection) -> None:
+        """Refuse a database that is not ours, or that a newer version wrote."""
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if not tables:
+            return
+        if "schema_migrations" not in tables:
+            raise Corrupt(
+                f"{self.path}: an SQLite database but not a roteiro-memory store "
+                "(it has no schema_migrations table); refusing to change it"
+            )
+        newest = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[
+            0
+        ]
+        if newest > SCHEMA_VERSION:
+            raise Corrupt(
+                f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
+                f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
+            )
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
+            )
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            for version, name, sql in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, holding the write lock from its start."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction, so a read's several queries see one state."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # --- episodic tier ---------------------------------------------------
+
+    @staticmethod
+    def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+        total, superseded = conn.execute(
+            "SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory"
+        ).fetchone()
+        return total - superseded, superseded
+
+    @staticmethod
+    def _generation(conn: sqlite3.Connection) -> int:
+        return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()[0])
+
+    def record(
+        self,
+        kind: MemoryKind | str,
+        body: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        anchor: str | None = None,
+        confidence: float | None = None,
+        supersedes: int | None = None,
+    ) -> int:
+        return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
+
+    def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        batch = list(writes)
+        valid = [sem.validate_write(w.kind, w.scope, w.body, w.confidence) for w in batch]
+        if not batch:
+            return []
+        with self._atomic() as conn:
+            # Ids this batch will get: AUTOINCREMENT hands out one past the
+            # larger of the sequence and the largest id, and the write lock is
+            # ours, so they are contiguous.
+            base = int(
+                conn.execute(
+                    "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence"
+                    " WHERE name = 'agent_memory'), 0),"
+                    " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
+                ).fetchone()[0]
+            )
+            self._check_supersessions(conn, batch, base)
+            evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
+            tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+            tree = tree_row[0] if tree_row else None
+            rows = []
+            for write, ok in zip(batch, valid, strict=True):
+                blob, path = (
+                    evidence.get(write.anchor, (None, None)) if write.anchor else (None, None)
+                )
+                rows.append(
+                    (
+                        ok.scope,
+                        ok.kind.value,
+                        write.anchor,
+                        blob,
+                        path,
+                        ok.body,
+                        ok.confidence,
+                        tree,
+                        sem.search_text(ok.body, write.anchor, path),
+                    )
+                )
+            conn.executemany(
+                "INSERT INTO agent_memory (scope, kind, anchor_key, anchor_blob, anchor_path,"
+                " body, confidence, tree, search) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            ids = list(range(base + 1, base + len(batch) + 1))
+            newest = conn.execute(
+                "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
+            ).fetchone()[0]
+            if newest != ids[-1]:
+                raise Corrupt(
+                    f"agent_memory: ids {ids[0]}..{ids[-1]} were expected but the sequence "
+                    f"reached {newest}; the store's sequence is inconsistent"
+                )
+            conn.executemany(
+                "UPDATE agent_memory SET superseded_by = ?, superseded_at = datetime('now')"
+                " WHERE id = ?",
+                [
+                    (new_id, write.supersedes)
+                    for new_id, write in zip(ids, batch, strict=True)
+                    if write.supersedes is not None
+                ],
+            )
+        return ids
+
+    @staticmethod
+    def _check_supersessions(
+        conn: sqlite3.Connection, batch: Sequence[MemoryWrite], base: int
+    ) -> None:
+        """Check every supersession in order, as if the batch were written one
+        record at a time, before anything is inserted."""
+        targets = {w.supersedes for w in batch if w.supersedes is not None}
+        known: dict[int, int | None] = {}
+        stored = [t for t in targets if _fits_int64(t) and t <= base]
+        for start in range(0, len(stored), _CHUNK):
+            chunk = stored[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            for row_id, by in conn.execute(
+                f"SELECT id, superseded_by FROM agent_memory WHERE id IN ({marks})", chunk
+            ):
+                known[row_id] = by
+        for offset, write in enumerate(batch):
+            new_id = base + offset + 1
+            if write.supersedes is not None:
+                target = write.supersedes
+                sem.check_supersedes(target, target in known, known.get(target))
+                known[target] = new_id
+            known[new_id] = None
+
+    @staticmethod
+    def _anchor_evidence(
+        conn: sqlite3.Connection, keys: set[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """The blob and path each anchor key's node carries now."""
+        found: dict[str, tuple[str | None, str | None]] = {}
+        ordered = sorted(keys)
+        for start in range(0, len(ordered), _CHUNK):
+            chunk = ordered[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))
+            for key, blob, path in conn.execute(
+                f"SELECT key, blob, path FROM nodes WHERE key IN ({marks})", chunk
+            ):
+                found[key] = (blob, path)
+        return found
+
+    def get(self, id: int) -> MemoryRecord | None:
+        if not _fits_int64(id):
+            return None
+        row = self._conn.execute(
+            f"SELECT {RECORD_COLS}{RECORD_FROM} WHERE m.id = ?", (id,)
+        ).fetchone()
+        return _record_from_row(row) if row is not None else None
+
+    @staticmethod
+    def _filters(
+        scope: str | None,
+        kind: MemoryKind | str | None,
+        anchor_key: str | None,
+        include_superseded: bool,
+    ) -> tuple[list[str], dict[str, object]]:
+        where: builtins.list[str] = []
+        params: dict[str, object] = {}
+        if scope is not None:
+            where.append("m.scope = :scope")
+            params["scope"] = scope
+        if kind is not None:
+            where.append("m.kind = :kind")
+            params["kind"] = sem.parse_kind(kind).value
+        if anchor_key is not None:
+            where.append("m.anchor_key = :anchor_key")
+            params["anchor_key"] = anchor_key
+        if not include_superseded:
+            where.append("m.superseded_by IS NULL")
+        return where, params
+
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        include_superseded: bool = False,
+        limit: int | None = None,
+    ) -> MemoryListing:
+        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        sql = f"SELECT {RECORD_COLS}{RECORD_FROM}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY m.id DESC"
+        if limit:
+            sql += " LIMIT :limit"
+            params["limit"] = min(limit, _INT64_MAX)
+        with self._reading() as conn:
+            records = [_record_from_row(row) for row in conn.execute(sql, params)]
+            live, superseded = self._counts(conn)
+        return MemoryListing(records=records, live=live, superseded=superseded)
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        for index, token in enumerate(sem.query_tokens(query)):
+            where.append(f"instr(m.search, :token{index}) > 0")
+            params[f"token{index}"] = token
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
+        score, score_params = sqlexpr.score_expr(
+            parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
+        )
+        params.update(score_params)
+        ranked = f"SELECT m.id AS id, {score} AS score{RECORD_FROM} WHERE " + " AND ".join(where)
+        ranked += " ORDER BY score DESC, m.id DESC"
+        if limit:
+            ranked += " LIMIT :limit"
+            params["limit"] = min(limit, _INT64_MAX)
+        sql = (
+            f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
+            " JOIN agent_memory m ON m.id = r.id LEFT JOIN nodes n ON n.key = m.anchor_key"
+            " ORDER BY r.score DESC, r.id DESC"
+        )
+        with self._reading() as conn:
+            generation = self._generation(conn)
+            params["generation"] = generation
+            rows = conn.execute(sql, params).fetchall()
+            live, superseded = self._counts(conn)
+        results = []
+        for row in rows:
+            record = _record_from_row(row)
+            base = sem.base_confidence(record.confidence)
+            penalty = sem.anchor_penalty(record.anchor_state)
+            age = sem.record_age(generation, record.id)
+            factor = parsed.factor(age)
+            results.append(
+                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
+            )
+        return Recall(
+            generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    def forget(self, id: int) -> MemoryForgotten:
+        with self._atomic() as conn:
+            if (
+                not _fits_int64(id)
+                or conn.execute("SELECT 1 FROM agent_memory WHERE id = ?", (id,)).fetchone() is None
+            ):
+                raise NotFound(f"no memory record with id {id} to forget")
+            restored = [
+                row[0]
+                for row in conn.execute(
+                    "SELECT id FROM agent_memory WHERE superseded_by = ? ORDER BY id", (id,)
+                )
+            ]
+            conn.execute(
+                "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
+                " WHERE superseded_by = ?",
+                (id,),
+            )
+            conn.execute("DELETE FROM agent_memory WHERE id = ?", (id,))
+        return MemoryForgotten(id=id, restored=restored)
+
+    # --- cache tier ------------------------------------------------------
+
+    @staticmethod
+    def _next_tick(conn: sqlite3.Connection) -> int:
+        return int(
+            conn.execute(
+                "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
+            ).fetchone()[0]
+        )
+
+    @staticmethod
+    def _cache_generation(conn: sqlite3.Connection) -> int:
+        return int(
+            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone()[0]
+        )
+
+    def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        size = sem.cache_entry_bytes(key, fingerprint, json)
+        with self._atomic() as conn:
+            blob = None
+            if anchor is not None:
+                node = conn.execute("SELECT blob FROM nodes WHERE key = ?", (anchor,)).fetchone()
+                blob = node[0] if node else None
+            tick = self._next_tick(conn)
+            conn.execute(
+                "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
+                " anchor_key, anchor_blob, json) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET fingerprint = excluded.fingerprint,"
+                " bytes = excluded.bytes, generation = excluded.generation,"
+                " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
+                " anchor_blob = excluded.anchor_blob, json = excluded.json",
+                (key, fingerprint, size, self._cache_generation(conn), tick, anchor, blob, json),
+            )
+
+    def cache_get(self, key: str) -> CacheEntry | None:
+        with self._atomic() as conn:
+            row = conn.execute(
+                f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = ?", (key,)
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE agent_cache SET hits = hits + 1, last_used = ? WHERE key = ?",
+                (self._next_tick(conn), key),
+            )
+        return _entry_from_row(row)
+
+    def cache_entries(self) -> builtins.list[CacheEntry]:
+        rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key")
+        return [_entry_from_row(row) for row in rows]
+
+    def sweep_rows(self) -> builtins.list[SweepRow]:
+        """Every entry as the sweep reads it: same table, join and order as
+        :meth:`cache_entries`, without the payload."""
+        rows = self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM} ORDER BY c.key")
+        return [SweepRow(row) for row in rows]
+
+    def cache_forget(self, key: str) -> bool:
+        with self._atomic() as conn:
+            return conn.execute("DELETE FROM agent_cache WHERE key = ?", (key,)).rowcount > 0
+
+    def cache_stats(self, budget_bytes: int) -> CacheStats:
+        with self._reading() as conn:
+            entries, held = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM agent_cache"
+            ).fetchone()
+            generation = self._cache_generation(conn)
+        return CacheStats(
+            entries=entries, bytes=held, budget_bytes=budget_bytes, generation=generation
+        )
+
+    def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        with self._atomic() as conn:
+            generation = self._cache_generation(conn)
+            entries = self.sweep_rows()
+            mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
+            pinned_bytes = 0
+            candidates: builtins.list[SweepRow] = []
+            for entry in entries:
+                applies = entry.anchor_state.applies
+                if sem.is_pinned(entry is mru, entry.generation, generation, applies):
+                    pinned_bytes += entry.bytes
+                else:
+                    candidates.append(entry)
+            candidates.sort(
+                key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key)
+            )
+            evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
+            doomed = candidates[:evict]
+            conn.executemany("DELETE FROM agent_cache WHERE key = ?", [(e.key,) for e in doomed])
+            freed = sum(e.bytes for e in doomed)
+            retained = pinned_bytes + sum(e.bytes for e in candidates) - freed
+            new_generation = int(
+                conn.execute(
+                    "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
+                    " RETURNING generation"
+                ).fetchone()[0]
+            )
+        return CacheSweep(
+            budget_bytes=budget_bytes,
+            scanned=len(entries),
+            pinned=len(entries) - len(candidates),
+            evicted=evict,
+            freed_bytes=freed,
+            retained_bytes=retained,
+            over_budget=retained > budget_bytes,
+            generation=new_generation,
+        )
+
+    # --- graph -----------------------------------------------------------
+
+    def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        rows = [(n.key, n.kind, n.name, n.path, n.blob) for n in nodes]
+        with self._atomic() as conn:
+            conn.executemany(
+                "INSERT INTO nodes (key, kind, name, path, blob) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
+                " path = excluded.path, blob = excluded.blob",
+                rows,
+            )
+
+    def remove_nodes(self, keys: Iterable[str]) -> None:
+        with self._atomic() as conn:
+            conn.executemany("DELETE FROM nodes WHERE key = ?", [(key,) for key in keys])
+
+    def set_tree(self, tree: str | None) -> None:
+        with self._atomic() as conn:
+            conn.execute(
+                "INSERT INTO sync_state (id, tree) VALUES (0, ?)"
+                " ON CONFLICT(id) DO UPDATE SET tree = excluded.tree",
+                (tree,),
+            )
+
+    def tree(self) -> str | None:
+        row = self._conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+        return row[0] if row else None
+
+    def rebuild(self) -> None:
+        with self._atomic() as conn:
+            conn.execute("DELETE FROM nodes")
+
+    def export_graph(self) -> builtins.list[GraphNode]:
+        rows = self._conn.execute("SELECT key, kind, name, path, blob FROM nodes ORDER BY key")
+        return [GraphNode(*row) for row in rows]
+
+    # --- store -----------------------------------------------------------
+
+    _SNAPSHOT_TABLES = (
+        ("schema_migrations", "version, name", "version"),
+        ("nodes", "key, kind, name, path, blob", "key"),
+        ("sync_state", "id, tree", "id"),
+        (
+            "agent_memory",
+            "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree,"
+            " created_at, superseded_by, superseded_at, search",
+            "id",
+        ),
+        (
+            "agent_cache",
+            "key, fingerprint, bytes, generation, last_used, hits, anchor_key, anchor_blob, json",
+            "key",
+        ),
+        ("agent_cache_clock", "id, ticks, generation", "id"),
+        ("sqlite_sequence", "name, seq", "name"),
+    )
+
+    def snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with self._reading() as conn:
+            for table, columns, order in self._SNAPSHOT_TABLES:
+                names = [c.strip() for c in columns.split(",")]
+                rows = conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}")
+                out[table] = [dict(zip(names, row, strict=True)) for row in rows]
+        return out
+
+    def reopen(self) -> None:
+        self._conn.close()
+        self._conn = self._open()
+
+    def reset(self) -> None:
+        with self._atomic() as conn:
+            conn.execute("DELETE FROM agent_memory")
+            conn.execute("DELETE FROM agent_cache")
+            conn.execute("DELETE FROM nodes")
+            conn.execute("DELETE FROM sync_state")
+            conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")
+            conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @property
+    def connection(self) -> sqlite3.Connection:
+        """The underlying connection, for maintenance and tests."""
+        return self._conn

@@ -1,0 +1,223 @@
+"""The store contract every backend implements, written once.
+
+Each method is one PROTOCOL operation.  The invariants a backend must keep are
+listed here by the tags the conformance cases cite:
+
+* ``reads-never-mutate`` -- ``get``, ``list``, ``recall``, ``cache_entries``,
+  ``cache_stats``, ``export_graph`` and ``snapshot`` change no persisted value.
+  ``cache_get`` is the one read that writes, and only the entry's ``hits`` and
+  ``last_used`` and the tick counter.
+* ``refused-writes-never-mutate`` -- an operation that raises leaves the store
+  exactly as it was.
+* ``supersession-immediate`` -- a superseded record leaves ``list`` and
+  ``recall`` the moment its successor is written; the successor is checked
+  before anything is inserted, and insert and pointer update are one
+  transaction.
+* ``only-forget-removes`` -- nothing but ``forget`` deletes a record: not
+  ``rebuild``, not ``cache_sweep``, not decay.
+* ``forget-restores`` -- forgetting a successor clears the pointers to it and
+  reports the predecessors made live again, ascending.
+* ``ids-never-reused`` -- ids increase and are never handed out twice, even
+  after the newest record is forgotten; the memory generation is the largest
+  id stored now (0 when empty) and a record's age is generation - id.
+* ``anchor-captured-at-write`` -- the anchor's blob and path, and the tree
+  witness, are taken by the store from its own graph when the record is
+  written; a key naming no node is accepted and reads back vanished.
+* ``sweep-never-touches-episodic`` -- the sweep deletes cache entries only.
+* ``snapshot-changes-on-write`` -- every persisted change changes the snapshot.
+
+Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
+reported in the order kind, scope, body, confidence, supersedes.
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+from collections.abc import Iterable
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    GraphNode,
+    MemoryForgotten,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+)
+from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+
+__all__ = ["CAPABILITIES", "MemoryWrite", "Store"]
+
+CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
+"""Every capability PROTOCOL names; the reference backends declare them all."""
+
+
+@dataclass(frozen=True)
+class MemoryWrite:
+    """One record to write, as :meth:`Store.record_many` takes it."""
+
+    kind: MemoryKind | str
+    body: str
+    scope: str = DEFAULT_SCOPE
+    anchor: str | None = None
+    confidence: float | None = None
+    supersedes: int | None = None
+
+
+class Store(abc.ABC):
+    """A two-tier agent memory store: the episodic tier, never silently
+    evicted, and the cache tier, bounded by a byte budget."""
+
+    name: str = "store"
+    """Short backend name, reported in ``hello``."""
+
+    capabilities: tuple[str, ...] = CAPABILITIES
+
+    # --- Episodic tier ---------------------------------------------------
+
+    @abc.abstractmethod
+    def record(
+        self,
+        kind: MemoryKind | str,
+        body: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        anchor: str | None = None,
+        confidence: float | None = None,
+        supersedes: int | None = None,
+    ) -> int:
+        """Write one record and return its id.
+
+        Raises InvalidKind, InvalidScope, InvalidBody, InvalidConfidence,
+        NotFound or AlreadySuperseded (for ``supersedes``), writing nothing.
+        """
+
+    @abc.abstractmethod
+    def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        """Write every record in one transaction, in order; all or nothing.
+
+        A write may supersede a record written earlier in the same batch.
+        """
+
+    @abc.abstractmethod
+    def get(self, id: int) -> MemoryRecord | None:
+        """One record by id, superseded or not; None when absent."""
+
+    @abc.abstractmethod
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        include_superseded: bool = False,
+        limit: int | None = None,
+    ) -> MemoryListing:
+        """Matching records newest first; ``limit`` (None or 0 = all) keeps the
+        newest.  ``live``/``superseded`` count the whole store."""
+
+    @abc.abstractmethod
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+    ) -> Recall:
+        """Live matching records ranked by score then newest id; the limit
+        (None or 0 = all) applies after ranking.  Writes nothing."""
+
+    @abc.abstractmethod
+    def forget(self, id: int) -> MemoryForgotten:
+        """Delete one record, restoring what it superseded; NotFound if absent."""
+
+    # --- Cache tier ------------------------------------------------------
+
+    @abc.abstractmethod
+    def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        """Write or replace an entry at the next tick; a replacement keeps its hits."""
+
+    @abc.abstractmethod
+    def cache_get(self, key: str) -> CacheEntry | None:
+        """The entry as it was before this access, recording the access."""
+
+    @abc.abstractmethod
+    def cache_entries(self) -> builtins.list[CacheEntry]:
+        """Every entry ordered by key, recording no access."""
+
+    @abc.abstractmethod
+    def cache_forget(self, key: str) -> bool:
+        """Delete one entry; whether there was one."""
+
+    @abc.abstractmethod
+    def cache_stats(self, budget_bytes: int) -> CacheStats:
+        """What the tier holds against ``budget_bytes``."""
+
+    @abc.abstractmethod
+    def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        """Evict down to ``budget_bytes`` by the ADR's order, then advance the
+        generation.  Reads sizes from the stored ``bytes``, never payloads."""
+
+    # --- Graph -----------------------------------------------------------
+
+    @abc.abstractmethod
+    def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        """Upsert nodes by key, replacing every field."""
+
+    @abc.abstractmethod
+    def remove_nodes(self, keys: Iterable[str]) -> None:
+        """Delete nodes by key; absent keys are ignored."""
+
+    @abc.abstractmethod
+    def set_tree(self, tree: str | None) -> None:
+        """Set the repo-state witness later writes record."""
+
+    @abc.abstractmethod
+    def tree(self) -> str | None:
+        """The current repo-state witness."""
+
+    @abc.abstractmethod
+    def rebuild(self) -> None:
+        """Delete every node and nothing else."""
+
+    @abc.abstractmethod
+    def export_graph(self) -> builtins.list[GraphNode]:
+        """Every node, sorted by key."""
+
+    # --- Store -----------------------------------------------------------
+
+    @abc.abstractmethod
+    def snapshot(self) -> dict[str, Any]:
+        """Every persisted row and counter, deterministic for a given state."""
+
+    @abc.abstractmethod
+    def reopen(self) -> None:
+        """Close and open again from what was persisted."""
+
+    @abc.abstractmethod
+    def reset(self) -> None:
+        """Replace the store by a fresh, empty one."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the store's resources."""
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
