@@ -15,38 +15,96 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from roteiro_memory.backends import open_store
-from roteiro_memory.errors import (
-    AlreadySuperseded,
-    BadRequest,
-    Corrupt,
-    InvalidBody,
-    InvalidBudget,
-    InvalidConfidence,
-    InvalidDecay,
-    InvalidKind,
-    InvalidScope,
-    NotFound,
-    RoteiroError,
-    StoreUnavailable,
-    Unsupported,
-)
-from roteiro_memory.model import ModelStore
-from roteiro_memory.results import (
-    CacheEntry,
-    CacheStats,
-    CacheSweep,
-    GraphNode,
-    MemoryAnchor,
-    MemoryForgotten,
-    MemoryListing,
-    MemoryRecord,
-    Recall,
-    Recalled,
-)
-from roteiro_memory.semantics import AnchorState, Decay, MemoryKind, parse_cache_budget
-from roteiro_memory.sqlite import SQLiteStore
-from roteiro_memory.store import MemoryWrite, Store
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from roteiro_memory.backends import open_store
+    from roteiro_memory.errors import (
+        AlreadySuperseded,
+        BadRequest,
+        Corrupt,
+        InvalidBody,
+        InvalidBudget,
+        InvalidConfidence,
+        InvalidDecay,
+        InvalidKind,
+        InvalidScope,
+        NotFound,
+        RoteiroError,
+        StoreUnavailable,
+        Unsupported,
+    )
+    from roteiro_memory.model import ModelStore
+    from roteiro_memory.results import (
+        CacheEntry,
+        CacheStats,
+        CacheSweep,
+        GraphNode,
+        MemoryAnchor,
+        MemoryForgotten,
+        MemoryListing,
+        MemoryRecord,
+        Recall,
+        Recalled,
+    )
+    from roteiro_memory.semantics import AnchorState, Decay, MemoryKind, parse_cache_budget
+    from roteiro_memory.sqlite import SQLiteStore
+    from roteiro_memory.store import MemoryWrite, Store
+
+# Where each public name lives.  Imported on first use, so the command line
+# starts without loading what a command does not need.
+_EXPORTS = {
+    "open_store": "roteiro_memory.backends",
+    **dict.fromkeys(
+        [
+            "AlreadySuperseded",
+            "BadRequest",
+            "Corrupt",
+            "InvalidBody",
+            "InvalidBudget",
+            "InvalidConfidence",
+            "InvalidDecay",
+            "InvalidKind",
+            "InvalidScope",
+            "NotFound",
+            "RoteiroError",
+            "StoreUnavailable",
+            "Unsupported",
+        ],
+        "roteiro_memory.errors",
+    ),
+    "ModelStore": "roteiro_memory.model",
+    **dict.fromkeys(
+        [
+            "CacheEntry",
+            "CacheStats",
+            "CacheSweep",
+            "GraphNode",
+            "MemoryAnchor",
+            "MemoryForgotten",
+            "MemoryListing",
+            "MemoryRecord",
+            "Recall",
+            "Recalled",
+        ],
+        "roteiro_memory.results",
+    ),
+    **dict.fromkeys(
+        ["AnchorState", "Decay", "MemoryKind", "parse_cache_budget"], "roteiro_memory.semantics"
+    ),
+    "SQLiteStore": "roteiro_memory.sqlite",
+    "MemoryWrite": "roteiro_memory.store",
+    "Store": "roteiro_memory.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'roteiro_memory' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "AlreadySuperseded",
