@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from roteiro_memory.errors import (
     AlreadySuperseded,
@@ -122,15 +122,16 @@ class MemoryKind(enum.Enum):
 
 
 KIND_TOKENS: tuple[str, ...] = tuple(k.value for k in MemoryKind)
+_KIND_BY_TOKEN = {k.value: k for k in MemoryKind}
 
 
 def parse_kind(value: MemoryKind | str) -> MemoryKind:
     """The kind named by ``value``; :class:`InvalidKind` for anything else."""
     if isinstance(value, MemoryKind):
         return value
-    for kind in MemoryKind:
-        if kind.value == value:
-            return kind
+    kind = _KIND_BY_TOKEN.get(value) if isinstance(value, str) else None
+    if kind is not None:
+        return kind
     raise InvalidKind(f"unknown memory kind {value!r}: expected one of {', '.join(KIND_TOKENS)}")
 
 
@@ -355,8 +356,7 @@ _DECAY_DEFAULTS = {"none": 0, "linear": DEFAULT_DECAY_SPAN, "exponential": DEFAU
 # --- Writes -----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class ValidWrite:
+class ValidWrite(NamedTuple):
     """A memory write that passed :func:`validate_write`."""
 
     kind: MemoryKind
