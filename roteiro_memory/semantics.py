@@ -25,6 +25,7 @@ from roteiro_memory.errors import (
     InvalidKind,
     InvalidScope,
     NotFound,
+    RoteiroError,
 )
 
 __all__ = [
@@ -373,6 +374,17 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Unicode general category Cc."""
 
 
+def _utf8_length(text: str, error: type[RoteiroError], field: str) -> int:
+    """UTF-8 byte length; text that cannot be UTF-8 (a lone surrogate) is refused."""
+    try:
+        return len(text.encode("utf-8"))
+    except UnicodeEncodeError as problem:
+        raise error(
+            f"invalid {field} {text!r}: it holds {text[problem.start]!r} at {problem.start}, "
+            "a lone surrogate, which is not valid Unicode"
+        ) from None
+
+
 def validate_write(
     kind: MemoryKind | str,
     scope: str,
@@ -385,7 +397,7 @@ def validate_write(
     Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
     """
     valid_kind = parse_kind(kind)
-    scope_bytes = len(scope.encode("utf-8", "surrogatepass"))
+    scope_bytes = _utf8_length(scope, InvalidScope, "scope")
     if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
         raise InvalidScope(
             f"invalid scope {scope!r}: it is {scope_bytes} bytes, expected 1 to "
@@ -401,7 +413,7 @@ def validate_write(
         )
     if not _strip_white_space(body):
         raise InvalidBody("invalid body: it is empty or only whitespace")
-    body_bytes = len(body.encode("utf-8", "surrogatepass"))
+    body_bytes = _utf8_length(body, InvalidBody, "body")
     if body_bytes > MAX_BODY_BYTES:
         raise InvalidBody(
             f"invalid body: it is {body_bytes} bytes, over the {MAX_BODY_BYTES}-byte limit"
