@@ -1,0 +1,217 @@
+"""Everything the benchmark knows about SQLite, in one place.
+
+A backend for the benchmark is a class with the methods below.  Stores live
+at *locators* (here a file path); ``clone`` copies a built store so a
+destructive measurement (the sweep) starts from the same state every time.
+The floors are the plain queries a measurement is compared with, written
+against this backend's schema and driver; a PostgreSQL backend supplies its
+own class with the same methods (``clone`` could use ``CREATE DATABASE ...
+TEMPLATE``) and registers it in ``run.BACKENDS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sqlite3
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from workload import CacheRow
+
+from roteiro_memory import sqlexpr
+from roteiro_memory.semantics import AnchorState
+from roteiro_memory.sqlite import CACHE_FROM, SWEEP_COLS, SQLiteStore
+
+__all__ = ["SQLiteBackend"]
+
+RECALL_FLOOR = (
+    "SELECT m.id, m.confidence, m.anchor_key, m.anchor_blob, n.blob"
+    " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+    " WHERE m.superseded_by IS NULL"
+)
+SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
+WRITTEN_COLS = "scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
+INSERT_FLOOR = f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_CACHE_CHUNK = 2_048
+
+
+class SQLiteBackend:
+    """Stores as files under one scratch directory."""
+
+    name = "sqlite"
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    # --- where stores live ---------------------------------------------
+
+    def locator(self, label: str) -> str:
+        return str(self.root / f"{label}.db")
+
+    def create(self, label: str) -> SQLiteStore:
+        """A fresh, empty store."""
+        self.discard(label)
+        return SQLiteStore(self.locator(label))
+
+    @staticmethod
+    def open(locator: str) -> SQLiteStore:
+        return SQLiteStore(locator)
+
+    def clone(self, source: str, label: str) -> str:
+        """Copy the (closed, checkpointed) store at ``source``; the copy is
+        flushed to disk so its write-back does not land inside a timing."""
+        target = self.locator(label)
+        self.discard(label)
+        shutil.copyfile(source, target)
+        fd = os.open(target, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return target
+
+    def discard(self, label: str) -> None:
+        base = self.locator(label)
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(base + suffix)
+
+    @staticmethod
+    def size_bytes(locator: str) -> int:
+        return os.path.getsize(locator)
+
+    # --- bulk setup ----------------------------------------------------
+
+    @staticmethod
+    def load_cache(
+        store: SQLiteStore, rows: Iterable[CacheRow], *, ticks: int, generation: int
+    ) -> None:
+        """Insert a whole cache tier directly and set the clock: ``cache_put``
+        per entry would cost a transaction each."""
+        conn = store.connection
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            chunk: list[tuple[Any, ...]] = []
+            for row in rows:
+                chunk.append(
+                    (
+                        row.key,
+                        row.fingerprint,
+                        row.bytes,
+                        row.generation,
+                        row.last_used,
+                        row.anchor_key,
+                        row.anchor_blob,
+                        row.json,
+                    )
+                )
+                if len(chunk) == _CACHE_CHUNK:
+                    _insert_cache(conn, chunk)
+                    chunk = []
+            _insert_cache(conn, chunk)
+            conn.execute(
+                "UPDATE agent_cache_clock SET ticks = ?, generation = ? WHERE id = 0",
+                (ticks, generation),
+            )
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # --- facts about a built store ---------------------------------------
+
+    @staticmethod
+    def anchor_states(store: SQLiteStore, tier: str) -> Counter[str]:
+        """How many live records (tier ``episodic``) or cache entries (tier
+        ``cache``) are in each anchor state, by the store's own rule."""
+        table, alias = ("agent_memory", "m") if tier == "episodic" else ("agent_cache", "c")
+        case = sqlexpr.anchor_case(
+            {state: f"'{state.value}'" for state in AnchorState},
+            anchor_key=f"{alias}.anchor_key",
+            anchor_blob=f"{alias}.anchor_blob",
+            node_key="n.key",
+            node_blob="n.blob",
+        )
+        where = " WHERE m.superseded_by IS NULL" if table == "agent_memory" else ""
+        rows = store.connection.execute(
+            f"SELECT {case} AS state, COUNT(*) FROM {table} {alias}"
+            f" LEFT JOIN nodes n ON n.key = {alias}.anchor_key{where} GROUP BY state"
+        )
+        return Counter(dict(rows))
+
+    @staticmethod
+    def cache_keys(store: SQLiteStore) -> set[str]:
+        return {row[0] for row in store.connection.execute("SELECT key FROM agent_cache")}
+
+    @staticmethod
+    def written_rows(store: SQLiteStore) -> list[tuple[Any, ...]]:
+        """The columns ``record_many`` wrote, in id order."""
+        return store.connection.execute(
+            f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id"
+        ).fetchall()
+
+    # --- floors ------------------------------------------------------------
+
+    @staticmethod
+    def recall_floor(store: SQLiteStore) -> int:
+        """Fetch every live row's ranking inputs into Python; the row count."""
+        return len(store.connection.execute(RECALL_FLOOR).fetchall())
+
+    @staticmethod
+    def sweep_floor(store: SQLiteStore, doomed: Sequence[str]) -> int:
+        """Read the sweep's columns for every entry and delete ``doomed``, in
+        one write transaction; the number of entries read."""
+        conn = store.connection
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            scanned = len(conn.execute(SWEEP_FLOOR_READ).fetchall())
+            conn.executemany("DELETE FROM agent_cache WHERE key = ?", [(k,) for k in doomed])
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return scanned
+
+    @staticmethod
+    def insert_floor(store: SQLiteStore, rows: Sequence[tuple[Any, ...]]) -> None:
+        """A bare ``executemany`` of the rows, in one write transaction."""
+        conn = store.connection
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.executemany(INSERT_FLOOR, rows)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    # --- diagnostics -------------------------------------------------------
+
+    @staticmethod
+    def statements(store: SQLiteStore, action: Callable[[], object]) -> list[str]:
+        """The SQL statements ``action`` runs on the store's connection."""
+        seen: list[str] = []
+        store.connection.set_trace_callback(seen.append)
+        try:
+            action()
+        finally:
+            store.connection.set_trace_callback(None)
+        return seen
+
+    @staticmethod
+    def plan(store: SQLiteStore, statement: str) -> Iterator[str]:
+        """EXPLAIN QUERY PLAN of one traced statement (bound values inlined)."""
+        rows = store.connection.execute(f"EXPLAIN QUERY PLAN {statement}").fetchall()
+        for row in rows:
+            yield str(row[-1])
+
+
+def _insert_cache(conn: sqlite3.Connection, chunk: list[tuple[Any, ...]]) -> None:
+    conn.executemany(
+        "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
+        " anchor_key, anchor_blob, json) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
+        chunk,
+    )
