@@ -9,6 +9,7 @@ other error, so a malformed request never reaches the store.
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -272,7 +273,12 @@ def _response(
         body: dict[str, JSON] = {"id": request_id, "ok": True, "result": result}
     else:
         body = {"id": request_id, "ok": False, "error": {"kind": error.kind, "message": str(error)}}
-    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if not _is_text(text):
+        # A message quoting a name from the request (an object key may hold a
+        # lone surrogate): escape it, as UTF-8 cannot carry it.
+        text = json.dumps(body, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    return text
 
 
 def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
@@ -303,6 +309,9 @@ def serve(store: Store, stdin: IO[bytes] | None = None, stdout: IO[str] | None =
     """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout
+    if stdout is None and isinstance(sink, io.TextIOWrapper):
+        # The wire is UTF-8 whatever the locale says.
+        sink.reconfigure(encoding="utf-8", errors="strict")
     ops = Ops(store)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
