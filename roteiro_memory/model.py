@@ -29,7 +29,7 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.store import Graph, MemoryWrite, Store
 
 __all__ = ["ModelStore"]
 
@@ -93,13 +93,19 @@ class ModelStore(Store):
 
     # --- helpers ---------------------------------------------------------
 
-    def _anchor_state(self, anchor_key: str | None, anchor_blob: str | None) -> sem.AnchorState:
+    def _anchor_state(
+        self, anchor_key: str | None, anchor_blob: str | None, graph: Graph | None = None
+    ) -> sem.AnchorState:
+        if graph is not None:
+            present = anchor_key is not None and anchor_key in graph
+            blob = graph[anchor_key] if anchor_key is not None and present else None
+            return sem.resolve_anchor(anchor_key, anchor_blob, present, blob)
         node = self._state.nodes.get(anchor_key) if anchor_key is not None else None
         return sem.resolve_anchor(
             anchor_key, anchor_blob, node is not None, node.blob if node else None
         )
 
-    def _record(self, row: _Row) -> MemoryRecord:
+    def _record(self, row: _Row, graph: Graph | None = None) -> MemoryRecord:
         anchor = (
             MemoryAnchor(row.anchor_key, row.anchor_blob, row.anchor_path)
             if row.anchor_key is not None
@@ -110,7 +116,7 @@ class ModelStore(Store):
             scope=row.scope,
             kind=row.kind,
             anchor=anchor,
-            anchor_state=self._anchor_state(row.anchor_key, row.anchor_blob),
+            anchor_state=self._anchor_state(row.anchor_key, row.anchor_blob, graph),
             body=row.body,
             confidence=row.confidence,
             tree=row.tree,
@@ -204,9 +210,9 @@ class ModelStore(Store):
         self._state = state
         return ids
 
-    def get(self, id: int) -> MemoryRecord | None:
+    def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
         row = self._state.records.get(id)
-        return self._record(row) if row is not None else None
+        return self._record(row, graph) if row is not None else None
 
     def list(
         self,
@@ -216,10 +222,11 @@ class ModelStore(Store):
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> MemoryListing:
         rows = self._matching(scope, kind, anchor_key, include_superseded)
         live, superseded = self._counts()
-        records = [self._record(row) for row in sem.apply_limit(rows, limit)]
+        records = [self._record(row, graph) for row in sem.apply_limit(rows, limit)]
         return MemoryListing(records=records, live=live, superseded=superseded)
 
     def recall(
@@ -232,6 +239,7 @@ class ModelStore(Store):
         decay: Decay | str = "none",
         applicable_only: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
         rows = self._matching(scope, kind, anchor_key, include_superseded=False)
@@ -239,7 +247,7 @@ class ModelStore(Store):
         generation = max(self._state.records, default=0)
         ranked: builtins.list[Recalled] = []
         for row in rows:
-            record = self._record(row)
+            record = self._record(row, graph)
             if applicable_only and not record.applies:
                 continue
             text = sem.search_text(row.body, row.anchor_key, row.anchor_path)

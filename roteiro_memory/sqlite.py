@@ -34,7 +34,7 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.store import Graph, MemoryWrite, Store
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
@@ -50,6 +50,16 @@ RECORD_COLS = (
     "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
 )
 RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+GRAPH_TABLE = "temp.roteiro_graph"
+"""Where a read given a ``graph`` loads it: a TEMP table lives on the
+connection only, so resolving against another graph writes nothing to the
+store."""
+
+
+def _record_from(nodes: str) -> str:
+    """:data:`RECORD_FROM`, joining the node table ``nodes``."""
+    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+
 
 CACHE_COLS = (
     "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
@@ -365,12 +375,28 @@ class SQLiteStore(Store):
                 found[key] = (blob, path)
         return found
 
-    def get(self, id: int) -> MemoryRecord | None:
+    @staticmethod
+    def _node_table(conn: sqlite3.Connection, graph: Graph | None) -> str:
+        """The table anchors are resolved against: ``nodes``, or ``graph``
+        loaded into :data:`GRAPH_TABLE`."""
+        if graph is None:
+            return "nodes"
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {GRAPH_TABLE.split('.')[1]}"
+            " (key TEXT PRIMARY KEY, blob TEXT)"
+        )
+        conn.execute(f"DELETE FROM {GRAPH_TABLE}")
+        conn.executemany(f"INSERT INTO {GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
+        return GRAPH_TABLE
+
+    def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
         if not _fits_int64(id):
             return None
-        row = self._conn.execute(
-            f"SELECT {RECORD_COLS}{RECORD_FROM} WHERE m.id = ?", (id,)
-        ).fetchone()
+        with self._reading() as conn:
+            nodes = self._node_table(conn, graph)
+            row = conn.execute(
+                f"SELECT {RECORD_COLS}{_record_from(nodes)} WHERE m.id = ?", (id,)
+            ).fetchone()
         return _record_from_row(row) if row is not None else None
 
     @staticmethod
@@ -403,16 +429,17 @@ class SQLiteStore(Store):
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> MemoryListing:
         where, params = self._filters(scope, kind, anchor_key, include_superseded)
-        sql = f"SELECT {RECORD_COLS}{RECORD_FROM}"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY m.id DESC"
-        if limit:
-            sql += " LIMIT :limit"
-            params["limit"] = min(limit, _INT64_MAX)
         with self._reading() as conn:
+            sql = f"SELECT {RECORD_COLS}{_record_from(self._node_table(conn, graph))}"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY m.id DESC"
+            if limit:
+                sql += " LIMIT :limit"
+                params["limit"] = min(limit, _INT64_MAX)
             records = [_record_from_row(row) for row in conn.execute(sql, params)]
             live, superseded = self._counts(conn)
         return MemoryListing(records=records, live=live, superseded=superseded)
@@ -427,6 +454,7 @@ class SQLiteStore(Store):
         decay: Decay | str = "none",
         applicable_only: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
@@ -439,17 +467,18 @@ class SQLiteStore(Store):
             parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
         )
         params.update(score_params)
-        ranked = f"SELECT m.id AS id, {score} AS score{RECORD_FROM} WHERE " + " AND ".join(where)
-        ranked += " ORDER BY score DESC, m.id DESC"
-        if limit:
-            ranked += " LIMIT :limit"
-            params["limit"] = min(limit, _INT64_MAX)
-        sql = (
-            f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
-            " JOIN agent_memory m ON m.id = r.id LEFT JOIN nodes n ON n.key = m.anchor_key"
-            " ORDER BY r.score DESC, r.id DESC"
-        )
         with self._reading() as conn:
+            nodes = self._node_table(conn, graph)
+            ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
+            ranked += " AND ".join(where) + " ORDER BY score DESC, m.id DESC"
+            if limit:
+                ranked += " LIMIT :limit"
+                params["limit"] = min(limit, _INT64_MAX)
+            sql = (
+                f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
+                f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n"
+                " ON n.key = m.anchor_key ORDER BY r.score DESC, r.id DESC"
+            )
             generation = self._generation(conn)
             params["generation"] = generation
             rows = conn.execute(sql, params).fetchall()

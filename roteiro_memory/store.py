@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -51,7 +51,10 @@ from roteiro_memory.results import (
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 
-__all__ = ["CAPABILITIES", "MemoryWrite", "Store"]
+__all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
+
+Graph = Mapping[str, str | None]
+"""A graph as anchors see it: node key -> blob (None when the node has none)."""
 
 CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
 """Every capability PROTOCOL names; the reference backends declare them all."""
@@ -105,8 +108,13 @@ class Store(abc.ABC):
         """
 
     @abc.abstractmethod
-    def get(self, id: int) -> MemoryRecord | None:
-        """One record by id, superseded or not; None when absent."""
+    def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
+        """One record by id, superseded or not; None when absent.
+
+        ``graph`` (on ``get``, ``list`` and ``recall``): resolve anchors against
+        this key -> blob mapping instead of the stored nodes -- another
+        revision's graph, say.  Reading with it writes nothing.
+        """
 
     @abc.abstractmethod
     def list(
@@ -117,6 +125,7 @@ class Store(abc.ABC):
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
         newest.  ``live``/``superseded`` count the whole store."""
@@ -132,6 +141,7 @@ class Store(abc.ABC):
         decay: Decay | str = "none",
         applicable_only: bool = False,
         limit: int | None = None,
+        graph: Graph | None = None,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""
