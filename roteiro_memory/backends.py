@@ -1,4 +1,11 @@
-"""Opening a store by name: ``sqlite`` (the embedded default) or ``memory``."""
+"""Opening a store by name: ``sqlite`` (the embedded default), ``memory``, or
+``postgres`` (a schema of a PostgreSQL database, named by its DSN).
+
+A PostgreSQL store is chosen by any of: backend ``postgres`` with the DSN as
+``db``; backend ``postgres:DSN``; or a ``postgresql://`` (or ``postgres://``)
+URI wherever a store file would be named.  The DSN may carry the schema as a
+``schema`` parameter (default ``roteiro``); see :mod:`roteiro_memory.postgres`.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from roteiro_memory.store import Store
 
 __all__ = ["BACKENDS", "open_store"]
 
-BACKENDS = ("sqlite", "memory")
+BACKENDS = ("sqlite", "memory", "postgres")
 """The backends this package ships."""
 
 
@@ -22,8 +29,15 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
 
     ``sqlite`` opens ``db``, creating it if absent, or a fresh file in a new
     temporary folder when ``db`` is None.  ``memory`` is the in-memory model and
-    takes no ``db``.
+    takes no ``db``.  ``postgres`` (or ``postgres:DSN``) opens the schema the
+    DSN names, creating it if absent; a ``postgresql://`` URI as ``db`` (or as
+    ``backend``) selects it too.
     """
+    dsn = _postgres_dsn(backend, db)
+    if dsn is not None:
+        from roteiro_memory.postgres import PostgresStore
+
+        return PostgresStore(dsn)
     if backend == "memory":
         if db is not None:
             raise StoreUnavailable("the memory backend keeps nothing on disk and takes no --db")
@@ -32,4 +46,34 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
         if db is None:
             db = Path(tempfile.mkdtemp(prefix="roteiro-memory-")) / "memory.db"
         return SQLiteStore(db)
-    raise StoreUnavailable(f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}")
+    raise StoreUnavailable(
+        f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}, "
+        "postgres:DSN, or a postgresql:// URI"
+    )
+
+
+def _postgres_dsn(backend: str, db: str | os.PathLike[str] | None) -> str | None:
+    """The DSN when ``backend`` and ``db`` name a PostgreSQL store, else None."""
+    from roteiro_memory.postgres import is_dsn
+
+    named = os.fspath(db) if db is not None else None
+    if backend.startswith("postgres:") and not is_dsn(backend):
+        if named is not None:
+            raise StoreUnavailable(
+                f"backend {backend!r} already names the database; drop --db {named!r}"
+            )
+        dsn = backend[len("postgres:") :]
+    elif is_dsn(backend):
+        dsn = backend
+    elif backend == "postgres" or (backend == "sqlite" and is_dsn(named)):
+        if named is None:
+            raise StoreUnavailable(
+                "the postgres backend needs a DSN: --db postgresql://HOST/DBNAME "
+                "(add ?schema=NAME to choose the schema), or --backend postgres:DSN"
+            )
+        dsn = named
+    else:
+        return None
+    if not dsn.strip():
+        raise StoreUnavailable("postgres: the DSN is empty: expected postgresql://HOST/DBNAME")
+    return dsn

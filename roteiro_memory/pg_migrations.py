@@ -1,0 +1,112 @@
+"""The PostgreSQL schema, as append-only migrations.
+
+Each migration is named, applied in order inside one schema, and recorded in
+that schema's ``schema_migrations`` in the same transaction that applies it.
+A released migration is never edited: a fix is a new one.
+
+Where it departs from the SQLite schema (:mod:`roteiro_memory.migrations`),
+and why:
+
+* Every column holding text a caller chose (scopes, bodies, keys, paths,
+  blobs, payloads, the tree witness) is ``bytea`` holding UTF-8.  PostgreSQL's
+  ``text`` cannot hold U+0000, which the contract allows, and ``bytea``
+  compares byte by byte, which for UTF-8 is code point order -- the order
+  Python sorts strings in -- whatever the database's collation.  A token is
+  a substring of a text exactly when its UTF-8 is a substring of the text's
+  UTF-8, so matching in bytes is matching in characters.
+* Ids are assigned by the store from ``agent_memory_ids``, not by a sequence:
+  a sequence hands ids out before commit, so concurrent writers would commit
+  them out of order.  The counter's row lock serialises record writes, so ids
+  become visible in increasing order, and it survives ``forget`` so an id is
+  never handed out twice.
+* ``created_at`` and ``superseded_at`` are text in the protocol's UTC
+  ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
+"""
+
+from __future__ import annotations
+
+from roteiro_memory.semantics import KIND_TOKENS
+
+__all__ = ["MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
+
+_KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
+
+NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+"""The current UTC time as the protocol writes timestamps."""
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "graph nodes and the tree witness",
+        """
+        CREATE TABLE nodes (
+            key  bytea PRIMARY KEY,
+            kind bytea,
+            name bytea,
+            path bytea,
+            blob bytea
+        );
+        CREATE TABLE sync_state (
+            id   integer PRIMARY KEY CHECK (id = 0),
+            tree bytea
+        );
+        """,
+    ),
+    (
+        2,
+        "agent_memory: the episodic tier, never auto-evicted, and its id counter",
+        f"""
+        CREATE TABLE agent_memory (
+            id            bigint PRIMARY KEY CHECK (id > 0),
+            scope         bytea NOT NULL,
+            kind          text NOT NULL CHECK (kind IN ({_KINDS})),
+            anchor_key    bytea,
+            anchor_blob   bytea,
+            anchor_path   bytea,
+            body          bytea NOT NULL,
+            confidence    double precision
+                          CHECK (confidence IS NULL OR confidence BETWEEN 0.0 AND 1.0),
+            tree          bytea,
+            created_at    text NOT NULL DEFAULT {NOW_TEXT},
+            superseded_by bigint REFERENCES agent_memory(id),
+            superseded_at text,
+            search        bytea NOT NULL
+        );
+        CREATE INDEX idx_mem_anchor ON agent_memory(anchor_key);
+        CREATE INDEX idx_mem_live ON agent_memory(scope, superseded_by, id DESC);
+        CREATE INDEX idx_mem_superseded_by ON agent_memory(superseded_by);
+        CREATE TABLE agent_memory_ids (
+            id      integer PRIMARY KEY CHECK (id = 0),
+            last_id bigint NOT NULL
+        );
+        INSERT INTO agent_memory_ids (id, last_id) VALUES (0, 0);
+        """,
+    ),
+    (
+        3,
+        "agent_cache: the transient tier, bounded by bytes, and its clock",
+        """
+        CREATE TABLE agent_cache (
+            key         bytea PRIMARY KEY,
+            fingerprint bytea NOT NULL,
+            bytes       bigint NOT NULL,
+            generation  bigint NOT NULL,
+            last_used   bigint NOT NULL,
+            hits        bigint NOT NULL DEFAULT 0,
+            anchor_key  bytea,
+            anchor_blob bytea,
+            json        bytea NOT NULL
+        );
+        CREATE INDEX idx_cache_evict ON agent_cache(last_used);
+        CREATE TABLE agent_cache_clock (
+            id         integer PRIMARY KEY CHECK (id = 0),
+            ticks      bigint NOT NULL,
+            generation bigint NOT NULL
+        );
+        INSERT INTO agent_cache_clock (id, ticks, generation) VALUES (0, 0, 0);
+        """,
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+"""The newest schema this version knows; a schema above it is refused."""

@@ -1,0 +1,846 @@
+"""The shared store on PostgreSQL: the same thin layer over the semantics.
+
+Where one clone's SQLite file is outgrown -- several agents and people sharing
+what was learned, across machines -- the store lives in a schema of a
+PostgreSQL database.  It needs the optional driver::
+
+    pip install 'roteiro-memory[postgres]'
+
+and psycopg is imported only when a PostgreSQL store is opened.
+
+Naming a store.  ``PostgresStore(dsn, schema="roteiro")`` keeps every table in
+the schema ``schema`` (created on first open), so several stores, and parallel
+test runs, share one database without meeting.  Where a store is named by one
+string (``--db``, ``postgres:DSN``), the schema rides in the DSN as a
+``schema`` parameter, which is taken out before the DSN reaches libpq:
+``postgresql://host/db?schema=team_a`` or ``host=... dbname=db schema=team_a``.
+
+Concurrency.  Every write is one transaction.  Record writes and ``forget``
+take the row lock of the id counter first, so they run one at a time, check
+supersessions against what is committed, and commit ids in increasing order.
+Every cache-tier write takes the clock row's lock first, so two accesses never
+share a tick and a sweep, which also locks the cache table, sees no entry come
+or go while it decides.  Reads run in one read-only repeatable-read
+transaction, so their several queries see one state.
+
+Ranking, filtering and limits run in SQL, rendered by
+:mod:`roteiro_memory.sqlexpr`; the sweep reads narrow columns and decides with
+the semantics functions, like the SQLite backend.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import re
+import urllib.parse
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from roteiro_memory import semantics as sem
+from roteiro_memory import sqlexpr
+from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.pg_migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    GraphNode,
+    MemoryAnchor,
+    MemoryForgotten,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+    Recalled,
+)
+from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.store import Graph, MemoryWrite, Store
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "is_dsn", "split_schema"]
+
+DEFAULT_SCHEMA = "roteiro"
+"""The schema a store lives in when its name carries none."""
+
+INSTALL_HINT = "pip install 'roteiro-memory[postgres]'"
+
+_SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+_KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
+_URI_PREFIXES = ("postgresql://", "postgres://")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_LOCK_NAMESPACE = "roteiro-memory:"
+
+RECORD_COLS = (
+    "m.id, m.scope, m.kind, m.anchor_key, m.anchor_blob, m.anchor_path, m.body, "
+    "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
+)
+RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+GRAPH_NODES = "unnest(%(graph_keys)s::bytea[], %(graph_blobs)s::bytea[]) AS g(key, blob)"
+"""Where a read given a ``graph`` resolves anchors: the mapping bound as two
+arrays and joined as a derived table, so the read writes nothing at all."""
+CACHE_COLS = (
+    "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
+    "c.anchor_key, c.anchor_blob, n.key, n.blob"
+)
+SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
+"""What the sweep reads: every column eviction is decided by, and no payload."""
+CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
+
+_MEMORY_ANCHOR = {
+    "anchor_key": "m.anchor_key",
+    "anchor_blob": "m.anchor_blob",
+    "node_key": "n.key",
+    "node_blob": "n.blob",
+}
+
+_STAMP = NOW_TEXT
+
+
+def _record_from(nodes: str) -> str:
+    """:data:`RECORD_FROM`, joining the node relation ``nodes``."""
+    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+
+
+def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
+    """The relation anchors are resolved against: ``nodes``, or ``graph``
+    bound into ``params``."""
+    if graph is None:
+        return "nodes"
+    params["graph_keys"] = [_b(key) for key in graph]
+    params["graph_blobs"] = [_ob(blob) for blob in graph.values()]
+    return f"(SELECT key, blob FROM {GRAPH_NODES})"
+
+
+def is_dsn(name: str | None) -> bool:
+    """Whether a store name is a PostgreSQL connection URI."""
+    return name is not None and name.startswith(_URI_PREFIXES)
+
+
+def split_schema(dsn: str) -> tuple[str, str | None]:
+    """The DSN without its ``schema`` parameter, and that parameter (or None).
+
+    Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
+    text with ``schema=NAME``.
+    """
+    if dsn.startswith(_URI_PREFIXES):
+        parts = urllib.parse.urlsplit(dsn)
+        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
+        schemas = [value for name, value in query if name == "schema"]
+        if not schemas:
+            return dsn, None
+        rest = urllib.parse.urlencode([(n, v) for n, v in query if n != "schema"])
+        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[-1]
+    match = _KEYWORD_SCHEMA.search(dsn)
+    if match is None:
+        return dsn, None
+    return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
+
+
+def _check_schema_name(schema: str) -> str:
+    if not _SCHEMA_NAME.fullmatch(schema):
+        raise StoreUnavailable(
+            f"invalid PostgreSQL schema name {schema!r}: expected a letter or underscore "
+            "followed by letters, digits or underscores, at most 63 characters"
+        )
+    return schema
+
+
+def _fits_int64(value: int) -> bool:
+    return _INT64_MIN <= value <= _INT64_MAX
+
+
+def _b(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _ob(text: str | None) -> bytes | None:
+    return None if text is None else _b(text)
+
+
+def _t(raw: bytes | None) -> str | None:
+    return None if raw is None else bytes(raw).decode("utf-8", "surrogatepass")
+
+
+def _s(raw: bytes) -> str:
+    return bytes(raw).decode("utf-8", "surrogatepass")
+
+
+def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
+    try:
+        kind = sem.parse_kind(row[2])
+    except ValueError as error:
+        raise Corrupt(f"agent_memory row {row[0]}: {error}") from None
+    anchor_key, anchor_blob = _t(row[3]), _t(row[4])
+    return MemoryRecord(
+        id=row[0],
+        scope=_s(row[1]),
+        kind=kind,
+        anchor=(
+            MemoryAnchor(anchor_key, anchor_blob, _t(row[5])) if anchor_key is not None else None
+        ),
+        anchor_state=sem.resolve_anchor(anchor_key, anchor_blob, row[12] is not None, _t(row[13])),
+        body=_s(row[6]),
+        confidence=row[7],
+        tree=_t(row[8]),
+        created_at=row[9],
+        superseded_by=row[10],
+        superseded_at=row[11],
+    )
+
+
+def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
+    anchor = _t(row[7])
+    return CacheEntry(
+        key=_s(row[0]),
+        fingerprint=_s(row[1]),
+        json=_s(row[2]),
+        bytes=row[3],
+        generation=row[4],
+        last_used=row[5],
+        hits=row[6],
+        anchor=anchor,
+        anchor_state=sem.resolve_anchor(anchor, _t(row[8]), row[9] is not None, _t(row[10])),
+    )
+
+
+class SweepRow:
+    """One entry as the sweep sees it: what eviction is decided by, no payload.
+
+    The key stays UTF-8 bytes: bytes sort in code point order, as the decoded
+    string would, and it is only compared and handed back to the database.
+    """
+
+    __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
+
+    def __init__(self, row: Sequence[Any]) -> None:
+        self.key: bytes = row[0]
+        self.bytes: int = row[1]
+        self.generation: int = row[2]
+        self.last_used: int = row[3]
+        # Blobs are compared for equality only, which bytes decide as text would.
+        self.anchor_state = sem.resolve_anchor(row[4], row[5], row[6] is not None, row[7])
+
+
+class PostgresStore(Store):
+    """The two-tier store in one schema of a PostgreSQL database."""
+
+    name = "postgres"
+
+    def __init__(self, dsn: str, schema: str | None = None) -> None:
+        stripped, named = split_schema(dsn)
+        if schema is not None and named is not None and schema != named:
+            raise StoreUnavailable(
+                f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
+            )
+        self.dsn = stripped
+        self.schema = _check_schema_name(schema or named or DEFAULT_SCHEMA)
+        self._conn = self._open()
+
+    # --- connection and schema -------------------------------------------
+
+    def describe(self) -> str:
+        """Where the store lives, without any password."""
+        import psycopg.conninfo
+
+        try:
+            info = psycopg.conninfo.conninfo_to_dict(self.dsn)
+        except psycopg.ProgrammingError:
+            return f"PostgreSQL schema {self.schema!r}"
+        where = " ".join(
+            f"{name}={info[name]}" for name in ("host", "port", "dbname", "user") if name in info
+        )
+        return f"PostgreSQL {where or 'default connection'} schema {self.schema!r}"
+
+    def _open(self) -> psycopg.Connection[tuple[Any, ...]]:
+        try:
+            import psycopg
+        except ImportError:
+            raise StoreUnavailable(
+                "the PostgreSQL backend needs the psycopg driver, which is not installed; "
+                f"install it with: {INSTALL_HINT}"
+            ) from None
+        try:
+            conn = psycopg.connect(self.dsn, autocommit=True)
+        except psycopg.Error as error:
+            message = str(error).strip().splitlines()[0] if str(error).strip() else error
+            raise StoreUnavailable(f"{self.describe()}: cannot connect ({message})") from None
+        try:
+            conn.execute(f"SET search_path TO {self._ident()}")
+            self._migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _ident(self) -> str:
+        # The name matched _SCHEMA_NAME; quoting keeps its case as written.
+        return '"' + self.schema + '"'
+
+    def _migrate(self, conn: psycopg.Connection[tuple[Any, ...]]) -> None:
+        """Create or upgrade the schema, one opener at a time.
+
+        The advisory lock is per schema name, so concurrent first opens of one
+        store wait for each other and opens of different stores do not.
+        """
+        with _transaction(conn):
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))", (_LOCK_NAMESPACE + self.schema,)
+            )
+            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._ident()}")
+            tables = {
+                row[0]
+                for row in conn.execute(
+                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                    (self.schema,),
+                )
+            }
+            if tables and "schema_migrations" not in tables:
+                raise Corrupt(
+                    f"{self.describe()}: the schema holds tables but is not a roteiro-memory "
+                    "store (it has no schema_migrations table); refusing to change it"
+                )
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                " version integer PRIMARY KEY, name text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            newest = max(applied, default=0)
+            if newest > SCHEMA_VERSION:
+                raise Corrupt(
+                    f"{self.describe()}: written by a newer roteiro-memory (schema version "
+                    f"{newest}; this version knows up to {SCHEMA_VERSION}); upgrade "
+                    "roteiro-memory to open it"
+                )
+            for version, name, sql in MIGRATIONS:
+                if version in applied:
+                    continue
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
+                    (version, name),
+                )
+
+    @contextlib.contextmanager
+    def _atomic(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """One read-committed write transaction; its locks are taken by the
+        operation's first statement, so it sees what committed before."""
+        with _transaction(self._conn):
+            yield self._conn
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
+        """One read-only transaction on one snapshot."""
+        with _transaction(self._conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
+            yield self._conn
+
+    # --- episodic tier ---------------------------------------------------
+
+    @staticmethod
+    def _counts(conn: psycopg.Connection[tuple[Any, ...]]) -> tuple[int, int]:
+        row = conn.execute("SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory").fetchone()
+        assert row is not None
+        total, superseded = int(row[0]), int(row[1])
+        return total - superseded, superseded
+
+    @staticmethod
+    def _generation(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+        return _one(conn, "SELECT COALESCE(MAX(id), 0) FROM agent_memory")
+
+    def record(
+        self,
+        kind: MemoryKind | str,
+        body: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        anchor: str | None = None,
+        confidence: float | None = None,
+        supersedes: int | None = None,
+    ) -> int:
+        return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
+
+    def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        batch = list(writes)
+        valid = [sem.validate_write(w.kind, w.scope, w.body, w.confidence) for w in batch]
+        if not batch:
+            return []
+        with self._atomic() as conn:
+            # The counter's row lock orders record writers: the next one waits
+            # here until this one commits, so ids commit in increasing order.
+            base = _one(conn, "SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
+            self._check_supersessions(conn, batch, base)
+            evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
+            tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+            tree = tree_row[0] if tree_row else None
+            ids = list(range(base + 1, base + len(batch) + 1))
+            rows = []
+            for new_id, write, ok in zip(ids, batch, valid, strict=True):
+                blob, path = (
+                    evidence.get(write.anchor, (None, None)) if write.anchor else (None, None)
+                )
+                rows.append(
+                    (
+                        new_id,
+                        _b(ok.scope),
+                        ok.kind.value,
+                        _ob(write.anchor),
+                        _ob(blob),
+                        _ob(path),
+                        _b(ok.body),
+                        ok.confidence,
+                        tree,
+                        _b(sem.search_text(ok.body, write.anchor, path)),
+                    )
+                )
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO agent_memory (id, scope, kind, anchor_key, anchor_blob,"
+                    " anchor_path, body, confidence, tree, search)"
+                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    rows,
+                )
+                cur.executemany(
+                    f"UPDATE agent_memory SET superseded_by = %s, superseded_at = {_STAMP}"
+                    " WHERE id = %s",
+                    [
+                        (new_id, write.supersedes)
+                        for new_id, write in zip(ids, batch, strict=True)
+                        if write.supersedes is not None
+                    ],
+                )
+            conn.execute("UPDATE agent_memory_ids SET last_id = %s WHERE id = 0", (ids[-1],))
+        return ids
+
+    @staticmethod
+    def _check_supersessions(
+        conn: psycopg.Connection[tuple[Any, ...]], batch: Sequence[MemoryWrite], base: int
+    ) -> None:
+        """Check every supersession in order, as if the batch were written one
+        record at a time, before anything is inserted."""
+        targets = {w.supersedes for w in batch if w.supersedes is not None}
+        stored = [t for t in targets if _fits_int64(t) and t <= base]
+        known: dict[int, int | None] = {}
+        if stored:
+            for row_id, by in conn.execute(
+                "SELECT id, superseded_by FROM agent_memory WHERE id = ANY(%s)", (stored,)
+            ):
+                known[row_id] = by
+        for offset, write in enumerate(batch):
+            new_id = base + offset + 1
+            if write.supersedes is not None:
+                target = write.supersedes
+                sem.check_supersedes(target, target in known, known.get(target))
+                known[target] = new_id
+            known[new_id] = None
+
+    @staticmethod
+    def _anchor_evidence(
+        conn: psycopg.Connection[tuple[Any, ...]], keys: set[str]
+    ) -> dict[str, tuple[str | None, str | None]]:
+        """The blob and path each anchor key's node carries now."""
+        if not keys:
+            return {}
+        return {
+            _s(key): (_t(blob), _t(path))
+            for key, blob, path in conn.execute(
+                "SELECT key, blob, path FROM nodes WHERE key = ANY(%s)",
+                ([_b(key) for key in sorted(keys)],),
+            )
+        }
+
+    def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
+        if not _fits_int64(id):
+            return None
+        params: dict[str, object] = {"id": id}
+        nodes = _node_relation(graph, params)
+        # One statement outside a transaction block sees one state.
+        row = self._conn.execute(
+            f"SELECT {RECORD_COLS}{_record_from(nodes)} WHERE m.id = %(id)s", params
+        ).fetchone()
+        return _record_from_row(row) if row is not None else None
+
+    @staticmethod
+    def _filters(
+        scope: str | None,
+        kind: MemoryKind | str | None,
+        anchor_key: str | None,
+        include_superseded: bool,
+    ) -> tuple[builtins.list[str], dict[str, object]]:
+        where: builtins.list[str] = []
+        params: dict[str, object] = {}
+        if scope is not None:
+            where.append("m.scope = %(scope)s")
+            params["scope"] = _b(scope)
+        if kind is not None:
+            where.append("m.kind = %(kind)s")
+            params["kind"] = sem.parse_kind(kind).value
+        if anchor_key is not None:
+            where.append("m.anchor_key = %(anchor_key)s")
+            params["anchor_key"] = _b(anchor_key)
+        if not include_superseded:
+            where.append("m.superseded_by IS NULL")
+        return where, params
+
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        include_superseded: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+    ) -> MemoryListing:
+        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        sql = f"SELECT {RECORD_COLS}{_record_from(_node_relation(graph, params))}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY m.id DESC"
+        if limit:
+            sql += " LIMIT %(limit)s"
+            params["limit"] = min(limit, _INT64_MAX)
+        with self._reading() as conn:
+            records = [_record_from_row(row) for row in conn.execute(sql, params)]
+            live, superseded = self._counts(conn)
+        return MemoryListing(records=records, live=live, superseded=superseded)
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        nodes = _node_relation(graph, params)
+        for index, token in enumerate(sem.query_tokens(query)):
+            where.append(f"position(%(token{index})s IN m.search) > 0")
+            params[f"token{index}"] = _b(token)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
+        score, score_params = sqlexpr.score_expr(
+            parsed, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
+        )
+        params.update(score_params)
+        ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
+        ranked += " AND ".join(where)
+        ranked += " ORDER BY score DESC, m.id DESC"
+        if limit:
+            ranked += " LIMIT %(limit)s"
+            params["limit"] = min(limit, _INT64_MAX)
+        sql = (
+            f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
+            f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+            " ORDER BY r.score DESC, r.id DESC"
+        )
+        with self._reading() as conn:
+            generation = self._generation(conn)
+            params["generation"] = generation
+            rows = conn.execute(sql, params).fetchall()
+            live, superseded = self._counts(conn)
+        results = []
+        for row in rows:
+            record = _record_from_row(row)
+            base = sem.base_confidence(record.confidence)
+            penalty = sem.anchor_penalty(record.anchor_state)
+            age = sem.record_age(generation, record.id)
+            factor = parsed.factor(age)
+            results.append(
+                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
+            )
+        return Recall(
+            generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    def forget(self, id: int) -> MemoryForgotten:
+        with self._atomic() as conn:
+            # Taken like a record write, so a supersession of this record
+            # never interleaves with its removal.
+            conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
+            if (
+                not _fits_int64(id)
+                or conn.execute("SELECT 1 FROM agent_memory WHERE id = %s", (id,)).fetchone()
+                is None
+            ):
+                raise NotFound(f"no memory record with id {id} to forget")
+            restored = [
+                row[0]
+                for row in conn.execute(
+                    "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
+                    " WHERE superseded_by = %s RETURNING id",
+                    (id,),
+                )
+            ]
+            conn.execute("DELETE FROM agent_memory WHERE id = %s", (id,))
+        return MemoryForgotten(id=id, restored=sorted(restored))
+
+    # --- cache tier ------------------------------------------------------
+
+    @staticmethod
+    def _lock_clock(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+        """Lock the clock row for this transaction; the cache generation."""
+        return _one(conn, "SELECT generation FROM agent_cache_clock WHERE id = 0 FOR UPDATE")
+
+    @staticmethod
+    def _next_tick(conn: psycopg.Connection[tuple[Any, ...]]) -> int:
+        return _one(
+            conn, "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
+        )
+
+    def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        size = sem.cache_entry_bytes(key, fingerprint, json)
+        with self._atomic() as conn:
+            generation = self._lock_clock(conn)
+            blob = None
+            if anchor is not None:
+                node = conn.execute(
+                    "SELECT blob FROM nodes WHERE key = %s", (_b(anchor),)
+                ).fetchone()
+                blob = node[0] if node else None
+            tick = self._next_tick(conn)
+            conn.execute(
+                "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
+                " anchor_key, anchor_blob, json) VALUES (%s, %s, %s, %s, %s, 0, %s, %s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint,"
+                " bytes = excluded.bytes, generation = excluded.generation,"
+                " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
+                " anchor_blob = excluded.anchor_blob, json = excluded.json",
+                (_b(key), _b(fingerprint), size, generation, tick, _ob(anchor), blob, _b(json)),
+            )
+
+    def cache_get(self, key: str) -> CacheEntry | None:
+        with self._atomic() as conn:
+            self._lock_clock(conn)
+            row = conn.execute(
+                f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = %s", (_b(key),)
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE agent_cache SET hits = hits + 1, last_used = %s WHERE key = %s",
+                (self._next_tick(conn), _b(key)),
+            )
+        return _entry_from_row(row)
+
+    def cache_entries(self) -> builtins.list[CacheEntry]:
+        rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
+        return [_entry_from_row(row) for row in rows]
+
+    def sweep_rows(self) -> builtins.list[SweepRow]:
+        """Every entry as the sweep reads it, without the payload."""
+        rows = self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM} ORDER BY c.key")
+        return [SweepRow(row) for row in rows]
+
+    def cache_forget(self, key: str) -> bool:
+        with self._atomic() as conn:
+            self._lock_clock(conn)
+            return conn.execute("DELETE FROM agent_cache WHERE key = %s", (_b(key),)).rowcount > 0
+
+    def cache_stats(self, budget_bytes: int) -> CacheStats:
+        with self._reading() as conn:
+            row = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(bytes), 0) FROM agent_cache"
+            ).fetchone()
+            assert row is not None
+            generation = _one(conn, "SELECT generation FROM agent_cache_clock WHERE id = 0")
+        return CacheStats(
+            entries=int(row[0]), bytes=int(row[1]), budget_bytes=budget_bytes, generation=generation
+        )
+
+    def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        with self._atomic() as conn:
+            # The clock row first, as every cache write takes it, then the
+            # table, so no put or get can slip in while the sweep decides.
+            generation = self._lock_clock(conn)
+            conn.execute("LOCK TABLE agent_cache IN SHARE ROW EXCLUSIVE MODE")
+            entries = self.sweep_rows()
+            mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
+            pinned_bytes = 0
+            candidates: builtins.list[SweepRow] = []
+            for entry in entries:
+                applies = entry.anchor_state.applies
+                if sem.is_pinned(entry is mru, entry.generation, generation, applies):
+                    pinned_bytes += entry.bytes
+                else:
+                    candidates.append(entry)
+            candidates.sort(
+                # Keys stay UTF-8 bytes, which order as their strings do.
+                key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key)  # type: ignore[arg-type]
+            )
+            evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
+            doomed = candidates[:evict]
+            if doomed:
+                conn.execute(
+                    "DELETE FROM agent_cache WHERE key = ANY(%s)", ([e.key for e in doomed],)
+                )
+            freed = sum(e.bytes for e in doomed)
+            retained = pinned_bytes + sum(e.bytes for e in candidates) - freed
+            new_generation = _one(
+                conn,
+                "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
+                " RETURNING generation",
+            )
+        return CacheSweep(
+            budget_bytes=budget_bytes,
+            scanned=len(entries),
+            pinned=len(entries) - len(candidates),
+            evicted=evict,
+            freed_bytes=freed,
+            retained_bytes=retained,
+            over_budget=retained > budget_bytes,
+            generation=new_generation,
+        )
+
+    # --- graph -----------------------------------------------------------
+
+    def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        latest = {n.key: n for n in nodes}
+        # In key order, so two writers upserting overlapping nodes lock rows
+        # in the same order and cannot deadlock.
+        rows = [
+            (_b(n.key), _ob(n.kind), _ob(n.name), _ob(n.path), _ob(n.blob))
+            for _, n in sorted(latest.items())
+        ]
+        if not rows:
+            return
+        with self._atomic() as conn, conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO nodes (key, kind, name, path, blob) VALUES (%s, %s, %s, %s, %s)"
+                " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
+                " path = excluded.path, blob = excluded.blob",
+                rows,
+            )
+
+    def remove_nodes(self, keys: Iterable[str]) -> None:
+        doomed = sorted({_b(key) for key in keys})
+        if not doomed:
+            return
+        with self._atomic() as conn:
+            conn.execute("DELETE FROM nodes WHERE key = ANY(%s)", (doomed,))
+
+    def set_tree(self, tree: str | None) -> None:
+        with self._atomic() as conn:
+            conn.execute(
+                "INSERT INTO sync_state (id, tree) VALUES (0, %s)"
+                " ON CONFLICT (id) DO UPDATE SET tree = excluded.tree",
+                (_ob(tree),),
+            )
+
+    def tree(self) -> str | None:
+        row = self._conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+        return _t(row[0]) if row else None
+
+    def rebuild(self) -> None:
+        with self._atomic() as conn:
+            conn.execute("DELETE FROM nodes")
+
+    def export_graph(self) -> builtins.list[GraphNode]:
+        rows = self._conn.execute(
+            "SELECT key, kind, name, path, blob FROM nodes ORDER BY key"
+        ).fetchall()
+        return [GraphNode(_s(row[0]), *(_t(value) for value in row[1:])) for row in rows]
+
+    # --- store -----------------------------------------------------------
+
+    _SNAPSHOT_TABLES = (
+        ("schema_migrations", "version, name", "version"),
+        ("nodes", "key, kind, name, path, blob", "key"),
+        ("sync_state", "id, tree", "id"),
+        (
+            "agent_memory",
+            "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree,"
+            " created_at, superseded_by, superseded_at, search",
+            "id",
+        ),
+        (
+            "agent_cache",
+            "key, fingerprint, bytes, generation, last_used, hits, anchor_key, anchor_blob, json",
+            "key",
+        ),
+        ("agent_cache_clock", "id, ticks, generation", "id"),
+        ("agent_memory_ids", "id, last_id", "id"),
+    )
+
+    def snapshot(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with self._reading() as conn:
+            for table, columns, order in self._SNAPSHOT_TABLES:
+                names = [c.strip() for c in columns.split(",")]
+                rows: builtins.list[tuple[Any, ...]] = conn.execute(
+                    f"SELECT {columns} FROM {table} ORDER BY {order}"
+                ).fetchall()
+                out[table] = [
+                    {
+                        name: _s(value) if isinstance(value, bytes) else value
+                        for name, value in zip(names, row, strict=True)
+                    }
+                    for row in rows
+                ]
+        return out
+
+    def reopen(self) -> None:
+        self._conn.close()
+        self._conn = self._open()
+
+    def reset(self) -> None:
+        """Empty this store's schema, and nothing outside it."""
+        with self._atomic() as conn:
+            conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
+            self._lock_clock(conn)
+            conn.execute("TRUNCATE agent_memory, agent_cache, nodes, sync_state")
+            conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")
+            conn.execute("UPDATE agent_memory_ids SET last_id = 0")
+
+    def drop(self) -> None:
+        """Remove this store's schema and everything in it, then close."""
+        self._conn.execute(f"DROP SCHEMA IF EXISTS {self._ident()} CASCADE")
+        self._conn.close()
+
+    def close(self) -> None:
+        self._conn.close()
+
+    @property
+    def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The underlying connection, for maintenance and tests."""
+        return self._conn
+
+
+def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:
+    """The single integer a statement returns."""
+    row = conn.execute(sql).fetchone()
+    if row is None:
+        raise Corrupt(f"expected one row from {sql!r} and found none; the store is damaged")
+    return int(row[0])
+
+
+@contextlib.contextmanager
+def _transaction(conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN") -> Iterator[None]:
+    """Run the body in one transaction: committed if it returns, rolled back
+    if it raises.  A lost connection is reported as :class:`StoreUnavailable`."""
+    import psycopg
+
+    try:
+        conn.execute(begin)
+        try:
+            yield
+        except BaseException:
+            if not conn.closed:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except psycopg.OperationalError as error:
+        if conn.broken or conn.closed:
+            raise StoreUnavailable(
+                f"the connection to the PostgreSQL server was lost ({error})"
+            ) from None
+        raise
