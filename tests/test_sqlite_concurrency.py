@@ -1,0 +1,186 @@
+"""Many processes writing one SQLite store at once.
+
+Eight OS processes, released together, each write 250 records (every fourth
+superseding one of its own earlier records) interleaved with cache puts,
+gets, sweeps and reads of their own newest record.  Writers queue on the
+write lock instead of failing, so no caller may see ``database is locked``
+or any other error, and nothing may be lost, duplicated or left half-linked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory.semantics import cache_entry_bytes
+from roteiro_memory.sqlite import SQLiteStore
+
+WORKERS = 8
+RECORDS = 250
+KEYS_PER_WORKER = 16
+SWEEP_EVERY = 25
+SWEEP_BUDGET = 2_000
+WATCHDOG_SECONDS = 180.0
+"""Kills every worker if the run wedges, so a deadlock fails instead of hanging."""
+
+WORKER = r"""
+import json
+import random
+import sys
+
+from roteiro_memory.sqlite import SQLiteStore
+
+db, me, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+keys, sweep_every, budget = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+rng = random.Random(me)
+errors = []
+ids = []
+puts = hits = sweeps = 0
+
+
+def attempt(what, action):
+    try:
+        return action()
+    except Exception as error:  # reported to the test, which asserts there are none
+        errors.append(f"worker {me}, {what}: {type(error).__name__}: {error}")
+        return None
+
+
+store = SQLiteStore(db)
+print("ready", flush=True)
+sys.stdin.readline()  # the starting gun: every worker is open and waiting
+for i in range(count):
+    target = i - 3 if i % 4 == 3 else None
+    body = f"w{me} r{i}" + ("" if target is None else f" supersedes r{target}")
+    supersedes = None if target is None else ids[target]
+    ids.append(
+        attempt(
+            f"record r{i}",
+            lambda: store.record(
+                "attempt", body, scope=f"w{me}", confidence=(i % 10) / 10, supersedes=supersedes
+            ),
+        )
+    )
+    key = f"w{me}-k{i % keys}"
+    attempt(f"put {key}", lambda: store.cache_put(key, f"fp{i}", json.dumps({"i": i})))
+    puts += 1
+    other = f"w{rng.randrange(8)}-k{rng.randrange(keys)}"
+    if attempt(f"get {other}", lambda: store.cache_get(other)) is not None:
+        hits += 1
+    if i % sweep_every == sweep_every - 1:
+        attempt(f"sweep after r{i}", lambda: store.cache_sweep(budget))
+        sweeps += 1
+        own = attempt(f"list after r{i}", lambda: store.list(scope=f"w{me}", limit=1))
+        if own is not None and [r.id for r in own.records] != [ids[-1]]:
+            errors.append(f"worker {me} cannot read its own newest record r{i}: {own}")
+store.close()
+print(json.dumps({"me": me, "ids": ids, "errors": errors, "puts": puts, "hits": hits,
+                  "sweeps": sweeps}), flush=True)
+"""
+
+
+def _run_workers(db: Path) -> list[dict[str, Any]]:
+    argv_tail = [str(RECORDS), str(KEYS_PER_WORKER), str(SWEEP_EVERY), str(SWEEP_BUDGET)]
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(db), str(me), *argv_tail],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me in range(WORKERS)
+    ]
+
+    def kill_all() -> None:
+        for worker in workers:
+            worker.kill()
+
+    watchdog = threading.Timer(WATCHDOG_SECONDS, kill_all)
+    watchdog.start()
+    try:
+        for worker in workers:
+            assert worker.stdout is not None
+            ready = worker.stdout.readline()
+            assert ready == "ready\n", f"a worker failed to open the store: {worker.stderr}"
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.flush()
+        reports = []
+        for worker in workers:
+            out, err = worker.communicate()
+            assert worker.returncode == 0, f"worker exited {worker.returncode}:\n{err}"
+            assert err == "", err
+            reports.append(json.loads(out))
+    finally:
+        watchdog.cancel()
+        kill_all()
+    return reports
+
+
+def test_eight_processes_share_one_store_without_loss_or_lock_errors(tmp_path: Path) -> None:
+    db = tmp_path / "shared.db"
+    SQLiteStore(db).close()  # the schema exists before the race on the data starts
+    reports = _run_workers(db)
+
+    errors = [error for report in reports for error in report["errors"]]
+    assert errors == [], "\n".join(errors[:20])
+
+    expected_bodies: dict[int, tuple[int, int, str]] = {}
+    for report in reports:
+        me, ids = report["me"], report["ids"]
+        assert len(ids) == RECORDS
+        assert all(isinstance(i, int) for i in ids)
+        assert ids == sorted(ids), f"worker {me}'s ids do not increase in its own order"
+        assert len(set(ids)) == RECORDS
+        for i, record_id in enumerate(ids):
+            body = f"w{me} r{i}" + (f" supersedes r{i - 3}" if i % 4 == 3 else "")
+            expected_bodies[record_id] = (me, i, body)
+    assert len(expected_bodies) == WORKERS * RECORDS, "an id was handed to two writes"
+    contiguous = [r["ids"][-1] - r["ids"][0] == RECORDS - 1 for r in reports]
+    assert not all(contiguous), "the workers ran one after another, not at once"
+
+    with SQLiteStore(db) as store:
+        listing = store.list(include_superseded=True)
+        records = {r.id: r for r in listing.records}
+        assert len(listing.records) == WORKERS * RECORDS
+        assert set(records) == set(expected_bodies)
+        for record_id, (me, _, body) in expected_bodies.items():
+            assert records[record_id].body == body
+            assert records[record_id].scope == f"w{me}"
+
+        superseded = {r.id for r in records.values() if r.superseded_by is not None}
+        expected_superseded = {
+            report["ids"][i - 3] for report in reports for i in range(RECORDS) if i % 4 == 3
+        }
+        assert superseded == expected_superseded
+        for record in records.values():
+            if record.superseded_by is None:
+                assert record.superseded_at is None
+                continue
+            successor = records.get(record.superseded_by)
+            assert successor is not None, f"record {record.id} points at a missing record"
+            me, i, _ = expected_bodies[record.id]
+            assert successor.body.endswith(f" supersedes r{i}")
+            assert expected_bodies[successor.id][0] == me
+            assert record.superseded_at is not None
+        assert (listing.live, listing.superseded) == (
+            WORKERS * RECORDS - len(expected_superseded),
+            len(expected_superseded),
+        )
+
+        clock = store.snapshot()["agent_cache_clock"]
+        ticks = sum(r["puts"] + r["hits"] for r in reports)
+        sweeps = sum(r["sweeps"] for r in reports)
+        assert clock == [{"id": 0, "ticks": ticks, "generation": sweeps}]
+        ticks_seen = Counter(entry.last_used for entry in store.cache_entries())
+        assert all(n == 1 for n in ticks_seen.values()), "two accesses took the same tick"
+        for entry in store.cache_entries():
+            assert entry.bytes == cache_entry_bytes(entry.key, entry.fingerprint, entry.json)
+        assert store.connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
