@@ -1,0 +1,316 @@
+"""The SQLite schema: recorded migrations, and files that are refused untouched.
+
+A store either opens at the schema this version knows, or is refused with
+``Corrupt`` before anything is written: a file that is not ours, or one a
+newer version wrote, must come out of a failed open byte for byte the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable
+from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.sqlite import BUSY_TIMEOUT_MS, SQLiteStore
+
+SIDE_FILES = ("-wal", "-shm", "-journal")
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _side_files(path: Path) -> list[str]:
+    return [suffix for suffix in SIDE_FILES if Path(f"{path}{suffix}").exists()]
+
+
+def _migration_rows(path: Path) -> list[tuple[int, str, str]]:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute(
+            "SELECT version, name, applied_at FROM schema_migrations ORDER BY version"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def _schema_cookie(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        cookie: int = conn.execute("PRAGMA schema_version").fetchone()[0]
+        return cookie
+    finally:
+        conn.close()
+
+
+def _assert_refused_untouched(path: Path, error: type[RoteiroError] = Corrupt) -> str:
+    """Opening ``path`` fails with ``error`` and leaves it exactly as it was,
+    with no journal or WAL beside it; the error message."""
+    digest, side = _digest(path), _side_files(path)
+    with pytest.raises(error) as refused:
+        SQLiteStore(path)
+    assert refused.value.kind == "Corrupt"
+    assert _digest(path) == digest, "a refused file was modified"
+    assert _side_files(path) == side, "a refused open left files beside the store"
+    return str(refused.value)
+
+
+# --- migrations --------------------------------------------------------------
+
+
+def test_migrations_are_numbered_in_order_and_schema_version_is_the_last() -> None:
+    versions = [version for version, _, _ in MIGRATIONS]
+    assert versions == list(range(1, len(MIGRATIONS) + 1))
+    assert versions[-1] == SCHEMA_VERSION
+    assert len({name for _, name, _ in MIGRATIONS}) == len(MIGRATIONS)
+
+
+def test_a_new_store_records_one_row_per_migration_in_order(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    rows = _migration_rows(path)
+    assert [(v, n) for v, n, _ in rows] == [(v, n) for v, n, _ in MIGRATIONS]
+    assert all(applied_at for _, _, applied_at in rows)
+
+
+def test_reopening_an_up_to_date_store_applies_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+    rows, cookie, digest = _migration_rows(path), _schema_cookie(path), _digest(path)
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None
+    assert _migration_rows(path) == rows
+    assert _schema_cookie(path) == cookie, "reopening changed the schema"
+    assert _digest(path) == digest, "reopening an up-to-date store wrote to it"
+
+
+def test_a_store_missing_a_migration_gets_only_that_one(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "older than the cache tier")
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TABLE agent_cache; DROP TABLE agent_cache_clock;"
+        f" DELETE FROM schema_migrations WHERE version = {SCHEMA_VERSION};"
+    )
+    conn.close()
+    earlier = _migration_rows(path)
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None
+        assert store.cache_stats(0).generation == 0
+        store.cache_put("k", "f", "1")
+    rows = _migration_rows(path)
+    assert rows[:-1] == earlier, "an applied migration was applied again"
+    assert [v for v, _, _ in rows] == [v for v, _, _ in MIGRATIONS]
+
+
+# --- refusals ----------------------------------------------------------------
+
+
+def test_a_store_from_a_newer_schema_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "written before the upgrade")
+    newer = SCHEMA_VERSION + 1
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO schema_migrations (version, name) VALUES (?, 'from the future')", (newer,)
+    )
+    conn.commit()
+    conn.close()
+    assert _side_files(path) == []
+    message = _assert_refused_untouched(path)
+    assert str(newer) in message
+    assert str(SCHEMA_VERSION) in message
+
+
+def test_serving_a_newer_store_exits_non_zero_with_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("INSERT INTO schema_migrations (version, name) VALUES (?, 'next')", (99,))
+    conn.commit()
+    conn.close()
+    digest = _digest(path)
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", "protocol", "--db", str(path)],
+        input=b'{"id": 1, "op": "hello"}\n',
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert done.stdout == b""
+    lines = done.stderr.decode().splitlines()
+    assert len(lines) == 1, lines
+    assert "99" in lines[0]
+    assert str(SCHEMA_VERSION) in lines[0]
+    assert _digest(path) == digest
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"my shopping list\n",
+        b"SQLite format 2\x00" + bytes(100),
+        b"\x00" * 4096,
+        "SQLite format 3 — but a text file".encode(),
+    ],
+    ids=["text", "other-header", "zeros", "near-miss-header"],
+)
+def test_a_file_that_is_not_an_sqlite_database_is_refused_untouched(
+    tmp_path: Path, content: bytes
+) -> None:
+    path = tmp_path / "memory.db"
+    path.write_bytes(content)
+    message = _assert_refused_untouched(path)
+    assert str(path) in message
+
+
+def test_a_truncated_sqlite_database_is_refused_untouched(tmp_path: Path) -> None:
+    """An SQLite header over garbage is not a store either."""
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    path.write_bytes(path.read_bytes()[:100] + b"\xff" * 3000)
+    _assert_refused_untouched(path)
+
+
+@pytest.mark.parametrize("journal_mode", ["delete", "wal"])
+def test_someone_elses_sqlite_database_is_refused_untouched(
+    tmp_path: Path, journal_mode: str
+) -> None:
+    path = tmp_path / "theirs.db"
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA journal_mode = {journal_mode}")
+    conn.execute("CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)")
+    conn.execute("INSERT INTO invoices (total) VALUES (12.5)")
+    conn.commit()
+    conn.close()
+    message = _assert_refused_untouched(path)
+    assert "schema_migrations" in message
+    conn = sqlite3.connect(path)
+    try:
+        tables = [row[0] for row in conn.execute("SELECT name FROM sqlite_master")]
+        assert tables == ["invoices"]
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == journal_mode
+    finally:
+        conn.close()
+
+
+def test_a_directory_is_refused(tmp_path: Path) -> None:
+    folder = tmp_path / "store.db"
+    folder.mkdir()
+    with pytest.raises(StoreUnavailable, match="directory"):
+        SQLiteStore(folder)
+    assert list(folder.iterdir()) == []
+
+
+def test_an_empty_file_becomes_a_new_store(tmp_path: Path) -> None:
+    """Zero bytes is what SQLite itself calls an empty database, so it is
+    taken as a fresh store rather than refused."""
+    path = tmp_path / "memory.db"
+    path.touch()
+    with SQLiteStore(path) as store:
+        assert store.record("lesson", "first") == 1
+    assert len(_migration_rows(path)) == len(MIGRATIONS)
+
+
+# --- connection settings -----------------------------------------------------
+
+
+def test_wal_foreign_keys_and_busy_timeout_are_on_after_open_and_reopen(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        for _ in range(2):
+            conn = store.connection
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+            assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == BUSY_TIMEOUT_MS
+            store.reopen()
+    header = path.read_bytes()[:20]
+    assert (header[18], header[19]) == (2, 2), "WAL is not recorded in the file header"
+
+
+def test_foreign_keys_reject_a_dangling_supersession_pointer(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "memory.db") as store:
+        store.record("lesson", "alone")
+        with pytest.raises(sqlite3.IntegrityError):
+            store.connection.execute("UPDATE agent_memory SET superseded_by = 999 WHERE id = 1")
+        record = store.get(1)
+        assert record is not None
+        assert record.superseded_by is None
+
+
+# --- concurrent first open -----------------------------------------------------
+
+_OPENER = r"""
+import json
+import sys
+
+from roteiro_memory.sqlite import SQLiteStore
+
+sys.stdin.readline()
+try:
+    with SQLiteStore(sys.argv[1]) as store:
+        print(json.dumps({"id": store.record("lesson", f"from {sys.argv[2]}")}))
+except Exception as error:
+    print(json.dumps({"error": f"{type(error).__name__}: {error}"}))
+"""
+
+
+def test_processes_opening_one_fresh_path_at_once_all_succeed(tmp_path: Path) -> None:
+    for round_ in range(3):
+        path = tmp_path / f"fresh-{round_}.db"
+        openers = [
+            subprocess.Popen(
+                [sys.executable, "-c", _OPENER, str(path), str(n)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for n in range(4)
+        ]
+        # Every interpreter is up and blocked on stdin; release them together.
+        for opener in openers:
+            assert opener.stdin is not None
+            opener.stdin.write(b"go\n")
+            opener.stdin.flush()
+        reports = []
+        for opener in openers:
+            out, err = opener.communicate(timeout=120)
+            assert opener.returncode == 0, err.decode()
+            reports.append(json.loads(out))
+        assert all("id" in report for report in reports), reports
+        assert sorted(report["id"] for report in reports) == [1, 2, 3, 4]
+        assert [(v, n) for v, n, _ in _migration_rows(path)] == [(v, n) for v, n, _ in MIGRATIONS]
+
+
+def test_threads_opening_one_fresh_path_at_once_all_succeed(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    barrier = threading.Barrier(4)
+    outcomes: list[object] = []
+
+    def open_and_write(n: int) -> None:
+        barrier.wait(timeout=60)
+        try:
+            with SQLiteStore(path) as store:
+                outcomes.append(store.record("lesson", f"thread {n}"))
+        except Exception as error:  # collected and asserted on below
+            outcomes.append(error)
+
+    threads = [threading.Thread(target=open_and_write, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert sorted(outcomes, key=repr) == [1, 2, 3, 4], outcomes
+    assert len(_migration_rows(path)) == len(MIGRATIONS)
