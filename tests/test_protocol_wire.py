@@ -154,9 +154,11 @@ def test_end_of_input_exits_zero(backend_name: str, tmp_path: Path) -> None:
     responses, stderr, code = run_lines(_argv(backend_name, tmp_path), [request_line(5, "hello")])
     assert [r["id"] for r in responses] == [5]
     assert code == 0, stderr
+    assert stderr == ""
     empty, stderr, code = run_lines(_argv(backend_name, tmp_path), [])
     assert empty == []
     assert code == 0, stderr
+    assert stderr == ""
 
 
 def test_console_script_serves_the_protocol(tmp_path: Path) -> None:

@@ -279,16 +279,21 @@ def test_processes_opening_one_fresh_path_at_once_all_succeed(tmp_path: Path) ->
             )
             for n in range(4)
         ]
-        # Every interpreter is up and blocked on stdin; release them together.
-        for opener in openers:
-            assert opener.stdin is not None
-            opener.stdin.write(b"go\n")
-            opener.stdin.flush()
         reports = []
-        for opener in openers:
-            out, err = opener.communicate(timeout=120)
-            assert opener.returncode == 0, err.decode()
-            reports.append(json.loads(out))
+        try:
+            # Each interpreter starts and blocks on stdin; release them together.
+            for opener in openers:
+                assert opener.stdin is not None
+                opener.stdin.write(b"go\n")
+                opener.stdin.flush()
+            for opener in openers:
+                out, err = opener.communicate(timeout=120)
+                assert opener.returncode == 0, err.decode()
+                reports.append(json.loads(out))
+        finally:
+            for opener in openers:
+                opener.kill()
+                opener.wait()
         assert all("id" in report for report in reports), reports
         assert sorted(report["id"] for report in reports) == [1, 2, 3, 4]
         assert [(v, n) for v, n, _ in _migration_rows(path)] == [(v, n) for v, n, _ in MIGRATIONS]
