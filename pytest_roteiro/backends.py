@@ -1,0 +1,386 @@
+"""Finding and driving a backend: in-process objects and external programs.
+
+A backend spec is one of:
+
+* a registered name -- ``sqlite`` and ``memory`` ship with this package; others
+  come from the ``roteiro.backends`` entry-point group or a plugin's
+  ``pytest_roteiro_backend_factories`` hook;
+* ``module.path:factory`` -- a callable returning a
+  :class:`roteiro_memory.store.Store` or any object with ``call(op, args)``;
+* ``cmd:COMMAND LINE`` -- a program speaking the PROTOCOL wire form on its
+  standard input and output.
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import importlib
+import json
+import os
+import shlex
+import subprocess
+import threading
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from typing import IO, Any
+
+from pytest_roteiro.runner import Backend, BackendFailure, OpError
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "BackendSpecError",
+    "InProcessBackend",
+    "SubprocessBackend",
+    "builtin_factories",
+    "entry_point_factories",
+    "memory_store",
+    "resolve_backend",
+    "sqlite_store",
+]
+
+JSON = Any
+Factory = Callable[[], object]
+ENTRY_POINT_GROUP = "roteiro.backends"
+DEFAULT_TIMEOUT = 10.0
+STDERR_LINES = 30
+
+
+class BackendSpecError(ValueError):
+    """A backend spec that names no backend, with what is allowed."""
+
+
+def sqlite_store() -> object:
+    """The reference SQLite store, in a fresh temporary folder."""
+    from roteiro_memory.backends import open_store
+
+    return open_store("sqlite")
+
+
+def memory_store() -> object:
+    """The in-memory model store."""
+    from roteiro_memory.backends import open_store
+
+    return open_store("memory")
+
+
+def builtin_factories() -> dict[str, Factory]:
+    """The backends this package ships (also registered as entry points, so
+    these only matter in a source checkout that was never installed)."""
+    return {"sqlite": sqlite_store, "memory": memory_store}
+
+
+def entry_point_factories() -> dict[str, Factory]:
+    """Backends installed packages register in the ``roteiro.backends`` group.
+
+    Each entry point names a factory; it is loaded only when chosen.
+    """
+    out: dict[str, Factory] = {}
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+
+        def load(ep: Any = ep) -> object:
+            factory = ep.load()
+            return factory()
+
+        out[ep.name] = load
+    return out
+
+
+# --- In-process ----------------------------------------------------------------
+
+
+class InProcessBackend:
+    """An object with ``call(op, args)`` (or a ``Store``, wrapped in ``Ops``).
+
+    Exceptions with a ``kind`` attribute (the :mod:`roteiro_memory.errors`
+    tree) are refusals; anything else escaping ``call`` is a backend failure.
+    """
+
+    def __init__(self, target: object, name: str) -> None:
+        self.name = name
+        self._target = _as_caller(target, name)
+        self._capabilities: frozenset[str] | None = None
+
+    def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
+        try:
+            result = self._target.call(op, dict(args))
+        except Exception as error:
+            kind = getattr(error, "kind", None)
+            if isinstance(kind, str):
+                raise OpError(kind, str(error)) from error
+            raise BackendFailure(
+                f"{op} raised {type(error).__name__}: {error} (not a PROTOCOL error kind)"
+            ) from error
+        # A result must be JSON: round-trip it so in-process and wire agree.
+        try:
+            return json.loads(json.dumps(result, allow_nan=False))
+        except (TypeError, ValueError) as error:
+            raise BackendFailure(f"{op} returned a value that is not JSON: {result!r}") from error
+
+    def capabilities(self) -> frozenset[str]:
+        if self._capabilities is None:
+            hello = self.call("hello", {})
+            self._capabilities = _capabilities_of(hello, self.name)
+        return self._capabilities
+
+    def stderr_tail(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        closer = getattr(getattr(self._target, "store", self._target), "close", None)
+        if callable(closer):
+            closer()
+
+
+def _as_caller(target: object, name: str) -> Any:
+    if callable(getattr(target, "call", None)):
+        return target
+    from roteiro_memory.protocol import Ops
+    from roteiro_memory.store import Store
+
+    if isinstance(target, Store):
+        return Ops(target)
+    raise BackendSpecError(
+        f"backend {name!r}: the factory returned {type(target).__name__}, which is neither a "
+        "roteiro_memory Store nor an object with a call(op, args) method"
+    )
+
+
+def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
+    caps = hello.get("capabilities") if isinstance(hello, dict) else None
+    if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
+        raise BackendFailure(
+            f"backend {name!r}: hello must return an object with a list of strings "
+            f"'capabilities', got {json.dumps(hello)[:200]}"
+        )
+    return frozenset(caps)
+
+
+# --- External programs -------------------------------------------------------
+
+
+class SubprocessBackend:
+    """A program speaking the PROTOCOL wire form, one JSON line each way.
+
+    Every request waits at most ``timeout`` seconds.  A program that hangs,
+    dies or answers with a line that breaks the protocol is killed; the request
+    fails with :class:`BackendFailure` (the line received, the exit status, the
+    stderr tail) and the next request starts a fresh program.
+    """
+
+    def __init__(self, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        if not argv:
+            raise BackendSpecError("cmd: needs a command line, e.g. 'cmd:my-store --protocol'")
+        self.argv = argv
+        self.name = f"cmd:{shlex.join(argv)}"
+        self.timeout = timeout
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: collections.deque[bytes | None] = collections.deque()
+        self._ready = threading.Condition()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self._next_id = 0
+        self._capabilities: frozenset[str] | None = None
+        self.restarts = 0
+
+    # The program's output is read by threads so a hung program cannot block
+    # the suite: the request waits on a condition with a deadline instead.
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        except OSError as error:
+            raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
+        self._lines = collections.deque()
+        self._stderr.clear()
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        out = threading.Thread(target=self._pump_out, args=(proc.stdout, self._lines), daemon=True)
+        out.start()
+        threading.Thread(target=self._pump_err, args=(proc.stderr,), daemon=True).start()
+        self._proc = proc
+        return proc
+
+    def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
+        for line in iter(stream.readline, b""):
+            with self._ready:
+                sink.append(line)
+                self._ready.notify_all()
+        with self._ready:
+            sink.append(None)
+            self._ready.notify_all()
+
+    def _pump_err(self, stream: IO[bytes]) -> None:
+        for line in iter(stream.readline, b""):
+            self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    def stderr_tail(self) -> str | None:
+        return "\n".join(self._stderr) or None
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        # A killed program is reaped; one that survives a kill is left to the OS.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+
+    def _fail(self, message: str) -> BackendFailure:
+        # Give the stderr reader a moment to drain what the program said last.
+        proc = self._proc
+        if proc is not None and proc.poll() is not None:
+            threading.Event().wait(0.05)
+        tail = self.stderr_tail()
+        self._kill()
+        self.restarts += 1
+        return BackendFailure(f"{message}; the program was restarted for the next case", tail)
+
+    def _read_line(self, proc: subprocess.Popen[bytes], op: str) -> bytes:
+        with self._ready:
+            if not self._ready.wait_for(lambda: bool(self._lines), timeout=self.timeout):
+                raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
+            line = self._lines.popleft()
+        if line is None:
+            try:
+                status = proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                status = None
+            raise self._fail(
+                f"{op}: the program closed its output without answering "
+                f"(exit status {status if status is not None else 'unknown: still running'})"
+            )
+        return line
+
+    def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
+        proc = self._proc if self._proc is not None and self._proc.poll() is None else None
+        if proc is None:
+            if self._proc is not None and op != "reset":
+                status = self._proc.returncode
+                raise self._fail(f"{op}: the program had exited with status {status}")
+            # A case starts with reset: a program that exited after the last
+            # case is simply started again.
+            self._kill()
+            proc = self._start()
+        self._next_id += 1
+        request_id = self._next_id
+        request = json.dumps({"id": request_id, "op": op, "args": dict(args)}, ensure_ascii=False)
+        assert proc.stdin is not None
+        try:
+            proc.stdin.write(request.encode("utf-8") + b"\n")
+            proc.stdin.flush()
+        except OSError:
+            status = proc.poll()
+            raise self._fail(
+                f"{op}: the program is not reading its input (exit status {status})"
+            ) from None
+        line = self._read_line(proc, op)
+        return self._decode(op, request_id, line)
+
+    def _decode(self, op: str, request_id: int, line: bytes) -> JSON:
+        shown = line.decode("utf-8", "replace").rstrip("\n")
+        if len(shown) > 500:
+            shown = shown[:500] + "..."
+        try:
+            response = json.loads(line)
+        except ValueError:
+            raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
+        problem = _response_problem(response, request_id)
+        if problem:
+            raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
+        if response["ok"]:
+            return response["result"]
+        error = response["error"]
+        return _raise_op_error(error["kind"], error.get("message", ""))
+
+    def capabilities(self) -> frozenset[str]:
+        if self._capabilities is None:
+            self._capabilities = _capabilities_of(self.call("hello", {}), self.name)
+        return self._capabilities
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is None and proc.stdin is not None:
+            try:
+                proc.stdin.write(b'{"id": 0, "op": "shutdown"}\n')
+                proc.stdin.flush()
+                proc.stdin.close()
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self._kill()
+
+
+def _raise_op_error(kind: str, message: str) -> JSON:
+    raise OpError(kind, message)
+
+
+def _response_problem(response: JSON, request_id: int) -> str | None:
+    if not isinstance(response, dict):
+        return "not a JSON object"
+    if response.get("id") != request_id:
+        return f"id {response.get('id')!r} does not echo the request's id {request_id}"
+    ok = response.get("ok")
+    if ok is True:
+        return None if "result" in response else "'ok': true without 'result'"
+    if ok is False:
+        error = response.get("error")
+        if not isinstance(error, dict) or not isinstance(error.get("kind"), str):
+            return "'ok': false without an 'error' object carrying a string 'kind'"
+        return None
+    return "'ok' must be true or false"
+
+
+# --- Resolution --------------------------------------------------------------
+
+
+def resolve_backend(
+    spec: str,
+    factories: Mapping[str, Factory] | None = None,
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Backend:
+    """The backend ``spec`` names (see the module docstring).
+
+    ``factories`` are named backends beyond the built-in and entry-point ones
+    (a later mapping wins over an earlier one).
+    """
+    spec = spec.strip()
+    if spec.startswith("cmd:"):
+        try:
+            argv = shlex.split(spec[4:])
+        except ValueError as error:
+            raise BackendSpecError(f"backend {spec!r}: cannot split the command: {error}") from None
+        return SubprocessBackend(argv, timeout=timeout)
+    named = {**builtin_factories(), **entry_point_factories(), **(factories or {})}
+    if spec in named:
+        return InProcessBackend(named[spec](), spec)
+    if ":" in spec:
+        module_name, _, attr = spec.partition(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            raise BackendSpecError(
+                f"backend {spec!r}: cannot import module {module_name!r}: {error}"
+            ) from None
+        factory = getattr(module, attr, None)
+        if not callable(factory):
+            raise BackendSpecError(
+                f"backend {spec!r}: module {module_name!r} has no callable {attr!r}"
+            )
+        return InProcessBackend(factory(), spec)
+    raise BackendSpecError(
+        f"unknown backend {spec!r}: expected one of {', '.join(sorted(named))}, "
+        "'module.path:factory' or 'cmd:COMMAND LINE'"
+    )

@@ -1,0 +1,524 @@
+"""Conformance case files: loading, validation and the invariant registry.
+
+A case file is YAML holding ``cases``, each a list of PROTOCOL steps with
+expectations.  Every file is checked against ``case.schema.json`` and then
+against what a schema cannot say (a known invariant tag, unique ids, references
+to values saved by an earlier step, capabilities that cover the ops used).  Any
+fault is a :class:`CaseFileError` naming the file, the line, the case id and the
+path inside the case -- never a crash and never a silently dropped case.
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
+import yaml
+
+__all__ = [
+    "CAPABILITIES",
+    "OP_CAPABILITY",
+    "Case",
+    "CaseFileError",
+    "Check",
+    "Invariant",
+    "Step",
+    "builtin_dir",
+    "case_files",
+    "load_cases",
+    "load_file",
+    "load_registry",
+]
+
+JSON = Any
+
+CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
+"""Every capability PROTOCOL names."""
+
+CORE = "core"
+"""The pseudo-capability of invariants every backend must keep (the session ops)."""
+
+OP_CAPABILITY: dict[str, str | None] = {
+    "hello": None,
+    "reset": None,
+    "graph.put_nodes": "graph",
+    "graph.remove_nodes": "graph",
+    "graph.set_tree": "graph",
+    "graph.rebuild": "graph",
+    "graph.export": "graph",
+    "memory.record": "episodic",
+    "memory.get": "episodic",
+    "memory.list": "episodic",
+    "memory.recall": "episodic",
+    "memory.forget": "episodic",
+    "cache.put": "cache",
+    "cache.get": "cache",
+    "cache.entries": "cache",
+    "cache.forget": "cache",
+    "cache.stats": "cache",
+    "cache.sweep": "cache",
+    "cache.budget": "budget",
+    "store.snapshot": "snapshot",
+    "store.reopen": "durable",
+}
+"""The ops a case may use (all of PROTOCOL but ``shutdown``) and the
+capability each needs."""
+
+REGISTRY_FILE = "invariants.yaml"
+SCHEMA_FILE = "case.schema.json"
+_CHECK_KINDS = ("expect", "approx", "order", "contains", "absent")
+_REF = "$ref"
+
+
+class CaseFileError(Exception):
+    """A case file (or registry, or known-failures file) that cannot be used.
+
+    ``str()`` reads ``FILE:LINE: case 'ID': at PATH: PROBLEM``.
+    """
+
+    def __init__(
+        self,
+        file: Path | str,
+        problem: str,
+        *,
+        line: int | None = None,
+        case_id: str | None = None,
+        path: str | None = None,
+    ) -> None:
+        self.file = str(file)
+        self.problem = problem
+        self.line = line
+        self.case_id = case_id
+        self.path = path
+        where = self.file if line is None else f"{self.file}:{line}"
+        parts = [where]
+        if case_id is not None:
+            parts.append(f"case {case_id!r}")
+        if path:
+            parts.append(f"at {path}")
+        super().__init__(": ".join([*parts, problem]))
+
+
+@dataclass(frozen=True)
+class Invariant:
+    """One registry entry: a rule of ADR-0013 the suite checks."""
+
+    tag: str
+    title: str
+    clause: str
+    capability: str
+
+
+@dataclass(frozen=True)
+class Check:
+    """One expectation on a step's result.
+
+    ``kind`` is ``expect`` (equality at ``path``), ``approx`` (a number within
+    ``tolerance``), ``order`` (the list at ``path``, each item projected by
+    ``key``, equals ``value`` in order), ``contains`` / ``absent`` (each of
+    ``value`` is / is not among the list's projected items, or a key of the
+    object at ``path``).
+    """
+
+    kind: str
+    path: str
+    value: JSON
+    key: str | None = None
+    tolerance: float = 1e-9
+
+
+@dataclass(frozen=True)
+class Step:
+    """One op of a case, with what it saves and what it expects."""
+
+    number: int
+    line: int
+    op: str
+    args: Mapping[str, JSON]
+    save: Mapping[str, str] = field(default_factory=dict)
+    checks: tuple[Check, ...] = ()
+    error: str | None = None
+    unchanged: str | None = None
+    changed: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Case:
+    """One conformance case: a sequence of steps run on a freshly reset store."""
+
+    id: str
+    title: str
+    clause: str
+    invariant: str
+    requires: tuple[str, ...]
+    steps: tuple[Step, ...]
+    file: Path
+    line: int
+    topic: str
+
+    @property
+    def location(self) -> str:
+        return f"{self.file.name}:{self.line}"
+
+
+# --- YAML with line numbers --------------------------------------------------
+
+
+class _Located(dict[str, Any]):
+    """A mapping that remembers the line it started on (1-based)."""
+
+    line: int = 0
+
+
+class _Loader(yaml.SafeLoader):
+    """Safe YAML whose mappings remember their line."""
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Located:
+    loader.flatten_mapping(node)
+    mapping = _Located()
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if not isinstance(key, str):
+            mark = key_node.start_mark
+            raise yaml.constructor.ConstructorError(
+                None, None, f"mapping keys must be strings, found {key!r}", mark
+            )
+        if key in mapping:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        mapping[key] = loader.construct_object(value_node, deep=True)
+    mapping.line = node.start_mark.line + 1
+    return mapping
+
+
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> JSON:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CaseFileError(path, f"cannot be read: {error}") from error
+    try:
+        return yaml.load(text, Loader=_Loader)  # _Loader derives from SafeLoader
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        problem = getattr(error, "problem", None) or str(error)
+        raise CaseFileError(path, f"is not valid YAML: {problem}", line=line) from error
+
+
+def _line_at(document: JSON, path: Sequence[str | int]) -> int | None:
+    """The line of the deepest mapping along ``path``."""
+    line = getattr(document, "line", None)
+    node = document
+    for part in path:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            break
+        line = getattr(node, "line", line)
+    return line
+
+
+# --- Packaged data ---------------------------------------------------------
+
+
+def builtin_dir() -> Path:
+    """The folder of the cases that ship with this package."""
+    try:
+        root = resources.files("pytest_roteiro.conformance")
+    except ModuleNotFoundError:  # a source checkout that was never installed
+        return Path(__file__).resolve().parent.parent / "conformance"
+    return Path(str(root))
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    path = builtin_dir() / SCHEMA_FILE
+    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return loaded
+
+
+def _json_path(parts: Iterable[str | int]) -> str:
+    out = ""
+    for part in parts:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+# --- The registry ----------------------------------------------------------
+
+
+def load_registry(dirs: Iterable[Path] = ()) -> dict[str, Invariant]:
+    """The invariant registry: the built-in one plus any ``invariants.yaml``
+    in ``dirs`` (a tag there replaces the built-in entry of that tag)."""
+    registry: dict[str, Invariant] = {}
+    for folder in [builtin_dir(), *dirs]:
+        path = Path(folder) / REGISTRY_FILE
+        if path.is_file():
+            registry.update(_registry_file(path))
+    if not registry:
+        raise CaseFileError(builtin_dir() / REGISTRY_FILE, "no invariant registry found")
+    return registry
+
+
+def _registry_file(path: Path) -> dict[str, Invariant]:
+    document = _read_yaml(path)
+    entries = document.get("invariants") if isinstance(document, dict) else None
+    if not isinstance(entries, list):
+        raise CaseFileError(path, "expected a mapping with a list 'invariants'")
+    allowed = (*CAPABILITIES, CORE)
+    out: dict[str, Invariant] = {}
+    for index, entry in enumerate(entries):
+        where = f"invariants[{index}]"
+        line = getattr(entry, "line", None)
+        if not isinstance(entry, dict):
+            raise CaseFileError(path, "expected a mapping", line=line, path=where)
+        missing = [k for k in ("tag", "title", "clause", "capability") if k not in entry]
+        extra = sorted(set(entry) - {"tag", "title", "clause", "capability"})
+        if missing or extra:
+            problem = f"missing {missing}" if missing else f"unknown field(s) {extra}"
+            raise CaseFileError(
+                path, f"{problem}; allowed: tag, title, clause, capability", line=line, path=where
+            )
+        if not all(isinstance(entry[k], str) and entry[k] for k in entry):
+            raise CaseFileError(path, "every field must be a non-empty string", line=line)
+        tag = entry["tag"]
+        if not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", tag):
+            raise CaseFileError(
+                path, f"tag {tag!r} must be lower-case words joined by '-'", line=line, path=where
+            )
+        if tag in out:
+            raise CaseFileError(path, f"duplicate tag {tag!r}", line=line, path=where)
+        if entry["capability"] not in allowed:
+            raise CaseFileError(
+                path,
+                f"capability {entry['capability']!r} is not one of {', '.join(allowed)}",
+                line=line,
+                path=f"{where}.capability",
+            )
+        out[tag] = Invariant(tag, entry["title"], entry["clause"], entry["capability"])
+    return out
+
+
+# --- Case files --------------------------------------------------------------
+
+
+def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]:
+    """Every case file to load: the built-in ones, then those in ``dirs``.
+
+    A file in a later folder with the same name as an earlier one replaces it,
+    so a folder can both add topics and override shipped ones.
+    """
+    chosen: dict[str, Path] = {}
+    folders = [builtin_dir()] if builtin else []
+    for folder in [*folders, *(Path(d) for d in dirs)]:
+        if not folder.is_dir():
+            raise CaseFileError(folder, "is not a folder of case files")
+        for path in sorted(folder.glob("*.yaml")):
+            if path.name != REGISTRY_FILE and not path.name.startswith("_"):
+                chosen[path.name] = path
+    return [chosen[name] for name in sorted(chosen)]
+
+
+def load_cases(
+    dirs: Iterable[Path] = (),
+    *,
+    builtin: bool = True,
+    registry: Mapping[str, Invariant] | None = None,
+) -> list[Case]:
+    """Every case from :func:`case_files`, validated; ids unique across files."""
+    folders = [Path(d) for d in dirs]
+    if registry is None:
+        registry = load_registry(folders)
+    seen: dict[str, Case] = {}
+    out: list[Case] = []
+    for path in case_files(folders, builtin=builtin):
+        for case in load_file(path, registry):
+            if case.id in seen:
+                first = seen[case.id]
+                raise CaseFileError(
+                    path,
+                    f"duplicate case id, first defined at {first.file}:{first.line}",
+                    line=case.line,
+                    case_id=case.id,
+                )
+            seen[case.id] = case
+            out.append(case)
+    return out
+
+
+def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
+    """The cases of one file, or :class:`CaseFileError`."""
+    path = Path(path)
+    document = _read_yaml(path)
+    validator = jsonschema.Draft202012Validator(_schema())
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
+    if errors:
+        error = min(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+        error = jsonschema.exceptions.best_match([error]) or error
+        parts = list(error.absolute_path)
+        case_id = _case_id_along(document, parts)
+        inner = parts[2:] if len(parts) >= 2 and parts[0] == "cases" else parts
+        raise CaseFileError(
+            path,
+            _schema_problem(error),
+            line=_line_at(document, parts),
+            case_id=case_id,
+            path=_json_path(inner) or "(top level)",
+        )
+    topic = document.get("topic", path.stem)
+    return [_build_case(path, topic, raw, registry) for raw in document["cases"]]
+
+
+def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
+    if len(parts) >= 2 and parts[0] == "cases":
+        try:
+            raw = document["cases"][parts[1]]
+        except (KeyError, IndexError, TypeError):
+            return None
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            return str(raw["id"])
+        return f"#{parts[1]}"
+    return None
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> str:
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        return f"{error.message}; allowed: {', '.join(allowed)}"
+    if error.validator == "not":
+        return (
+            "a step with 'error' cannot also save or check a result "
+            "(save, expect, approx, order, contains, absent): a failed op has none"
+        )
+    if error.validator == "enum":
+        return f"{error.instance!r} is not allowed; expected one of {error.validator_value}"
+    return str(error.message)
+
+
+def _refs(value: JSON) -> Iterator[str]:
+    if isinstance(value, dict):
+        if set(value) == {_REF}:
+            yield str(value[_REF]).split(".", 1)[0]
+            return
+        for item in value.values():
+            yield from _refs(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _refs(item)
+
+
+def _plain(value: JSON) -> JSON:
+    """Strip line bookkeeping so values compare and serialize as JSON."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invariant]) -> Case:
+    case_id = raw["id"]
+
+    def fail(problem: str, where: str, line: int | None = None) -> CaseFileError:
+        return CaseFileError(path, problem, line=line or raw.line, case_id=case_id, path=where)
+
+    if raw["invariant"] not in registry:
+        raise fail(
+            f"unknown invariant {raw['invariant']!r}: add it to {REGISTRY_FILE} or use one of "
+            f"{', '.join(sorted(registry))}",
+            "invariant",
+        )
+    requires = tuple(raw.get("requires", ()))
+    saved: set[str] = set()
+    steps: list[Step] = []
+    needed: set[str] = set()
+    for index, raw_step in enumerate(raw["steps"]):
+        where = f"steps[{index}]"
+        line = raw_step.line
+        op = raw_step["op"]
+        capability = OP_CAPABILITY[op]
+        if capability is not None:
+            needed.add(capability)
+        for name in _refs(raw_step):
+            if name not in saved:
+                raise fail(f"refers to {name!r}, which no earlier step saves", where, line)
+        for key in ("unchanged", "changed"):
+            if key in raw_step:
+                needed.add("snapshot")
+                if raw_step[key] not in saved:
+                    raise fail(
+                        f"{key}: {raw_step[key]!r} names no snapshot saved by an earlier step",
+                        f"{where}.{key}",
+                        line,
+                    )
+        steps.append(_build_step(index + 1, raw_step))
+        saved.update(raw_step.get("save", {}))
+    missing = sorted(needed - set(requires))
+    if missing:
+        raise fail(
+            f"the steps need {', '.join(missing)} but 'requires' lists only "
+            f"{', '.join(requires) or 'nothing'}; add the missing capabilities",
+            "requires",
+        )
+    return Case(
+        id=case_id,
+        title=raw["title"],
+        clause=raw["clause"],
+        invariant=raw["invariant"],
+        requires=requires,
+        steps=tuple(steps),
+        file=path,
+        line=raw.line,
+        topic=topic,
+    )
+
+
+def _checks_of(kind: str, spec: JSON) -> list[Check]:
+    if kind in ("expect", "approx"):
+        out = []
+        for check_path, value in spec.items():
+            tolerance = 1e-9
+            if kind == "approx" and isinstance(value, dict):
+                tolerance = float(value.get("tolerance", tolerance))
+                value = value["value"]
+            out.append(Check(kind, check_path, _plain(value), tolerance=tolerance))
+        return out
+    items = spec if isinstance(spec, list) else [spec]
+    return [
+        Check(kind, item.get("path", "$"), _plain(item["values"]), key=item.get("key"))
+        for item in items
+    ]
+
+
+def _build_step(number: int, raw: JSON) -> Step:
+    checks: list[Check] = []
+    for kind in _CHECK_KINDS:
+        if kind in raw:
+            checks.extend(_checks_of(kind, raw[kind]))
+    return Step(
+        number=number,
+        line=raw.line,
+        op=raw["op"],
+        args=_plain(raw.get("args", {})),
+        save=dict(raw.get("save", {})),
+        checks=tuple(checks),
+        error=raw.get("error"),
+        unchanged=raw.get("unchanged"),
+        changed=raw.get("changed"),
+        note=raw.get("note"),
+    )

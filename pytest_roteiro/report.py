@@ -1,0 +1,221 @@
+"""The conformance report: per-invariant verdicts, the compliance table, the
+JSON report and its Markdown summary, and the known-failures file.
+
+Results come in as one dict per case (``case``, ``invariant``, ``capability``,
+``status`` -- passed, failed, skipped or known-failing -- and ``message``).
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_roteiro.cases import CAPABILITIES, CORE, CaseFileError, Invariant, _read_yaml
+
+__all__ = [
+    "REPORT_SCHEMA",
+    "KnownFailure",
+    "compliance",
+    "compliance_table",
+    "invariant_verdicts",
+    "load_known_failures",
+    "markdown_summary",
+    "write_report",
+]
+
+REPORT_SCHEMA = "roteiro.conformance-report/v1"
+STATUSES = ("passed", "failed", "skipped", "known-failing")
+_CAPABILITY_ORDER = (CORE, *CAPABILITIES)
+
+
+@dataclass(frozen=True)
+class KnownFailure:
+    """A case expected to fail, and why."""
+
+    id: str
+    reason: str
+    link: str | None = None
+
+    def describe(self) -> str:
+        return self.reason if self.link is None else f"{self.reason} ({self.link})"
+
+
+def load_known_failures(path: Path) -> dict[str, KnownFailure]:
+    """Read a known-failures file: a YAML list of ``{id, reason, link?}``."""
+    if not path.is_file():
+        raise CaseFileError(path, "known-failures file does not exist")
+    document = _read_yaml(path)
+    if document is None:
+        return {}
+    if not isinstance(document, list):
+        raise CaseFileError(path, "expected a YAML list of {id, reason, link?} entries")
+    out: dict[str, KnownFailure] = {}
+    for index, entry in enumerate(document):
+        where = f"[{index}]"
+        line = getattr(entry, "line", None)
+        if not isinstance(entry, dict):
+            raise CaseFileError(path, "expected a mapping {id, reason, link?}", path=where)
+        extra = sorted(set(entry) - {"id", "reason", "link"})
+        if extra:
+            raise CaseFileError(
+                path, f"unknown field(s) {extra}; allowed: id, reason, link", line=line, path=where
+            )
+        for name in ("id", "reason"):
+            if not isinstance(entry.get(name), str) or not entry[name].strip():
+                raise CaseFileError(
+                    path, f"'{name}' must be a non-empty string", line=line, path=f"{where}.{name}"
+                )
+        link = entry.get("link")
+        if link is not None and not isinstance(link, str):
+            raise CaseFileError(path, "'link' must be a string", line=line, path=f"{where}.link")
+        if entry["id"] in out:
+            raise CaseFileError(path, f"{entry['id']!r} is listed twice", line=line, path=where)
+        out[entry["id"]] = KnownFailure(entry["id"], entry["reason"], link)
+    return out
+
+
+def invariant_verdicts(
+    results: Iterable[Mapping[str, Any]], registry: Mapping[str, Invariant]
+) -> dict[str, str]:
+    """Each invariant's verdict over its cases: failed if any case failed,
+    else known-failing if any is, else skipped if none ran, else passed;
+    ``not run`` when no case of it was selected."""
+    by_tag: dict[str, list[str]] = {tag: [] for tag in registry}
+    for result in results:
+        by_tag.setdefault(result["invariant"], []).append(result["status"])
+    verdicts: dict[str, str] = {}
+    for tag, statuses in by_tag.items():
+        if not statuses:
+            verdicts[tag] = "not run"
+        elif "failed" in statuses:
+            verdicts[tag] = "failed"
+        elif "known-failing" in statuses:
+            verdicts[tag] = "known-failing"
+        elif all(s == "skipped" for s in statuses):
+            verdicts[tag] = "skipped"
+        else:
+            verdicts[tag] = "passed"
+    return verdicts
+
+
+def compliance(
+    results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant]
+) -> list[dict[str, Any]]:
+    """One row per capability: invariant counts by verdict and a level --
+    ``full`` (every invariant run passed), ``none`` (none passed) or ``partial``."""
+    verdicts = invariant_verdicts(results, registry)
+    rows = []
+    for capability in _CAPABILITY_ORDER:
+        tags = [t for t, inv in registry.items() if inv.capability == capability]
+        if not tags:
+            continue
+        counts = {status: 0 for status in (*STATUSES, "not run")}
+        for tag in tags:
+            counts[verdicts[tag]] += 1
+        ran = len(tags) - counts["not run"]
+        if ran == 0:
+            level = "not run"
+        elif counts["passed"] == ran:
+            level = "full"
+        elif counts["passed"] == 0:
+            level = "none"
+        else:
+            level = "partial"
+        rows.append({"capability": capability, "invariants": len(tags), **counts, "level": level})
+    return rows
+
+
+_COLUMNS = ("capability", "invariants", "passed", "failed", "skipped", "known-failing", "level")
+
+
+def compliance_table(
+    results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant]
+) -> list[str]:
+    """The compliance table as aligned text lines, with the case totals."""
+    rows = compliance(results, registry)
+    cells = [list(_COLUMNS)] + [[str(row[c]) for c in _COLUMNS] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)) for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    totals = {s: sum(1 for r in results if r["status"] == s) for s in STATUSES}
+    lines.append(
+        f"cases: {len(results)} run, "
+        + ", ".join(f"{totals[s]} {s}" for s in STATUSES)
+        + "; invariants counted per capability (an invariant fails if any of its cases fails)"
+    )
+    return lines
+
+
+def _report(
+    results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant], backend: str
+) -> dict[str, Any]:
+    verdicts = invariant_verdicts(results, registry)
+    return {
+        "schema": REPORT_SCHEMA,
+        "backend": backend,
+        "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
+        "compliance": compliance(results, registry),
+        "invariants": [
+            {
+                "tag": tag,
+                "title": inv.title,
+                "clause": inv.clause,
+                "capability": inv.capability,
+                "verdict": verdicts[tag],
+                "cases": sorted(r["case"] for r in results if r["invariant"] == tag),
+            }
+            for tag, inv in registry.items()
+        ],
+        "cases": sorted(results, key=lambda r: (r["file"], r["line"])),
+    }
+
+
+def markdown_summary(report: Mapping[str, Any]) -> str:
+    """The Markdown page written beside the JSON report."""
+    out = [f"# Conformance report: `{report['backend']}`", ""]
+    totals = report["totals"]
+    out.append(", ".join(f"{totals[s]} {s}" for s in STATUSES) + " cases.")
+    out += ["", "## Compliance by capability", ""]
+    out.append("| " + " | ".join(_COLUMNS) + " |")
+    out.append("|" + "---|" * len(_COLUMNS))
+    for row in report["compliance"]:
+        out.append("| " + " | ".join(str(row[c]) for c in _COLUMNS) + " |")
+    out += ["", "## Invariants", ""]
+    out += ["| invariant | capability | verdict | cases |", "|---|---|---|---|"]
+    for inv in report["invariants"]:
+        out.append(
+            f"| `{inv['tag']}` | {inv['capability']} | {inv['verdict']} | {len(inv['cases'])} |"
+        )
+    problems = [c for c in report["cases"] if c["status"] != "passed"]
+    if problems:
+        out += ["", "## Cases not passed", ""]
+        for case in problems:
+            out.append(f"### `{case['case']}` -- {case['status']}")
+            out.append("")
+            out.append(f"{case['file']}:{case['line']}, invariant `{case['invariant']}`")
+            if case["message"]:
+                out += ["", "```", case["message"].rstrip(), "```"]
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def write_report(
+    path: Path,
+    *,
+    results: Sequence[Mapping[str, Any]],
+    registry: Mapping[str, Invariant],
+    backend: str,
+) -> tuple[Path, Path]:
+    """Write the JSON report to ``path`` and its Markdown summary beside it
+    (same name, ``.md``); both paths are returned."""
+    report = _report(results, registry, backend)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md = path.with_suffix(".md")
+    md.write_text(markdown_summary(report), encoding="utf-8")
+    return path, md

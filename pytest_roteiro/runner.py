@@ -1,0 +1,455 @@
+"""Running one conformance case against one backend.
+
+:func:`run_case` resets the backend, runs the case's steps in order and returns
+an :class:`Outcome`: passed, failed (with the step, op, arguments, expected and
+actual values, and the backend's stderr tail when it has one) or skipped (a
+capability the backend did not declare).  It raises nothing for a
+non-conforming backend: a wrong answer, a crash or a hang is a failed outcome.
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pytest_roteiro.cases import Case, Check, Step
+
+__all__ = [
+    "Backend",
+    "BackendFailure",
+    "OpError",
+    "Outcome",
+    "format_outcome",
+    "resolve_path",
+    "run_case",
+]
+
+JSON = Any
+Status = Literal["passed", "failed", "skipped"]
+
+
+class OpError(Exception):
+    """An op the backend refused, with the PROTOCOL error kind it gave."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        self.kind = kind
+        self.message = message
+        super().__init__(f"{kind}: {message}")
+
+
+class BackendFailure(Exception):
+    """The backend could not answer at all: it died, hung, or broke the
+    protocol.  The message says which; ``stderr`` is its last output."""
+
+    def __init__(self, message: str, stderr: str | None = None) -> None:
+        self.message = message
+        self.stderr = stderr
+        super().__init__(message)
+
+
+@runtime_checkable
+class Backend(Protocol):
+    """What the runner drives: PROTOCOL ops by name.
+
+    ``call`` returns the op's JSON result, raises :class:`OpError` for a
+    refusal and :class:`BackendFailure` when no answer could be had.
+    """
+
+    name: str
+
+    def call(self, op: str, args: Mapping[str, JSON]) -> JSON: ...
+
+    def capabilities(self) -> frozenset[str]: ...
+
+    def stderr_tail(self) -> str | None: ...
+
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What running one case against one backend came to."""
+
+    case_id: str
+    status: Status
+    message: str = ""
+    step: int | None = None
+    line: int | None = None
+    op: str | None = None
+    args: JSON = None
+    path: str | None = None
+    expected: JSON = None
+    actual: JSON = None
+    stderr: str | None = None
+    duration: float = 0.0
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "passed"
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "case": self.case_id,
+            "status": self.status,
+            "message": self.message,
+            "step": self.step,
+            "line": self.line,
+            "op": self.op,
+            "args": self.args,
+            "path": self.path,
+            "expected": self.expected,
+            "actual": self.actual,
+            "stderr": self.stderr,
+            "duration": round(self.duration, 6),
+        }
+
+
+class _Mismatch(Exception):
+    def __init__(self, message: str, path: str | None, expected: JSON, actual: JSON) -> None:
+        self.message = message
+        self.path = path
+        self.expected = expected
+        self.actual = actual
+        super().__init__(message)
+
+
+_MISSING = object()
+
+
+# --- Paths and references ----------------------------------------------------
+
+
+def resolve_path(value: JSON, path: str) -> JSON:
+    """The value at a dotted ``path`` (``$`` is the whole value; a number
+    indexes a list; ``#`` is the length so far).  Raises KeyError naming the
+    first part that is not there."""
+    if path == "$":
+        return value
+    current = value
+    walked: list[str] = []
+    for part in path.split("."):
+        if part == "#" and isinstance(current, (list, dict)):
+            current = len(current)
+        elif isinstance(current, list) and _is_index(part):
+            index = int(part)
+            if not -len(current) <= index < len(current):
+                raise KeyError(f"{'.'.join([*walked, part])}: the list has {len(current)} item(s)")
+            current = current[index]
+        elif isinstance(current, dict) and part in current:
+            current = current[part]
+        else:
+            kind = type(current).__name__ if current is not None else "null"
+            raise KeyError(f"{'.'.join([*walked, part])}: not present (found a {kind} there)")
+        walked.append(part)
+    return current
+
+
+def _is_index(part: str) -> bool:
+    return part.lstrip("-").isdigit()
+
+
+def _substitute(value: JSON, saved: Mapping[str, JSON]) -> JSON:
+    if isinstance(value, dict):
+        if set(value) == {"$ref"}:
+            name, _, rest = str(value["$ref"]).partition(".")
+            return resolve_path(saved[name], rest or "$")
+        return {k: _substitute(v, saved) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, saved) for v in value]
+    return value
+
+
+# --- Comparison ----------------------------------------------------------------
+
+
+def json_equal(a: JSON, b: JSON) -> bool:
+    """JSON equality: booleans are not numbers, 1 equals 1.0, key order is moot."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def render(value: JSON) -> str:
+    """A value as compact JSON for messages."""
+    try:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def structure_diff(expected: JSON, actual: JSON) -> str | None:
+    """A unified diff of two structures, or None for scalars."""
+    if not isinstance(expected, (dict, list)) or not isinstance(actual, (dict, list)):
+        return None
+    lines_e = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    lines_a = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    diff = difflib.unified_diff(lines_e, lines_a, "expected", "actual", lineterm="", n=2)
+    return "\n".join(diff)
+
+
+def _at(result: JSON, path: str) -> JSON:
+    try:
+        return resolve_path(result, path)
+    except KeyError as error:
+        raise _Mismatch(f"path {error.args[0]}", path, "(a value)", _MISSING) from None
+
+
+def _project(items: Sequence[JSON], key: str | None, path: str) -> list[JSON]:
+    if key is None:
+        return list(items)
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(resolve_path(item, key))
+        except KeyError as error:
+            raise _Mismatch(
+                f"item {index} of {path} has no {key!r} ({error.args[0]})", path, key, item
+            ) from None
+    return out
+
+
+def _check(check: Check, result: JSON, saved: Mapping[str, JSON]) -> None:
+    expected = _substitute(check.value, saved)
+    actual = _at(result, check.path)
+    if check.kind == "expect":
+        if not json_equal(expected, actual):
+            raise _Mismatch(f"{check.path} differs", check.path, expected, actual)
+    elif check.kind == "approx":
+        is_number = isinstance(actual, (int, float)) and not isinstance(actual, bool)
+        if not is_number or not math.isclose(
+            actual, expected, rel_tol=check.tolerance, abs_tol=check.tolerance
+        ):
+            raise _Mismatch(
+                f"{check.path} is not within {check.tolerance:g} of {expected!r}",
+                check.path,
+                expected,
+                actual,
+            )
+    else:
+        _check_members(check, expected, actual)
+
+
+def _check_members(check: Check, expected: list[JSON], actual: JSON) -> None:
+    if isinstance(actual, dict) and check.kind in ("contains", "absent") and check.key is None:
+        members: list[JSON] = list(actual)
+        what = "keys of"
+    elif isinstance(actual, list):
+        members = _project(actual, check.key, check.path)
+        what = "items of" if check.key is None else f"{check.key} of the items of"
+    else:
+        raise _Mismatch(
+            f"{check.path} is not a list{' or an object' if check.kind != 'order' else ''}",
+            check.path,
+            "(a list)",
+            actual,
+        )
+    label = f"{what} {check.path}"
+    if check.kind == "order":
+        if not json_equal(expected, members):
+            raise _Mismatch(f"{label} are not in the expected order", check.path, expected, members)
+        return
+    for value in expected:
+        present = any(json_equal(value, m) for m in members)
+        if check.kind == "contains" and not present:
+            raise _Mismatch(f"{render(value)} is not among the {label}", check.path, value, members)
+        if check.kind == "absent" and present:
+            raise _Mismatch(f"{render(value)} is among the {label}", check.path, value, members)
+
+
+# --- Running -----------------------------------------------------------------
+
+
+def run_case(case: Case, backend: Backend) -> Outcome:
+    """Run ``case`` on a freshly reset ``backend``."""
+    started = time.perf_counter()
+    try:
+        declared = backend.capabilities()
+    except (OpError, BackendFailure) as error:
+        return Outcome(
+            case.id,
+            "failed",
+            f"hello failed, so the backend's capabilities are unknown: {error}",
+            stderr=getattr(error, "stderr", None) or backend.stderr_tail(),
+        )
+    missing = [c for c in case.requires if c not in declared]
+    if missing:
+        return Outcome(
+            case.id,
+            "skipped",
+            f"backend {backend.name!r} does not declare the capability "
+            f"{', '.join(repr(m) for m in missing)} this case requires "
+            f"(declared: {', '.join(sorted(declared)) or 'none'})",
+        )
+    outcome = _run_steps(case, backend)
+    return Outcome(**{**outcome.__dict__, "duration": time.perf_counter() - started})
+
+
+def _run_steps(case: Case, backend: Backend) -> Outcome:
+    saved: dict[str, JSON] = {}
+    try:
+        backend.call("reset", {})
+    except (OpError, BackendFailure) as error:
+        return Outcome(
+            case.id,
+            "failed",
+            f"reset failed before the first step: {error}",
+            step=0,
+            op="reset",
+            args={},
+            stderr=getattr(error, "stderr", None) or backend.stderr_tail(),
+        )
+    for step in case.steps:
+        try:
+            args = _substitute(dict(step.args), saved)
+        except KeyError as error:
+            return _failed(case, step, backend, f"a $ref in args: {error.args[0]}", step.args)
+        try:
+            _run_step(step, args, backend, saved)
+        except _Mismatch as mismatch:
+            return _failed(
+                case,
+                step,
+                backend,
+                mismatch.message,
+                args,
+                path=mismatch.path,
+                expected=mismatch.expected,
+                actual=None if mismatch.actual is _MISSING else mismatch.actual,
+            )
+        except BackendFailure as failure:
+            return _failed(case, step, backend, failure.message, args, stderr=failure.stderr)
+    return Outcome(case.id, "passed")
+
+
+def _failed(
+    case: Case,
+    step: Step,
+    backend: Backend,
+    message: str,
+    args: JSON,
+    *,
+    path: str | None = None,
+    expected: JSON = None,
+    actual: JSON = None,
+    stderr: str | None = None,
+) -> Outcome:
+    return Outcome(
+        case.id,
+        "failed",
+        message,
+        step=step.number,
+        line=step.line,
+        op=step.op,
+        args=args,
+        path=path,
+        expected=expected,
+        actual=actual,
+        stderr=stderr if stderr is not None else backend.stderr_tail(),
+    )
+
+
+def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) -> None:
+    try:
+        result = backend.call(step.op, args)
+    except OpError as error:
+        if step.error is None:
+            raise _Mismatch(
+                f"{step.op} failed with {error.kind} ({error.message}), expected success",
+                None,
+                "success",
+                {"error": error.kind, "message": error.message},
+            ) from None
+        if error.kind != step.error:
+            raise _Mismatch(
+                f"{step.op} failed with {error.kind} ({error.message}), expected {step.error}",
+                "error",
+                step.error,
+                error.kind,
+            ) from None
+        result = None
+    else:
+        if step.error is not None:
+            raise _Mismatch(
+                f"{step.op} succeeded, expected it to fail with {step.error}",
+                "error",
+                step.error,
+                result,
+            )
+    for check in step.checks:
+        try:
+            _check(check, result, saved)
+        except KeyError as error:
+            raise _Mismatch(f"a $ref in {check.kind}: {error.args[0]}", None, None, None) from None
+    for name, path in step.save.items():
+        saved[name] = _at(result, path)
+    for snapshot_name, want_equal in ((step.unchanged, True), (step.changed, False)):
+        if snapshot_name is None:
+            continue
+        name = snapshot_name
+        try:
+            after = backend.call("store.snapshot", {})
+        except OpError as error:
+            raise _Mismatch(
+                f"store.snapshot after the step failed with {error.kind}: {error.message}",
+                None,
+                "a snapshot",
+                error.kind,
+            ) from None
+        if json_equal(after, saved[name]) != want_equal:
+            if want_equal:
+                raise _Mismatch(
+                    f"the store changed: the snapshot after {step.op} differs from {name!r}",
+                    f"snapshot {name}",
+                    saved[name],
+                    after,
+                )
+            raise _Mismatch(
+                f"the snapshot after {step.op} equals {name!r}: the change is not visible",
+                f"snapshot {name}",
+                "a different snapshot",
+                after,
+            )
+
+
+def format_outcome(case: Case, outcome: Outcome, *, clause: str | None = None) -> str:
+    """A failed or skipped outcome as an assertion message in the case's terms."""
+    lines = [f"case {case.id}: {case.title}"]
+    lines.append(f"  clause: {clause or case.clause}")
+    lines.append(f"  invariant: {case.invariant}")
+    if outcome.status == "skipped":
+        lines.append(f"  skipped: {outcome.message}")
+        return "\n".join(lines)
+    if outcome.step is not None:
+        where = f"{case.file}:{outcome.line}" if outcome.line else str(case.file)
+        lines.append(f"  step {outcome.step} at {where}")
+        lines.append(f"  op: {outcome.op} {render(outcome.args)}")
+    else:
+        lines.append(f"  at {case.file}:{case.line}")
+    lines.append(f"  {outcome.message}")
+    if outcome.path is not None or outcome.expected is not None or outcome.actual is not None:
+        if outcome.path is not None:
+            lines.append(f"  path:     {outcome.path}")
+        lines.append(f"  expected: {render(outcome.expected)}")
+        lines.append(f"  actual:   {render(outcome.actual)}")
+        diff = structure_diff(outcome.expected, outcome.actual)
+        if diff:
+            lines.append("  diff (expected -> actual):")
+            lines.extend(f"    {line}" for line in diff.splitlines())
+    if outcome.stderr:
+        lines.append("  backend stderr (last lines):")
+        lines.extend(f"    | {line}" for line in outcome.stderr.splitlines())
+    return "\n".join(lines)
