@@ -1,7 +1,8 @@
 """The ``roteiro-memory`` command line.
 
 ``main(argv) -> int``; user errors are one line on stderr and a non-zero exit,
-never a traceback.
+never a traceback.  Start-up stays cheap: this module imports only argparse,
+and a subcommand's machinery is imported when that subcommand runs.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import argparse
 import enum
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["ExitCode", "main"]
 
@@ -32,13 +33,279 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(ExitCode.USAGE)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="roteiro-memory",
-        description="Durable agent memory: anchored to code, ranked by evidence.",
+_KINDS = "lesson, attempt, decision, pattern or outcome"
+_ANCHOR_HELP = (
+    "a file path, PATH::QUALNAME (e.g. src/app/retry.py::Retry.run) or a raw node key "
+    "(file:PATH, py:PATH::QUALNAME)"
+)
+
+
+def _common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+        "repository's git common directory)",
     )
-    parser.add_argument("--version", action="store_true", help="print the version and exit")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    parser.add_argument(
+        "--json", action="store_true", help="print the PROTOCOL JSON shape instead of a table"
+    )
+    if syncs:
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="resolve anchors against the graph as last synced, without syncing first",
+        )
+
+
+def _filters(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--kind", help=f"only records of this kind: {_KINDS}")
+    parser.add_argument("--scope", help="only records of this scope")
+    parser.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        help=f"only records anchored here: {_ANCHOR_HELP}; a bare path also takes the "
+        "symbols in that file",
+    )
+    parser.add_argument("--limit", metavar="N", help="at most N records (0 = all)")
+    parser.add_argument(
+        "--rev",
+        metavar="REV",
+        help="resolve anchors against this commit instead of the working tree "
+        "(the stored graph is not changed)",
+    )
+
+
+def _add_add(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("body", help="what was learned (- reads it from stdin)")
+    parser.add_argument("--kind", default="lesson", help=f"{_KINDS} (default: lesson)")
+    parser.add_argument(
+        "--anchor", metavar="ANCHOR", help=f"what the record is about: {_ANCHOR_HELP}"
+    )
+    parser.add_argument("--confidence", metavar="X", help="how sure, from 0 to 1 (default: none)")
+    parser.add_argument("--supersedes", metavar="ID", help="the record this one replaces")
+    parser.add_argument("--scope", default="repo", help="a namespace label (default: repo)")
+    _common(parser, syncs=True)
+
+
+def _add_list(parser: argparse.ArgumentParser) -> None:
+    _filters(parser)
+    parser.add_argument("--all", action="store_true", help="include superseded records")
+    _common(parser, syncs=True)
+
+
+def _add_recall(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "query", nargs="*", help="words every recalled record must contain (body or anchor)"
+    )
+    _filters(parser)
+    parser.add_argument(
+        "--decay",
+        default="none",
+        help="none (default), linear, linear:N, exponential or exponential:N generations",
+    )
+    parser.add_argument(
+        "--applicable-only",
+        action="store_true",
+        help="only records whose anchor is valid here, or that have none",
+    )
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+    _common(parser, syncs=True)
+
+
+def _add_show(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the record's id")
+    parser.add_argument("--rev", metavar="REV", help="resolve the anchor against this commit")
+    _common(parser, syncs=True)
+
+
+def _add_forget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the record's id")
+    _common(parser)
+
+
+def _add_sync(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+
+
+def _add_check(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+
+
+def _add_export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument("--db", metavar="PATH", help="the store file (see `add --help`)")
+
+
+def _add_import(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a file written by export (- for stdin)")
+    _common(parser)
+
+
+def _budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--budget-mb",
+        metavar="N",
+        help="the cache budget in whole megabytes (default: $ROTEIRO_CACHE_BUDGET_MB, else 256)",
+    )
+
+
+def _add_cache(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(
+        dest="action", metavar="ACTION", parser_class=_Parser, required=True
+    )
+    for name, summary, example, configure in _CACHE_ACTIONS:
+        sub = actions.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        configure(sub)
+
+
+def _cache_key(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("key", metavar="KEY", help="the entry's key")
+
+
+def _cache_stats(parser: argparse.ArgumentParser) -> None:
+    _budget(parser)
+    _common(parser)
+
+
+def _cache_sweep(parser: argparse.ArgumentParser) -> None:
+    _budget(parser)
+    _common(parser, syncs=True)
+
+
+def _cache_list(parser: argparse.ArgumentParser) -> None:
+    _common(parser, syncs=True)
+
+
+def _cache_get(parser: argparse.ArgumentParser) -> None:
+    _cache_key(parser)
+    _common(parser, syncs=True)
+
+
+def _cache_put(parser: argparse.ArgumentParser) -> None:
+    _cache_key(parser)
+    parser.add_argument(
+        "fingerprint", metavar="FINGERPRINT", help="what the value was derived from"
+    )
+    parser.add_argument(
+        "payload", metavar="JSON", nargs="?", help="the value, as JSON (omitted or -: stdin)"
+    )
+    parser.add_argument("--anchor", metavar="ANCHOR", help=f"what it is about: {_ANCHOR_HELP}")
+    _common(parser, syncs=True)
+
+
+def _cache_forget(parser: argparse.ArgumentParser) -> None:
+    _cache_key(parser)
+    _common(parser)
+
+
+Configure = Callable[[argparse.ArgumentParser], None]
+
+_CACHE_ACTIONS: tuple[tuple[str, str, str, Configure], ...] = (
+    (
+        "stats",
+        "what the cache holds against its budget",
+        "roteiro-memory cache stats --budget-mb 64",
+        _cache_stats,
+    ),
+    (
+        "sweep",
+        "evict down to the budget, then advance the generation",
+        "roteiro-memory cache sweep --budget-mb 64",
+        _cache_sweep,
+    ),
+    (
+        "list",
+        "every entry, by key, without recording an access",
+        "roteiro-memory cache list",
+        _cache_list,
+    ),
+    (
+        "get",
+        "print an entry's JSON, recording the hit",
+        "roteiro-memory cache get summary:src/app",
+        _cache_get,
+    ),
+    (
+        "put",
+        "store a JSON value under a key",
+        "roteiro-memory cache put summary:src/app v1 '{\"lines\": 120}' --anchor src/app",
+        _cache_put,
+    ),
+    ("forget", "delete one entry", "roteiro-memory cache forget summary:src/app", _cache_forget),
+)
+
+_COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
+    (
+        "add",
+        "record a lesson, attempt, decision, pattern or outcome",
+        "roteiro-memory add 'Retry.run must cap its backoff at 30 s' "
+        "--anchor src/app/retry.py::Retry.run --confidence 0.8",
+        _add_add,
+    ),
+    (
+        "list",
+        "list records, newest first",
+        "roteiro-memory list --kind decision --limit 20",
+        _add_list,
+    ),
+    (
+        "recall",
+        "recall live records ranked by confidence, anchor state and age",
+        "roteiro-memory recall retry backoff --applicable-only --limit 5\n"
+        "  roteiro-memory recall --rev main          # is it valid on main?\n"
+        "  roteiro-memory recall --touched           # about what this change touches",
+        _add_recall,
+    ),
+    ("show", "show one record in full", "roteiro-memory show 12 --rev main", _add_show),
+    (
+        "forget",
+        "delete a record, restoring what it superseded",
+        "roteiro-memory forget 12",
+        _add_forget,
+    ),
+    ("sync", "update the code graph from the working tree", "roteiro-memory sync", _add_sync),
+    (
+        "cache",
+        "the bounded cache tier: stats, sweep, list, get, put, forget",
+        "roteiro-memory cache stats",
+        _add_cache,
+    ),
+    (
+        "check",
+        "check a store's integrity and invariants",
+        "roteiro-memory check --db backup.db",
+        _add_check,
+    ),
+    (
+        "export",
+        "write every record and cache entry as JSON Lines",
+        "roteiro-memory export -o memory.jsonl",
+        _add_export,
+    ),
+    (
+        "import",
+        "load an export into an empty store",
+        "roteiro-memory import memory.jsonl",
+        _add_import,
+    ),
+)
+
+
+def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
     protocol = commands.add_parser(
         "protocol",
         help="serve roteiro.conformance/v1 on stdin/stdout",
@@ -58,6 +325,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="the SQLite file to serve (default: a new temporary file)",
     )
+
+
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; when ``only`` names a command, only that command's options
+    are built (the others keep their one-line help), so start-up stays cheap."""
+    parser = _Parser(
+        prog="roteiro-memory",
+        description="Durable agent memory: anchored to code, ranked by evidence.",
+        epilog="Run `roteiro-memory COMMAND --help` for a command's options and an example.",
+    )
+    parser.add_argument("--version", action="store_true", help="print the version and exit")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, summary, example, configure in _COMMANDS:
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=summary[0].upper() + summary[1:] + ".",
+            epilog=f"example:\n  {example}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if only is None or only == name:
+            configure(sub)
+    _add_protocol(commands)
     return parser
 
 
@@ -72,10 +362,21 @@ def _protocol(args: argparse.Namespace) -> int:
         store.close()
 
 
+def _command_name(argv: Sequence[str]) -> str | None:
+    names = {c[0] for c in _COMMANDS}
+    for arg in argv:
+        if arg in names:
+            return arg
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    parser = _parser(_command_name(arguments))
+    args = parser.parse_args(arguments)
     if args.version:
         from roteiro_memory import __version__
 
@@ -88,7 +389,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     from roteiro_memory.errors import RoteiroError
 
     try:
-        return _protocol(args)
+        if args.command == "protocol":
+            return _protocol(args)
+        return _run(args)
     except RoteiroError as error:
         sys.stderr.write(f"roteiro-memory: error: {error}\n")
+        return ExitCode.USAGE
+    except KeyboardInterrupt:
+        sys.stderr.write("roteiro-memory: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): nothing more to say to it.
+        sys.stderr.close()
+        return ExitCode.OK
+
+
+def _run(args: argparse.Namespace) -> int:
+    import sqlite3
+
+    from roteiro_memory.commands import run
+
+    name = f"cache {args.action}" if args.command == "cache" else args.command
+    try:
+        return run(name, args)
+    except sqlite3.Error as error:
+        sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
         return ExitCode.USAGE

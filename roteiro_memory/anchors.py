@@ -1,0 +1,128 @@
+"""What ``--anchor`` names: a path, ``path::qualname``, or a raw node key.
+
+A path becomes ``file:<path>`` and ``path::qualname`` becomes
+``py:<path>::<qualname>``, the path taken relative to the current directory
+and written from the repository's top level.  A value that already starts
+with a key prefix (``file:``, ``py:``, or any other ``scheme:`` that is not an
+existing path) is used as it is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from roteiro_memory.errors import RoteiroError
+from roteiro_memory.gitgraph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
+from roteiro_memory.symbols import SymbolError, definitions, is_python_path
+
+__all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
+
+
+class AnchorError(RoteiroError, ValueError):
+    """An ``--anchor`` that names nothing anchorable."""
+
+    kind = "BadRequest"
+
+
+@dataclass(frozen=True)
+class AnchorSpec:
+    """An ``--anchor`` resolved to a node key."""
+
+    key: str
+    path: str | None
+    """The repository path it names (None for a raw key)."""
+    qualname: str | None
+    """The definition it names inside ``path``, if any."""
+
+    @property
+    def is_raw(self) -> bool:
+        return self.path is None
+
+
+def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
+    if repo is None:
+        raise AnchorError(
+            f"--anchor {spec!r} names a path, which needs a git repository; run inside one, "
+            f"or give a raw key such as 'file:src/app.py'"
+        )
+    full = os.path.normpath(os.path.join(os.getcwd(), text))
+    relative = os.path.relpath(full, repo.root)
+    if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
+        raise AnchorError(
+            f"--anchor {spec!r}: {full} is not a file inside the repository at {repo.root}"
+        )
+    return Path(relative).as_posix()
+
+
+def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
+    """The node key ``spec`` names, without checking that the node exists."""
+    if not spec.strip():
+        raise AnchorError(
+            "--anchor is empty: expected a path, path::qualname or a key such as file:PATH"
+        )
+    if spec.startswith((FILE_PREFIX, PY_PREFIX)):
+        return AnchorSpec(spec, None, None)
+    if "::" in spec:
+        path_text, _, qualname = spec.partition("::")
+        if not path_text or not qualname:
+            raise AnchorError(
+                f"--anchor {spec!r}: expected PATH::QUALNAME, e.g. src/app/retry.py::Retry.run"
+            )
+        path = _repo_path(path_text, repo, spec)
+        return AnchorSpec(symbol_key(path, qualname), path, qualname)
+    if _SCHEME.match(spec) and not os.path.lexists(spec):
+        return AnchorSpec(spec, None, None)
+    path = _repo_path(spec, repo, spec)
+    return AnchorSpec(file_key(path), path, None)
+
+
+def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
+    """Refuse a path or symbol anchor that names nothing in the working tree.
+
+    Raw keys are taken on trust: they are the way to anchor to a node some
+    other tool puts in the graph.  Checked before anything is written.
+    """
+    if spec.path is None or repo is None:
+        return
+    full = repo.root / spec.path
+    if not (full.is_file() or full.is_symlink()):
+        raise AnchorError(
+            f"--anchor: no file {spec.path!r} in the working tree of {repo.root}; "
+            "expected a tracked or untracked, not ignored, file"
+        )
+    ignored = subprocess.run(
+        ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
+        capture_output=True,
+        check=False,
+    )
+    if ignored.returncode == 0:
+        raise AnchorError(
+            f"--anchor: {spec.path!r} is ignored by git, so it is not in the code graph; "
+            "anchor to a tracked or untracked, not ignored, file"
+        )
+    if spec.qualname is None:
+        return
+    if not is_python_path(spec.path):
+        raise AnchorError(
+            f"--anchor {spec.path}::{spec.qualname}: symbols are read from Python files "
+            "(.py, .pyi) only; anchor to the file instead"
+        )
+    try:
+        names = [d.qualname for d in definitions(full.read_bytes(), repo.object_format)]
+    except SymbolError as error:
+        raise AnchorError(
+            f"--anchor: {spec.path} does not parse ({error}), so its symbols cannot be "
+            "anchored; fix it or anchor to the file"
+        ) from None
+    if spec.qualname not in names:
+        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        raise AnchorError(
+            f"--anchor: {spec.path} defines no {spec.qualname!r}; "
+            f"expected one of: {shown or '(it defines no functions or classes)'}"
+        )

@@ -1,0 +1,300 @@
+"""The integrity check of an SQLite store, as findings a hook can reuse.
+
+:func:`check_store` opens the file read-only (so it can inspect a store this
+version would refuse to open, and never migrates or repairs anything) and
+reports, one :class:`Finding` per offending row:
+
+* SQLite's own ``integrity_check`` and ``foreign_key_check``;
+* a schema newer than this version knows, or migrations missing;
+* supersession pointers that dangle, fork (two records superseded by one),
+  point backwards in time, or form a cycle, and timestamps without pointers;
+* kinds outside the vocabulary, confidences outside [0, 1], scopes and bodies
+  a write would refuse, search text that disagrees with its record;
+* cache entries whose ``bytes`` disagree with their payload, and clocks
+  behind the entries they stamped (or two entries sharing one tick);
+* an id sequence behind the largest id (ids would be handed out twice).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.errors import RoteiroError
+from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.sqlite import SQLITE_HEADER, SQLiteStore
+
+__all__ = ["Finding", "check_connection", "check_store"]
+
+_TABLES = ("nodes", "sync_state", "agent_memory", "agent_cache", "agent_cache_clock")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: the table, the row it is in (None for the whole store),
+    and what is wrong."""
+
+    table: str
+    row: str | None
+    problem: str
+
+    def __str__(self) -> str:
+        where = f"{self.table} {self.row}" if self.row is not None else self.table
+        return f"{where}: {self.problem}"
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"table": self.table, "row": self.row, "problem": self.problem}
+
+
+def check_store(store: SQLiteStore | str | os.PathLike[str]) -> list[Finding]:
+    """Every problem found in ``store`` (an open store, or a file's path);
+    empty when it is healthy."""
+    if isinstance(store, SQLiteStore):
+        return check_connection(store.connection)
+    path = Path(store)
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
+    if header != SQLITE_HEADER:
+        return [Finding("store", None, f"{path} is not an SQLite database")]
+    try:
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+    except sqlite3.Error as error:
+        return [Finding("store", None, f"{path} cannot be opened ({error})")]
+    try:
+        return check_connection(conn)
+    except sqlite3.DatabaseError as error:
+        return [Finding("store", None, f"{path} cannot be read as a store ({error})")]
+    finally:
+        conn.close()
+
+
+def check_connection(conn: sqlite3.Connection) -> list[Finding]:
+    """Every problem found through an open connection to a store."""
+    findings = [
+        Finding("store", None, f"SQLite integrity check: {row[0]}")
+        for row in conn.execute("PRAGMA integrity_check")
+        if row[0] != "ok"
+    ]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    findings.extend(_schema(conn, tables))
+    missing = [t for t in _TABLES if t not in tables]
+    findings.extend(Finding(t, None, "table is missing") for t in missing)
+    for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
+        if table != "agent_memory":  # reported with more detail by _supersession
+            findings.append(Finding(table, f"rowid {rowid}", f"references a missing {parent} row"))
+    if "agent_memory" in tables:
+        findings.extend(_records(conn, tables))
+        findings.extend(_supersession(conn))
+    if "agent_cache" in tables and "agent_cache_clock" in tables:
+        findings.extend(_cache(conn))
+    return findings
+
+
+def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    if "schema_migrations" not in tables:
+        return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    out = [
+        Finding(
+            "schema_migrations",
+            f"version {v}",
+            f"schema version {v} is newer than this version knows (up to {SCHEMA_VERSION}); "
+            "upgrade roteiro-memory",
+        )
+        for v in sorted(applied)
+        if v > SCHEMA_VERSION
+    ]
+    out.extend(
+        Finding("schema_migrations", f"version {v}", f"migration {name!r} was never applied")
+        for v, name, _ in MIGRATIONS
+        if v not in applied
+    )
+    return out
+
+
+def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    out: list[Finding] = []
+    rows = conn.execute(
+        "SELECT id, scope, kind, anchor_key, anchor_path, body, confidence, search,"
+        " superseded_by, superseded_at FROM agent_memory ORDER BY id"
+    )
+    largest = 0
+    for row_id, scope, kind, key, path, body, confidence, search, by, at in rows:
+        largest = max(largest, row_id)
+        where = f"id {row_id}"
+        if kind not in sem.KIND_TOKENS:
+            out.append(
+                Finding(
+                    "agent_memory",
+                    where,
+                    f"unknown kind {kind!r}: expected one of {', '.join(sem.KIND_TOKENS)}",
+                )
+            )
+        if confidence is not None and (
+            not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0
+        ):
+            out.append(
+                Finding("agent_memory", where, f"confidence {confidence!r} is outside [0, 1]")
+            )
+        if not isinstance(scope, str) or not isinstance(body, str):
+            out.append(Finding("agent_memory", where, "scope or body is not text"))
+            continue
+        try:
+            sem.validate_write(sem.MemoryKind.LESSON, scope, body, None)
+        except RoteiroError as error:
+            out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
+        if search != sem.search_text(body, key, path):
+            out.append(
+                Finding(
+                    "agent_memory",
+                    where,
+                    "search text disagrees with its body and anchor: queries would miss it",
+                )
+            )
+        if (by is None) != (at is None):
+            out.append(
+                Finding(
+                    "agent_memory",
+                    where,
+                    "superseded_by and superseded_at disagree: one is set, the other is not",
+                )
+            )
+    if "sqlite_sequence" in tables:
+        seq_row = conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
+        ).fetchone()
+        seq = seq_row[0] if seq_row else 0
+        if seq < largest:
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence {seq} is behind the largest id {largest}: ids would be reused",
+                )
+            )
+    return out
+
+
+def _supersession(conn: sqlite3.Connection) -> list[Finding]:
+    pointers = dict(
+        conn.execute(
+            "SELECT id, superseded_by FROM agent_memory WHERE superseded_by IS NOT NULL"
+        ).fetchall()
+    )
+    ids = {row[0] for row in conn.execute("SELECT id FROM agent_memory")}
+    out: list[Finding] = []
+    by_successor: dict[int, list[int]] = {}
+    for row_id, successor in sorted(pointers.items()):
+        by_successor.setdefault(successor, []).append(row_id)
+        if successor not in ids:
+            out.append(
+                Finding(
+                    "agent_memory",
+                    f"id {row_id}",
+                    f"superseded by {successor}, which does not exist (a dangling pointer)",
+                )
+            )
+        elif successor <= row_id:
+            out.append(
+                Finding(
+                    "agent_memory",
+                    f"id {row_id}",
+                    f"superseded by {successor}, which is not newer than it",
+                )
+            )
+    for successor, predecessors in sorted(by_successor.items()):
+        if len(predecessors) > 1:
+            listed = ", ".join(str(p) for p in predecessors)
+            out.append(
+                Finding(
+                    "agent_memory",
+                    f"id {successor}",
+                    f"supersedes {len(predecessors)} records ({listed}): a fork, where a "
+                    "record supersedes at most one",
+                )
+            )
+    # Each record has at most one successor, so following pointers from any
+    # record either ends or enters exactly one cycle.
+    state: dict[int, int] = {}
+    for start in sorted(pointers):
+        path: list[int] = []
+        node: int | None = start
+        while node is not None and node in pointers and state.get(node) is None:
+            state[node] = 1
+            path.append(node)
+            node = pointers[node]
+        if node is not None and state.get(node) == 1:
+            cycle = path[path.index(node) :]
+            chain = " -> ".join(str(n) for n in [*cycle, node])
+            out.append(Finding("agent_memory", f"id {min(cycle)}", f"supersession cycle: {chain}"))
+        for visited in path:
+            state[visited] = 2
+    return out
+
+
+def _cache(conn: sqlite3.Connection) -> list[Finding]:
+    out: list[Finding] = []
+    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
+    if len(clocks) != 1:
+        out.append(
+            Finding(
+                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
+            )
+        )
+    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
+    seen_ticks: dict[int, str] = {}
+    rows = conn.execute(
+        "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
+        " ORDER BY key"
+    )
+    for key, fingerprint, payload, size, entry_generation, last_used, hits in rows:
+        where = f"key {key!r}"
+        if isinstance(key, str) and isinstance(fingerprint, str) and isinstance(payload, str):
+            actual = sem.cache_entry_bytes(key, fingerprint, payload)
+            if size != actual:
+                out.append(
+                    Finding(
+                        "agent_cache",
+                        where,
+                        f"bytes is {size} but its key, fingerprint and json are {actual} bytes",
+                    )
+                )
+        else:
+            out.append(Finding("agent_cache", where, "key, fingerprint or json is not text"))
+        if last_used > ticks:
+            out.append(
+                Finding(
+                    "agent_cache",
+                    where,
+                    f"last used at tick {last_used}, but the clock is behind it at {ticks}",
+                )
+            )
+        if entry_generation > generation:
+            out.append(
+                Finding(
+                    "agent_cache",
+                    where,
+                    f"written in generation {entry_generation}, but the clock is behind it "
+                    f"at {generation}",
+                )
+            )
+        if hits < 0:
+            out.append(Finding("agent_cache", where, f"hits {hits} is negative"))
+        if last_used in seen_ticks:
+            out.append(
+                Finding(
+                    "agent_cache",
+                    where,
+                    f"shares tick {last_used} with {seen_ticks[last_used]!r}: each use takes "
+                    "its own tick",
+                )
+            )
+        seen_ticks.setdefault(last_used, key)
+    return out

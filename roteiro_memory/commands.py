@@ -1,0 +1,536 @@
+"""What each ``roteiro-memory`` subcommand does, given its parsed arguments.
+
+Every handler checks all of its input before it touches the store -- before
+even the incremental sync -- so a refused command leaves the store exactly as
+it was.  Handlers return the exit status; user errors are raised as
+:class:`~roteiro_memory.errors.RoteiroError` and reported by ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory import render
+from roteiro_memory import semantics as sem
+from roteiro_memory.anchors import AnchorSpec, parse_anchor, verify_anchor
+from roteiro_memory.errors import (
+    InvalidConfidence,
+    NotFound,
+    RoteiroError,
+    StoreUnavailable,
+)
+from roteiro_memory.gitgraph import (
+    PY_PREFIX,
+    GitError,
+    Repo,
+    SyncReport,
+    find_repo,
+    graph_blobs,
+    rev_graph,
+    sync,
+    touched_keys,
+)
+from roteiro_memory.location import locate, prepare
+from roteiro_memory.results import Recall
+from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.store import Graph
+
+__all__ = ["HANDLERS", "UsageError"]
+
+OK, NOTHING = 0, 1
+
+
+class UsageError(RoteiroError, ValueError):
+    """A command-line value that is malformed; the message names it."""
+
+    kind = "BadRequest"
+
+
+def emit(value: Any) -> None:
+    """Print a JSON value on one line (ASCII-escaped, so any locale prints it)."""
+    sys.stdout.write(json.dumps(value) + "\n")
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def warn(text: str) -> None:
+    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
+
+
+# --- Parsing values ---------------------------------------------------------
+
+
+def whole(text: str | None, option: str, *, positive: bool = False) -> int | None:
+    """A whole number given on the command line, or None when not given."""
+    if text is None:
+        return None
+    value = sem.parse_whole_number(text)
+    if value is None or value > 2**63 - 1 or (positive and value == 0):
+        allowed = "a positive whole number" if positive else "a whole number (0 = no limit)"
+        raise UsageError(f"invalid {option} {text!r}: expected {allowed}")
+    return value
+
+
+def record_id(text: str) -> int:
+    value = whole(text, "ID", positive=True)
+    assert value is not None
+    return value
+
+
+def confidence(text: str | None) -> float | None:
+    if text is None:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise InvalidConfidence(
+            f"invalid --confidence {text!r}: expected a number from 0 to 1, e.g. 0.8"
+        ) from None
+    return value
+
+
+def budget(text: str | None) -> int:
+    """Bytes from ``--budget-mb``, else from the environment, else the default."""
+    if text is None:
+        return sem.parse_cache_budget(os.environ.get(sem.CACHE_BUDGET_ENV))
+    try:
+        return sem.parse_cache_budget(text)
+    except RoteiroError:
+        raise UsageError(
+            f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
+            f"(ASCII digits) whose byte count fits in 64 bits"
+        ) from None
+
+
+# --- The session: repository, store, sync -----------------------------------
+
+
+class Session:
+    """The repository and store one command works on, found and opened lazily."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._repo: Repo | None = None
+        self._looked = False
+        self._store: SQLiteStore | None = None
+        self.synced: SyncReport | None = None
+
+    @property
+    def repo(self) -> Repo | None:
+        if not self._looked:
+            self._repo = find_repo()
+            self._looked = True
+        return self._repo
+
+    def require_repo(self, what: str) -> Repo:
+        repo = self.repo
+        if repo is None:
+            raise GitError(f"{what} needs a git repository: run it inside one")
+        return repo
+
+    def _location_repo(self) -> Path | None:
+        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
+            repo = self.repo
+            return repo.common_dir if repo is not None else None
+        return None
+
+    def store_path(self) -> Path:
+        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
+
+    def store(self, *, must_exist: bool = False) -> SQLiteStore:
+        if self._store is None:
+            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
+            if must_exist and not location.path.exists():
+                raise StoreUnavailable(
+                    f"no store at {location.path} ({location.origin}): nothing has been "
+                    "recorded there yet"
+                )
+            prepare(location)
+            self._store = SQLiteStore(location.path)
+        return self._store
+
+    def sync(self, *, announce: bool = False) -> SyncReport | None:
+        """Bring the store's graph up to the working tree, unless ``--no-sync``
+        or there is no repository to sync from."""
+        if getattr(self.args, "no_sync", False):
+            return None
+        repo = self.repo
+        if repo is None:
+            return None
+        store = self.store()
+        parse_bar = render.ProgressBar("parsing")
+        hash_bar = render.ProgressBar("hashing")
+        try:
+            report = sync(store, repo, parse_bar, hash_bar)
+        finally:
+            hash_bar.close()
+            parse_bar.close()
+        for path, reason in report.unparsable:
+            warn(
+                f"{path} does not parse ({reason}); its file node is kept and anchors on "
+                "its symbols read unverifiable until it does"
+            )
+        self.synced = report
+        return report
+
+    def graph_for(self, rev: str | None) -> Graph | None:
+        """The graph of ``rev`` to resolve anchors against; None for the store's."""
+        if rev is None:
+            return None
+        repo = self.require_repo("--rev")
+        _, graph = rev_graph(repo, rev, self.store().export_graph())
+        return graph
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+# --- Anchor filters ---------------------------------------------------------
+
+
+def anchor_filter(
+    spec: AnchorSpec | None,
+) -> tuple[str | None, Callable[[str | None], bool] | None]:
+    """How ``--anchor`` filters: an exact key the store filters by, or, for a
+    bare path, a predicate taking the file and every symbol in it."""
+    if spec is None:
+        return None, None
+    if spec.path is not None and spec.qualname is None:
+        file_key, prefix = spec.key, f"{PY_PREFIX}{spec.path}::"
+        return None, lambda key: key is not None and (key == file_key or key.startswith(prefix))
+    return spec.key, None
+
+
+def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
+    return parse_anchor(text, session.repo) if text is not None else None
+
+
+# --- Episodic commands --------------------------------------------------------
+
+
+def cmd_add(args: argparse.Namespace, session: Session) -> int:
+    body = sys.stdin.read() if args.body == "-" else args.body
+    valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
+    supersedes = whole(args.supersedes, "--supersedes", positive=True)
+    spec = _anchor_spec(session, args.anchor)
+    if spec is not None:
+        verify_anchor(spec, session.repo)
+    store = session.store()
+    if supersedes is not None:
+        target = store.get(supersedes)
+        sem.check_supersedes(
+            supersedes, target is not None, target.superseded_by if target else None
+        )
+    session.sync()
+    new_id = store.record(
+        valid.kind,
+        valid.body,
+        scope=valid.scope,
+        anchor=spec.key if spec else None,
+        confidence=valid.confidence,
+        supersedes=supersedes,
+    )
+    if args.json:
+        emit({"id": new_id})
+        return OK
+    record = store.get(new_id)
+    assert record is not None
+    where = (
+        f", anchored to {render.anchor_label(spec.key)} ({render.state_label(record.anchor_state)})"
+        if spec
+        else ""
+    )
+    replaced = f", superseding {supersedes}" if supersedes is not None else ""
+    say(f"recorded {new_id} ({record.kind.value}{where}{replaced})")
+    return OK
+
+
+def cmd_list(args: argparse.Namespace, session: Session) -> int:
+    kind = sem.parse_kind(args.kind) if args.kind is not None else None
+    limit = whole(args.limit, "--limit")
+    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    store = session.store()
+    session.sync()
+    graph = session.graph_for(args.rev)
+    listing = store.list(
+        scope=args.scope,
+        kind=kind,
+        anchor_key=key,
+        include_superseded=args.all,
+        limit=None if predicate else limit,
+        graph=graph,
+    )
+    if predicate is not None:
+        kept = [r for r in listing.records if predicate(r.anchor.key if r.anchor else None)]
+        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
+    if args.json:
+        emit(listing.to_json())
+    else:
+        say(render.listing_table(listing))
+    return OK if listing.records else NOTHING
+
+
+def cmd_recall(args: argparse.Namespace, session: Session) -> int:
+    decay = sem.Decay.parse(args.decay)
+    kind = sem.parse_kind(args.kind) if args.kind is not None else None
+    limit = whole(args.limit, "--limit")
+    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    query = " ".join(args.query) if args.query else None
+    if args.touched is not None or args.rev is not None:
+        session.require_repo("--touched" if args.touched is not None else "--rev")
+    store = session.store()
+    session.sync()
+    graph = session.graph_for(args.rev)
+    if args.touched is not None:
+        repo = session.require_repo("--touched")
+        working = store.export_graph()
+        _, before = rev_graph(repo, args.touched, working)
+        touched = touched_keys(before, graph_blobs(working))
+        outer = predicate
+
+        def predicate(anchor: str | None) -> bool:
+            return anchor in touched and (outer is None or outer(anchor))
+
+    recall = store.recall(
+        query,
+        scope=args.scope,
+        kind=kind,
+        anchor_key=key,
+        decay=decay,
+        applicable_only=args.applicable_only,
+        limit=None if predicate else limit,
+        graph=graph,
+    )
+    if predicate is not None:
+        kept = [
+            r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
+        ]
+        recall = Recall(
+            generation=recall.generation,
+            decay=recall.decay,
+            results=sem.apply_limit(kept, limit),
+            live=recall.live,
+            superseded=recall.superseded,
+        )
+    if args.json:
+        emit(recall.to_json())
+    else:
+        say(render.recall_table(recall))
+    return OK if recall.results else NOTHING
+
+
+def cmd_show(args: argparse.Namespace, session: Session) -> int:
+    wanted = record_id(args.id)
+    store = session.store()
+    session.sync()
+    record = store.get(wanted, graph=session.graph_for(args.rev))
+    if record is None:
+        sys.stderr.write(f"roteiro-memory: no memory record with id {wanted}\n")
+        return NOTHING
+    if args.json:
+        emit(record.to_json())
+    else:
+        say(render.record_detail(record))
+    return OK
+
+
+def cmd_forget(args: argparse.Namespace, session: Session) -> int:
+    wanted = record_id(args.id)
+    store = session.store()
+    try:
+        forgotten = store.forget(wanted)
+    except NotFound as error:
+        sys.stderr.write(f"roteiro-memory: {error}\n")
+        return NOTHING
+    if args.json:
+        emit(forgotten.to_json())
+    else:
+        restored = ", ".join(str(i) for i in forgotten.restored)
+        again = f"; live again: {restored}" if restored else ""
+        say(f"forgot {forgotten.id}{again}")
+    return OK
+
+
+def cmd_sync(args: argparse.Namespace, session: Session) -> int:
+    session.require_repo("sync")
+    session.store()
+    report = session.sync()
+    assert report is not None
+    if args.json:
+        emit(report.to_json())
+    elif report.up_to_date:
+        say(f"up to date: {report.files} files, tree {report.tree[:12]}")
+    else:
+        say(
+            f"synced {report.files} files and {report.symbols} symbols "
+            f"({len(report.parsed)} files parsed, {report.written} nodes written, "
+            f"{report.removed} removed); tree {report.tree[:12]}"
+        )
+    return OK
+
+
+# --- Cache commands -----------------------------------------------------------
+
+
+def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
+    limit = budget(args.budget_mb)
+    stats = session.store().cache_stats(limit)
+    emit(stats.to_json()) if args.json else say(render.stats_text(stats))
+    return OK
+
+
+def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
+    limit = budget(args.budget_mb)
+    store = session.store()
+    session.sync()
+    swept = store.cache_sweep(limit)
+    emit(swept.to_json()) if args.json else say(render.sweep_text(swept))
+    return OK
+
+
+def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
+    store = session.store()
+    session.sync()
+    entries = store.cache_entries()
+    if args.json:
+        emit([e.to_json() for e in entries])
+    else:
+        say(render.cache_table(entries))
+    return OK if entries else NOTHING
+
+
+def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
+    store = session.store()
+    session.sync()
+    entry = store.cache_get(args.key)
+    if entry is None:
+        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+        return NOTHING
+    emit(entry.to_json()) if args.json else say(entry.json)
+    return OK
+
+
+def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
+    payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
+    try:
+        json.loads(payload)
+    except ValueError as error:
+        raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
+    spec = _anchor_spec(session, args.anchor)
+    if spec is not None:
+        verify_anchor(spec, session.repo)
+    store = session.store()
+    session.sync()
+    store.cache_put(args.key, args.fingerprint, payload, spec.key if spec else None)
+    if args.json:
+        emit(None)
+    else:
+        size = sem.cache_entry_bytes(args.key, args.fingerprint, payload)
+        say(f"cached {args.key!r} ({size} bytes)")
+    return OK
+
+
+def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
+    found = session.store().cache_forget(args.key)
+    if args.json:
+        emit(found)
+    elif found:
+        say(f"forgot cache entry {args.key!r}")
+    if not found:
+        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+    return OK if found else NOTHING
+
+
+# --- Store-wide commands ------------------------------------------------------
+
+
+def cmd_check(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.check import check_store
+
+    path = session.store_path()
+    if not path.exists():
+        raise StoreUnavailable(f"no store at {path}: nothing to check")
+    findings = check_store(path)
+    if args.json:
+        emit({"store": str(path), "findings": [f.to_json() for f in findings]})
+    else:
+        for finding in findings:
+            say(str(finding))
+        noun = "problem" if len(findings) == 1 else "problems"
+        say(f"{path}: {len(findings)} {noun}" if findings else f"{path}: ok")
+    return NOTHING if findings else OK
+
+
+def cmd_export(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.transfer import export_lines
+
+    store = session.store(must_exist=True)
+    if args.output in (None, "-"):
+        for line in export_lines(store):
+            sys.stdout.write(line + "\n")
+        return OK
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            for line in export_lines(store):
+                out.write(line + "\n")
+    except OSError as error:
+        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    return OK
+
+
+def cmd_import(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.transfer import import_lines, read_export
+
+    if args.file == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as error:
+            reason = getattr(error, "strerror", None) or str(error)
+            raise UsageError(f"cannot read {args.file}: {reason}") from None
+    parsed = read_export(lines)
+    counts = import_lines(session.store(), parsed)
+    if args.json:
+        emit(counts)
+    else:
+        say(f"imported {counts['records']} records and {counts['cache']} cache entries")
+    return OK
+
+
+HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
+    "add": cmd_add,
+    "list": cmd_list,
+    "recall": cmd_recall,
+    "show": cmd_show,
+    "forget": cmd_forget,
+    "sync": cmd_sync,
+    "cache stats": cmd_cache_stats,
+    "cache sweep": cmd_cache_sweep,
+    "cache list": cmd_cache_list,
+    "cache get": cmd_cache_get,
+    "cache put": cmd_cache_put,
+    "cache forget": cmd_cache_forget,
+    "check": cmd_check,
+    "export": cmd_export,
+    "import": cmd_import,
+}
+
+
+def run(name: str, args: argparse.Namespace) -> int:
+    """Run the handler for ``name`` in a session it closes."""
+    session = Session(args)
+    try:
+        return HANDLERS[name](args, session)
+    finally:
+        session.close()

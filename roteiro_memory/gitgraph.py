@@ -1,0 +1,505 @@
+"""The code graph, read from git: file nodes and Python symbol nodes.
+
+Two graphs are built here.  The *working* graph is what :func:`sync` writes
+into a store: one ``file:<path>`` node per tracked or untracked-but-not-ignored
+file, its blob the git blob id of the content on disk, and one
+``py:<path>::<qualname>`` node per Python definition (:mod:`symbols`).  A
+*revision* graph (:func:`rev_graph`) is the same thing for a commit, built in
+memory and never written, so "is this lesson valid on main?" costs no store
+write.
+
+Sync is incremental.  Git's index already knows which tracked files are
+unchanged (``diff-files`` compares against its stat cache), so only files it
+reports changed, and untracked files, are hashed; a Python file is re-parsed
+only when its blob differs from the one the store holds.  The tree witness is
+the id of the tree git would write for the synced files, computed here
+without writing any object; when it equals the stored witness nothing is
+written at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from roteiro_memory.errors import RoteiroError
+from roteiro_memory.results import GraphNode
+from roteiro_memory.store import Store
+from roteiro_memory.symbols import SymbolError, blob_id, definitions, is_python_path
+
+__all__ = [
+    "FILE_PREFIX",
+    "PY_PREFIX",
+    "FileEntry",
+    "GitError",
+    "Repo",
+    "SyncReport",
+    "file_key",
+    "find_repo",
+    "graph_blobs",
+    "rev_graph",
+    "symbol_key",
+    "sync",
+    "touched_keys",
+    "tree_id",
+    "working_files",
+]
+
+FILE_PREFIX = "file:"
+PY_PREFIX = "py:"
+
+_GITLINK = "160000"
+_SYMLINK = "120000"
+_REGULAR = "100644"
+_EXECUTABLE = "100755"
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) while a sync reads and parses files."""
+
+
+class GitError(RoteiroError, ValueError):
+    """A git command failed: not a repository, an unknown revision, no git."""
+
+    kind = "BadRequest"
+
+
+def file_key(path: str) -> str:
+    return f"{FILE_PREFIX}{path}"
+
+
+def symbol_key(path: str, qualname: str) -> str:
+    return f"{PY_PREFIX}{path}::{qualname}"
+
+
+@dataclass(frozen=True)
+class Repo:
+    """Where a working tree and its git data live."""
+
+    root: Path
+    """The top level of the working tree."""
+    common_dir: Path
+    """The git directory shared by every worktree of the clone."""
+    object_format: str
+    """``sha1`` or ``sha256``: how blob and tree ids are hashed."""
+
+    def git(self, *args: str, input: bytes | None = None) -> bytes:
+        """Run ``git args`` at the top level; its stdout, or :class:`GitError`."""
+        return _run(["git", "-C", str(self.root), *args], input=input)
+
+
+def _run(argv: Sequence[str], input: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(argv, input=input, capture_output=True, check=False, env=_git_env())
+    except FileNotFoundError:
+        raise GitError("git is not installed or not on PATH; install git to use it") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = message[-1] if message else f"exit status {done.returncode}"
+        raise GitError(f"git {argv[3] if len(argv) > 3 else ''} failed: {detail}")
+    return done.stdout
+
+
+def _git_env() -> dict[str, str]:
+    env = dict(os.environ)
+    # Never take optional locks: a sync reads the index, it must not rewrite it
+    # under a git command the user is running at the same moment.
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env.setdefault("LC_ALL", "C")
+    return env
+
+
+def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
+    """The repository whose working tree holds ``cwd``; None outside any."""
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    try:
+        done = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(here),
+                "rev-parse",
+                "--show-toplevel",
+                "--git-common-dir",
+                "--show-object-format",
+            ],
+            capture_output=True,
+            check=False,
+            env=_git_env(),
+        )
+    except FileNotFoundError:
+        return None
+    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if done.returncode != 0 or len(lines) != 3:
+        return None
+    root = Path(lines[0])
+    common = Path(lines[1])
+    if not common.is_absolute():
+        common = here / common
+    return Repo(root=root, common_dir=common.resolve(), object_format=lines[2])
+
+
+# --- The working tree -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file of a graph: its path from the top level, mode and blob id."""
+
+    path: str
+    mode: str
+    blob: str
+
+
+def _split_z(data: bytes) -> list[str]:
+    return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
+
+
+def _hash_path(repo: Repo, path: str) -> FileEntry | None:
+    """Hash the file at ``path`` as it is on disk; None when it is gone or is
+    not a file (a directory where a file was)."""
+    full = repo.root / path
+    try:
+        info = full.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            target = os.fsencode(os.readlink(full))
+            return FileEntry(path, _SYMLINK, blob_id(target, repo.object_format))
+        if not stat.S_ISREG(info.st_mode):
+            return None
+        content = full.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    mode = _EXECUTABLE if info.st_mode & stat.S_IXUSR else _REGULAR
+    return FileEntry(path, mode, blob_id(content, repo.object_format))
+
+
+def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, FileEntry]:
+    """Every tracked and untracked-but-not-ignored file of the working tree.
+
+    Tracked files git reports unchanged take their blob from the index without
+    being read; the rest are hashed from disk.
+    """
+    commands = {
+        "index": ["ls-files", "--stage", "-z"],
+        "dirty": ["diff-files", "-z", "--name-only", "--ignore-submodules=all"],
+        "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
+    }
+    # The three listings are independent: run them side by side.
+    running = {
+        name: subprocess.Popen(
+            ["git", "-C", str(repo.root), *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_git_env(),
+        )
+        for name, argv in commands.items()
+    }
+    output: dict[str, bytes] = {}
+    for name, process in running.items():
+        out, err = process.communicate()
+        if process.returncode != 0:
+            detail = err.decode("utf-8", "replace").strip() or f"exit {process.returncode}"
+            raise GitError(f"git {commands[name][0]} failed in {repo.root}: {detail}")
+        output[name] = out
+    files: dict[str, FileEntry] = {}
+    dirty: set[str] = set(_split_z(output["dirty"]))
+    for item in _split_z(output["index"]):
+        meta, _, path = item.partition("\t")
+        mode, blob, stage = meta.split(" ")
+        if stage != "0":
+            dirty.add(path)
+            continue
+        files[path] = FileEntry(path, mode, blob)
+    untracked = [path for path in _split_z(output["untracked"]) if not path.endswith("/")]
+    to_hash = sorted(dirty) + untracked
+    for done, path in enumerate(to_hash, 1):
+        previous = files.pop(path, None)
+        if previous is not None and previous.mode == _GITLINK:
+            files[path] = previous
+        else:
+            entry = _hash_path(repo, path)
+            if entry is not None:
+                files[path] = entry
+        if progress is not None:
+            progress(done, len(to_hash))
+    return files
+
+
+# --- Trees ------------------------------------------------------------------
+
+
+def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
+    """The id of the tree git would write for ``files``, writing nothing."""
+    root: dict[str, object] = {}
+    for entry in files:
+        parts = entry.path.split("/")
+        folder = root
+        for part in parts[:-1]:
+            child = folder.setdefault(part, {})
+            assert isinstance(child, dict)
+            folder = child
+        folder[parts[-1]] = entry
+    return _hash_tree(root, object_format)
+
+
+def _hash_tree(folder: dict[str, object], object_format: str) -> str:
+    rows: list[tuple[bytes, bytes]] = []
+    for name, value in folder.items():
+        encoded = os.fsencode(name)
+        if isinstance(value, dict):
+            sub = _hash_tree(value, object_format)
+            rows.append((encoded + b"/", b"40000 " + encoded + b"\0" + bytes.fromhex(sub)))
+        else:
+            assert isinstance(value, FileEntry)
+            mode = value.mode.encode("ascii")
+            rows.append((encoded, mode + b" " + encoded + b"\0" + bytes.fromhex(value.blob)))
+    # Git orders a tree's entries by name, comparing a folder as if its name
+    # ended with '/'.
+    rows.sort(key=lambda row: row[0])
+    body = b"".join(row[1] for row in rows)
+    digest = hashlib.new(object_format)
+    digest.update(b"tree %d\x00" % len(body))
+    digest.update(body)
+    return digest.hexdigest()
+
+
+# --- Nodes ------------------------------------------------------------------
+
+
+def _file_node(entry: FileEntry) -> GraphNode:
+    return GraphNode(
+        key=file_key(entry.path),
+        kind="file",
+        name=entry.path.rsplit("/", 1)[-1],
+        path=entry.path,
+        blob=entry.blob,
+    )
+
+
+def _symbol_nodes(path: str, source: bytes, object_format: str) -> list[GraphNode]:
+    return [
+        GraphNode(symbol_key(path, d.qualname), d.kind, d.qualname, path, d.blob)
+        for d in definitions(source, object_format)
+    ]
+
+
+def _unverifiable(previous: Sequence[GraphNode]) -> list[GraphNode]:
+    """The symbols a file had, kept with no blob: it no longer parses, so
+    anchors on them read back unverifiable rather than valid or vanished."""
+    return [GraphNode(n.key, n.kind, n.name, n.path, None) for n in previous]
+
+
+@dataclass
+class _Stored:
+    """A graph as a store holds it, indexed by file."""
+
+    file_blobs: dict[str, str | None]
+    symbols: dict[str, list[GraphNode]]
+    nodes: dict[str, GraphNode]
+
+    @classmethod
+    def of(cls, nodes: Iterable[GraphNode]) -> _Stored:
+        file_blobs: dict[str, str | None] = {}
+        symbols: dict[str, list[GraphNode]] = {}
+        by_key: dict[str, GraphNode] = {}
+        for node in nodes:
+            by_key[node.key] = node
+            if node.key.startswith(FILE_PREFIX) and node.path is not None:
+                file_blobs[node.path] = node.blob
+            elif node.key.startswith(PY_PREFIX) and node.path is not None:
+                symbols.setdefault(node.path, []).append(node)
+        return cls(file_blobs, symbols, by_key)
+
+
+def _graph_of(
+    files: Mapping[str, FileEntry],
+    stored: _Stored,
+    read: Callable[[Sequence[str]], Mapping[str, bytes]],
+    object_format: str,
+    progress: Progress | None,
+) -> tuple[list[GraphNode], list[str], list[tuple[str, str]]]:
+    """The nodes of ``files``: symbols reused from ``stored`` where a Python
+    file's blob is unchanged, parsed from ``read`` where it is not.
+
+    Returns the nodes, the paths parsed, and the (path, reason) of each Python
+    file that did not parse.
+    """
+    nodes = [_file_node(entry) for entry in files.values()]
+    fresh: list[str] = []
+    for path, entry in files.items():
+        if not is_python_path(path) or entry.mode not in (_REGULAR, _EXECUTABLE):
+            continue
+        if path in stored.file_blobs and stored.file_blobs[path] == entry.blob:
+            nodes.extend(stored.symbols.get(path, ()))
+        else:
+            fresh.append(path)
+    unparsable: list[tuple[str, str]] = []
+    batch = 256
+    for start in range(0, len(fresh), batch):
+        chunk = fresh[start : start + batch]
+        sources = read(chunk)
+        for path in chunk:
+            try:
+                nodes.extend(_symbol_nodes(path, sources[path], object_format))
+            except SymbolError as error:
+                unparsable.append((path, str(error)))
+                nodes.extend(_unverifiable(stored.symbols.get(path, ())))
+        if progress is not None:
+            progress(min(start + batch, len(fresh)), len(fresh))
+    return nodes, fresh, unparsable
+
+
+@dataclass
+class SyncReport:
+    """What one sync found and wrote."""
+
+    tree: str
+    files: int
+    up_to_date: bool
+    symbols: int = 0
+    written: int = 0
+    removed: int = 0
+    parsed: list[str] = field(default_factory=list)
+    unparsable: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "tree": self.tree,
+            "up_to_date": self.up_to_date,
+            "files": self.files,
+            "symbols": self.symbols,
+            "written": self.written,
+            "removed": self.removed,
+            "parsed": len(self.parsed),
+            "unparsable": [{"path": p, "reason": r} for p, r in self.unparsable],
+        }
+
+
+def sync(
+    store: Store,
+    repo: Repo,
+    progress: Progress | None = None,
+    hash_progress: Progress | None = None,
+) -> SyncReport:
+    """Bring the store's nodes and tree witness up to the working tree.
+
+    Writes nothing when the working tree's tree id equals the stored witness.
+    Otherwise writes only the nodes that changed, removes the ones that went,
+    and sets the witness last, so an interrupted sync is simply redone.
+    """
+    files = working_files(repo, hash_progress)
+    tree = tree_id(files.values(), repo.object_format)
+    if store.tree() == tree:
+        return SyncReport(tree=tree, files=len(files), up_to_date=True)
+    stored = _Stored.of(store.export_graph())
+
+    def read(paths: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for path in paths:
+            try:
+                out[path] = (repo.root / path).read_bytes()
+            except OSError:
+                out[path] = b"\0"  # vanished since listed: reported as not parsing
+        return out
+
+    nodes, parsed, unparsable = _graph_of(files, stored, read, repo.object_format, progress)
+    keep = {node.key for node in nodes}
+    changed = [node for node in nodes if stored.nodes.get(node.key) != node]
+    gone = sorted(key for key in stored.nodes if key not in keep)
+    if changed:
+        store.put_nodes(changed)
+    if gone:
+        store.remove_nodes(gone)
+    store.set_tree(tree)
+    return SyncReport(
+        tree=tree,
+        files=len(files),
+        up_to_date=False,
+        symbols=len(nodes) - len(files),
+        written=len(changed),
+        removed=len(gone),
+        parsed=parsed,
+        unparsable=unparsable,
+    )
+
+
+# --- Revisions --------------------------------------------------------------
+
+
+def resolve_tree(repo: Repo, rev: str) -> str:
+    """The tree id ``rev`` names; :class:`GitError` naming the revision if none."""
+    if not rev or rev.startswith("-"):
+        raise GitError(f"invalid revision {rev!r}: expected a commit, branch or tag name")
+    try:
+        out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
+    except GitError:
+        raise GitError(
+            f"unknown revision {rev!r}: expected a commit, branch or tag of {repo.root}"
+        ) from None
+    return out.decode("ascii").strip()
+
+
+def _cat_blobs(repo: Repo, blobs: Sequence[str]) -> list[bytes]:
+    """The contents of ``blobs``, in order, from one ``git cat-file --batch``."""
+    if not blobs:
+        return []
+    data = repo.git("cat-file", "--batch", input=("\n".join(blobs) + "\n").encode("ascii"))
+    out: list[bytes] = []
+    pos = 0
+    for blob in blobs:
+        end = data.index(b"\n", pos)
+        header = data[pos:end].split(b" ")
+        if len(header) != 3:
+            raise GitError(f"git cat-file could not read blob {blob}")
+        size = int(header[2])
+        out.append(data[end + 1 : end + 1 + size])
+        pos = end + 1 + size + 1
+    return out
+
+
+def rev_files(repo: Repo, tree: str) -> dict[str, FileEntry]:
+    """Every file of a tree, as ``git ls-tree -r`` lists it."""
+    files: dict[str, FileEntry] = {}
+    for item in _split_z(repo.git("ls-tree", "-r", "-z", "--full-tree", tree)):
+        meta, _, path = item.partition("\t")
+        mode, _kind, blob = meta.split(" ")
+        files[path] = FileEntry(path, mode, blob)
+    return files
+
+
+def rev_graph(
+    repo: Repo, rev: str, stored: Iterable[GraphNode]
+) -> tuple[str, dict[str, str | None]]:
+    """The tree id of ``rev`` and its graph as key -> blob, built in memory.
+
+    Symbols of a Python file whose blob equals the stored one are taken from
+    ``stored`` (the synced working graph); only files that differ are read
+    from git and parsed.
+    """
+    tree = resolve_tree(repo, rev)
+    files = rev_files(repo, tree)
+    by_blob = {entry.path: entry.blob for entry in files.values()}
+
+    def read(paths: Sequence[str]) -> dict[str, bytes]:
+        return dict(zip(paths, _cat_blobs(repo, [by_blob[p] for p in paths]), strict=True))
+
+    nodes, _, _ = _graph_of(files, _Stored.of(stored), read, repo.object_format, None)
+    return tree, graph_blobs(nodes)
+
+
+def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:
+    """A graph as the key -> blob mapping anchors are resolved against."""
+    return {node.key: node.blob for node in nodes}
+
+
+_ABSENT = object()
+
+
+def touched_keys(before: Mapping[str, str | None], after: Mapping[str, str | None]) -> set[str]:
+    """Keys present in one graph only, or with different blobs in the two."""
+    keys = set(before) | set(after)
+    return {k for k in keys if before.get(k, _ABSENT) != after.get(k, _ABSENT)}

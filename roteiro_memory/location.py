@@ -1,0 +1,95 @@
+"""Where a repository's store lives, and making it private.
+
+By default the store is ``roteiro/memory.db`` inside the repository's git
+*common* directory: one per clone, shared by all its worktrees, and never
+committed or pushed because git does not track its own directory.  Memory is
+unredacted prose, so the folder is created 0700 and the file 0600.
+``--db PATH`` or :data:`DB_ENV` choose another file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from roteiro_memory.errors import StoreUnavailable
+
+__all__ = ["DB_ENV", "STORE_DIR", "STORE_FILE", "Location", "locate", "prepare"]
+
+DB_ENV = "ROTEIRO_MEMORY_DB"
+"""Environment variable naming the store file, when ``--db`` does not."""
+
+STORE_DIR = "roteiro"
+STORE_FILE = "memory.db"
+
+
+@dataclass(frozen=True)
+class Location:
+    """A store file and how it was chosen."""
+
+    path: Path
+    origin: str
+    """``--db``, the environment variable's name, or ``repository``."""
+
+
+def locate(
+    db: str | None,
+    environ: Mapping[str, str],
+    common_dir: Path | None,
+) -> Location:
+    """The store to open: ``db``, else :data:`DB_ENV`, else the repository's.
+
+    ``common_dir`` is the git common directory, or None outside a repository.
+    """
+    if db is not None:
+        if not db.strip():
+            raise StoreUnavailable("--db is empty: expected the path of a store file")
+        return Location(Path(db), "--db")
+    from_env = environ.get(DB_ENV)
+    if from_env is not None:
+        if not from_env.strip():
+            raise StoreUnavailable(
+                f"{DB_ENV} is set but empty: expected the path of a store file, or unset it"
+            )
+        return Location(Path(from_env), DB_ENV)
+    if common_dir is None:
+        raise StoreUnavailable(
+            f"not inside a git repository: run in one, or choose a store with --db PATH or {DB_ENV}"
+        )
+    return Location(common_dir / STORE_DIR / STORE_FILE, "repository")
+
+
+def prepare(location: Location) -> None:
+    """Create the store's file, private, if it does not exist yet.
+
+    The repository's folder is made 0700 and its file 0600 every time (SQLite
+    gives its WAL and shared-memory files the database file's mode).  A file
+    chosen with ``--db`` or the environment is created 0600 but an existing
+    one, and its folder, are left as their owner set them.
+    """
+    path = location.path
+    if location.origin == "repository":
+        try:
+            path.parent.mkdir(mode=0o700, exist_ok=True)
+            os.chmod(path.parent, 0o700)
+        except OSError as error:
+            raise StoreUnavailable(
+                f"{path.parent}: cannot create the store folder ({error.strerror})"
+            ) from None
+    if path.exists() or path.is_symlink():
+        if location.origin == "repository":
+            os.chmod(path, 0o600)
+        return
+    try:
+        handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    except OSError as error:
+        raise StoreUnavailable(
+            f"{path}: cannot create the store ({error.strerror}); "
+            f"choose another with --db PATH or {DB_ENV}"
+        ) from None
+    os.close(handle)
+    os.chmod(path, 0o600)

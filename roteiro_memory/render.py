@@ -1,0 +1,236 @@
+"""Human output: aligned tables read at a glance, and the sync progress bar.
+
+Only what a person reads is decided here; ``--json`` bypasses this module and
+prints the PROTOCOL shapes, so nothing computed depends on it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+)
+from roteiro_memory.semantics import AnchorState
+
+__all__ = [
+    "STATE_MARKS",
+    "ProgressBar",
+    "anchor_label",
+    "cache_table",
+    "listing_table",
+    "recall_table",
+    "record_detail",
+    "state_label",
+    "table",
+]
+
+STATE_MARKS: dict[AnchorState, str] = {
+    AnchorState.VALID: "+",
+    AnchorState.DRIFTED: "~",
+    AnchorState.VANISHED: "x",
+    AnchorState.UNVERIFIABLE: "?",
+    AnchorState.UNANCHORED: ".",
+}
+"""One distinct ASCII mark per anchor state, so a column of them scans fast
+and survives any terminal encoding."""
+
+
+def state_label(state: AnchorState) -> str:
+    """``~ drifted``: the state's mark and its name."""
+    return f"{STATE_MARKS[state]} {state.value}"
+
+
+def anchor_label(key: str | None) -> str:
+    """An anchor key in the form ``--anchor`` takes: a path for a file node,
+    ``path::qualname`` for a Python symbol, the raw key otherwise."""
+    if key is None:
+        return "-"
+    if key.startswith("file:"):
+        return key[len("file:") :]
+    if key.startswith("py:"):
+        return key[len("py:") :]
+    return key
+
+
+def _width() -> int:
+    return max(shutil.get_terminal_size((120, 24)).columns, 60)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _clip(text: str, width: int) -> str:
+    if width <= 1:
+        return ""
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()
+) -> str:
+    """Rows under headers, columns padded to their widest cell; the last
+    column is clipped to the terminal width.  Column indexes in ``right`` are
+    right-aligned (numbers)."""
+    widths = [len(h) for h in headers]
+    for row in rows:
+        for index, cell in enumerate(row[:-1]):
+            widths[index] = max(widths[index], len(cell))
+    lead = sum(widths[:-1]) + 2 * (len(headers) - 1)
+    last = max(_width() - lead, 20)
+    lines = []
+    for row in [list(headers), *[list(r) for r in rows]]:
+        cells = []
+        for index, cell in enumerate(row[:-1]):
+            cells.append(cell.rjust(widths[index]) if index in right else cell.ljust(widths[index]))
+        cells.append(_clip(row[-1], last))
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _record_cells(record: MemoryRecord) -> list[str]:
+    return [
+        str(record.id),
+        record.kind.value,
+        state_label(record.anchor_state),
+        anchor_label(record.anchor.key if record.anchor else None),
+    ]
+
+
+def _counts(live: int, superseded: int) -> str:
+    return f"{live} live, {superseded} superseded"
+
+
+def recall_table(recall: Recall) -> str:
+    rows = [
+        [*_record_cells(r.record), f"{r.score:.3f}", _one_line(r.record.body)]
+        for r in recall.results
+    ]
+    out = table(["ID", "KIND", "STATE", "ANCHOR", "SCORE", "BODY"], rows, right=(0, 4))
+    decay = "" if recall.decay.mode == "none" else f", decay {recall.decay.token()}"
+    noun = "result" if len(rows) == 1 else "results"
+    footer = (
+        f"{len(rows)} {noun} (store: {_counts(recall.live, recall.superseded)}, "
+        f"generation {recall.generation}{decay})"
+    )
+    return f"{out}\n{footer}" if rows else footer
+
+
+def listing_table(listing: MemoryListing) -> str:
+    rows = []
+    for record in listing.records:
+        mark = "" if record.superseded_by is None else f"[superseded by {record.superseded_by}] "
+        rows.append([*_record_cells(record), mark + _one_line(record.body)])
+    out = table(["ID", "KIND", "STATE", "ANCHOR", "BODY"], rows, right=(0,))
+    noun = "record" if len(rows) == 1 else "records"
+    footer = f"{len(rows)} {noun} (store: {_counts(listing.live, listing.superseded)})"
+    return f"{out}\n{footer}" if rows else footer
+
+
+def record_detail(record: MemoryRecord) -> str:
+    """Every field of one record, then its body in full."""
+    lines = [f"#{record.id} {record.kind.value} (scope {record.scope})"]
+    if record.anchor is not None:
+        lines.append(f"anchor      {anchor_label(record.anchor.key)}")
+        lines.append(f"state       {state_label(record.anchor_state)}")
+        lines.append(f"captured    blob {record.anchor.blob or '-'}")
+    else:
+        lines.append(f"state       {state_label(record.anchor_state)}")
+    confidence = "-" if record.confidence is None else f"{record.confidence:g}"
+    lines.append(f"confidence  {confidence}")
+    lines.append(f"tree        {record.tree or '-'}")
+    lines.append(f"created     {record.created_at} UTC")
+    if record.superseded_by is not None:
+        lines.append(f"superseded  by #{record.superseded_by} at {record.superseded_at} UTC")
+    lines.append("")
+    lines.append(record.body)
+    return "\n".join(lines)
+
+
+def cache_table(entries: Sequence[CacheEntry]) -> str:
+    rows = [
+        [
+            e.key,
+            str(e.bytes),
+            str(e.generation),
+            str(e.last_used),
+            str(e.hits),
+            state_label(e.anchor_state),
+            anchor_label(e.anchor),
+        ]
+        for e in entries
+    ]
+    out = table(
+        ["KEY", "BYTES", "GEN", "USED", "HITS", "STATE", "ANCHOR"], rows, right=(1, 2, 3, 4)
+    )
+    noun = "entry" if len(rows) == 1 else "entries"
+    footer = f"{len(rows)} {noun}"
+    return f"{out}\n{footer}" if rows else footer
+
+
+def _mb(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def stats_text(stats: CacheStats) -> str:
+    noun = "entry" if stats.entries == 1 else "entries"
+    return (
+        f"{stats.entries} {noun}, {stats.bytes} bytes ({_mb(stats.bytes)}) of a "
+        f"{stats.budget_bytes}-byte budget ({_mb(stats.budget_bytes)}); "
+        f"generation {stats.generation}"
+    )
+
+
+def sweep_text(sweep: CacheSweep) -> str:
+    over = " -- still over budget: pinned entries alone exceed it" if sweep.over_budget else ""
+    return (
+        f"scanned {sweep.scanned}, pinned {sweep.pinned}, evicted {sweep.evicted} "
+        f"({sweep.freed_bytes} bytes freed); {sweep.retained_bytes} bytes retained of "
+        f"{sweep.budget_bytes}; generation now {sweep.generation}{over}"
+    )
+
+
+class ProgressBar:
+    """A one-line bar on a terminal's stderr, drawn only once a task has run
+    for :attr:`delay` seconds; on anything but a terminal it draws nothing."""
+
+    delay = 0.4
+
+    def __init__(self, label: str, stream: TextIO | None = None) -> None:
+        self.label = label
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = self.stream.isatty()
+        self.started = time.monotonic()
+        self.drawn = False
+        self._last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        now = time.monotonic()
+        if now - self.started < self.delay or (now - self._last < 0.05 and done < total):
+            return
+        self._last = now
+        width = 30
+        filled = width * done // total
+        bar = "#" * filled + "." * (width - filled)
+        self.stream.write(f"\r{self.label} [{bar}] {done}/{total}")
+        self.stream.flush()
+        self.drawn = True
+
+    def close(self) -> None:
+        """Erase the bar, if one was drawn."""
+        if self.drawn:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.drawn = False

@@ -1,0 +1,150 @@
+"""Python definitions as graph nodes, each with the blob id of its own text.
+
+A definition's text runs from its first decorator (a decorator changes
+behaviour, so it belongs to the definition) to the end of its last statement,
+exactly as written.  Its blob id is the git-style id of that text, so an
+anchor on ``Retry.run`` stays valid when another function in the file changes
+and drifts when ``Retry.run`` itself does -- reformatting included.
+
+Qualified names nest with dots through classes and functions alike:
+``Outer.Inner.method`` and, for a function defined inside another, ``f.inner``
+(no ``<locals>`` segment).  Definitions under ``if``/``try``/``with``/loops
+count at the level they are bound.  When one name is bound by several
+definitions -- a property and its setter, or a conditional redefinition -- the
+node's text is all of them in source order, so a change to any one drifts it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+__all__ = [
+    "PYTHON_SUFFIXES",
+    "Definition",
+    "SymbolError",
+    "blob_id",
+    "definitions",
+    "is_python_path",
+]
+
+PYTHON_SUFFIXES = (".py", ".pyi")
+"""Files whose definitions become nodes."""
+
+_NEWLINE = re.compile(rb"\r\n|\r|\n")
+
+_DefNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+class SymbolError(ValueError):
+    """Source that cannot be parsed; the message names where and why."""
+
+
+@dataclass(frozen=True)
+class Definition:
+    """One qualified name bound by ``def``/``class`` and the blob of its text."""
+
+    qualname: str
+    kind: str
+    """``class``, ``function`` or ``method`` (a function bound in a class body)."""
+    blob: str
+
+
+def blob_id(content: bytes, object_format: str = "sha1") -> str:
+    """The id git gives a blob with ``content``: the hash of a ``blob <size>``
+    header, a NUL and the content."""
+    digest = hashlib.new(object_format)
+    digest.update(b"blob %d\x00" % len(content))
+    digest.update(content)
+    return digest.hexdigest()
+
+
+def is_python_path(path: str) -> bool:
+    """Whether ``path`` names a Python source file by its suffix."""
+    return path.endswith(PYTHON_SUFFIXES)
+
+
+def _utf8_lines(source: bytes) -> list[bytes]:
+    """The source's lines as UTF-8, split where the tokenizer splits them.
+
+    ``ast`` column offsets count UTF-8 bytes of the decoded line, so a file in
+    another encoding is decoded (by its coding cookie) and re-encoded first.
+    """
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        text = source.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise SymbolError(f"cannot be decoded ({error})") from None
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    data = text.encode("utf-8")
+    lines: list[bytes] = []
+    start = 0
+    for match in _NEWLINE.finditer(data):
+        lines.append(data[start : match.end()])
+        start = match.end()
+    lines.append(data[start:])
+    return lines
+
+
+def _text(lines: list[bytes], node: _DefNode) -> bytes:
+    first = node.decorator_list[0] if node.decorator_list else node
+    start_line, start_col = first.lineno, first.col_offset
+    end_line = node.end_lineno if node.end_lineno is not None else node.lineno
+    end_col = node.end_col_offset if node.end_col_offset is not None else len(lines[end_line - 1])
+    if start_line == end_line:
+        return lines[start_line - 1][start_col:end_col]
+    parts = [lines[start_line - 1][start_col:]]
+    parts.extend(lines[start_line : end_line - 1])
+    parts.append(lines[end_line - 1][:end_col])
+    return b"".join(parts)
+
+
+def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[str, str, _DefNode]]:
+    """Every definition bound in ``body`` (and in blocks nested in it), depth first."""
+    for statement in body:
+        if isinstance(statement, _DefNode):
+            qualname = f"{prefix}{statement.name}"
+            if isinstance(statement, ast.ClassDef):
+                kind = "class"
+            else:
+                kind = "method" if in_class else "function"
+            yield qualname, kind, statement
+            yield from _walk(statement.body, f"{qualname}.", isinstance(statement, ast.ClassDef))
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(statement, field, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                yield from _walk(block, prefix, in_class)
+        for handler in getattr(statement, "handlers", ()):
+            yield from _walk(handler.body, prefix, in_class)
+        for case in getattr(statement, "cases", ()):
+            yield from _walk(case.body, prefix, in_class)
+
+
+def definitions(source: bytes, object_format: str = "sha1") -> list[Definition]:
+    """Every function, class and method in ``source``, sorted by qualname.
+
+    Raises :class:`SymbolError` when the source does not parse.
+    """
+    try:
+        tree = ast.parse(source, type_comments=False)
+    except SyntaxError as error:
+        raise SymbolError(f"line {error.lineno}: {error.msg}") from None
+    except (ValueError, RecursionError, MemoryError) as error:
+        raise SymbolError(str(error) or type(error).__name__) from None
+    lines = _utf8_lines(source)
+    texts: dict[str, list[bytes]] = {}
+    kinds: dict[str, str] = {}
+    for qualname, kind, node in _walk(tree.body, "", False):
+        texts.setdefault(qualname, []).append(_text(lines, node))
+        kinds.setdefault(qualname, kind)
+    return [
+        Definition(name, kinds[name], blob_id(b"\n".join(texts[name]), object_format))
+        for name in sorted(texts)
+    ]
