@@ -75,8 +75,9 @@ capability each needs."""
 
 REGISTRY_FILE = "invariants.yaml"
 SCHEMA_FILE = "case.schema.json"
-_CHECK_KINDS = ("expect", "approx", "order", "contains", "absent")
+_CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
+_REPEAT = "$repeat"
 
 
 class CaseFileError(Exception):
@@ -123,10 +124,10 @@ class Check:
     """One expectation on a step's result.
 
     ``kind`` is ``expect`` (equality at ``path``), ``approx`` (a number within
-    ``tolerance``), ``order`` (the list at ``path``, each item projected by
-    ``key``, equals ``value`` in order), ``contains`` / ``absent`` (each of
-    ``value`` is / is not among the list's projected items, or a key of the
-    object at ``path``).
+    ``tolerance``), ``types`` (the JSON type at ``path``), ``order`` (the
+    list at ``path``, each item projected by ``key``, equals ``value`` in
+    order), ``contains`` / ``absent`` (each of ``value`` is / is not among the
+    list's projected items, or a key of the object at ``path``).
     """
 
     kind: str
@@ -403,7 +404,7 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
     if error.validator == "not":
         return (
             "a step with 'error' cannot also save or check a result "
-            "(save, expect, approx, order, contains, absent): a failed op has none"
+            "(save, expect, approx, types, order, contains, absent): a failed op has none"
         )
     if error.validator == "enum":
         return f"{error.instance!r} is not allowed; expected one of {error.validator_value}"
@@ -412,6 +413,8 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
 
 def _refs(value: JSON) -> Iterator[str]:
     if isinstance(value, dict):
+        if set(value) == {_REPEAT, "times"}:
+            return
         if set(value) == {_REF}:
             yield str(value[_REF]).split(".", 1)[0]
             return
@@ -420,6 +423,22 @@ def _refs(value: JSON) -> Iterator[str]:
     elif isinstance(value, list):
         for item in value:
             yield from _refs(item)
+
+
+def _bad_repeat(value: JSON) -> str | None:
+    """The first malformed ``{$repeat, times}`` in ``value``, described."""
+    if isinstance(value, dict):
+        if _REPEAT in value:
+            times = value.get("times")
+            if set(value) != {_REPEAT, "times"} or not isinstance(value[_REPEAT], str):
+                return "$repeat takes exactly {$repeat: TEXT, times: N}"
+            if not isinstance(times, int) or isinstance(times, bool) or not 0 <= times <= 10**7:
+                return f"$repeat times must be a whole number 0..10000000, got {times!r}"
+            return None
+        return next((p for p in map(_bad_repeat, value.values()) if p), None)
+    if isinstance(value, list):
+        return next((p for p in map(_bad_repeat, value) if p), None)
+    return None
 
 
 def _plain(value: JSON) -> JSON:
@@ -451,9 +470,19 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         where = f"steps[{index}]"
         line = raw_step.line
         op = raw_step["op"]
-        capability = OP_CAPABILITY[op]
+        if op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
+            raise fail(
+                f"unknown op {op!r}: expected one of {', '.join(OP_CAPABILITY)} (a step may "
+                "name an op outside PROTOCOL only when it expects error: BadRequest)",
+                f"{where}.op",
+                line,
+            )
+        capability = OP_CAPABILITY.get(op)
         if capability is not None:
             needed.add(capability)
+        repeat_problem = _bad_repeat(raw_step)
+        if repeat_problem:
+            raise fail(repeat_problem, where, line)
         for name in _refs(raw_step):
             if name not in saved:
                 raise fail(f"refers to {name!r}, which no earlier step saves", where, line)
@@ -489,7 +518,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
 
 
 def _checks_of(kind: str, spec: JSON) -> list[Check]:
-    if kind in ("expect", "approx"):
+    if kind in ("expect", "approx", "types"):
         out = []
         for check_path, value in spec.items():
             tolerance = 1e-9

@@ -161,6 +161,8 @@ def _substitute(value: JSON, saved: Mapping[str, JSON]) -> JSON:
         if set(value) == {"$ref"}:
             name, _, rest = str(value["$ref"]).partition(".")
             return resolve_path(saved[name], rest or "$")
+        if set(value) == {"$repeat", "times"}:
+            return str(value["$repeat"]) * int(value["times"])
         return {k: _substitute(v, saved) for k, v in value.items()}
     if isinstance(value, list):
         return [_substitute(v, saved) for v in value]
@@ -239,8 +241,35 @@ def _check(check: Check, result: JSON, saved: Mapping[str, JSON]) -> None:
                 expected,
                 actual,
             )
+    elif check.kind == "types":
+        if not _has_json_type(actual, expected):
+            raise _Mismatch(
+                f"{check.path} is not of JSON type {expected}",
+                check.path,
+                expected,
+                f"{_json_type(actual)} {render(actual)}",
+            )
     else:
         _check_members(check, expected, actual)
+
+
+def _json_type(value: JSON) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _has_json_type(value: JSON, type_name: str) -> bool:
+    actual = _json_type(value)
+    return actual == type_name or (type_name == "number" and actual == "integer")
 
 
 def _check_members(check: Check, expected: list[JSON], actual: JSON) -> None:
