@@ -63,8 +63,13 @@ def check_store(store: SQLiteStore | str | os.PathLike[str]) -> list[Finding]:
         return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
     if header != SQLITE_HEADER:
         return [Finding("store", None, f"{path} is not an SQLite database")]
+    # Read-only still creates -wal and -shm files beside a WAL-mode database
+    # when none are there, and leaves them; with no log beside it nothing is
+    # being written, so the file is read as immutable and left as it was.
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{mode}", uri=True)
     except sqlite3.Error as error:
         return [Finding("store", None, f"{path} cannot be opened ({error})")]
     try:
@@ -77,10 +82,13 @@ def check_store(store: SQLiteStore | str | os.PathLike[str]) -> list[Finding]:
 
 def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     """Every problem found through an open connection to a store."""
+    # A row of integrity_check may hold several lines; each is its own finding.
     findings = [
-        Finding("store", None, f"SQLite integrity check: {row[0]}")
+        Finding("store", None, f"SQLite integrity check: {line}")
         for row in conn.execute("PRAGMA integrity_check")
         if row[0] != "ok"
+        for line in str(row[0]).splitlines()
+        if line.strip() and not line.startswith("*** in database")
     ]
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings.extend(_schema(conn, tables))
