@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--payload", type=int, help="bytes per cache payload (default 4096)")
     parser.add_argument("--budget-mib", type=int, help="sweep budget in MiB (default 128)")
     parser.add_argument("--batch", type=int, help="records per record_many (default 10000)")
-    parser.add_argument("--repeat", type=int, help="timed runs of each (default 5)")
+    parser.add_argument("--repeat", type=int, help="timed runs of each (default 7)")
     parser.add_argument(
         "--only", choices=TARGETS, action="append", help="run only this target (repeatable)"
     )

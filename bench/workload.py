@@ -55,7 +55,7 @@ class Sizes:
     budget_bytes: int = 128 * MIB
     batch: int = 10_000
     """Records written by one ``record_many`` call."""
-    repeat: int = 5
+    repeat: int = 7
     """Timed runs of each measurement, interleaved with its floor."""
 
     @property
