@@ -1,0 +1,620 @@
+"""The ``roteiro-memory`` console script, driven as a subprocess in real git
+repositories: anchors drift exactly when the code they describe changes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCRIPT = shutil.which("roteiro-memory")
+
+RETRY = """\
+import time
+
+
+class Retry:
+    def __init__(self, attempts):
+        self.attempts = attempts
+
+    def run(self, call):
+        for attempt in range(self.attempts):
+            try:
+                return call()
+            except OSError:
+                time.sleep(2**attempt)
+        raise RuntimeError("gave up")
+
+
+def jitter(value):
+    return value * 1.1
+"""
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test",
+    "GIT_AUTHOR_EMAIL": "test@example.com",
+    "GIT_COMMITTER_NAME": "Test",
+    "GIT_COMMITTER_EMAIL": "test@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+class Repo:
+    """A temporary git repository and the console script run inside it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+        self.env.update(GIT_ENV)
+
+    def git(self, *args: str, cwd: Path | None = None) -> str:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd or self.root,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    def write(self, path: str, text: str) -> None:
+        full = self.root / path
+        full.parent.mkdir(parents=True, exist_ok=True)
+        full.write_text(text)
+
+    def commit(self, message: str = "change") -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+
+    def run(
+        self, *args: str, cwd: Path | None = None, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        assert SCRIPT is not None, "the roteiro-memory console script is not installed"
+        return subprocess.run(
+            [SCRIPT, *args],
+            cwd=cwd or self.root,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    def ok(self, *args: str, cwd: Path | None = None) -> str:
+        done = self.run(*args, cwd=cwd)
+        assert done.returncode == 0, (args, done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr
+        return done.stdout
+
+    def json(self, *args: str, cwd: Path | None = None) -> Any:
+        return json.loads(self.ok(*args, "--json", cwd=cwd))
+
+    def add(self, body: str, anchor: str | None = None, *extra: str) -> int:
+        args = ["add", body, *(["--anchor", anchor] if anchor else []), *extra]
+        return int(self.json(*args)["id"])
+
+    def state(self, record_id: int, *extra: str) -> str:
+        return str(self.json("show", str(record_id), *extra)["anchor_state"])
+
+    @property
+    def db(self) -> Path:
+        return self.root / ".git" / "roteiro" / "memory.db"
+
+    def snapshot(self) -> dict[str, Any]:
+        from roteiro_memory.sqlite import SQLiteStore
+
+        with SQLiteStore(self.db) as store:
+            return store.snapshot()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    made = Repo(root)
+    made.git("init", "-q", "-b", "main")
+    made.write("src/app/retry.py", RETRY)
+    made.write("README.txt", "hello\n")
+    made.commit("initial")
+    return made
+
+
+def test_script_is_installed() -> None:
+    assert SCRIPT is not None
+
+
+# --- Anchors through edits ----------------------------------------------------
+
+
+def test_anchor_on_a_function_is_valid_when_written(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    record = repo.json("show", str(lesson))
+    assert record["anchor_state"] == "valid"
+    assert record["anchor"]["key"] == "py:src/app/retry.py::Retry.run"
+    assert record["anchor"]["path"] == "src/app/retry.py"
+
+
+def test_editing_another_function_of_the_file_keeps_the_anchor_valid(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    on_file = repo.add("the retry module is small", "src/app/retry.py")
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.25"))
+    assert repo.state(lesson) == "valid"
+    assert repo.state(on_file) == "drifted"
+
+
+def test_editing_its_function_drifts_the_anchor(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    repo.write("src/app/retry.py", RETRY.replace("2**attempt", "min(2**attempt, 30)"))
+    assert repo.state(lesson) == "drifted"
+    recalled = repo.json("recall", "exponentially")["results"]
+    assert [r["record"]["id"] for r in recalled] == [lesson]
+    assert recalled[0]["anchor_penalty"] == 0.25
+
+
+def test_reformatting_its_function_drifts_the_anchor(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    repo.write("src/app/retry.py", RETRY.replace("def run(self, call):", "def run(self,  call):"))
+    assert repo.state(lesson) == "drifted"
+
+
+def test_a_decorator_belongs_to_its_definition(repo: Repo) -> None:
+    lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.replace("def jitter", "@staticmethod\ndef jitter"))
+    assert repo.state(lesson) == "drifted"
+
+
+def test_deleting_its_function_vanishes_the_anchor_and_keeps_the_record(repo: Repo) -> None:
+    lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.split("\n\ndef jitter")[0] + "\n")
+    assert repo.state(lesson) == "vanished"
+    listed = repo.json("list")["records"]
+    assert [(r["id"], r["anchor_state"]) for r in listed] == [(lesson, "vanished")]
+
+
+def test_renaming_the_file_vanishes_file_and_symbol_anchors(repo: Repo) -> None:
+    on_symbol = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    on_file = repo.add("retry lives here", "src/app/retry.py")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    assert repo.state(on_symbol) == "vanished"
+    assert repo.state(on_file) == "vanished"
+    assert len(repo.json("list")["records"]) == 2
+
+
+def test_restoring_the_code_makes_a_drifted_anchor_valid_again(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    repo.write("src/app/retry.py", RETRY.replace("2**attempt", "3**attempt"))
+    assert repo.state(lesson) == "drifted"
+    repo.git("checkout", "--", "src/app/retry.py")
+    assert repo.state(lesson) == "valid"
+
+
+def test_an_untracked_file_is_in_the_graph(repo: Repo) -> None:
+    repo.write("notes/todo.py", "def later():\n    pass\n")
+    lesson = repo.add("later is a placeholder", "notes/todo.py::later")
+    assert repo.state(lesson) == "valid"
+    repo.write("notes/todo.py", "def later():\n    return 1\n")
+    assert repo.state(lesson) == "drifted"
+
+
+def test_a_python_file_that_does_not_parse_keeps_its_records(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    repo.write("src/app/retry.py", RETRY + "\ndef broken(:\n")
+    done = repo.run("sync")
+    assert done.returncode == 0
+    assert "src/app/retry.py does not parse" in done.stderr
+    assert repo.state(lesson) == "unverifiable"
+    assert repo.json("list")["records"][0]["id"] == lesson
+    graph_keys = _node_keys(repo)
+    assert "file:src/app/retry.py" in graph_keys
+    repo.write("src/app/retry.py", RETRY)
+    assert repo.state(lesson) == "valid"
+
+
+def _node_keys(repo: Repo) -> set[str]:
+    conn = sqlite3.connect(repo.db)
+    try:
+        return {row[0] for row in conn.execute("SELECT key FROM nodes")}
+    finally:
+        conn.close()
+
+
+def test_anchor_relative_to_the_current_directory(repo: Repo) -> None:
+    lesson = int(
+        json.loads(
+            repo.ok(
+                "add", "jitter", "--anchor", "retry.py::jitter", "--json", cwd=repo.root / "src/app"
+            )
+        )["id"]
+    )
+    record = repo.json("show", str(lesson))
+    assert record["anchor"]["key"] == "py:src/app/retry.py::jitter"
+
+
+# --- Sync ----------------------------------------------------------------------
+
+
+def test_sync_is_incremental(repo: Repo) -> None:
+    first = repo.json("sync")
+    assert first["parsed"] == 1
+    assert first["files"] == 2
+    again = repo.json("sync")
+    assert again["up_to_date"] is True
+    repo.write("src/app/other.py", "def f():\n    pass\n")
+    third = repo.json("sync")
+    assert (third["parsed"], third["files"], third["up_to_date"]) == (1, 3, False)
+
+
+def test_sync_tree_witness_is_the_tree_git_would_write(repo: Repo) -> None:
+    repo.write("src/app/new.py", "x = 1\n")
+    report = repo.json("sync")
+    repo.git("add", "-A")
+    assert report["tree"] == repo.git("write-tree").strip()
+
+
+def test_no_progress_bar_when_output_is_not_a_terminal(repo: Repo) -> None:
+    for index in range(300):
+        repo.write(f"pkg/mod{index}.py", f"def f{index}():\n    return {index}\n")
+    done = repo.run("sync")
+    assert done.returncode == 0
+    assert done.stderr == ""
+    assert "\r" not in done.stdout
+
+
+# --- Revisions -----------------------------------------------------------------
+
+
+def test_rev_gives_the_branch_verdict_and_leaves_the_working_verdict(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps exponentially", "src/app/retry.py::Retry.run")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.write("src/app/retry.py", RETRY.replace("2**attempt", "min(2**attempt, 30)"))
+    repo.commit("cap the backoff")
+    assert repo.state(lesson) == "drifted"
+    before = repo.snapshot()
+    assert repo.state(lesson, "--rev", "main") == "valid"
+    on_main = repo.json("recall", "--rev", "main")["results"]
+    assert [r["record"]["anchor_state"] for r in on_main] == ["valid"]
+    assert repo.snapshot() == before
+    assert repo.state(lesson) == "drifted"
+
+
+def test_rev_that_does_not_exist_is_a_usage_error(repo: Repo) -> None:
+    repo.add("something", "src/app/retry.py")
+    before = repo.snapshot()
+    done = repo.run("recall", "--rev", "no-such-branch")
+    assert done.returncode == 2
+    assert "no-such-branch" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert repo.snapshot() == before
+
+
+def test_touched_returns_exactly_the_records_on_changed_files_and_symbols(repo: Repo) -> None:
+    repo.write("src/app/other.py", "def untouched():\n    return 0\n")
+    repo.commit("another module")
+    on_run = repo.add("run sleeps", "src/app/retry.py::Retry.run")
+    on_file = repo.add("retry module", "src/app/retry.py")
+    on_jitter = repo.add("jitter scales", "src/app/retry.py::jitter")
+    on_other = repo.add("other is untouched", "src/app/other.py::untouched")
+    on_readme = repo.add("readme greets", "README.txt")
+    repo.add("unanchored lesson")
+    repo.write("src/app/retry.py", RETRY.replace("2**attempt", "3**attempt"))
+    repo.write("README.txt", "hello again\n")
+    touched = {r["record"]["id"] for r in repo.json("recall", "--touched")["results"]}
+    assert touched == {on_run, on_file, on_readme}
+    assert on_jitter not in touched
+    assert on_other not in touched
+    repo.commit("edit")
+    assert repo.run("recall", "--touched").returncode == 1
+    since_initial = repo.json("recall", "--touched=HEAD~1")["results"]
+    assert {r["record"]["id"] for r in since_initial} == {on_run, on_file, on_readme}
+
+
+# --- Where the store lives -----------------------------------------------------
+
+
+def test_store_lives_in_the_git_common_dir_private(repo: Repo) -> None:
+    repo.add("a lesson")
+    assert repo.db.exists()
+    assert stat.S_IMODE(repo.db.stat().st_mode) == 0o600
+    assert stat.S_IMODE(repo.db.parent.stat().st_mode) == 0o700
+    assert repo.git("status", "--porcelain") == ""
+
+
+def test_worktrees_share_one_store(repo: Repo, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    repo.git("worktree", "add", "-q", "-b", "side", str(other))
+    lesson = repo.add("jitter scales", "src/app/retry.py::jitter")
+    listed = json.loads(repo.ok("list", "--json", cwd=other))["records"]
+    assert [r["id"] for r in listed] == [lesson]
+    assert listed[0]["anchor_state"] == "valid"
+    (other / "src/app/retry.py").write_text(RETRY.replace("1.1", "1.5"))
+    in_other = json.loads(repo.ok("show", str(lesson), "--json", cwd=other))
+    assert in_other["anchor_state"] == "drifted"
+    assert repo.state(lesson) == "valid"
+    assert not (other / ".git" / "roteiro").exists()
+
+
+def test_outside_a_repository_without_a_store_is_a_one_line_error(tmp_path: Path) -> None:
+    outside = Repo(tmp_path)
+    done = outside.run("list")
+    assert done.returncode == 2
+    assert "not inside a git repository" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_db_and_environment_choose_the_store(repo: Repo, tmp_path: Path) -> None:
+    chosen = tmp_path / "elsewhere.db"
+    repo.ok("add", "in the chosen store", "--db", str(chosen))
+    assert stat.S_IMODE(chosen.stat().st_mode) == 0o600
+    repo.env["ROTEIRO_MEMORY_DB"] = str(chosen)
+    listed = repo.json("list")["records"]
+    assert [r["body"] for r in listed] == ["in the chosen store"]
+    assert not repo.db.exists()
+
+
+def test_db_outside_a_repository_works_without_sync(tmp_path: Path) -> None:
+    outside = Repo(tmp_path)
+    db = str(tmp_path / "m.db")
+    outside.ok("add", "portable lesson", "--anchor", "file:src/x.py", "--db", db)
+    record = outside.json("show", "1", "--db", db)
+    assert record["anchor_state"] == "vanished"
+
+
+# --- Output and exit codes -----------------------------------------------------
+
+
+def test_json_prints_the_protocol_shapes(repo: Repo) -> None:
+    lesson = repo.add("Retry.run sleeps", "src/app/retry.py::Retry.run", "--confidence", "0.9")
+    recall = repo.json("recall")
+    assert set(recall) == {
+        "schema",
+        "generation",
+        "decay",
+        "reproducible",
+        "results",
+        "live",
+        "superseded",
+    }
+    assert recall["schema"] == "roteiro.recall/v1"
+    assert set(recall["results"][0]) == {
+        "score",
+        "base_confidence",
+        "anchor_penalty",
+        "decay_factor",
+        "age",
+        "record",
+    }
+    listing = repo.json("list")
+    assert listing["schema"] == "roteiro.memory/v1"
+    record = listing["records"][0]
+    assert list(record) == [
+        "id",
+        "scope",
+        "kind",
+        "anchor",
+        "anchor_state",
+        "applies",
+        "body",
+        "confidence",
+        "tree",
+        "created_at",
+        "superseded_by",
+        "superseded_at",
+    ]
+    assert record["id"] == lesson
+    assert record["confidence"] == 0.9
+    assert record["tree"] == repo.json("sync")["tree"]
+    assert repo.json("forget", str(lesson)) == {"id": lesson, "restored": []}
+
+
+def test_human_table_shows_a_mark_per_state(repo: Repo) -> None:
+    valid = repo.add("run sleeps", "src/app/retry.py::Retry.run")
+    repo.add("gone", "py:src/app/retry.py::Nope.nothing")
+    repo.add("repo-wide")
+    out = repo.ok("recall")
+    lines = out.splitlines()
+    assert lines[0].split() == ["ID", "KIND", "STATE", "ANCHOR", "SCORE", "BODY"]
+    assert any(line.split()[:3] == [str(valid), "lesson", "+"] for line in lines)
+    assert "x vanished" in out
+    assert ". unanchored" in out
+    assert "+ valid" in out
+    assert lines[-1].startswith("3 results")
+
+
+def test_exit_status_one_when_nothing_is_found(repo: Repo) -> None:
+    assert repo.run("recall", "nothing-matches-this").returncode == 1
+    assert repo.run("list").returncode == 1
+    assert repo.run("show", "7").returncode == 1
+    assert repo.run("forget", "7").returncode == 1
+    assert repo.run("cache", "get", "missing").returncode == 1
+
+
+def test_supersession_and_forget_through_the_command_line(repo: Repo) -> None:
+    old = repo.add("first idea")
+    new = repo.add("better idea", None, "--supersedes", str(old))
+    assert [r["id"] for r in repo.json("list")["records"]] == [new]
+    assert {r["id"] for r in repo.json("list", "--all")["records"]} == {old, new}
+    assert repo.json("forget", str(new)) == {"id": new, "restored": [old]}
+
+
+def test_add_reads_the_body_from_stdin(repo: Repo) -> None:
+    done = repo.run("add", "-", "--json", stdin="a lesson\nwith two lines\n")
+    assert done.returncode == 0
+    record = repo.json("show", str(json.loads(done.stdout)["id"]))
+    assert record["body"] == "a lesson\nwith two lines\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["add"],
+        ["list"],
+        ["recall"],
+        ["show"],
+        ["forget"],
+        ["sync"],
+        ["cache"],
+        ["cache", "stats"],
+        ["cache", "sweep"],
+        ["cache", "list"],
+        ["cache", "get"],
+        ["cache", "put"],
+        ["cache", "forget"],
+        ["check"],
+        ["export"],
+        ["import"],
+        ["protocol"],
+    ],
+)
+def test_help_on_every_subcommand_has_an_example(repo: Repo, command: list[str]) -> None:
+    out = repo.ok(*command, "--help")
+    assert "usage: roteiro-memory" in out
+    assert "example" in out
+
+
+BAD_INPUT = [
+    (["add", "x", "--kind", "rumour"], "rumour"),
+    (["add", "   "], "body"),
+    (["add", "x", "--scope", " padded"], "scope"),
+    (["add", "x", "--confidence", "1.5"], "confidence"),
+    (["add", "x", "--confidence", "high"], "confidence"),
+    (["add", "x", "--supersedes", "99"], "99"),
+    (["add", "x", "--supersedes", "-1"], "--supersedes"),
+    (["add", "x", "--anchor", "src/app/missing.py"], "missing.py"),
+    (["add", "x", "--anchor", "src/app/retry.py::Nope"], "Nope"),
+    (["add", "x", "--anchor", "../outside.py"], "outside"),
+    (["list", "--kind", "rumour"], "rumour"),
+    (["list", "--limit", "-3"], "--limit"),
+    (["list", "--rev", "nope"], "nope"),
+    (["recall", "--decay", "clock"], "clock"),
+    (["recall", "--limit", "ten"], "--limit"),
+    (["recall", "--kind", "x"], "'x'"),
+    (["recall", "--touched", "nope"], "nope"),
+    (["recall", "--rev", "--oops"], "--rev"),
+    (["show", "abc"], "abc"),
+    (["show", "1", "--rev", "nope"], "nope"),
+    (["forget", "0"], "ID"),
+    (["forget", "abc"], "abc"),
+    (["cache", "stats", "--budget-mb", "-1"], "--budget-mb"),
+    (["cache", "sweep", "--budget-mb", "lots"], "--budget-mb"),
+    (["cache", "put", "k", "fp", "{not json"], "JSON"),
+    (["cache", "put", "k", "fp", "{}", "--anchor", "nowhere.txt"], "nowhere.txt"),
+    (["cache", "frobnicate"], "frobnicate"),
+    (["import", "no-such-file.jsonl"], "no-such-file.jsonl"),
+    (["frobnicate"], "frobnicate"),
+    (["list", "--no-such-option"], "--no-such-option"),
+]
+
+
+@pytest.mark.parametrize(("command", "named"), BAD_INPUT, ids=[" ".join(c) for c, _ in BAD_INPUT])
+def test_bad_input_exits_two_with_one_line_and_changes_nothing(
+    repo: Repo, command: list[str], named: str
+) -> None:
+    repo.add("a lesson on run", "src/app/retry.py::Retry.run")
+    repo.ok("cache", "put", "k0", "fp", "{}")
+    before = repo.snapshot()
+    done = repo.run(*command)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert named in lines[0]
+    assert done.stdout == ""
+    assert repo.snapshot() == before
+
+
+def test_bad_budget_in_the_environment_is_refused(repo: Repo) -> None:
+    repo.env["ROTEIRO_CACHE_BUDGET_MB"] = "lots"
+    done = repo.run("cache", "stats")
+    assert done.returncode == 2
+    assert "ROTEIRO_CACHE_BUDGET_MB" in done.stderr
+
+
+def test_budget_option_overrides_the_environment(repo: Repo) -> None:
+    repo.env["ROTEIRO_CACHE_BUDGET_MB"] = "5"
+    assert repo.json("cache", "stats")["budget_bytes"] == 5 * 1024 * 1024
+    assert repo.json("cache", "stats", "--budget-mb", "2")["budget_bytes"] == 2 * 1024 * 1024
+
+
+def test_cache_commands_round_trip(repo: Repo) -> None:
+    repo.ok("cache", "put", "summary", "v1", '{"lines": 19}', "--anchor", "src/app/retry.py")
+    assert repo.ok("cache", "get", "summary").strip() == '{"lines": 19}'
+    entry = repo.json("cache", "get", "summary")
+    assert entry["hits"] == 1
+    assert entry["anchor"] == "file:src/app/retry.py"
+    assert entry["anchor_state"] == "valid"
+    stats = repo.json("cache", "stats")
+    assert (stats["entries"], stats["bytes"]) == (
+        1,
+        len("summary") + len("v1") + len('{"lines": 19}'),
+    )
+    swept = repo.json("cache", "sweep", "--budget-mb", "0")
+    assert swept["schema"] == "roteiro.cache/v1"
+    assert swept["generation"] == 1
+    assert repo.json("cache", "forget", "summary") is True
+    assert repo.run("cache", "forget", "summary").returncode == 1
+
+
+def test_a_store_this_version_cannot_read_is_a_one_line_error(repo: Repo, tmp_path: Path) -> None:
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database at all, just text\n")
+    done = repo.run("list", "--db", str(junk))
+    assert done.returncode == 2
+    assert "not a roteiro-memory store" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert junk.read_text() == "not a database at all, just text\n"
+
+
+def test_export_then_import_reproduces_the_store(repo: Repo, tmp_path: Path) -> None:
+    old = repo.add("first", "src/app/retry.py::Retry.run", "--confidence", "0.3")
+    repo.add("second", None, "--supersedes", str(old), "--kind", "decision")
+    gone = repo.add("forgotten later")
+    repo.ok("forget", str(gone))
+    repo.ok("cache", "put", "k", "fp", "[1, 2]", "--anchor", "README.txt")
+    repo.ok("cache", "get", "k")
+    repo.ok("cache", "sweep", "--budget-mb", "1")
+    dump = tmp_path / "dump.jsonl"
+    repo.ok("export", "-o", str(dump))
+    fresh = tmp_path / "fresh.db"
+    repo.ok("import", str(dump), "--db", str(fresh))
+    from roteiro_memory.sqlite import SQLiteStore
+
+    with SQLiteStore(fresh) as imported:
+        assert imported.snapshot() == repo.snapshot()
+    again = repo.run("import", str(dump), "--db", str(fresh))
+    assert again.returncode == 2
+    assert "not empty" in again.stderr
+
+
+def test_check_passes_a_healthy_store_and_fails_a_corrupt_one(repo: Repo) -> None:
+    lesson = repo.add("a lesson")
+    assert repo.ok("check").strip().endswith(": ok")
+    conn = sqlite3.connect(repo.db)
+    conn.execute(
+        "UPDATE agent_memory SET superseded_by = 42, superseded_at = 'x' WHERE id = ?", (lesson,)
+    )
+    conn.commit()
+    conn.close()
+    done = repo.run("check")
+    assert done.returncode == 1
+    assert f"agent_memory id {lesson}: superseded by 42" in done.stdout
+    findings = json.loads(repo.run("check", "--json").stdout)["findings"]
+    assert findings[0]["row"] == f"id {lesson}"
+
+
+def test_protocol_still_serves(tmp_path: Path) -> None:
+    outside = Repo(tmp_path)
+    done = outside.run("protocol", stdin='{"id": 1, "op": "hello"}\n')
+    assert done.returncode == 0
+    reply = json.loads(done.stdout)
+    assert reply["ok"] is True
+    assert reply["result"]["protocol"] == "roteiro.conformance/v1"
