@@ -369,13 +369,20 @@ class PostgresStore(Store):
         if not batch:
             return []
         with self._atomic() as conn:
-            # The counter's row lock orders record writers: the next one waits
-            # here until this one commits, so ids commit in increasing order.
-            base = _one(conn, "SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
+            # Reserving the ids takes the counter's row lock, which orders
+            # record writers: the next one waits here until this one commits,
+            # so ids commit in increasing order.  A refusal below rolls the
+            # reservation back with everything else.
+            row = conn.execute(
+                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s WHERE id = 0"
+                " RETURNING last_id - %(n)s, (SELECT tree FROM sync_state WHERE id = 0)",
+                {"n": len(batch)},
+            ).fetchone()
+            if row is None:
+                raise Corrupt(f"{self.describe()}: the id counter row is missing")
+            base, tree = int(row[0]), row[1]
             self._check_supersessions(conn, batch, base)
             evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
-            tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-            tree = tree_row[0] if tree_row else None
             ids = list(range(base + 1, base + len(batch) + 1))
             rows = []
             for new_id, write, ok in zip(ids, batch, valid, strict=True):
@@ -396,23 +403,30 @@ class PostgresStore(Store):
                         _b(sem.search_text(ok.body, write.anchor, path)),
                     )
                 )
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "INSERT INTO agent_memory (id, scope, kind, anchor_key, anchor_blob,"
-                    " anchor_path, body, confidence, tree, search)"
-                    " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    rows,
+            insert = (
+                "INSERT INTO agent_memory (id, scope, kind, anchor_key, anchor_blob,"
+                " anchor_path, body, confidence, tree, search)"
+                " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+            )
+            if len(rows) == 1:
+                conn.execute(insert, rows[0])
+            else:
+                with conn.cursor() as cur:
+                    cur.executemany(insert, rows)
+            pointers = [
+                (new_id, write.supersedes)
+                for new_id, write in zip(ids, batch, strict=True)
+                if write.supersedes is not None
+            ]
+            if pointers:
+                successors, targets = zip(*pointers, strict=True)
+                conn.execute(
+                    f"UPDATE agent_memory AS m SET superseded_by = v.successor,"
+                    f" superseded_at = {_STAMP}"
+                    " FROM unnest(%s::bigint[], %s::bigint[]) AS v(successor, target)"
+                    " WHERE m.id = v.target",
+                    (list(successors), list(targets)),
                 )
-                cur.executemany(
-                    f"UPDATE agent_memory SET superseded_by = %s, superseded_at = {_STAMP}"
-                    " WHERE id = %s",
-                    [
-                        (new_id, write.supersedes)
-                        for new_id, write in zip(ids, batch, strict=True)
-                        if write.supersedes is not None
-                    ],
-                )
-            conn.execute("UPDATE agent_memory_ids SET last_id = %s WHERE id = 0", (ids[-1],))
         return ids
 
     @staticmethod
@@ -600,36 +614,52 @@ class PostgresStore(Store):
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
-            generation = self._lock_clock(conn)
-            blob = None
-            if anchor is not None:
-                node = conn.execute(
-                    "SELECT blob FROM nodes WHERE key = %s", (_b(anchor),)
-                ).fetchone()
-                blob = node[0] if node else None
-            tick = self._next_tick(conn)
+            # Ticking takes the clock row's lock before the table is touched,
+            # the order every cache write and the sweep keep.
+            row = conn.execute(
+                "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0"
+                " RETURNING ticks, generation"
+            ).fetchone()
+            if row is None:
+                raise Corrupt(f"{self.describe()}: the cache clock row is missing")
             conn.execute(
                 "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
-                " anchor_key, anchor_blob, json) VALUES (%s, %s, %s, %s, %s, 0, %s, %s, %s)"
+                " anchor_key, anchor_blob, json) VALUES (%(key)s, %(fingerprint)s, %(bytes)s,"
+                " %(generation)s, %(tick)s, 0, %(anchor)s,"
+                " (SELECT blob FROM nodes WHERE key = %(anchor)s), %(json)s)"
                 " ON CONFLICT (key) DO UPDATE SET fingerprint = excluded.fingerprint,"
                 " bytes = excluded.bytes, generation = excluded.generation,"
                 " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
                 " anchor_blob = excluded.anchor_blob, json = excluded.json",
-                (_b(key), _b(fingerprint), size, generation, tick, _ob(anchor), blob, _b(json)),
+                {
+                    "key": _b(key),
+                    "fingerprint": _b(fingerprint),
+                    "bytes": size,
+                    "generation": row[1],
+                    "tick": row[0],
+                    "anchor": _ob(anchor),
+                    "json": _b(json),
+                },
             )
 
     def cache_get(self, key: str) -> CacheEntry | None:
-        with self._atomic() as conn:
-            self._lock_clock(conn)
-            row = conn.execute(
-                f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = %s", (_b(key),)
-            ).fetchone()
-            if row is None:
-                return None
-            conn.execute(
-                "UPDATE agent_cache SET hits = hits + 1, last_used = %s WHERE key = %s",
-                (self._next_tick(conn), _b(key)),
-            )
+        try:
+            with self._atomic() as conn:
+                tick = self._next_tick(conn)
+                # The self-join hands back the entry as it was before this access.
+                row = conn.execute(
+                    "UPDATE agent_cache c SET hits = c.hits + 1, last_used = %(tick)s"
+                    " FROM agent_cache o LEFT JOIN nodes n ON n.key = o.anchor_key"
+                    " WHERE c.key = %(key)s AND o.key = c.key RETURNING o.key, o.fingerprint,"
+                    " o.json, o.bytes, o.generation, o.last_used, o.hits, o.anchor_key,"
+                    " o.anchor_blob, n.key, n.blob",
+                    {"tick": tick, "key": _b(key)},
+                ).fetchone()
+                if row is None:
+                    raise _Miss
+        except _Miss:
+            # Rolled back: a miss records no access and spends no tick.
+            return None
         return _entry_from_row(row)
 
     def cache_entries(self) -> builtins.list[CacheEntry]:
@@ -813,6 +843,10 @@ class PostgresStore(Store):
     def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
         """The underlying connection, for maintenance and tests."""
         return self._conn
+
+
+class _Miss(Exception):
+    """Raised inside a transaction to roll it back when a key is absent."""
 
 
 def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:

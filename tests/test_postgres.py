@@ -1,0 +1,344 @@
+"""The PostgreSQL backend beneath the contract: naming, schema, SQL arithmetic.
+
+Every test here runs against a real server the suite starts itself
+(:mod:`pg_server`); under ``CI`` they never skip.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+import pg_server
+from roteiro_memory import semantics as sem
+from roteiro_memory import sqlexpr
+from roteiro_memory.backends import open_store
+from roteiro_memory.errors import AlreadySuperseded, Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.pg_migrations import SCHEMA_VERSION
+from roteiro_memory.postgres import PostgresStore, split_schema
+from roteiro_memory.results import GraphNode
+from roteiro_memory.semantics import Decay
+
+
+@pytest.fixture
+def pg() -> Iterator[PostgresStore]:
+    """A fresh store in a schema of its own on the test server."""
+    store = pg_server.throwaway_store()
+    try:
+        yield store
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def dsn() -> str:
+    """A DSN naming a fresh schema on the test server."""
+    return pg_server.fresh_store_dsn()
+
+
+# --- naming a store ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dsn", "rest", "schema"),
+    [
+        ("postgresql://h/db", "postgresql://h/db", None),
+        ("postgresql://h/db?schema=team_a", "postgresql://h/db", "team_a"),
+        (
+            "postgresql://u@h:5433/db?sslmode=disable&schema=s1",
+            "postgresql://u@h:5433/db?sslmode=disable",
+            "s1",
+        ),
+        ("host=/tmp dbname=x schema=abc", "host=/tmp dbname=x", "abc"),
+        ("schema=abc host=/tmp", "host=/tmp", "abc"),
+        ("host=/tmp dbname=x", "host=/tmp dbname=x", None),
+    ],
+)
+def test_split_schema_takes_the_schema_out_of_either_dsn_form(
+    dsn: str, rest: str, schema: str | None
+) -> None:
+    assert split_schema(dsn) == (rest, schema)
+
+
+def test_schema_name_is_checked_before_connecting() -> None:
+    with pytest.raises(StoreUnavailable, match="invalid PostgreSQL schema name"):
+        PostgresStore("postgresql://nowhere.invalid/db", schema="a; DROP TABLE x")
+
+
+def test_open_store_selects_postgres_by_every_spelling(dsn: str) -> None:
+    for backend, db in (("postgres:" + dsn, None), ("postgres", dsn), ("sqlite", dsn), (dsn, None)):
+        store = open_store(backend, db)
+        try:
+            assert isinstance(store, PostgresStore), (backend, db)
+            assert store.schema == split_schema(dsn)[1]
+        finally:
+            store.close()
+
+
+def test_open_store_postgres_without_a_dsn_names_the_fix() -> None:
+    with pytest.raises(StoreUnavailable, match="needs a DSN"):
+        open_store("postgres", None)
+
+
+def test_unreachable_server_is_store_unavailable_without_the_password() -> None:
+    pg_server.require_server()
+    with pytest.raises(StoreUnavailable, match="cannot connect") as caught:
+        PostgresStore("postgresql://someone:s3cret@127.0.0.1:1/nothing?connect_timeout=2")
+    assert "s3cret" not in str(caught.value)
+
+
+def test_missing_driver_names_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(StoreUnavailable, match=r"pip install 'roteiro-memory\[postgres\]'"):
+        PostgresStore("postgresql://localhost/db")
+
+
+def test_importing_the_library_does_not_import_the_driver() -> None:
+    import subprocess
+
+    code = (
+        "import sys, roteiro_memory, roteiro_memory.backends, roteiro_memory.postgres;"
+        "print('psycopg' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+# --- schemas and migrations ---------------------------------------------------
+
+
+def test_migrations_are_recorded_in_the_store_schema(pg: PostgresStore) -> None:
+    versions = [row["version"] for row in pg.snapshot()["schema_migrations"]]
+    assert versions == list(range(1, SCHEMA_VERSION + 1))
+    schema = pg.connection.execute(
+        "SELECT table_schema FROM information_schema.tables WHERE table_name = 'agent_memory'"
+        " AND table_schema = %s",
+        (pg.schema,),
+    ).fetchall()
+    assert schema == [(pg.schema,)]
+
+
+def test_concurrent_first_opens_of_one_schema_all_succeed(dsn: str) -> None:
+    errors: list[BaseException] = []
+    stores: list[PostgresStore] = []
+    gate = threading.Barrier(8)
+
+    def open_one() -> None:
+        gate.wait()
+        try:
+            stores.append(PostgresStore(dsn))
+        except BaseException as error:  # collected and asserted empty below
+            errors.append(error)
+
+    threads = [threading.Thread(target=open_one) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    try:
+        assert errors == []
+        assert len(stores) == 8
+        snapshot = stores[0].snapshot()
+        assert [r["version"] for r in snapshot["schema_migrations"]] == [1, 2, 3]
+        assert snapshot["agent_cache_clock"] == [{"id": 0, "ticks": 0, "generation": 0}]
+    finally:
+        for store in stores[1:]:
+            store.close()
+        if stores:
+            stores[0].drop()
+
+
+def test_schema_written_by_a_newer_version_is_refused(pg: PostgresStore) -> None:
+    pg.connection.execute(
+        "INSERT INTO schema_migrations (version, name) VALUES (%s, 'from the future')",
+        (SCHEMA_VERSION + 1,),
+    )
+    with pytest.raises(Corrupt, match="newer roteiro-memory"):
+        PostgresStore(pg.dsn, schema=pg.schema)
+
+
+def test_schema_holding_foreign_tables_is_refused(dsn: str) -> None:
+    rest, schema = split_schema(dsn)
+    assert schema is not None
+    import psycopg
+
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'CREATE TABLE "{schema}".payroll (id integer)')
+        try:
+            with pytest.raises(Corrupt, match="not a roteiro-memory store"):
+                PostgresStore(dsn)
+            tables = conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
+                (schema,),
+            ).fetchall()
+            assert tables == [("payroll",)]
+        finally:
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+def test_reset_empties_only_its_own_schema(pg: PostgresStore) -> None:
+    other = pg_server.throwaway_store()
+    try:
+        pg.record("lesson", "mine")
+        other.record("lesson", "theirs")
+        other.cache_put("k", "f", "{}")
+        pg.reset()
+        assert pg.list().records == []
+        assert pg.record("lesson", "again") == 1
+        assert [r.body for r in other.list().records] == ["theirs"]
+        assert other.cache_stats(0).entries == 1
+    finally:
+        other.close()
+
+
+def test_ids_are_never_reused_after_the_newest_is_forgotten_and_reopened(
+    pg: PostgresStore,
+) -> None:
+    first = pg.record("lesson", "one")
+    second = pg.record("lesson", "two")
+    pg.forget(second)
+    pg.reopen()
+    assert pg.record("lesson", "three") == second + 1
+    assert pg.get(first) is not None
+
+
+def test_refused_supersession_writes_nothing(pg: PostgresStore) -> None:
+    target = pg.record("lesson", "old")
+    pg.record("lesson", "new", supersedes=target)
+    before = pg.snapshot()
+    with pytest.raises(AlreadySuperseded):
+        pg.record("lesson", "newer", supersedes=target)
+    with pytest.raises(NotFound):
+        pg.record("lesson", "orphan", supersedes=2**63 + 5)
+    assert pg.snapshot() == before
+
+
+# --- text: anything the contract allows ---------------------------------------
+
+
+def test_text_with_nul_and_astral_characters_round_trips(pg: PostgresStore) -> None:
+    body = "nul \x00 here, then \U0001f600 and \u00e9"
+    rid = pg.record("lesson", body, anchor="k\x00ey")
+    pg.put_nodes([GraphNode("n\x00", "fn", "na\x00me", "p\x00", "b\x00")])
+    pg.cache_put("c\x00", "f\x00", '"\x00"')
+    record = pg.get(rid)
+    assert record is not None
+    assert (record.body, record.anchor.key if record.anchor else None) == (body, "k\x00ey")
+    assert pg.export_graph() == [GraphNode("n\x00", "fn", "na\x00me", "p\x00", "b\x00")]
+    assert [(e.key, e.fingerprint, e.json) for e in pg.cache_entries()] == [
+        ("c\x00", "f\x00", '"\x00"')
+    ]
+    assert [r.record.id for r in pg.recall("\x00 HERE \U0001f600").results] == [rid]
+
+
+def test_keys_sort_in_code_point_order_whatever_the_collation(pg: PostgresStore) -> None:
+    keys = ["b", "B", "a", "\u00e9", "\U0001f600", "\uffff", "Z", "_", "a b", "ab"]
+    pg.put_nodes([GraphNode(key) for key in keys])
+    for key in keys:
+        pg.cache_put(key, "f", "{}")
+    assert [n.key for n in pg.export_graph()] == sorted(keys)
+    assert [e.key for e in pg.cache_entries()] == sorted(keys)
+
+
+def test_query_matching_uses_the_semantics_lower_casing(pg: PostgresStore) -> None:
+    """PostgreSQL's lower() differs from Python's on some letters; the search
+    column is written by semantics.search_text, so recall agrees with it."""
+    body = "STRASSE \u0130stanbul \u03a3\u039f\u03a6\u0399\u0391"
+    rid = pg.record("lesson", body)
+    for token in sem.query_tokens(body):
+        assert sem.matches_query(sem.search_text(body, None, None), [token])
+        assert [r.record.id for r in pg.recall(token).results] == [rid], token
+
+
+# --- SQL arithmetic gives Python's doubles -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "decay",
+    [
+        "none",
+        "linear:1",
+        "linear:7",
+        "linear:200",
+        "exponential:1",
+        "exponential:3",
+        "exponential:50",
+    ],
+)
+def test_scores_computed_in_sql_equal_the_semantics_bit_for_bit(
+    pg: PostgresStore, decay: str
+) -> None:
+    confidences = [None, 0.0, 0.1, 1 / 3, 0.5, 0.7, 0.9, 1.0, math.nextafter(1.0, 0.0)]
+    pg.put_nodes([GraphNode("same", blob="b1"), GraphNode("moved", blob="b2")])
+    anchors = [None, "same", "moved", "gone"]
+    for i in range(120):
+        pg.record(
+            "lesson",
+            f"body {i}",
+            confidence=confidences[i % len(confidences)],
+            anchor=anchors[i % 4],
+        )
+    pg.put_nodes([GraphNode("moved", blob="b3")])
+    pg.remove_nodes(["gone"])
+    parsed = Decay.parse(decay)
+    score, params = sqlexpr.score_expr(
+        parsed,
+        sqlexpr.POSTGRES,
+        confidence="m.confidence",
+        id_column="m.id",
+        anchor_key="m.anchor_key",
+        anchor_blob="m.anchor_blob",
+        node_key="n.key",
+        node_blob="n.blob",
+    )
+    generation = 120
+    rows = pg.connection.execute(
+        f"SELECT m.id, {score} FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+        " ORDER BY m.id",
+        {**params, "generation": generation},
+    ).fetchall()
+    recalled = {r.record.id: r for r in pg.recall(decay=decay).results}
+    assert len(rows) == len(recalled) == 120
+    for rid, sql_score in rows:
+        python = recalled[rid]
+        expected = sem.score(
+            python.base_confidence,
+            sem.anchor_penalty(python.record.anchor_state),
+            parsed.factor(sem.record_age(generation, rid)),
+        )
+        assert sql_score == expected, (rid, sql_score, expected)
+        assert python.score == expected
+
+
+def test_power_in_sql_equals_python_pow_over_many_ratios(pg: PostgresStore) -> None:
+    ratios = [a / b for a in range(0, 400, 7) for b in (1, 3, 7, 50, 123)]
+    rows = pg.connection.execute(
+        "SELECT r, power(0.5, r) FROM unnest(%s::double precision[]) AS t(r)", (ratios,)
+    ).fetchall()
+    assert len(rows) == len(ratios)
+    for ratio, value in rows:
+        assert value == math.pow(0.5, ratio), ratio
+
+
+def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> None:
+    from roteiro_memory.model import ModelStore
+
+    model = ModelStore()
+    for store in (pg, model):
+        for i in range(40):
+            store.record("lesson", f"alpha {i % 3}", confidence=(i % 5) / 4, scope=f"s{i % 2}")
+    for kwargs in (
+        {"query": "alpha", "limit": 7, "decay": "exponential:4"},
+        {"query": "alpha 1", "scope": "s1", "decay": "linear:10"},
+        {"limit": 3},
+    ):
+        got = pg.recall(**kwargs)  # type: ignore[arg-type]
+        want = model.recall(**kwargs)  # type: ignore[arg-type]
+        assert [(r.record.id, r.score) for r in got.results] == [
+            (r.record.id, r.score) for r in want.results
+        ]
