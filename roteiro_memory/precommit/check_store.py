@@ -1,0 +1,77 @@
+"""``roteiro-check-store``: SQLite's integrity check and the store's invariants.
+
+Of the files passed, those that are stores by content (the SQLite header and
+this project's schema, whatever their names) are checked; other files are not
+this hook's business and are passed over in silence.  With no files, the
+repository's own store is checked: the one ``roteiro-memory`` uses here
+(``ROTEIRO_MEMORY_DB``, else ``roteiro/memory.db`` in the git common
+directory), when it exists.
+
+The checking is :func:`roteiro_memory.check.check_store`, the same that
+``roteiro-memory check`` runs; this module only chooses files and prints
+``FILE: TABLE ROW: PROBLEM`` per finding.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from roteiro_memory.precommit.report import Finding, parser, report
+from roteiro_memory.precommit.sniff import store_info
+
+__all__ = ["check", "main", "own_store"]
+
+
+def own_store() -> Path | None:
+    """The repository's own store, where ``roteiro-memory`` keeps it; None
+    when there is none to check (outside a repository, or nothing recorded)."""
+    from roteiro_memory.location import DB_ENV, locate
+
+    common_dir = None
+    if DB_ENV not in os.environ:
+        from roteiro_memory.gitgraph import find_repo
+
+        repo = find_repo()
+        if repo is None:
+            return None
+        common_dir = repo.common_dir
+    path = locate(None, os.environ, common_dir).path
+    return path if path.is_file() else None
+
+
+def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
+    """One finding per problem in each store among ``paths``."""
+    from roteiro_memory.check import check_store
+
+    for path in paths:
+        for finding in check_store(path):
+            yield Finding(os.fspath(path), finding.problem, _where(finding.table, finding.row))
+
+
+def _where(table: str, row: str | None) -> str:
+    return table if row is None else f"{table} {row}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser(
+        "roteiro-check-store",
+        "Check roteiro-memory stores (recognised by content): SQLite's integrity check "
+        "and the store's invariants. With no files, the repository's own store.",
+    ).parse_args(argv)
+    if args.files:
+        stores: list[str | Path] = [f for f in args.files if store_info(Path(f)) is not None]
+    else:
+        from roteiro_memory.errors import RoteiroError
+
+        try:
+            own = own_store()
+        except RoteiroError as error:
+            return report([Finding("roteiro-check-store", str(error))])
+        stores = [] if own is None else [own]
+    return report(check(stores))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

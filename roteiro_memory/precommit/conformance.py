@@ -1,0 +1,171 @@
+"""``roteiro-conformance``: the ADR-0013 conformance suite against a backend.
+
+For repositories that implement a backend.  The backend is named in the hook's
+``args`` (``--backend SPEC``: a registered name, ``module.path:factory``
+importable from the repository's root, or ``cmd:COMMAND LINE``).  The suite
+runs in its own pytest process from the repository's root, with the
+repository's pytest configuration but none of its ``addopts``, and writes
+nothing there; each failing case is one line, ``FILE:LINE: case 'ID': ...``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory.precommit.report import Finding, parser, report
+
+__all__ = ["main", "run_suite"]
+
+_FAILED = ("failed",)
+
+
+def _pytest_args(args: Any, report_path: Path) -> list[str]:
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-o",
+        "addopts=",
+        "-q",
+        "--no-header",
+        "-rN",
+        "--tb=no",
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        args.backend,
+        "--roteiro-report",
+        str(report_path),
+    ]
+    for folder in args.cases:
+        command += ["--roteiro-cases", folder]
+    if not args.shipped:
+        command.append("--roteiro-no-builtin-cases")
+    if args.known_failures is not None:
+        command += ["--roteiro-known-failures", args.known_failures]
+    if args.timeout is not None:
+        command += ["--roteiro-timeout", str(args.timeout)]
+    return command
+
+
+_VALUE_CHARS = 120
+
+
+def _value(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return text if len(text) <= _VALUE_CHARS else text[: _VALUE_CHARS - 3] + "..."
+
+
+def _error_line(message: str) -> str:
+    """What went wrong in a case that ended before an outcome: pytest's last
+    ``E`` line, else the message's first line."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    errors = [line[1:].strip() for line in lines if line.startswith("E ")]
+    return (errors or lines or ["failed"])[-1 if errors else 0]
+
+
+def _case_line(case: Mapping[str, Any]) -> str:
+    outcome = case.get("outcome")
+    where = f"{case['file']}:{case['line']}: case {case['case']!r}"
+    if not isinstance(outcome, Mapping):
+        return f"{where}: {_error_line(str(case.get('message') or ''))}"
+    if outcome.get("line"):
+        where = f"{case['file']}:{outcome['line']}: case {case['case']!r}"
+    problem = str(outcome.get("message") or "failed")
+    if outcome.get("step") is not None:
+        problem = f"step {outcome['step']} {outcome.get('op')}: {problem}"
+    if outcome.get("path") is not None:
+        problem += (
+            f" (expected {_value(outcome.get('expected'))}, actual {_value(outcome.get('actual'))})"
+        )
+    return f"{where}: {problem}"
+
+
+def _case_findings(backend: str, cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """One line per failing case; cases that all ended on the same error
+    before an outcome (a backend that cannot be made) are one line."""
+    failed = [case for case in cases if case.get("status") in _FAILED]
+    unrun = [case for case in failed if not isinstance(case.get("outcome"), Mapping)]
+    errors = {_error_line(str(case.get("message") or "")) for case in unrun}
+    if len(unrun) > 1 and len(errors) == 1:
+        error = errors.pop().removeprefix("pytest.UsageError: ")
+        error = error.removeprefix(f"backend {backend!r}: ")
+        yield str(Finding(f"backend {backend!r}", f"{error} ({len(unrun)} cases not run)"))
+        failed = [case for case in failed if case not in unrun]
+    for case in failed:
+        yield _case_line(case)
+
+
+def _suite_error(backend: str, completed: subprocess.CompletedProcess[str]) -> Finding:
+    """The run failed before its cases could: pytest's own last error line."""
+    lines = [
+        line.strip()
+        for line in (completed.stderr + completed.stdout).splitlines()
+        if line.strip() and not line.startswith("=")
+    ]
+    errors = [line for line in lines if "error" in line.lower()]
+    problem = (errors or lines or [f"pytest exited with status {completed.returncode}"])[-1]
+    return Finding(f"backend {backend!r}", problem)
+
+
+def run_suite(args: Any) -> Iterator[Finding | str]:
+    """Run the suite as ``args`` asks; one finding per failing case, or one
+    for a run that could not check its cases."""
+    with tempfile.TemporaryDirectory(prefix="roteiro-conformance-") as folder:
+        report_path = Path(folder) / "report.json"
+        completed = subprocess.run(
+            _pytest_args(args, report_path),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if completed.returncode == 0:
+            return
+        if completed.returncode == 1 and report_path.is_file():
+            loaded = json.loads(report_path.read_text(encoding="utf-8"))
+            found = list(_case_findings(args.backend, loaded.get("cases", [])))
+            if found:
+                yield from found
+                return
+        yield _suite_error(args.backend, completed)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    cli = parser(
+        "roteiro-conformance",
+        "Run the ADR-0013 conformance suite against a backend; one line per failing case.",
+    )
+    cli.add_argument(
+        "--backend",
+        required=True,
+        metavar="SPEC",
+        help="sqlite, memory, a registered name, module.path:factory, or 'cmd:COMMAND LINE'",
+    )
+    cli.add_argument(
+        "--cases",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of the repository's own case files (repeatable)",
+    )
+    cli.add_argument(
+        "--no-shipped-cases",
+        dest="shipped",
+        action="store_false",
+        help="run only the cases in --cases folders",
+    )
+    cli.add_argument("--known-failures", metavar="FILE", help="YAML list of expected failures")
+    cli.add_argument("--timeout", type=float, metavar="SECONDS", help="per request, cmd: only")
+    args = cli.parse_args(argv)
+    return report(run_suite(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""``roteiro-forbid-store``: keep memory stores, their companions and exports
+out of git.
+
+Memory is per-clone and unredacted: an agent's prose can hold pasted tokens,
+stack traces or customer names, and nothing redacts it on the way in.  So a
+store (recognised by its SQLite header and schema, whatever its name), its
+``-wal`` / ``-shm`` / ``-journal`` companions, and an export of it are refused,
+each with the reason and the command that unstages it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable, Iterator, Sequence
+
+from roteiro_memory.precommit.report import Finding, parser, report
+from roteiro_memory.precommit.sniff import recognise
+
+__all__ = ["forbidden", "main"]
+
+_WHY = "memory is per-clone, unredacted prose"
+
+
+def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
+    """One finding for each of ``paths`` that must stay out of git."""
+    for path in paths:
+        found = recognise(path)
+        if found is None:
+            continue
+        what = found.what.value
+        if found.detail:
+            what = f"{what} ({found.detail})"
+        yield Finding(
+            path,
+            f"{what} must not be committed ({_WHY}); "
+            f"unstage it with: git rm --cached -- {shlex.quote(path)}",
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser(
+        "roteiro-forbid-store",
+        "Refuse memory stores, their WAL/SHM companions and exports, recognised by content.",
+    ).parse_args(argv)
+    return report(forbidden(args.files))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,217 @@
+"""Good and planted-bad inputs for the pre-commit hooks' tests.
+
+Each ``plant_*`` writes one file (or a store and its companions) under a
+folder and returns its path.  Bad stores are made the only way a real one goes
+bad: through SQLite, behind the library's back.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from roteiro_memory.sqlite import SQLiteStore
+
+
+def plant_store(path: Path, records: int = 3) -> Path:
+    """A healthy store, closed (so it is one file, with no WAL beside it)."""
+    store = SQLiteStore(path)
+    try:
+        first = store.record("lesson", "retries double-count the first timeout", confidence=0.9)
+        for n in range(1, records):
+            store.record("decision", f"decision {n}", supersedes=first if n == 1 else None)
+        store.cache_put("context:a", "fp", '{"a": 1}')
+    finally:
+        store.close()
+    return path
+
+
+@contextmanager
+def open_store(path: Path) -> Iterator[SQLiteStore]:
+    """A store held open, its last writes still in its write-ahead log."""
+    store = SQLiteStore(path)
+    store.connection.execute("PRAGMA wal_autocheckpoint = 0")
+    try:
+        store.record("lesson", "kept in the log until a checkpoint")
+        yield store
+    finally:
+        store.close()
+
+
+def plant_companions(folder: Path, name: str = "memory.db") -> list[Path]:
+    """Copies of a store in use: the database, its WAL and its shared-memory
+    index, taken while the store is open."""
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "live" / name
+    source.parent.mkdir(exist_ok=True)
+    out = []
+    with open_store(source):
+        for suffix in ("", "-wal", "-shm"):
+            target = folder / (name + suffix)
+            shutil.copyfile(source.with_name(name + suffix), target)
+            out.append(target)
+    shutil.rmtree(source.parent)
+    return out
+
+
+def plant_export(path: Path, store: Path) -> Path:
+    """What ``roteiro-memory export --output PATH`` writes for ``store``."""
+    from roteiro_memory.transfer import export_lines
+
+    source = SQLiteStore(store)
+    try:
+        path.write_text("".join(line + "\n" for line in export_lines(source)), encoding="utf-8")
+    finally:
+        source.close()
+    return path
+
+
+def plant_foreign_sqlite(path: Path) -> Path:
+    """An SQLite database that is not a store."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    conn.execute("INSERT INTO notes (body) VALUES ('not memory')")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def damage(path: Path, sql: str, *params: object) -> Path:
+    """Run ``sql`` on the store at ``path`` with its CHECK constraints and
+    foreign keys off, as a buggy writer or another tool would."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        conn.execute("PRAGMA ignore_check_constraints = ON")
+        conn.execute("PRAGMA foreign_keys = OFF")
+        conn.execute(sql, params)
+    finally:
+        conn.close()
+    return path
+
+
+def _corrupt_index(path: Path) -> None:
+    """Leave an index that disagrees with its table: SQLite's integrity check
+    reports it, while the file still opens."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        root = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'idx_mem_anchor'"
+        ).fetchone()[0]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        conn.close()
+    with path.open("r+b") as handle:
+        handle.seek((root - 1) * page_size)
+        page = bytearray(handle.read(page_size))
+        # A leaf index page: its cell count (bytes 3-4) set to zero empties it.
+        page[3:5] = b"\x00\x00"
+        handle.seek((root - 1) * page_size)
+        handle.write(page)
+
+
+BAD_STORES: dict[str, Callable[[Path], object]] = {
+    "dangling": lambda p: damage(p, "UPDATE agent_memory SET superseded_by = 999 WHERE id = 3"),
+    "cycle": lambda p: damage(p, "UPDATE agent_memory SET superseded_by = 1 WHERE id = 2"),
+    "fork": lambda p: damage(p, "UPDATE agent_memory SET superseded_by = 2 WHERE id = 3"),
+    "kind": lambda p: damage(p, "UPDATE agent_memory SET kind = 'rumour' WHERE id = 3"),
+    "confidence": lambda p: damage(p, "UPDATE agent_memory SET confidence = 1.5 WHERE id = 1"),
+    "scope": lambda p: damage(p, "UPDATE agent_memory SET scope = ' padded' WHERE id = 3"),
+    "body": lambda p: damage(p, "UPDATE agent_memory SET body = '   ' WHERE id = 3"),
+    "bytes": lambda p: damage(p, "UPDATE agent_cache SET bytes = bytes + 1"),
+    "clock": lambda p: damage(p, "UPDATE agent_cache SET last_used = 99"),
+    "newer": lambda p: damage(
+        p, "INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')"
+    ),
+    "integrity": _corrupt_index,
+}
+"""Each way a store goes bad that ``roteiro-check-store`` must report, by name."""
+
+
+def plant_bad_store(path: Path, how: str) -> Path:
+    plant_store(path, records=4)
+    BAD_STORES[how](path)
+    return path
+
+
+# --- Conformance case files -------------------------------------------------
+
+GOOD_CASE = """\
+cases:
+  - id: extra-record-returns-id
+    title: Recording returns the new record's id
+    clause: PROTOCOL memory.record
+    invariant: anchor-captured-at-write
+    requires: [episodic]
+    steps:
+      - op: memory.record
+        args: {kind: lesson, body: a lesson}
+        expect: {$: 1}
+"""
+"""A valid case file whose one case id no shipped case uses."""
+
+
+@dataclass(frozen=True)
+class PlantedCases:
+    files: list[Path]
+    expected: str
+    """How the one line ``roteiro-lint-cases`` must print starts."""
+
+
+def _write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def _one(folder: Path, text: str, line: str) -> PlantedCases:
+    path = _write(folder / "bad.yaml", text)
+    return PlantedCases([path], line.format(path=path))
+
+
+BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
+    "schema": lambda d: _one(
+        d,
+        GOOD_CASE.replace("    title: Recording returns the new record's id\n", ""),
+        "{path}:2: case 'extra-record-returns-id': at (top level): 'title' is a required property",
+    ),
+    "invariant": lambda d: _one(
+        d,
+        GOOD_CASE.replace("invariant: anchor-captured-at-write", "invariant: no-such-rule"),
+        "{path}:2: case 'extra-record-returns-id': at invariant: unknown invariant 'no-such-rule'",
+    ),
+    "op": lambda d: _one(
+        d,
+        GOOD_CASE.replace("op: memory.record", "op: memory.remember"),
+        "{path}:8: case 'extra-record-returns-id': at steps[0].op: "
+        "'memory.remember' is not allowed",
+    ),
+    "yaml": lambda d: _one(d, "cases: [\n", "{path}:2: is not valid YAML"),
+    "ref": lambda d: _one(
+        d,
+        GOOD_CASE.replace("expect: {$: 1}", "expect: {$: {$ref: nothing}}"),
+        "{path}:8: case 'extra-record-returns-id': at steps[0]: "
+        "refers to 'nothing', which no earlier step saves",
+    ),
+    "duplicate": lambda d: PlantedCases(
+        [_write(d / "a.yaml", GOOD_CASE), _write(d / "b.yaml", GOOD_CASE)],
+        f"{d / 'b.yaml'}:2: case 'extra-record-returns-id': duplicate case id, "
+        f"first defined at {d / 'a.yaml'}:2",
+    ),
+    "registry": lambda d: PlantedCases(
+        [
+            _write(d / "invariants.yaml", "invariants:\n  - tag: Bad Tag\n"),
+            _write(d / "a.yaml", GOOD_CASE),
+        ],
+        f"{d / 'invariants.yaml'}:2: at invariants[0]: missing",
+    ),
+}
+"""Each fault ``roteiro-lint-cases`` must report, by name: the files to pass
+and the start of the line it must print."""
+
+
+def plant_cases(folder: Path, how: str) -> PlantedCases:
+    return BAD_CASES[how](folder)

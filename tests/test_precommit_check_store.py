@@ -1,0 +1,112 @@
+"""``roteiro-check-store``: stores picked by content, checked by the library."""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+from pathlib import Path
+
+import pytest
+from precommit_plants import (
+    BAD_STORES,
+    open_store,
+    plant_bad_store,
+    plant_foreign_sqlite,
+    plant_store,
+)
+
+from roteiro_memory.precommit.check_store import main
+
+EXPECTED = {
+    "dangling": "agent_memory id 3: superseded by 999, which does not exist (a dangling pointer)",
+    "cycle": "agent_memory id 1: supersession cycle: 1 -> 2 -> 1",
+    "fork": "agent_memory id 2: supersedes 2 records (1, 3): a fork",
+    "kind": "agent_memory id 3: unknown kind 'rumour'",
+    "confidence": "agent_memory id 1: confidence 1.5 is outside [0, 1]",
+    "scope": "agent_memory id 3: a write would refuse it: invalid scope ' padded'",
+    "body": "agent_memory id 3: a write would refuse it: invalid body",
+    "bytes": "agent_cache key 'context:a': bytes is 20 but its key, fingerprint and json are 19",
+    "clock": "agent_cache key 'context:a': last used at tick 99, but the clock is behind it",
+    "newer": "schema_migrations version 99: schema version 99 is newer than this version knows",
+    "integrity": "store: SQLite integrity check: row 1 missing from index idx_mem_anchor",
+}
+"""The start of a line the hook must print for each planted fault."""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, list[str]]:
+    status = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    assert err == ""
+    return status, out.splitlines()
+
+
+def test_check_store_plants_cover_every_fault() -> None:
+    assert set(EXPECTED) == set(BAD_STORES)
+
+
+def test_check_store_is_silent_on_a_healthy_store_and_other_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "memory.db"
+    text.write_text("not a database")
+    files = [plant_store(tmp_path / "good.bin"), plant_foreign_sqlite(tmp_path / "f.db"), text]
+    assert _run(capsys, *files) == (0, [])
+
+
+@pytest.mark.parametrize("how", sorted(BAD_STORES))
+def test_check_store_reports_each_planted_fault(
+    how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = plant_bad_store(tmp_path / f"{how}.sqlite", how)
+    status, lines = _run(capsys, store)
+    assert status == 1
+    assert any(line.startswith(f"{store}: {EXPECTED[how]}") for line in lines), lines
+
+
+def test_check_store_leaves_the_files_as_it_found_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A read-only open of a WAL-mode store would leave -wal and -shm files."""
+    good = plant_store(tmp_path / "good.db")
+    bad = plant_bad_store(tmp_path / "bad.db", "dangling")
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (good, bad)}
+    assert _run(capsys, good, bad)[0] == 1
+    after = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in tmp_path.iterdir()}
+    assert after == before
+
+
+def test_check_store_reads_a_store_in_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with open_store(tmp_path / "live.db") as store:
+        store.record("lesson", "written while the hook runs")
+        assert _run(capsys, tmp_path / "live.db") == (0, [])
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_check_store_with_no_files_checks_the_repositorys_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ROTEIRO_MEMORY_DB", raising=False)
+    _git(tmp_path, "init", "-q")
+    monkeypatch.chdir(tmp_path)
+    assert _run(capsys) == (0, []), "no store yet: nothing to check"
+    own = tmp_path / ".git" / "roteiro" / "memory.db"
+    own.parent.mkdir()
+    plant_bad_store(own, "confidence")
+    status, lines = _run(capsys)
+    assert status == 1
+    assert lines == [f"{own}: {EXPECTED['confidence']}"]
+
+
+def test_check_store_with_no_files_honours_the_environment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = plant_bad_store(tmp_path / "elsewhere.db", "kind")
+    monkeypatch.setenv("ROTEIRO_MEMORY_DB", str(store))
+    status, lines = _run(capsys)
+    assert status == 1
+    assert lines[0].startswith(f"{store}: {EXPECTED['kind']}")

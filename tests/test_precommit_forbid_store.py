@@ -1,0 +1,149 @@
+"""``roteiro-forbid-store``: stores, companions and exports are refused by content."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from precommit_plants import (
+    open_store,
+    plant_companions,
+    plant_export,
+    plant_foreign_sqlite,
+    plant_store,
+)
+
+from roteiro_memory.precommit import sniff
+from roteiro_memory.precommit.forbid_store import main
+from roteiro_memory.transfer import EXPORT_FORMAT
+
+
+def _run(capsys: pytest.CaptureFixture[str], *files: Path) -> tuple[int, list[str]]:
+    status = main([str(f) for f in files])
+    out, err = capsys.readouterr()
+    assert err == ""
+    return status, out.splitlines()
+
+
+def _good_files(folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = folder / "memory.db"  # a store's usual name, but text
+    text.write_text("not a database\n")
+    empty = folder / "empty.db"
+    empty.write_bytes(b"")
+    jsonl = folder / "events.jsonl"
+    jsonl.write_text('{"format": "someone-else/v1"}\n{"id": 1}\n')
+    foreign = plant_foreign_sqlite(folder / "notes.db")
+    # A WAL-named file beside a database that is not a store.
+    beside_foreign = folder / "notes.db-wal"
+    beside_foreign.write_bytes(b"\x00" * 64)
+    binary = folder / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    return [text, empty, jsonl, foreign, beside_foreign, binary]
+
+
+def test_forbid_store_is_silent_on_files_that_are_not_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, *_good_files(tmp_path)) == (0, [])
+
+
+def test_forbid_store_is_silent_with_no_files(capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(capsys) == (0, [])
+
+
+def test_forbid_store_refuses_a_store_whatever_its_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = plant_store(tmp_path / "fixture.bin")
+    status, lines = _run(capsys, store)
+    assert status == 1
+    assert lines == [
+        f"{store}: a roteiro-memory store (schema version 3) must not be committed "
+        "(memory is per-clone, unredacted prose); "
+        f"unstage it with: git rm --cached -- {store}"
+    ]
+
+
+def test_forbid_store_refuses_a_store_in_use_and_its_companions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Copied while open, the database alone may not show the schema (it is
+    still in the log); the log and the index are recognised too."""
+    database, wal, shm = plant_companions(tmp_path)
+    status, lines = _run(capsys, database, wal, shm)
+    assert status == 1
+    assert len(lines) == 3
+    assert lines[0].startswith(f"{database}: a roteiro-memory store")
+    assert lines[1].startswith(f"{wal}: the write-ahead log of a roteiro-memory store")
+    assert lines[2].startswith(f"{shm}: the shared-memory index of a roteiro-memory store")
+    assert all("git rm --cached -- " in line for line in lines)
+
+
+def test_forbid_store_recognises_a_log_alone_by_its_schema(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, wal, _ = plant_companions(tmp_path / "copies")
+    alone = tmp_path / "journal.bin"
+    wal.rename(alone)
+    status, lines = _run(capsys, alone)
+    assert status == 1
+    assert lines[0].startswith(f"{alone}: the write-ahead log of a roteiro-memory store")
+
+
+def test_forbid_store_quotes_a_path_that_needs_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = plant_store(tmp_path / "my memory.db")
+    _, lines = _run(capsys, store)
+    assert lines[0].endswith(f"git rm --cached -- '{store}'")
+
+
+def test_forbid_store_changes_nothing_it_reads(tmp_path: Path) -> None:
+    """Opening a WAL-mode database read-only would leave -wal and -shm files
+    beside it; recognition opens it immutable and leaves the folder as found."""
+    store = plant_store(tmp_path / "memory.db")
+    before = hashlib.sha256(store.read_bytes()).hexdigest()
+    assert main([str(store)]) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.db"]
+    assert hashlib.sha256(store.read_bytes()).hexdigest() == before
+
+
+def test_forbid_store_sees_a_schema_only_in_the_log(tmp_path: Path) -> None:
+    with open_store(tmp_path / "memory.db") as store:
+        store.record("lesson", "another")
+        info = sniff.store_info(tmp_path / "memory.db")
+    assert info is not None
+
+
+def test_forbid_store_knows_the_export_format() -> None:
+    """The hook keeps its own copy of the tag so it need not import the exporter."""
+    assert EXPORT_FORMAT.startswith(sniff.EXPORT_TAG_PREFIX)
+
+
+def test_forbid_store_refuses_an_export(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    export = plant_export(tmp_path / "backup.jsonl", plant_store(tmp_path / "source.db"))
+    status, lines = _run(capsys, export)
+    assert status == 1
+    assert lines == [
+        f"{export}: a roteiro-memory export must not be committed "
+        "(memory is per-clone, unredacted prose); "
+        f"unstage it with: git rm --cached -- {export}"
+    ]
+
+
+def test_forbid_store_refuses_an_export_of_a_later_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = tmp_path / "later.jsonl"
+    later.write_text(json.dumps({"format": sniff.EXPORT_TAG_PREFIX + "v9"}) + "\n")
+    assert _run(capsys, later)[0] == 1
+
+
+def test_forbid_store_usage_error_is_status_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--no-such-option"])
+    assert exit_info.value.code == 2
+    assert "--no-such-option" in capsys.readouterr().err
