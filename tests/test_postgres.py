@@ -11,9 +11,9 @@ import sys
 import threading
 from collections.abc import Iterator
 
+import pg_server
 import pytest
 
-import pg_server
 from roteiro_memory import semantics as sem
 from roteiro_memory import sqlexpr
 from roteiro_memory.backends import open_store
@@ -337,8 +337,8 @@ def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> Non
         {"query": "alpha 1", "scope": "s1", "decay": "linear:10"},
         {"limit": 3},
     ):
-        got = pg.recall(**kwargs)  # type: ignore[arg-type]
-        want = model.recall(**kwargs)  # type: ignore[arg-type]
+        got = pg.recall(**kwargs)
+        want = model.recall(**kwargs)
         assert [(r.record.id, r.score) for r in got.results] == [
             (r.record.id, r.score) for r in want.results
         ]

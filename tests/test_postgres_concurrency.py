@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pg_server
+
 from roteiro_memory.errors import AlreadySuperseded
 from roteiro_memory.postgres import PostgresStore
 from roteiro_memory.semantics import cache_entry_bytes
@@ -72,7 +73,7 @@ class Writer:
             self.ids.append(store.record("lesson", f"w{self.me} r{i}", supersedes=target))
         key = f"w{self.me}-k{i % KEYS_PER_WRITER}"
         before = store.cache_stats(0).generation
-        store.cache_put(key, "fp", '{"i": %d}' % i)
+        store.cache_put(key, "fp", f'{{"i": {i}}}')
         self.puts += 1
         entry = store.cache_get(key)
         if entry is not None:
