@@ -1,0 +1,206 @@
+"""The code graph from git, at the library level: tree ids, incremental sync,
+revision graphs, and reads resolved against a given graph on every backend."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory import gitgraph
+from roteiro_memory.gitgraph import (
+    FileEntry,
+    Repo,
+    find_repo,
+    graph_blobs,
+    rev_graph,
+    sync,
+    touched_keys,
+    tree_id,
+)
+from roteiro_memory.results import GraphNode
+from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.store import Store
+
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_NAME": "T",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "T",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, env=ENV, capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "r"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / "pkg").mkdir()
+    (root / "pkg" / "a.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
+    (root / "pkg" / "b.py").write_text("class C:\n    def m(self):\n        pass\n")
+    (root / "data.txt").write_text("data\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "init")
+    found = find_repo(root)
+    assert found is not None
+    return found
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> SQLiteStore:
+    return SQLiteStore(tmp_path / "m.db")
+
+
+def test_find_repo_outside_any_repository_is_none(tmp_path: Path) -> None:
+    assert find_repo(tmp_path) is None
+
+
+def test_tree_id_equals_git_write_tree(repo: Repo) -> None:
+    root = repo.root
+    (root / "pkg" / "sub").mkdir()
+    (root / "pkg" / "sub" / "x.txt").write_text("x\n")
+    (root / "pkg-a.txt").write_text("sorts between pkg and pkg/\n")
+    script = root / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    (root / "link").symlink_to("data.txt")
+    files = gitgraph.working_files(repo)
+    git(root, "add", "-A")
+    assert tree_id(files.values()) == git(root, "write-tree").strip()
+
+
+def test_tree_id_of_nothing_is_the_empty_tree() -> None:
+    assert tree_id([]) == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def test_sync_writes_file_and_symbol_nodes(repo: Repo, db: SQLiteStore) -> None:
+    report = sync(db, repo)
+    keys = {n.key for n in db.export_graph()}
+    assert keys == {
+        "file:data.txt",
+        "file:pkg/a.py",
+        "file:pkg/b.py",
+        "py:pkg/a.py::f",
+        "py:pkg/a.py::g",
+        "py:pkg/b.py::C",
+        "py:pkg/b.py::C.m",
+    }
+    assert report.tree == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+    assert db.tree() == report.tree
+    node = next(n for n in db.export_graph() if n.key == "file:pkg/a.py")
+    assert node.blob == git(repo.root, "rev-parse", "HEAD:pkg/a.py").strip()
+
+
+def test_sync_with_nothing_changed_writes_nothing(repo: Repo, db: SQLiteStore) -> None:
+    sync(db, repo)
+    before = db.snapshot()
+    report = sync(db, repo)
+    assert report.up_to_date
+    assert db.snapshot() == before
+
+
+def test_sync_hashes_only_changed_files_and_parses_only_changed_python(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sync(db, repo)
+    (repo.root / "pkg" / "a.py").write_text("def f():\n    return 10\n\n\ndef g():\n    return 2\n")
+    (repo.root / "new.txt").write_text("untracked\n")
+    hashed: list[str] = []
+    real = gitgraph._hash_path
+
+    def spy(r: Repo, path: str) -> FileEntry | None:
+        hashed.append(path)
+        return real(r, path)
+
+    monkeypatch.setattr(gitgraph, "_hash_path", spy)
+    report = sync(db, repo)
+    assert sorted(hashed) == ["new.txt", "pkg/a.py"]
+    assert report.parsed == ["pkg/a.py"]
+    written = {n.key: n.blob for n in db.export_graph()}
+    assert "file:new.txt" in written
+    # g's text did not change, so neither did its node
+    assert report.written == 3  # file:pkg/a.py, py:pkg/a.py::f, file:new.txt
+
+
+def test_sync_removes_nodes_of_deleted_files(repo: Repo, db: SQLiteStore) -> None:
+    sync(db, repo)
+    (repo.root / "pkg" / "b.py").unlink()
+    report = sync(db, repo)
+    keys = {n.key for n in db.export_graph()}
+    assert not any("pkg/b.py" in key for key in keys)
+    assert report.removed == 3
+
+
+def test_ignored_files_are_not_nodes(repo: Repo, db: SQLiteStore) -> None:
+    (repo.root / ".gitignore").write_text("*.log\n")
+    (repo.root / "noise.log").write_text("x\n")
+    sync(db, repo)
+    keys = {n.key for n in db.export_graph()}
+    assert "file:.gitignore" in keys
+    assert "file:noise.log" not in keys
+
+
+def test_rev_graph_reuses_unchanged_symbols_and_parses_the_rest(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (repo.root / "pkg" / "a.py").write_text("def f():\n    return 3\n")
+    sync(db, repo)
+    parsed: list[str] = []
+    real = gitgraph._symbol_nodes
+
+    def spy(path: str, source: bytes, object_format: str) -> list[GraphNode]:
+        parsed.append(path)
+        return real(path, source, object_format)
+
+    monkeypatch.setattr(gitgraph, "_symbol_nodes", spy)
+    tree, graph = rev_graph(repo, "HEAD", db.export_graph())
+    assert parsed == ["pkg/a.py"]
+    assert tree == git(repo.root, "rev-parse", "HEAD^{tree}").strip()
+    assert "py:pkg/a.py::g" in graph
+    working = graph_blobs(db.export_graph())
+    assert touched_keys(graph, working) == {"file:pkg/a.py", "py:pkg/a.py::f", "py:pkg/a.py::g"}
+
+
+def test_rev_graph_refuses_an_unknown_revision(repo: Repo) -> None:
+    with pytest.raises(gitgraph.GitError, match="no-such"):
+        rev_graph(repo, "no-such", [])
+
+
+def test_touched_keys_counts_presence_and_blob() -> None:
+    before = {"a": "1", "b": "2", "c": None, "d": "4"}
+    after = {"a": "1", "b": "3", "c": None, "e": "5"}
+    assert touched_keys(before, after) == {"b", "d", "e"}
+
+
+# --- Reads against a given graph, on every backend ---------------------------
+
+
+def test_reads_resolve_against_a_given_graph_and_write_nothing(store: Store) -> None:
+    store.put_nodes([GraphNode("k", blob="b1"), GraphNode("gone", blob="g1")])
+    valid = store.record("lesson", "on k", anchor="k")
+    other = store.record("lesson", "on gone", anchor="gone")
+    plain = store.record("lesson", "no anchor")
+    before = store.snapshot()
+    graph = {"k": "b2", "extra": None}
+    assert store.get(valid, graph=graph).anchor_state.value == "drifted"  # type: ignore[union-attr]
+    assert store.get(other, graph=graph).anchor_state.value == "vanished"  # type: ignore[union-attr]
+    unverifiable = {"k": None}
+    assert store.get(valid, graph=unverifiable).anchor_state.value == "unverifiable"  # type: ignore[union-attr]
+    listed = {r.id: r.anchor_state.value for r in store.list(graph={"k": "b1"}).records}
+    assert listed == {valid: "valid", other: "vanished", plain: "unanchored"}
+    recalled = store.recall(graph={"k": "b1", "gone": "g1"}, applicable_only=True)
+    assert [r.record.id for r in recalled.results] == [other, valid, plain]
+    ranked = store.recall(graph=graph)
+    assert [r.record.id for r in ranked.results] == [plain, other, valid]
+    assert store.snapshot() == before
+    assert store.get(valid).anchor_state.value == "valid"  # type: ignore[union-attr]
