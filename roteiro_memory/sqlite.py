@@ -274,7 +274,6 @@ class SQLiteStore(Store):
 
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
         batch = list(writes)
-        valid = [sem.validate_write(w.kind, w.scope, w.body, w.confidence) for w in batch]
         if not batch:
             return []
         with self._atomic() as conn:
@@ -288,7 +287,7 @@ class SQLiteStore(Store):
                     " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
                 ).fetchone()[0]
             )
-            self._check_supersessions(conn, batch, base)
+            valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
             tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
             tree = tree_row[0] if tree_row else None
@@ -336,11 +335,12 @@ class SQLiteStore(Store):
         return ids
 
     @staticmethod
-    def _check_supersessions(
+    def _check_writes(
         conn: sqlite3.Connection, batch: Sequence[MemoryWrite], base: int
-    ) -> None:
-        """Check every supersession in order, as if the batch were written one
-        record at a time, before anything is inserted."""
+    ) -> builtins.list[sem.ValidWrite]:
+        """Validate every write and check its supersession in order, as if the
+        batch were written one record at a time, before anything is inserted:
+        the first faulty write decides the error, whichever check it fails."""
         targets = {w.supersedes for w in batch if w.supersedes is not None}
         known: dict[int, int | None] = {}
         stored = [t for t in targets if _fits_int64(t) and t <= base]
@@ -351,13 +351,16 @@ class SQLiteStore(Store):
                 f"SELECT id, superseded_by FROM agent_memory WHERE id IN ({marks})", chunk
             ):
                 known[row_id] = by
+        valid = []
         for offset, write in enumerate(batch):
+            valid.append(sem.validate_write(write.kind, write.scope, write.body, write.confidence))
             new_id = base + offset + 1
             if write.supersedes is not None:
                 target = write.supersedes
                 sem.check_supersedes(target, target in known, known.get(target))
                 known[target] = new_id
             known[new_id] = None
+        return valid
 
     @staticmethod
     def _anchor_evidence(
