@@ -1,0 +1,196 @@
+"""``check_store``: each kind of planted corruption is found and names its row;
+a healthy store passes."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.check import Finding, check_store
+from roteiro_memory.results import GraphNode
+from roteiro_memory.sqlite import SQLiteStore
+
+
+def _healthy(path: Path) -> None:
+    with SQLiteStore(path) as store:
+        store.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b1")])
+        store.set_tree("t1")
+        first = store.record("lesson", "one", anchor="file:a.py", confidence=0.5)
+        store.record("decision", "two", supersedes=first)
+        store.record("pattern", "three")
+        store.cache_put("k1", "fp", '{"a": 1}')
+        store.cache_put("k2", "fp", "[]", anchor="file:a.py")
+        store.cache_get("k1")
+        store.cache_sweep(1 << 30)
+
+
+@pytest.fixture
+def healthy(tmp_path: Path) -> Path:
+    path = tmp_path / "memory.db"
+    _healthy(path)
+    return path
+
+
+def _plant(path: Path, *statements: str) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+
+
+def test_a_healthy_store_has_no_findings(healthy: Path) -> None:
+    assert check_store(healthy) == []
+
+
+def test_an_open_store_can_be_checked(healthy: Path) -> None:
+    with SQLiteStore(healthy) as store:
+        assert check_store(store) == []
+
+
+def test_check_does_not_change_the_store(healthy: Path) -> None:
+    before = healthy.read_bytes()
+    check_store(healthy)
+    assert healthy.read_bytes() == before
+
+
+PLANTS: list[tuple[str, list[str], Callable[[Finding], bool]]] = [
+    (
+        "dangling supersession pointer",
+        ["UPDATE agent_memory SET superseded_by = 77, superseded_at = 'x' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "does not exist" in f.problem,
+    ),
+    (
+        "forked supersession",
+        ["UPDATE agent_memory SET superseded_by = 2, superseded_at = 'x' WHERE id = 3"],
+        lambda f: f.row == "id 2" and "fork" in f.problem,
+    ),
+    (
+        "supersession cycle",
+        [
+            "UPDATE agent_memory SET superseded_by = 3, superseded_at = 'x' WHERE id = 2",
+            "UPDATE agent_memory SET superseded_by = 2, superseded_at = 'x' WHERE id = 3",
+        ],
+        lambda f: f.row == "id 2" and "cycle" in f.problem,
+    ),
+    (
+        "record superseding itself",
+        ["UPDATE agent_memory SET superseded_by = 3, superseded_at = 'x' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "cycle: 3 -> 3" in f.problem,
+    ),
+    (
+        "unknown kind",
+        ["UPDATE agent_memory SET kind = 'rumour' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "unknown kind 'rumour'" in f.problem,
+    ),
+    (
+        "confidence above one",
+        ["UPDATE agent_memory SET confidence = 1.5 WHERE id = 1"],
+        lambda f: f.row == "id 1" and "outside [0, 1]" in f.problem,
+    ),
+    (
+        "negative confidence",
+        ["UPDATE agent_memory SET confidence = -0.1 WHERE id = 3"],
+        lambda f: f.row == "id 3" and "outside [0, 1]" in f.problem,
+    ),
+    (
+        "cache size disagreeing with its payload",
+        ["UPDATE agent_cache SET json = '{\"a\": 12345}' WHERE key = 'k1'"],
+        lambda f: f.table == "agent_cache" and f.row == "key 'k1'" and "bytes" in f.problem,
+    ),
+    (
+        "tick clock behind an entry",
+        ["UPDATE agent_cache_clock SET ticks = 1"],
+        lambda f: f.row == "key 'k1'" and "clock is behind" in f.problem,
+    ),
+    (
+        "generation clock behind an entry",
+        ["UPDATE agent_cache SET generation = 5 WHERE key = 'k2'"],
+        lambda f: f.row == "key 'k2'" and "generation 5" in f.problem,
+    ),
+    (
+        "schema newer than known",
+        ["INSERT INTO schema_migrations (version, name) VALUES (999, 'from the future')"],
+        lambda f: f.row == "version 999" and "newer" in f.problem,
+    ),
+    (
+        "sequence behind the largest id",
+        ["UPDATE sqlite_sequence SET seq = 1 WHERE name = 'agent_memory'"],
+        lambda f: f.table == "sqlite_sequence" and "reused" in f.problem,
+    ),
+    (
+        "search text out of step with the body",
+        ["UPDATE agent_memory SET body = 'changed behind its back' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "search text" in f.problem,
+    ),
+    (
+        "blank body",
+        ["UPDATE agent_memory SET body = '   ', search = '   \n\n' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "body" in f.problem,
+    ),
+    (
+        "pointer without its timestamp",
+        ["UPDATE agent_memory SET superseded_at = NULL WHERE id = 1"],
+        lambda f: f.row == "id 1" and "disagree" in f.problem,
+    ),
+    (
+        "two entries sharing a tick",
+        [
+            "UPDATE agent_cache SET last_used ="
+            " (SELECT last_used FROM agent_cache WHERE key = 'k1') WHERE key = 'k2'"
+        ],
+        lambda f: f.row == "key 'k2'" and "shares tick" in f.problem,
+    ),
+    (
+        "a missing table",
+        ["DROP TABLE agent_cache"],
+        lambda f: f.table == "agent_cache" and "missing" in f.problem,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "statements", "expected"), PLANTS, ids=[p[0] for p in PLANTS])
+def test_each_planted_corruption_is_found(
+    healthy: Path, name: str, statements: list[str], expected: Callable[[Finding], bool]
+) -> None:
+    _plant(healthy, *statements)
+    findings = check_store(healthy)
+    assert any(expected(f) for f in findings), (name, findings)
+
+
+def test_a_file_that_is_not_a_database_is_one_finding(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    findings = check_store(path)
+    assert [f.table for f in findings] == ["store"]
+    assert "not an SQLite database" in findings[0].problem
+
+
+def test_a_damaged_page_is_reported_by_sqlite(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        for index in range(400):
+            store.record("lesson", f"lesson number {index} " + "x" * 200)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    data = bytearray(path.read_bytes())
+    page = 4096
+    for offset in range(page * 6, page * 6 + 200):
+        data[offset] = 0xA5
+    path.write_bytes(bytes(data))
+    findings = check_store(path)
+    assert findings
+    assert findings[0].table in {"store", "agent_memory"}
+
+
+def test_finding_renders_as_one_line_naming_table_and_row() -> None:
+    finding = Finding("agent_memory", "id 4", "unknown kind 'rumour'")
+    assert str(finding) == "agent_memory id 4: unknown kind 'rumour'"
+    assert finding.to_json() == {
+        "table": "agent_memory",
+        "row": "id 4",
+        "problem": "unknown kind 'rumour'",
+    }
