@@ -36,7 +36,7 @@ import json
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -46,7 +46,10 @@ from sqlite_backend import SQLiteBackend
 from targets import Backend, recall_checks, record_many_checks, sweep_checks, sweep_memory
 from workload import MIB, QUICK, Sizes
 
-BACKENDS: dict[str, type[SQLiteBackend]] = {"sqlite": SQLiteBackend}
+BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": SQLiteBackend}
+"""Benchmark backends by name, each built from the scratch directory.  A
+PostgreSQL entry would take its DSN from a ``--postgres DSN`` option instead,
+use database names as locators, and be run after (or instead of) SQLite."""
 TARGETS = ("recall", "sweep", "record_many")
 
 
@@ -151,7 +154,7 @@ def _summary(checks: Sequence[Check]) -> str:
     if not over:
         return f"bench: {len(checks)}/{len(checks)} within bounds"
     named = "; ".join(
-        f"{c.name} {c.value:.2f}{c.unit.strip() or 'x'} > {c.bound:.2f}" for c in over
+        f"{c.name} {c.value:.2f}{c.unit.strip()} > {c.bound:.2f}{c.unit.strip()}" for c in over
     )
     return f"bench: {len(over)} of {len(checks)} over bound: {named}"
 
@@ -166,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = _sizes(args)
     only = args.only or list(TARGETS)
     with tempfile.TemporaryDirectory(prefix="roteiro-bench-", dir=args.dir) as scratch:
-        backend = SQLiteBackend(Path(scratch))
+        backend = BACKENDS["sqlite"](Path(scratch))
         print(
             f"bench: backend {backend.name}, {sizes.repeat} timed runs each, scratch {scratch}",
             flush=True,

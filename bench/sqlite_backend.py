@@ -150,9 +150,8 @@ class SQLiteBackend:
     @staticmethod
     def written_rows(store: SQLiteStore) -> list[tuple[Any, ...]]:
         """The columns ``record_many`` wrote, in id order."""
-        return store.connection.execute(
-            f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id"
-        ).fetchall()
+        rows = store.connection.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id")
+        return [tuple(row) for row in rows]
 
     # --- floors ------------------------------------------------------------
 

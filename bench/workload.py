@@ -127,7 +127,7 @@ def _body(rng: random.Random) -> str:
     target = rng.randint(100, 300)
     extras = [token for token in QUERY_TOKENS if rng.random() < _TOKEN_CHANCE]
     parts = [f"Watch the {' and '.join(extras)} here."] if extras else []
-    sentences = []
+    sentences: list[str] = []
     while sum(len(part) + 1 for part in parts + sentences) < target:
         sentences.append(_sentence(rng))
     while len(sentences) > 1 and sum(len(part) + 1 for part in parts + sentences) > 301:
