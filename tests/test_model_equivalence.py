@@ -103,7 +103,6 @@ class StoresAgree(RuleBasedStateMachine):
         self.folder = Path(tempfile.mkdtemp(prefix="roteiro-equivalence-"))
         self.sqlite = SQLiteStore(self.folder / "memory.db")
         self.model = ModelStore()
-        self.cache_keys_put = False
 
     def teardown(self) -> None:
         self.sqlite.close()
