@@ -9,6 +9,8 @@ A backend spec is one of:
   :class:`roteiro_memory.store.Store` or any object with ``call(op, args)``;
 * ``cmd:COMMAND LINE`` -- a program speaking the PROTOCOL wire form on its
   standard input and output.
+* ``postgres:DSN`` (or a ``postgresql://`` URI) -- the PostgreSQL store the
+  DSN names, in-process; add ``?schema=NAME`` to the DSN to choose its schema.
 
 This module does not import pytest.
 """
@@ -64,6 +66,16 @@ def memory_store() -> object:
     from roteiro_memory.backends import open_store
 
     return open_store("memory")
+
+
+def _postgres(spec: str) -> object:
+    from roteiro_memory.backends import open_store
+    from roteiro_memory.errors import RoteiroError
+
+    try:
+        return open_store(spec)
+    except RoteiroError as error:
+        raise BackendSpecError(f"backend {spec!r}: {error}") from None
 
 
 def builtin_factories() -> dict[str, Factory]:
@@ -366,6 +378,8 @@ def resolve_backend(
     named = {**builtin_factories(), **entry_point_factories(), **(factories or {})}
     if spec in named:
         return InProcessBackend(named[spec](), spec)
+    if spec.startswith(("postgres:", "postgresql:")):
+        return InProcessBackend(_postgres(spec), spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
