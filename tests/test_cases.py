@@ -1,0 +1,275 @@
+"""The shipped case files, the registry, and the loader's refusals."""
+
+from __future__ import annotations
+
+import collections
+import json
+import textwrap
+from pathlib import Path
+
+import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
+import pytest
+import yaml
+
+from pytest_roteiro.backends import resolve_backend
+from pytest_roteiro.cases import (
+    CaseFileError,
+    builtin_dir,
+    case_files,
+    load_cases,
+    load_file,
+    load_registry,
+)
+from pytest_roteiro.runner import run_case
+
+
+def test_every_registry_invariant_has_a_case() -> None:
+    registry = load_registry()
+    cited = collections.Counter(case.invariant for case in load_cases())
+    missing = sorted(tag for tag in registry if tag not in cited)
+    assert not missing, f"invariants with no case: {missing}"
+
+
+def test_registry_covers_the_issue_list() -> None:
+    """A floor: the suite must not quietly shrink below the invariants it was asked for."""
+    assert len(load_registry()) >= 43
+
+
+def test_case_ids_are_unique_and_files_are_topics() -> None:
+    cases = load_cases()
+    ids = [case.id for case in cases]
+    assert len(ids) == len(set(ids))
+    assert len(case_files()) >= 12
+    assert 80 <= len(cases)
+
+
+def test_every_shipped_file_matches_the_schema() -> None:
+    schema = json.loads((builtin_dir() / "case.schema.json").read_text(encoding="utf-8"))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for path in case_files():
+        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        jsonschema.Draft202012Validator(schema).validate(document)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "memory"])
+def test_every_case_passes_on_the_reference_backends(backend: str) -> None:
+    opened = resolve_backend(backend)
+    try:
+        failed = [o for o in (run_case(c, opened) for c in load_cases()) if not o.passed]
+    finally:
+        opened.close()
+    assert not failed, [f"{o.case_id}: {o.message}" for o in failed]
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "topic.yaml"
+    path.write_text(textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+GOOD_STEP = "{op: memory.record, args: {kind: lesson, body: x}}"
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "case_id", "where", "problem"),
+    [
+        pytest.param(
+            f"""\
+            cases:
+              - id: c1
+                title: t
+                clause: c
+                invariant: no-such-tag
+                requires: [episodic]
+                steps: [{GOOD_STEP}]
+            """,
+            2,
+            "c1",
+            "invariant",
+            "unknown invariant 'no-such-tag'",
+            id="unknown-invariant",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: c2
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - op: memory.record
+                    args: {kind: lesson, body: x}
+                    expect: {id: 1}
+                    bogus: 1
+            """,
+            8,
+            "c2",
+            "steps[0]",
+            "'bogus' was unexpected",
+            id="unknown-step-field",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: c3
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                steps:
+                  - {op: memory.get, args: {id: {$ref: a}}}
+            """,
+            7,
+            "c3",
+            "steps[0]",
+            "refers to 'a', which no earlier step saves",
+            id="reference-before-save",
+        ),
+        pytest.param(
+            f"""\
+            cases:
+              - id: c4
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                steps: [{GOOD_STEP}]
+            """,
+            2,
+            "c4",
+            "requires",
+            "the steps need episodic",
+            id="capability-not-declared",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: c5
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - {op: memory.forgett, args: {id: 1}, error: NotFound}
+            """,
+            8,
+            "c5",
+            "steps[0].op",
+            "unknown op 'memory.forgett'",
+            id="unknown-op",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: c6
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - {op: memory.get, args: {id: 1}, error: NotFound, expect: {id: 1}}
+            """,
+            8,
+            "c6",
+            "steps[0]",
+            "cannot also save or check",
+            id="error-with-expectation",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: Bad_Id
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                steps: [{op: hello}]
+            """,
+            2,
+            "Bad_Id",
+            "id",
+            "does not match",
+            id="malformed-id",
+        ),
+        pytest.param(
+            """\
+            cases:
+              - id: c8
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - {op: memory.record, args: {kind: lesson, body: {$repeat: x, times: -1}}}
+            """,
+            8,
+            "c8",
+            "steps[0]",
+            "$repeat times must be a whole number",
+            id="bad-repeat",
+        ),
+    ],
+)
+def test_malformed_case_names_file_line_case_and_path(
+    tmp_path: Path, body: str, line: int, case_id: str, where: str, problem: str
+) -> None:
+    path = _write(tmp_path, body)
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path, load_registry())
+    error = caught.value
+    assert error.file == str(path)
+    assert error.line == line
+    assert error.case_id == case_id
+    assert error.path == where
+    assert problem in str(error)
+    assert str(error).startswith(f"{path}:{line}: case {case_id!r}: at {where}: ")
+
+
+def test_invalid_yaml_is_a_case_file_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "cases:\n  - id: [unclosed\n")
+    with pytest.raises(CaseFileError, match=r"topic\.yaml:\d+: is not valid YAML"):
+        load_file(path, load_registry())
+
+
+def test_duplicate_ids_across_files_are_refused(tmp_path: Path) -> None:
+    case = f"""\
+        cases:
+          - id: same
+            title: t
+            clause: c
+            invariant: ids-never-reused
+            requires: [episodic]
+            steps: [{GOOD_STEP}]
+        """
+    (tmp_path / "a.yaml").write_text(textwrap.dedent(case), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(textwrap.dedent(case), encoding="utf-8")
+    with pytest.raises(CaseFileError, match="duplicate case id, first defined at .*a.yaml:2"):
+        load_cases([tmp_path], builtin=False)
+
+
+def test_a_file_in_an_extra_folder_replaces_the_shipped_one(tmp_path: Path) -> None:
+    (tmp_path / "ranking.yaml").write_text(
+        textwrap.dedent(
+            f"""\
+            cases:
+              - id: my-only-ranking-case
+                title: t
+                clause: c
+                invariant: score-then-newest
+                requires: [episodic]
+                steps: [{GOOD_STEP}]
+            """
+        ),
+        encoding="utf-8",
+    )
+    ids = {case.id for case in load_cases([tmp_path])}
+    assert "my-only-ranking-case" in ids
+    assert "penalty-drifted-is-a-quarter" not in ids
+    assert "superseded-record-leaves-recall-at-once" in ids
+
+
+def test_steps_keep_their_line_numbers() -> None:
+    case = next(c for c in load_cases() if c.id == "penalty-drifted-is-a-quarter")
+    lines = (builtin_dir() / "ranking.yaml").read_text(encoding="utf-8").splitlines()
+    assert lines[case.line - 1].strip() == "- id: penalty-drifted-is-a-quarter"
+    recall = case.steps[3]
+    assert recall.op == "memory.recall"
+    assert lines[recall.line - 1].strip() == "- op: memory.recall"
