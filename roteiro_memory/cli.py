@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import enum
+import io
 import sys
 from collections.abc import Callable, Sequence
 
@@ -410,6 +411,9 @@ def _run(args: argparse.Namespace) -> int:
     from roteiro_memory.commands import run
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        # A body in a script the terminal cannot show is escaped, not a crash.
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return run(name, args)
     except sqlite3.Error as error:

@@ -361,6 +361,10 @@ def cmd_forget(args: argparse.Namespace, session: Session) -> int:
     return OK
 
 
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
 def cmd_sync(args: argparse.Namespace, session: Session) -> int:
     session.require_repo("sync")
     session.store()
@@ -369,12 +373,13 @@ def cmd_sync(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(report.to_json())
     elif report.up_to_date:
-        say(f"up to date: {report.files} files, tree {report.tree[:12]}")
+        say(f"up to date: {_plural(report.files, 'file')}, tree {report.tree[:12]}")
     else:
         say(
-            f"synced {report.files} files and {report.symbols} symbols "
-            f"({len(report.parsed)} files parsed, {report.written} nodes written, "
-            f"{report.removed} removed); tree {report.tree[:12]}"
+            f"synced {_plural(report.files, 'file')} and {_plural(report.symbols, 'symbol')} "
+            f"({_plural(len(report.parsed), 'file')} parsed, "
+            f"{_plural(report.written, 'node')} written, {report.removed} removed); "
+            f"tree {report.tree[:12]}"
         )
     return OK
 

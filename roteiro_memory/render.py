@@ -73,7 +73,7 @@ def _one_line(text: str) -> str:
 def _clip(text: str, width: int) -> str:
     if width <= 1:
         return ""
-    return text if len(text) <= width else text[: width - 1] + "\u2026"
+    return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
 
 
 def table(

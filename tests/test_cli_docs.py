@@ -1,0 +1,71 @@
+"""docs/cli.md is executable: its session runs, in order, in a fresh
+repository, and prints exactly what the page shows."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from roteiro_memory.cli import _CACHE_ACTIONS, _COMMANDS
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(DOC.read_text())]
+
+
+def _session() -> list[tuple[str, str]]:
+    """(command, expected output) pairs from every console block, in order."""
+    steps: list[tuple[str, list[str]]] = []
+    for language, _, body in _blocks():
+        if language != "console":
+            continue
+        for line in body.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            else:
+                steps[-1][1].append(line)
+    return [(command, "".join(f"{line}\n" for line in out)) for command, out in steps]
+
+
+def test_the_documented_session_prints_what_the_page_shows(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    env.update(
+        COLUMNS="120",
+        GIT_AUTHOR_NAME="A",
+        GIT_AUTHOR_EMAIL="a@example.com",
+        GIT_COMMITTER_NAME="A",
+        GIT_COMMITTER_EMAIL="a@example.com",
+        GIT_CONFIG_GLOBAL=os.devnull,
+    )
+    repo = tmp_path / "shop"
+    repo.mkdir()
+    files = [(info, body) for language, info, body in _blocks() if info.startswith("file=")]
+    assert files, "the page shows the module its session works on"
+    for info, body in files:
+        target = repo / info.removeprefix("file=")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body)
+    for setup in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *setup], cwd=repo, env=env, check=True)
+    session = _session()
+    assert len(session) >= 8
+    assert any("~ drifted" in out for _, out in session)
+    for command, expected in session:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=repo, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, (command, done.stderr)
+        assert done.stdout == expected, command
+
+
+def test_the_page_names_every_command() -> None:
+    text = DOC.read_text()
+    for name, *_ in _COMMANDS:
+        assert f"`{name}" in text, name
+    for action, *_ in _CACHE_ACTIONS:
+        assert action in text, action
