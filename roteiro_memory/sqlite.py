@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -84,29 +85,76 @@ def _fits_int64(value: int) -> bool:
     return _INT64_MIN <= value <= _INT64_MAX
 
 
+_TYPE_NAMES = {str: "text", int: "an integer", float: "a real"}
+
+
+def _stored(
+    table: str, key: object, column: str, value: Any, kind: type, null: bool = False
+) -> Any:
+    """A stored value of the type this version writes.  Anything else was put
+    there behind the store's back; it is reported, never served or computed on."""
+    if type(value) is kind or (null and value is None):
+        return value
+    expected = ("null or " if null else "") + _TYPE_NAMES[kind]
+    raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
+
+
 def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
-    kind_token = row[2]
+    def text(index: int, column: str, null: bool = False) -> Any:
+        return _stored("agent_memory", row[0], column, row[index], str, null)
+
     try:
-        kind = sem.parse_kind(kind_token)
+        kind = sem.parse_kind(text(2, "kind"))
     except ValueError as error:
         raise Corrupt(f"agent_memory row {row[0]}: {error}") from None
-    anchor_key, anchor_blob = row[3], row[4]
+    confidence = _stored("agent_memory", row[0], "confidence", row[7], float, null=True)
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        raise Corrupt(f"agent_memory row {row[0]}: confidence {confidence!r} is outside [0, 1]")
+    anchor_key, anchor_blob = text(3, "anchor_key", True), text(4, "anchor_blob", True)
+    anchor_path = text(5, "anchor_path", True)
+    anchor = None
+    if anchor_key is not None:
+        anchor = MemoryAnchor(anchor_key, anchor_blob, anchor_path)
     return MemoryRecord(
         id=row[0],
-        scope=row[1],
+        scope=text(1, "scope"),
         kind=kind,
-        anchor=MemoryAnchor(anchor_key, anchor_blob, row[5]) if anchor_key is not None else None,
+        anchor=anchor,
         anchor_state=sem.resolve_anchor(anchor_key, anchor_blob, row[12] is not None, row[13]),
-        body=row[6],
-        confidence=row[7],
-        tree=row[8],
-        created_at=row[9],
-        superseded_by=row[10],
-        superseded_at=row[11],
+        body=text(6, "body"),
+        confidence=confidence,
+        tree=text(8, "tree", True),
+        created_at=text(9, "created_at"),
+        superseded_by=_stored("agent_memory", row[0], "superseded_by", row[10], int, null=True),
+        superseded_at=text(11, "superseded_at", True),
     )
 
 
+_CACHE_TYPES = (
+    ("key", str, False),
+    ("fingerprint", str, False),
+    ("json", str, False),
+    ("bytes", int, False),
+    ("generation", int, False),
+    ("last_used", int, False),
+    ("hits", int, False),
+    ("anchor_key", str, True),
+    ("anchor_blob", str, True),
+)
+"""The stored types of :data:`CACHE_COLS`' own columns, in order."""
+_SWEEP_TYPES = tuple(_CACHE_TYPES[i] for i in (0, 3, 4, 5, 7, 8))
+"""The same for :data:`SWEEP_COLS`."""
+
+
+def _checked(row: Sequence[Any], types: Sequence[tuple[str, type, bool]]) -> Sequence[Any]:
+    """A cache row whose own columns all hold the types this version writes."""
+    for index, (column, kind, null) in enumerate(types):
+        _stored("agent_cache", row[0], column, row[index], kind, null)
+    return row
+
+
 def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
+    row = _checked(row, _CACHE_TYPES)
     return CacheEntry(
         key=row[0],
         fingerprint=row[1],
@@ -126,11 +174,24 @@ class SweepRow:
     __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
 
     def __init__(self, row: Sequence[Any]) -> None:
-        self.key: str = row[0]
-        self.bytes: int = row[1]
-        self.generation: int = row[2]
-        self.last_used: int = row[3]
-        self.anchor_state = sem.resolve_anchor(row[4], row[5], row[6] is not None, row[7])
+        key, size, generation, last_used, anchor_key, anchor_blob, node_key, node_blob = row
+        # Inline rather than through _checked: the sweep builds one per entry.
+        if not (
+            type(key) is str
+            and type(size) is int
+            and type(generation) is int
+            and type(last_used) is int
+            and (anchor_key is None or type(anchor_key) is str)
+            and (anchor_blob is None or type(anchor_blob) is str)
+        ):
+            _checked(row, _SWEEP_TYPES)  # raises Corrupt, naming the column
+        self.key: str = key
+        self.bytes: int = size
+        self.generation: int = generation
+        self.last_used: int = last_used
+        self.anchor_state = sem.resolve_anchor(
+            anchor_key, anchor_blob, node_key is not None, node_blob
+        )
 
 
 def _check_is_store(path: Path) -> None:
@@ -146,6 +207,16 @@ def _check_is_store(path: Path) -> None:
         raise StoreUnavailable(f"{path}: cannot be read ({error.strerror})") from None
     if header and header != SQLITE_HEADER:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
+
+
+def _plain(value: Any) -> Any:
+    """A stored value as JSON can hold it: this version writes only text,
+    integers and finite reals, but a snapshot must show whatever is there."""
+    if isinstance(value, bytes):
+        return {"blob": value.hex()}
+    if isinstance(value, float) and not math.isfinite(value):
+        return {"real": repr(value)}
+    return value
 
 
 class SQLiteStore(Store):
@@ -562,11 +633,12 @@ class SQLiteStore(Store):
             ).fetchone()
             if row is None:
                 return None
+            entry = _entry_from_row(row)  # a damaged entry is refused before its hit is counted
             conn.execute(
                 "UPDATE agent_cache SET hits = hits + 1, last_used = ? WHERE key = ?",
                 (self._next_tick(conn), key),
             )
-        return _entry_from_row(row)
+        return entry
 
     def cache_entries(self) -> builtins.list[CacheEntry]:
         rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key")
@@ -693,7 +765,10 @@ class SQLiteStore(Store):
             for table, columns, order in self._SNAPSHOT_TABLES:
                 names = [c.strip() for c in columns.split(",")]
                 rows = conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}")
-                out[table] = [dict(zip(names, row, strict=True)) for row in rows]
+                out[table] = [
+                    {name: _plain(value) for name, value in zip(names, row, strict=True)}
+                    for row in rows
+                ]
         return out
 
     def reopen(self) -> None:

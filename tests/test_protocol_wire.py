@@ -217,6 +217,27 @@ def test_a_last_line_without_newline_and_crlf_lines_are_answered(server: WireSer
     assert response["ok"] is True
 
 
+def test_line_breaking_characters_in_strings_keep_one_response_per_line(
+    backend: str, tmp_path: Path
+) -> None:
+    """U+2028, U+0085, CR and friends travel inside a string: only LF ends a line."""
+    body = "one\u2028two\u2029three\u0085four\rfive\nsix\u000bseven\u000cend"
+    lines = [
+        # Sent raw, not \u-escaped, so the server's own line reading is tested too.
+        json.dumps(
+            {"id": 1, "op": "memory.record", "args": {"kind": "lesson", "body": body}},
+            ensure_ascii=False,
+        ).encode(),
+        request_line(2, "memory.get", {"id": 1}),
+        request_line(3, "memory.list"),
+    ]
+    responses, stderr, code = run_lines(_argv(backend, tmp_path), lines)
+    assert code == 0, stderr
+    assert [r["id"] for r in responses] == [1, 2, 3]
+    assert responses[1]["result"]["body"] == body
+    assert responses[2]["result"]["records"][0]["body"] == body
+
+
 def test_output_is_utf8_whatever_the_locale(backend: str, tmp_path: Path) -> None:
     """The wire is UTF-8 by contract, so a C locale (no coercion, no UTF-8
     mode) must not change what is written or crash the server."""
@@ -600,6 +621,94 @@ def test_a_row_with_an_unknown_kind_reads_as_corrupt(tmp_path: Path) -> None:
         assert server.ok("hello")["protocol"] == "roteiro.conformance/v1"
 
 
+def _plant(path: Path, sql: str) -> None:
+    """Change a stored row behind the store's back, past its CHECKs and foreign keys."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    conn.execute(sql)
+    conn.commit()
+    conn.close()
+
+
+def _stored_rows(path: Path) -> dict[str, list[str]]:
+    """Every row of every table, read beside the server, to show nothing changed
+    even where the snapshot itself cannot be taken."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        return {t: sorted(repr(row) for row in conn.execute(f"SELECT * FROM {t}")) for t in tables}
+    finally:
+        conn.close()
+
+
+def _refused_on_disk(server: WireServer, path: Path, op: str, args: dict[str, Any] | None) -> None:
+    before = _stored_rows(path)
+    error = server.error(op, args)
+    assert error["kind"] == "Corrupt", error
+    assert _stored_rows(path) == before, f"a refused {op} changed the store"
+
+
+@pytest.mark.parametrize(
+    ("column", "literal"),
+    [
+        ("body", "X'00ff'"),
+        ("scope", "X'01'"),
+        ("confidence", "'high'"),
+        ("confidence", "7.5"),
+        ("confidence", "-1"),
+        ("confidence", "9e999"),
+        ("created_at", "X'00'"),
+        ("anchor_key", "X'00'"),
+        ("tree", "X'00'"),
+        ("superseded_by", "'soon'"),
+    ],
+)
+def test_a_damaged_record_row_reads_as_corrupt(tmp_path: Path, column: str, literal: str) -> None:
+    """A value this version never writes is reported as Corrupt by every read
+    that meets it, and the server keeps serving."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "fine")
+        store.record("lesson", "damaged")
+    _plant(path, f"UPDATE agent_memory SET {column} = {literal} WHERE id = 2")
+    with WireServer(server_argv("sqlite", path)) as server:
+        assert server.ok("memory.get", {"id": 1})["body"] == "fine"
+        _refused_on_disk(server, path, "memory.get", {"id": 2})
+        _refused_on_disk(server, path, "memory.list", {"include_superseded": True})
+        if column != "superseded_by":
+            _refused_on_disk(server, path, "memory.recall", None)
+        assert server.ok("store.snapshot") == server.ok("store.snapshot")
+        assert server.ok("hello")["protocol"] == "roteiro.conformance/v1"
+
+
+@pytest.mark.parametrize(
+    ("column", "literal", "sweep_reads_it"),
+    [
+        ("json", "X'00ff'", False),
+        ("fingerprint", "X'01'", False),
+        ("hits", "'lots'", False),
+        ("bytes", "'many'", True),
+        ("generation", "'g'", True),
+        ("last_used", "1.5", True),
+        ("anchor_key", "X'00'", True),
+    ],
+)
+def test_a_damaged_cache_row_reads_as_corrupt(
+    tmp_path: Path, column: str, literal: str, sweep_reads_it: bool
+) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.cache_put("k", "f", "{}")
+    _plant(path, f"UPDATE agent_cache SET {column} = {literal} WHERE key = 'k'")
+    with WireServer(server_argv("sqlite", path)) as server:
+        _refused_on_disk(server, path, "cache.entries", None)
+        _refused_on_disk(server, path, "cache.get", {"key": "k"})
+        if sweep_reads_it:
+            _refused_on_disk(server, path, "cache.sweep", {"budget_bytes": 0})
+        assert server.ok("store.snapshot") == server.ok("store.snapshot")
+        assert server.ok("hello")["protocol"] == "roteiro.conformance/v1"
+
+
 def test_every_error_kind_is_exercised_here() -> None:
     """Keeps this module honest: one test per kind PROTOCOL names (Unsupported
     needs a narrower backend than the shipped ones; see test_protocol_args)."""
@@ -659,6 +768,10 @@ BAD_LINES: list[tuple[str, bytes, int | None]] = [
     ),
     ("overlong-utf8", b'{"id": 1, "op": "h\xc0\xafello"}', None),
     ("empty-line", b"", None),
+    ("trailing-garbage", b'{"id": 1, "op": "hello"} x', None),
+    ("two-objects-on-one-line", b'{"id": 1, "op": "hello"}{"id": 2, "op": "hello"}', None),
+    ("byte-order-mark", b'\xef\xbb\xbf{"id": 1, "op": "hello"}', None),
+    ("nul-byte", b'{"id": 1, "op": "hello"}\x00', None),
     ("blank-line", b"   \t", None),
     ("array", b'[{"id": 1, "op": "hello"}]', None),
     ("number", b"42", None),
@@ -737,6 +850,8 @@ BAD_REQUESTS: list[tuple[str, str, dict[str, Any]]] = [
     ("set-tree-missing-tree", "graph.set_tree", {}),
     ("put-nodes-missing-nodes", "graph.put_nodes", {}),
     ("remove-nodes-missing-keys", "graph.remove_nodes", {}),
+    ("shutdown-with-args", "shutdown", {"now": True}),
+    ("reset-with-args", "reset", {"hard": True}),
     ("id-as-string", "memory.get", {"id": "1"}),
     ("id-as-true", "memory.get", {"id": True}),
     ("id-as-null", "memory.get", {"id": None}),

@@ -55,7 +55,9 @@ def run_lines(
         env=env,
         check=False,
     )
-    responses = [json.loads(raw) for raw in done.stdout.decode("utf-8").splitlines()]
+    # Lines end at b"\n" only: U+2028 and friends may sit raw inside a string.
+    assert done.stdout == b"" or done.stdout.endswith(b"\n"), done.stdout[-200:]
+    responses = [json.loads(raw.decode("utf-8")) for raw in done.stdout.split(b"\n")[:-1]]
     return responses, done.stderr.decode("utf-8", "replace"), done.returncode
 
 
