@@ -591,6 +591,20 @@ def test_serving_a_file_that_is_not_a_store_exits_with_one_line(tmp_path: Path) 
     assert _file_digest(path) == digest
 
 
+@pytest.mark.parametrize("where", ["a-directory", "missing/parent/memory.db"])
+def test_serving_an_unopenable_path_exits_with_one_line(tmp_path: Path, where: str) -> None:
+    if where == "a-directory":
+        (tmp_path / where).mkdir()
+    responses, stderr, code = run_lines(
+        server_argv("sqlite", tmp_path / where), [request_line(1, "hello")]
+    )
+    assert code != 0
+    assert responses == []
+    assert len(stderr.splitlines()) == 1, stderr
+    assert "Traceback" not in stderr
+    assert not (tmp_path / "missing").exists()
+
+
 def test_memory_backend_refuses_a_db_with_one_line(tmp_path: Path) -> None:
     argv = server_argv("memory", tmp_path / "memory.db")
     responses, stderr, code = run_lines(argv, [request_line(1, "hello")])
