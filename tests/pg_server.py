@@ -37,6 +37,7 @@ __all__ = [
     "DSN_ENV",
     "PostgresServer",
     "ThrowawayStore",
+    "drop_schema",
     "fresh_schema",
     "fresh_store_dsn",
     "require_server",
@@ -212,6 +213,18 @@ def fresh_store_dsn() -> str:
     dsn = shared_server_dsn()
     joiner = "&" if "?" in dsn else "?"
     return f"{dsn}{joiner}schema={fresh_schema()}"
+
+
+def drop_schema(dsn: str) -> None:
+    """Drop the schema a DSN from :func:`fresh_store_dsn` names, if it exists."""
+    import psycopg
+
+    from roteiro_memory.postgres import split_schema
+
+    rest, schema = split_schema(dsn)
+    assert schema is not None, f"{dsn!r} names no schema"
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 class ThrowawayStore(PostgresStore):
