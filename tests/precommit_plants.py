@@ -149,7 +149,7 @@ cases:
     steps:
       - op: memory.record
         args: {kind: lesson, body: a lesson}
-        expect: {$: 1}
+        expect: {id: 1}
 """
 """A valid case file whose one case id no shipped case uses."""
 
@@ -159,6 +159,8 @@ class PlantedCases:
     files: list[Path]
     expected: str
     """How the one line ``roteiro-lint-cases`` must print starts."""
+    mentions: str = ""
+    """What else that line must say, wherever the loader puts it."""
 
 
 def _write(path: Path, text: str) -> Path:
@@ -167,9 +169,9 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _one(folder: Path, text: str, line: str) -> PlantedCases:
+def _one(folder: Path, text: str, line: str, mentions: str = "") -> PlantedCases:
     path = _write(folder / "bad.yaml", text)
-    return PlantedCases([path], line.format(path=path))
+    return PlantedCases([path], line.format(path=path), mentions)
 
 
 BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
@@ -186,13 +188,13 @@ BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
     "op": lambda d: _one(
         d,
         GOOD_CASE.replace("op: memory.record", "op: memory.remember"),
-        "{path}:8: case 'extra-record-returns-id': at steps[0].op: "
-        "'memory.remember' is not allowed",
+        "{path}:8: case 'extra-record-returns-id': at steps[0].op: ",
+        "'memory.remember'",
     ),
     "yaml": lambda d: _one(d, "cases: [\n", "{path}:2: is not valid YAML"),
     "ref": lambda d: _one(
         d,
-        GOOD_CASE.replace("expect: {$: 1}", "expect: {$: {$ref: nothing}}"),
+        GOOD_CASE.replace("expect: {id: 1}", "expect: {id: {$ref: nothing}}"),
         "{path}:8: case 'extra-record-returns-id': at steps[0]: "
         "refers to 'nothing', which no earlier step saves",
     ),
@@ -215,3 +217,34 @@ and the start of the line it must print."""
 
 def plant_cases(folder: Path, how: str) -> PlantedCases:
     return BAD_CASES[how](folder)
+
+
+# --- A backend, sound or broken ----------------------------------------------
+
+BACKEND_MODULE = '''\
+from roteiro_memory.model import ModelStore
+
+
+class Broken(ModelStore):
+    """Hands out ids one hundred past the ones it stores."""
+
+    def record(self, *args, **kwargs):
+        return super().record(*args, **kwargs) + 100
+
+
+def broken():
+    return Broken()
+
+
+def sound():
+    return ModelStore()
+'''
+"""A repository's backend module: ``sound`` passes the suite, ``broken`` fails
+every case that checks a recorded id."""
+
+
+def plant_backend_repo(folder: Path) -> Path:
+    """A folder holding ``mybackend.py`` and ``cases/extra.yaml``."""
+    _write(folder / "mybackend.py", BACKEND_MODULE)
+    _write(folder / "cases" / "extra.yaml", GOOD_CASE)
+    return folder

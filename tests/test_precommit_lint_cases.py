@@ -43,6 +43,7 @@ def test_lint_cases_reports_each_planted_fault(
     assert status == 1
     assert len(lines) == 1, lines
     assert lines[0].startswith(planted.expected), how
+    assert planted.mentions in lines[0]
 
 
 def test_lint_cases_reports_an_id_a_shipped_case_uses(

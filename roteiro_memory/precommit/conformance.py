@@ -4,8 +4,9 @@ For repositories that implement a backend.  The backend is named in the hook's
 ``args`` (``--backend SPEC``: a registered name, ``module.path:factory``
 importable from the repository's root, or ``cmd:COMMAND LINE``).  The suite
 runs in its own pytest process from the repository's root, with the
-repository's pytest configuration but none of its ``addopts``, and writes
-nothing there; each failing case is one line, ``FILE:LINE: case 'ID': ...``.
+repository's pytest configuration but none of its ``addopts``, and keeps no
+pytest cache there; each failing case is one line,
+``FILE:LINE: case 'ID': ...``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ def _pytest_args(args: Any, report_path: Path) -> list[str]:
         "addopts=",
         "-q",
         "--no-header",
-        "-rN",
+        "-rE",
         "--tb=no",
         "--roteiro-conformance",
         "--roteiro-backend",
@@ -90,29 +91,40 @@ def _case_line(case: Mapping[str, Any]) -> str:
 
 def _case_findings(backend: str, cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
     """One line per failing case; cases that all ended on the same error
-    before an outcome (a backend that cannot be made) are one line."""
+    before an outcome (a backend that cannot be made) are one line, about the
+    backend."""
     failed = [case for case in cases if case.get("status") in _FAILED]
     unrun = [case for case in failed if not isinstance(case.get("outcome"), Mapping)]
     errors = {_error_line(str(case.get("message") or "")) for case in unrun}
-    if len(unrun) > 1 and len(errors) == 1:
-        error = errors.pop().removeprefix("pytest.UsageError: ")
+    usage = "pytest.UsageError: "
+    if len(errors) == 1 and (len(unrun) > 1 or next(iter(errors)).startswith(usage)):
+        error = errors.pop().removeprefix(usage)
         error = error.removeprefix(f"backend {backend!r}: ")
-        yield str(Finding(f"backend {backend!r}", f"{error} ({len(unrun)} cases not run)"))
+        yield str(
+            Finding(
+                f"backend {backend!r}",
+                f"{error} ({len(unrun)} {'case' if len(unrun) == 1 else 'cases'} not run)",
+            )
+        )
         failed = [case for case in failed if case not in unrun]
     for case in failed:
         yield _case_line(case)
 
 
-def _suite_error(backend: str, completed: subprocess.CompletedProcess[str]) -> Finding:
-    """The run failed before its cases could: pytest's own last error line."""
+def _suite_errors(backend: str, completed: subprocess.CompletedProcess[str]) -> list[Finding]:
+    """The run failed before or beside its cases: pytest's ``ERROR`` lines (a
+    case file that does not load), else its last line about an error."""
     lines = [
         line.strip()
         for line in (completed.stderr + completed.stdout).splitlines()
         if line.strip() and not line.startswith("=")
     ]
-    errors = [line for line in lines if "error" in line.lower()]
-    problem = (errors or lines or [f"pytest exited with status {completed.returncode}"])[-1]
-    return Finding(f"backend {backend!r}", problem)
+    errors = [line.removeprefix("ERROR ") for line in lines if line.startswith("ERROR ")]
+    if errors:
+        return [Finding(f"backend {backend!r}", error) for error in errors]
+    about = [line for line in lines if "error" in line.lower()]
+    problem = (about or lines or [f"pytest exited with status {completed.returncode}"])[-1]
+    return [Finding(f"backend {backend!r}", problem)]
 
 
 def run_suite(args: Any) -> Iterator[Finding | str]:
@@ -134,7 +146,7 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
             if found:
                 yield from found
                 return
-        yield _suite_error(args.backend, completed)
+        yield from _suite_errors(args.backend, completed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,86 @@
+"""``roteiro-conformance``: the suite against a repository's own backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from precommit_plants import plant_backend_repo
+
+from roteiro_memory.precommit.conformance import main
+
+
+@pytest.fixture
+def backend_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    repo = plant_backend_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo)
+    return repo
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, list[str]]:
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    assert err == ""
+    return status, out.splitlines()
+
+
+def test_conformance_passes_a_sound_backend_on_every_shipped_case(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(capsys, "--backend", "mybackend:sound") == (0, [])
+    assert not (backend_repo / ".pytest_cache").exists()
+
+
+def test_conformance_reports_each_failing_case_on_one_line(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, lines = _run(
+        capsys, "--backend", "mybackend:broken", "--cases", "cases", "--no-shipped-cases"
+    )
+    assert status == 1
+    assert lines == [
+        "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "id differs (expected 1, actual 101)"
+    ]
+
+
+def test_conformance_reports_a_backend_that_cannot_be_made_once(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, lines = _run(
+        capsys, "--backend", "nosuchmodule:make", "--cases", "cases", "--no-shipped-cases"
+    )
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("backend 'nosuchmodule:make': cannot import module 'nosuchmodule'")
+    assert lines[0].endswith("(1 case not run)")
+
+
+def test_conformance_reports_a_missing_cases_folder(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, lines = _run(capsys, "--backend", "mybackend:sound", "--cases", "missing")
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("backend 'mybackend:sound': ")
+    assert "missing: is not a folder of case files" in lines[0]
+
+
+def test_conformance_reports_a_case_file_that_does_not_load(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (backend_repo / "cases" / "broken.yaml").write_text("cases: [\n")
+    status, lines = _run(
+        capsys, "--backend", "mybackend:sound", "--cases", "cases", "--no-shipped-cases"
+    )
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith("backend 'mybackend:sound': ")
+    assert "broken.yaml" in lines[0]
+
+
+def test_conformance_requires_a_backend(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([])
+    assert exit_info.value.code == 2
+    assert "--backend" in capsys.readouterr().err
