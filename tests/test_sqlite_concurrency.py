@@ -1,8 +1,9 @@
 """Many processes writing one SQLite store at once.
 
 Eight OS processes, released together, each write 250 records (every fourth
-superseding one of its own earlier records) interleaved with cache puts,
-gets, sweeps and reads of their own newest record.  Writers queue on the
+superseding one of its own earlier records) interleaved with batches of four
+written by one ``record_many``, cache puts, gets and sweeps, and reads of
+their own newest record.  Writers queue on the
 write lock instead of failing, so no caller may see ``database is locked``
 or any other error, and nothing may be lost, duplicated or left half-linked.
 """
@@ -25,6 +26,9 @@ RECORDS = 250
 KEYS_PER_WORKER = 16
 SWEEP_EVERY = 25
 SWEEP_BUDGET = 2_000
+BATCH_EVERY = 50
+"""Every so often a worker also writes four records in one ``record_many``."""
+BATCH = 4
 WATCHDOG_SECONDS = 180.0
 """Kills every worker if the run wedges, so a deadlock fails instead of hanging."""
 
@@ -34,12 +38,15 @@ import random
 import sys
 
 from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.store import MemoryWrite
 
 db, me, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 keys, sweep_every, budget = int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+batch_every = int(sys.argv[7])
 rng = random.Random(me)
 errors = []
 ids = []
+batches = []
 puts = hits = sweeps = 0
 
 
@@ -78,14 +85,22 @@ for i in range(count):
         own = attempt(f"list after r{i}", lambda: store.list(scope=f"w{me}", limit=1))
         if own is not None and [r.id for r in own.records] != [ids[-1]]:
             errors.append(f"worker {me} cannot read its own newest record r{i}: {own}")
+    if i % batch_every == batch_every // 2:
+        b = len(batches)
+        writes = [MemoryWrite("pattern", f"w{me} b{b} n{k}", f"w{me}-batch") for k in range(3)]
+        previous = batches[-1][0] if batches and batches[-1] else None
+        writes.append(
+            MemoryWrite("pattern", f"w{me} b{b} n3", f"w{me}-batch", supersedes=previous)
+        )
+        batches.append(attempt(f"batch b{b}", lambda: store.record_many(writes)) or [])
 store.close()
-print(json.dumps({"me": me, "ids": ids, "errors": errors, "puts": puts, "hits": hits,
-                  "sweeps": sweeps}), flush=True)
+print(json.dumps({"me": me, "ids": ids, "batches": batches, "errors": errors, "puts": puts,
+                  "hits": hits, "sweeps": sweeps}), flush=True)
 """
 
 
 def _run_workers(db: Path) -> list[dict[str, Any]]:
-    argv_tail = [str(RECORDS), str(KEYS_PER_WORKER), str(SWEEP_EVERY), str(SWEEP_BUDGET)]
+    argv_tail = [str(n) for n in (RECORDS, KEYS_PER_WORKER, SWEEP_EVERY, SWEEP_BUDGET, BATCH_EVERY)]
     workers = [
         subprocess.Popen(
             [sys.executable, "-c", WORKER, str(db), str(me), *argv_tail],
@@ -107,7 +122,9 @@ def _run_workers(db: Path) -> list[dict[str, Any]]:
         for worker in workers:
             assert worker.stdout is not None
             ready = worker.stdout.readline()
-            assert ready == "ready\n", f"a worker failed to open the store: {worker.stderr}"
+            if ready != "ready\n":
+                assert worker.stderr is not None
+                raise AssertionError(f"a worker failed to open the store:\n{worker.stderr.read()}")
         for worker in workers:
             assert worker.stdin is not None
             worker.stdin.write("go\n")
@@ -142,23 +159,36 @@ def test_eight_processes_share_one_store_without_loss_or_lock_errors(tmp_path: P
         for i, record_id in enumerate(ids):
             body = f"w{me} r{i}" + (f" supersedes r{i - 3}" if i % 4 == 3 else "")
             expected_bodies[record_id] = (me, i, body)
-    assert len(expected_bodies) == WORKERS * RECORDS, "an id was handed to two writes"
+    batches_expected = RECORDS // BATCH_EVERY
+    batch_superseded: set[int] = set()
+    for report in reports:
+        me, batches = report["me"], report["batches"]
+        assert len(batches) == batches_expected
+        for b, batch in enumerate(batches):
+            assert batch == list(range(batch[0], batch[0] + BATCH)), "a batch's ids interleaved"
+            for k, record_id in enumerate(batch):
+                assert record_id not in expected_bodies, "an id was handed to two writes"
+                expected_bodies[record_id] = (me, -1, f"w{me} b{b} n{k}")
+            if b:
+                batch_superseded.add(batches[b - 1][0])
+    total = WORKERS * (RECORDS + batches_expected * BATCH)
+    assert len(expected_bodies) == total, "an id was handed to two writes"
     contiguous = [r["ids"][-1] - r["ids"][0] == RECORDS - 1 for r in reports]
     assert not all(contiguous), "the workers ran one after another, not at once"
 
     with SQLiteStore(db) as store:
         listing = store.list(include_superseded=True)
         records = {r.id: r for r in listing.records}
-        assert len(listing.records) == WORKERS * RECORDS
+        assert len(listing.records) == total
         assert set(records) == set(expected_bodies)
-        for record_id, (me, _, body) in expected_bodies.items():
+        for record_id, (me, i, body) in expected_bodies.items():
             assert records[record_id].body == body
-            assert records[record_id].scope == f"w{me}"
+            assert records[record_id].scope == (f"w{me}" if i >= 0 else f"w{me}-batch")
 
         superseded = {r.id for r in records.values() if r.superseded_by is not None}
         expected_superseded = {
             report["ids"][i - 3] for report in reports for i in range(RECORDS) if i % 4 == 3
-        }
+        } | batch_superseded
         assert superseded == expected_superseded
         for record in records.values():
             if record.superseded_by is None:
@@ -166,12 +196,16 @@ def test_eight_processes_share_one_store_without_loss_or_lock_errors(tmp_path: P
                 continue
             successor = records.get(record.superseded_by)
             assert successor is not None, f"record {record.id} points at a missing record"
-            me, i, _ = expected_bodies[record.id]
-            assert successor.body.endswith(f" supersedes r{i}")
+            me, i, body = expected_bodies[record.id]
+            if i >= 0:
+                assert successor.body.endswith(f" supersedes r{i}")
+            else:
+                assert successor.body.endswith(" n3")
+                assert body.endswith(" n0")
             assert expected_bodies[successor.id][0] == me
             assert record.superseded_at is not None
         assert (listing.live, listing.superseded) == (
-            WORKERS * RECORDS - len(expected_superseded),
+            total - len(expected_superseded),
             len(expected_superseded),
         )
 
