@@ -18,6 +18,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from wire import WireServer, server_argv
+
 from roteiro_memory.semantics import cache_entry_bytes
 from roteiro_memory.sqlite import SQLiteStore
 
@@ -218,3 +220,23 @@ def test_eight_processes_share_one_store_without_loss_or_lock_errors(tmp_path: P
         for entry in store.cache_entries():
             assert entry.bytes == cache_entry_bytes(entry.key, entry.fingerprint, entry.json)
         assert store.connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_two_protocol_servers_on_one_store_see_each_others_writes(tmp_path: Path) -> None:
+    """Two programs serving one file are two views of one store: each write is
+    visible to the other at once, and supersession is decided against both."""
+    argv = server_argv("sqlite", tmp_path / "memory.db")
+    with WireServer(argv) as first, WireServer(argv) as second:
+        assert first.ok("memory.record", {"kind": "lesson", "body": "from the first"}) == {"id": 1}
+        assert second.ok("memory.get", {"id": 1})["body"] == "from the first"
+        assert second.ok("memory.record", {"kind": "lesson", "body": "b", "supersedes": 1}) == {
+            "id": 2
+        }
+        refused = first.error("memory.record", {"kind": "lesson", "body": "c", "supersedes": 1})
+        assert refused["kind"] == "AlreadySuperseded"
+        assert [r["id"] for r in first.ok("memory.list")["records"]] == [2]
+        first.ok("cache.put", {"key": "k", "fingerprint": "f", "json": "1"})
+        assert second.ok("cache.get", {"key": "k"})["last_used"] == 1
+        assert first.ok("cache.get", {"key": "k"})["hits"] == 1
+        assert first.ok("store.snapshot") == second.ok("store.snapshot")
+        assert first.ok("memory.record", {"kind": "lesson", "body": "d"}) == {"id": 3}
