@@ -2,8 +2,12 @@
 
 Every target is a ratio against a floor measured in the same run, on the same
 data, with the floor and the subject runs interleaved (and their order
-alternated) so a neighbour's load lands on both alike.  A ratio is taken
-between medians.
+alternated) so a neighbour's load lands on both alike.  Ratios are taken
+between medians, of wall time (:func:`ratio_check`) or of this process's CPU
+time, user + system (:func:`cpu_ratio_check`).  CPU time suits in-process work
+on a machine shared with test runs, where wall time mostly measures how long
+we waited for a core; it does not count child processes, so a subject that
+runs a command must use wall time.
 """
 
 from __future__ import annotations
@@ -13,30 +17,55 @@ import statistics
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-__all__ = ["Check", "Trial", "interleave", "ratio_check"]
+__all__ = [
+    "Check",
+    "Timing",
+    "Trial",
+    "cpu_ratio_check",
+    "interleave",
+    "measure_runs",
+    "ratio_check",
+]
 
 Trial = Callable[[], AbstractContextManager[Callable[[], object]]]
 """Prepares one run (untimed) and yields the action to time; cleans up after."""
 
 
-def interleave(trials: dict[str, Trial], repeat: int, *, warmup: bool) -> dict[str, list[float]]:
-    """Seconds per run of each trial, ``repeat`` runs each, interleaved."""
+@dataclass
+class Timing:
+    """Seconds per run, wall-clock and CPU, in run order."""
+
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+
+def measure_runs(trials: dict[str, Trial], repeat: int, *, warmup: bool) -> dict[str, Timing]:
+    """``repeat`` timed runs of each trial, interleaved, after one untimed run
+    of each when ``warmup``."""
     names = list(trials)
     if warmup:
         for name in names:
             with trials[name]() as action:
                 action()
-    times: dict[str, list[float]] = {name: [] for name in names}
+    times = {name: Timing() for name in names}
     for round_ in range(repeat):
         for name in names if round_ % 2 == 0 else reversed(names):
             with trials[name]() as action:
                 gc.collect()
-                start = time.perf_counter()
+                wall, cpu = time.perf_counter(), time.process_time()
                 action()
-                times[name].append(time.perf_counter() - start)
+                times[name].cpu.append(time.process_time() - cpu)
+                times[name].wall.append(time.perf_counter() - wall)
     return times
+
+
+def interleave(trials: dict[str, Trial], repeat: int, *, warmup: bool) -> dict[str, list[float]]:
+    """Wall seconds per run of each trial, as :func:`measure_runs` times them."""
+    return {
+        name: timing.wall for name, timing in measure_runs(trials, repeat, warmup=warmup).items()
+    }
 
 
 @dataclass(frozen=True)
@@ -61,7 +90,7 @@ class Check:
 
 
 def ratio_check(name: str, subject: list[float], floor: list[float], bound: float) -> Check:
-    """Median subject time over median floor time."""
+    """Median subject wall time over median floor wall time."""
     mid_subject, mid_floor = statistics.median(subject), statistics.median(floor)
     best = min(subject) / min(floor)
     return Check(
@@ -72,5 +101,22 @@ def ratio_check(name: str, subject: list[float], floor: list[float], bound: floa
         detail=(
             f"{mid_subject * 1000:9.1f} ms vs floor {mid_floor * 1000:8.1f} ms"
             f"  (median of {len(subject)}; min/min {best:.2f}x)"
+        ),
+    )
+
+
+def cpu_ratio_check(name: str, subject: Timing, floor: Timing, bound: float) -> Check:
+    """Median subject CPU time over median floor CPU time, wall times beside."""
+    cpu_s, cpu_f = statistics.median(subject.cpu), statistics.median(floor.cpu)
+    wall_s, wall_f = statistics.median(subject.wall), statistics.median(floor.wall)
+    return Check(
+        name=name,
+        value=cpu_s / cpu_f,
+        bound=bound,
+        unit="x",
+        detail=(
+            f"cpu {cpu_s * 1000:6.0f} vs {cpu_f * 1000:6.0f} ms;"
+            f" wall {wall_s * 1000:6.0f} vs {wall_f * 1000:6.0f} ms ({wall_s / wall_f:.2f}x);"
+            f" medians of {len(subject.cpu)}"
         ),
     )

@@ -20,7 +20,7 @@ import tracemalloc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from measure import Check, Trial, interleave, ratio_check
+from measure import Check, Trial, cpu_ratio_check, measure_runs
 from workload import (
     MIB,
     QUERY,
@@ -154,7 +154,7 @@ def recall_checks(
             "exponential": _steady(lambda: store.recall(decay="exponential", limit=RECALL_LIMIT)),
             "query": _steady(lambda: store.recall(QUERY, decay="none", limit=RECALL_LIMIT)),
         }
-        times = interleave(trials, sizes.repeat, warmup=True)
+        times = measure_runs(trials, sizes.repeat, warmup=True)
         if debug is not None:
             diagnose(backend, store, "recall floor", lambda: backend.recall_floor(store), debug)
             for name in ("none", "exponential", "query"):
@@ -165,9 +165,11 @@ def recall_checks(
         backend.discard("episodic")
     floor = times["floor"]
     return [
-        ratio_check("recall decay=none limit=10", times["none"], floor, RECALL_BOUND),
-        ratio_check("recall decay=exponential limit=10", times["exponential"], floor, RECALL_BOUND),
-        ratio_check("recall 2-token query limit=10", times["query"], floor, RECALL_BOUND),
+        cpu_ratio_check("recall decay=none limit=10", times["none"], floor, RECALL_BOUND),
+        cpu_ratio_check(
+            "recall decay=exponential limit=10", times["exponential"], floor, RECALL_BOUND
+        ),
+        cpu_ratio_check("recall 2-token query limit=10", times["query"], floor, RECALL_BOUND),
     ]
 
 
@@ -260,7 +262,7 @@ def sweep_checks(
         "floor": lambda s: backend.sweep_floor(s, doomed),
         "sweep": lambda s: s.cache_sweep(budget),
     }
-    times = interleave(
+    times = measure_runs(
         {name: _on(copy, act) for name, act in acts.items()}, sizes.repeat, warmup=False
     )
     if debug is not None:
@@ -277,7 +279,7 @@ def sweep_checks(
     backend.discard("cache-tier")
     rss, python = memory["rss"], memory["python"]
     return [
-        ratio_check("sweep to budget", times["sweep"], times["floor"], SWEEP_BOUND),
+        cpu_ratio_check("sweep to budget", times["sweep"], times["floor"], SWEEP_BOUND),
         Check(
             "sweep peak RSS growth",
             rss["rss_growth"] / MIB,
@@ -395,9 +397,9 @@ def record_many_checks(
         "floor": _on(fresh, lambda s: backend.insert_floor(s, rows)),
         "record_many": _on(fresh, lambda s: s.record_many(writes)),
     }
-    times = interleave(trials, sizes.repeat, warmup=True)
+    times = measure_runs(trials, sizes.repeat, warmup=True)
     if debug is not None:
         with fresh() as store:
             diagnose(backend, store, "record_many", lambda: store.record_many(writes), debug)
     name = f"record_many of {len(writes):,}"
-    return [ratio_check(name, times["record_many"], times["floor"], RECORD_MANY_BOUND)]
+    return [cpu_ratio_check(name, times["record_many"], times["floor"], RECORD_MANY_BOUND)]

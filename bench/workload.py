@@ -67,13 +67,15 @@ class Sizes:
 
 
 QUICK = Sizes(
-    records=10_000,
-    nodes=1_000,
-    cache_entries=4_096,
-    budget_bytes=8 * MIB,
-    batch=2_000,
-    repeat=3,
+    records=20_000,
+    nodes=2_000,
+    cache_entries=8_192,
+    budget_bytes=16 * MIB,
+    batch=5_000,
+    repeat=5,
 )
+"""Small enough for CI (seconds), big enough that fixed costs do not decide
+the ratios."""
 
 QUERY_TOKENS = ("migration", "timeout")
 QUERY = " ".join(QUERY_TOKENS)
