@@ -113,6 +113,33 @@ def test_a_store_missing_a_migration_gets_only_that_one(tmp_path: Path) -> None:
     assert [v for v, _, _ in rows] == [v for v, _, _ in MIGRATIONS]
 
 
+def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
+    tmp_path: Path,
+) -> None:
+    """Migrations are applied and recorded in one transaction: when a later one
+    fails (here, a stray table in its way), the earlier ones are undone too."""
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
+        " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
+        " DELETE FROM agent_cache;"
+    )
+    conn.close()
+    with pytest.raises(Corrupt, match="agent_cache"):
+        SQLiteStore(path)
+    conn = sqlite3.connect(path)
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        assert tables - {"sqlite_sequence"} == {"schema_migrations", "agent_cache"}
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone() == (0,)
+    finally:
+        conn.close()
+
+
 # --- refusals ----------------------------------------------------------------
 
 
