@@ -68,3 +68,27 @@ def test_lint_cases_reports_an_id_a_shipped_case_uses(
     replacement = folder / shipped.name
     copy.rename(replacement)
     assert _run(capsys, replacement) == (0, [])
+
+
+def test_lint_cases_finds_an_id_an_unchanged_file_uses(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pre-commit passes only changed files; the folder's others still count."""
+    planted = plant_cases(tmp_path / "conformance", "duplicate")
+    changed = planted.files[1]
+    status, lines = _run(capsys, changed)
+    assert status == 1
+    assert lines == [planted.expected]
+
+
+def test_lint_cases_checks_each_folder_on_its_own(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bad registry in one folder does not hide a fault in another."""
+    registry = plant_cases(tmp_path / "one" / "conformance", "registry")
+    op = plant_cases(tmp_path / "two" / "conformance", "op")
+    status, lines = _run(capsys, *registry.files, *op.files)
+    assert status == 1
+    assert len(lines) == 2
+    assert lines[0].startswith(registry.expected)
+    assert lines[1].startswith(op.expected)

@@ -3,42 +3,36 @@
 Each file is validated by the suite's own loader
 (:mod:`pytest_roteiro.cases`): the JSON Schema, invariant tags known to the
 registry, ops the protocol has, references to values an earlier step saved,
-capabilities that cover the ops.  Across the files, a case id may be used once,
-and not by a shipped case the files do not replace (a file replaces the
-shipped file of the same name, as the suite loads them).  An
-``invariants.yaml`` among the files is the registry for its folder and is
-checked itself.
+capabilities that cover the ops.  A folder of case files is what the suite
+loads together (``--roteiro-cases DIR``), so each folder is checked on its own:
+against its ``invariants.yaml`` (checked itself when it is among the files)
+over the shipped registry, and for case ids used twice -- by two of its
+files, or by one of its files and a shipped file it does not replace (a file
+replaces the shipped file of the same name).  pre-commit passes only the
+files that changed, so the folder's other files are read for their ids.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roteiro_memory.precommit.report import parser, report
 
 if TYPE_CHECKING:
-    from pytest_roteiro.cases import Case
+    from pytest_roteiro.cases import Case, Invariant
 
 __all__ = ["lint", "main"]
 
 
-def _others(folders: Sequence[Path], passed: set[Path], *, shipped: bool) -> list[Case]:
-    """The cases the suite would load beside the files passed: every case file
-    in their folders, and the shipped files those folders do not replace.  A
-    file that does not load is left to the run that checks it."""
-    from pytest_roteiro.cases import CaseFileError, case_files, load_file, load_registry
+def _loadable(paths: Sequence[Path], registry: Mapping[str, Invariant]) -> list[Case]:
+    """The cases of ``paths``, passing over a file that does not load: that
+    is for the run that checks it."""
+    from pytest_roteiro.cases import CaseFileError, load_file
 
-    paths = case_files(folders, builtin=False)
-    if shipped:
-        names = {path.name for path in paths}
-        paths += [path for path in case_files(builtin=True) if path.name not in names]
-    registry = load_registry(folders)
     out: list[Case] = []
     for path in paths:
-        if path.resolve() in passed:
-            continue
         try:
             out.extend(load_file(path, registry))
         except CaseFileError:
@@ -46,20 +40,43 @@ def _others(folders: Sequence[Path], passed: set[Path], *, shipped: bool) -> lis
     return out
 
 
-def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
-    """One finding per file that cannot be loaded, and per case id used twice."""
-    from pytest_roteiro.cases import REGISTRY_FILE, CaseFileError, load_file, load_registry
+class _Shipped:
+    """The shipped case files and their cases, read once, when first needed."""
 
-    paths = [Path(name) for name in files]
-    folders = sorted({path.parent for path in paths})
+    def __init__(self) -> None:
+        self._cases: dict[str, list[Case]] | None = None
+
+    def cases(self, replaced: set[str]) -> list[Case]:
+        if self._cases is None:
+            from pytest_roteiro.cases import case_files, load_registry
+
+            registry = load_registry()
+            self._cases = {p.name: _loadable([p], registry) for p in case_files(builtin=True)}
+        return [c for name, cases in self._cases.items() if name not in replaced for c in cases]
+
+
+def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) -> Iterator[str]:
+    from pytest_roteiro.cases import (
+        REGISTRY_FILE,
+        CaseFileError,
+        case_files,
+        load_file,
+        load_registry,
+    )
+
     try:
-        registry = load_registry(folders)
+        registry = load_registry([folder])
     except CaseFileError as error:
         yield str(error)
         return
     cases = [p for p in paths if p.name != REGISTRY_FILE and not p.name.startswith("_")]
+    passed = {p.resolve() for p in cases}
+    siblings = [p for p in case_files([folder], builtin=False) if p.resolve() not in passed]
     seen: dict[str, Case] = {}
-    for case in _others(folders, {p.resolve() for p in cases}, shipped=shipped):
+    if shipped is not None:
+        for case in shipped.cases({p.name for p in case_files([folder], builtin=False)}):
+            seen.setdefault(case.id, case)
+    for case in _loadable(siblings, registry):
         seen.setdefault(case.id, case)
     for path in cases:
         try:
@@ -78,6 +95,17 @@ def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
                         case_id=case.id,
                     )
                 )
+
+
+def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
+    """One finding per file that cannot be loaded, and per case id used twice."""
+    by_folder: dict[Path, list[Path]] = {}
+    for name in files:
+        path = Path(name)
+        by_folder.setdefault(path.parent, []).append(path)
+    cache = _Shipped() if shipped else None
+    for folder, paths in by_folder.items():
+        yield from _lint_folder(folder, paths, cache)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
