@@ -1,0 +1,136 @@
+"""The conformance suite has teeth: every mutant in ``tests/mutants.py`` fails it.
+
+Each mutant breaks one invariant; the suite must fail against it, and at least
+one failing case must cite that very invariant -- a mutant caught only by some
+unrelated case would show a gap in the cases of its own rule.  The reference
+backends pass every case.  The kill rate is printed in the terminal summary.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mutants import MUTANTS, Mutant
+
+from pytest_roteiro.backends import InProcessBackend
+from pytest_roteiro.cases import Case, load_cases
+from pytest_roteiro.runner import Outcome, run_case
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(eq=False)  # registered as a plugin, so hashed by identity
+class KillBoard:
+    """What each mutant came to; reported once at the end of the run."""
+
+    rows: dict[str, tuple[str, int, int]] = field(default_factory=dict)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if not self.rows:
+            return
+        killed = sum(1 for _, failed, on_target in self.rows.values() if failed and on_target)
+        terminalreporter.section("roteiro mutants")
+        for name in sorted(self.rows):
+            invariant, failed, on_target = self.rows[name]
+            verdict = "killed" if failed and on_target else "SURVIVED"
+            terminalreporter.line(
+                f"{verdict:8} {name:36} {invariant:34} "
+                f"{failed:3} failing case(s), {on_target} of its invariant"
+            )
+        terminalreporter.line(f"killed {killed}/{len(self.rows)} mutants")
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[Case]:
+    return load_cases()
+
+
+@pytest.fixture(scope="module")
+def board(request: pytest.FixtureRequest) -> KillBoard:
+    manager = request.config.pluginmanager
+    found = manager.get_plugin("roteiro-mutant-board")
+    if isinstance(found, KillBoard):
+        return found
+    made = KillBoard()
+    manager.register(made, "roteiro-mutant-board")
+    return made
+
+
+def run_all(target: object, name: str, cases: list[Case]) -> list[tuple[Case, Outcome]]:
+    backend = InProcessBackend(target, name)
+    try:
+        return [(case, run_case(case, backend)) for case in cases]
+    finally:
+        backend.close()
+
+
+def test_mutants_cover_enough_invariants() -> None:
+    """At least fifteen mutants, no two breaking the same invariant."""
+    invariants = [m.invariant for m in MUTANTS.values()]
+    assert len(MUTANTS) >= 15
+    assert len(set(invariants)) == len(invariants)
+
+
+@pytest.mark.parametrize("spec", ["memory", "sqlite"])
+def test_reference_backend_passes_every_case(spec: str, cases: list[Case]) -> None:
+    from roteiro_memory.backends import open_store
+
+    outcomes = run_all(open_store(spec), spec, cases)
+    failed = [f"{case.id}: {outcome.message}" for case, outcome in outcomes if not outcome.passed]
+    assert failed == []
+    assert len(outcomes) == len(cases) > 100
+
+
+@pytest.mark.parametrize("mutant", list(MUTANTS.values()), ids=list(MUTANTS))
+def test_mutant_is_killed_by_its_own_invariant(
+    mutant: Mutant,
+    cases: list[Case],
+    board: KillBoard,
+    record_property: Any,
+) -> None:
+    outcomes = run_all(mutant.factory(), mutant.name, cases)
+    failed = [case for case, outcome in outcomes if outcome.status == "failed"]
+    on_target = [case.id for case in failed if case.invariant == mutant.invariant]
+    board.rows[mutant.name] = (mutant.invariant, len(failed), len(on_target))
+    record_property("failing_cases", len(failed))
+    record_property("failing_cases_of_its_invariant", len(on_target))
+    assert failed, f"{mutant.name} ({mutant.flaw}) passed every case"
+    assert on_target, (
+        f"{mutant.name} ({mutant.flaw}) was caught only by cases of "
+        f"{sorted({c.invariant for c in failed})}, none of {mutant.invariant!r}"
+    )
+
+
+def test_whole_plugin_run_against_a_mutant_fails_on_its_invariant(tmp_path: Path) -> None:
+    """``--roteiro-backend tests.mutants:NAME`` runs the full pytest suite against it."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CI": "1"}
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--roteiro-conformance",
+            "--roteiro-backend",
+            "tests.mutants:SupersededStillListed",
+            "-m",
+            "invariant_supersession_immediate or invariant_reads_never_mutate",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "superseded-record-leaves-recall-at-once" in run.stdout
+    assert "invariant: supersession-immediate" in run.stdout
+    assert " failed" in run.stdout.splitlines()[-1]
