@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory import sqlexpr
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
 from roteiro_memory.pg_migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.results import (
     CacheEntry,
@@ -365,9 +365,11 @@ class PostgresStore(Store):
 
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
         batch = list(writes)
-        valid = [sem.validate_write(w.kind, w.scope, w.body, w.confidence) for w in batch]
         if not batch:
             return []
+        # Validated before any lock is taken; a fault is raised in batch order
+        # by _check_writes, so an earlier write's supersession fault wins.
+        checked = [_validate(w) for w in batch]
         with self._atomic() as conn:
             # Reserving the ids takes the counter's row lock, which orders
             # record writers: the next one waits here until this one commits,
@@ -381,7 +383,7 @@ class PostgresStore(Store):
             if row is None:
                 raise Corrupt(f"{self.describe()}: the id counter row is missing")
             base, tree = int(row[0]), row[1]
-            self._check_supersessions(conn, batch, base)
+            valid = self._check_writes(conn, batch, checked, base)
             evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
             ids = list(range(base + 1, base + len(batch) + 1))
             rows = []
@@ -430,11 +432,15 @@ class PostgresStore(Store):
         return ids
 
     @staticmethod
-    def _check_supersessions(
-        conn: psycopg.Connection[tuple[Any, ...]], batch: Sequence[MemoryWrite], base: int
-    ) -> None:
-        """Check every supersession in order, as if the batch were written one
-        record at a time, before anything is inserted."""
+    def _check_writes(
+        conn: psycopg.Connection[tuple[Any, ...]],
+        batch: Sequence[MemoryWrite],
+        checked: Sequence[sem.ValidWrite | RoteiroError],
+        base: int,
+    ) -> builtins.list[sem.ValidWrite]:
+        """Check every write in order, as if the batch were written one record
+        at a time, before anything is inserted: the first faulty write decides
+        the error, whichever check it fails."""
         targets = {w.supersedes for w in batch if w.supersedes is not None}
         stored = [t for t in targets if _fits_int64(t) and t <= base]
         known: dict[int, int | None] = {}
@@ -443,13 +449,18 @@ class PostgresStore(Store):
                 "SELECT id, superseded_by FROM agent_memory WHERE id = ANY(%s)", (stored,)
             ):
                 known[row_id] = by
-        for offset, write in enumerate(batch):
+        valid = []
+        for offset, (write, outcome) in enumerate(zip(batch, checked, strict=True)):
+            if isinstance(outcome, RoteiroError):
+                raise outcome
+            valid.append(outcome)
             new_id = base + offset + 1
             if write.supersedes is not None:
                 target = write.supersedes
                 sem.check_supersedes(target, target in known, known.get(target))
                 known[target] = new_id
             known[new_id] = None
+        return valid
 
     @staticmethod
     def _anchor_evidence(
@@ -847,6 +858,14 @@ class PostgresStore(Store):
 
 class _Miss(Exception):
     """Raised inside a transaction to roll it back when a key is absent."""
+
+
+def _validate(write: MemoryWrite) -> sem.ValidWrite | RoteiroError:
+    """The validated write, or the error its validation raises."""
+    try:
+        return sem.validate_write(write.kind, write.scope, write.body, write.confidence)
+    except RoteiroError as error:
+        return error
 
 
 def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:

@@ -10,6 +10,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import pg_server
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -33,6 +34,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 BACKEND_FACTORIES: dict[str, Callable[[Path], Store]] = {
     "sqlite": lambda tmp: SQLiteStore(tmp / "memory.db"),
     "memory": lambda tmp: ModelStore(),
+    "postgres": pg_server.throwaway_store,
 }
 """How each backend is opened in a fresh temporary folder, by fixture id."""
 
