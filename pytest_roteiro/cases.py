@@ -406,6 +406,9 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
             "a step with 'error' cannot also save or check a result "
             "(save, expect, approx, types, order, contains, absent): a failed op has none"
         )
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        best = jsonschema.exceptions.best_match(error.context)
+        return f"{error.instance!r} fits none of the allowed forms ({best.message})"
     if error.validator == "enum":
         return f"{error.instance!r} is not allowed; expected one of {error.validator_value}"
     return str(error.message)

@@ -1,0 +1,317 @@
+"""The pytest plugin, driven through pytester as a user would run it."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_roteiro.cases import builtin_dir, load_cases
+
+pytest_plugins = ["pytester"]
+
+MUTANT = '''
+from roteiro_memory.model import ModelStore
+from roteiro_memory.protocol import Ops
+
+
+class DriftSilenced:
+    """Answers like the model store, except that drift silences a record."""
+
+    def __init__(self):
+        self.ops = Ops(ModelStore())
+
+    def call(self, op, args):
+        result = self.ops.call(op, args)
+        if op == "memory.recall":
+            for item in result["results"]:
+                if item["record"]["anchor_state"] == "drifted":
+                    item["anchor_penalty"] = 0.0
+                    item["score"] = 0.0
+        return result
+
+
+def make():
+    return DriftSilenced()
+
+
+def episodic_only():
+    store = ModelStore()
+    store.capabilities = ("episodic",)
+    return store
+'''
+
+FAILING = "penalty-drifted-is-a-quarter"
+PASSING = "ids-increase"
+
+
+@pytest.fixture
+def mutant(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makepyfile(mutant_backend=MUTANT)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_plugin_is_inert_without_the_flag(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_plain=textwrap.dedent(
+            """
+            import sys
+
+            def test_nothing_heavy_was_imported():
+                heavy = ["pytest_roteiro.cases", "pytest_roteiro.runner", "jsonschema",
+                         "roteiro_memory"]
+                assert [m for m in heavy if m in sys.modules] == []
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:randomly")
+    result.assert_outcomes(passed=1)
+    assert "roteiro conformance" not in result.stdout.str()
+
+
+def test_options_appear_in_their_group(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--help")
+    text = result.stdout.str()
+    assert "roteiro conformance suite (ADR-0013):" in text
+    for option in (
+        "--roteiro-conformance",
+        "--roteiro-backend=SPEC",
+        "--roteiro-cases=DIR",
+        "--roteiro-report=PATH",
+        "--roteiro-known-failures=FILE",
+        "--roteiro-timeout=SECONDS",
+    ):
+        assert option in text
+    assert "roteiro_backend (string)" in text
+
+
+def test_suite_runs_from_an_empty_folder(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--roteiro-conformance", "-k", "ids-")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines(["*roteiro conformance: sqlite*", "*episodic*"])
+
+
+def test_the_ini_file_can_turn_the_suite_on(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nroteiro_conformance = true\nroteiro_backend = memory\n")
+    result = pytester.runpytest("-k", "ids-increase")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*roteiro conformance: memory*"])
+
+
+def test_items_are_named_by_case_id_with_markers(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--collect-only", "-q", "-m", "invariant_ids_never_reused"
+    )
+    ids = [c.id for c in load_cases() if c.invariant == "ids-never-reused"]
+    for case_id in ids:
+        result.stdout.fnmatch_lines([f"conformance/*.yaml::{case_id}"])
+    result.stdout.fnmatch_lines([f"{len(ids)}/* tests collected*"])
+
+
+def test_malformed_case_file_is_a_collection_error(pytester: pytest.Pytester) -> None:
+    cases = pytester.mkdir("mycases")
+    (cases / "broken.yaml").write_text(
+        textwrap.dedent(
+            """\
+            cases:
+              - id: my-broken-case
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - op: memory.record
+                    args: {kind: lesson, body: x}
+                    expect: {id: 1}
+                    approx: {id: "one"}
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = pytester.runpytest("--roteiro-conformance", "--roteiro-cases", str(cases))
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*ERROR collecting conformance/broken.yaml*", "*1 error*"])
+    where = f"{cases / 'broken.yaml'}:11: case 'my-broken-case': at steps[0].approx.id: "
+    assert where + "'one' fits none of the allowed forms" in result.stdout.str()
+
+
+def test_missing_capability_skips_with_the_reason(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "mutant_backend:episodic_only",
+        "-rs",
+        "-k",
+        f"{PASSING} or cache-bytes-count-utf8",
+    )
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(
+        ["*SKIPPED*does not declare the capability 'cache'*(declared: episodic)*"]
+    )
+
+
+def _step_line(case_id: str, step: int) -> int:
+    case = next(c for c in load_cases() if c.id == case_id)
+    return case.steps[step - 1].line
+
+
+def test_failure_reads_like_an_assertion(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING
+    )
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    line = _step_line(FAILING, 4)
+    for expected in (
+        f"case {FAILING}: A drifted record is demoted to a quarter",
+        "clause: ADR-0013",
+        "invariant: penalty-never-zero",
+        f"step 4 at {builtin_dir() / 'ranking.yaml'}:{line}",
+        "op: memory.recall {}",
+        "results.0.anchor_penalty differs",
+        "expected: 0.25",
+        "actual:   0.0",
+    ):
+        assert expected in text
+    assert "Traceback" not in text
+    assert "pytest_roteiro/" not in text.replace(str(builtin_dir()), "")
+
+
+def test_structures_are_shown_as_a_diff(mutant: pytest.Pytester) -> None:
+    cases = mutant.mkdir("diffcases")
+    (cases / "diff.yaml").write_text(
+        textwrap.dedent(
+            """\
+            cases:
+              - id: whole-result
+                title: t
+                clause: c
+                invariant: ids-never-reused
+                requires: [episodic]
+                steps:
+                  - op: memory.list
+                    expect: {$: {schema: roteiro.memory/v1, records: [], live: 1, superseded: 0}}
+            """
+        ),
+        encoding="utf-8",
+    )
+    result = mutant.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-no-builtin-cases",
+        "--roteiro-cases",
+        str(cases),
+        "--roteiro-backend",
+        "memory",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*diff (expected -> actual):*", '*-  "live": 1,*', '*+  "live": 0,*']
+    )
+
+
+def test_known_failures(mutant: pytest.Pytester) -> None:
+    mutant.makefile(
+        ".yaml",
+        known=f"- id: {FAILING}\n  reason: drift is silenced\n  link: https://example.org/1\n",
+    )
+    result = mutant.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "mutant_backend:make",
+        "--roteiro-known-failures",
+        "known.yaml",
+        "-rx",
+        "-k",
+        f"{FAILING} or {PASSING}",
+    )
+    result.assert_outcomes(passed=1, xfailed=1)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*XFAIL*drift is silenced (https://example.org/1)*"])
+    result.stdout.fnmatch_lines(["*known-failing*", "*episodic*1 *"])
+
+
+def test_a_known_failure_that_passes_fails_the_run(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", known=f"- id: {PASSING}\n  reason: was broken once\n")
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-known-failures", "known.yaml", "-k", PASSING
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*case {PASSING} is listed in*known.yaml*but now passes*"])
+
+
+def test_a_known_failure_naming_no_case_is_an_error(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".yaml", known="- id: no-such-case\n  reason: typo\n")
+    result = pytester.runpytest("--roteiro-conformance", "--roteiro-known-failures", "known.yaml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*known.yaml*'no-such-case' name no conformance case*"])
+
+
+def test_report_files_are_written(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "mutant_backend:make",
+        "--roteiro-report",
+        "out/report.json",
+        "-k",
+        f"{FAILING} or {PASSING} or penalty-vanished",
+    )
+    result.assert_outcomes(passed=2, failed=1)
+    report = json.loads((mutant.path / "out" / "report.json").read_text(encoding="utf-8"))
+    assert report["backend"] == "mutant_backend:make"
+    assert report["totals"] == {"passed": 2, "failed": 1, "skipped": 0, "known-failing": 0}
+    verdicts = {inv["tag"]: inv["verdict"] for inv in report["invariants"]}
+    assert verdicts["penalty-never-zero"] == "failed"
+    assert verdicts["ids-never-reused"] == "passed"
+    assert verdicts["eviction-order"] == "not run"
+    episodic = next(row for row in report["compliance"] if row["capability"] == "episodic")
+    assert (episodic["passed"], episodic["failed"], episodic["level"]) == (1, 1, "partial")
+    failed = next(c for c in report["cases"] if c["status"] == "failed")
+    assert failed["outcome"]["step"] == 4
+    assert failed["outcome"]["expected"] == 0.25
+    markdown = (mutant.path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "| episodic | 25 | 1 | 1 | 0 | 0 | partial |" in markdown
+    assert f"### `{FAILING}` -- failed" in markdown
+
+
+def test_junitxml_and_last_failed(mutant: pytest.Pytester) -> None:
+    args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make"]
+    first = mutant.runpytest(
+        *args, "-k", "penalty-drifted or penalty-vanished", "--junitxml", "junit.xml"
+    )
+    first.assert_outcomes(passed=1, failed=1)
+    xml = (mutant.path / "junit.xml").read_text(encoding="utf-8")
+    assert f'name="{FAILING}"' in xml
+    assert 'classname="conformance.ranking.yaml"' in xml
+    again = mutant.runpytest(*args, "--lf")
+    again.assert_outcomes(failed=1)
+    again.stdout.fnmatch_lines(["*run-last-failure*"])
+
+
+def test_exitfirst_stops_after_the_first_failure(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-x"
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] == 1
+    assert outcomes.get("passed", 0) < len(load_cases()) - 1
+
+
+def test_xdist_runs_the_cases_and_reports_once(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance",
+        "-n",
+        "2",
+        "-k",
+        "eviction-parity or ids-",
+        "--roteiro-report",
+        "r.json",
+        "-p",
+        "no:randomly",
+    )
+    result.assert_outcomes(passed=7)
+    report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    assert report["totals"]["passed"] == 7
+    assert result.stdout.str().count("roteiro conformance: sqlite") == 1
