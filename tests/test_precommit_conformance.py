@@ -79,8 +79,22 @@ def test_conformance_reports_a_case_file_that_does_not_load(
     assert "broken.yaml" in lines[0]
 
 
-def test_conformance_requires_a_backend(capsys: pytest.CaptureFixture[str]) -> None:
+def test_conformance_takes_the_backend_from_the_pytest_configuration(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (backend_repo / "pytest.ini").write_text(
+        "[pytest]\nroteiro_backend = mybackend:broken\naddopts = --no-such-option\n"
+    )
+    status, lines = _run(capsys, "--cases", "cases", "--no-shipped-cases")
+    assert status == 1
+    assert lines == [
+        "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "id differs (expected 1, actual 101)"
+    ]
+
+
+def test_conformance_usage_error_is_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main([])
+        main(["--timeout", "soon"])
     assert exit_info.value.code == 2
-    assert "--backend" in capsys.readouterr().err
+    assert "--timeout" in capsys.readouterr().err

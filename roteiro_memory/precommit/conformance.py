@@ -2,7 +2,8 @@
 
 For repositories that implement a backend.  The backend is named in the hook's
 ``args`` (``--backend SPEC``: a registered name, ``module.path:factory``
-importable from the repository's root, or ``cmd:COMMAND LINE``).  The suite
+importable from the repository's root, or ``cmd:COMMAND LINE``), or else by
+``roteiro_backend`` in the repository's pytest configuration.  The suite
 runs in its own pytest process from the repository's root, with the
 repository's pytest configuration but none of its ``addopts``, and keeps no
 pytest cache there; each failing case is one line,
@@ -24,6 +25,9 @@ from roteiro_memory.precommit.report import Finding, parser, report
 __all__ = ["main", "run_suite"]
 
 _FAILED = ("failed",)
+_CONFIGURED = "roteiro_backend"
+"""How a backend named by the pytest configuration rather than ``--backend``
+is called when the run ends before saying which it was."""
 
 
 def _pytest_args(args: Any, report_path: Path) -> list[str]:
@@ -40,11 +44,11 @@ def _pytest_args(args: Any, report_path: Path) -> list[str]:
         "-rE",
         "--tb=no",
         "--roteiro-conformance",
-        "--roteiro-backend",
-        args.backend,
         "--roteiro-report",
         str(report_path),
     ]
+    if args.backend is not None:
+        command += ["--roteiro-backend", args.backend]
     for folder in args.cases:
         command += ["--roteiro-cases", folder]
     if not args.shipped:
@@ -142,11 +146,12 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
             return
         if completed.returncode == 1 and report_path.is_file():
             loaded = json.loads(report_path.read_text(encoding="utf-8"))
-            found = list(_case_findings(args.backend, loaded.get("cases", [])))
+            spec = args.backend or str(loaded.get("backend", _CONFIGURED))
+            found = list(_case_findings(spec, loaded.get("cases", [])))
             if found:
                 yield from found
                 return
-        yield from _suite_errors(args.backend, completed)
+        yield from _suite_errors(args.backend or _CONFIGURED, completed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,9 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     cli.add_argument(
         "--backend",
-        required=True,
         metavar="SPEC",
-        help="sqlite, memory, a registered name, module.path:factory, or 'cmd:COMMAND LINE'",
+        help="sqlite, memory, a registered name, module.path:factory, or 'cmd:COMMAND LINE' "
+        "(default: roteiro_backend in the repository's pytest configuration)",
     )
     cli.add_argument(
         "--cases",
