@@ -17,9 +17,9 @@ node's text is all of them in source order, so a change to any one drifts it.
 from __future__ import annotations
 
 import ast
+import codecs
 import hashlib
 import io
-import re
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -35,8 +35,6 @@ __all__ = [
 
 PYTHON_SUFFIXES = (".py", ".pyi")
 """Files whose definitions become nodes."""
-
-_NEWLINE = re.compile(rb"\r\n|\r|\n")
 
 _DefNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
 
@@ -70,11 +68,16 @@ def is_python_path(path: str) -> bool:
 
 
 def _utf8_lines(source: bytes) -> list[bytes]:
-    """The source's lines as UTF-8, split where the tokenizer splits them.
+    """The source's lines as UTF-8, split where the tokenizer splits them
+    (``\\n``, ``\\r\\n`` or ``\\r``, which is what ``bytes.splitlines`` does).
 
     ``ast`` column offsets count UTF-8 bytes of the decoded line, so a file in
     another encoding is decoded (by its coding cookie) and re-encoded first.
     """
+    head = source[: source.find(b"\n", source.find(b"\n") + 1) + 1 or len(source)]
+    if b"coding" not in head:
+        data = source[3:] if source.startswith(codecs.BOM_UTF8) else source
+        return data.splitlines(keepends=True)
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         text = source.decode(encoding)
@@ -82,14 +85,7 @@ def _utf8_lines(source: bytes) -> list[bytes]:
         raise SymbolError(f"cannot be decoded ({error})") from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    data = text.encode("utf-8")
-    lines: list[bytes] = []
-    start = 0
-    for match in _NEWLINE.finditer(data):
-        lines.append(data[start : match.end()])
-        start = match.end()
-    lines.append(data[start:])
-    return lines
+    return text.encode("utf-8").splitlines(keepends=True)
 
 
 def _text(lines: list[bytes], node: _DefNode) -> bytes:

@@ -1,0 +1,169 @@
+"""Sync time on a synthetic repository, through the installed console script.
+
+    python bench/sync.py                      # 10,000 files, 2,000 of them Python
+    python bench/sync.py --files 2000 --python 400 --repeat 3
+
+Builds a committed repository in a temporary directory, then times
+``roteiro-memory sync`` into a fresh store (cold: every Python file parsed),
+again with nothing changed, and after editing one Python file.  Each is
+printed beside ``git status`` on the same tree, measured interleaved with it,
+as the floor: a sync with nothing changed does what ``git status`` does plus
+hashing a tree in Python, so the ratio says what the graph costs on top of
+git.  Exit status 0 when the nothing-changed sync is within its bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from measure import Check, interleave, ratio_check
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")},
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+UNCHANGED_BOUND = 4.0
+"""A sync with nothing changed, over ``git status`` on the same tree."""
+
+PY_TEMPLATE = '''\
+"""Module {n}."""
+
+import functools
+
+
+class Widget{n}:
+    """A widget."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+    @functools.cached_property
+    def area(self) -> int:
+        return self.size * self.size
+
+    def grow(self, by: int) -> "Widget{n}":
+        return Widget{n}(self.size + by)
+
+
+def make_{n}(size: int = {n}) -> Widget{n}:
+    def clamp(value: int) -> int:
+        return max(0, value)
+
+    return Widget{n}(clamp(size))
+'''
+
+
+def build(root: Path, files: int, python: int) -> None:
+    for index in range(files):
+        folder = root / f"pkg{index % 50:02d}" / f"sub{index % 7}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if index < python:
+            (folder / f"mod{index}.py").write_text(PY_TEMPLATE.format(n=index))
+        else:
+            (folder / f"data{index}.txt").write_text(f"line {index}\n" * 20)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "synthetic")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
+
+
+def run(root: Path, argv: list[str]) -> Callable[[], object]:
+    def action() -> object:
+        return subprocess.run(argv, cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
+
+    return action
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--python", type=int, default=2_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    options = parser.parse_args()
+    script = shutil.which("roteiro-memory")
+    if script is None:
+        sys.stderr.write("bench/sync.py: the roteiro-memory console script is not installed\n")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="roteiro-sync-") as scratch:
+        root = Path(scratch) / "repo"
+        root.mkdir()
+        build(root, options.files, options.python)
+        stores = Path(scratch) / "stores"
+        stores.mkdir()
+        status = ["git", "status", "--porcelain"]
+        counter = iter(range(1_000_000))
+
+        @contextlib.contextmanager
+        def cold() -> Iterator[Callable[[], object]]:
+            db = stores / f"cold{next(counter)}.db"
+            yield run(root, [script, "sync", "--db", str(db)])
+            db.unlink()
+
+        warm_db = stores / "warm.db"
+        subprocess.run(
+            [script, "sync", "--db", str(warm_db)],
+            cwd=root,
+            env=ENV,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+
+        @contextlib.contextmanager
+        def unchanged() -> Iterator[Callable[[], object]]:
+            yield run(root, [script, "sync", "--db", str(warm_db)])
+
+        edited = root / "pkg00" / "sub0" / "mod0.py"
+        original = edited.read_text()
+        flips = iter(range(1_000_000))
+
+        @contextlib.contextmanager
+        def one_edit() -> Iterator[Callable[[], object]]:
+            edited.write_text(original + f"\n\ndef extra_{next(flips)}():\n    pass\n")
+            yield run(root, [script, "sync", "--db", str(warm_db)])
+
+        @contextlib.contextmanager
+        def floor() -> Iterator[Callable[[], object]]:
+            yield run(root, status)
+
+        cold_times = interleave({"cold": cold, "git status": floor}, 3, warmup=False)
+        edited.write_text(original)
+        steady = interleave(
+            {"unchanged": unchanged, "git status": floor}, options.repeat, warmup=True
+        )
+        edits = interleave({"one edit": one_edit, "git status": floor}, options.repeat, warmup=True)
+        edited.write_text(original)
+
+    def ms(values: list[float]) -> str:
+        return f"{statistics.median(values) * 1000:.0f} ms"
+
+    print(f"synthetic repository: {options.files} files, {options.python} of them Python")
+    print(f"  cold sync (fresh store)       {ms(cold_times['cold'])}  (median of 3)")
+    print(f"  sync, nothing changed         {ms(steady['unchanged'])}")
+    print(f"  sync, one Python file edited  {ms(edits['one edit'])}")
+    print(f"  git status --porcelain        {ms(steady['git status'])}  (the floor)")
+    check: Check = ratio_check(
+        "sync, nothing changed", steady["unchanged"], steady["git status"], UNCHANGED_BOUND
+    )
+    print(check.line())
+    return 0 if check.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
