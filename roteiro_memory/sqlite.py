@@ -772,8 +772,11 @@ class SQLiteStore(Store):
         return out
 
     def reopen(self) -> None:
+        # Open the new connection before closing the old: a refused reopen (the
+        # file replaced or upgraded meanwhile) leaves the store as it was.
+        conn = self._open()
         self._conn.close()
-        self._conn = self._open()
+        self._conn = conn
 
     def reset(self) -> None:
         with self._atomic() as conn:

@@ -723,6 +723,25 @@ def test_a_damaged_cache_row_reads_as_corrupt(
         assert server.ok("hello")["protocol"] == "roteiro.conformance/v1"
 
 
+def test_a_refused_reopen_keeps_the_server_serving(tmp_path: Path) -> None:
+    """A newer version migrating the file under a running server makes
+    store.reopen fail with Corrupt; the server must answer the next request
+    rather than die on a connection it already closed."""
+    path = tmp_path / "memory.db"
+    with WireServer(server_argv("sqlite", path)) as server:
+        server.ok("memory.record", {"kind": "lesson", "body": "kept"})
+        conn = sqlite3.connect(path)
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (99, 'future')")
+        conn.commit()
+        conn.close()
+        message = server.error("store.reopen")["message"]
+        assert "99" in message
+        response = server.call("memory.get", {"id": 1})
+        assert response["ok"] is True, response
+        assert response["result"]["body"] == "kept"
+        assert server.alive
+
+
 def test_every_error_kind_is_exercised_here() -> None:
     """Keeps this module honest: one test per kind PROTOCOL names (Unsupported
     needs a narrower backend than the shipped ones; see test_protocol_args)."""
