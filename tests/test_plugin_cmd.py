@@ -1,0 +1,164 @@
+"""``cmd:`` backends: timeouts, deaths and protocol-breaking answers fail the
+case that met them, restart the program and let the session go on."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pytest_roteiro.backends import SubprocessBackend, resolve_backend
+from pytest_roteiro.runner import BackendFailure, OpError
+
+pytest_plugins = ["pytester"]
+
+PROGRAM = """
+import json, sys, time
+from roteiro_memory.model import ModelStore
+from roteiro_memory.protocol import Ops, handle_line
+
+ops = Ops(ModelStore())
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    args = request.get("args") or {}
+    print(f"log: {request['op']} {args}", file=sys.stderr, flush=True)
+    if request["op"] == "memory.get" and args.get("id") == 11:
+        time.sleep(60)
+    if request["op"] == "memory.get" and args.get("id") == 13:
+        print("dying on purpose", file=sys.stderr, flush=True)
+        sys.exit(3)
+    if request["op"] == "memory.get" and args.get("id") == 14:
+        print("this is not json", flush=True)
+        continue
+    if request["op"] == "memory.get" and args.get("id") == 15:
+        print(json.dumps({"id": 999, "ok": True, "result": None}), flush=True)
+        continue
+    response, done = handle_line(ops, raw.rstrip(b"\\n"))
+    print(response, flush=True)
+    if done:
+        break
+"""
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "flaky_store.py"
+    path.write_text(PROGRAM, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def backend(program: Path) -> Iterator[SubprocessBackend]:
+    opened = SubprocessBackend([sys.executable, str(program)], timeout=1.0)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def _pid(backend: SubprocessBackend) -> int:
+    assert backend._proc is not None
+    return backend._proc.pid
+
+
+def test_answers_and_refusals_pass_through(backend: SubprocessBackend) -> None:
+    assert backend.call("reset", {}) is None
+    assert backend.call("memory.record", {"kind": "lesson", "body": "x"}) == {"id": 1}
+    with pytest.raises(OpError) as caught:
+        backend.call("memory.forget", {"id": 9})
+    assert caught.value.kind == "NotFound"
+    assert "cache" in backend.capabilities()
+
+
+def test_a_hung_program_times_out_and_is_restarted(backend: SubprocessBackend) -> None:
+    backend.call("reset", {})
+    first = _pid(backend)
+    with pytest.raises(BackendFailure) as caught:
+        backend.call("memory.get", {"id": 11})
+    assert "no response within 1s (the program hung)" in caught.value.message
+    assert "restarted" in caught.value.message
+    assert caught.value.stderr is not None
+    assert "log: memory.get {'id': 11}" in caught.value.stderr
+    assert backend.call("reset", {}) is None
+    assert _pid(backend) != first
+    assert backend.restarts == 1
+
+
+def test_a_dying_program_reports_its_exit_status(backend: SubprocessBackend) -> None:
+    backend.call("reset", {})
+    with pytest.raises(BackendFailure) as caught:
+        backend.call("memory.get", {"id": 13})
+    assert "exit status 3" in caught.value.message
+    assert caught.value.stderr is not None
+    assert "dying on purpose" in caught.value.stderr
+    assert backend.call("memory.record", {"kind": "lesson", "body": "x"}) == {"id": 1}
+
+
+def test_a_line_that_is_not_json_is_quoted(backend: SubprocessBackend) -> None:
+    backend.call("reset", {})
+    with pytest.raises(BackendFailure) as caught:
+        backend.call("memory.get", {"id": 14})
+    assert "the response is not a JSON line: 'this is not json'" in caught.value.message
+
+
+def test_a_response_with_the_wrong_id_breaks_the_protocol(backend: SubprocessBackend) -> None:
+    backend.call("reset", {})
+    with pytest.raises(BackendFailure) as caught:
+        backend.call("memory.get", {"id": 15})
+    assert "breaks the protocol (id 999 does not echo the request's id" in caught.value.message
+    assert '{"id": 999, "ok": true, "result": null}' in caught.value.message
+
+
+def test_a_program_that_cannot_start_is_a_backend_failure(tmp_path: Path) -> None:
+    missing = resolve_backend(f"cmd:{tmp_path / 'no-such-program'}")
+    with pytest.raises(BackendFailure, match="cannot start"):
+        missing.call("reset", {})
+
+
+def test_the_session_goes_on_after_hang_death_and_garbage(
+    pytester: pytest.Pytester, program: Path
+) -> None:
+    cases = pytester.mkdir("cases")
+    steps = {
+        "hangs": "{op: memory.get, args: {id: 11}}",
+        "dies": "{op: memory.get, args: {id: 13}}",
+        "garbles": "{op: memory.get, args: {id: 14}}",
+        "fine": "{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}",
+    }
+    body = "cases:\n"
+    for name in ("hangs", "fine-a", "dies", "fine-b", "garbles", "fine-c"):
+        step = steps[name.split("-")[0]]
+        body += textwrap.dedent(
+            f"""\
+              - id: {name}
+                title: {name}
+                clause: PROTOCOL wire form
+                invariant: bad-request
+                requires: [episodic]
+                steps: [{step}]
+            """
+        )
+    (cases / "wire.yaml").write_text(body, encoding="utf-8")
+    result = pytester.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-no-builtin-cases",
+        "--roteiro-cases",
+        str(cases),
+        "--roteiro-backend",
+        f"cmd:{shlex.join([sys.executable, str(program)])}",
+        "--roteiro-timeout",
+        "1",
+        "-p",
+        "no:randomly",
+    )
+    result.assert_outcomes(passed=3, failed=3)
+    text = result.stdout.str()
+    assert "memory.get: no response within 1s (the program hung)" in text
+    assert "exit status 3" in text
+    assert "| dying on purpose" in text
+    assert "'this is not json'" in text
+    assert "backend stderr (last lines):" in text
