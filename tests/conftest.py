@@ -1,7 +1,7 @@
 """Shared fixtures: one ``store`` fixture parametrized over every backend.
 
 A backend joins every store-level test by adding one entry to
-:data:`BACKEND_FACTORIES` (a later PostgreSQL backend adds ``"postgres"``).
+:data:`BACKEND_FACTORIES`, as PostgreSQL did.
 """
 
 from __future__ import annotations
