@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -490,6 +491,101 @@ def test_sqlite_store_survives_a_restarted_server(tmp_path: Path) -> None:
     with WireServer(argv) as second:
         assert second.ok("store.snapshot") == before
         assert second.ok("memory.get", {"id": 1})["body"] == "durable"
+
+
+def _script(seed: int, length: int) -> list[bytes]:
+    """A reproducible mix of well-formed, refused and malformed requests."""
+    rng = random.Random(seed)
+    kinds = ["lesson", "attempt", "decision", "pattern", "outcome", "rumour"]
+    keys = ["n1", "n2", "n3"]
+    lines = []
+    for request_id in range(1, length + 1):
+        choice = rng.randrange(14)
+        if choice == 0:
+            nodes = [{"key": k, "blob": rng.choice(["b1", "b2", None])} for k in keys[:2]]
+            lines.append(request_line(request_id, "graph.put_nodes", {"nodes": nodes}))
+        elif choice == 1:
+            lines.append(
+                request_line(request_id, "graph.remove_nodes", {"keys": [rng.choice(keys)]})
+            )
+        elif choice == 2:
+            lines.append(request_line(request_id, "graph.set_tree", {"tree": f"t{request_id}"}))
+        elif choice in (3, 4, 5):
+            args: dict[str, Any] = {
+                "kind": rng.choice(kinds),
+                "body": rng.choice(["alpha beta", "beta", "gamma::delta", " "]),
+                "anchor": rng.choice([*keys, None]),
+                "confidence": rng.choice([None, 0.2, 0.9, 1.5]),
+            }
+            if rng.random() < 0.4:
+                args["supersedes"] = rng.randrange(1, 12)
+            lines.append(request_line(request_id, "memory.record", args))
+        elif choice == 6:
+            lines.append(request_line(request_id, "memory.forget", {"id": rng.randrange(1, 16)}))
+        elif choice == 7:
+            args = {"include_superseded": rng.random() < 0.5, "limit": rng.choice([None, 0, 2])}
+            lines.append(request_line(request_id, "memory.list", args))
+        elif choice == 8:
+            args = {
+                "query": rng.choice([None, "beta", "n1", "GAMMA delta"]),
+                "decay": rng.choice(["none", "linear:5", "exponential:2", "clock"]),
+                "applicable_only": rng.random() < 0.5,
+                "limit": rng.choice([None, 3]),
+            }
+            lines.append(request_line(request_id, "memory.recall", args))
+        elif choice == 9:
+            key = rng.choice(["a", "b", "c"])
+            args = {"key": key, "fingerprint": "f", "json": "x" * rng.randrange(1, 40)}
+            args["anchor"] = rng.choice([*keys, None])
+            lines.append(request_line(request_id, "cache.put", args))
+        elif choice == 10:
+            lines.append(request_line(request_id, "cache.get", {"key": rng.choice("abcd")}))
+        elif choice == 11:
+            budget = rng.choice([0, 30, 1000])
+            lines.append(request_line(request_id, "cache.sweep", {"budget_bytes": budget}))
+        elif choice == 12:
+            lines.append(
+                request_line(
+                    request_id, rng.choice(["cache.entries", "graph.export", "store.reopen"])
+                )
+            )
+        else:
+            lines.append(rng.choice([b"{", request_line(request_id, "memory.get", {"id": -1})]))
+    return lines
+
+
+def _comparable(response: dict[str, Any]) -> Any:
+    """A response with the human-only timestamps blanked out."""
+
+    def blank(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {
+                k: ("<time>" if k in ("created_at", "superseded_at") and v else blank(v))
+                for k, v in value.items()
+            }
+        if isinstance(value, list):
+            return [blank(v) for v in value]
+        return value
+
+    return blank(response)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sqlite_and_memory_servers_answer_alike(tmp_path: Path, seed: int) -> None:
+    """The same request stream gets the same responses from both backends'
+    servers, error kinds included (messages may word things differently)."""
+    lines = _script(seed, 150)
+    answers = {}
+    for backend_name in BACKENDS:
+        responses, stderr, code = run_lines(_argv(backend_name, tmp_path), lines)
+        assert code == 0, stderr
+        assert len(responses) == len(lines)
+        for response in responses:
+            if not response["ok"]:
+                response["error"].pop("message")
+        answers[backend_name] = [_comparable(r) for r in responses]
+    for index, (ours, model) in enumerate(zip(answers["sqlite"], answers["memory"], strict=True)):
+        assert ours == model, f"request {index + 1}: {lines[index]!r}"
 
 
 # --- one test per error kind -----------------------------------------------
