@@ -87,6 +87,13 @@ def _columns(spec: Sequence[tuple[str, type, bool]]) -> str:
 
 def export_lines(store: Store) -> Iterator[str]:
     """The store as JSON Lines, header first, read in one transaction."""
+    from roteiro_memory.postgres import PostgresStore  # imports no driver
+
+    if isinstance(store, PostgresStore):
+        from roteiro_memory import pg_transfer
+
+        yield from pg_transfer.export_lines(store)
+        return
     conn = _connection(store)
     conn.execute("BEGIN")
     try:
@@ -272,19 +279,24 @@ def _pointers(parsed: Export) -> None:
 
 def import_lines(store: Store, parsed: Export) -> dict[str, int]:
     """Load ``parsed`` into ``store``, which must be empty; all or nothing."""
+    from roteiro_memory.postgres import PostgresStore  # imports no driver
+
+    if isinstance(store, PostgresStore):
+        from roteiro_memory import pg_transfer
+
+        return pg_transfer.import_lines(store, parsed)
     conn = _connection(store)
     conn.execute("BEGIN IMMEDIATE")
     try:
         _require_empty(conn)
+        # The graph is replaced whole.  (Not by json_each over the kept keys:
+        # SQLite's JSON functions end a string at U+0000, which a key may hold.)
+        conn.execute("DELETE FROM nodes")
         conn.executemany(
             "INSERT INTO nodes (key, kind, name, path, blob) VALUES (?, ?, ?, ?, ?)"
             " ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
             " path = excluded.path, blob = excluded.blob",
             [[n[name] for name, _, _ in _NODE] for n in parsed.nodes],
-        )
-        conn.execute(
-            "DELETE FROM nodes WHERE key NOT IN (SELECT value FROM json_each(?))",
-            (json.dumps([n["key"] for n in parsed.nodes]),),
         )
         conn.execute("DELETE FROM sync_state")
         witness = parsed.header.get("witness")
