@@ -18,6 +18,7 @@ from typing import NamedTuple, TypeVar
 
 from roteiro_memory.errors import (
     AlreadySuperseded,
+    BadRequest,
     InvalidBody,
     InvalidBudget,
     InvalidConfidence,
@@ -51,6 +52,7 @@ __all__ = [
     "base_confidence",
     "cache_entry_bytes",
     "check_supersedes",
+    "effective_limit",
     "evict_count",
     "eviction_key",
     "is_pinned",
@@ -512,11 +514,26 @@ def rank_key(score_value: float, record_id: int) -> tuple[float, int]:
 _T = TypeVar("_T")
 
 
+INT64_MAX = 2**63 - 1
+
+
+def effective_limit(limit: int | None) -> int | None:
+    """The limit rule: how many items to keep, None meaning every one.
+
+    ``None`` and ``0`` both mean every item; a negative limit is refused.  A
+    limit past what a database can count is every item too, so it is clamped.
+    """
+    if limit is None or limit == 0:
+        return None
+    if limit < 0:
+        raise BadRequest(f"invalid limit {limit}: expected 0 (every record) or a positive count")
+    return min(limit, INT64_MAX)
+
+
 def apply_limit(items: list[_T], limit: int | None) -> list[_T]:
-    """The limit rule: ``None`` and ``0`` both mean every item."""
-    if not limit:
-        return items
-    return items[:limit]
+    """``items`` cut to :func:`effective_limit`."""
+    keep = effective_limit(limit)
+    return items if keep is None else items[:keep]
 
 
 # --- The cache tier ---------------------------------------------------------

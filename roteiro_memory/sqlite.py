@@ -511,9 +511,10 @@ class SQLiteStore(Store):
             if where:
                 sql += " WHERE " + " AND ".join(where)
             sql += " ORDER BY m.id DESC"
-            if limit:
+            keep = sem.effective_limit(limit)
+            if keep is not None:
                 sql += " LIMIT :limit"
-                params["limit"] = min(limit, _INT64_MAX)
+                params["limit"] = keep
             records = [_record_from_row(row) for row in conn.execute(sql, params)]
             live, superseded = self._counts(conn)
         return MemoryListing(records=records, live=live, superseded=superseded)
@@ -545,9 +546,10 @@ class SQLiteStore(Store):
             nodes = self._node_table(conn, graph)
             ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
             ranked += " AND ".join(where) + " ORDER BY score DESC, m.id DESC"
-            if limit:
+            keep = sem.effective_limit(limit)
+            if keep is not None:
                 ranked += " LIMIT :limit"
-                params["limit"] = min(limit, _INT64_MAX)
+                params["limit"] = keep
             sql = (
                 f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
                 f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n"
