@@ -525,9 +525,10 @@ class PostgresStore(Store):
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY m.id DESC"
-        if limit:
+        keep = sem.effective_limit(limit)
+        if keep is not None:
             sql += " LIMIT %(limit)s"
-            params["limit"] = min(limit, _INT64_MAX)
+            params["limit"] = keep
         with self._reading() as conn:
             records = [_record_from_row(row) for row in conn.execute(sql, params)]
             live, superseded = self._counts(conn)
@@ -560,9 +561,10 @@ class PostgresStore(Store):
         ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
         ranked += " AND ".join(where)
         ranked += " ORDER BY score DESC, m.id DESC"
-        if limit:
+        keep = sem.effective_limit(limit)
+        if keep is not None:
             ranked += " LIMIT %(limit)s"
-            params["limit"] = min(limit, _INT64_MAX)
+            params["limit"] = keep
         sql = (
             f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
             f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
