@@ -1,0 +1,207 @@
+"""Everything the benchmark knows about PostgreSQL, in one place.
+
+The same methods as ``sqlite_backend``.  A store's locator is a DSN naming a
+database of its own on the server (``roteiro_bench_<label>``), so ``clone``
+is ``CREATE DATABASE ... TEMPLATE`` and ``discard`` drops the database.  The
+floors are the plain queries a measurement is compared with, written against
+the PostgreSQL schema: fetching every live row's ranking inputs, and reading
+the sweep's columns and deleting the same keys in one transaction.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from workload import CacheRow
+
+from roteiro_memory import sqlexpr
+from roteiro_memory.postgres import CACHE_FROM, SWEEP_COLS, PostgresStore
+from roteiro_memory.semantics import AnchorState
+
+__all__ = ["PostgresBackend"]
+
+RECALL_FLOOR = (
+    "SELECT m.id, m.confidence, m.anchor_key, m.anchor_blob, n.blob"
+    " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
+    " WHERE m.superseded_by IS NULL"
+)
+SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
+WRITTEN_COLS = (
+    "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
+)
+INSERT_FLOOR = (
+    f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+_PREFIX = "roteiro_bench_"
+
+
+def _text(value: Any) -> Any:
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+class PostgresBackend:
+    """Stores as databases on one server, reached through ``dsn``."""
+
+    name = "postgres"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+
+    # --- where stores live ---------------------------------------------
+
+    def locator(self, label: str) -> str:
+        return psycopg.conninfo.make_conninfo(self.dsn, dbname=self._database(label))
+
+    @staticmethod
+    def _database(label: str) -> str:
+        return _PREFIX + "".join(c if c.isalnum() else "_" for c in label)
+
+    def _admin(self, statement: sql.Composed | sql.SQL) -> None:
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            conn.execute(statement)
+
+    def create(self, label: str) -> PostgresStore:
+        """A fresh, empty store in a database of its own."""
+        self.discard(label)
+        self._admin(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self._database(label))))
+        return PostgresStore(self.locator(label))
+
+    @staticmethod
+    def open(locator: str) -> PostgresStore:
+        return PostgresStore(locator)
+
+    def clone(self, source: str, label: str) -> str:
+        """Copy the (closed) store at ``source`` as a new database; the server
+        writes the copy out before it returns."""
+        self.discard(label)
+        source_db = psycopg.conninfo.conninfo_to_dict(source)["dbname"]
+        self._admin(
+            sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(
+                sql.Identifier(self._database(label)), sql.Identifier(str(source_db))
+            )
+        )
+        self._admin(sql.SQL("CHECKPOINT"))
+        return self.locator(label)
+
+    def discard(self, label: str) -> None:
+        self._admin(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                sql.Identifier(self._database(label))
+            )
+        )
+
+    @staticmethod
+    def size_bytes(locator: str) -> int:
+        with psycopg.connect(locator) as conn:
+            row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
+        return int(row[0]) if row else 0
+
+    # --- bulk setup ----------------------------------------------------
+
+    @staticmethod
+    def load_cache(
+        store: PostgresStore, rows: Iterable[CacheRow], *, ticks: int, generation: int
+    ) -> None:
+        """COPY a whole cache tier in and set the clock."""
+        conn = store.connection
+        with conn.transaction(), conn.cursor() as cur:
+            with cur.copy(
+                "COPY agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
+                " anchor_key, anchor_blob, json) FROM STDIN"
+            ) as copy:
+                for row in rows:
+                    copy.write_row(
+                        (
+                            _text(row.key),
+                            _text(row.fingerprint),
+                            row.bytes,
+                            row.generation,
+                            row.last_used,
+                            0,
+                            _text(row.anchor_key),
+                            _text(row.anchor_blob),
+                            _text(row.json),
+                        )
+                    )
+            cur.execute(
+                "UPDATE agent_cache_clock SET ticks = %s, generation = %s WHERE id = 0",
+                (ticks, generation),
+            )
+        conn.execute("VACUUM ANALYZE agent_cache")
+
+    # --- facts about a built store ---------------------------------------
+
+    @staticmethod
+    def anchor_states(store: PostgresStore, tier: str) -> Counter[str]:
+        table, alias = ("agent_memory", "m") if tier == "episodic" else ("agent_cache", "c")
+        case = sqlexpr.anchor_case(
+            {state: f"'{state.value}'" for state in AnchorState},
+            anchor_key=f"{alias}.anchor_key",
+            anchor_blob=f"{alias}.anchor_blob",
+            node_key="n.key",
+            node_blob="n.blob",
+        )
+        where = " WHERE m.superseded_by IS NULL" if table == "agent_memory" else ""
+        rows = store.connection.execute(
+            f"SELECT {case} AS state, COUNT(*) FROM {table} {alias}"
+            f" LEFT JOIN nodes n ON n.key = {alias}.anchor_key{where} GROUP BY state"
+        )
+        return Counter({state: int(count) for state, count in rows})
+
+    @staticmethod
+    def cache_keys(store: PostgresStore) -> set[str]:
+        rows = store.connection.execute("SELECT key FROM agent_cache")
+        return {bytes(row[0]).decode("utf-8") for row in rows}
+
+    @staticmethod
+    def written_rows(store: PostgresStore) -> list[tuple[Any, ...]]:
+        rows = store.connection.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id")
+        return [tuple(row) for row in rows]
+
+    # --- floors ------------------------------------------------------------
+
+    @staticmethod
+    def recall_floor(store: PostgresStore) -> int:
+        """Fetch every live row's ranking inputs into Python; the row count."""
+        return len(store.connection.execute(RECALL_FLOOR).fetchall())
+
+    @staticmethod
+    def sweep_floor(store: PostgresStore, doomed: Sequence[str]) -> int:
+        """Read the sweep's columns for every entry and delete ``doomed``, in
+        one transaction; the number of entries read."""
+        conn = store.connection
+        with conn.transaction():
+            scanned = len(conn.execute(SWEEP_FLOOR_READ).fetchall())
+            conn.execute(
+                "DELETE FROM agent_cache WHERE key = ANY(%s)", ([_text(k) for k in doomed],)
+            )
+        return scanned
+
+    @staticmethod
+    def insert_floor(store: PostgresStore, rows: Sequence[tuple[Any, ...]]) -> None:
+        conn = store.connection
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(INSERT_FLOOR, rows)
+            cur.execute(
+                "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
+                (max((row[0] for row in rows), default=0),),
+            )
+
+    # --- diagnostics -------------------------------------------------------
+
+    @staticmethod
+    def statements(store: PostgresStore, action: Callable[[], object]) -> list[str]:
+        """Not traced on PostgreSQL (use the server's log); runs ``action``."""
+        action()
+        return []
+
+    @staticmethod
+    def plan(store: PostgresStore, statement: str) -> Iterator[str]:
+        with contextlib.suppress(psycopg.Error):
+            for row in store.connection.execute(f"EXPLAIN {statement}"):
+                yield str(row[0])
