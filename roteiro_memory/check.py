@@ -26,6 +26,7 @@ from urllib.parse import quote
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
 from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.postgres import PostgresStore  # imports no driver
 from roteiro_memory.sqlite import SQLITE_HEADER, SQLiteStore
 
 __all__ = ["Finding", "check_connection", "check_store"]
@@ -50,9 +51,14 @@ class Finding:
         return {"table": self.table, "row": self.row, "problem": self.problem}
 
 
-def check_store(store: SQLiteStore | str | os.PathLike[str]) -> list[Finding]:
+def check_store(store: SQLiteStore | PostgresStore | str | os.PathLike[str]) -> list[Finding]:
     """Every problem found in ``store`` (an open store, or a file's path);
-    empty when it is healthy."""
+    empty when it is healthy.  A PostgreSQL store is checked by
+    :mod:`roteiro_memory.pg_check`."""
+    if isinstance(store, PostgresStore):
+        from roteiro_memory.pg_check import check_postgres
+
+        return check_postgres(store)
     if isinstance(store, SQLiteStore):
         return check_connection(store.connection)
     path = Path(store)

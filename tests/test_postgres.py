@@ -342,3 +342,45 @@ def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> Non
         assert [(r.record.id, r.score) for r in got.results] == [
             (r.record.id, r.score) for r in want.results
         ]
+
+
+# --- check ------------------------------------------------------------------
+
+
+def test_check_of_a_healthy_store_is_clean(pg: PostgresStore) -> None:
+    from roteiro_memory.check import check_store
+
+    first = pg.record("lesson", "one \x00", anchor="k")
+    pg.record("lesson", "two", supersedes=first)
+    pg.cache_put("a", "f", "{}")
+    pg.cache_get("a")
+    pg.cache_sweep(0)
+    assert check_store(pg) == []
+
+
+@pytest.mark.parametrize(
+    ("damage", "finding"),
+    [
+        ("UPDATE agent_memory SET search = 'nothing' WHERE id = 1", "search text disagrees"),
+        ("UPDATE agent_memory_ids SET last_id = 1", "id counter 1 is behind the largest id 3"),
+        ("UPDATE agent_memory SET superseded_by = 3, superseded_at = 'x' WHERE id < 3", "a fork"),
+        ("UPDATE agent_memory SET superseded_at = NULL WHERE id = 1", "disagree"),
+        ("UPDATE agent_memory SET body = '\\xff'::bytea WHERE id = 3", "not UTF-8"),
+        ("UPDATE agent_cache SET bytes = 1", "bytes is 1 but"),
+        ("UPDATE agent_cache SET last_used = 1", "shares tick 1"),
+        ("UPDATE agent_cache_clock SET ticks = 0", "the clock is behind it at 0"),
+        ("UPDATE schema_migrations SET version = 99 WHERE version = 3", "newer than this"),
+    ],
+)
+def test_check_reports_each_planted_fault(pg: PostgresStore, damage: str, finding: str) -> None:
+    from roteiro_memory.check import check_store
+
+    first = pg.record("lesson", "one")
+    pg.record("lesson", "two", supersedes=first)
+    pg.record("lesson", "three")
+    pg.cache_put("a", "f", "{}")
+    pg.cache_put("b", "f", "{}")
+    assert check_store(pg) == []
+    pg.connection.execute(damage)
+    found = [str(f) for f in check_store(pg)]
+    assert any(finding in line for line in found), found

@@ -6,7 +6,7 @@ set of seed records -- interleaved with cache puts and gets, while another
 connection sweeps the cache with a small budget and a reader checks that the
 ids it sees are always exactly 1..newest.  Afterwards every record is
 accounted for, ids are unique and increasing per writer, every race had one
-winner, and the cache clock counted every access once.
+winner, the cache clock counted every access once, and ``check`` is clean.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import pg_server
 
+from roteiro_memory.check import check_store
 from roteiro_memory.errors import AlreadySuperseded
 from roteiro_memory.postgres import PostgresStore
 from roteiro_memory.semantics import cache_entry_bytes
@@ -210,3 +211,4 @@ def _run(setup: PostgresStore, seeds: list[int]) -> None:
     for entry in entries:
         assert entry.bytes == cache_entry_bytes(entry.key, entry.fingerprint, entry.json)
     assert snapshot["agent_memory_ids"] == [{"id": 0, "last_id": len(stored)}]
+    assert check_store(setup) == []
