@@ -74,6 +74,9 @@ OP_CAPABILITY: dict[str, str | None] = {
 capability each needs."""
 
 REGISTRY_FILE = "invariants.yaml"
+RESERVED_FILES = frozenset({REGISTRY_FILE, "properties.yaml"})
+"""YAML files in a case folder that are not case files: the registry, and the
+property list that :mod:`pytest_roteiro.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
 _CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
@@ -322,7 +325,8 @@ def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]
     """Every case file to load: the built-in ones, then those in ``dirs``.
 
     A file in a later folder with the same name as an earlier one replaces it,
-    so a folder can both add topics and override shipped ones.
+    so a folder can both add topics and override shipped ones.  Files named in
+    :data:`RESERVED_FILES` or starting with ``_`` are not case files.
     """
     chosen: dict[str, Path] = {}
     folders = [builtin_dir()] if builtin else []
@@ -330,7 +334,7 @@ def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]
         if not folder.is_dir():
             raise CaseFileError(folder, "is not a folder of case files")
         for path in sorted(folder.glob("*.yaml")):
-            if path.name != REGISTRY_FILE and not path.name.startswith("_"):
+            if path.name not in RESERVED_FILES and not path.name.startswith("_"):
                 chosen[path.name] = path
     return [chosen[name] for name in sorted(chosen)]
 

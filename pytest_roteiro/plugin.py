@@ -50,7 +50,6 @@ class _Session:
     registry: dict[str, Invariant] = field(default_factory=dict)
     known: dict[str, KnownFailure] = field(default_factory=dict)
     backend: Backend | None = None
-    implementation: dict[str, Any] | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -193,6 +192,11 @@ def pytest_configure(config: pytest.Config) -> None:
             session.known = load_known_failures(roteiro.known_failures)
     except CaseFileError as error:
         raise pytest.UsageError(str(error)) from None
+    if session.known:
+        _check_known_ids(session)
+    # Resolved now so a wrong spec is a usage error, not a failure per case;
+    # a cmd: program is started only by its first request.
+    _backend(config, session)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(_Recorder(session), RECORDER)
     config.addinivalue_line("markers", "roteiro: an ADR-0013 conformance case")
@@ -201,6 +205,33 @@ def pytest_configure(config: pytest.Config) -> None:
     for capability in (*CAPABILITIES, CORE):
         config.addinivalue_line(
             "markers", f"{_marker('capability', capability)}: cases needing {capability}"
+        )
+
+
+def _check_known_ids(session: _Session) -> None:
+    """Refuse a known-failures file naming a case that does not exist.
+
+    Checked before collection so that an xdist controller refuses it too.  A
+    case file that does not load is left for collection to report.
+    """
+    from pytest_roteiro.cases import CaseFileError, load_cases
+
+    try:
+        ids = {
+            case.id
+            for case in load_cases(
+                session.config.case_dirs,
+                builtin=session.config.builtin_cases,
+                registry=session.registry,
+            )
+        }
+    except CaseFileError:
+        return
+    unknown = sorted(set(session.known) - ids)
+    if unknown:
+        raise pytest.UsageError(
+            f"{session.config.known_failures}: {', '.join(repr(u) for u in unknown)} "
+            "name no conformance case; remove them or fix the ids"
         )
 
 
@@ -365,12 +396,6 @@ def pytest_collection_modifyitems(
         session.ihook.pytest_collectreport(report=report)
         if report.passed:
             items.extend(n for n in report.result if isinstance(n, pytest.Item))
-    unknown = sorted(set(state.known) - set(found))
-    if unknown and state.config.known_failures is not None:
-        raise pytest.UsageError(
-            f"{state.config.known_failures}: {', '.join(repr(u) for u in unknown)} "
-            "name no conformance case; remove them or fix the ids"
-        )
 
 
 # --- Results, report and summary ---------------------------------------------------

@@ -273,3 +273,9 @@ def test_steps_keep_their_line_numbers() -> None:
     recall = case.steps[3]
     assert recall.op == "memory.recall"
     assert lines[recall.line - 1].strip() == "- op: memory.recall"
+
+
+def test_reference_backends_are_registered_as_entry_points() -> None:
+    from pytest_roteiro.backends import entry_point_factories
+
+    assert {"sqlite", "memory"} <= set(entry_point_factories())

@@ -315,3 +315,56 @@ def test_xdist_runs_the_cases_and_reports_once(pytester: pytest.Pytester) -> Non
     report = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
     assert report["totals"]["passed"] == 7
     assert result.stdout.str().count("roteiro conformance: sqlite") == 1
+
+
+def test_a_conftest_hook_can_register_a_named_backend(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from roteiro_memory.model import ModelStore
+
+            def pytest_roteiro_backend_factories(config):
+                return {"from-conftest": ModelStore}
+            """
+        )
+    )
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "from-conftest", "-k", PASSING
+    )
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*roteiro conformance: from-conftest*"])
+
+
+def test_a_conftest_hook_can_build_the_backend_itself(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from pytest_roteiro.backends import InProcessBackend
+            from roteiro_memory.model import ModelStore
+
+            BUILT = []
+
+            def pytest_roteiro_make_backend(config, spec):
+                if spec == "special":
+                    BUILT.append(spec)
+                    return InProcessBackend(ModelStore(), "special")
+                return None
+
+            def pytest_sessionfinish(session):
+                assert BUILT == ["special"]
+            """
+        )
+    )
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "special", "-k", PASSING
+    )
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_an_unknown_backend_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "nosuch", "-k", PASSING
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown backend 'nosuch': expected one of *memory*sqlite*"])
