@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_roteiro.backends import SubprocessBackend, resolve_backend
+from pytest_roteiro.cases import load_cases
 from pytest_roteiro.runner import BackendFailure, OpError
 
 pytest_plugins = ["pytester"]
@@ -162,3 +163,13 @@ def test_the_session_goes_on_after_hang_death_and_garbage(
     assert "| dying on purpose" in text
     assert "'this is not json'" in text
     assert "backend stderr (last lines):" in text
+
+
+def test_the_whole_suite_passes_over_the_wire(pytester: pytest.Pytester) -> None:
+    """The reference store behind its own protocol server: the wire path in CI."""
+    server = shlex.join([sys.executable, "-m", "roteiro_memory", "protocol", "--backend", "sqlite"])
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance", "--roteiro-backend", f"cmd:{server}", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=len(load_cases()))
+    result.stdout.fnmatch_lines(["*episodic*25*25*0*0*0*full*"])
