@@ -329,8 +329,8 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; when ``only`` names a command, only that command's options
-    are built (the others keep their one-line help), so start-up stays cheap."""
+    """The parser; when ``only`` names a command, only that command is built,
+    so start-up does not pay for the others' options."""
     parser = _Parser(
         prog="roteiro-memory",
         description="Durable agent memory: anchored to code, ranked by evidence.",
@@ -339,6 +339,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, summary, example, configure in _COMMANDS:
+        if only is not None and only != name:
+            continue
         sub = commands.add_parser(
             name,
             help=summary,
@@ -346,9 +348,9 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
             epilog=f"example:\n  {example}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        if only is None or only == name:
-            configure(sub)
-    _add_protocol(commands)
+        configure(sub)
+    if only is None:
+        _add_protocol(commands)
     return parser
 
 

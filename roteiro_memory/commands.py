@@ -15,11 +15,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roteiro_memory import render
 from roteiro_memory import semantics as sem
-from roteiro_memory.anchors import AnchorSpec, parse_anchor, verify_anchor
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
@@ -41,6 +39,9 @@ from roteiro_memory.location import locate, prepare
 from roteiro_memory.results import Recall
 from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Graph
+
+if TYPE_CHECKING:
+    from roteiro_memory.anchors import AnchorSpec
 
 __all__ = ["HANDLERS", "UsageError"]
 
@@ -167,13 +168,17 @@ class Session:
         if repo is None:
             return None
         store = self.store()
-        parse_bar = render.ProgressBar("parsing")
-        hash_bar = render.ProgressBar("hashing")
-        try:
-            report = sync(store, repo, parse_bar, hash_bar)
-        finally:
-            hash_bar.close()
-            parse_bar.close()
+        if not sys.stderr.isatty():
+            report = sync(store, repo)
+        else:
+            from roteiro_memory.render import ProgressBar
+
+            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
+            try:
+                report = sync(store, repo, parse_bar, hash_bar)
+            finally:
+                hash_bar.close()
+                parse_bar.close()
         for path, reason in report.unparsable:
             warn(
                 f"{path} does not parse ({reason}); its file node is kept and anchors on "
@@ -212,19 +217,31 @@ def anchor_filter(
 
 
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
-    return parse_anchor(text, session.repo) if text is not None else None
+    if text is None:
+        return None
+    from roteiro_memory.anchors import parse_anchor
+
+    return parse_anchor(text, session.repo)
+
+
+def _verify(spec: AnchorSpec | None, session: Session) -> None:
+    if spec is not None:
+        from roteiro_memory.anchors import verify_anchor
+
+        verify_anchor(spec, session.repo)
 
 
 # --- Episodic commands --------------------------------------------------------
 
 
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     body = sys.stdin.read() if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
     spec = _anchor_spec(session, args.anchor)
-    if spec is not None:
-        verify_anchor(spec, session.repo)
+    _verify(spec, session)
     store = session.store()
     if supersedes is not None:
         target = store.get(supersedes)
@@ -256,6 +273,8 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
     key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
@@ -281,6 +300,8 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_recall(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     decay = sem.Decay.parse(args.decay)
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
@@ -330,6 +351,8 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_show(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     wanted = record_id(args.id)
     store = session.store()
     session.sync()
@@ -388,6 +411,8 @@ def cmd_sync(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     limit = budget(args.budget_mb)
     stats = session.store().cache_stats(limit)
     emit(stats.to_json()) if args.json else say(render.stats_text(stats))
@@ -395,6 +420,8 @@ def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     limit = budget(args.budget_mb)
     store = session.store()
     session.sync()
@@ -404,6 +431,8 @@ def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory import render
+
     store = session.store()
     session.sync()
     entries = store.cache_entries()
@@ -432,8 +461,7 @@ def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
     except ValueError as error:
         raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
     spec = _anchor_spec(session, args.anchor)
-    if spec is not None:
-        verify_anchor(spec, session.repo)
+    _verify(spec, session)
     store = session.store()
     session.sync()
     store.cache_put(args.key, args.fingerprint, payload, spec.key if spec else None)

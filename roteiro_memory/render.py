@@ -6,7 +6,7 @@ prints the PROTOCOL shapes, so nothing computed depends on it.
 
 from __future__ import annotations
 
-import shutil
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -63,7 +63,14 @@ def anchor_label(key: str | None) -> str:
 
 
 def _width() -> int:
-    return max(shutil.get_terminal_size((120, 24)).columns, 60)
+    """``COLUMNS`` if set, else the terminal's width, else 120; at least 60."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit():
+        return max(int(columns), 60)
+    try:
+        return max(os.get_terminal_size(sys.stdout.fileno()).columns, 60)
+    except (OSError, ValueError, AttributeError):
+        return 120
 
 
 def _one_line(text: str) -> str:

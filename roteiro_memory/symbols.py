@@ -16,13 +16,13 @@ node's text is all of them in source order, so a change to any one drifts it.
 
 from __future__ import annotations
 
-import ast
-import codecs
 import hashlib
-import io
-import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    import ast
 
 __all__ = [
     "PYTHON_SUFFIXES",
@@ -36,7 +36,7 @@ __all__ = [
 PYTHON_SUFFIXES = (".py", ".pyi")
 """Files whose definitions become nodes."""
 
-_DefNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+_DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
 
 
 class SymbolError(ValueError):
@@ -74,6 +74,10 @@ def _utf8_lines(source: bytes) -> list[bytes]:
     ``ast`` column offsets count UTF-8 bytes of the decoded line, so a file in
     another encoding is decoded (by its coding cookie) and re-encoded first.
     """
+    import codecs
+    import io
+    import tokenize
+
     head = source[: source.find(b"\n", source.find(b"\n") + 1) + 1 or len(source)]
     if b"coding" not in head:
         data = source[3:] if source.startswith(codecs.BOM_UTF8) else source
@@ -103,8 +107,10 @@ def _text(lines: list[bytes], node: _DefNode) -> bytes:
 
 def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[str, str, _DefNode]]:
     """Every definition bound in ``body`` (and in blocks nested in it), depth first."""
+    import ast  # already loaded by the caller; bound here for the checks below
+
     for statement in body:
-        if isinstance(statement, _DefNode):
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             qualname = f"{prefix}{statement.name}"
             if isinstance(statement, ast.ClassDef):
                 kind = "class"
@@ -128,6 +134,8 @@ def definitions(source: bytes, object_format: str = "sha1") -> list[Definition]:
 
     Raises :class:`SymbolError` when the source does not parse.
     """
+    import ast
+
     try:
         tree = ast.parse(source, type_comments=False)
     except SyntaxError as error:

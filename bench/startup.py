@@ -1,0 +1,161 @@
+"""Start-up of the command line against ``python -c pass``.
+
+    python bench/startup.py               # 10,000 records, 15 runs each
+    python bench/startup.py --records 2000 --repeat 9
+
+Builds a small committed repository whose store (in its git common directory,
+where the command line looks) holds ``--records`` records, anchored to its
+files and symbols, and syncs it once, so a run has nothing to sync.  Then
+times, interleaved with ``python -c pass`` on the same interpreter:
+
+1. ``roteiro-memory recall --json --limit 10`` -- the target: at most 3x;
+2. the same with ``--no-sync`` (no git at all), and
+3. ``roteiro-memory recall --json`` printing every record, for scale.
+
+Exit status 0 when the target is within its bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from measure import interleave, ratio_check
+
+BOUND = 3.0
+
+ENV = {
+    # Bytecode is cached, as in any installed package (this machine's
+    # environment may switch that off): start-up, not compilation, is measured.
+    **{
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ROTEIRO_") and k != "PYTHONDONTWRITEBYTECODE"
+    },
+    "PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(), "roteiro-bench-pycache"),
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "bench@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "bench@example.com",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+MODULE = """\
+class Client{n}:
+    def get(self, path):
+        return path
+
+    def post(self, path, body):
+        return path, body
+
+
+def helper{n}(value):
+    return value + {n}
+"""
+
+
+def build(root: Path, records: int, script: str) -> None:
+    for index in range(20):
+        (root / f"mod{index}.py").write_text(MODULE.format(n=index))
+    for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *argv], cwd=root, env=ENV, check=True)
+    subprocess.run([script, "sync"], cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
+    from roteiro_memory.sqlite import SQLiteStore
+    from roteiro_memory.store import MemoryWrite
+
+    kinds = ["lesson", "attempt", "decision", "pattern", "outcome"]
+    anchors = [None]
+    for index in range(20):
+        anchors += [f"file:mod{index}.py", f"py:mod{index}.py::Client{index}.get"]
+    with SQLiteStore(root / ".git" / "roteiro" / "memory.db") as store:
+        store.record_many(
+            MemoryWrite(
+                kinds[i % 5],
+                f"record {i}: the client retries on 503 and logs the request id",
+                anchor=anchors[i % len(anchors)],
+                confidence=(i % 10) / 10,
+            )
+            for i in range(records)
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=10_000)
+    parser.add_argument("--repeat", type=int, default=15)
+    options = parser.parse_args()
+    script = shutil.which("roteiro-memory")
+    if script is None:
+        sys.stderr.write("bench/startup.py: the roteiro-memory console script is not installed\n")
+        return 2
+    with tempfile.TemporaryDirectory(prefix="roteiro-startup-") as scratch:
+        root = Path(scratch)
+        build(root, options.records, script)
+
+        def trial(
+            argv: list[str],
+        ) -> Callable[[], contextlib.AbstractContextManager[Callable[[], object]]]:
+            @contextlib.contextmanager
+            def prepared() -> Iterator[Callable[[], object]]:
+                def action() -> object:
+                    return subprocess.run(
+                        argv, cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL
+                    )
+
+                yield action
+
+            return prepared
+
+        times = interleave(
+            {
+                "floor": trial([sys.executable, "-c", "pass"]),
+                "recall": trial([script, "recall", "--json", "--limit", "10"]),
+                "no-sync": trial([script, "recall", "--json", "--limit", "10", "--no-sync"]),
+                "all": trial([script, "recall", "--json"]),
+            },
+            options.repeat,
+            warmup=True,
+        )
+        cpu = {
+            name: _cpu_median(argv, root, options.repeat)
+            for name, argv in (
+                ("floor", [sys.executable, "-c", "pass"]),
+                ("recall", [script, "recall", "--json", "--limit", "10"]),
+            )
+        }
+    print(f"store of {options.records} records, nothing to sync; floor: python -c pass")
+    target = ratio_check("recall --json --limit 10", times["recall"], times["floor"], BOUND)
+    print(target.line())
+    print(ratio_check("  the same, --no-sync", times["no-sync"], times["floor"], BOUND).line())
+    print(ratio_check("recall --json (every record)", times["all"], times["floor"], 100.0).line())
+    print(
+        f"  CPU time (user+sys, this process and its git children): "
+        f"{cpu['recall'] * 1000:.1f} ms vs floor {cpu['floor'] * 1000:.1f} ms = "
+        f"{cpu['recall'] / cpu['floor']:.2f}x"
+    )
+    return 0 if target.ok else 1
+
+
+def _cpu_median(argv: list[str], root: Path, repeat: int) -> float:
+    """Median CPU seconds of a run, children included: less sensitive than
+    wall time to neighbours competing for the cores."""
+    spent = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(spent)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
