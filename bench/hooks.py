@@ -1,0 +1,183 @@
+"""The pre-commit hooks: checking a large store, and start-up.
+
+    python bench/hooks.py                      # 100,000 records, 7 / 15 runs
+    python bench/hooks.py --records 20000 --repeat 5
+
+Two targets, each run through the installed console scripts, as pre-commit
+runs them:
+
+1. ``roteiro-check-store STORE`` on a store of ``--records`` records (a mix of
+   kinds, scopes, anchors, confidences and supersession chains, and a cache
+   tier): at most 2 s.  Wall time is reported beside the child's CPU time
+   (user + system); on a machine shared with other work, wall time mostly
+   measures waiting for a core, so the verdict is on CPU time.
+2. Start-up: ``roteiro-forbid-store`` and ``roteiro-check-store`` on one text
+   file (what most commits pass them), interleaved with ``python -c pass`` on
+   the same interpreter: at most 3x, median against median.
+
+Exit status 0 when both targets are within their bounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from measure import Check, interleave, ratio_check
+
+CHECK_BOUND_S = 2.0
+STARTUP_BOUND = 3.0
+
+ENV = {
+    # Bytecode is cached, as in any installed package: start-up, not
+    # compilation, is measured.
+    **{
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("ROTEIRO_") and k != "PYTHONDONTWRITEBYTECODE"
+    },
+    "PYTHONPYCACHEPREFIX": os.path.join(tempfile.gettempdir(), "roteiro-bench-pycache"),
+}
+
+
+def script(name: str) -> list[str]:
+    """The console script ``name`` beside this interpreter, else ``-m``."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which(name)
+    if found is not None:
+        return [found]
+    module = name.removeprefix("roteiro-").replace("-", "_")
+    return [sys.executable, "-m", f"roteiro_memory.precommit.{module}"]
+
+
+def build_store(path: Path, records: int) -> None:
+    """A store like a long-lived clone's: every kind, several scopes, half the
+    records anchored, most with a confidence, one in fifty superseded."""
+    from roteiro_memory.results import GraphNode
+    from roteiro_memory.sqlite import SQLiteStore
+    from roteiro_memory.store import MemoryWrite
+
+    kinds = ("lesson", "attempt", "decision", "pattern", "outcome")
+    store = SQLiteStore(path)
+    try:
+        store.put_nodes(
+            GraphNode(f"py:pkg/mod{n}.py::Client.get", path=f"pkg/mod{n}.py", blob=f"b{n}")
+            for n in range(500)
+        )
+        batch: list[MemoryWrite] = []
+        for n in range(records):
+            batch.append(
+                MemoryWrite(
+                    kinds[n % 5],
+                    f"record {n}: the retry loop double-counts the first timeout when the "
+                    f"upstream answers slowly; seen in run {n * 7 % 1000}",
+                    "repo" if n % 3 else f"team/{n % 11}",
+                    f"py:pkg/mod{n % 600}.py::Client.get" if n % 2 else None,
+                    (n % 10) / 10 if n % 4 else None,
+                    n - 1 if n % 50 == 49 else None,
+                )
+            )
+            if len(batch) == 10_000:
+                store.record_many(batch)
+                batch = []
+        store.record_many(batch)
+        for n in range(1000):
+            store.cache_put(f"context:{n}", f"fp{n}", "x" * (n % 97 * 13), anchor=None)
+    finally:
+        store.close()
+
+
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_check(store: Path, repeat: int) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each ``roteiro-check-store STORE`` run."""
+    command = [*script("roteiro-check-store"), str(store)]
+    subprocess.run(command, env=ENV, check=True, stdout=subprocess.DEVNULL)  # warm the caches
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(repeat):
+        cpu_before, wall_before = _child_cpu(), time.perf_counter()
+        done = subprocess.run(command, env=ENV, check=False, capture_output=True, text=True)
+        wall.append(time.perf_counter() - wall_before)
+        cpu.append(_child_cpu() - cpu_before)
+        if done.returncode != 0:
+            raise SystemExit(f"the store should be healthy, but:\n{done.stdout}{done.stderr}")
+    return wall, cpu
+
+
+def _command(argv: Sequence[str]) -> Callable[[], contextlib.AbstractContextManager[object]]:
+    @contextlib.contextmanager
+    def trial() -> Iterator[Callable[[], object]]:
+        yield lambda: subprocess.run(argv, env=ENV, check=True, stdout=subprocess.DEVNULL)
+
+    return trial
+
+
+def time_startup(text_file: Path, repeat: int) -> list[Check]:
+    trials = {
+        "python -c pass": _command([sys.executable, "-c", "pass"]),
+        "roteiro-forbid-store": _command([*script("roteiro-forbid-store"), str(text_file)]),
+        "roteiro-check-store": _command([*script("roteiro-check-store"), str(text_file)]),
+    }
+    times = interleave(trials, repeat, warmup=True)
+    floor = times["python -c pass"]
+    return [
+        ratio_check(f"start-up: {name}", times[name], floor, STARTUP_BOUND)
+        for name in ("roteiro-forbid-store", "roteiro-check-store")
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench/hooks.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=7, help="check-store runs")
+    parser.add_argument("--startup-repeat", type=int, default=15, help="start-up runs")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="roteiro-bench-hooks-") as folder:
+        root = Path(folder)
+        store = root / "memory.db"
+        started = time.perf_counter()
+        build_store(store, args.records)
+        size = store.stat().st_size / 2**20
+        print(
+            f"store: {args.records:,} records, {size:.1f} MiB, "
+            f"built in {time.perf_counter() - started:.1f} s"
+        )
+        wall, cpu = time_check(store, args.repeat)
+        check = Check(
+            name=f"roteiro-check-store, {args.records:,} records",
+            value=statistics.median(cpu),
+            bound=CHECK_BOUND_S,
+            unit=" s",
+            detail=(
+                f"cpu (median of {len(cpu)}); wall median {statistics.median(wall):.2f} s, "
+                f"min {min(wall):.2f} s"
+            ),
+        )
+        text_file = root / "notes.txt"
+        text_file.write_text("an ordinary file\n")
+        checks = [check, *time_startup(text_file, args.startup_repeat)]
+    for item in checks:
+        print(item.line())
+    failed = [c.name for c in checks if not c.ok]
+    print(f"hooks: {len(checks) - len(failed)}/{len(checks)} within bounds")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

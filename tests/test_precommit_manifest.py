@@ -1,0 +1,77 @@
+"""The hooks as offered: manifest, console scripts and modules agree, and a
+hook imports nothing heavy before it has something to check."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from importlib import import_module
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+HOOK_MODULES = ("check_store", "forbid_store", "lint_cases", "conformance")
+
+
+def _manifest() -> list[dict[str, object]]:
+    hooks: list[dict[str, object]] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    return hooks
+
+
+def _scripts() -> dict[str, str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    scripts: dict[str, str] = project["scripts"]
+    return scripts
+
+
+def test_manifest_offers_one_hook_per_module_each_a_console_script() -> None:
+    hooks = _manifest()
+    scripts = _scripts()
+    assert [hook["id"] for hook in hooks] == [
+        f"roteiro-{module.replace('_', '-')}" for module in HOOK_MODULES
+    ]
+    for hook, module in zip(hooks, HOOK_MODULES, strict=True):
+        assert hook["language"] == "python"
+        assert hook["entry"] == hook["id"]
+        assert scripts[str(hook["id"])] == f"roteiro_memory.precommit.{module}:main"
+        assert callable(import_module(f"roteiro_memory.precommit.{module}").main)
+
+
+def test_manifest_lists_the_packages_the_hooks_need() -> None:
+    """The package itself needs nothing, so a hook that reads YAML or runs
+    pytest must bring its own."""
+    needs = {str(h["id"]): str(h.get("additional_dependencies", [])) for h in _manifest()}
+    assert needs["roteiro-forbid-store"] == needs["roteiro-check-store"] == "[]"
+    assert "'PyYAML" in needs["roteiro-lint-cases"]
+    assert "'jsonschema" in needs["roteiro-lint-cases"]
+    assert "'pytest" in needs["roteiro-conformance"]
+
+
+def test_dogfood_config_runs_the_linters_and_lint_cases_on_conformance() -> None:
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {hook["id"]: hook for repo in config["repos"] for hook in repo["hooks"]}
+    assert {"ruff", "ruff-format", "mypy", "roteiro-lint-cases"} <= set(hooks)
+    assert hooks["roteiro-lint-cases"]["files"].startswith("^conformance/")
+
+
+def _imported_after(module: str, *files: Path) -> set[str]:
+    heavy = ("yaml", "jsonschema", "sqlite3", "pytest", "pytest_roteiro", "roteiro_memory.check")
+    code = (
+        "import json, sys\n"
+        f"from roteiro_memory.precommit.{module} import main\n"
+        f"status = main({[str(f) for f in files]!r})\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({heavy!r}))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def test_startup_imports_nothing_heavy_when_no_store_is_passed(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("an ordinary file\n")
+    assert _imported_after("forbid_store", text) == set()
+    assert _imported_after("check_store", text) == set()
+    assert _imported_after("lint_cases") == set()
