@@ -33,10 +33,26 @@ class Dialect:
     real: str
     param: str
     """How a named parameter ``x`` is written, as a format with ``{name}``."""
+    traps_underflow: bool = False
+    """Whether a multiplication or ``power`` whose IEEE result is 0 raises an
+    error instead (PostgreSQL does).  Such a dialect gets a score that never
+    computes a zero from non-zero operands, with the same doubles."""
 
 
 SQLITE = Dialect(greatest="max", power="pow", real="REAL", param=":{name}")
-POSTGRES = Dialect(greatest="GREATEST", power="power", real="double precision", param="%({name})s")
+POSTGRES = Dialect(
+    greatest="GREATEST",
+    power="power",
+    real="double precision",
+    param="%({name})s",
+    traps_underflow=True,
+)
+
+_HALF_POWER_ZERO = 1075.0
+"""``0.5 ** x`` rounds to 0 exactly when ``x >= 1075``: 2**-1075 is half the
+smallest subnormal and ties go to the even neighbour, 0."""
+_SAFE_EXPONENT = 500
+"""Products of factors in [0, 1] each at least 2**-502 stay normal."""
 
 
 def anchor_case(
@@ -90,7 +106,38 @@ def decay_expr(decay: Decay, dialect: Dialect, *, id_column: str) -> tuple[str, 
     params: dict[str, object] = {"decay_parameter": float(decay.effective_parameter)}
     if decay.mode == "linear":
         return f"{dialect.greatest}(0.0, 1.0 - {ratio})", params
+    if dialect.traps_underflow:
+        zero = _real(0.0, dialect)
+        return (
+            f"CASE WHEN {ratio} >= {_real(_HALF_POWER_ZERO, dialect)} THEN {zero}"
+            f" ELSE {dialect.power}(0.5, {ratio}) END",
+            params,
+        )
     return f"{dialect.power}(0.5, {ratio})", params
+
+
+def _real(value: float, dialect: Dialect) -> str:
+    """A double as a typed SQL literal (``repr`` round-trips it)."""
+    return f"CAST({value!r} AS {dialect.real})"
+
+
+def _times(a: str, b: str, dialect: Dialect) -> str:
+    """``a * b`` for ``a`` and ``b`` in [0, 1], the IEEE product, without ever
+    multiplying to a zero from non-zero operands.
+
+    Scaling both by 2**537 is exact, and the scaled product is at least
+    2**-1074, so comparing it with 0.5 says whether the true product rounds
+    to 0 (it does at or below 2**-1075).  The one imprecision: a true product
+    within 2**-54 relative above 2**-1075 also reads as 0 instead of the
+    smallest subnormal.
+    """
+    zero, low, up = _real(0.0, dialect), _real(2.0**-511, dialect), _real(2.0**537, dialect)
+    return (
+        f"(CASE WHEN {a} = {zero} OR {b} = {zero} THEN {zero}"
+        f" WHEN {a} >= {low} AND {b} >= {low} THEN {a} * {b}"
+        f" WHEN ({a} * {up}) * ({b} * {up}) <= {_real(0.5, dialect)} THEN {zero}"
+        f" ELSE {a} * {b} END)"
+    )
 
 
 def score_expr(
@@ -105,9 +152,17 @@ def score_expr(
     node_blob: str,
 ) -> tuple[str, dict[str, object]]:
     """``base * penalty * decay`` as SQL, multiplied left to right like
-    :func:`roteiro_memory.semantics.score`."""
+    :func:`roteiro_memory.semantics.score`.
+
+    In a dialect that traps underflow the same product is guarded: rows whose
+    factors keep it normal (the common case) multiply directly, and the rest
+    go through :func:`_times`, so the doubles are still Python's.
+    """
+    values = penalty_values()
+    if dialect.traps_underflow:
+        values = {state: f"CAST({value} AS {dialect.real})" for state, value in values.items()}
     penalty = anchor_case(
-        penalty_values(),
+        values,
         anchor_key=anchor_key,
         anchor_blob=anchor_blob,
         node_key=node_key,
@@ -115,7 +170,30 @@ def score_expr(
     )
     factor, params = decay_expr(decay, dialect, id_column=id_column)
     base = f"COALESCE({confidence}, {DEFAULT_BASE_CONFIDENCE!r})"
-    return f"{base} * ({penalty}) * {factor}", params
+    if not dialect.traps_underflow:
+        return f"{base} * ({penalty}) * {factor}", params
+    base_penalty = f"{base} * ({penalty})"
+    safe = f"{base} >= {_real(2.0**-_SAFE_EXPONENT, dialect)}"
+    slow = _times(_times(base, f"({penalty})", dialect), f"({factor})", dialect)
+    if decay.mode != "exponential":
+        # The factor is 1, 0, or at least 2**-64: with a safe base the
+        # product stays normal or is an exact 0.
+        return f"CASE WHEN {safe} THEN {base_penalty} * {factor} ELSE {slow} END", params
+    generation = dialect.param.format(name="generation")
+    parameter = dialect.param.format(name="decay_parameter")
+    ratio = f"(CAST({generation} - {id_column} AS {dialect.real}) / {parameter})"
+    half = f"{dialect.power}(0.5, {ratio})"
+    scale = _real(2.0**600, dialect)
+    return (
+        f"CASE WHEN {safe} AND {ratio} <= {_real(float(_SAFE_EXPONENT), dialect)}"
+        f" THEN {base_penalty} * {half}"
+        f" WHEN {ratio} >= {_real(_HALF_POWER_ZERO, dialect)} THEN {_real(0.0, dialect)}"
+        f" WHEN {safe} THEN (CASE WHEN ({base_penalty} * {scale}) * {half}"
+        f" <= {_real(2.0 ** (600 - 1075), dialect)} THEN {_real(0.0, dialect)}"
+        f" ELSE {base_penalty} * {half} END)"
+        f" ELSE {slow} END",
+        params,
+    )
 
 
 def applies_expr(*, anchor_key: str, anchor_blob: str, node_key: str, node_blob: str) -> str:

@@ -22,6 +22,7 @@ from roteiro_memory.pg_migrations import SCHEMA_VERSION
 from roteiro_memory.postgres import PostgresStore, split_schema
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import Decay
+from roteiro_memory.store import MemoryWrite
 
 
 @pytest.fixture
@@ -384,3 +385,82 @@ def test_check_reports_each_planted_fault(pg: PostgresStore, damage: str, findin
     pg.connection.execute(damage)
     found = [str(f) for f in check_store(pg)]
     assert any(finding in line for line in found), found
+
+
+_TINY = [
+    None,
+    0.0,
+    5e-324,
+    2.0**-1073,
+    2.0**-1000,
+    2.0**-501,
+    2.0**-500,
+    math.nextafter(2.0**-500, 1.0),
+    1e-300,
+    1e-10,
+    1 / 3,
+    1.0,
+]
+
+
+@pytest.mark.parametrize("decay", ["none", "linear:3", "exponential:1", "exponential:3"])
+@pytest.mark.parametrize("generation", [60, 520, 1020, 1070, 1090, 3300, 10**6])
+def test_scores_equal_the_semantics_where_postgres_would_trap_underflow(
+    pg: PostgresStore, decay: str, generation: int
+) -> None:
+    """PostgreSQL raises on a product or power that rounds to zero; the
+    rendering must avoid that and still give Python's doubles, down to the
+    subnormals, for ages around where 0.5 ** ratio leaves the normal range."""
+    pg.put_nodes([GraphNode("same", blob="b1"), GraphNode("moved", blob="b2")])
+    anchors = [None, "same", "moved", "gone"]
+    pg.record_many(
+        [
+            MemoryWrite(
+                "lesson", f"body {i}", confidence=_TINY[i % len(_TINY)], anchor=anchors[i % 4]
+            )
+            for i in range(48)
+        ]
+    )
+    pg.put_nodes([GraphNode("moved", blob="b3")])
+    parsed = Decay.parse(decay)
+    score, params = sqlexpr.score_expr(
+        parsed,
+        sqlexpr.POSTGRES,
+        confidence="m.confidence",
+        id_column="m.id",
+        anchor_key="m.anchor_key",
+        anchor_blob="m.anchor_blob",
+        node_key="n.key",
+        node_blob="n.blob",
+    )
+    rows = pg.connection.execute(
+        f"SELECT m.id, m.confidence, {score} FROM agent_memory m"
+        " LEFT JOIN nodes n ON n.key = m.anchor_key ORDER BY m.id",
+        {**params, "generation": generation},
+    ).fetchall()
+    states = {r.id: r.anchor_state for r in pg.list().records}
+    assert len(rows) == 48
+    for rid, confidence, sql_score in rows:
+        expected = sem.score(
+            sem.base_confidence(confidence),
+            sem.anchor_penalty(states[rid]),
+            parsed.factor(sem.record_age(generation, rid)),
+        )
+        assert sql_score == expected, (rid, confidence, sql_score, expected)
+
+
+def test_recall_over_records_older_than_the_double_range_of_decay(pg: PostgresStore) -> None:
+    """Exponential decay over more than 1075 half-lives used to make the
+    server refuse the whole recall with an underflow error."""
+    from roteiro_memory.model import ModelStore
+
+    model = ModelStore()
+    writes = [MemoryWrite("lesson", f"old {i}", confidence=(i % 10) / 9) for i in range(1500)]
+    pg.record_many(writes)
+    model.record_many(writes)
+    got = pg.recall(decay="exponential:1")
+    want = model.recall(decay="exponential:1")
+    assert [(r.record.id, r.score) for r in got.results] == [
+        (r.record.id, r.score) for r in want.results
+    ]
+    assert got.results[-1].score == 0.0
