@@ -179,11 +179,8 @@ class Session:
             finally:
                 hash_bar.close()
                 parse_bar.close()
-        for path, reason in report.unparsable:
-            warn(
-                f"{path} does not parse ({reason}); its file node is kept and anchors on "
-                "its symbols read unverifiable until it does"
-            )
+        for path, problem in report.unparsable:
+            warn(f"{path} {problem}")
         self.synced = report
         return report
 

@@ -331,19 +331,26 @@ def _graph_of(
     """The nodes of ``files``: symbols reused from ``stored`` where a Python
     file's blob is unchanged, parsed from ``read`` where it is not.
 
-    Returns the nodes, the paths parsed, and the (path, reason) of each Python
-    file that did not parse.
+    Returns the nodes, the paths parsed, and (path, problem) for each file
+    left out or not parsed.
     """
-    nodes = [_file_node(entry) for entry in files.values()]
-    fresh: list[str] = []
+    problems: list[tuple[str, str]] = []
+    named: dict[str, FileEntry] = {}
     for path, entry in files.items():
+        if path.isascii() or _is_utf8(path):
+            named[path] = entry
+        else:
+            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            problems.append((shown, "has a name that is not UTF-8, so it has no node"))
+    nodes = [_file_node(entry) for entry in named.values()]
+    fresh: list[str] = []
+    for path, entry in named.items():
         if not is_python_path(path) or entry.mode not in (_REGULAR, _EXECUTABLE):
             continue
         if path in stored.file_blobs and stored.file_blobs[path] == entry.blob:
             nodes.extend(stored.symbols.get(path, ()))
         else:
             fresh.append(path)
-    unparsable: list[tuple[str, str]] = []
     batch = 256
     for start in range(0, len(fresh), batch):
         chunk = fresh[start : start + batch]
@@ -352,11 +359,25 @@ def _graph_of(
             try:
                 nodes.extend(_symbol_nodes(path, sources[path], object_format))
             except SymbolError as error:
-                unparsable.append((path, str(error)))
+                problems.append(
+                    (
+                        path,
+                        f"does not parse ({error}); its file node is kept and anchors on "
+                        "its symbols read unverifiable until it does",
+                    )
+                )
                 nodes.extend(_unverifiable(stored.symbols.get(path, ())))
         if progress is not None:
             progress(min(start + batch, len(fresh)), len(fresh))
-    return nodes, fresh, unparsable
+    return nodes, fresh, problems
+
+
+def _is_utf8(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass
@@ -425,7 +446,7 @@ def sync(
         tree=tree,
         files=len(files),
         up_to_date=False,
-        symbols=len(nodes) - len(files),
+        symbols=sum(1 for node in nodes if node.key.startswith(PY_PREFIX)),
         written=len(changed),
         removed=len(gone),
         parsed=parsed,

@@ -204,3 +204,15 @@ def test_reads_resolve_against_a_given_graph_and_write_nothing(store: Store) -> 
     assert [r.record.id for r in ranked.results] == [plain, other, valid]
     assert store.snapshot() == before
     assert store.get(valid).anchor_state.value == "valid"  # type: ignore[union-attr]
+
+
+def test_a_file_name_that_is_not_utf8_is_reported_and_left_out(repo: Repo, db: SQLiteStore) -> None:
+    (repo.root / os.fsdecode(b"bad\xffname.txt")).write_text("x\n")
+    report = sync(db, repo)
+    assert [problem for _, problem in report.unparsable] == [
+        "has a name that is not UTF-8, so it has no node"
+    ]
+    assert report.symbols == 4
+    assert len([n for n in db.export_graph() if n.key.startswith("file:")]) == 3
+    git(repo.root, "add", "-A")
+    assert report.tree == git(repo.root, "write-tree").strip()
