@@ -417,9 +417,22 @@ def pytest_runtest_makereport(
             "invariant": item.case.invariant,
             "capability": session.registry[item.case.invariant].capability,
             "requires": list(item.case.requires),
+            "declared": _declared(session),
             "outcome": outcome.to_json() if outcome is not None else None,
         }
     return report
+
+
+def _declared(session: _Session) -> list[str] | None:
+    """The capabilities the backend declared, if hello has been answered."""
+    from pytest_roteiro.runner import BackendFailure, OpError
+
+    if session.backend is None:
+        return None
+    try:
+        return sorted(session.backend.capabilities())
+    except (OpError, BackendFailure):
+        return None
 
 
 class _Recorder:

@@ -155,9 +155,11 @@ def _report(
     results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant], backend: str
 ) -> dict[str, Any]:
     verdicts = invariant_verdicts(results, registry)
+    declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
     return {
         "schema": REPORT_SCHEMA,
         "backend": backend,
+        "declared_capabilities": declared,
         "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "compliance": compliance(results, registry),
         "invariants": [
@@ -180,6 +182,9 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     out = [f"# Conformance report: `{report['backend']}`", ""]
     totals = report["totals"]
     out.append(", ".join(f"{totals[s]} {s}" for s in STATUSES) + " cases.")
+    declared = report.get("declared_capabilities")
+    if declared is not None:
+        out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]
     out += ["", "## Compliance by capability", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "---|" * len(_COLUMNS))
