@@ -160,11 +160,18 @@ def _ob(text: str | None) -> bytes | None:
 
 
 def _t(raw: bytes | None) -> str | None:
-    return None if raw is None else bytes(raw).decode("utf-8", "surrogatepass")
+    return None if raw is None else _s(raw)
 
 
 def _s(raw: bytes) -> str:
-    return bytes(raw).decode("utf-8", "surrogatepass")
+    """Stored UTF-8 as text; bytes this version never writes are Corrupt."""
+    try:
+        return bytes(raw).decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError as error:
+        raise Corrupt(
+            f"a stored text value is not UTF-8 ({error.reason} at byte {error.start}); "
+            "run `roteiro-memory check` on the store"
+        ) from None
 
 
 def _record_from_row(row: Sequence[Any]) -> MemoryRecord:

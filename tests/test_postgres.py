@@ -10,6 +10,7 @@ import math
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pg_server
 import pytest
@@ -464,3 +465,55 @@ def test_recall_over_records_older_than_the_double_range_of_decay(pg: PostgresSt
         (r.record.id, r.score) for r in want.results
     ]
     assert got.results[-1].score == 0.0
+
+
+# --- failures are reported, not crashes -------------------------------------
+
+
+def test_stored_bytes_that_are_not_utf8_read_as_corrupt(pg: PostgresStore) -> None:
+    rid = pg.record("lesson", "fine")
+    pg.connection.execute("UPDATE agent_memory SET body = '\\xfffe'::bytea")
+    with pytest.raises(Corrupt, match="not UTF-8"):
+        pg.get(rid)
+
+
+def test_a_lost_connection_is_store_unavailable_and_reopen_recovers(pg: PostgresStore) -> None:
+    import psycopg
+
+    pg.record("lesson", "before")
+    pid = pg.connection.info.backend_pid
+    with psycopg.connect(pg.dsn, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    with pytest.raises(StoreUnavailable, match="connection"):
+        pg.record("lesson", "lost")
+    pg.reopen()
+    assert [r.body for r in pg.list().records] == ["before"]
+
+
+def test_protocol_server_serves_postgres_named_by_db(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    dsn = pg_server.fresh_store_dsn()
+    requests = [
+        {"id": 1, "op": "hello"},
+        {"id": 2, "op": "memory.record", "args": {"kind": "lesson", "body": "over the wire"}},
+        {"id": 3, "op": "memory.list"},
+    ]
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", "protocol", "--db", dsn],
+            input="".join(json.dumps(r) + "\n" for r in requests),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=tmp_path,
+        )
+    finally:
+        pg_server.drop_schema(dsn)
+    assert done.returncode == 0, done.stderr
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert answers[0]["result"]["implementation"]["name"] == "roteiro-memory (postgres)"
+    assert answers[1]["result"] == {"id": 1}
+    assert [r["body"] for r in answers[2]["result"]["records"]] == ["over the wire"]
