@@ -352,6 +352,11 @@ def _backend(config: pytest.Config, session: _Session) -> Backend:
                 made = resolve_backend(spec, factories, timeout=session.config.timeout)
             except BackendSpecError as error:
                 raise pytest.UsageError(str(error)) from None
+            except Exception as error:
+                # A factory that raises is the backend's fault, reported as such.
+                raise pytest.UsageError(
+                    f"backend {spec!r} could not be created: {type(error).__name__}: {error}"
+                ) from error
         session.backend = made
     return session.backend
 

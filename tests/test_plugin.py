@@ -368,3 +368,15 @@ def test_an_unknown_backend_is_a_usage_error(pytester: pytest.Pytester) -> None:
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*unknown backend 'nosuch': expected one of *memory*sqlite*"])
+
+
+def test_a_factory_that_raises_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(broken_backend="def make():\n    raise RuntimeError('no database')\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "broken_backend:make", "-k", PASSING
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*backend 'broken_backend:make' could not be created: RuntimeError: no database*"]
+    )
