@@ -8,7 +8,7 @@ import pytest
 import yaml
 from precommit_plants import BAD_CASES, GOOD_CASE, plant_cases
 
-from pytest_roteiro.cases import builtin_dir, case_files
+from pytest_roteiro.cases import RESERVED_FILES, builtin_dir, case_files
 from roteiro_memory.precommit.lint_cases import main
 
 
@@ -92,3 +92,16 @@ def test_lint_cases_checks_each_folder_on_its_own(
     assert len(lines) == 2
     assert lines[0].startswith(registry.expected)
     assert lines[1].startswith(op.expected)
+
+
+def test_lint_cases_passes_over_reserved_files_that_are_not_cases(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    reserved = sorted(RESERVED_FILES - {"invariants.yaml"})
+    assert reserved, "the loader reserves names beside the registry"
+    files = [folder / name for name in reserved]
+    for path in files:
+        path.write_text("not: [a, case, file]\n")
+    assert _run(capsys, *files) == (0, [])

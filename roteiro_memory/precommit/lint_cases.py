@@ -6,7 +6,8 @@ registry, ops the protocol has, references to values an earlier step saved,
 capabilities that cover the ops.  A folder of case files is what the suite
 loads together (``--roteiro-cases DIR``), so each folder is checked on its own:
 against its ``invariants.yaml`` (checked itself when it is among the files)
-over the shipped registry, and for case ids used twice -- by two of its
+over the shipped registry (other reserved names, such as ``properties.yaml``,
+are not case files and are passed over), and for case ids used twice -- by two of its
 files, or by one of its files and a shipped file it does not replace (a file
 replaces the shipped file of the same name).  pre-commit passes only the
 files that changed, so the folder's other files are read for their ids.
@@ -57,7 +58,7 @@ class _Shipped:
 
 def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) -> Iterator[str]:
     from pytest_roteiro.cases import (
-        REGISTRY_FILE,
+        RESERVED_FILES,
         CaseFileError,
         case_files,
         load_file,
@@ -69,7 +70,7 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
     except CaseFileError as error:
         yield str(error)
         return
-    cases = [p for p in paths if p.name != REGISTRY_FILE and not p.name.startswith("_")]
+    cases = [p for p in paths if p.name not in RESERVED_FILES and not p.name.startswith("_")]
     passed = {p.resolve() for p in cases}
     siblings = [p for p in case_files([folder], builtin=False) if p.resolve() not in passed]
     seen: dict[str, Case] = {}
