@@ -1,6 +1,6 @@
 """Performance targets of the store, each a ratio against a floor.
 
-    python bench/run.py            # the full sizes (about 2 GB of scratch I/O)
+    python bench/run.py            # the full sizes: 1 to 3 minutes, ~5 GB of scratch I/O
     python bench/run.py --quick    # a small smoke run, well under a minute
     python bench/run.py --records 50000 --repeat 7 --profile
 
@@ -8,7 +8,8 @@ Builds its own data in a temporary directory and prints each measured value
 beside its bound, then one summary line.  Exit status 0 when every value is
 within its bound, 1 when any is over, 2 on a usage error.
 
-Targets (bounds are ratios of medians, floor and subject interleaved):
+Targets (bounds are ratios of median CPU times, floor and subject interleaved;
+wall times are printed beside them):
 
 1. ``recall`` with limit 10, decay ``none`` and ``exponential``, over the live
    records of a store that also holds superseded ones and anchors in all five
@@ -23,7 +24,7 @@ Targets (bounds are ratios of medians, floor and subject interleaved):
 
 The scenarios and floors are backend-agnostic where they can be
 (``workload``, ``targets``); what is specific to SQLite is in
-``sqlite_backend``.  Another backend adds a class there-alike and an entry in
+``sqlite_backend``.  Another backend adds a module like it and an entry in
 :data:`BACKENDS`.  ``--profile`` prints, to stderr, each subject's statements
 with their query plans and a profile of where its Python time went.
 """
