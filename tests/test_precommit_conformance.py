@@ -53,7 +53,17 @@ def test_conformance_reports_a_backend_that_cannot_be_made_once(
     assert status == 1
     assert len(lines) == 1
     assert lines[0].startswith("backend 'nosuchmodule:make': cannot import module 'nosuchmodule'")
-    assert lines[0].endswith("(1 case not run)")
+
+
+def test_conformance_reports_a_backend_that_fails_to_start(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (backend_repo / "explode.py").write_text(
+        "def make():\n    raise RuntimeError('cannot start')\n"
+    )
+    status, lines = _run(capsys, "--backend", "explode:make", "--cases", "cases")
+    assert status == 1
+    assert lines == ["backend 'explode:make': could not be created: RuntimeError: cannot start"]
 
 
 def test_conformance_reports_a_missing_cases_folder(

@@ -27,7 +27,7 @@ __all__ = ["main", "run_suite"]
 _FAILED = ("failed",)
 _CONFIGURED = "roteiro_backend"
 """How a backend named by the pytest configuration rather than ``--backend``
-is called when the run ends before saying which it was."""
+is called in a finding."""
 
 
 def _pytest_args(args: Any, report_path: Path) -> list[str]:
@@ -93,26 +93,10 @@ def _case_line(case: Mapping[str, Any]) -> str:
     return f"{where}: {problem}"
 
 
-def _case_findings(backend: str, cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
-    """One line per failing case; cases that all ended on the same error
-    before an outcome (a backend that cannot be made) are one line, about the
-    backend."""
-    failed = [case for case in cases if case.get("status") in _FAILED]
-    unrun = [case for case in failed if not isinstance(case.get("outcome"), Mapping)]
-    errors = {_error_line(str(case.get("message") or "")) for case in unrun}
-    usage = "pytest.UsageError: "
-    if len(errors) == 1 and (len(unrun) > 1 or next(iter(errors)).startswith(usage)):
-        error = errors.pop().removeprefix(usage)
-        error = error.removeprefix(f"backend {backend!r}: ")
-        yield str(
-            Finding(
-                f"backend {backend!r}",
-                f"{error} ({len(unrun)} {'case' if len(unrun) == 1 else 'cases'} not run)",
-            )
-        )
-        failed = [case for case in failed if case not in unrun]
-    for case in failed:
-        yield _case_line(case)
+def _case_findings(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    for case in cases:
+        if case.get("status") in _FAILED:
+            yield _case_line(case)
 
 
 def _suite_errors(backend: str, completed: subprocess.CompletedProcess[str]) -> list[Finding]:
@@ -128,6 +112,9 @@ def _suite_errors(backend: str, completed: subprocess.CompletedProcess[str]) -> 
         return [Finding(f"backend {backend!r}", error) for error in errors]
     about = [line for line in lines if "error" in line.lower()]
     problem = (about or lines or [f"pytest exited with status {completed.returncode}"])[-1]
+    problem = problem.removeprefix("ERROR: ")
+    if problem.startswith(f"backend {backend!r}"):  # the plugin names it too
+        problem = problem.removeprefix(f"backend {backend!r}").removeprefix(":").strip()
     return [Finding(f"backend {backend!r}", problem)]
 
 
@@ -146,8 +133,7 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
             return
         if completed.returncode == 1 and report_path.is_file():
             loaded = json.loads(report_path.read_text(encoding="utf-8"))
-            spec = args.backend or str(loaded.get("backend", _CONFIGURED))
-            found = list(_case_findings(spec, loaded.get("cases", [])))
+            found = list(_case_findings(loaded.get("cases", [])))
             if found:
                 yield from found
                 return
