@@ -189,10 +189,18 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
-        "dirty": ["diff-files", "-z", "--name-only", "--ignore-submodules=all"],
-        "untracked": ["ls-files", "-z", "--others", "--exclude-standard"],
+        # One walk of the working tree for both what changed and what is new;
+        # git compares the content of files whose stat data alone differs.
+        "status": [
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--no-renames",
+            "--ignore-submodules=all",
+        ],
     }
-    # The three listings are independent: run them side by side.
+    # The two listings are independent: run them side by side.
     running = {
         name: subprocess.Popen(
             ["git", "-C", str(repo.root), *argv],
@@ -210,7 +218,7 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
             raise GitError(f"git {commands[name][0]} failed in {repo.root}: {detail}")
         output[name] = out
     files: dict[str, FileEntry] = {}
-    dirty: set[str] = set(_split_z(output["dirty"]))
+    dirty, untracked = _changed(output["status"])
     for item in _split_z(output["index"]):
         # "<mode> <blob> <stage>\t<path>": fixed-width up to the tab.
         tab = item.index("\t")
@@ -219,7 +227,6 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
             dirty.add(path)
             continue
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
-    untracked = [path for path in _split_z(output["untracked"]) if not path.endswith("/")]
     to_hash = sorted(dirty) + untracked
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
@@ -232,6 +239,25 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
         if progress is not None:
             progress(done, len(to_hash))
     return files
+
+
+def _changed(status: bytes) -> tuple[set[str], list[str]]:
+    """From ``git status --porcelain=v2 -z``: the tracked paths whose working
+    copy differs from the index, and the untracked paths."""
+    dirty: set[str] = set()
+    untracked: list[str] = []
+    for item in _split_z(status):
+        tag = item[0]
+        if tag == "1":
+            # "1 XY sub mH mI mW hH hI path": Y is the working tree's side.
+            fields = item.split(" ", 8)
+            if fields[1][1] != ".":
+                dirty.add(fields[8])
+        elif tag == "u":
+            dirty.add(item.split(" ", 10)[10])
+        elif tag == "?" and not item.endswith("/"):
+            untracked.append(item[2:])
+    return dirty, untracked
 
 
 # --- Trees ------------------------------------------------------------------
