@@ -38,7 +38,7 @@ from roteiro_memory.gitgraph import (
 from roteiro_memory.location import locate, prepare
 from roteiro_memory.results import Recall
 from roteiro_memory.sqlite import SQLiteStore
-from roteiro_memory.store import Graph
+from roteiro_memory.store import Graph, Store
 
 if TYPE_CHECKING:
     from roteiro_memory.anchors import AnchorSpec
@@ -122,7 +122,7 @@ class Session:
         self.args = args
         self._repo: Repo | None = None
         self._looked = False
-        self._store: SQLiteStore | None = None
+        self._store: Store | None = None
         self.synced: SyncReport | None = None
 
     @property
@@ -147,7 +147,21 @@ class Session:
     def store_path(self) -> Path:
         return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
 
-    def store(self, *, must_exist: bool = False) -> SQLiteStore:
+    def dsn(self) -> str | None:
+        """The PostgreSQL DSN the store is named by (``--db`` or
+        ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
+        from roteiro_memory.postgres import is_dsn
+
+        named = getattr(self.args, "db", None)
+        if named is None:
+            named = os.environ.get("ROTEIRO_MEMORY_DB")
+        return named if is_dsn(named) else None
+
+    def store(self, *, must_exist: bool = False) -> Store:
+        if self._store is None and self.dsn() is not None:
+            from roteiro_memory.postgres import PostgresStore
+
+            self._store = PostgresStore(str(self.dsn()))
         if self._store is None:
             location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
             if must_exist and not location.path.exists():
@@ -486,11 +500,17 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
 
 def cmd_check(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.check import check_store
+    from roteiro_memory.postgres import PostgresStore
 
-    path = session.store_path()
-    if not path.exists():
-        raise StoreUnavailable(f"no store at {path}: nothing to check")
-    findings = check_store(path)
+    store = session.store() if session.dsn() is not None else None
+    if isinstance(store, PostgresStore):
+        path: Path | str = store.describe()
+        findings = check_store(store)
+    else:
+        path = session.store_path()
+        if not path.exists():
+            raise StoreUnavailable(f"no store at {path}: nothing to check")
+        findings = check_store(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
     else:
