@@ -147,3 +147,22 @@ def test_forbid_store_usage_error_is_status_2(capsys: pytest.CaptureFixture[str]
         main(["--no-such-option"])
     assert exit_info.value.code == 2
     assert "--no-such-option" in capsys.readouterr().err
+
+
+def test_forbid_store_refuses_any_companion_beside_a_store(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty log names no database; beside a store it is still the store's."""
+    plant_store(tmp_path / "memory.db")
+    empty_wal = tmp_path / "memory.db-wal"
+    empty_wal.write_bytes(b"")
+    journal = tmp_path / "memory.db-journal"
+    journal.write_bytes(b"\x00" * 512)
+    status, lines = _run(capsys, empty_wal, journal)
+    assert status == 1
+    assert lines[0].startswith(
+        f"{empty_wal}: the write-ahead log of a roteiro-memory store (beside memory.db) "
+    )
+    assert lines[1].startswith(
+        f"{journal}: the rollback journal of a roteiro-memory store (beside memory.db) "
+    )

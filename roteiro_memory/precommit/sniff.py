@@ -6,10 +6,11 @@ someone else's database), so every test here reads the file:
 * a **store** is an SQLite database (its first 16 bytes are the SQLite header)
   whose schema holds this project's tables: ``agent_memory``, or a
   ``schema_migrations`` that records one of this project's migrations;
-* a **write-ahead log** starts with the WAL magic number, a **shared-memory
-  index** with the wal-index version; either is a store's companion when the
-  database beside it (its name without ``-wal`` / ``-shm``) is a store, or,
-  for a log, when its frames carry this project's schema;
+* a **companion** is a file named ``DB-wal``, ``DB-shm`` or ``DB-journal``
+  beside a store ``DB``, whatever it holds (an empty log, or a shared-memory
+  index, carries nothing that names its database); a **write-ahead log**,
+  known by its magic number, whose frames carry this project's schema is a
+  store's log wherever it lies;
 * an **export** is JSON Lines whose first record carries the export format's
   tag.
 
@@ -27,9 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "EXPORT_TAG_FIELD",
+    "EXPORT_TAG_PREFIX",
     "SQLITE_HEADER",
     "Recognised",
+    "StoreInfo",
     "What",
+    "is_sqlite",
+    "is_wal",
     "read_schema",
     "recognise",
     "store_info",
@@ -39,13 +45,8 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 """The first four bytes of a WAL file, big-endian; the last bit names the
 byte order of its checksums."""
-WAL_INDEX_VERSION = 3007000
-"""The first field of a ``-shm`` file's header, in the writer's byte order."""
-WAL_INDEX_HEADER_BYTES = 136
-"""Two copies of the 48-byte index header and the 40-byte checkpoint record."""
 SCHEMA_SIGNATURES = (b"CREATE TABLE agent_memory", b"CREATE TABLE agent_cache")
 """Text of this project's schema as SQLite keeps it in ``sqlite_master``."""
-COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 EXPORT_TAG_FIELD = "format"
 EXPORT_TAG_PREFIX = "roteiro-memory.export/"
 """An export's first record carries its format in this field, starting with
@@ -65,6 +66,9 @@ class What(enum.Enum):
     SHM = "the shared-memory index of a roteiro-memory store"
     JOURNAL = "the rollback journal of a roteiro-memory store"
     EXPORT = "a roteiro-memory export"
+
+
+_COMPANIONS = {"-wal": What.WAL, "-shm": What.SHM, "-journal": What.JOURNAL}
 
 
 @dataclass(frozen=True)
@@ -106,14 +110,6 @@ def is_sqlite(path: Path) -> bool:
 def is_wal(path: Path) -> bool:
     head = _head(path, 4)
     return len(head) == 4 and int.from_bytes(head, "big") in WAL_MAGIC
-
-
-def is_wal_index(path: Path) -> bool:
-    head = _head(path, WAL_INDEX_HEADER_BYTES)
-    if len(head) < WAL_INDEX_HEADER_BYTES:
-        return False
-    versions = (int.from_bytes(head[:4], "little"), int.from_bytes(head[:4], "big"))
-    return WAL_INDEX_VERSION in versions
 
 
 def _our_migration_names() -> frozenset[str]:
@@ -179,10 +175,11 @@ def store_info(path: Path) -> StoreInfo | None:
     return None
 
 
-def _companion_of(path: Path) -> Path | None:
-    for suffix in COMPANION_SUFFIXES:
+def _companion_of(path: Path) -> tuple[str, Path] | None:
+    """The suffix of a companion's name and the database it would belong to."""
+    for suffix in _COMPANIONS:
         if path.name.endswith(suffix) and len(path.name) > len(suffix):
-            return path.with_name(path.name[: -len(suffix)])
+            return suffix, path.with_name(path.name[: -len(suffix)])
     return None
 
 
@@ -211,16 +208,13 @@ def recognise(path: str | os.PathLike[str]) -> Recognised | None:
     if info is not None:
         detail = f"schema version {info.version}" if info.version is not None else ""
         return Recognised(file, What.STORE, detail)
-    database = _companion_of(file)
-    wal = is_wal(file)
-    if wal and _carries_schema(file):
+    if is_wal(file) and _carries_schema(file):
         return Recognised(file, What.WAL)
-    if database is not None and database.is_file() and store_info(database) is not None:
-        if wal or file.name.endswith("-wal"):
-            return Recognised(file, What.WAL, f"beside {database.name}")
-        if is_wal_index(file) or file.name.endswith("-shm"):
-            return Recognised(file, What.SHM, f"beside {database.name}")
-        return Recognised(file, What.JOURNAL, f"beside {database.name}")
+    companion = _companion_of(file)
+    if companion is not None:
+        suffix, database = companion
+        if database.is_file() and store_info(database) is not None:
+            return Recognised(file, _COMPANIONS[suffix], f"beside {database.name}")
     if _export_tag(file) is not None:
         return Recognised(file, What.EXPORT)
     return None
