@@ -312,6 +312,15 @@ def _file_node(entry: FileEntry) -> GraphNode:
     )
 
 
+def _reuse(stored: _Stored, make: Callable[[FileEntry], GraphNode], entry: FileEntry) -> GraphNode:
+    """The stored file node for ``entry`` when it is already exactly right,
+    else a new one: an unchanged tree costs no new objects."""
+    old = stored.nodes.get(FILE_PREFIX + entry.path)
+    if old is not None and (old.blob, old.path, old.kind) == (entry.blob, entry.path, "file"):
+        return old
+    return make(entry)
+
+
 def _symbol_nodes(path: str, source: bytes, object_format: str) -> list[GraphNode]:
     return [
         GraphNode(symbol_key(path, d.qualname), d.kind, d.qualname, path, d.blob)
@@ -368,7 +377,7 @@ def _graph_of(
         else:
             shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             problems.append((shown, "has a name that is not UTF-8, so it has no node"))
-    nodes = [_file_node(entry) for entry in named.values()]
+    nodes = [_reuse(stored, _file_node, entry) for entry in named.values()]
     fresh: list[str] = []
     for path, entry in named.items():
         if not is_python_path(path) or entry.mode not in (_REGULAR, _EXECUTABLE):
@@ -461,7 +470,7 @@ def sync(
 
     nodes, parsed, unparsable = _graph_of(files, stored, read, repo.object_format, progress)
     keep = {node.key for node in nodes}
-    changed = [node for node in nodes if stored.nodes.get(node.key) != node]
+    changed = [n for n in nodes if (old := stored.nodes.get(n.key)) is not n and old != n]
     gone = sorted(key for key in stored.nodes if key not in keep)
     if changed:
         store.put_nodes(changed)
