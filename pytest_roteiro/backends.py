@@ -285,6 +285,10 @@ class SubprocessBackend:
             # case is simply started again.
             self._kill()
             proc = self._start()
+        if op == "reset":
+            # Each case starts with reset, so the stderr shown on a failure is
+            # what the program said during that case.
+            self._stderr.clear()
         self._next_id += 1
         request_id = self._next_id
         request = json.dumps({"id": request_id, "op": op, "args": dict(args)}, ensure_ascii=False)

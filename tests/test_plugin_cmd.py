@@ -171,5 +171,8 @@ def test_the_whole_suite_passes_over_the_wire(pytester: pytest.Pytester) -> None
     result = pytester.runpytest_subprocess(
         "--roteiro-conformance", "--roteiro-backend", f"cmd:{server}", "-p", "no:randomly"
     )
-    result.assert_outcomes(passed=len(load_cases()))
-    result.stdout.fnmatch_lines(["*episodic*25*25*0*0*0*full*"])
+    outcomes = result.parseoutcomes()
+    assert "failed" not in outcomes
+    assert "errors" not in outcomes
+    assert outcomes["passed"] >= len(load_cases())
+    result.stdout.fnmatch_lines(["episodic *full*"])
