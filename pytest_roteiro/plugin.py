@@ -401,6 +401,10 @@ def pytest_collection_modifyitems(
         session.ihook.pytest_collectreport(report=report)
         if report.passed:
             items.extend(n for n in report.result if isinstance(n, pytest.Item))
+    from pytest_roteiro.property_items import collect_properties
+
+    cfg = state.config
+    items.extend(collect_properties(session, cfg.case_dirs, builtin=cfg.builtin_cases))
 
 
 # --- Results, report and summary ---------------------------------------------------

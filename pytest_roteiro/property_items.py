@@ -1,0 +1,142 @@
+"""The entries of ``properties.yaml`` as pytest items, beside the cases.
+
+Each entry is one item under ``conformance/properties.yaml``, named by its id,
+marked and reported like a case (same invariant and capability markers, same
+known-failures file, same report), so ``-k prop-`` selects them and
+``-m "not roteiro_property"`` leaves them out.  A failure shows the property's
+message and the shrunk sequence as a case to paste.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_roteiro.cases import Case
+from pytest_roteiro.plugin import (
+    NODE_PREFIX,
+    OUTCOME_KEY,
+    SESSION_KEY,
+    CaseFailed,
+    CaseItem,
+    _backend,
+)
+
+if TYPE_CHECKING:
+    from pytest_roteiro.properties import (  # noqa: F401 -- PropertyOutcome in a string annotation
+        PropertyOutcome,
+        PropertySpec,
+    )
+
+__all__ = ["PropertyFile", "PropertyItem", "collect_properties"]
+
+MARKER = "roteiro_property"
+_RESULT_KEY = pytest.StashKey["PropertyOutcome"]()
+
+
+class PropertyFile(pytest.Collector):
+    """The properties file in force; its items are its entries."""
+
+    def __init__(self, *, source: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+
+    def collect(self) -> list[pytest.Item | pytest.Collector]:
+        from pytest_roteiro.properties import load_properties
+
+        session = self.config.stash[SESSION_KEY]
+        return [
+            PropertyItem.from_parent(self, name=spec.id, spec=spec)
+            for spec in load_properties(self.source, session.registry)
+        ]
+
+    def repr_failure(  # type: ignore[override]
+        self, excinfo: pytest.ExceptionInfo[BaseException]
+    ) -> str:
+        from pytest_roteiro.cases import CaseFileError
+
+        if isinstance(excinfo.value, CaseFileError):
+            return f"invalid properties file\n{excinfo.value}"
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.source, None, self.name
+
+
+class PropertyItem(CaseItem):
+    """One property entry, run like a case: same markers, known failures and report."""
+
+    def __init__(self, *, spec: PropertySpec, **kwargs: Any) -> None:
+        case = Case(
+            id=spec.id,
+            title=spec.title,
+            clause=spec.clause,
+            invariant=spec.invariant,
+            requires=spec.requires,
+            steps=(),
+            file=spec.file,
+            line=spec.line,
+            topic="properties",
+        )
+        super().__init__(case=case, **kwargs)
+        self.spec = spec
+        self.add_marker(MARKER)
+
+    def runtest(self) -> None:
+        from pytest_roteiro.properties import run_property
+        from pytest_roteiro.runner import Outcome
+
+        session = self.config.stash[SESSION_KEY]
+        result = run_property(self.spec, _backend(self.config, session))
+        self.stash[OUTCOME_KEY] = Outcome(
+            self.spec.id, result.status, result.message, duration=result.duration
+        )
+        self.stash[_RESULT_KEY] = result
+        self.user_properties.append(("property_seconds", round(result.duration, 3)))
+        known = session.known.get(self.spec.id)
+        if result.status == "skipped":
+            pytest.skip(result.message)
+        if known is not None:
+            if result.status == "failed":
+                pytest.xfail(f"known failure: {known.describe()}")
+            raise CaseFailed(
+                f"property {self.spec.id} is listed in {session.config.known_failures} "
+                f"({known.reason}) but now passes: remove it from that file"
+            )
+        if result.status == "failed":
+            raise CaseFailed()
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        from pytest_roteiro.properties import format_property_outcome
+
+        if isinstance(excinfo.value, CaseFailed) and not excinfo.value.args:
+            return format_property_outcome(self.spec, self.stash[_RESULT_KEY])
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.spec.file, self.spec.line - 1, f"{self.spec.id}: {self.spec.title}"
+
+
+def collect_properties(
+    session: pytest.Session, case_dirs: Iterable[Path], *, builtin: bool
+) -> list[pytest.Item]:
+    """The property items of the run, reporting a bad properties file as a
+    collection error (as a bad case file is)."""
+    from _pytest.runner import collect_one_node
+
+    from pytest_roteiro.properties import property_files
+
+    session.config.addinivalue_line("markers", f"{MARKER}: a built-in Hypothesis property")
+    items: list[pytest.Item] = []
+    for path in property_files(case_dirs, builtin=builtin):
+        collector = PropertyFile.from_parent(
+            session, name=path.name, nodeid=f"{NODE_PREFIX}/{path.name}", source=path
+        )
+        report = collect_one_node(collector)
+        session.ihook.pytest_collectreport(report=report)
+        if report.passed:
+            items.extend(n for n in report.result if isinstance(n, pytest.Item))
+    return items
