@@ -84,8 +84,12 @@ CACHE_COLS = (
     "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
     "c.anchor_key, c.anchor_blob, n.key, n.blob"
 )
-SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
-"""What the sweep reads: every column eviction is decided by, and no payload."""
+SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, " + sqlexpr.applies_expr(
+    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
+)
+"""What the sweep reads: every column eviction is decided by, and no payload.
+Whether the anchor applies is the anchor rule rendered in SQL, so a row is
+four integers and a key rather than two blobs and two keys more."""
 CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
 
 _MEMORY_ANCHOR = {
@@ -219,15 +223,14 @@ class SweepRow:
     string would, and it is only compared and handed back to the database.
     """
 
-    __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
+    __slots__ = ("applies", "bytes", "generation", "key", "last_used")
 
     def __init__(self, row: Sequence[Any]) -> None:
         self.key: bytes = row[0]
         self.bytes: int = row[1]
         self.generation: int = row[2]
         self.last_used: int = row[3]
-        # Blobs are compared for equality only, which bytes decide as text would.
-        self.anchor_state = sem.resolve_anchor(row[4], row[5], row[6] is not None, row[7])
+        self.applies: bool = row[4] == 1
 
 
 class PostgresStore(Store):
@@ -688,7 +691,8 @@ class PostgresStore(Store):
 
     def sweep_rows(self) -> builtins.list[SweepRow]:
         """Every entry as the sweep reads it, without the payload."""
-        rows = self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM} ORDER BY c.key")
+        # In no particular order: the sweep orders its candidates itself.
+        rows = self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM}")
         return [SweepRow(row) for row in rows]
 
     def cache_forget(self, key: str) -> bool:
@@ -718,20 +722,20 @@ class PostgresStore(Store):
             pinned_bytes = 0
             candidates: builtins.list[SweepRow] = []
             for entry in entries:
-                applies = entry.anchor_state.applies
-                if sem.is_pinned(entry is mru, entry.generation, generation, applies):
+                if sem.is_pinned(entry is mru, entry.generation, generation, entry.applies):
                     pinned_bytes += entry.bytes
                 else:
                     candidates.append(entry)
             candidates.sort(
                 # Keys stay UTF-8 bytes, which order as their strings do.
-                key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key)  # type: ignore[arg-type]
+                key=lambda e: sem.eviction_key(e.applies, e.last_used, e.key)  # type: ignore[arg-type]
             )
             evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
             doomed = candidates[:evict]
             if doomed:
                 conn.execute(
-                    "DELETE FROM agent_cache WHERE key = ANY(%s)", ([e.key for e in doomed],)
+                    "DELETE FROM agent_cache WHERE key = ANY(%s)",
+                    ([e.key for e in doomed],),
                 )
             freed = sum(e.bytes for e in doomed)
             retained = pinned_bytes + sum(e.bytes for e in candidates) - freed
