@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -94,7 +95,18 @@ def try_repo(
     names = [str(f.relative_to(repo)) for f in files]
     _git(repo, "add", "--", *names)
     done = subprocess.run(
-        ["pre-commit", "try-repo", str(hook_repo), hook, "--color", "never", "--files", *names],
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(hook_repo),
+            hook,
+            "--color",
+            "never",
+            "--files",
+            *names,
+        ],
         cwd=repo,
         env=env,
         capture_output=True,
