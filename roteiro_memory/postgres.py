@@ -292,13 +292,20 @@ class PostgresStore(Store):
         """Create or upgrade the schema, one opener at a time.
 
         The advisory lock is per schema name, so concurrent first opens of one
-        store wait for each other and opens of different stores do not.
+        store wait for each other and opens of different stores do not.  Only
+        what is missing is created, so opening an up-to-date store needs no
+        right to create anything: a shared server's users can be given just
+        the use of the schema and its tables.
         """
         with _transaction(conn):
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (_LOCK_NAMESPACE + self.schema,)
             )
-            conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self._ident()}")
+            exists = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+            ).fetchone()
+            if exists is None:
+                conn.execute(f"CREATE SCHEMA {self._ident()}")
             tables = {
                 row[0]
                 for row in conn.execute(
@@ -311,11 +318,12 @@ class PostgresStore(Store):
                     f"{self.describe()}: the schema holds tables but is not a roteiro-memory "
                     "store (it has no schema_migrations table); refusing to change it"
                 )
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS schema_migrations ("
-                " version integer PRIMARY KEY, name text NOT NULL,"
-                " applied_at timestamptz NOT NULL DEFAULT now())"
-            )
+            if "schema_migrations" not in tables:
+                conn.execute(
+                    "CREATE TABLE schema_migrations ("
+                    " version integer PRIMARY KEY, name text NOT NULL,"
+                    " applied_at timestamptz NOT NULL DEFAULT now())"
+                )
             applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
             newest = max(applied, default=0)
             if newest > SCHEMA_VERSION:

@@ -517,3 +517,38 @@ def test_protocol_server_serves_postgres_named_by_db(tmp_path: Path) -> None:
     assert answers[0]["result"]["implementation"]["name"] == "roteiro-memory (postgres)"
     assert answers[1]["result"] == {"id": 1}
     assert [r["body"] for r in answers[2]["result"]["records"]] == ["over the wire"]
+
+
+def test_a_role_with_only_table_rights_can_use_an_existing_store(pg: PostgresStore) -> None:
+    """On a shared server, agents need not be allowed to create anything."""
+    import psycopg
+    from psycopg import sql
+
+    role = f"agent_{pg.schema}"
+    pg.record("lesson", "written by the owner")
+    with psycopg.connect(pg.dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+        admin.execute(
+            sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(
+                sql.Identifier(pg.schema), sql.Identifier(role)
+            )
+        )
+        admin.execute(
+            sql.SQL("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {} TO {}").format(
+                sql.Identifier(pg.schema), sql.Identifier(role)
+            )
+        )
+        try:
+            agent_dsn = psycopg.conninfo.make_conninfo(pg.dsn, user=role)
+            agent = PostgresStore(agent_dsn, schema=pg.schema)
+            try:
+                agent.record("lesson", "written by an agent", supersedes=1)
+                agent.cache_put("k", "f", "{}")
+                assert agent.cache_get("k") is not None
+                assert agent.cache_sweep(0).scanned == 1
+                assert [r.body for r in agent.list().records] == ["written by an agent"]
+            finally:
+                agent.close()
+        finally:
+            admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+            admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
