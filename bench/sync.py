@@ -5,11 +5,12 @@
 
 Builds a committed repository in a temporary directory, then times
 ``roteiro-memory sync`` into a fresh store (cold: every Python file parsed),
-again with nothing changed, and after editing one Python file.  Each is
-printed beside ``git status`` on the same tree, measured interleaved with it,
-as the floor: a sync with nothing changed does what ``git status`` does plus
-hashing a tree in Python, so the ratio says what the graph costs on top of
-git.  Exit status 0 when the nothing-changed sync is within its bound.
+again with nothing changed, and after editing one Python file, each
+interleaved with the floor: a Python process that runs ``git status`` on the
+same tree and exits.  A sync with nothing changed must start Python and walk
+the working tree as that does, so the ratio says what the graph costs on top
+(listing the index, hashing the tree).  Exit status 0 when the
+nothing-changed sync is within its bound.
 """
 
 from __future__ import annotations
@@ -44,8 +45,8 @@ ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
 }
 
-UNCHANGED_BOUND = 4.0
-"""A sync with nothing changed, over ``git status`` on the same tree."""
+UNCHANGED_BOUND = 3.0
+"""A sync with nothing changed, over Python running ``git status``."""
 
 PY_TEMPLATE = '''\
 """Module {n}."""
@@ -115,7 +116,12 @@ def main() -> int:
         build(root, options.files, options.python)
         stores = Path(scratch) / "stores"
         stores.mkdir()
-        status = ["git", "status", "--porcelain"]
+        status = [
+            sys.executable,
+            "-c",
+            "import subprocess; subprocess.run(['git', 'status', '--porcelain'], check=True,"
+            " stdout=subprocess.DEVNULL)",
+        ]
         counter = iter(range(1_000_000))
 
         @contextlib.contextmanager
@@ -150,7 +156,7 @@ def main() -> int:
         def floor() -> Iterator[Callable[[], object]]:
             yield run(root, status)
 
-        cold_times = interleave({"cold": cold, "git status": floor}, 3, warmup=False)
+        cold_times = interleave({"cold": cold, "git status": floor}, 3, warmup=True)
         edited.write_text(original)
         steady = interleave(
             {"unchanged": unchanged, "git status": floor}, options.repeat, warmup=True
@@ -167,14 +173,14 @@ def main() -> int:
     print(f"  cold sync (fresh store)       {ms(cold_times['cold'])}  (median of 3)")
     print(f"  sync, nothing changed         {ms(steady['unchanged'])}")
     print(f"  sync, one Python file edited  {ms(edits['one edit'])}")
-    print(f"  git status --porcelain        {ms(steady['git status'])}  (the floor)")
+    print(f"  python running git status     {ms(steady['git status'])}  (the floor)")
     check: Check = ratio_check(
         "sync, nothing changed", steady["unchanged"], steady["git status"], UNCHANGED_BOUND
     )
     print(check.line())
     print(
         f"  CPU time, nothing changed (user+sys, git children included): "
-        f"{cpu_sync * 1000:.0f} ms vs git status {cpu_status * 1000:.0f} ms"
+        f"{cpu_sync * 1000:.0f} ms vs the floor's {cpu_status * 1000:.0f} ms"
     )
     return 0 if check.ok else 1
 
