@@ -510,6 +510,12 @@ BAD_INPUT = [
     (["cache", "put", "k", "fp", "{}", "--anchor", "nowhere.txt"], "nowhere.txt"),
     (["cache", "frobnicate"], "frobnicate"),
     (["import", "no-such-file.jsonl"], "no-such-file.jsonl"),
+    (["show"], "ID"),
+    (["cache", "get"], "KEY"),
+    (["export", "-o", "/no-such-dir/dump.jsonl"], "/no-such-dir/dump.jsonl"),
+    (["check", "--db", "no-such.db"], "no-such.db"),
+    (["sync", "--db", ""], "--db"),
+    (["add", "x", "--anchor", ""], "--anchor"),
     (["frobnicate"], "frobnicate"),
     (["list", "--no-such-option"], "--no-such-option"),
 ]
