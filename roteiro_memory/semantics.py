@@ -38,9 +38,11 @@ __all__ = [
     "DEFAULT_DECAY_SPAN",
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SCOPE",
+    "EVICTION_ORDER",
     "KIND_TOKENS",
     "MAX_BODY_BYTES",
     "MAX_SCOPE_BYTES",
+    "MOST_RECENTLY_USED",
     "U64_MAX",
     "WHITE_SPACE",
     "AnchorState",
@@ -55,6 +57,7 @@ __all__ = [
     "effective_limit",
     "evict_count",
     "eviction_key",
+    "evictions_until_fits",
     "is_pinned",
     "matches_query",
     "parse_cache_budget",
@@ -563,10 +566,20 @@ def parse_cache_budget(env: str | None) -> int:
     return megabytes * 1024 * 1024
 
 
-def eviction_key(applies: bool, last_used: int, key: str) -> tuple[bool, int, str]:
-    """Sort key for eviction candidates, first to go first: entries that do not
-    apply, then least recently used, then by key."""
-    return (applies, last_used, key)
+EVICTION_ORDER: tuple[str, ...] = ("applies", "last_used", "key")
+"""The order eviction candidates go in, first to go first, every field
+ascending: entries whose anchor does not apply, then least recently used, then
+by key.  :func:`eviction_key` and :func:`roteiro_memory.sqlexpr.eviction_order`
+both read it."""
+
+MOST_RECENTLY_USED: tuple[str, ...] = ("last_used", "key")
+"""The entry a sweep always keeps is the greatest by these fields."""
+
+
+def eviction_key(applies: bool, last_used: int, key: str) -> tuple[bool | int | str, ...]:
+    """Sort key for eviction candidates (:data:`EVICTION_ORDER`), ascending."""
+    fields: dict[str, bool | int | str] = {"applies": applies, "last_used": last_used, "key": key}
+    return tuple(fields[name] for name in EVICTION_ORDER)
 
 
 def is_pinned(
@@ -580,15 +593,24 @@ def is_pinned(
     return is_most_recently_used or (entry_generation >= current_generation and applies)
 
 
-def evict_count(evictable_in_order: Iterable[int], pinned_bytes: int, budget_bytes: int) -> int:
-    """How many evictable entries (sizes in eviction order) must go so the
-    tier fits ``budget_bytes``.  Stops as soon as it fits; pinned bytes count
-    against the budget but are never freed, so the result may leave the tier
-    over budget."""
-    sizes = list(evictable_in_order)
-    total = pinned_bytes + sum(sizes)
+def evictions_until_fits(sizes_in_order: Iterable[int], held_bytes: int, budget_bytes: int) -> int:
+    """How many of the evictable entries, taken in eviction order, must go so
+    that ``held_bytes`` (everything the tier holds, pinned entries included)
+    fits ``budget_bytes``.  Consumes sizes only while the tier is over, so a
+    caller can stream them; stops the moment it fits."""
+    total = held_bytes
     evict = 0
-    while evict < len(sizes) and total > budget_bytes:
-        total -= sizes[evict]
+    for size in sizes_in_order:
+        if total <= budget_bytes:
+            break
+        total -= size
         evict += 1
     return evict
+
+
+def evict_count(evictable_in_order: Iterable[int], pinned_bytes: int, budget_bytes: int) -> int:
+    """How many evictable entries (sizes in eviction order) must go so the
+    tier fits ``budget_bytes``.  Pinned bytes count against the budget but are
+    never freed, so the result may leave the tier over budget."""
+    sizes = list(evictable_in_order)
+    return evictions_until_fits(sizes, pinned_bytes + sum(sizes), budget_bytes)

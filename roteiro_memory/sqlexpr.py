@@ -17,11 +17,23 @@ from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
     ANCHOR_RULE,
     DEFAULT_BASE_CONFIDENCE,
+    EVICTION_ORDER,
+    MOST_RECENTLY_USED,
     AnchorState,
     Decay,
 )
 
-__all__ = ["POSTGRES", "SQLITE", "Dialect", "anchor_case", "applies_expr", "score_expr"]
+__all__ = [
+    "POSTGRES",
+    "SQLITE",
+    "Dialect",
+    "anchor_case",
+    "applies_expr",
+    "eviction_order",
+    "most_recently_used",
+    "pinned_expr",
+    "score_expr",
+]
 
 
 @dataclass(frozen=True)
@@ -204,4 +216,32 @@ def applies_expr(*, anchor_key: str, anchor_blob: str, node_key: str, node_blob:
         anchor_blob=anchor_blob,
         node_key=node_key,
         node_blob=node_blob,
+    )
+
+
+def eviction_order(columns: Mapping[str, str]) -> str:
+    """An ORDER BY list putting eviction candidates first-to-go first, from
+    :data:`~roteiro_memory.semantics.EVICTION_ORDER`; ``columns`` maps each
+    field (``applies``, ``last_used``, ``key``) to its SQL."""
+    return ", ".join(f"{columns[name]} ASC" for name in EVICTION_ORDER)
+
+
+def most_recently_used(columns: Mapping[str, str]) -> str:
+    """An ORDER BY list putting the most-recently-used entry first."""
+    return ", ".join(f"{columns[name]} DESC" for name in MOST_RECENTLY_USED)
+
+
+def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) -> str:
+    """1 when a sweep must keep the entry, else 0, as
+    :func:`roteiro_memory.semantics.is_pinned` decides: the most-recently-used
+    entry, or an entry of the current generation whose anchor applies.
+
+    Binds ``mru`` (that entry's key, NULL in an empty tier) and
+    ``cache_generation``.
+    """
+    mru = dialect.param.format(name="mru")
+    current = dialect.param.format(name="cache_generation")
+    return (
+        f"CASE WHEN {key} = {mru} OR ({generation} >= {current} AND ({applies}) = 1)"
+        " THEN 1 ELSE 0 END"
     )

@@ -73,6 +73,24 @@ costs a few integers per entry rather than the tier's contents."""
 CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
 """Shared by the full read and the sweep's read, so they see the same rows."""
 
+_CACHE_APPLIES = sqlexpr.applies_expr(
+    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
+)
+_SWEEP_COLUMNS = {"applies": _CACHE_APPLIES, "last_used": "c.last_used", "key": "c.key"}
+_SWEEP_PINNED = sqlexpr.pinned_expr(
+    sqlexpr.SQLITE, applies=_CACHE_APPLIES, key="c.key", generation="c.generation"
+)
+_SWEEP_EVICTION_ORDER = sqlexpr.eviction_order(_SWEEP_COLUMNS)
+_SWEEP_MRU_ORDER = sqlexpr.most_recently_used(_SWEEP_COLUMNS)
+_SWEEP_DAMAGED = (
+    "CASE WHEN typeof(c.key) = 'text' AND typeof(c.bytes) = 'integer'"
+    " AND typeof(c.generation) = 'integer' AND typeof(c.last_used) = 'integer'"
+    " AND (c.anchor_key IS NULL OR typeof(c.anchor_key) = 'text')"
+    " AND (c.anchor_blob IS NULL OR typeof(c.anchor_blob) = 'text') THEN 0 ELSE 1 END"
+)
+"""1 for a row holding a type this version never writes in a column the
+sweep reads; such a store is reported Corrupt rather than swept."""
+
 _MEMORY_ANCHOR = {
     "anchor_key": "m.anchor_key",
     "anchor_blob": "m.anchor_blob",
@@ -667,36 +685,52 @@ class SQLiteStore(Store):
         )
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        """Decided in SQL from the narrow columns: one aggregate for what the
+        tier holds and pins, then the candidates streamed in eviction order
+        only until the tier fits.  No payload is read and no row is held."""
         with self._atomic() as conn:
             generation = self._cache_generation(conn)
-            entries = self.sweep_rows()
-            mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
-            pinned_bytes = 0
-            candidates: builtins.list[SweepRow] = []
-            for entry in entries:
-                applies = entry.anchor_state.applies
-                if sem.is_pinned(entry is mru, entry.generation, generation, applies):
-                    pinned_bytes += entry.bytes
-                else:
-                    candidates.append(entry)
-            candidates.sort(
-                key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key)
+            mru = conn.execute(
+                f"SELECT c.key FROM agent_cache c ORDER BY {_SWEEP_MRU_ORDER} LIMIT 1"
+            ).fetchone()
+            params = {"mru": mru[0] if mru else None, "cache_generation": generation}
+            scanned, held, pinned, damaged = conn.execute(
+                f"SELECT COUNT(*), COALESCE(SUM(c.bytes), 0), COALESCE(SUM({_SWEEP_PINNED}), 0),"
+                f" COALESCE(SUM({_SWEEP_DAMAGED}), 0){CACHE_FROM}",
+                params,
+            ).fetchone()
+            if damaged:
+                self.sweep_rows()  # raises Corrupt, naming the first damaged row
+            candidates = conn.execute(
+                f"SELECT c.key, c.bytes{CACHE_FROM} WHERE ({_SWEEP_PINNED}) = 0"
+                f" ORDER BY {_SWEEP_EVICTION_ORDER}",
+                params,
             )
-            evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
-            doomed = candidates[:evict]
-            conn.executemany("DELETE FROM agent_cache WHERE key = ?", [(e.key,) for e in doomed])
-            freed = sum(e.bytes for e in doomed)
-            retained = pinned_bytes + sum(e.bytes for e in candidates) - freed
+            doomed: builtins.list[tuple[str, int]] = []
+
+            def sizes() -> Iterator[int]:
+                for key, size in candidates:
+                    doomed.append((key, size))
+                    yield size
+
+            evict = sem.evictions_until_fits(sizes(), held, budget_bytes)
+            candidates.close()
+            del doomed[evict:]
+            conn.executemany(
+                "DELETE FROM agent_cache WHERE key = ?", sorted((key,) for key, _ in doomed)
+            )
+            freed = sum(size for _, size in doomed)
             new_generation = int(
                 conn.execute(
                     "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
                     " RETURNING generation"
                 ).fetchone()[0]
             )
+        retained = held - freed
         return CacheSweep(
             budget_bytes=budget_bytes,
-            scanned=len(entries),
-            pinned=len(entries) - len(candidates),
+            scanned=scanned,
+            pinned=pinned,
             evicted=evict,
             freed_bytes=freed,
             retained_bytes=retained,
