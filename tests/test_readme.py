@@ -29,3 +29,14 @@ def test_readme_protocol_example_answers_as_shown() -> None:
         ["bash", "-c", command], capture_output=True, text=True, timeout=60, check=True
     )
     assert result.stdout.strip() == "{" + expected.strip()
+
+
+def test_readme_precommit_snippet_offers_every_hook() -> None:
+    """The snippet a user copies names every hook the repository offers."""
+    import yaml
+
+    snippet = next(b for b in _blocks("yaml") if "roteiro-forbid-store" in b)
+    manifest = (README.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    offered = {hook["id"] for hook in yaml.safe_load(manifest)}
+    shown = {hook["id"] for repo in yaml.safe_load(snippet)["repos"] for hook in repo["hooks"]}
+    assert shown == offered
