@@ -150,11 +150,13 @@ class Session:
     def dsn(self) -> str | None:
         """The PostgreSQL DSN the store is named by (``--db`` or
         ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
-        from roteiro_memory.postgres import is_dsn
-
         named = getattr(self.args, "db", None)
         if named is None:
             named = os.environ.get("ROTEIRO_MEMORY_DB")
+        if named is None or "://" not in named:
+            return None  # a file path: start-up need not load the PostgreSQL module
+        from roteiro_memory.postgres import is_dsn
+
         return named if is_dsn(named) else None
 
     def store(self, *, must_exist: bool = False) -> Store:
@@ -426,7 +428,10 @@ def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
 
     limit = budget(args.budget_mb)
     stats = session.store().cache_stats(limit)
-    emit(stats.to_json()) if args.json else say(render.stats_text(stats))
+    if args.json:
+        emit(stats.to_json())
+    else:
+        say(render.stats_text(stats))
     return OK
 
 
@@ -437,7 +442,10 @@ def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
     store = session.store()
     session.sync()
     swept = store.cache_sweep(limit)
-    emit(swept.to_json()) if args.json else say(render.sweep_text(swept))
+    if args.json:
+        emit(swept.to_json())
+    else:
+        say(render.sweep_text(swept))
     return OK
 
 
@@ -461,7 +469,10 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     if entry is None:
         sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
         return NOTHING
-    emit(entry.to_json()) if args.json else say(entry.json)
+    if args.json:
+        emit(entry.to_json())
+    else:
+        say(entry.json)
     return OK
 
 
