@@ -141,6 +141,7 @@ def _record(
     bodies: st.SearchStrategy[str],
     scopes: st.SearchStrategy[str],
     confidences: st.SearchStrategy[float | None],
+    supersedes: st.SearchStrategy[Ref | int | None],
 ) -> st.SearchStrategy[Call]:
     return st.builds(
         lambda kind, body, scope, anchor, confidence, supersedes: Call(
@@ -157,12 +158,15 @@ def _record(
         scopes,
         _anchors,
         confidences,
-        st.none() | _ids,
+        supersedes,
     )
 
 
-_valid_record = _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences)
-_messy_record = _record(_kinds, _bodies, _scopes, _confidences)
+_recent = st.integers(min_value=0, max_value=3).map(Ref)
+"""One of the last few records written."""
+_valid_record = _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences, st.none())
+_successor = _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences, _recent)
+_messy_record = _record(_kinds, _bodies, _scopes, _confidences, st.none() | _ids)
 
 
 def _list() -> st.SearchStrategy[Call]:
@@ -214,9 +218,10 @@ _BY_CAPABILITY: dict[str, list[st.SearchStrategy[Call]]] = {
     "episodic": [
         _valid_record,
         _valid_record,
-        _valid_record,
+        _successor,
+        _successor,
         _messy_record,
-        st.builds(lambda i: Call("memory.forget", {"id": i}), _ids),
+        st.builds(lambda i: Call("memory.forget", {"id": i}), _recent),
         st.builds(lambda i: Call("memory.forget", {"id": i}), _ids),
         st.builds(lambda i: Call("memory.get", {"id": i}), _ids),
         _list(),
@@ -299,7 +304,11 @@ def sequences(capabilities: frozenset[str], max_steps: int) -> st.SearchStrategy
         raise ValueError(
             f"no op to generate: the backend declares none of {', '.join(_BY_CAPABILITY)}"
         )
-    writes = st.lists(_valid_record, max_size=4) if "episodic" in capabilities else st.just([])
+    writes = (
+        st.lists(_valid_record | _successor, max_size=4)
+        if "episodic" in capabilities
+        else st.just([])
+    )
     steps = st.lists(st.one_of(choices), min_size=1, max_size=max_steps)
     more = st.lists(st.one_of(choices), max_size=max_steps)
     # A few records first, so the ops after them have something to act on;

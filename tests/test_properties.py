@@ -1,0 +1,227 @@
+"""Built-in properties: the reference passes them, broken backends fail them,
+and a failure prints a case that reproduces it on its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from mutants import MUTANTS
+
+from pytest_roteiro.backends import InProcessBackend
+from pytest_roteiro.cases import CaseFileError, builtin_dir, load_file, load_registry
+from pytest_roteiro.properties import (
+    PROPERTIES,
+    PropertySpec,
+    hypothesis_settings,
+    load_properties,
+    run_property,
+)
+from pytest_roteiro.runner import Backend, run_case
+from roteiro_memory.backends import open_store
+
+pytest_plugins = ["pytester"]
+
+REQUIRED = {
+    "reads-never-mutate",
+    "refused-writes-never-mutate",
+    "supersession-is-immediate",
+    "sweep-never-touches-episodic",
+    "equivalent-to-reference",
+}
+
+
+def shipped() -> dict[str, PropertySpec]:
+    specs = load_properties(builtin_dir() / "properties.yaml", load_registry())
+    return {spec.rule: spec for spec in specs}
+
+
+def test_shipped_properties_file_lists_every_required_property() -> None:
+    specs = shipped()
+    assert set(specs) == REQUIRED == set(PROPERTIES)
+    assert all(spec.max_examples >= 20 and spec.max_steps >= 10 for spec in specs.values())
+
+
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+@pytest.mark.parametrize("rule", sorted(REQUIRED))
+def test_reference_backend_keeps_the_property(backend: str, rule: str) -> None:
+    target = InProcessBackend(open_store(backend), backend)
+    try:
+        outcome = run_property(shipped()[rule], target)
+    finally:
+        target.close()
+    assert outcome.status == "passed", outcome.message + "\n" + (outcome.case_yaml or "")
+
+
+CAUGHT = [
+    ("reads-never-mutate", "ListTicks"),
+    ("refused-writes-never-mutate", "RefusedWriteInserts"),
+    ("supersession-is-immediate", "SupersededStillListed"),
+    ("sweep-never-touches-episodic", "SQLiteSweepDeletesSuperseded"),
+    ("equivalent-to-reference", "ZeroVanishedPenalty"),
+    ("equivalent-to-reference", "SupersedeTwice"),
+]
+
+
+def mutant_backend(name: str) -> Backend:
+    return InProcessBackend(MUTANTS[name].factory(), name)
+
+
+@pytest.mark.parametrize(("rule", "name"), CAUGHT)
+def test_failure_prints_a_case_that_reproduces_it(
+    rule: str, name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The printed case loads as a case file, passes on both reference
+    backends and fails on the broken one."""
+    monkeypatch.setenv("CI", "1")  # derandomized: the same counterexample every run
+    broken = mutant_backend(name)
+    try:
+        outcome = run_property(shipped()[rule], broken)
+        assert outcome.status == "failed"
+        assert outcome.case_yaml is not None
+        folder = tmp_path / "cases"
+        folder.mkdir()
+        (folder / "found.yaml").write_text(outcome.case_yaml, encoding="utf-8")
+        (case,) = load_file(folder / "found.yaml", load_registry())
+        assert case.invariant == shipped()[rule].invariant
+        assert run_case(case, broken).status == "failed"
+    finally:
+        broken.close()
+    for spec in ("memory", "sqlite"):
+        reference = InProcessBackend(open_store(spec), spec)
+        try:
+            result = run_case(case, reference)
+        finally:
+            reference.close()
+        assert result.passed, f"{spec}: {result.message}\n{outcome.case_yaml}"
+
+
+def test_counterexample_is_shrunk_to_a_few_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "1")
+    outcome = run_property(
+        shipped()["supersession-is-immediate"], mutant_backend("SupersededStillListed")
+    )
+    assert 2 <= len(outcome.steps) <= 4
+    assert "$ref: r1" in (outcome.case_yaml or "")
+
+
+def test_settings_derandomize_under_ci_and_keep_no_database(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    spec = shipped()["reads-never-mutate"]
+    monkeypatch.setenv("CI", "true")
+    assert hypothesis_settings(spec).derandomize is True
+    monkeypatch.delenv("CI")
+    chosen = hypothesis_settings(spec)
+    assert chosen.derandomize is False
+    assert chosen.database is None
+    assert chosen.max_examples == spec.max_examples
+
+
+def test_a_run_leaves_no_hypothesis_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("CI", raising=False)
+    outcome = run_property(
+        shipped()["supersession-is-immediate"], mutant_backend("SupersededStillListed")
+    )
+    assert outcome.status == "failed"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_backend_without_the_capability_is_skipped() -> None:
+    class NoSnapshot(InProcessBackend):
+        def capabilities(self) -> frozenset[str]:
+            return frozenset({"episodic"})
+
+    outcome = run_property(shipped()["reads-never-mutate"], NoSnapshot(open_store("memory"), "x"))
+    assert outcome.status == "skipped"
+    assert "snapshot" in outcome.message
+
+
+BAD = [
+    ("properties: []", "should be non-empty"),
+    (
+        "properties: [{id: prop-x, property: no-such-rule, invariant: reads-never-mutate}]",
+        "no-such-rule",
+    ),
+    (
+        "properties: [{id: prop-x, property: reads-never-mutate, invariant: nope, "
+        "requires: [snapshot]}]",
+        "unknown invariant 'nope'",
+    ),
+    (
+        "properties: [{id: prop-x, property: reads-never-mutate, invariant: reads-never-mutate}]",
+        "needs snapshot",
+    ),
+    (
+        "properties: [{id: prop-x, property: reads-never-mutate, invariant: reads-never-mutate, "
+        "requires: [snapshot], settings: {max_examples: 0}}]",
+        "less than the minimum",
+    ),
+    (
+        "properties: [{id: prop-x, property: reads-never-mutate, invariant: reads-never-mutate, "
+        "requires: [snapshot], settings: {seed: 3}}]",
+        "'seed' was unexpected",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "problem"), BAD)
+def test_invalid_properties_file_is_refused_with_the_fault(
+    text: str, problem: str, tmp_path: Path
+) -> None:
+    path = tmp_path / "properties.yaml"
+    path.write_text(text + "\n", encoding="utf-8")
+    with pytest.raises(CaseFileError, match=r"properties\.yaml") as raised:
+        load_properties(path, load_registry())
+    assert problem in str(raised.value)
+
+
+def test_plugin_collects_each_property_as_an_item(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "memory",
+        "-k",
+        "prop-",
+        "-v",
+    )
+    result.assert_outcomes(passed=len(REQUIRED))
+    result.stdout.fnmatch_lines(["*conformance/properties.yaml::prop-reads-never-mutate PASSED*"])
+
+
+def test_plugin_failure_shows_the_case_to_paste(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CI", "1")
+    pytester.makepyfile(
+        broken="""
+        from roteiro_memory.model import ModelStore
+
+        class Broken(ModelStore):
+            def list(self, **kw):
+                self._state.ticks += 1
+                return super().list(**kw)
+        """
+    )
+    pytester.syspathinsert()
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "broken:Broken",
+        "-k",
+        "prop-reads-never-mutate",
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*property prop-reads-never-mutate (reads-never-mutate)*",
+            "*memory.list * changed the snapshot*",
+            "*shrunk to this case (paste it into a file in conformance/):*",
+            "*- {op: memory.list, unchanged: before}*",
+        ]
+    )
