@@ -450,8 +450,9 @@ def sync(
     """Bring the store's nodes and tree witness up to the working tree.
 
     Writes nothing when the working tree's tree id equals the stored witness.
-    Otherwise writes only the nodes that changed, removes the ones that went,
-    and sets the witness last, so an interrupted sync is simply redone.
+    Otherwise the graph and witness are replaced together
+    (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
+    that differ, so a sync racing another never leaves a mixed graph.
     """
     files = working_files(repo, hash_progress)
     tree = tree_id(files.values(), repo.object_format)
@@ -469,21 +470,14 @@ def sync(
         return out
 
     nodes, parsed, unparsable = _graph_of(files, stored, read, repo.object_format, progress)
-    keep = {node.key for node in nodes}
-    changed = [n for n in nodes if (old := stored.nodes.get(n.key)) is not n and old != n]
-    gone = sorted(key for key in stored.nodes if key not in keep)
-    if changed:
-        store.put_nodes(changed)
-    if gone:
-        store.remove_nodes(gone)
-    store.set_tree(tree)
+    written, removed = store.replace_graph(nodes, tree)
     return SyncReport(
         tree=tree,
         files=len(files),
         up_to_date=False,
         symbols=sum(1 for node in nodes if node.key.startswith(PY_PREFIX)),
-        written=len(changed),
-        removed=len(gone),
+        written=written,
+        removed=removed,
         parsed=parsed,
         unparsable=unparsable,
     )

@@ -774,6 +774,32 @@ class SQLiteStore(Store):
         rows = self._conn.execute("SELECT key, kind, name, path, blob FROM nodes ORDER BY key")
         return [GraphNode(*row) for row in rows]
 
+    def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
+        # Compared and written under the write lock: a sync racing another
+        # (two worktrees of one clone) never leaves a mixed graph.
+        new = {n.key: (n.key, n.kind, n.name, n.path, n.blob) for n in nodes}
+        with self._atomic() as conn:
+            old = {
+                row[0]: row for row in conn.execute("SELECT key, kind, name, path, blob FROM nodes")
+            }
+            changed = [row for key, row in new.items() if old.get(key) != row]
+            gone = [(key,) for key in old if key not in new]
+            conn.executemany(
+                "INSERT INTO nodes (key, kind, name, path, blob) VALUES (?, ?, ?, ?, ?)"
+                " ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
+                " path = excluded.path, blob = excluded.blob",
+                changed,
+            )
+            conn.executemany("DELETE FROM nodes WHERE key = ?", gone)
+            witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+            if witness is None or witness[0] != tree:
+                conn.execute(
+                    "INSERT INTO sync_state (id, tree) VALUES (0, ?)"
+                    " ON CONFLICT(id) DO UPDATE SET tree = excluded.tree",
+                    (tree,),
+                )
+        return len(changed), len(gone)
+
     # --- store -----------------------------------------------------------
 
     _SNAPSHOT_TABLES = (

@@ -203,6 +203,27 @@ class Store(abc.ABC):
     def export_graph(self) -> builtins.list[GraphNode]:
         """Every node, sorted by key."""
 
+    def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
+        """Make the graph exactly ``nodes`` and the witness ``tree``, writing
+        only what differs; returns (nodes written, nodes removed).
+
+        A backend shared by several writers overrides this to compare and
+        write in one transaction, so two syncs racing never leave one tree's
+        witness over a mixture of both graphs.  This default is correct for a
+        single writer.
+        """
+        new = {node.key: node for node in nodes}
+        old = {node.key: node for node in self.export_graph()}
+        changed = [node for key, node in new.items() if old.get(key) != node]
+        gone = sorted(key for key in old if key not in new)
+        if changed:
+            self.put_nodes(changed)
+        if gone:
+            self.remove_nodes(gone)
+        if self.tree() != tree:
+            self.set_tree(tree)
+        return len(changed), len(gone)
+
     # --- Store -----------------------------------------------------------
 
     @abc.abstractmethod

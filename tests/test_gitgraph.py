@@ -216,3 +216,17 @@ def test_a_file_name_that_is_not_utf8_is_reported_and_left_out(repo: Repo, db: S
     assert len([n for n in db.export_graph() if n.key.startswith("file:")]) == 3
     git(repo.root, "add", "-A")
     assert report.tree == git(repo.root, "write-tree").strip()
+
+
+def test_replace_graph_makes_the_graph_exactly_what_is_given(store: Store) -> None:
+    store.put_nodes([GraphNode("a", blob="1"), GraphNode("b", blob="2")])
+    store.set_tree("t0")
+    # "c" was written by another sync after this one read the graph
+    store.put_nodes([GraphNode("c", blob="3")])
+    wanted = [GraphNode("a", blob="1"), GraphNode("b", blob="22"), GraphNode("d", blob="4")]
+    assert store.replace_graph(wanted, "t1") == (2, 1)
+    assert store.export_graph() == wanted
+    assert store.tree() == "t1"
+    before = store.snapshot()
+    assert store.replace_graph(list(reversed(wanted)), "t1") == (0, 0)
+    assert store.snapshot() == before
