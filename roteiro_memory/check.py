@@ -197,13 +197,18 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
 
 
 def _supersession(conn: sqlite3.Connection) -> list[Finding]:
-    pointers = dict(
-        conn.execute(
-            "SELECT id, superseded_by FROM agent_memory WHERE superseded_by IS NOT NULL"
-        ).fetchall()
-    )
-    ids = {row[0] for row in conn.execute("SELECT id FROM agent_memory")}
+    pointers: dict[int, int] = {}
     out: list[Finding] = []
+    for row_id, successor in conn.execute(
+        "SELECT id, superseded_by FROM agent_memory WHERE superseded_by IS NOT NULL"
+    ):
+        if isinstance(successor, int):
+            pointers[row_id] = successor
+        else:
+            out.append(
+                Finding("agent_memory", f"id {row_id}", f"superseded_by {successor!r} is not an id")
+            )
+    ids = {row[0] for row in conn.execute("SELECT id FROM agent_memory")}
     by_successor: dict[int, list[int]] = {}
     for row_id, successor in sorted(pointers.items()):
         by_successor.setdefault(successor, []).append(row_id)
@@ -263,6 +268,11 @@ def _cache(conn: sqlite3.Connection) -> list[Finding]:
             )
         )
     ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
+    if not (isinstance(ticks, int) and isinstance(generation, int)):
+        out.append(
+            Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
+        )
+        return out
     seen_ticks: dict[int, str] = {}
     rows = conn.execute(
         "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
@@ -270,6 +280,16 @@ def _cache(conn: sqlite3.Connection) -> list[Finding]:
     )
     for key, fingerprint, payload, size, entry_generation, last_used, hits in rows:
         where = f"key {key!r}"
+        counters = {
+            "bytes": size,
+            "generation": entry_generation,
+            "last_used": last_used,
+            "hits": hits,
+        }
+        wrong = [name for name, value in counters.items() if not isinstance(value, int)]
+        if wrong:
+            out.append(Finding("agent_cache", where, f"{', '.join(wrong)} not a whole number"))
+            continue
         if isinstance(key, str) and isinstance(fingerprint, str) and isinstance(payload, str):
             actual = sem.cache_entry_bytes(key, fingerprint, payload)
             if size != actual:

@@ -146,6 +146,21 @@ PLANTS: list[tuple[str, list[str], Callable[[Finding], bool]]] = [
         lambda f: f.row == "key 'k2'" and "shares tick" in f.problem,
     ),
     (
+        "a pointer that is not an id",
+        ["UPDATE agent_memory SET superseded_by = 'two', superseded_at = 'x' WHERE id = 3"],
+        lambda f: f.row == "id 3" and "not an id" in f.problem,
+    ),
+    (
+        "a counter that is not a number",
+        ["UPDATE agent_cache SET last_used = 'late' WHERE key = 'k1'"],
+        lambda f: f.row == "key 'k1'" and "last_used" in f.problem,
+    ),
+    (
+        "a clock that is not a number",
+        ["UPDATE agent_cache_clock SET ticks = 'soon'"],
+        lambda f: f.table == "agent_cache_clock" and "ticks" in f.problem,
+    ),
+    (
         "a missing table",
         ["DROP TABLE agent_cache"],
         lambda f: f.table == "agent_cache" and "missing" in f.problem,
