@@ -35,6 +35,7 @@ import contextlib
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
@@ -84,12 +85,21 @@ CACHE_COLS = (
     "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
     "c.anchor_key, c.anchor_blob, n.key, n.blob"
 )
-SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, " + sqlexpr.applies_expr(
-    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
+SWEEP_COLS = (
+    "c.key, c.bytes, c.generation, c.last_used, ("
+    + sqlexpr.applies_expr(
+        anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
+    )
+    + ") AS applies"
 )
 """What the sweep reads: every column eviction is decided by, and no payload.
 Whether the anchor applies is the anchor rule rendered in SQL, so a row is
 four integers and a key rather than two blobs and two keys more."""
+SWEEP_ORDER = " ORDER BY applies, c.last_used, c.key"
+"""The order of :func:`~roteiro_memory.semantics.eviction_key` -- entries that
+do not apply first, then least recently used, then by key (bytes sort as
+their strings do) -- kept by the server, as recall keeps the ranking order.
+A test pins it to the Python key."""
 CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
 
 _MEMORY_ANCHOR = {
@@ -216,21 +226,8 @@ def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
     )
 
 
-class SweepRow:
-    """One entry as the sweep sees it: what eviction is decided by, no payload.
-
-    The key stays UTF-8 bytes: bytes sort in code point order, as the decoded
-    string would, and it is only compared and handed back to the database.
-    """
-
-    __slots__ = ("applies", "bytes", "generation", "key", "last_used")
-
-    def __init__(self, row: Sequence[Any]) -> None:
-        self.key: bytes = row[0]
-        self.bytes: int = row[1]
-        self.generation: int = row[2]
-        self.last_used: int = row[3]
-        self.applies: bool = row[4] == 1
+_KEY, _BYTES, _GENERATION, _LAST_USED, _APPLIES = range(5)
+"""Fields of a sweep row (:data:`SWEEP_COLS`)."""
 
 
 class PostgresStore(Store):
@@ -697,11 +694,10 @@ class PostgresStore(Store):
         rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
         return [_entry_from_row(row) for row in rows]
 
-    def sweep_rows(self) -> builtins.list[SweepRow]:
-        """Every entry as the sweep reads it, without the payload."""
-        # In no particular order: the sweep orders its candidates itself.
-        rows = self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM}")
-        return [SweepRow(row) for row in rows]
+    def sweep_rows(self) -> builtins.list[tuple[Any, ...]]:
+        """Every entry as the sweep reads it, without the payload, in
+        eviction order (:data:`SWEEP_ORDER`)."""
+        return self._conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM}{SWEEP_ORDER}").fetchall()
 
     def cache_forget(self, key: str) -> bool:
         with self._atomic() as conn:
@@ -726,27 +722,25 @@ class PostgresStore(Store):
             generation = self._lock_clock(conn)
             conn.execute("LOCK TABLE agent_cache IN SHARE ROW EXCLUSIVE MODE")
             entries = self.sweep_rows()
-            mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
+            mru = max(entries, key=itemgetter(_LAST_USED, _KEY), default=None)
             pinned_bytes = 0
-            candidates: builtins.list[SweepRow] = []
+            # Filtering keeps the eviction order the rows came in.
+            candidates: builtins.list[tuple[Any, ...]] = []
             for entry in entries:
-                if sem.is_pinned(entry is mru, entry.generation, generation, entry.applies):
-                    pinned_bytes += entry.bytes
+                applies = entry[_APPLIES] == 1
+                if sem.is_pinned(entry is mru, entry[_GENERATION], generation, applies):
+                    pinned_bytes += entry[_BYTES]
                 else:
                     candidates.append(entry)
-            candidates.sort(
-                # Keys stay UTF-8 bytes, which order as their strings do.
-                key=lambda e: sem.eviction_key(e.applies, e.last_used, e.key)  # type: ignore[arg-type]
-            )
-            evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
+            evict = sem.evict_count([e[_BYTES] for e in candidates], pinned_bytes, budget_bytes)
             doomed = candidates[:evict]
             if doomed:
                 conn.execute(
                     "DELETE FROM agent_cache WHERE key = ANY(%s)",
-                    ([e.key for e in doomed],),
+                    ([e[_KEY] for e in doomed],),
                 )
-            freed = sum(e.bytes for e in doomed)
-            retained = pinned_bytes + sum(e.bytes for e in candidates) - freed
+            freed = sum(e[_BYTES] for e in doomed)
+            retained = pinned_bytes + sum(e[_BYTES] for e in candidates) - freed
             new_generation = _one(
                 conn,
                 "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"

@@ -552,3 +552,30 @@ def test_a_role_with_only_table_rights_can_use_an_existing_store(pg: PostgresSto
         finally:
             admin.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
             admin.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) -> None:
+    """The server orders the sweep's rows; that order must be eviction_key's,
+    and the applies column the anchor rule's, for every entry."""
+    import random
+
+    rng = random.Random(5)
+    pg.put_nodes([GraphNode("same", blob="b"), GraphNode("moved", blob="b1")])
+    keys = [f"k{i}" for i in range(60)] + ["\u00e9", "\U0001f600", "Z", "a b", "\x00"]
+    rng.shuffle(keys)
+    for key in keys:
+        pg.cache_put(key, "f", "{}", anchor=rng.choice([None, "same", "moved", "gone"]))
+    pg.put_nodes([GraphNode("moved", blob="b2")])
+    for key in rng.sample(keys, 30):
+        pg.cache_get(key)
+    entries = {e.key: e for e in pg.cache_entries()}
+    rows = pg.sweep_rows()
+    got = [(bytes(row[0]).decode(), row[4] == 1) for row in rows]
+    assert {key: applies for key, applies in got} == {
+        key: e.anchor_state.applies for key, e in entries.items()
+    }
+    want = sorted(
+        entries,
+        key=lambda k: sem.eviction_key(entries[k].anchor_state.applies, entries[k].last_used, k),
+    )
+    assert [key for key, _ in got] == want
