@@ -69,7 +69,10 @@ class PostgresServer:
     """One PostgreSQL cluster in a temporary folder, on a Unix socket there."""
 
     def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="rmpg-"))
+        # A Unix socket's path is limited to about 100 bytes: a long TMPDIR
+        # would not fit, so fall back to /tmp then.
+        base = None if len(tempfile.gettempdir()) <= 60 else "/tmp"
+        self.root = Path(tempfile.mkdtemp(prefix="rmpg-", dir=base))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self._as = _run_as()
