@@ -147,7 +147,9 @@ class PostgresServer:
                 self._run("pg_ctl", "--pgdata", str(self.data), "--mode", "fast", "--wait", "stop")
                 self.running = False
         finally:
-            shutil.rmtree(self.root, ignore_errors=not self.running)
+            # A server that would not stop keeps its folder, for its log.
+            if not self.running:
+                shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> PostgresServer:
         return self.start()
@@ -214,6 +216,8 @@ def fresh_schema() -> str:
 def fresh_store_dsn() -> str:
     """A DSN naming a fresh schema on the shared server."""
     dsn = shared_server_dsn()
+    if not dsn.startswith(("postgresql://", "postgres://")):
+        return f"{dsn} schema={fresh_schema()}"
     joiner = "&" if "?" in dsn else "?"
     return f"{dsn}{joiner}schema={fresh_schema()}"
 
