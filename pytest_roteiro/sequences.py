@@ -66,6 +66,9 @@ class Ref:
     of the sequence (0-based, counting only ``memory.record`` calls)."""
 
     index: int
+    optional: bool = field(default=False, compare=False)
+    """Drawn only: the argument holding it is left out when no record was
+    written before (rather than naming an absent one)."""
 
 
 @dataclass(frozen=True)
@@ -102,20 +105,27 @@ _paths = st.sampled_from((None, "src/a.py", "Lib/Parse.py"))
 # Each value has a well-formed strategy and a messy one (which also draws
 # invalid values); the well-formed one is offered more often, so most writes
 # land and later steps have records to act on, while refusals still happen.
+def _pick(options: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
+    """One of ``options``, each listed as often as it should be drawn (a
+    strategy listed twice is drawn twice as often, which ``one_of`` would not
+    do); shrinks toward the first."""
+    return st.sampled_from(range(len(options))).flatmap(lambda index: options[index])
+
+
 def _mostly(valid: st.SearchStrategy[Any], messy: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     """``valid`` three times in four, ``messy`` otherwise."""
-    return st.one_of(valid, valid, valid, messy)
+    return _pick([valid, valid, valid, messy])
 
 
 _valid_kinds = st.sampled_from(("lesson", "decision", "pattern", "attempt", "outcome"))
-_kinds = _mostly(_valid_kinds, st.sampled_from(("note", "Lesson", "")))
+_bad_kinds = st.sampled_from(("note", "Lesson", ""))
 _words = st.sampled_from(("fix", "Cache", "parser", "run::fix", "\u00e9cole", "src/", "repo"))
 _valid_bodies = st.lists(_words, min_size=1, max_size=3).map(" ".join)
-_bodies = st.lists(_words | st.just("\t"), max_size=3).map(" ".join)
+_bad_bodies = st.sampled_from(("", " \t", "\u3000"))
 _valid_scopes = st.sampled_from(("repo", "team"))
-_scopes = st.sampled_from(("repo", "team", " repo", "a\x1cb"))
+_bad_scopes = st.sampled_from((" repo", "a\x1cb", ""))
 _valid_confidences = st.sampled_from((None, 0.0, 0.25, 0.5, 1.0))
-_confidences = st.sampled_from((None, 0.5, 1.5, -0.1))
+_bad_confidences = st.sampled_from((1.5, -0.1))
 _ids = _mostly(st.integers(min_value=0, max_value=63).map(Ref), st.just(ABSENT_ID))
 """Mostly a record written earlier in the sequence, now and then one never written."""
 _limits = st.sampled_from((None, 0, 1, 2))
@@ -162,11 +172,22 @@ def _record(
     )
 
 
-_recent = st.integers(min_value=0, max_value=3).map(Ref)
-"""One of the last few records written."""
+_recent = st.integers(min_value=0, max_value=3).map(lambda i: Ref(i, optional=True))
+"""One of the last few records written (a ``supersedes`` of it is left out
+before the first record)."""
 _valid_record = _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences, st.none())
 _successor = _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences, _recent)
-_messy_record = _record(_kinds, _bodies, _scopes, _confidences, st.none() | _ids)
+_messy_record = _pick(
+    [
+        _record(_bad_kinds, _valid_bodies, _valid_scopes, _valid_confidences, st.none()),
+        _record(_valid_kinds, _valid_bodies, _bad_scopes, _valid_confidences, st.none()),
+        _record(_valid_kinds, _bad_bodies, _valid_scopes, _valid_confidences, st.none()),
+        _record(_valid_kinds, _valid_bodies, _valid_scopes, _bad_confidences, st.none()),
+        _record(_valid_kinds, _valid_bodies, _valid_scopes, _valid_confidences, _ids),
+        _record(_bad_kinds, _bad_bodies, _bad_scopes, _bad_confidences, _ids),
+    ]
+)
+"""A write with one fault (or, last, with every one, for the order of faults)."""
 
 
 def _list() -> st.SearchStrategy[Call]:
@@ -214,6 +235,28 @@ def _node() -> st.SearchStrategy[dict[str, JSON]]:
     )
 
 
+_put_nodes = st.builds(
+    lambda nodes: Call("graph.put_nodes", {"nodes": nodes}),
+    st.lists(_node(), min_size=1, max_size=2),
+)
+_cache_put = st.builds(
+    lambda key, fp, payload, anchor: Call(
+        "cache.put",
+        {"key": key, "fingerprint": fp, "json": payload, **_optional(anchor=anchor)},
+    ),
+    _cache_keys,
+    st.sampled_from(("f1", "f2")),
+    st.sampled_from(("{}", '{"a":1}', '"\u00e9t\u00e9"')),
+    _anchors,
+)
+_SETUP: dict[str, list[st.SearchStrategy[Call]]] = {
+    "episodic": [_valid_record, _successor],
+    "graph": [_put_nodes],
+    "cache": [_cache_put],
+}
+"""Ops that put something in the store, drawn first so later ops have
+records, nodes and entries to act on."""
+
 _BY_CAPABILITY: dict[str, list[st.SearchStrategy[Call]]] = {
     "episodic": [
         _valid_record,
@@ -230,10 +273,8 @@ _BY_CAPABILITY: dict[str, list[st.SearchStrategy[Call]]] = {
         _recall(),
     ],
     "graph": [
-        st.builds(
-            lambda nodes: Call("graph.put_nodes", {"nodes": nodes}),
-            st.lists(_node(), min_size=1, max_size=2),
-        ),
+        _put_nodes,
+        _put_nodes,
         st.builds(
             lambda keys: Call("graph.remove_nodes", {"keys": keys}),
             st.lists(_keys, min_size=1, max_size=2, unique=True),
@@ -245,21 +286,13 @@ _BY_CAPABILITY: dict[str, list[st.SearchStrategy[Call]]] = {
         st.just(Call("graph.export")),
     ],
     "cache": [
-        st.builds(
-            lambda key, fp, payload, anchor: Call(
-                "cache.put",
-                {"key": key, "fingerprint": fp, "json": payload, **_optional(anchor=anchor)},
-            ),
-            _cache_keys,
-            st.sampled_from(("f1", "f2")),
-            st.sampled_from(("{}", '{"a":1}', '"\u00e9t\u00e9"')),
-            _anchors,
-        ),
+        _cache_put,
+        _cache_put,
+        st.builds(lambda key: Call("cache.get", {"key": key}), _cache_keys),
         st.builds(lambda key: Call("cache.get", {"key": key}), _cache_keys),
         st.builds(lambda key: Call("cache.forget", {"key": key}), _cache_keys),
         st.just(Call("cache.entries")),
         st.builds(lambda b: Call("cache.stats", {"budget_bytes": b}), _budgets),
-        st.builds(lambda b: Call("cache.sweep", {"budget_bytes": b}), _budgets),
         st.builds(lambda b: Call("cache.sweep", {"budget_bytes": b}), _budgets),
     ],
     "budget": [
@@ -284,7 +317,11 @@ def _settle_refs(calls: list[Call]) -> list[Call]:
         if isinstance(value, Ref):
             return Ref(written - 1 - value.index % written) if written else ABSENT_ID
         if isinstance(value, Mapping):
-            return {k: settle(v) for k, v in value.items()}
+            return {
+                k: settle(v)
+                for k, v in value.items()
+                if written or k != "supersedes" or not (isinstance(v, Ref) and v.optional)
+            }
         if isinstance(value, list):
             return [settle(v) for v in value]
         return value
@@ -304,14 +341,11 @@ def sequences(capabilities: frozenset[str], max_steps: int) -> st.SearchStrategy
         raise ValueError(
             f"no op to generate: the backend declares none of {', '.join(_BY_CAPABILITY)}"
         )
-    writes = (
-        st.lists(_valid_record | _successor, max_size=4)
-        if "episodic" in capabilities
-        else st.just([])
-    )
-    steps = st.lists(st.one_of(choices), min_size=1, max_size=max_steps)
-    more = st.lists(st.one_of(choices), max_size=max_steps)
-    # A few records first, so the ops after them have something to act on;
+    setup = [s for cap, found in _SETUP.items() if cap in capabilities for s in found]
+    writes = st.lists(_pick(setup), max_size=5) if setup else st.just([])
+    steps = st.lists(_pick(choices), min_size=1, max_size=max_steps)
+    more = st.lists(_pick(choices), max_size=max_steps)
+    # A few writes first, so the ops after them have something to act on;
     # two runs of ops, as one list drawn by Hypothesis is short on average.
     return st.tuples(writes, steps, more).map(
         lambda parts: _settle_refs([*parts[0], *parts[1], *parts[2]][:max_steps])
