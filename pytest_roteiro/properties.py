@@ -236,6 +236,15 @@ def _leaves(value: JSON, path: str = "") -> Iterable[tuple[str, JSON]]:
         yield path or "$", value
 
 
+def _prefixes(path: str) -> list[str]:
+    parts = path.split(".")
+    return [".".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _parent(path: str) -> str:
+    return path.rpartition(".")[0]
+
+
 def _differences(expected: JSON, actual: JSON) -> dict[str, JSON]:
     """The checks a case needs to show ``actual`` is not ``expected``."""
     want = dict(_leaves(expected))
@@ -249,15 +258,19 @@ def _differences(expected: JSON, actual: JSON) -> dict[str, JSON]:
         checks["expect"] = expect
     if approx:
         checks["approx"] = approx
+    # Keys the result has and should not: report the outermost one, under an
+    # object the expected result also has.
+    objects = {""} if isinstance(expected, dict) else set()
+    objects |= {_parent(p) for p in want if not p.endswith("#")} - {""}
+    prefixes = {q for p in want for q in _prefixes(p)}
     extra: dict[str, list[str]] = {}
     for path in got:
-        if path in want or path.endswith("#"):
+        if path in want:
             continue
-        parent, _, key = path.rpartition(".")
-        if not key.isdigit() and not any(p.startswith(f"{path}.") for p in want):
-            containers = {p.rpartition(".")[0] for p in want} | {""}
-            if parent in containers and f"{parent}.#" not in want:
-                extra.setdefault(parent or "$", []).append(key)
+        outer = next(q for q in _prefixes(path) if q not in prefixes)
+        key = outer.rpartition(".")[2]
+        if not key.isdigit() and key != "#" and _parent(outer) in objects:
+            extra.setdefault(_parent(outer) or "$", []).append(key)
     if extra:
         checks["absent"] = [{"path": p, "values": sorted(set(k))} for p, k in extra.items()]
     return checks

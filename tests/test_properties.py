@@ -225,3 +225,19 @@ def test_plugin_failure_shows_the_case_to_paste(
             "*- {op: memory.list, unchanged: before}*",
         ]
     )
+
+
+def test_differences_become_the_checks_that_fail() -> None:
+    """Differing leaves are expected (fractions within a tolerance), a list of
+    another length by its ``#``, and a key that should not be there as absent."""
+    from pytest_roteiro.properties import _differences
+
+    expected = {"live": 1, "results": [{"score": 0.175, "record": {"id": 1}}]}
+    actual = {"live": 2, "results": [{"score": 0.0, "record": {"id": 1, "anchor": {"key": "k"}}}]}
+    assert _differences(expected, actual) == {
+        "expect": {"live": 1},
+        "approx": {"results.0.score": 0.175},
+        "absent": [{"path": "results.0.record", "values": ["anchor"]}],
+    }
+    assert _differences({"r": [1]}, {"r": [1, 2]}) == {"expect": {"r.#": 1}}
+    assert _differences(None, {"id": 1}) == {"expect": {"$": None}}
