@@ -498,9 +498,10 @@ class PostgresStore(Store):
         params: dict[str, object] = {"id": id}
         nodes = _node_relation(graph, params)
         # One statement outside a transaction block sees one state.
-        row = self._conn.execute(
-            f"SELECT {RECORD_COLS}{_record_from(nodes)} WHERE m.id = %(id)s", params
-        ).fetchone()
+        with _guarded(self._conn):
+            row = self._conn.execute(
+                f"SELECT {RECORD_COLS}{_record_from(nodes)} WHERE m.id = %(id)s", params
+            ).fetchone()
         return _record_from_row(row) if row is not None else None
 
     @staticmethod
@@ -691,7 +692,8 @@ class PostgresStore(Store):
         return _entry_from_row(row)
 
     def cache_entries(self) -> builtins.list[CacheEntry]:
-        rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
+        with _guarded(self._conn):
+            rows = self._conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
         return [_entry_from_row(row) for row in rows]
 
     def sweep_rows(self) -> builtins.list[tuple[Any, ...]]:
@@ -793,7 +795,8 @@ class PostgresStore(Store):
             )
 
     def tree(self) -> str | None:
-        row = self._conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+        with _guarded(self._conn):
+            row = self._conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
         return _t(row[0]) if row else None
 
     def rebuild(self) -> None:
@@ -801,9 +804,10 @@ class PostgresStore(Store):
             conn.execute("DELETE FROM nodes")
 
     def export_graph(self) -> builtins.list[GraphNode]:
-        rows = self._conn.execute(
-            "SELECT key, kind, name, path, blob FROM nodes ORDER BY key"
-        ).fetchall()
+        with _guarded(self._conn):
+            rows = self._conn.execute(
+                "SELECT key, kind, name, path, blob FROM nodes ORDER BY key"
+            ).fetchall()
         return [GraphNode(_s(row[0]), *(_t(value) for value in row[1:])) for row in rows]
 
     # --- store -----------------------------------------------------------
@@ -895,9 +899,7 @@ def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:
 def _transaction(conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN") -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
     if it raises.  A lost connection is reported as :class:`StoreUnavailable`."""
-    import psycopg
-
-    try:
+    with _guarded(conn):
         conn.execute(begin)
         try:
             yield
@@ -906,9 +908,20 @@ def _transaction(conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN"
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+@contextlib.contextmanager
+def _guarded(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[None]:
+    """Report a lost connection as :class:`StoreUnavailable`, so a caller (the
+    protocol server, say) sees one of this package's errors."""
+    import psycopg
+
+    try:
+        yield
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
             raise StoreUnavailable(
-                f"the connection to the PostgreSQL server was lost ({error})"
+                f"the connection to the PostgreSQL server was lost ({error}); "
+                "reopen the store once the server is back"
             ) from None
         raise

@@ -486,6 +486,8 @@ def test_a_lost_connection_is_store_unavailable_and_reopen_recovers(pg: Postgres
         admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
     with pytest.raises(StoreUnavailable, match="connection"):
         pg.record("lesson", "lost")
+    with pytest.raises(StoreUnavailable, match="connection"):
+        pg.get(1)
     pg.reopen()
     assert [r.body for r in pg.list().records] == ["before"]
 
