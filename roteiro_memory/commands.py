@@ -31,6 +31,7 @@ from roteiro_memory.gitgraph import (
     SyncReport,
     find_repo,
     graph_blobs,
+    resolve_tree,
     rev_graph,
     sync,
     touched_keys,
@@ -200,6 +201,12 @@ class Session:
         self.synced = report
         return report
 
+    def check_revs(self, **revs: str | None) -> None:
+        """Refuse an unknown revision before anything is synced or written."""
+        for option, rev in revs.items():
+            if rev is not None:
+                resolve_tree(self.require_repo(f"--{option}"), rev)
+
     def graph_for(self, rev: str | None) -> Graph | None:
         """The graph of ``rev`` to resolve anchors against; None for the store's."""
         if rev is None:
@@ -291,6 +298,7 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
     key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
     graph = session.graph_for(args.rev)
@@ -320,8 +328,7 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     limit = whole(args.limit, "--limit")
     key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
     query = " ".join(args.query) if args.query else None
-    if args.touched is not None or args.rev is not None:
-        session.require_repo("--touched" if args.touched is not None else "--rev")
+    session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
     graph = session.graph_for(args.rev)
@@ -367,6 +374,7 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory import render
 
     wanted = record_id(args.id)
+    session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
     record = store.get(wanted, graph=session.graph_for(args.rev))

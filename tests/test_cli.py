@@ -296,6 +296,17 @@ def test_rev_that_does_not_exist_is_a_usage_error(repo: Repo) -> None:
     assert repo.snapshot() == before
 
 
+@pytest.mark.parametrize("option", ["--rev", "--touched"])
+def test_unknown_rev_is_refused_before_the_sync(repo: Repo, option: str) -> None:
+    repo.add("something", "src/app/retry.py")
+    repo.write("src/app/retry.py", RETRY.replace("1.1", "1.2"))
+    before = repo.snapshot()
+    done = repo.run("recall", f"{option}=no-such-rev")
+    assert done.returncode == 2
+    assert "no-such-rev" in done.stderr
+    assert repo.snapshot() == before
+
+
 def test_touched_returns_exactly_the_records_on_changed_files_and_symbols(repo: Repo) -> None:
     repo.write("src/app/other.py", "def untouched():\n    return 0\n")
     repo.commit("another module")
