@@ -136,6 +136,27 @@ def _server(dsn: str | None) -> Iterator[str | None]:
         server.stop()
 
 
+def run_checks(dsn: str | None, sizes: Sizes, only: Sequence[str]) -> list[Check]:
+    """Measure ``only`` (recall, sweep) on the server at ``dsn``, or on a
+    throwaway one; no checks when there is no server to be had."""
+    from postgres_backend import PostgresBackend
+
+    checks: list[Check] = []
+    with _server(dsn) as found:
+        if found is None:
+            return checks
+        backend = PostgresBackend(found)
+        print(f"bench: backend postgres, {sizes.repeat} timed runs each", flush=True)
+        if "recall" in only:
+            checks += recall_checks(backend, sizes)
+            for check in checks[-3:]:
+                print(check.line(), flush=True)
+        if "sweep" in only:
+            checks += sweep_checks(backend, sizes)
+            print(checks[-1].line(), flush=True)
+    return checks
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/postgres.py", description=__doc__)
     parser.add_argument("--dsn", help="a server to use (default: start a throwaway one)")
@@ -149,23 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, help="timed runs of each (default 7)")
     parser.add_argument("--only", choices=("recall", "sweep"), action="append")
     args = parser.parse_args(argv)
-    sizes = _sizes(args)
-    only = args.only or ["recall", "sweep"]
-    from postgres_backend import PostgresBackend
-
-    with _server(args.dsn) as dsn:
-        if dsn is None:
-            return 0
-        backend = PostgresBackend(dsn)
-        print(f"bench: backend postgres, {sizes.repeat} timed runs each", flush=True)
-        checks: list[Check] = []
-        if "recall" in only:
-            checks += recall_checks(backend, sizes)
-            for check in checks[-3:]:
-                print(check.line(), flush=True)
-        if "sweep" in only:
-            checks += sweep_checks(backend, sizes)
-            print(checks[-1].line(), flush=True)
+    checks = run_checks(args.dsn, _sizes(args), args.only or ["recall", "sweep"])
     over = [c for c in checks if not c.ok]
     print(f"bench postgres: {len(checks) - len(over)}/{len(checks)} within bounds", flush=True)
     return 1 if over else 0
