@@ -24,8 +24,10 @@ or go while it decides.  Reads run in one read-only repeatable-read
 transaction, so their several queries see one state.
 
 Ranking, filtering and limits run in SQL, rendered by
-:mod:`roteiro_memory.sqlexpr`; the sweep reads narrow columns and decides with
-the semantics functions, like the SQLite backend.
+:mod:`roteiro_memory.sqlexpr` (guarded there against PostgreSQL's refusal to
+round a product to zero).  The sweep reads narrow columns, in eviction order,
+and decides with the semantics functions, like the SQLite backend.  Text is
+stored as UTF-8 ``bytea`` (see :mod:`roteiro_memory.pg_migrations` for why).
 """
 
 from __future__ import annotations
