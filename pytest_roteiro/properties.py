@@ -279,7 +279,11 @@ def _differences(expected: JSON, actual: JSON) -> dict[str, JSON]:
 _PROBES: tuple[tuple[str, Call], ...] = (
     ("episodic", Call("memory.list")),
     ("episodic", Call("memory.list", {"include_superseded": True})),
+    ("episodic", Call("memory.list", {"scope": "team", "limit": 1})),
     ("episodic", Call("memory.recall")),
+    ("episodic", Call("memory.recall", {"limit": 1})),
+    ("episodic", Call("memory.recall", {"query": "FIX"})),
+    ("episodic", Call("memory.recall", {"decay": "linear:2", "applicable_only": True})),
     ("cache", Call("cache.entries")),
     ("cache", Call("cache.stats", {"budget_bytes": 0})),
     ("graph", Call("graph.export")),

@@ -129,7 +129,7 @@ _bad_confidences = st.sampled_from((1.5, -0.1))
 _ids = _mostly(st.integers(min_value=0, max_value=63).map(Ref), st.just(ABSENT_ID))
 """Mostly a record written earlier in the sequence, now and then one never written."""
 _limits = st.sampled_from((None, 0, 1, 2))
-_filter_scopes = st.sampled_from((None, "repo", "team"))
+_filter_scopes = st.sampled_from((None, "repo", "team", "re"))
 _filter_kinds = _mostly(st.sampled_from((None, "lesson", "decision")), st.just("note"))
 _queries = st.sampled_from(
     (None, "", "fix", "FIX parser", "mod::parse", "src/", "repo", "\u00c9cole")
