@@ -102,9 +102,6 @@ _blobs = st.sampled_from((None, "b1", "b2"))
 _paths = st.sampled_from((None, "src/a.py", "Lib/Parse.py"))
 
 
-# Each value has a well-formed strategy and a messy one (which also draws
-# invalid values); the well-formed one is offered more often, so most writes
-# land and later steps have records to act on, while refusals still happen.
 def _pick(options: Sequence[st.SearchStrategy[Any]]) -> st.SearchStrategy[Any]:
     """One of ``options``, each listed as often as it should be drawn (a
     strategy listed twice is drawn twice as often, which ``one_of`` would not
@@ -117,6 +114,9 @@ def _mostly(valid: st.SearchStrategy[Any], messy: st.SearchStrategy[Any]) -> st.
     return _pick([valid, valid, valid, messy])
 
 
+# Values come well-formed or bad; writes are mostly well-formed (a messy write
+# has one fault), so later steps have records to act on while every refusal
+# still happens.
 _valid_kinds = st.sampled_from(("lesson", "decision", "pattern", "attempt", "outcome"))
 _bad_kinds = st.sampled_from(("note", "Lesson", ""))
 _words = st.sampled_from(("fix", "Cache", "parser", "run::fix", "\u00e9cole", "src/", "repo"))
