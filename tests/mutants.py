@@ -3,9 +3,10 @@
 They exist to show that the conformance suite has teeth: every mutant must be
 caught, and caught by a case of the invariant it breaks
 (``tests/test_mutants.py``).  Each class is its own factory, so the whole
-pytest suite can be pointed at one::
+pytest suite can be pointed at one, from the repository root (``python -m``
+puts it on the import path)::
 
-    pytest --roteiro-conformance --roteiro-backend tests.mutants:ZeroVanishedPenalty
+    python -m pytest --roteiro-conformance --roteiro-backend tests.mutants:ZeroVanishedPenalty
 
 Most mutants bend :class:`ModelStore`, the in-memory oracle, by one override;
 a few bend :class:`SQLiteStore` with one extra SQL statement, so both kinds of
