@@ -1,5 +1,6 @@
-"""docs/cli.md is executable: its session runs, in order, in a fresh
-repository, and prints exactly what the page shows."""
+"""The README's command-line session is executable: it runs, in order, in a
+fresh repository, and prints exactly what the page shows.  docs/cli.md, the
+reference, names every command."""
 
 from __future__ import annotations
 
@@ -10,12 +11,23 @@ from pathlib import Path
 
 from roteiro_memory.cli import _CACHE_ACTIONS, _COMMANDS
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "cli.md"
+README = ROOT / "README.md"
+SESSION_HEADING = "## In a repository: the command line\n"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", re.MULTILINE | re.DOTALL)
 
 
+def _session_text() -> str:
+    """The README's session section, up to the next heading of its level."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index(SESSION_HEADING) + len(SESSION_HEADING)
+    end = text.find("\n## ", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
 def _blocks() -> list[tuple[str, str, str]]:
-    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(DOC.read_text())]
+    return [(m.group(1), m.group(2).strip(), m.group(3)) for m in FENCE.finditer(_session_text())]
 
 
 def _session() -> list[tuple[str, str]]:
@@ -45,7 +57,7 @@ def test_the_documented_session_prints_what_the_page_shows(tmp_path: Path) -> No
     repo = tmp_path / "shop"
     repo.mkdir()
     files = [(info, body) for language, info, body in _blocks() if info.startswith("file=")]
-    assert files, "the page shows the module its session works on"
+    assert files, "the README shows the module its session works on"
     for info, body in files:
         target = repo / info.removeprefix("file=")
         target.parent.mkdir(parents=True, exist_ok=True)
