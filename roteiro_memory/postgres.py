@@ -37,7 +37,6 @@ import contextlib
 import re
 import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
@@ -97,11 +96,21 @@ SWEEP_COLS = (
 """What the sweep reads: every column eviction is decided by, and no payload.
 Whether the anchor applies is the anchor rule rendered in SQL, so a row is
 four integers and a key rather than two blobs and two keys more."""
-SWEEP_ORDER = " ORDER BY applies, c.last_used, c.key"
-"""The order of :func:`~roteiro_memory.semantics.eviction_key` -- entries that
-do not apply first, then least recently used, then by key (bytes sort as
-their strings do) -- kept by the server, as recall keeps the ranking order.
-A test pins it to the Python key."""
+SWEEP_ORDER = " ORDER BY " + sqlexpr.eviction_order(
+    {"applies": "applies", "last_used": "c.last_used", "key": "c.key"}
+)
+"""The eviction order over :data:`SWEEP_COLS` (its ``applies`` alias), for
+:meth:`PostgresStore.sweep_rows`; bytes keys sort as their strings do."""
+_CACHE_APPLIES = sqlexpr.applies_expr(
+    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
+)
+_SWEEP_PINNED = sqlexpr.pinned_expr(
+    sqlexpr.POSTGRES, applies=_CACHE_APPLIES, key="c.key", generation="c.generation"
+)
+_SWEEP_EVICTION_ORDER = sqlexpr.eviction_order(
+    {"applies": _CACHE_APPLIES, "last_used": "c.last_used", "key": "c.key"}
+)
+_SWEEP_MRU_ORDER = sqlexpr.most_recently_used({"last_used": "c.last_used", "key": "c.key"})
 CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
 
 _MEMORY_ANCHOR = {
@@ -226,10 +235,6 @@ def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
         anchor=anchor,
         anchor_state=sem.resolve_anchor(anchor, _t(row[8]), row[9] is not None, _t(row[10])),
     )
-
-
-_KEY, _BYTES, _GENERATION, _LAST_USED, _APPLIES = range(5)
-"""Fields of a sweep row (:data:`SWEEP_COLS`)."""
 
 
 class PostgresStore(Store):
@@ -720,40 +725,47 @@ class PostgresStore(Store):
         )
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        """Decided in SQL from the narrow columns, as the SQLite store does:
+        one aggregate for what the tier holds and pins, then the candidates in
+        eviction order, taken only until the tier fits."""
         with self._atomic() as conn:
             # The clock row first, as every cache write takes it, then the
             # table, so no put or get can slip in while the sweep decides.
             generation = self._lock_clock(conn)
             conn.execute("LOCK TABLE agent_cache IN SHARE ROW EXCLUSIVE MODE")
-            entries = self.sweep_rows()
-            mru = max(entries, key=itemgetter(_LAST_USED, _KEY), default=None)
-            pinned_bytes = 0
-            # Filtering keeps the eviction order the rows came in.
-            candidates: builtins.list[tuple[Any, ...]] = []
-            for entry in entries:
-                applies = entry[_APPLIES] == 1
-                if sem.is_pinned(entry is mru, entry[_GENERATION], generation, applies):
-                    pinned_bytes += entry[_BYTES]
-                else:
-                    candidates.append(entry)
-            evict = sem.evict_count([e[_BYTES] for e in candidates], pinned_bytes, budget_bytes)
+            mru = conn.execute(
+                f"SELECT c.key FROM agent_cache c ORDER BY {_SWEEP_MRU_ORDER} LIMIT 1"
+            ).fetchone()
+            params = {"mru": mru[0] if mru else None, "cache_generation": generation}
+            totals = conn.execute(
+                f"SELECT COUNT(*), COALESCE(SUM(c.bytes), 0), COALESCE(SUM({_SWEEP_PINNED}), 0)"
+                f"{CACHE_FROM}",
+                params,
+            ).fetchone()
+            assert totals is not None
+            scanned, held, pinned = (int(value) for value in totals)
+            candidates = conn.execute(
+                f"SELECT c.key, c.bytes{CACHE_FROM} WHERE ({_SWEEP_PINNED}) = 0"
+                f" ORDER BY {_SWEEP_EVICTION_ORDER}",
+                params,
+            ).fetchall()
+            evict = sem.evictions_until_fits((size for _, size in candidates), held, budget_bytes)
             doomed = candidates[:evict]
             if doomed:
                 conn.execute(
-                    "DELETE FROM agent_cache WHERE key = ANY(%s)",
-                    ([e[_KEY] for e in doomed],),
+                    "DELETE FROM agent_cache WHERE key = ANY(%s)", ([key for key, _ in doomed],)
                 )
-            freed = sum(e[_BYTES] for e in doomed)
-            retained = pinned_bytes + sum(e[_BYTES] for e in candidates) - freed
+            freed = sum(size for _, size in doomed)
             new_generation = _one(
                 conn,
                 "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
                 " RETURNING generation",
             )
+        retained = held - freed
         return CacheSweep(
             budget_bytes=budget_bytes,
-            scanned=len(entries),
-            pinned=len(entries) - len(candidates),
+            scanned=scanned,
+            pinned=pinned,
             evicted=evict,
             freed_bytes=freed,
             retained_bytes=retained,
