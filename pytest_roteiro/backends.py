@@ -113,7 +113,7 @@ class InProcessBackend:
     def __init__(self, target: object, name: str) -> None:
         self.name = name
         self._target = _as_caller(target, name)
-        self._capabilities: frozenset[str] | None = None
+        self._hello: JSON = None
 
     def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
         try:
@@ -131,11 +131,17 @@ class InProcessBackend:
         except (TypeError, ValueError) as error:
             raise BackendFailure(f"{op} returned a value that is not JSON: {result!r}") from error
 
+    def hello(self) -> JSON:
+        """The backend's answer to ``hello``, asked once."""
+        if self._hello is None:
+            self._hello = self.call("hello", {})
+        return self._hello
+
     def capabilities(self) -> frozenset[str]:
-        if self._capabilities is None:
-            hello = self.call("hello", {})
-            self._capabilities = _capabilities_of(hello, self.name)
-        return self._capabilities
+        return _capabilities_of(self.hello(), self.name)
+
+    def implementation(self) -> str | None:
+        return _implementation_of(self.hello())
 
     def stderr_tail(self) -> str | None:
         return None
@@ -170,6 +176,16 @@ def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
     return frozenset(caps)
 
 
+def _implementation_of(hello: JSON) -> str | None:
+    """``name version`` from a hello's ``implementation``, when it gives them."""
+    implementation = hello.get("implementation") if isinstance(hello, dict) else None
+    if not isinstance(implementation, dict):
+        return None
+    parts = [implementation.get("name"), implementation.get("version")]
+    words = [part for part in parts if isinstance(part, str) and part]
+    return " ".join(words) or None
+
+
 # --- External programs -------------------------------------------------------
 
 
@@ -193,7 +209,7 @@ class SubprocessBackend:
         self._ready = threading.Condition()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
         self._next_id = 0
-        self._capabilities: frozenset[str] | None = None
+        self._hello: JSON = None
         self.restarts = 0
 
     # The program's output is read by threads so a hung program cannot block
@@ -320,10 +336,17 @@ class SubprocessBackend:
         error = response["error"]
         return _raise_op_error(error["kind"], error.get("message", ""))
 
+    def hello(self) -> JSON:
+        """The backend's answer to ``hello``, asked once."""
+        if self._hello is None:
+            self._hello = self.call("hello", {})
+        return self._hello
+
     def capabilities(self) -> frozenset[str]:
-        if self._capabilities is None:
-            self._capabilities = _capabilities_of(self.call("hello", {}), self.name)
-        return self._capabilities
+        return _capabilities_of(self.hello(), self.name)
+
+    def implementation(self) -> str | None:
+        return _implementation_of(self.hello())
 
     def close(self) -> None:
         proc = self._proc

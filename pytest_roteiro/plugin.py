@@ -427,6 +427,7 @@ def pytest_runtest_makereport(
             "capability": session.registry[item.case.invariant].capability,
             "requires": list(item.case.requires),
             "declared": _declared(session),
+            "implementation": _implementation(session),
             "outcome": outcome.to_json() if outcome is not None else None,
         }
     return report
@@ -442,6 +443,20 @@ def _declared(session: _Session) -> list[str] | None:
         return sorted(session.backend.capabilities())
     except (OpError, BackendFailure):
         return None
+
+
+def _implementation(session: _Session) -> str | None:
+    """The implementation's name and version from hello, when it gives them."""
+    from pytest_roteiro.runner import BackendFailure, OpError
+
+    describe = getattr(session.backend, "implementation", None)
+    if not callable(describe):
+        return None
+    try:
+        found = describe()
+    except (OpError, BackendFailure):
+        return None
+    return found if isinstance(found, str) else None
 
 
 class _Recorder:
@@ -489,7 +504,13 @@ class _Recorder:
             return
         from pytest_roteiro.report import compliance_table
 
-        terminalreporter.section(f"roteiro conformance: {state.config.backend}")
+        implementation = next(
+            (r["implementation"] for r in state.results if r.get("implementation")), None
+        )
+        heading = f"roteiro conformance: {state.config.backend}"
+        if implementation:
+            heading += f" ({implementation})"
+        terminalreporter.section(heading)
         for line in compliance_table(state.results, state.registry):
             terminalreporter.line(line)
         if state.config.report is not None:

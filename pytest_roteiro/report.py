@@ -156,9 +156,11 @@ def _report(
 ) -> dict[str, Any]:
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
+    implementation = next((r["implementation"] for r in results if r.get("implementation")), None)
     return {
         "schema": REPORT_SCHEMA,
         "backend": backend,
+        "implementation": implementation,
         "declared_capabilities": declared,
         "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "compliance": compliance(results, registry),
@@ -182,6 +184,8 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     out = [f"# Conformance report: `{report['backend']}`", ""]
     totals = report["totals"]
     out.append(", ".join(f"{totals[s]} {s}" for s in STATUSES) + " cases.")
+    if report.get("implementation"):
+        out += ["", f"Implementation: {report['implementation']}."]
     declared = report.get("declared_capabilities")
     if declared is not None:
         out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]

@@ -261,6 +261,8 @@ def test_report_files_are_written(mutant: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2, failed=1)
     report = json.loads((mutant.path / "out" / "report.json").read_text(encoding="utf-8"))
     assert report["backend"] == "mutant_backend:make"
+    assert report["implementation"].startswith("roteiro-memory (")  # from its hello
+    result.stdout.fnmatch_lines(["*roteiro conformance: mutant_backend:make (roteiro-memory (*"])
     assert report["totals"] == {"passed": 2, "failed": 1, "skipped": 0, "known-failing": 0}
     verdicts = {inv["tag"]: inv["verdict"] for inv in report["invariants"]}
     assert verdicts["penalty-never-zero"] == "failed"
@@ -274,6 +276,7 @@ def test_report_files_are_written(mutant: pytest.Pytester) -> None:
     markdown = (mutant.path / "out" / "report.md").read_text(encoding="utf-8")
     assert f"| episodic | {episodic['invariants']} | 1 | 1 | 0 | 0 | partial |" in markdown
     assert f"### `{FAILING}` -- failed" in markdown
+    assert f"Implementation: {report['implementation']}." in markdown
 
 
 def test_junitxml_and_last_failed(mutant: pytest.Pytester) -> None:
