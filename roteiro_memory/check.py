@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, LiteralString, Protocol
 from urllib.parse import quote
 
 from roteiro_memory import semantics as sem
@@ -101,11 +103,11 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     missing = [t for t in _TABLES if t not in tables]
     findings.extend(Finding(t, None, "table is missing") for t in missing)
     for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
-        if table != "agent_memory":  # reported with more detail by _supersession
+        if table != "agent_memory":  # reported with more detail by supersession
             findings.append(Finding(table, f"rowid {rowid}", f"references a missing {parent} row"))
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
-        findings.extend(_supersession(conn))
+        findings.extend(supersession(conn))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
     return findings
@@ -115,71 +117,19 @@ def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
     if "schema_migrations" not in tables:
         return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
     applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    out = [
-        Finding(
-            "schema_migrations",
-            f"version {v}",
-            f"schema version {v} is newer than this version knows (up to {SCHEMA_VERSION}); "
-            "upgrade roteiro-memory",
-        )
-        for v in sorted(applied)
-        if v > SCHEMA_VERSION
-    ]
-    out.extend(
-        Finding("schema_migrations", f"version {v}", f"migration {name!r} was never applied")
-        for v, name, _ in MIGRATIONS
-        if v not in applied
-    )
-    return out
+    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
 
 
 def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    out: list[Finding] = []
     rows = conn.execute(
         "SELECT id, scope, kind, anchor_key, anchor_path, body, confidence, search,"
         " superseded_by, superseded_at FROM agent_memory ORDER BY id"
+    ).fetchall()
+    out = memory_findings(
+        MemoryRow(row_id, scope, key, path, body, search, by, at, vocabulary=(kind, confidence))
+        for row_id, scope, kind, key, path, body, confidence, search, by, at in rows
     )
-    largest = 0
-    for row_id, scope, kind, key, path, body, confidence, search, by, at in rows:
-        largest = max(largest, row_id)
-        where = f"id {row_id}"
-        if kind not in sem.KIND_TOKENS:
-            out.append(
-                Finding(
-                    "agent_memory",
-                    where,
-                    f"unknown kind {kind!r}: expected one of {', '.join(sem.KIND_TOKENS)}",
-                )
-            )
-        if confidence is not None and (
-            not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0
-        ):
-            out.append(
-                Finding("agent_memory", where, f"confidence {confidence!r} is outside [0, 1]")
-            )
-        if not isinstance(scope, str) or not isinstance(body, str):
-            out.append(Finding("agent_memory", where, "scope or body is not text"))
-            continue
-        try:
-            sem.validate_write(sem.MemoryKind.LESSON, scope, body, None)
-        except RoteiroError as error:
-            out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
-        if search != sem.search_text(body, key, path):
-            out.append(
-                Finding(
-                    "agent_memory",
-                    where,
-                    "search text disagrees with its body and anchor: queries would miss it",
-                )
-            )
-        if (by is None) != (at is None):
-            out.append(
-                Finding(
-                    "agent_memory",
-                    where,
-                    "superseded_by and superseded_at disagree: one is set, the other is not",
-                )
-            )
+    largest = max([0, *(row[0] for row in rows)])
     if "sqlite_sequence" in tables:
         seq_row = conn.execute(
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
@@ -196,21 +146,165 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
     return out
 
 
-def _supersession(conn: sqlite3.Connection) -> list[Finding]:
-    pointers: dict[int, int] = {}
+def _cache(conn: sqlite3.Connection) -> list[Finding]:
     out: list[Finding] = []
-    for row_id, successor in conn.execute(
+    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
+    if len(clocks) != 1:
+        out.append(
+            Finding(
+                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
+            )
+        )
+    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
+    if not (isinstance(ticks, int) and isinstance(generation, int)):
+        out.append(
+            Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
+        )
+        return out
+    rows = conn.execute(
+        "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
+        " ORDER BY key"
+    )
+    return out + cache_findings(ticks, generation, rows)
+
+
+# The store invariants themselves, over rows each backend has read (and, for
+# PostgreSQL, decoded): the SQLite and PostgreSQL checks share every rule
+# below, so a rule and its message exist once.
+
+
+class _Executes(Protocol):
+    """A connection that runs a query with no parameters and yields its rows
+    (SQLite's and psycopg's alike)."""
+
+    def execute(self, query: LiteralString, /) -> Iterable[Sequence[Any]]: ...
+
+
+def schema_findings(
+    applied: set[int], migrations: Sequence[tuple[int, str, str]], schema_version: int
+) -> list[Finding]:
+    """Schema versions newer than ``schema_version``, and ``migrations`` never
+    applied, given the versions a store records as ``applied``."""
+    out = [
+        Finding(
+            "schema_migrations",
+            f"version {v}",
+            f"schema version {v} is newer than this version knows (up to {schema_version}); "
+            "upgrade roteiro-memory",
+        )
+        for v in sorted(applied)
+        if v > schema_version
+    ]
+    out.extend(
+        Finding("schema_migrations", f"version {v}", f"migration {name!r} was never applied")
+        for v, name, _ in migrations
+        if v not in applied
+    )
+    return out
+
+
+@dataclass(frozen=True)
+class MemoryRow:
+    """One ``agent_memory`` row as stored (text already decoded).
+    ``vocabulary`` is its ``(kind, confidence)`` where the schema does not
+    hold them itself, and None where it does."""
+
+    id: int
+    scope: object
+    anchor_key: Any
+    anchor_path: Any
+    body: object
+    search: object
+    superseded_by: object
+    superseded_at: object
+    vocabulary: tuple[object, object] | None = None
+
+
+def memory_findings(rows: Iterable[MemoryRow | Finding]) -> list[Finding]:
+    """Every problem in each row of ``agent_memory``, in order; a row the
+    reader could not decode comes as its finding, passed through."""
+    out: list[Finding] = []
+    for row in rows:
+        if isinstance(row, Finding):
+            out.append(row)
+        else:
+            out.extend(_memory_row(row))
+    return out
+
+
+def _memory_row(row: MemoryRow) -> list[Finding]:
+    out: list[Finding] = []
+    where = f"id {row.id}"
+    if row.vocabulary is not None:
+        kind, confidence = row.vocabulary
+        if kind not in sem.KIND_TOKENS:
+            out.append(
+                Finding(
+                    "agent_memory",
+                    where,
+                    f"unknown kind {kind!r}: expected one of {', '.join(sem.KIND_TOKENS)}",
+                )
+            )
+        if confidence is not None and (
+            not isinstance(confidence, (int, float)) or not 0.0 <= confidence <= 1.0
+        ):
+            out.append(
+                Finding("agent_memory", where, f"confidence {confidence!r} is outside [0, 1]")
+            )
+    scope, body = row.scope, row.body
+    if not isinstance(scope, str) or not isinstance(body, str):
+        out.append(Finding("agent_memory", where, "scope or body is not text"))
+        return out
+    try:
+        sem.validate_write(sem.MemoryKind.LESSON, scope, body, None)
+    except RoteiroError as error:
+        out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
+    key, path = row.anchor_key, row.anchor_path
+    if row.search != sem.search_text(body, key, path):
+        out.append(
+            Finding(
+                "agent_memory",
+                where,
+                "search text disagrees with its body and anchor: queries would miss it",
+            )
+        )
+    if (row.superseded_by is None) != (row.superseded_at is None):
+        out.append(
+            Finding(
+                "agent_memory",
+                where,
+                "superseded_by and superseded_at disagree: one is set, the other is not",
+            )
+        )
+    return out
+
+
+def supersession(conn: _Executes) -> list[Finding]:
+    """The supersession pointers of ``agent_memory``, read through ``conn``
+    and judged by :func:`supersession_findings`."""
+    pointers = conn.execute(
         "SELECT id, superseded_by FROM agent_memory WHERE superseded_by IS NOT NULL"
-    ):
+    )
+    pairs = [(row[0], row[1]) for row in pointers]
+    ids = {row[0] for row in conn.execute("SELECT id FROM agent_memory")}
+    return supersession_findings(pairs, ids)
+
+
+def supersession_findings(pointers: Iterable[tuple[int, object]], ids: set[int]) -> list[Finding]:
+    """Supersession pointers (``(id, superseded_by)`` for each record that has
+    one) that are not ids, dangle, point backwards, fork or cycle, given the
+    ``ids`` of every record."""
+    successors: dict[int, int] = {}
+    out: list[Finding] = []
+    for row_id, successor in pointers:
         if isinstance(successor, int):
-            pointers[row_id] = successor
+            successors[row_id] = successor
         else:
             out.append(
                 Finding("agent_memory", f"id {row_id}", f"superseded_by {successor!r} is not an id")
             )
-    ids = {row[0] for row in conn.execute("SELECT id FROM agent_memory")}
     by_successor: dict[int, list[int]] = {}
-    for row_id, successor in sorted(pointers.items()):
+    for row_id, successor in sorted(successors.items()):
         by_successor.setdefault(successor, []).append(row_id)
         if successor not in ids:
             out.append(
@@ -242,13 +336,13 @@ def _supersession(conn: sqlite3.Connection) -> list[Finding]:
     # Each record has at most one successor, so following pointers from any
     # record either ends or enters exactly one cycle.
     state: dict[int, int] = {}
-    for start in sorted(pointers):
+    for start in sorted(successors):
         path: list[int] = []
         node: int | None = start
-        while node is not None and node in pointers and state.get(node) is None:
+        while node is not None and node in successors and state.get(node) is None:
             state[node] = 1
             path.append(node)
-            node = pointers[node]
+            node = successors[node]
         if node is not None and state.get(node) == 1:
             cycle = path[path.index(node) :]
             chain = " -> ".join(str(n) for n in [*cycle, node])
@@ -258,27 +352,24 @@ def _supersession(conn: sqlite3.Connection) -> list[Finding]:
     return out
 
 
-def _cache(conn: sqlite3.Connection) -> list[Finding]:
+CacheRow = Sequence[Any]
+"""One ``agent_cache`` row as stored (text already decoded): key, fingerprint,
+json, bytes, generation, last_used, hits."""
+
+
+def cache_findings(
+    ticks: int, generation: int, entries: Iterable[CacheRow | Finding]
+) -> list[Finding]:
+    """Every problem in each ``agent_cache`` row, in order, against the clock's
+    ``ticks`` and ``generation``; a row the reader could not decode comes as
+    its finding, passed through."""
     out: list[Finding] = []
-    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
-    if len(clocks) != 1:
-        out.append(
-            Finding(
-                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
-            )
-        )
-    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
-    if not (isinstance(ticks, int) and isinstance(generation, int)):
-        out.append(
-            Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
-        )
-        return out
-    seen_ticks: dict[int, str] = {}
-    rows = conn.execute(
-        "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
-        " ORDER BY key"
-    )
-    for key, fingerprint, payload, size, entry_generation, last_used, hits in rows:
+    seen_ticks: dict[int, object] = {}
+    for entry in entries:
+        if isinstance(entry, Finding):
+            out.append(entry)
+            continue
+        key, fingerprint, payload, size, entry_generation, last_used, hits = entry
         where = f"key {key!r}"
         counters = {
             "bytes": size,

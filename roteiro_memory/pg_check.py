@@ -16,12 +16,16 @@ Everything is read in one read-only snapshot; nothing is changed.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
-from roteiro_memory import semantics as sem
-from roteiro_memory.check import Finding, _supersession
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.check import (
+    Finding,
+    MemoryRow,
+    cache_findings,
+    memory_findings,
+    schema_findings,
+    supersession,
+)
 from roteiro_memory.pg_migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.postgres import PostgresStore
 
@@ -38,9 +42,8 @@ def check_postgres(store: PostgresStore) -> list[Finding]:
     try:
         findings = _schema(conn)
         findings += _records(conn)
-        # The pointer rules are the SQLite check's own, over the same rows;
-        # they use nothing but execute() and iteration, which psycopg shares.
-        findings += _supersession(cast(sqlite3.Connection, conn))
+        # The rules are the SQLite check's own, over the same (decoded) rows.
+        findings += supersession(conn)
         findings += _cache(conn)
     finally:
         conn.execute("COMMIT")
@@ -49,22 +52,7 @@ def check_postgres(store: PostgresStore) -> list[Finding]:
 
 def _schema(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    out = [
-        Finding(
-            "schema_migrations",
-            f"version {v}",
-            f"schema version {v} is newer than this version knows (up to {SCHEMA_VERSION}); "
-            "upgrade roteiro-memory",
-        )
-        for v in sorted(applied)
-        if v > SCHEMA_VERSION
-    ]
-    out.extend(
-        Finding("schema_migrations", f"version {v}", f"migration {name!r} was never applied")
-        for v, name, _ in MIGRATIONS
-        if v not in applied
-    )
-    return out
+    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
 
 
 def _text(raw: bytes | None) -> str | None:
@@ -73,41 +61,12 @@ def _text(raw: bytes | None) -> str | None:
 
 
 def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
-    out: list[Finding] = []
     rows = conn.execute(
         "SELECT id, scope, anchor_key, anchor_path, body, search, superseded_by, superseded_at"
         " FROM agent_memory ORDER BY id"
-    )
-    largest = 0
-    for row_id, scope, key, path, body, search, by, at in rows:
-        largest = max(largest, row_id)
-        where = f"id {row_id}"
-        try:
-            texts = [_text(value) for value in (scope, key, path, body, search)]
-        except UnicodeDecodeError:
-            out.append(Finding("agent_memory", where, "a text column is not UTF-8"))
-            continue
-        scope_text, key_text, path_text, body_text, search_text = texts
-        try:
-            sem.validate_write(sem.MemoryKind.LESSON, scope_text or "", body_text or "", None)
-        except RoteiroError as error:
-            out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
-        if search_text != sem.search_text(body_text or "", key_text, path_text):
-            out.append(
-                Finding(
-                    "agent_memory",
-                    where,
-                    "search text disagrees with its body and anchor: queries would miss it",
-                )
-            )
-        if (by is None) != (at is None):
-            out.append(
-                Finding(
-                    "agent_memory",
-                    where,
-                    "superseded_by and superseded_at disagree: one is set, the other is not",
-                )
-            )
+    ).fetchall()
+    out = memory_findings(_decoded_record(row) for row in rows)
+    largest = max([0, *(row[0] for row in rows)])
     counter = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
     last_id = counter[0] if counter else 0
     if last_id < largest:
@@ -121,62 +80,34 @@ def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     return out
 
 
+def _decoded_record(row: tuple[Any, ...]) -> MemoryRow | Finding:
+    row_id, scope, key, path, body, search, by, at = row
+    try:
+        texts = [_text(value) for value in (scope, key, path, body, search)]
+    except UnicodeDecodeError:
+        return Finding("agent_memory", f"id {row_id}", "a text column is not UTF-8")
+    scope_text, key_text, path_text, body_text, search_text = texts
+    return MemoryRow(
+        row_id, scope_text or "", key_text, path_text, body_text or "", search_text, by, at
+    )
+
+
 def _cache(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
-    out: list[Finding] = []
     clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
     if clock is None:
         return [Finding("agent_cache_clock", None, "the clock row is missing")]
     ticks, generation = clock
-    seen_ticks: dict[int, str] = {}
     rows = conn.execute(
         "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
         " ORDER BY key"
     )
-    for raw_key, raw_fingerprint, raw_json, size, entry_generation, last_used, hits in rows:
-        try:
-            key, fingerprint, payload = (
-                _text(v) or "" for v in (raw_key, raw_fingerprint, raw_json)
-            )
-        except UnicodeDecodeError:
-            out.append(Finding("agent_cache", repr(bytes(raw_key)), "a text column is not UTF-8"))
-            continue
-        where = f"key {key!r}"
-        actual = sem.cache_entry_bytes(key, fingerprint, payload)
-        if size != actual:
-            out.append(
-                Finding(
-                    "agent_cache",
-                    where,
-                    f"bytes is {size} but its key, fingerprint and json are {actual} bytes",
-                )
-            )
-        if last_used > ticks:
-            out.append(
-                Finding(
-                    "agent_cache",
-                    where,
-                    f"last used at tick {last_used}, but the clock is behind it at {ticks}",
-                )
-            )
-        if entry_generation > generation:
-            out.append(
-                Finding(
-                    "agent_cache",
-                    where,
-                    f"written in generation {entry_generation}, but the clock is behind it "
-                    f"at {generation}",
-                )
-            )
-        if hits < 0:
-            out.append(Finding("agent_cache", where, f"hits {hits} is negative"))
-        if last_used in seen_ticks:
-            out.append(
-                Finding(
-                    "agent_cache",
-                    where,
-                    f"shares tick {last_used} with {seen_ticks[last_used]!r}: each use takes "
-                    "its own tick",
-                )
-            )
-        seen_ticks.setdefault(last_used, key)
-    return out
+    return cache_findings(ticks, generation, (_decoded_entry(row) for row in rows))
+
+
+def _decoded_entry(row: tuple[Any, ...]) -> tuple[Any, ...] | Finding:
+    raw_key, raw_fingerprint, raw_json, *counters = row
+    try:
+        texts = [_text(v) or "" for v in (raw_key, raw_fingerprint, raw_json)]
+    except UnicodeDecodeError:
+        return Finding("agent_cache", repr(bytes(raw_key)), "a text column is not UTF-8")
+    return (*texts, *counters)
