@@ -56,6 +56,14 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.sqlshape import CACHE_APPLIES as _CACHE_APPLIES
+from roteiro_memory.sqlshape import CACHE_COLS as CACHE_COLS
+from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
+from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
+from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
+from roteiro_memory.sqlshape import SNAPSHOT_TABLES, record_filters
+from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
 
 if TYPE_CHECKING:
@@ -74,25 +82,10 @@ _URI_PREFIXES = ("postgresql://", "postgres://")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _LOCK_NAMESPACE = "roteiro-memory:"
 
-RECORD_COLS = (
-    "m.id, m.scope, m.kind, m.anchor_key, m.anchor_blob, m.anchor_path, m.body, "
-    "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
-)
-RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
 GRAPH_NODES = "unnest(%(graph_keys)s::bytea[], %(graph_blobs)s::bytea[]) AS g(key, blob)"
 """Where a read given a ``graph`` resolves anchors: the mapping bound as two
 arrays and joined as a derived table, so the read writes nothing at all."""
-CACHE_COLS = (
-    "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
-    "c.anchor_key, c.anchor_blob, n.key, n.blob"
-)
-SWEEP_COLS = (
-    "c.key, c.bytes, c.generation, c.last_used, ("
-    + sqlexpr.applies_expr(
-        anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
-    )
-    + ") AS applies"
-)
+SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, (" + _CACHE_APPLIES + ") AS applies"
 """What the sweep reads: every column eviction is decided by, and no payload.
 Whether the anchor applies is the anchor rule rendered in SQL, so a row is
 four integers and a key rather than two blobs and two keys more."""
@@ -101,9 +94,6 @@ SWEEP_ORDER = " ORDER BY " + sqlexpr.eviction_order(
 )
 """The eviction order over :data:`SWEEP_COLS` (its ``applies`` alias), for
 :meth:`PostgresStore.sweep_rows`; bytes keys sort as their strings do."""
-_CACHE_APPLIES = sqlexpr.applies_expr(
-    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
-)
 _SWEEP_PINNED = sqlexpr.pinned_expr(
     sqlexpr.POSTGRES, applies=_CACHE_APPLIES, key="c.key", generation="c.generation"
 )
@@ -111,21 +101,8 @@ _SWEEP_EVICTION_ORDER = sqlexpr.eviction_order(
     {"applies": _CACHE_APPLIES, "last_used": "c.last_used", "key": "c.key"}
 )
 _SWEEP_MRU_ORDER = sqlexpr.most_recently_used({"last_used": "c.last_used", "key": "c.key"})
-CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
-
-_MEMORY_ANCHOR = {
-    "anchor_key": "m.anchor_key",
-    "anchor_blob": "m.anchor_blob",
-    "node_key": "n.key",
-    "node_blob": "n.blob",
-}
 
 _STAMP = NOW_TEXT
-
-
-def _record_from(nodes: str) -> str:
-    """:data:`RECORD_FROM`, joining the node relation ``nodes``."""
-    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
 
 
 def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
@@ -518,20 +495,14 @@ class PostgresStore(Store):
         anchor_key: str | None,
         include_superseded: bool,
     ) -> tuple[builtins.list[str], dict[str, object]]:
-        where: builtins.list[str] = []
-        params: dict[str, object] = {}
-        if scope is not None:
-            where.append("m.scope = %(scope)s")
-            params["scope"] = _b(scope)
-        if kind is not None:
-            where.append("m.kind = %(kind)s")
-            params["kind"] = sem.parse_kind(kind).value
-        if anchor_key is not None:
-            where.append("m.anchor_key = %(anchor_key)s")
-            params["anchor_key"] = _b(anchor_key)
-        if not include_superseded:
-            where.append("m.superseded_by IS NULL")
-        return where, params
+        return record_filters(
+            scope,
+            kind,
+            anchor_key,
+            include_superseded,
+            placeholder=lambda name: f"%({name})s",
+            text=_b,
+        )
 
     def list(
         self,
@@ -826,24 +797,7 @@ class PostgresStore(Store):
 
     # --- store -----------------------------------------------------------
 
-    _SNAPSHOT_TABLES = (
-        ("schema_migrations", "version, name", "version"),
-        ("nodes", "key, kind, name, path, blob", "key"),
-        ("sync_state", "id, tree", "id"),
-        (
-            "agent_memory",
-            "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree,"
-            " created_at, superseded_by, superseded_at, search",
-            "id",
-        ),
-        (
-            "agent_cache",
-            "key, fingerprint, bytes, generation, last_used, hits, anchor_key, anchor_blob, json",
-            "key",
-        ),
-        ("agent_cache_clock", "id, ticks, generation", "id"),
-        ("agent_memory_ids", "id, last_id", "id"),
-    )
+    _SNAPSHOT_TABLES = (*SNAPSHOT_TABLES, ("agent_memory_ids", "id, last_id", "id"))
 
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {}

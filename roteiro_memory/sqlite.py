@@ -35,6 +35,14 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.sqlshape import CACHE_APPLIES as _CACHE_APPLIES
+from roteiro_memory.sqlshape import CACHE_COLS as CACHE_COLS
+from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
+from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
+from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
+from roteiro_memory.sqlshape import SNAPSHOT_TABLES, record_filters
+from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
@@ -46,36 +54,16 @@ BUSY_TIMEOUT_MS = 60_000
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _CHUNK = 500
 
-RECORD_COLS = (
-    "m.id, m.scope, m.kind, m.anchor_key, m.anchor_blob, m.anchor_path, m.body, "
-    "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
-)
-RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
 GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
 connection only, so resolving against another graph writes nothing to the
 store."""
 
-
-def _record_from(nodes: str) -> str:
-    """:data:`RECORD_FROM`, joining the node table ``nodes``."""
-    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
-
-
-CACHE_COLS = (
-    "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
-    "c.anchor_key, c.anchor_blob, n.key, n.blob"
-)
 SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
 """What the sweep reads: every column eviction is decided by, and no payload.
 The stored ``bytes`` is the authority for sizes, so a sweep over a full tier
 costs a few integers per entry rather than the tier's contents."""
-CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
-"""Shared by the full read and the sweep's read, so they see the same rows."""
 
-_CACHE_APPLIES = sqlexpr.applies_expr(
-    anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
-)
 _SWEEP_COLUMNS = {"applies": _CACHE_APPLIES, "last_used": "c.last_used", "key": "c.key"}
 _SWEEP_PINNED = sqlexpr.pinned_expr(
     sqlexpr.SQLITE, applies=_CACHE_APPLIES, key="c.key", generation="c.generation"
@@ -90,13 +78,6 @@ _SWEEP_DAMAGED = (
 )
 """1 for a row holding a type this version never writes in a column the
 sweep reads; such a store is reported Corrupt rather than swept."""
-
-_MEMORY_ANCHOR = {
-    "anchor_key": "m.anchor_key",
-    "anchor_blob": "m.anchor_blob",
-    "node_key": "n.key",
-    "node_blob": "n.blob",
-}
 
 
 def _fits_int64(value: int) -> bool:
@@ -498,20 +479,14 @@ class SQLiteStore(Store):
         anchor_key: str | None,
         include_superseded: bool,
     ) -> tuple[list[str], dict[str, object]]:
-        where: builtins.list[str] = []
-        params: dict[str, object] = {}
-        if scope is not None:
-            where.append("m.scope = :scope")
-            params["scope"] = scope
-        if kind is not None:
-            where.append("m.kind = :kind")
-            params["kind"] = sem.parse_kind(kind).value
-        if anchor_key is not None:
-            where.append("m.anchor_key = :anchor_key")
-            params["anchor_key"] = anchor_key
-        if not include_superseded:
-            where.append("m.superseded_by IS NULL")
-        return where, params
+        return record_filters(
+            scope,
+            kind,
+            anchor_key,
+            include_superseded,
+            placeholder=lambda name: f":{name}",
+            text=lambda value: value,
+        )
 
     def list(
         self,
@@ -802,24 +777,7 @@ class SQLiteStore(Store):
 
     # --- store -----------------------------------------------------------
 
-    _SNAPSHOT_TABLES = (
-        ("schema_migrations", "version, name", "version"),
-        ("nodes", "key, kind, name, path, blob", "key"),
-        ("sync_state", "id, tree", "id"),
-        (
-            "agent_memory",
-            "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree,"
-            " created_at, superseded_by, superseded_at, search",
-            "id",
-        ),
-        (
-            "agent_cache",
-            "key, fingerprint, bytes, generation, last_used, hits, anchor_key, anchor_blob, json",
-            "key",
-        ),
-        ("agent_cache_clock", "id, ticks, generation", "id"),
-        ("sqlite_sequence", "name, seq", "name"),
-    )
+    _SNAPSHOT_TABLES = (*SNAPSHOT_TABLES, ("sqlite_sequence", "name, seq", "name"))
 
     def snapshot(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
