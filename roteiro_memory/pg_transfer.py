@@ -9,20 +9,24 @@ SQLite reports it), and ``schema_version`` is the format's, shared by both.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory import semantics as sem
-from roteiro_memory.migrations import SCHEMA_VERSION
 from roteiro_memory.postgres import PostgresStore
 from roteiro_memory.transfer import (
     _CACHE,
     _NODE,
+    _NODE_UPSERT,
     _RECORD,
-    EXPORT_FORMAT,
     Export,
     ImportRefused,
+    _counts,
+    _export_header,
+    _export_items,
+    _insert,
+    _names,
+    _pointer_rows,
+    _record_rows,
 )
 
 if TYPE_CHECKING:
@@ -33,10 +37,6 @@ __all__ = ["export_lines", "import_lines"]
 _PLAIN_TEXT = frozenset({"kind", "created_at", "superseded_at"})
 """A record's columns stored as ``text``; every other string column of the
 store is UTF-8 ``bytea`` (see :mod:`roteiro_memory.pg_migrations`)."""
-
-
-def _names(spec: Sequence[tuple[str, type, bool]]) -> list[str]:
-    return [name for name, _, _ in spec]
 
 
 def _decoded(value: Any) -> Any:
@@ -61,24 +61,10 @@ def export_lines(store: PostgresStore) -> Iterator[str]:
         clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0")
         ticks, generation = clock.fetchone() or (0, 0)
         witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-        header = {
-            "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "sequence": last_id[0] if last_id and last_id[0] else None,
-            "clock": {"ticks": ticks, "generation": generation},
-            "witness": {"tree": _decoded(witness[0])} if witness else None,
-        }
-        lines.append(json.dumps(header))
-        for type_, table, spec, order in (
-            ("node", "nodes", _NODE, "key"),
-            ("record", "agent_memory", _RECORD, "id"),
-            ("cache", "agent_cache", _CACHE, "key"),
-        ):
-            names = _names(spec)
-            rows = conn.execute(f"SELECT {', '.join(names)} FROM {table} ORDER BY {order}")
-            for row in rows:
-                item = {name: _decoded(value) for name, value in zip(names, row, strict=True)}
-                lines.append(json.dumps({"type": type_, **item}))
+        sequence = last_id[0] if last_id and last_id[0] else None
+        tree = {"tree": _decoded(witness[0])} if witness else None
+        lines.append(_export_header(sequence, ticks, generation, tree))
+        lines.extend(_export_items(lambda sql: conn.execute(sql), _decoded))
     finally:
         conn.execute("COMMIT")
     yield from lines
@@ -97,10 +83,7 @@ def import_lines(store: PostgresStore, parsed: Export) -> dict[str, int]:
         with conn.cursor() as cur:
             cur.execute("DELETE FROM nodes")
             cur.executemany(
-                f"INSERT INTO nodes ({', '.join(node_names)})"
-                f" VALUES ({', '.join(['%s'] * len(node_names))})"
-                " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
-                " path = excluded.path, blob = excluded.blob",
+                _insert("nodes", node_names, "%s") + _NODE_UPSERT,
                 [[_bytea(node[n]) for n in node_names] for node in parsed.nodes],
             )
             cur.execute("DELETE FROM sync_state")
@@ -110,26 +93,13 @@ def import_lines(store: PostgresStore, parsed: Export) -> dict[str, int]:
                     "INSERT INTO sync_state (id, tree) VALUES (0, %s)",
                     (_bytea(witness.get("tree")),),
                 )
-            names = _names(_RECORD)
-            deferred = ("superseded_by", "superseded_at")
             cur.executemany(
-                f"INSERT INTO agent_memory ({', '.join(names)}, search)"
-                f" VALUES ({', '.join(['%s'] * (len(names) + 1))})",
-                [
-                    [
-                        *(None if n in deferred else _record_value(n, r[n]) for n in names),
-                        _bytea(sem.search_text(r["body"], r["anchor_key"], r["anchor_path"])),
-                    ]
-                    for r in sorted(parsed.records, key=lambda r: r["id"])
-                ],
+                _insert("agent_memory", [*_names(_RECORD), "search"], "%s"),
+                _record_rows(parsed, _record_value),
             )
             cur.executemany(
                 "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
-                [
-                    (r["superseded_by"], r["superseded_at"], r["id"])
-                    for r in parsed.records
-                    if r["superseded_by"] is not None
-                ],
+                _pointer_rows(parsed),
             )
             cur.execute(
                 "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
@@ -137,8 +107,7 @@ def import_lines(store: PostgresStore, parsed: Export) -> dict[str, int]:
             )
             cache_names = _names(_CACHE)
             cur.executemany(
-                f"INSERT INTO agent_cache ({', '.join(cache_names)})"
-                f" VALUES ({', '.join(['%s'] * len(cache_names))})",
+                _insert("agent_cache", cache_names, "%s"),
                 [[_bytea(c[n]) for n in cache_names] for c in parsed.cache],
             )
             clock = parsed.header["clock"]
@@ -151,7 +120,7 @@ def import_lines(store: PostgresStore, parsed: Export) -> dict[str, int]:
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-    return {"nodes": len(parsed.nodes), "records": len(parsed.records), "cache": len(parsed.cache)}
+    return _counts(parsed)
 
 
 def _require_empty(conn: psycopg.Connection[tuple[Any, ...]]) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,8 +81,80 @@ def _connection(store: Store) -> sqlite3.Connection:
     return store.connection
 
 
-def _columns(spec: Sequence[tuple[str, type, bool]]) -> str:
-    return ", ".join(name for name, _, _ in spec)
+_LINES = (
+    ("node", "nodes", _NODE, "key"),
+    ("record", "agent_memory", _RECORD, "id"),
+    ("cache", "agent_cache", _CACHE, "key"),
+)
+"""``(type, table, columns, order)`` of the lines after the header, in the
+order an export writes them."""
+_DEFERRED = ("superseded_by", "superseded_at")
+"""A record's columns written once every record exists (see :func:`_pointer_rows`)."""
+_NODE_UPSERT = (
+    " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
+    " path = excluded.path, blob = excluded.blob"
+)
+"""How an imported node replaces one already there."""
+
+
+def _names(spec: Sequence[tuple[str, type, bool]]) -> list[str]:
+    return [name for name, _, _ in spec]
+
+
+def _insert(table: str, names: Sequence[str], mark: str) -> str:
+    """An INSERT of ``names`` into ``table``, each bound by ``mark``."""
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))})"
+
+
+def _export_header(
+    sequence: int | None, ticks: int, generation: int, witness: dict[str, Any] | None
+) -> str:
+    return json.dumps(
+        {
+            "format": EXPORT_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "sequence": sequence,
+            "clock": {"ticks": ticks, "generation": generation},
+            "witness": witness,
+        }
+    )
+
+
+def _export_items(
+    select: Callable[[str], Iterable[Sequence[Any]]], decode: Callable[[Any], Any]
+) -> Iterator[str]:
+    """The lines after the header: ``select(sql)`` runs a query, ``decode``
+    turns a stored value into its JSON value."""
+    for type_, table, spec, order in _LINES:
+        names = _names(spec)
+        for row in select(f"SELECT {', '.join(names)} FROM {table} ORDER BY {order}"):
+            item = {name: decode(value) for name, value in zip(names, row, strict=True)}
+            yield json.dumps({"type": type_, **item})
+
+
+def _record_rows(parsed: Export, bind: Callable[[str, Any], Any]) -> list[list[Any]]:
+    """The rows inserting ``parsed``'s records, by id, with their search text
+    and without pointers; ``bind(column, value)`` is how a value is stored."""
+    return [
+        [
+            *(None if n in _DEFERRED else bind(n, r[n]) for n in _names(_RECORD)),
+            bind("search", sem.search_text(r["body"], r["anchor_key"], r["anchor_path"])),
+        ]
+        for r in sorted(parsed.records, key=lambda r: r["id"])
+    ]
+
+
+def _pointer_rows(parsed: Export) -> list[tuple[Any, Any, Any]]:
+    """``(superseded_by, superseded_at, id)`` of each superseded record."""
+    return [
+        (r["superseded_by"], r["superseded_at"], r["id"])
+        for r in parsed.records
+        if r["superseded_by"] is not None
+    ]
+
+
+def _counts(parsed: Export) -> dict[str, int]:
+    return {"nodes": len(parsed.nodes), "records": len(parsed.records), "cache": len(parsed.cache)}
 
 
 def export_lines(store: Store) -> Iterator[str]:
@@ -102,22 +174,10 @@ def export_lines(store: Store) -> Iterator[str]:
             "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
         ).fetchone()
         witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-        header = {
-            "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "sequence": seq[0] if seq else None,
-            "clock": {"ticks": ticks, "generation": generation},
-            "witness": {"tree": witness[0]} if witness else None,
-        }
-        lines = [json.dumps(header)]
-        for type_, table, spec, order in (
-            ("node", "nodes", _NODE, "key"),
-            ("record", "agent_memory", _RECORD, "id"),
-            ("cache", "agent_cache", _CACHE, "key"),
-        ):
-            names = [name for name, _, _ in spec]
-            for row in conn.execute(f"SELECT {_columns(spec)} FROM {table} ORDER BY {order}"):
-                lines.append(json.dumps({"type": type_, **dict(zip(names, row, strict=True))}))
+        header = _export_header(
+            seq[0] if seq else None, ticks, generation, {"tree": witness[0]} if witness else None
+        )
+        lines = [header, *_export_items(conn.execute, lambda value: value)]
     finally:
         conn.execute("COMMIT")
     yield from lines
@@ -292,35 +352,22 @@ def import_lines(store: Store, parsed: Export) -> dict[str, int]:
         # The graph is replaced whole.  (Not by json_each over the kept keys:
         # SQLite's JSON functions end a string at U+0000, which a key may hold.)
         conn.execute("DELETE FROM nodes")
+        node_names = _names(_NODE)
         conn.executemany(
-            "INSERT INTO nodes (key, kind, name, path, blob) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
-            " path = excluded.path, blob = excluded.blob",
-            [[n[name] for name, _, _ in _NODE] for n in parsed.nodes],
+            _insert("nodes", node_names, "?") + _NODE_UPSERT,
+            [[n[name] for name in node_names] for n in parsed.nodes],
         )
         conn.execute("DELETE FROM sync_state")
         witness = parsed.header.get("witness")
         if witness is not None:
             conn.execute("INSERT INTO sync_state (id, tree) VALUES (0, ?)", (witness.get("tree"),))
-        names = [name for name, _, _ in _RECORD]
         conn.executemany(
-            f"INSERT INTO agent_memory ({', '.join(names)}, search)"
-            f" VALUES ({', '.join('?' * (len(names) + 1))})",
-            [
-                [
-                    *(r[n] if n not in ("superseded_by", "superseded_at") else None for n in names),
-                    sem.search_text(r["body"], r["anchor_key"], r["anchor_path"]),
-                ]
-                for r in sorted(parsed.records, key=lambda r: r["id"])
-            ],
+            _insert("agent_memory", [*_names(_RECORD), "search"], "?"),
+            _record_rows(parsed, lambda _, value: value),
         )
         conn.executemany(
             "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-            [
-                (r["superseded_by"], r["superseded_at"], r["id"])
-                for r in parsed.records
-                if r["superseded_by"] is not None
-            ],
+            _pointer_rows(parsed),
         )
         conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
         if parsed.header.get("sequence") is not None:
@@ -328,10 +375,9 @@ def import_lines(store: Store, parsed: Export) -> dict[str, int]:
                 "INSERT INTO sqlite_sequence (name, seq) VALUES ('agent_memory', ?)",
                 (parsed.header["sequence"],),
             )
-        cache_names = [name for name, _, _ in _CACHE]
+        cache_names = _names(_CACHE)
         conn.executemany(
-            f"INSERT INTO agent_cache ({', '.join(cache_names)})"
-            f" VALUES ({', '.join('?' * len(cache_names))})",
+            _insert("agent_cache", cache_names, "?"),
             [[c[n] for n in cache_names] for c in parsed.cache],
         )
         clock = parsed.header["clock"]
@@ -343,7 +389,7 @@ def import_lines(store: Store, parsed: Export) -> dict[str, int]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
-    return {"nodes": len(parsed.nodes), "records": len(parsed.records), "cache": len(parsed.cache)}
+    return _counts(parsed)
 
 
 def _require_empty(conn: sqlite3.Connection) -> None:
