@@ -91,7 +91,7 @@ class ModelStore(Store):
     def __init__(self) -> None:
         self._state = _fresh()
 
-    # --- helpers ---------------------------------------------------------
+    # --- rows as results -------------------------------------------------
 
     def _anchor_state(
         self, anchor_key: str | None, anchor_blob: str | None, graph: Graph | None = None
