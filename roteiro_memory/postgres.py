@@ -62,7 +62,7 @@ from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.sqlshape import SNAPSHOT_TABLES, record_filters
+from roteiro_memory.sqlshape import SNAPSHOT_TABLES, recall_sql, record_filters
 from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
 
@@ -552,18 +552,10 @@ class PostgresStore(Store):
             parsed, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
         )
         params.update(score_params)
-        ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
-        ranked += " AND ".join(where)
-        ranked += " ORDER BY score DESC, m.id DESC"
         keep = sem.effective_limit(limit)
         if keep is not None:
-            ranked += " LIMIT %(limit)s"
             params["limit"] = keep
-        sql = (
-            f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
-            f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
-            " ORDER BY r.score DESC, r.id DESC"
-        )
+        sql = recall_sql(score, where, nodes, None if keep is None else "%(limit)s")
         with self._reading() as conn:
             generation = self._generation(conn)
             params["generation"] = generation

@@ -41,7 +41,7 @@ from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.sqlshape import SNAPSHOT_TABLES, record_filters
+from roteiro_memory.sqlshape import SNAPSHOT_TABLES, recall_sql, record_filters
 from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
 
@@ -537,17 +537,10 @@ class SQLiteStore(Store):
         params.update(score_params)
         with self._reading() as conn:
             nodes = self._node_table(conn, graph)
-            ranked = f"SELECT m.id AS id, {score} AS score{_record_from(nodes)} WHERE "
-            ranked += " AND ".join(where) + " ORDER BY score DESC, m.id DESC"
             keep = sem.effective_limit(limit)
             if keep is not None:
-                ranked += " LIMIT :limit"
                 params["limit"] = keep
-            sql = (
-                f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
-                f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n"
-                " ON n.key = m.anchor_key ORDER BY r.score DESC, r.id DESC"
-            )
+            sql = recall_sql(score, where, nodes, None if keep is None else ":limit")
             generation = self._generation(conn)
             params["generation"] = generation
             rows = conn.execute(sql, params).fetchall()

@@ -8,7 +8,7 @@ passed in.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory import sqlexpr
@@ -22,6 +22,7 @@ __all__ = [
     "RECORD_COLS",
     "RECORD_FROM",
     "SNAPSHOT_TABLES",
+    "recall_sql",
     "record_filters",
     "record_from",
 ]
@@ -105,3 +106,19 @@ def record_filters(
     if not include_superseded:
         where.append("m.superseded_by IS NULL")
     return where, params
+
+
+def recall_sql(score: str, where: Sequence[str], nodes: str, limit: str | None) -> str:
+    """The recall query: the records meeting every condition in ``where``,
+    ranked by ``score`` (best first, newest first among equals), at most
+    ``limit`` (a placeholder) of them when given, read as :data:`RECORD_COLS`
+    with anchors resolved against the node relation ``nodes``."""
+    ranked = f"SELECT m.id AS id, {score} AS score{record_from(nodes)} WHERE "
+    ranked += " AND ".join(where) + " ORDER BY score DESC, m.id DESC"
+    if limit is not None:
+        ranked += f" LIMIT {limit}"
+    return (
+        f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
+        f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        " ORDER BY r.score DESC, r.id DESC"
+    )
