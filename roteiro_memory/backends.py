@@ -10,8 +10,6 @@ URI wherever a store file would be named.  The DSN may carry the schema as a
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 
 from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.model import ModelStore
@@ -27,11 +25,11 @@ BACKENDS = ("sqlite", "memory", "postgres")
 def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None) -> Store:
     """Open the store ``backend`` names.
 
-    ``sqlite`` opens ``db``, creating it if absent, or a fresh file in a new
-    temporary folder when ``db`` is None.  ``memory`` is the in-memory model and
-    takes no ``db``.  ``postgres`` (or ``postgres:DSN``) opens the schema the
-    DSN names, creating it if absent; a ``postgresql://`` URI as ``db`` (or as
-    ``backend``) selects it too.
+    ``sqlite`` opens ``db``, creating it if absent -- or, when ``db`` is None, a
+    fresh file in a new temporary folder that closing the store removes.
+    ``memory`` is the in-memory model and takes no ``db``.  ``postgres`` (or
+    ``postgres:DSN``) opens the schema the DSN names, creating it if absent; a
+    ``postgresql://`` URI as ``db`` (or as ``backend``) selects it too.
     """
     dsn = _postgres_dsn(backend, db)
     if dsn is not None:
@@ -43,9 +41,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
             raise StoreUnavailable("the memory backend keeps nothing on disk and takes no --db")
         return ModelStore()
     if backend == "sqlite":
-        if db is None:
-            db = Path(tempfile.mkdtemp(prefix="roteiro-memory-")) / "memory.db"
-        return SQLiteStore(db)
+        return SQLiteStore.temporary() if db is None else SQLiteStore(db)
     raise StoreUnavailable(
         f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}, "
         "postgres:DSN, or a postgresql:// URI"

@@ -253,13 +253,7 @@ class ModelStore(Store):
             text = sem.search_text(row.body, row.anchor_key, row.anchor_path)
             if not sem.matches_query(text, tokens):
                 continue
-            base = sem.base_confidence(row.confidence)
-            penalty = sem.anchor_penalty(record.anchor_state)
-            age = sem.record_age(generation, row.id)
-            factor = parsed_decay.factor(age)
-            ranked.append(
-                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
-            )
+            ranked.append(Recalled.rank(record, generation, parsed_decay))
         ranked.sort(key=lambda r: sem.rank_key(r.score, r.record.id))
         live, superseded = self._counts()
         return Recall(

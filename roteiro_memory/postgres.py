@@ -561,16 +561,7 @@ class PostgresStore(Store):
             params["generation"] = generation
             rows = conn.execute(sql, params).fetchall()
             live, superseded = self._counts(conn)
-        results = []
-        for row in rows:
-            record = _record_from_row(row)
-            base = sem.base_confidence(record.confidence)
-            penalty = sem.anchor_penalty(record.anchor_state)
-            age = sem.record_age(generation, record.id)
-            factor = parsed.factor(age)
-            results.append(
-                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
-            )
+        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import AnchorState, Decay, MemoryKind
 
 __all__ = [
@@ -144,6 +145,15 @@ class Recalled:
     decay_factor: float
     age: int
     record: MemoryRecord
+
+    @classmethod
+    def rank(cls, record: MemoryRecord, generation: int, decay: Decay) -> Recalled:
+        """``record`` scored at ``generation``: every term from the semantics."""
+        base = sem.base_confidence(record.confidence)
+        penalty = sem.anchor_penalty(record.anchor_state)
+        age = sem.record_age(generation, record.id)
+        factor = decay.factor(age)
+        return cls(sem.score(base, penalty, factor), base, penalty, factor, age, record)
 
     def to_json(self) -> JSON:
         return {

@@ -14,6 +14,7 @@ import contextlib
 import math
 import os
 import sqlite3
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -225,7 +226,16 @@ class SQLiteStore(Store):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._conn = self._open()
+
+    @classmethod
+    def temporary(cls) -> SQLiteStore:
+        """A store in a new temporary folder, which :meth:`close` removes."""
+        scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-")
+        store = cls(Path(scratch.name) / "memory.db")
+        store._scratch = scratch
+        return store
 
     # --- connection and schema -------------------------------------------
 
@@ -545,16 +555,7 @@ class SQLiteStore(Store):
             params["generation"] = generation
             rows = conn.execute(sql, params).fetchall()
             live, superseded = self._counts(conn)
-        results = []
-        for row in rows:
-            record = _record_from_row(row)
-            base = sem.base_confidence(record.confidence)
-            penalty = sem.anchor_penalty(record.anchor_state)
-            age = sem.record_age(generation, record.id)
-            factor = parsed.factor(age)
-            results.append(
-                Recalled(sem.score(base, penalty, factor), base, penalty, factor, age, record)
-            )
+        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
         )
@@ -802,6 +803,9 @@ class SQLiteStore(Store):
 
     def close(self) -> None:
         self._conn.close()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
     @property
     def connection(self) -> sqlite3.Connection:
