@@ -259,6 +259,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 class CaseFile(pytest.Collector):
     """One YAML case file; its items are its cases."""
 
+    label = "conformance case file"
+    """What the file is, as a collection error names it."""
+
     def __init__(self, *, source: Path, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source = source
@@ -278,7 +281,7 @@ class CaseFile(pytest.Collector):
         from pytest_roteiro.cases import CaseFileError
 
         if isinstance(excinfo.value, CaseFileError):
-            return f"invalid conformance case file\n{excinfo.value}"
+            return f"invalid {self.label}\n{excinfo.value}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -21,6 +21,7 @@ from pytest_roteiro.plugin import (
     OUTCOME_KEY,
     SESSION_KEY,
     CaseFailed,
+    CaseFile,
     CaseItem,
     _backend,
 )
@@ -37,12 +38,10 @@ MARKER = "roteiro_property"
 _RESULT_KEY = pytest.StashKey["PropertyOutcome"]()
 
 
-class PropertyFile(pytest.Collector):
+class PropertyFile(CaseFile):
     """The properties file in force; its items are its entries."""
 
-    def __init__(self, *, source: Path, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.source = source
+    label = "properties file"
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         from pytest_roteiro.properties import load_properties
@@ -52,18 +51,6 @@ class PropertyFile(pytest.Collector):
             PropertyItem.from_parent(self, name=spec.id, spec=spec)
             for spec in load_properties(self.source, session.registry)
         ]
-
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException]
-    ) -> str:
-        from pytest_roteiro.cases import CaseFileError
-
-        if isinstance(excinfo.value, CaseFileError):
-            return f"invalid properties file\n{excinfo.value}"
-        return str(super().repr_failure(excinfo))
-
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.source, None, self.name
 
 
 class PropertyItem(CaseItem):
