@@ -61,9 +61,12 @@ connection only, so resolving against another graph writes nothing to the
 store."""
 
 SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
-"""What the sweep reads: every column eviction is decided by, and no payload.
-The stored ``bytes`` is the authority for sizes, so a sweep over a full tier
-costs a few integers per entry rather than the tier's contents."""
+"""The columns eviction is decided by, and no payload: what
+:meth:`SQLiteStore.sweep_rows` reads.  The sweep itself decides in SQL over
+these same columns (a traced test pins that none of its statements names a
+payload column); the stored ``bytes`` is the authority for sizes, so a sweep
+over a full tier costs a few integers per entry rather than the tier's
+contents."""
 
 _SWEEP_COLUMNS = {"applies": _CACHE_APPLIES, "last_used": "c.last_used", "key": "c.key"}
 _SWEEP_PINNED = sqlexpr.pinned_expr(
