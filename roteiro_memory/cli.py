@@ -59,7 +59,12 @@ def _common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
         )
 
 
-def _filters(parser: argparse.ArgumentParser) -> None:
+RECALL_LIMIT = 20
+"""How many records ``recall`` prints unless told otherwise: recall is ranked,
+and what a reader (or an agent's context) needs is the top of it."""
+
+
+def _filters(parser: argparse.ArgumentParser, *, limit: int | None = None) -> None:
     parser.add_argument("--kind", help=f"only records of this kind: {_KINDS}")
     parser.add_argument("--scope", help="only records of this scope")
     parser.add_argument(
@@ -68,7 +73,13 @@ def _filters(parser: argparse.ArgumentParser) -> None:
         help=f"only records anchored here: {_ANCHOR_HELP}; a bare path also takes the "
         "symbols in that file",
     )
-    parser.add_argument("--limit", metavar="N", help="at most N records (0 = all)")
+    parser.add_argument(
+        "--limit",
+        metavar="N",
+        default=None if limit is None else str(limit),
+        help="at most N records (0 = all)"
+        + ("" if limit is None else f"; default {limit}, the best-ranked"),
+    )
     parser.add_argument(
         "--rev",
         metavar="REV",
@@ -99,7 +110,7 @@ def _add_recall(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "query", nargs="*", help="words every recalled record must contain (body or anchor)"
     )
-    _filters(parser)
+    _filters(parser, limit=RECALL_LIMIT)
     parser.add_argument(
         "--decay",
         default="none",
