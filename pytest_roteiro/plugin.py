@@ -209,29 +209,27 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _check_known_ids(session: _Session) -> None:
-    """Refuse a known-failures file naming a case that does not exist.
+    """Refuse a known-failures file naming a case or property entry that does
+    not exist.
 
     Checked before collection so that an xdist controller refuses it too.  A
-    case file that does not load is left for collection to report.
+    file that does not load is left for collection to report.
     """
     from pytest_roteiro.cases import CaseFileError, load_cases
+    from pytest_roteiro.properties import load_properties, property_files
 
+    dirs, builtin = session.config.case_dirs, session.config.builtin_cases
     try:
-        ids = {
-            case.id
-            for case in load_cases(
-                session.config.case_dirs,
-                builtin=session.config.builtin_cases,
-                registry=session.registry,
-            )
-        }
+        ids = {case.id for case in load_cases(dirs, builtin=builtin, registry=session.registry)}
+        for path in property_files(dirs, builtin=builtin):
+            ids.update(spec.id for spec in load_properties(path, session.registry))
     except CaseFileError:
         return
     unknown = sorted(set(session.known) - ids)
     if unknown:
         raise pytest.UsageError(
             f"{session.config.known_failures}: {', '.join(repr(u) for u in unknown)} "
-            "name no conformance case; remove them or fix the ids"
+            "name no conformance case or property; remove them or fix the ids"
         )
 
 

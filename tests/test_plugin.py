@@ -241,6 +241,18 @@ def test_a_known_failure_that_passes_fails_the_run(pytester: pytest.Pytester) ->
     result.stdout.fnmatch_lines([f"*case {PASSING} is listed in*known.yaml*but now passes*"])
 
 
+def test_a_known_failure_may_name_a_property_entry(pytester: pytest.Pytester) -> None:
+    """Property entries are listed like cases; the reference keeps this one, so
+    the listed entry now passes and the run fails, as for a case."""
+    prop = "prop-reads-never-mutate"
+    pytester.makefile(".yaml", known=f"- id: {prop}\n  reason: slow to fix\n")
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-known-failures", "known.yaml", "-k", prop
+    )
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([f"*{prop} is listed in*known.yaml*but now passes*"])
+
+
 def test_a_known_failure_naming_no_case_is_an_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", known="- id: no-such-case\n  reason: typo\n")
     result = pytester.runpytest("--roteiro-conformance", "--roteiro-known-failures", "known.yaml")
