@@ -383,12 +383,16 @@ class PostgresStore(Store):
                 raise Corrupt(f"{self.describe()}: the id counter row is missing")
             base, tree = int(row[0]), row[1]
             valid = self._check_writes(conn, batch, checked, base)
-            evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
+            evidence = self._anchor_evidence(
+                conn, {w.anchor for w in batch if w.anchor is not None}
+            )
             ids = list(range(base + 1, base + len(batch) + 1))
             rows = []
             for new_id, write, ok in zip(ids, batch, valid, strict=True):
                 blob, path = (
-                    evidence.get(write.anchor, (None, None)) if write.anchor else (None, None)
+                    evidence.get(write.anchor, (None, None))
+                    if write.anchor is not None
+                    else (None, None)
                 )
                 rows.append(
                     (

@@ -121,13 +121,7 @@ _NODE_FIELDS = {"key": _STR, "kind": _STR_OR_NULL, "name": _STR_OR_NULL, "path":
 
 def _is_text(value: object) -> bool:
     """A JSON string that is valid Unicode (no lone surrogates)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return isinstance(value, str) and sem.is_utf8(value)
 
 
 def _is_int(value: object) -> bool:

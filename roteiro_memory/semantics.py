@@ -59,6 +59,7 @@ __all__ = [
     "eviction_key",
     "evictions_until_fits",
     "is_pinned",
+    "is_utf8",
     "matches_query",
     "parse_cache_budget",
     "parse_kind",
@@ -379,6 +380,15 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 """Unicode general category Cc."""
 
 
+def is_utf8(text: str) -> bool:
+    """Whether UTF-8 can carry ``text`` (it holds no lone surrogate)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _utf8_length(text: str, error: type[RoteiroError], field: str) -> int:
     """UTF-8 byte length; text that cannot be UTF-8 (a lone surrogate) is refused."""
     try:
@@ -428,7 +438,13 @@ def validate_write(
             raise InvalidConfidence(
                 f"invalid confidence {confidence!r}: expected a number in [0.0, 1.0]"
             )
-        value = float(confidence)
+        try:
+            value = float(confidence)
+        except OverflowError:
+            raise InvalidConfidence(
+                "invalid confidence: an integer beyond any double, expected a finite "
+                "number in [0.0, 1.0]"
+            ) from None
         if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise InvalidConfidence(
                 f"invalid confidence {confidence!r}: expected a finite number in [0.0, 1.0]"

@@ -371,13 +371,17 @@ class SQLiteStore(Store):
                 ).fetchone()[0]
             )
             valid = self._check_writes(conn, batch, base)
-            evidence = self._anchor_evidence(conn, {w.anchor for w in batch if w.anchor})
+            evidence = self._anchor_evidence(
+                conn, {w.anchor for w in batch if w.anchor is not None}
+            )
             tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
             tree = tree_row[0] if tree_row else None
             rows = []
             for write, ok in zip(batch, valid, strict=True):
                 blob, path = (
-                    evidence.get(write.anchor, (None, None)) if write.anchor else (None, None)
+                    evidence.get(write.anchor, (None, None))
+                    if write.anchor is not None
+                    else (None, None)
                 )
                 rows.append(
                     (

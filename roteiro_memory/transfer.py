@@ -12,13 +12,14 @@ line is checked before anything is written; a bad one is refused by number.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import RoteiroError, Unsupported
+from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported
 from roteiro_memory.migrations import SCHEMA_VERSION
 from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Store
@@ -157,6 +158,17 @@ def _counts(parsed: Export) -> dict[str, int]:
     return {"nodes": len(parsed.nodes), "records": len(parsed.records), "cache": len(parsed.cache)}
 
 
+def _exportable(value: Any) -> Any:
+    """A stored SQLite value as JSON carries it; a value this version never
+    writes (binary data, a non-finite real) is refused rather than exported."""
+    if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
+        raise Corrupt(
+            f"the store holds {value!r}, which this version never writes; "
+            "run `roteiro-memory check` to find the row"
+        )
+    return value
+
+
 def export_lines(store: Store) -> Iterator[str]:
     """The store as JSON Lines, header first, read in one transaction."""
     from roteiro_memory.postgres import PostgresStore  # imports no driver
@@ -177,7 +189,7 @@ def export_lines(store: Store) -> Iterator[str]:
         header = _export_header(
             seq[0] if seq else None, ticks, generation, {"tree": witness[0]} if witness else None
         )
-        lines = [header, *_export_items(conn.execute, lambda value: value)]
+        lines = [header, *_export_items(conn.execute, _exportable)]
     finally:
         conn.execute("COMMIT")
     yield from lines
@@ -193,13 +205,22 @@ class Export:
     cache: list[dict[str, Any]] = field(default_factory=list)
 
 
+_INT64 = range(-(2**63), 2**63)
+
+
 def _typed(value: Any, kind: type, nullable: bool) -> bool:
+    """Whether ``value`` is of ``kind`` as a store can hold it: integers within
+    64 bits, numbers within a double, text that UTF-8 can carry."""
     if value is None:
         return nullable
     if kind is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value in _INT64
+        return isinstance(value, float)
     if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, int) and not isinstance(value, bool) and value in _INT64
+    if kind is str:
+        return isinstance(value, str) and sem.is_utf8(value)
     return isinstance(value, kind)
 
 
@@ -274,16 +295,15 @@ def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     clock = item.get("clock")
     if not (
         isinstance(clock, dict)
-        and all(isinstance(clock.get(k), int) and clock[k] >= 0 for k in ("ticks", "generation"))
+        and all(_typed(clock.get(k), int, False) and clock[k] >= 0 for k in ("ticks", "generation"))
     ):
         raise ImportRefused(f"line {number}: header clock must hold whole ticks and generation")
     sequence = item.get("sequence")
-    if sequence is not None and not (isinstance(sequence, int) and sequence >= 0):
+    if sequence is not None and not (_typed(sequence, int, False) and sequence >= 0):
         raise ImportRefused(f"line {number}: header sequence must be a whole number or null")
     witness = item.get("witness")
     if witness is not None and not (
-        isinstance(witness, dict)
-        and (witness.get("tree") is None or isinstance(witness["tree"], str))
+        isinstance(witness, dict) and _typed(witness.get("tree"), str, True)
     ):
         raise ImportRefused(f'line {number}: header witness must be null or {{"tree": ...}}')
     return item
