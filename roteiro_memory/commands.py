@@ -484,10 +484,14 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     return OK
 
 
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
     payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
     try:
-        json.loads(payload)
+        json.loads(payload, parse_constant=_not_json)
     except ValueError as error:
         raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
     spec = _anchor_spec(session, args.anchor)

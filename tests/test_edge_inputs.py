@@ -82,3 +82,16 @@ def test_export_refuses_a_store_holding_values_it_never_writes(tmp_path: Path) -
     with pytest.raises(Corrupt, match="roteiro-memory check"):
         list(export_lines(store))
     store.close()
+
+
+@pytest.mark.parametrize("payload", ["NaN", "Infinity", "[1e999, -Infinity]"])
+def test_cache_put_refuses_payloads_json_does_not_have(tmp_path: Path, payload: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    db = tmp_path / "memory.db"
+    argv = ["roteiro-memory", "cache", "put", "k", "fp", payload, "--db", str(db)]
+    done = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 2
+    assert "not JSON" in done.stderr
+    store = SQLiteStore(db)
+    assert store.cache_entries() == []
+    store.close()
