@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory import sqlexpr
-from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
 from roteiro_memory.pg_migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.results import (
     CacheEntry,
@@ -366,9 +366,6 @@ class PostgresStore(Store):
         batch = list(writes)
         if not batch:
             return []
-        # Validated before any lock is taken; a fault is raised in batch order
-        # by _check_writes, so an earlier write's supersession fault wins.
-        checked = [_validate(w) for w in batch]
         with self._atomic() as conn:
             # Reserving the ids takes the counter's row lock, which orders
             # record writers: the next one waits here until this one commits,
@@ -382,7 +379,7 @@ class PostgresStore(Store):
             if row is None:
                 raise Corrupt(f"{self.describe()}: the id counter row is missing")
             base, tree = int(row[0]), row[1]
-            valid = self._check_writes(conn, batch, checked, base)
+            valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
                 conn, {w.anchor for w in batch if w.anchor is not None}
             )
@@ -436,34 +433,19 @@ class PostgresStore(Store):
 
     @staticmethod
     def _check_writes(
-        conn: psycopg.Connection[tuple[Any, ...]],
-        batch: Sequence[MemoryWrite],
-        checked: Sequence[sem.ValidWrite | RoteiroError],
-        base: int,
+        conn: psycopg.Connection[tuple[Any, ...]], batch: Sequence[MemoryWrite], base: int
     ) -> builtins.list[sem.ValidWrite]:
-        """Check every write in order, as if the batch were written one record
-        at a time, before anything is inserted: the first faulty write decides
-        the error, whichever check it fails."""
-        targets = {w.supersedes for w in batch if w.supersedes is not None}
-        stored = [t for t in targets if _fits_int64(t) and t <= base]
-        known: dict[int, int | None] = {}
-        if stored:
-            for row_id, by in conn.execute(
-                "SELECT id, superseded_by FROM agent_memory WHERE id = ANY(%s)", (stored,)
-            ):
-                known[row_id] = by
-        valid = []
-        for offset, (write, outcome) in enumerate(zip(batch, checked, strict=True)):
-            if isinstance(outcome, RoteiroError):
-                raise outcome
-            valid.append(outcome)
-            new_id = base + offset + 1
-            if write.supersedes is not None:
-                target = write.supersedes
-                sem.check_supersedes(target, target in known, known.get(target))
-                known[target] = new_id
-            known[new_id] = None
-        return valid
+        """:func:`~roteiro_memory.semantics.check_batch` over the stored state
+        of the records the batch supersedes."""
+        targets = sem.stored_targets(batch, base)
+        stored: dict[int, int | None] = {}
+        if targets:
+            stored.update(
+                conn.execute(
+                    "SELECT id, superseded_by FROM agent_memory WHERE id = ANY(%s)", (targets,)
+                ).fetchall()
+            )
+        return sem.check_batch(batch, base, stored)
 
     @staticmethod
     def _anchor_evidence(
@@ -832,14 +814,6 @@ class PostgresStore(Store):
 
 class _Miss(Exception):
     """Raised inside a transaction to roll it back when a key is absent."""
-
-
-def _validate(write: MemoryWrite) -> sem.ValidWrite | RoteiroError:
-    """The validated write, or the error its validation raises."""
-    try:
-        return sem.validate_write(write.kind, write.scope, write.body, write.confidence)
-    except RoteiroError as error:
-        return error
 
 
 def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import enum
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple, Protocol, TypeVar
 
 from roteiro_memory.errors import (
     AlreadySuperseded,
@@ -46,6 +46,7 @@ __all__ = [
     "U64_MAX",
     "WHITE_SPACE",
     "AnchorState",
+    "BatchWrite",
     "Decay",
     "MemoryKind",
     "ValidWrite",
@@ -53,6 +54,7 @@ __all__ = [
     "apply_limit",
     "base_confidence",
     "cache_entry_bytes",
+    "check_batch",
     "check_supersedes",
     "effective_limit",
     "evict_count",
@@ -70,6 +72,7 @@ __all__ = [
     "resolve_anchor",
     "score",
     "search_text",
+    "stored_targets",
     "validate_write",
 ]
 
@@ -463,6 +466,49 @@ def check_supersedes(target: int, found: bool, superseded_by: int | None) -> Non
         raise NotFound(f"no memory record with id {target} to supersede")
     if superseded_by is not None:
         raise AlreadySuperseded(f"memory record {target} is already superseded by {superseded_by}")
+
+
+class BatchWrite(Protocol):
+    """What :func:`check_batch` reads of a write (a ``store.MemoryWrite``)."""
+
+    @property
+    def kind(self) -> MemoryKind | str: ...
+    @property
+    def scope(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+    @property
+    def confidence(self) -> float | None: ...
+    @property
+    def supersedes(self) -> int | None: ...
+
+
+def stored_targets(writes: Sequence[BatchWrite], base: int) -> list[int]:
+    """The ids a batch supersedes that were stored before it (at most
+    ``base``, the largest id so far): what a store must look up for
+    :func:`check_batch`."""
+    targets = {w.supersedes for w in writes if w.supersedes is not None}
+    return sorted(t for t in targets if -INT64_MAX - 1 <= t <= base)
+
+
+def check_batch(
+    writes: Sequence[BatchWrite], base: int, stored: Mapping[int, int | None]
+) -> list[ValidWrite]:
+    """Check a batch as if its records were written one at a time, with ids
+    ``base + 1, base + 2, ...``: each write is validated, then its
+    supersession checked against ``stored`` (each looked-up target's
+    ``superseded_by``) and the writes before it.  The first faulty write
+    decides the error, whichever check it fails; nothing is written before."""
+    known = dict(stored)
+    valid: list[ValidWrite] = []
+    for new_id, write in enumerate(writes, base + 1):
+        valid.append(validate_write(write.kind, write.scope, write.body, write.confidence))
+        if write.supersedes is not None:
+            target = write.supersedes
+            check_supersedes(target, target in known, known.get(target))
+            known[target] = new_id
+        known[new_id] = None
+    return valid
 
 
 # --- Query ------------------------------------------------------------------

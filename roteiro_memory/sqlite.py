@@ -425,29 +425,19 @@ class SQLiteStore(Store):
     def _check_writes(
         conn: sqlite3.Connection, batch: Sequence[MemoryWrite], base: int
     ) -> builtins.list[sem.ValidWrite]:
-        """Validate every write and check its supersession in order, as if the
-        batch were written one record at a time, before anything is inserted:
-        the first faulty write decides the error, whichever check it fails."""
-        targets = {w.supersedes for w in batch if w.supersedes is not None}
-        known: dict[int, int | None] = {}
-        stored = [t for t in targets if _fits_int64(t) and t <= base]
-        for start in range(0, len(stored), _CHUNK):
-            chunk = stored[start : start + _CHUNK]
+        """:func:`~roteiro_memory.semantics.check_batch` over the stored state
+        of the records the batch supersedes."""
+        targets = sem.stored_targets(batch, base)
+        stored: dict[int, int | None] = {}
+        for start in range(0, len(targets), _CHUNK):
+            chunk = targets[start : start + _CHUNK]
             marks = ", ".join("?" * len(chunk))
-            for row_id, by in conn.execute(
-                f"SELECT id, superseded_by FROM agent_memory WHERE id IN ({marks})", chunk
-            ):
-                known[row_id] = by
-        valid = []
-        for offset, write in enumerate(batch):
-            valid.append(sem.validate_write(write.kind, write.scope, write.body, write.confidence))
-            new_id = base + offset + 1
-            if write.supersedes is not None:
-                target = write.supersedes
-                sem.check_supersedes(target, target in known, known.get(target))
-                known[target] = new_id
-            known[new_id] = None
-        return valid
+            stored.update(
+                conn.execute(
+                    f"SELECT id, superseded_by FROM agent_memory WHERE id IN ({marks})", chunk
+                ).fetchall()
+            )
+        return sem.check_batch(batch, base, stored)
 
     @staticmethod
     def _anchor_evidence(
