@@ -76,7 +76,7 @@ def whole(text: str | None, option: str, *, positive: bool = False) -> int | Non
     if text is None:
         return None
     value = sem.parse_whole_number(text)
-    if value is None or value > 2**63 - 1 or (positive and value == 0):
+    if value is None or not sem.fits_int64(value) or (positive and value == 0):
         allowed = "a positive whole number" if positive else "a whole number (0 = no limit)"
         raise UsageError(f"invalid {option} {text!r}: expected {allowed}")
     return value

@@ -79,7 +79,6 @@ INSTALL_HINT = "pip install 'roteiro-memory[postgres]'"
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
 _URI_PREFIXES = ("postgresql://", "postgres://")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _LOCK_NAMESPACE = "roteiro-memory:"
 
 GRAPH_NODES = "unnest(%(graph_keys)s::bytea[], %(graph_blobs)s::bytea[]) AS g(key, blob)"
@@ -147,10 +146,6 @@ def _check_schema_name(schema: str) -> str:
             "followed by letters, digits or underscores, at most 63 characters"
         )
     return schema
-
-
-def _fits_int64(value: int) -> bool:
-    return _INT64_MIN <= value <= _INT64_MAX
 
 
 def _b(text: str) -> bytes:
@@ -463,7 +458,7 @@ class PostgresStore(Store):
         }
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
-        if not _fits_int64(id):
+        if not sem.fits_int64(id):
             return None
         params: dict[str, object] = {"id": id}
         nodes = _node_relation(graph, params)
@@ -558,7 +553,7 @@ class PostgresStore(Store):
             # never interleaves with its removal.
             conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
             if (
-                not _fits_int64(id)
+                not sem.fits_int64(id)
                 or conn.execute("SELECT 1 FROM agent_memory WHERE id = %s", (id,)).fetchone()
                 is None
             ):

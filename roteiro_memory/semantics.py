@@ -60,6 +60,7 @@ __all__ = [
     "evict_count",
     "eviction_key",
     "evictions_until_fits",
+    "fits_int64",
     "is_pinned",
     "is_utf8",
     "matches_query",
@@ -488,7 +489,7 @@ def stored_targets(writes: Sequence[BatchWrite], base: int) -> list[int]:
     ``base``, the largest id so far): what a store must look up for
     :func:`check_batch`."""
     targets = {w.supersedes for w in writes if w.supersedes is not None}
-    return sorted(t for t in targets if -INT64_MAX - 1 <= t <= base)
+    return sorted(t for t in targets if fits_int64(t) and t <= base)
 
 
 def check_batch(
@@ -580,6 +581,12 @@ _T = TypeVar("_T")
 
 
 INT64_MAX = 2**63 - 1
+
+
+def fits_int64(value: int) -> bool:
+    """Whether a database integer column can hold ``value``; an id beyond it
+    names no stored record."""
+    return -INT64_MAX - 1 <= value <= INT64_MAX
 
 
 def effective_limit(limit: int | None) -> int | None:

@@ -52,7 +52,6 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 60_000
 """How long a writer waits for another process's write to finish."""
 
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _CHUNK = 500
 
 GRAPH_TABLE = "temp.roteiro_graph"
@@ -82,10 +81,6 @@ _SWEEP_DAMAGED = (
 )
 """1 for a row holding a type this version never writes in a column the
 sweep reads; such a store is reported Corrupt rather than swept."""
-
-
-def _fits_int64(value: int) -> bool:
-    return _INT64_MIN <= value <= _INT64_MAX
 
 
 _TYPE_NAMES = {str: "text", int: "an integer", float: "a real"}
@@ -470,7 +465,7 @@ class SQLiteStore(Store):
         return GRAPH_TABLE
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
-        if not _fits_int64(id):
+        if not sem.fits_int64(id):
             return None
         with self._reading() as conn:
             nodes = self._node_table(conn, graph)
@@ -560,7 +555,7 @@ class SQLiteStore(Store):
     def forget(self, id: int) -> MemoryForgotten:
         with self._atomic() as conn:
             if (
-                not _fits_int64(id)
+                not sem.fits_int64(id)
                 or conn.execute("SELECT 1 FROM agent_memory WHERE id = ?", (id,)).fetchone() is None
             ):
                 raise NotFound(f"no memory record with id {id} to forget")

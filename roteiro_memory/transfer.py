@@ -205,9 +205,6 @@ class Export:
     cache: list[dict[str, Any]] = field(default_factory=list)
 
 
-_INT64 = range(-(2**63), 2**63)
-
-
 def _typed(value: Any, kind: type, nullable: bool) -> bool:
     """Whether ``value`` is of ``kind`` as a store can hold it: integers within
     64 bits, numbers within a double, text that UTF-8 can carry."""
@@ -215,10 +212,10 @@ def _typed(value: Any, kind: type, nullable: bool) -> bool:
         return nullable
     if kind is float:
         if isinstance(value, int) and not isinstance(value, bool):
-            return value in _INT64
+            return sem.fits_int64(value)
         return isinstance(value, float)
     if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool) and value in _INT64
+        return isinstance(value, int) and not isinstance(value, bool) and sem.fits_int64(value)
     if kind is str:
         return isinstance(value, str) and sem.is_utf8(value)
     return isinstance(value, kind)
