@@ -13,11 +13,14 @@ runs a command must use wall time.
 from __future__ import annotations
 
 import gc
+import resource
 import statistics
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 __all__ = [
     "Check",
@@ -120,3 +123,16 @@ def cpu_ratio_check(name: str, subject: Timing, floor: Timing, bound: float) -> 
             f" medians of {len(subject.cpu)}"
         ),
     )
+
+
+def child_cpu_median(argv: list[str], cwd: Path, env: Mapping[str, str], repeat: int) -> float:
+    """Median CPU seconds (user + sys) of running ``argv``, its own children
+    included: less sensitive than wall time to neighbours competing for the
+    cores."""
+    spent = []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run(argv, cwd=cwd, env=env, check=True, stdout=subprocess.DEVNULL)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return statistics.median(spent)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -30,7 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from measure import interleave, ratio_check
+from measure import child_cpu_median, interleave, ratio_check
 
 BOUND = 3.0
 
@@ -127,7 +126,7 @@ def main() -> int:
             warmup=True,
         )
         cpu = {
-            name: _cpu_median(argv, root, options.repeat)
+            name: child_cpu_median(argv, root, ENV, options.repeat)
             for name, argv in (
                 ("floor", [sys.executable, "-c", "pass"]),
                 ("recall", [script, "recall", "--json"]),
@@ -145,18 +144,6 @@ def main() -> int:
         f"{cpu['recall'] / cpu['floor']:.2f}x"
     )
     return 0 if target.ok else 1
-
-
-def _cpu_median(argv: list[str], root: Path, repeat: int) -> float:
-    """Median CPU seconds of a run, children included: less sensitive than
-    wall time to neighbours competing for the cores."""
-    spent = []
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(argv, cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return statistics.median(spent)
 
 
 if __name__ == "__main__":

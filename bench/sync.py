@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -27,7 +26,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from measure import Check, interleave, ratio_check
+from measure import Check, child_cpu_median, interleave, ratio_check
 
 ENV = {
     # Bytecode is cached, as in any installed package (this machine's
@@ -163,8 +162,10 @@ def main() -> int:
         )
         edits = interleave({"one edit": one_edit, "git status": floor}, options.repeat, warmup=True)
         edited.write_text(original)
-        cpu_sync = _cpu_median([script, "sync", "--db", str(warm_db)], root, options.repeat)
-        cpu_status = _cpu_median(status, root, options.repeat)
+        cpu_sync = child_cpu_median(
+            [script, "sync", "--db", str(warm_db)], root, ENV, options.repeat
+        )
+        cpu_status = child_cpu_median(status, root, ENV, options.repeat)
 
     def ms(values: list[float]) -> str:
         return f"{statistics.median(values) * 1000:.0f} ms"
@@ -183,18 +184,6 @@ def main() -> int:
         f"{cpu_sync * 1000:.0f} ms vs the floor's {cpu_status * 1000:.0f} ms"
     )
     return 0 if check.ok else 1
-
-
-def _cpu_median(argv: list[str], root: Path, repeat: int) -> float:
-    """Median CPU seconds of a run, children included: less sensitive than
-    wall time to neighbours competing for the cores."""
-    spent = []
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run(argv, cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-    return statistics.median(spent)
 
 
 if __name__ == "__main__":
