@@ -66,8 +66,8 @@ def build_store(path: Path, records: int) -> None:
     """A store like a long-lived clone's: every kind, several scopes, half the
     records anchored, most with a confidence, one in fifty superseded."""
     from roteiro_memory.results import GraphNode
-    from roteiro_memory.sqlite import SQLiteStore
     from roteiro_memory.store import MemoryWrite
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
 
     kinds = ("lesson", "attempt", "decision", "pattern", "outcome")
     store = SQLiteStore(path)

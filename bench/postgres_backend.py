@@ -19,9 +19,9 @@ import psycopg
 from psycopg import sql
 from workload import CacheRow
 
-from roteiro_memory import sqlexpr
-from roteiro_memory.postgres import CACHE_FROM, SWEEP_COLS, PostgresStore
 from roteiro_memory.semantics import AnchorState
+from roteiro_memory.stores.postgres.store import CACHE_FROM, SWEEP_COLS, PostgresStore
+from roteiro_memory.stores.sql import expressions as sqlexpr
 
 __all__ = ["PostgresBackend"]
 

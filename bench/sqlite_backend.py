@@ -22,9 +22,9 @@ from typing import Any
 
 from workload import CacheRow
 
-from roteiro_memory import sqlexpr
 from roteiro_memory.semantics import AnchorState
-from roteiro_memory.sqlite import CACHE_FROM, SWEEP_COLS, SQLiteStore
+from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sqlite.store import CACHE_FROM, SWEEP_COLS, SQLiteStore
 
 __all__ = ["SQLiteBackend"]
 

@@ -69,8 +69,8 @@ def build(root: Path, records: int, script: str) -> None:
     for argv in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
         subprocess.run(["git", *argv], cwd=root, env=ENV, check=True)
     subprocess.run([script, "sync"], cwd=root, env=ENV, check=True, stdout=subprocess.DEVNULL)
-    from roteiro_memory.sqlite import SQLiteStore
     from roteiro_memory.store import MemoryWrite
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
 
     kinds = ["lesson", "attempt", "decision", "pattern", "outcome"]
     anchors = [None]

@@ -1,5 +1,5 @@
 """The conformance cases, their JSON Schema and the invariant registry.
 
-Data only: shipped inside the wheel as ``pytest_roteiro.conformance`` and found
+Data only: shipped inside the wheel as ``roteiro_memory.conformance`` and found
 at run time through :mod:`importlib.resources`.
 """

@@ -16,7 +16,7 @@ from pluggy import HookspecMarker
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_roteiro.runner import Backend
+    from roteiro_memory.suite.runner import Backend
 
 hookspec = HookspecMarker("pytest")
 

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from pytest_roteiro.cases import Case, Invariant
-    from pytest_roteiro.report import KnownFailure
-    from pytest_roteiro.runner import Backend, Outcome  # noqa: F401 -- in a string annotation
+    from roteiro_memory.suite.cases import Case, Invariant
+    from roteiro_memory.suite.report import KnownFailure
+    from roteiro_memory.suite.runner import Backend, Outcome  # noqa: F401 -- in a string annotation
 
 __all__ = ["RoteiroConfig"]
 
@@ -177,8 +177,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[CONFIG_KEY] = roteiro
     if not roteiro.enabled:
         return
-    from pytest_roteiro.cases import CAPABILITIES, CORE, CaseFileError, load_registry
-    from pytest_roteiro.report import load_known_failures
+    from roteiro_memory.suite.cases import CAPABILITIES, CORE, CaseFileError, load_registry
+    from roteiro_memory.suite.report import load_known_failures
 
     session = _Session(roteiro)
     extra = [Path(d) for d in _hook_case_dirs(config)]
@@ -215,8 +215,8 @@ def _check_known_ids(session: _Session) -> None:
     Checked before collection so that an xdist controller refuses it too.  A
     file that does not load is left for collection to report.
     """
-    from pytest_roteiro.cases import CaseFileError, load_cases
-    from pytest_roteiro.properties import load_properties, property_files
+    from roteiro_memory.suite.cases import CaseFileError, load_cases
+    from roteiro_memory.suite.properties import load_properties, property_files
 
     dirs, builtin = session.config.case_dirs, session.config.builtin_cases
     try:
@@ -265,7 +265,7 @@ class CaseFile(pytest.Collector):
         self.source = source
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
-        from pytest_roteiro.cases import load_file
+        from roteiro_memory.suite.cases import load_file
 
         session = self.config.stash[SESSION_KEY]
         return [
@@ -276,7 +276,7 @@ class CaseFile(pytest.Collector):
     def repr_failure(  # type: ignore[override]
         self, excinfo: pytest.ExceptionInfo[BaseException]
     ) -> str:
-        from pytest_roteiro.cases import CaseFileError
+        from roteiro_memory.suite.cases import CaseFileError
 
         if isinstance(excinfo.value, CaseFileError):
             return f"invalid {self.label}\n{excinfo.value}"
@@ -306,7 +306,7 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("invariant", case.invariant))
 
     def runtest(self) -> None:
-        from pytest_roteiro.runner import run_case
+        from roteiro_memory.suite.runner import run_case
 
         session = self.config.stash[SESSION_KEY]
         outcome = run_case(self.case, _backend(self.config, session))
@@ -325,7 +325,7 @@ class CaseItem(pytest.Item):
             raise CaseFailed()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from pytest_roteiro.runner import format_outcome
+        from roteiro_memory.suite.runner import format_outcome
 
         if isinstance(excinfo.value, CaseFailed):
             if excinfo.value.args:
@@ -341,7 +341,7 @@ class CaseItem(pytest.Item):
 
 def _backend(config: pytest.Config, session: _Session) -> Backend:
     if session.backend is None:
-        from pytest_roteiro.backends import BackendSpecError, resolve_backend
+        from roteiro_memory.suite.drivers import BackendSpecError, resolve_backend
 
         spec = session.config.backend
         made = config.hook.pytest_roteiro_make_backend(config=config, spec=spec)
@@ -370,7 +370,7 @@ def pytest_collection_modifyitems(
         return
     from _pytest.runner import collect_one_node
 
-    from pytest_roteiro.cases import CaseFileError, case_files
+    from roteiro_memory.suite.cases import CaseFileError, case_files
 
     state = config.stash[SESSION_KEY]
     try:
@@ -436,7 +436,7 @@ def pytest_runtest_makereport(
 
 def _declared(session: _Session) -> list[str] | None:
     """The capabilities the backend declared, if hello has been answered."""
-    from pytest_roteiro.runner import BackendFailure, OpError
+    from roteiro_memory.suite.runner import BackendFailure, OpError
 
     if session.backend is None:
         return None
@@ -448,7 +448,7 @@ def _declared(session: _Session) -> list[str] | None:
 
 def _implementation(session: _Session) -> str | None:
     """The implementation's name and version from hello, when it gives them."""
-    from pytest_roteiro.runner import BackendFailure, OpError
+    from roteiro_memory.suite.runner import BackendFailure, OpError
 
     describe = getattr(session.backend, "implementation", None)
     if not callable(describe):
@@ -490,7 +490,7 @@ class _Recorder:
             backend.close()
         if _is_worker(session.config) or state.config.report is None:
             return
-        from pytest_roteiro.report import write_report
+        from roteiro_memory.suite.report import write_report
 
         write_report(
             state.config.report,
@@ -503,7 +503,7 @@ class _Recorder:
         state = self.state
         if _is_worker(config) or not state.results:
             return
-        from pytest_roteiro.report import compliance_table
+        from roteiro_memory.suite.report import compliance_table
 
         implementation = next(
             (r["implementation"] for r in state.results if r.get("implementation")), None

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_roteiro.cases import Case
 from pytest_roteiro.plugin import (
     NODE_PREFIX,
     OUTCOME_KEY,
@@ -25,9 +24,10 @@ from pytest_roteiro.plugin import (
     CaseItem,
     _backend,
 )
+from roteiro_memory.suite.cases import Case
 
 if TYPE_CHECKING:
-    from pytest_roteiro.properties import (  # noqa: F401 -- PropertyOutcome in a string annotation
+    from roteiro_memory.suite.properties import (  # noqa: F401 -- PropertyOutcome in a string annotation
         PropertyOutcome,
         PropertySpec,
     )
@@ -44,7 +44,7 @@ class PropertyFile(CaseFile):
     label = "properties file"
 
     def collect(self) -> list[pytest.Item | pytest.Collector]:
-        from pytest_roteiro.properties import load_properties
+        from roteiro_memory.suite.properties import load_properties
 
         session = self.config.stash[SESSION_KEY]
         return [
@@ -73,8 +73,8 @@ class PropertyItem(CaseItem):
         self.add_marker(MARKER)
 
     def runtest(self) -> None:
-        from pytest_roteiro.properties import run_property
-        from pytest_roteiro.runner import Outcome
+        from roteiro_memory.suite.properties import run_property
+        from roteiro_memory.suite.runner import Outcome
 
         session = self.config.stash[SESSION_KEY]
         result = run_property(self.spec, _backend(self.config, session))
@@ -97,7 +97,7 @@ class PropertyItem(CaseItem):
             raise CaseFailed()
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from pytest_roteiro.properties import format_property_outcome
+        from roteiro_memory.suite.properties import format_property_outcome
 
         if isinstance(excinfo.value, CaseFailed) and not excinfo.value.args:
             return format_property_outcome(self.spec, self.stash[_RESULT_KEY])
@@ -114,7 +114,7 @@ def collect_properties(
     collection error (as a bad case file is)."""
     from _pytest.runner import collect_one_node
 
-    from pytest_roteiro.properties import property_files
+    from roteiro_memory.suite.properties import property_files
 
     session.config.addinivalue_line("markers", f"{MARKER}: a built-in Hypothesis property")
     items: list[pytest.Item] = []

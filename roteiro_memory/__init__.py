@@ -19,7 +19,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from roteiro_memory.backends import open_store
     from roteiro_memory.errors import (
         AlreadySuperseded,
         BadRequest,
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
         StoreUnavailable,
         Unsupported,
     )
-    from roteiro_memory.model import ModelStore
     from roteiro_memory.results import (
         CacheEntry,
         CacheStats,
@@ -49,13 +47,15 @@ if TYPE_CHECKING:
         Recalled,
     )
     from roteiro_memory.semantics import AnchorState, Decay, MemoryKind, parse_cache_budget
-    from roteiro_memory.sqlite import SQLiteStore
     from roteiro_memory.store import MemoryWrite, Store
+    from roteiro_memory.stores.model import ModelStore
+    from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 # Where each public name lives.  Imported on first use, so the command line
 # starts without loading what a command does not need.
 _EXPORTS = {
-    "open_store": "roteiro_memory.backends",
+    "open_store": "roteiro_memory.stores.naming",
     **dict.fromkeys(
         [
             "AlreadySuperseded",
@@ -74,7 +74,7 @@ _EXPORTS = {
         ],
         "roteiro_memory.errors",
     ),
-    "ModelStore": "roteiro_memory.model",
+    "ModelStore": "roteiro_memory.stores.model",
     **dict.fromkeys(
         [
             "CacheEntry",
@@ -93,7 +93,7 @@ _EXPORTS = {
     **dict.fromkeys(
         ["AnchorState", "Decay", "MemoryKind", "parse_cache_budget"], "roteiro_memory.semantics"
     ),
-    "SQLiteStore": "roteiro_memory.sqlite",
+    "SQLiteStore": "roteiro_memory.stores.sqlite.store",
     "MemoryWrite": "roteiro_memory.store",
     "Store": "roteiro_memory.store",
 }

@@ -27,9 +27,9 @@ from urllib.parse import quote
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
-from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.postgres import PostgresStore  # imports no driver
-from roteiro_memory.sqlite import SQLITE_HEADER, SQLiteStore
+from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.sqlite.store import SQLITE_HEADER, SQLiteStore
 
 __all__ = ["Finding", "check_connection", "check_store"]
 
@@ -56,9 +56,9 @@ class Finding:
 def check_store(store: SQLiteStore | PostgresStore | str | os.PathLike[str]) -> list[Finding]:
     """Every problem found in ``store`` (an open store, or a file's path);
     empty when it is healthy.  A PostgreSQL store is checked by
-    :mod:`roteiro_memory.pg_check`."""
+    :mod:`roteiro_memory.stores.postgres.check`."""
     if isinstance(store, PostgresStore):
-        from roteiro_memory.pg_check import check_postgres
+        from roteiro_memory.stores.postgres.check import check_postgres
 
         return check_postgres(store)
     if isinstance(store, SQLiteStore):

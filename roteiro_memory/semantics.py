@@ -4,7 +4,7 @@ Every backend calls these and none re-implements them: the kind vocabulary,
 the anchor rule, the penalty table, decay, write validation, the cache budget
 variable, the eviction count and order, the ranking order, the query rule and
 the limit rule.  A backend that needs a rule inside its query language gets it
-rendered from here (:mod:`roteiro_memory.sqlexpr`), never restated by hand.
+rendered from here (:mod:`roteiro_memory.stores.sql.expressions`), never restated by hand.
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ ANCHOR_RULE: tuple[tuple[str, AnchorState], ...] = (
 )
 """The anchor rule as an ordered decision: the first condition that holds
 decides the state.  :func:`resolve_anchor` evaluates it in Python and
-:mod:`roteiro_memory.sqlexpr` renders the same table into SQL, so the rule
+:mod:`roteiro_memory.stores.sql.expressions` renders the same table into SQL, so the rule
 exists once."""
 
 
@@ -638,7 +638,7 @@ def parse_cache_budget(env: str | None) -> int:
 EVICTION_ORDER: tuple[str, ...] = ("applies", "last_used", "key")
 """The order eviction candidates go in, first to go first, every field
 ascending: entries whose anchor does not apply, then least recently used, then
-by key.  :func:`eviction_key` and :func:`roteiro_memory.sqlexpr.eviction_order`
+by key.  :func:`eviction_key` and :func:`roteiro_memory.stores.sql.expressions.eviction_order`
 both read it."""
 
 MOST_RECENTLY_USED: tuple[str, ...] = ("last_used", "key")

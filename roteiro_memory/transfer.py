@@ -20,9 +20,9 @@ from typing import Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported
-from roteiro_memory.migrations import SCHEMA_VERSION
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Store
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -171,10 +171,10 @@ def _exportable(value: Any) -> Any:
 
 def export_lines(store: Store) -> Iterator[str]:
     """The store as JSON Lines, header first, read in one transaction."""
-    from roteiro_memory.postgres import PostgresStore  # imports no driver
+    from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
 
     if isinstance(store, PostgresStore):
-        from roteiro_memory import pg_transfer
+        from roteiro_memory.stores.postgres import transfer as pg_transfer
 
         yield from pg_transfer.export_lines(store)
         return
@@ -356,10 +356,10 @@ def _pointers(parsed: Export) -> None:
 
 def import_lines(store: Store, parsed: Export) -> dict[str, int]:
     """Load ``parsed`` into ``store``, which must be empty; all or nothing."""
-    from roteiro_memory.postgres import PostgresStore  # imports no driver
+    from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
 
     if isinstance(store, PostgresStore):
-        from roteiro_memory import pg_transfer
+        from roteiro_memory.stores.postgres import transfer as pg_transfer
 
         return pg_transfer.import_lines(store, parsed)
     conn = _connection(store)

@@ -14,9 +14,9 @@ import pg_server
 import pytest
 from hypothesis import HealthCheck, settings
 
-from roteiro_memory.model import ModelStore
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Store
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 # Reproducible in CI, exploratory elsewhere.  No deadline: SQLite timings vary
 # with the disk, and a slow example is not a wrong one.

@@ -25,7 +25,6 @@ from typing import Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import InvalidBudget, NotFound
-from roteiro_memory.model import ModelStore, _Row
 from roteiro_memory.protocol import Ops
 from roteiro_memory.results import (
     CacheEntry,
@@ -37,8 +36,9 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import AnchorState, MemoryKind
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Graph, MemoryWrite
+from roteiro_memory.stores.model import ModelStore, _Row
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
 @dataclass(frozen=True)

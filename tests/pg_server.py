@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from roteiro_memory.postgres import PostgresStore
+from roteiro_memory.stores.postgres.store import PostgresStore
 
 __all__ = [
     "DSN_ENV",
@@ -226,7 +226,7 @@ def drop_schema(dsn: str) -> None:
     """Drop the schema a DSN from :func:`fresh_store_dsn` names, if it exists."""
     import psycopg
 
-    from roteiro_memory.postgres import split_schema
+    from roteiro_memory.stores.postgres.store import split_schema
 
     rest, schema = split_schema(dsn)
     assert schema is not None, f"{dsn!r} names no schema"

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
 def plant_store(path: Path, records: int = 3) -> Path:
@@ -222,7 +222,7 @@ def plant_cases(folder: Path, how: str) -> PlantedCases:
 # --- A backend, sound or broken ----------------------------------------------
 
 BACKEND_MODULE = '''\
-from roteiro_memory.model import ModelStore
+from roteiro_memory.stores.model import ModelStore
 
 
 class Broken(ModelStore):

@@ -11,8 +11,7 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev depe
 import pytest
 import yaml
 
-from pytest_roteiro.backends import resolve_backend
-from pytest_roteiro.cases import (
+from roteiro_memory.suite.cases import (
     CaseFileError,
     builtin_dir,
     case_files,
@@ -20,7 +19,8 @@ from pytest_roteiro.cases import (
     load_file,
     load_registry,
 )
-from pytest_roteiro.runner import run_case
+from roteiro_memory.suite.drivers import resolve_backend
+from roteiro_memory.suite.runner import run_case
 
 
 def test_every_registry_invariant_has_a_case() -> None:
@@ -276,6 +276,6 @@ def test_steps_keep_their_line_numbers() -> None:
 
 
 def test_reference_backends_are_registered_as_entry_points() -> None:
-    from pytest_roteiro.backends import entry_point_factories
+    from roteiro_memory.suite.drivers import entry_point_factories
 
     assert {"sqlite", "memory"} <= set(entry_point_factories())

@@ -11,7 +11,7 @@ import pytest
 
 from roteiro_memory.check import Finding, check_store
 from roteiro_memory.results import GraphNode
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
 def _healthy(path: Path) -> None:

@@ -110,7 +110,7 @@ class Repo:
         return self.root / ".git" / "roteiro" / "memory.db"
 
     def snapshot(self) -> dict[str, Any]:
-        from roteiro_memory.sqlite import SQLiteStore
+        from roteiro_memory.stores.sqlite.store import SQLiteStore
 
         with SQLiteStore(self.db) as store:
             return store.snapshot()
@@ -603,7 +603,7 @@ def test_export_then_import_reproduces_the_store(repo: Repo, tmp_path: Path) -> 
     repo.ok("export", "-o", str(dump))
     fresh = tmp_path / "fresh.db"
     repo.ok("import", str(dump), "--db", str(fresh))
-    from roteiro_memory.sqlite import SQLiteStore
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
 
     with SQLiteStore(fresh) as imported:
         assert imported.snapshot() == repo.snapshot()

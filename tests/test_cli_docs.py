@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from roteiro_memory.cli import _CACHE_ACTIONS, _COMMANDS
+from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"

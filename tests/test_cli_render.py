@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from roteiro_memory import render
+from roteiro_memory.cli import render
 from roteiro_memory.semantics import AnchorState
 
 

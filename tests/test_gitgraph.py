@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory import gitgraph
-from roteiro_memory.gitgraph import (
+from roteiro_memory.repo import graph as gitgraph
+from roteiro_memory.repo.graph import (
     FileEntry,
     Repo,
     find_repo,
@@ -21,8 +21,8 @@ from roteiro_memory.gitgraph import (
     tree_id,
 )
 from roteiro_memory.results import GraphNode
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Store
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 ENV = {
     **os.environ,

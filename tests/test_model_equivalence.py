@@ -20,11 +20,11 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from roteiro_memory.errors import RoteiroError
-from roteiro_memory.model import ModelStore
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import KIND_TOKENS
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
 

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from mutants import MUTANTS, Mutant
 
-from pytest_roteiro.backends import InProcessBackend
-from pytest_roteiro.cases import Case, load_cases
-from pytest_roteiro.runner import Outcome, run_case
+from roteiro_memory.suite.cases import Case, load_cases
+from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.runner import Outcome, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -79,7 +79,7 @@ def test_mutants_cover_enough_invariants() -> None:
 
 @pytest.mark.parametrize("spec", ["memory", "sqlite"])
 def test_reference_backend_passes_every_case(spec: str, cases: list[Case]) -> None:
-    from roteiro_memory.backends import open_store
+    from roteiro_memory.stores.naming import open_store
 
     outcomes = run_all(open_store(spec), spec, cases)
     failed = [f"{case.id}: {outcome.message}" for case, outcome in outcomes if not outcome.passed]

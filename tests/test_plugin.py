@@ -7,12 +7,12 @@ import textwrap
 
 import pytest
 
-from pytest_roteiro.cases import builtin_dir, load_cases
+from roteiro_memory.suite.cases import builtin_dir, load_cases
 
 pytest_plugins = ["pytester"]
 
 MUTANT = '''
-from roteiro_memory.model import ModelStore
+from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.protocol import Ops
 
 
@@ -60,7 +60,7 @@ def test_plugin_is_inert_without_the_flag(pytester: pytest.Pytester) -> None:
             import sys
 
             def test_nothing_heavy_was_imported():
-                heavy = ["pytest_roteiro.cases", "pytest_roteiro.runner", "jsonschema",
+                heavy = ["roteiro_memory.suite.cases", "roteiro_memory.suite.runner", "jsonschema",
                          "roteiro_memory"]
                 assert [m for m in heavy if m in sys.modules] == []
             """
@@ -336,7 +336,7 @@ def test_a_conftest_hook_can_register_a_named_backend(pytester: pytest.Pytester)
     pytester.makeconftest(
         textwrap.dedent(
             """
-            from roteiro_memory.model import ModelStore
+            from roteiro_memory.stores.model import ModelStore
 
             def pytest_roteiro_backend_factories(config):
                 return {"from-conftest": ModelStore}
@@ -354,8 +354,8 @@ def test_a_conftest_hook_can_build_the_backend_itself(pytester: pytest.Pytester)
     pytester.makeconftest(
         textwrap.dedent(
             """
-            from pytest_roteiro.backends import InProcessBackend
-            from roteiro_memory.model import ModelStore
+            from roteiro_memory.suite.drivers import InProcessBackend
+            from roteiro_memory.stores.model import ModelStore
 
             BUILT = []
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_roteiro.backends import SubprocessBackend, resolve_backend
-from pytest_roteiro.cases import load_cases
-from pytest_roteiro.runner import BackendFailure, OpError
+from roteiro_memory.suite.cases import load_cases
+from roteiro_memory.suite.drivers import SubprocessBackend, resolve_backend
+from roteiro_memory.suite.runner import BackendFailure, OpError
 
 pytest_plugins = ["pytester"]
 
 PROGRAM = """
 import json, sys, time
-from roteiro_memory.model import ModelStore
+from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.protocol import Ops, handle_line
 
 ops = Ops(ModelStore())

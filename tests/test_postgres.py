@@ -16,14 +16,14 @@ import pg_server
 import pytest
 
 from roteiro_memory import semantics as sem
-from roteiro_memory import sqlexpr
-from roteiro_memory.backends import open_store
 from roteiro_memory.errors import AlreadySuperseded, Corrupt, NotFound, StoreUnavailable
-from roteiro_memory.pg_migrations import SCHEMA_VERSION
-from roteiro_memory.postgres import PostgresStore, split_schema
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import Decay
 from roteiro_memory.store import MemoryWrite
+from roteiro_memory.stores.naming import open_store
+from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
+from roteiro_memory.stores.sql import expressions as sqlexpr
 
 
 @pytest.fixture
@@ -103,7 +103,8 @@ def test_importing_the_library_does_not_import_the_driver() -> None:
     import subprocess
 
     code = (
-        "import sys, roteiro_memory, roteiro_memory.backends, roteiro_memory.postgres;"
+        "import sys, roteiro_memory, roteiro_memory.stores.naming;"
+        "import roteiro_memory.stores.postgres.store;"
         "print('psycopg' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -328,7 +329,7 @@ def test_power_in_sql_equals_python_pow_over_many_ratios(pg: PostgresStore) -> N
 
 
 def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> None:
-    from roteiro_memory.model import ModelStore
+    from roteiro_memory.stores.model import ModelStore
 
     model = ModelStore()
     for store in (pg, model):
@@ -453,7 +454,7 @@ def test_scores_equal_the_semantics_where_postgres_would_trap_underflow(
 def test_recall_over_records_older_than_the_double_range_of_decay(pg: PostgresStore) -> None:
     """Exponential decay over more than 1075 half-lives used to make the
     server refuse the whole recall with an underflow error."""
-    from roteiro_memory.model import ModelStore
+    from roteiro_memory.stores.model import ModelStore
 
     model = ModelStore()
     writes = [MemoryWrite("lesson", f"old {i}", confidence=(i % 10) / 9) for i in range(1500)]

@@ -14,10 +14,10 @@ from pathlib import Path
 import pg_server
 import pytest
 
-from roteiro_memory.postgres import PostgresStore
 from roteiro_memory.results import GraphNode
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 from roteiro_memory.transfer import ImportRefused, export_lines, import_lines, read_export
 
 

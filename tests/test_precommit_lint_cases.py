@@ -8,8 +8,8 @@ import pytest
 import yaml
 from precommit_plants import BAD_CASES, GOOD_CASE, plant_cases
 
-from pytest_roteiro.cases import RESERVED_FILES, builtin_dir, case_files
 from roteiro_memory.precommit.lint_cases import main
+from roteiro_memory.suite.cases import RESERVED_FILES, builtin_dir, case_files
 
 
 def _run(capsys: pytest.CaptureFixture[str], *args: object) -> tuple[int, list[str]]:

@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 from mutants import MUTANTS
 
-from pytest_roteiro.backends import InProcessBackend
-from pytest_roteiro.cases import CaseFileError, builtin_dir, load_file, load_registry
-from pytest_roteiro.properties import (
+from roteiro_memory.stores.naming import open_store
+from roteiro_memory.suite.cases import CaseFileError, builtin_dir, load_file, load_registry
+from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.properties import (
     PROPERTIES,
     PropertySpec,
     hypothesis_settings,
     load_properties,
     run_property,
 )
-from pytest_roteiro.runner import Backend, run_case
-from roteiro_memory.backends import open_store
+from roteiro_memory.suite.runner import Backend, run_case
 
 pytest_plugins = ["pytester"]
 
@@ -198,7 +198,7 @@ def test_plugin_failure_shows_the_case_to_paste(
     monkeypatch.setenv("CI", "1")
     pytester.makepyfile(
         broken="""
-        from roteiro_memory.model import ModelStore
+        from roteiro_memory.stores.model import ModelStore
 
         class Broken(ModelStore):
             def list(self, **kw):
@@ -230,7 +230,7 @@ def test_plugin_failure_shows_the_case_to_paste(
 def test_differences_become_the_checks_that_fail() -> None:
     """Differing leaves are expected (fractions within a tolerance), a list of
     another length by its ``#``, and a key that should not be there as absent."""
-    from pytest_roteiro.properties import _differences
+    from roteiro_memory.suite.properties import _differences
 
     expected = {"live": 1, "results": [{"score": 0.175, "record": {"id": 1}}]}
     actual = {"live": 2, "results": [{"score": 0.0, "record": {"id": 1, "anchor": {"key": "k"}}}]}

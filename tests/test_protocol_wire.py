@@ -22,8 +22,8 @@ from wire import WireServer, request_line, run_lines, server_argv
 
 from roteiro_memory.errors import ERROR_KINDS
 from roteiro_memory.semantics import DEFAULT_CACHE_BUDGET_BYTES, MAX_BODY_BYTES
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 BACKENDS = ("sqlite", "memory")
 
@@ -860,8 +860,8 @@ def test_every_error_kind_is_exercised_here() -> None:
 def test_unsupported_over_the_wire_form() -> None:
     """The shipped backends declare every capability, so Unsupported is driven
     through the same line handler the server uses, over a narrower store."""
-    from roteiro_memory.model import ModelStore
     from roteiro_memory.protocol import Ops, handle_line
+    from roteiro_memory.stores.model import ModelStore
 
     class EpisodicOnly(ModelStore):
         capabilities = ("episodic",)

@@ -21,7 +21,7 @@ from typing import Any
 from wire import WireServer, server_argv
 
 from roteiro_memory.semantics import cache_entry_bytes
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 WORKERS = 8
 RECORDS = 250
@@ -39,7 +39,7 @@ import json
 import random
 import sys
 
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 from roteiro_memory.store import MemoryWrite
 
 db, me, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

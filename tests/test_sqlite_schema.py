@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable
-from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.sqlite import BUSY_TIMEOUT_MS, SQLiteStore
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.sqlite.store import BUSY_TIMEOUT_MS, SQLiteStore
 
 SIDE_FILES = ("-wal", "-shm", "-journal")
 
@@ -283,7 +283,7 @@ _OPENER = r"""
 import json
 import sys
 
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 sys.stdin.readline()
 try:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory import GraphNode, ModelStore, SQLiteStore, semantics, sqlexpr
+from roteiro_memory import GraphNode, ModelStore, SQLiteStore, semantics
+from roteiro_memory.stores.sql import expressions as sqlexpr
 
 
 def _tier(store: SQLiteStore | ModelStore) -> None:

@@ -17,7 +17,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from roteiro_memory import semantics as sem
-from roteiro_memory import sqlexpr
 from roteiro_memory.errors import (
     AlreadySuperseded,
     InvalidBody,
@@ -30,8 +29,9 @@ from roteiro_memory.errors import (
 )
 from roteiro_memory.results import CacheEntry, GraphNode
 from roteiro_memory.semantics import AnchorState, Decay
-from roteiro_memory.sqlite import CACHE_COLS, SWEEP_COLS, SQLiteStore
 from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sqlite.store import CACHE_COLS, SWEEP_COLS, SQLiteStore
 
 BIG = 10**9
 """A budget nothing in these tests comes near."""

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from roteiro_memory.symbols import SymbolError, blob_id, definitions, is_python_path
+from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
 
 SOURCE = b"""\
 import functools

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roteiro_memory.results import GraphNode
-from roteiro_memory.sqlite import SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 from roteiro_memory.transfer import ImportRefused, export_lines, import_lines, read_export
 
 

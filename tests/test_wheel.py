@@ -18,8 +18,8 @@ import sys
 import venv
 from pathlib import Path
 
-from pytest_roteiro.cases import builtin_dir, load_cases, load_registry
-from pytest_roteiro.properties import load_properties
+from roteiro_memory.suite.cases import builtin_dir, load_cases, load_registry
+from roteiro_memory.suite.properties import load_properties
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("pyproject.toml", "README.md", "roteiro_memory", "pytest_roteiro", "conformance")
@@ -61,7 +61,7 @@ def test_wheel_installed_in_a_fresh_venv_runs_every_case_from_an_empty_folder(
     empty = tmp_path / "empty"
     empty.mkdir()
     where = run(
-        [str(python), "-c", "import pytest_roteiro.cases as c; print(c.builtin_dir())"],
+        [str(python), "-c", "import roteiro_memory.suite.cases as c; print(c.builtin_dir())"],
         empty,
         env,
     )

@@ -27,11 +27,11 @@ __all__ = ["check", "main", "own_store"]
 def own_store() -> Path | None:
     """The repository's own store, where ``roteiro-memory`` keeps it; None
     when there is none to check (outside a repository, or nothing recorded)."""
-    from roteiro_memory.location import DB_ENV, locate
+    from roteiro_memory.repo.location import DB_ENV, locate
 
     common_dir = None
     if DB_ENV not in os.environ:
-        from roteiro_memory.gitgraph import find_repo
+        from roteiro_memory.repo.graph import find_repo
 
         repo = find_repo()
         if repo is None:

@@ -1,7 +1,7 @@
 """``roteiro-lint-cases``: conformance case files that the suite can load.
 
 Each file is validated by the suite's own loader
-(:mod:`pytest_roteiro.cases`): the JSON Schema, invariant tags known to the
+(:mod:`roteiro_memory.suite.cases`): the JSON Schema, invariant tags known to the
 registry, ops the protocol has, references to values an earlier step saved,
 capabilities that cover the ops.  A folder of case files is what the suite
 loads together (``--roteiro-cases DIR``), so each folder is checked on its own:
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from roteiro_memory.precommit.report import parser, report
 
 if TYPE_CHECKING:
-    from pytest_roteiro.cases import Case, Invariant
+    from roteiro_memory.suite.cases import Case, Invariant
 
 __all__ = ["lint", "main"]
 
@@ -30,7 +30,7 @@ __all__ = ["lint", "main"]
 def _loadable(paths: Sequence[Path], registry: Mapping[str, Invariant]) -> list[Case]:
     """The cases of ``paths``, passing over a file that does not load: that
     is for the run that checks it."""
-    from pytest_roteiro.cases import CaseFileError, load_file
+    from roteiro_memory.suite.cases import CaseFileError, load_file
 
     out: list[Case] = []
     for path in paths:
@@ -49,7 +49,7 @@ class _Shipped:
 
     def cases(self, replaced: set[str]) -> list[Case]:
         if self._cases is None:
-            from pytest_roteiro.cases import case_files, load_registry
+            from roteiro_memory.suite.cases import case_files, load_registry
 
             registry = load_registry()
             self._cases = {p.name: _loadable([p], registry) for p in case_files(builtin=True)}
@@ -57,7 +57,7 @@ class _Shipped:
 
 
 def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) -> Iterator[str]:
-    from pytest_roteiro.cases import (
+    from roteiro_memory.suite.cases import (
         RESERVED_FILES,
         CaseFileError,
         case_files,

@@ -113,7 +113,7 @@ def is_wal(path: Path) -> bool:
 
 
 def _our_migration_names() -> frozenset[str]:
-    from roteiro_memory.migrations import MIGRATIONS
+    from roteiro_memory.stores.sqlite.migrations import MIGRATIONS
 
     return frozenset(name for _, name, _ in MIGRATIONS)
 

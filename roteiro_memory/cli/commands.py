@@ -24,7 +24,7 @@ from roteiro_memory.errors import (
     RoteiroError,
     StoreUnavailable,
 )
-from roteiro_memory.gitgraph import (
+from roteiro_memory.repo.graph import (
     PY_PREFIX,
     GitError,
     Repo,
@@ -36,13 +36,13 @@ from roteiro_memory.gitgraph import (
     sync,
     touched_keys,
 )
-from roteiro_memory.location import locate, prepare
+from roteiro_memory.repo.location import locate, prepare
 from roteiro_memory.results import Recall
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Graph, Store
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
-    from roteiro_memory.anchors import AnchorSpec
+    from roteiro_memory.cli.anchors import AnchorSpec
 
 __all__ = ["HANDLERS", "UsageError"]
 
@@ -156,13 +156,13 @@ class Session:
             named = os.environ.get("ROTEIRO_MEMORY_DB")
         if named is None or "://" not in named:
             return None  # a file path: start-up need not load the PostgreSQL module
-        from roteiro_memory.postgres import is_dsn
+        from roteiro_memory.stores.postgres.store import is_dsn
 
         return named if is_dsn(named) else None
 
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:
-            from roteiro_memory.postgres import PostgresStore
+            from roteiro_memory.stores.postgres.store import PostgresStore
 
             self._store = PostgresStore(str(self.dsn()))
         if self._store is None:
@@ -188,7 +188,7 @@ class Session:
         if not sys.stderr.isatty():
             report = sync(store, repo)
         else:
-            from roteiro_memory.render import ProgressBar
+            from roteiro_memory.cli.render import ProgressBar
 
             parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
             try:
@@ -239,14 +239,14 @@ def anchor_filter(
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
     if text is None:
         return None
-    from roteiro_memory.anchors import parse_anchor
+    from roteiro_memory.cli.anchors import parse_anchor
 
     return parse_anchor(text, session.repo)
 
 
 def _verify(spec: AnchorSpec | None, session: Session) -> None:
     if spec is not None:
-        from roteiro_memory.anchors import verify_anchor
+        from roteiro_memory.cli.anchors import verify_anchor
 
         verify_anchor(spec, session.repo)
 
@@ -255,7 +255,7 @@ def _verify(spec: AnchorSpec | None, session: Session) -> None:
 
 
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     body = sys.stdin.read() if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
@@ -293,7 +293,7 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
@@ -321,7 +321,7 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_recall(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     decay = sem.Decay.parse(args.decay)
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
@@ -371,7 +371,7 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_show(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     wanted = record_id(args.id)
     session.check_revs(rev=args.rev)
@@ -432,7 +432,7 @@ def cmd_sync(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     limit = budget(args.budget_mb)
     stats = session.store().cache_stats(limit)
@@ -444,7 +444,7 @@ def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     limit = budget(args.budget_mb)
     store = session.store()
@@ -458,7 +458,7 @@ def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory import render
+    from roteiro_memory.cli import render
 
     store = session.store()
     session.sync()
@@ -523,7 +523,7 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
 
 def cmd_check(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.check import check_store
-    from roteiro_memory.postgres import PostgresStore
+    from roteiro_memory.stores.postgres.store import PostgresStore
 
     store = session.store() if session.dsn() is not None else None
     if isinstance(store, PostgresStore):

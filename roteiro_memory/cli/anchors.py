@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from roteiro_memory.errors import RoteiroError
-from roteiro_memory.gitgraph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
-from roteiro_memory.symbols import SymbolError, definitions, is_python_path
+from roteiro_memory.repo.graph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
+from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
 
 __all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
 

@@ -4,7 +4,7 @@ Each migration is named, applied in order inside one schema, and recorded in
 that schema's ``schema_migrations`` in the same transaction that applies it.
 A released migration is never edited: a fix is a new one.
 
-Where it departs from the SQLite schema (:mod:`roteiro_memory.migrations`),
+Where it departs from the SQLite schema (:mod:`roteiro_memory.stores.sqlite.migrations`),
 and why:
 
 * Every column holding text a caller chose (scopes, bodies, keys, paths,

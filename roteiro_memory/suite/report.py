@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_roteiro.cases import CAPABILITIES, CORE, CaseFileError, Invariant, _read_yaml
+from roteiro_memory.suite.cases import CAPABILITIES, CORE, CaseFileError, Invariant, _read_yaml
 
 __all__ = [
     "REPORT_SCHEMA",

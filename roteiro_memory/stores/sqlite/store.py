@@ -4,7 +4,7 @@ One file, WAL, foreign keys on.  Writes take the write lock up front
 (``BEGIN IMMEDIATE``) and wait for it, so many processes sharing a clone's
 store queue rather than fail; reads run in one transaction so their several
 queries see one state.  Ranking, filtering and limits run in SQL, using the
-expressions :mod:`roteiro_memory.sqlexpr` renders from the semantics.
+expressions :mod:`roteiro_memory.stores.sql.expressions` renders from the semantics.
 """
 
 from __future__ import annotations
@@ -20,9 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory import sqlexpr
 from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
-from roteiro_memory.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -36,15 +34,17 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.sqlshape import CACHE_APPLIES as _CACHE_APPLIES
-from roteiro_memory.sqlshape import CACHE_COLS as CACHE_COLS
-from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
-from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
-from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
-from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.sqlshape import SNAPSHOT_TABLES, recall_sql, record_filters
-from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
+from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
+from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
+from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
+from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
+from roteiro_memory.stores.sql.shape import SNAPSHOT_TABLES, recall_sql, record_filters
+from roteiro_memory.stores.sql.shape import record_from as _record_from
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 

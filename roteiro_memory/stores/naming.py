@@ -4,7 +4,7 @@
 A PostgreSQL store is chosen by any of: backend ``postgres`` with the DSN as
 ``db``; backend ``postgres:DSN``; or a ``postgresql://`` (or ``postgres://``)
 URI wherever a store file would be named.  The DSN may carry the schema as a
-``schema`` parameter (default ``roteiro``); see :mod:`roteiro_memory.postgres`.
+``schema`` parameter (default ``roteiro``); see :mod:`roteiro_memory.stores.postgres.store`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 
 from roteiro_memory.errors import StoreUnavailable
-from roteiro_memory.model import ModelStore
-from roteiro_memory.sqlite import SQLiteStore
 from roteiro_memory.store import Store
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 __all__ = ["BACKENDS", "open_store"]
 
@@ -33,7 +33,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
     """
     dsn = _postgres_dsn(backend, db)
     if dsn is not None:
-        from roteiro_memory.postgres import PostgresStore
+        from roteiro_memory.stores.postgres.store import PostgresStore
 
         return PostgresStore(dsn)
     if backend == "memory":
@@ -50,7 +50,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
 
 def _postgres_dsn(backend: str, db: str | os.PathLike[str] | None) -> str | None:
     """The DSN when ``backend`` and ``db`` name a PostgreSQL store, else None."""
-    from roteiro_memory.postgres import is_dsn
+    from roteiro_memory.stores.postgres.store import is_dsn
 
     named = os.fspath(db) if db is not None else None
     if backend.startswith("postgres:") and not is_dsn(backend):

@@ -27,7 +27,7 @@ from typing import Any, Literal
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
-from pytest_roteiro.cases import (
+from roteiro_memory.suite.cases import (
     CaseFileError,
     Invariant,
     _json_path,
@@ -35,8 +35,8 @@ from pytest_roteiro.cases import (
     _read_yaml,
     builtin_dir,
 )
-from pytest_roteiro.runner import Backend, BackendFailure, json_equal, render
-from pytest_roteiro.sequences import (
+from roteiro_memory.suite.runner import Backend, BackendFailure, json_equal, render
+from roteiro_memory.suite.sequences import (
     READS,
     Call,
     CaseStep,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory.postgres import PostgresStore
+from roteiro_memory.stores.postgres.store import PostgresStore
 from roteiro_memory.transfer import (
     _CACHE,
     _NODE,
@@ -36,7 +36,7 @@ __all__ = ["export_lines", "import_lines"]
 
 _PLAIN_TEXT = frozenset({"kind", "created_at", "superseded_at"})
 """A record's columns stored as ``text``; every other string column of the
-store is UTF-8 ``bytea`` (see :mod:`roteiro_memory.pg_migrations`)."""
+store is UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations`)."""
 
 
 def _decoded(value: Any) -> Any:

@@ -366,8 +366,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _protocol(args: argparse.Namespace) -> int:
-    from roteiro_memory.backends import open_store
     from roteiro_memory.protocol import serve
+    from roteiro_memory.stores.naming import open_store
 
     store = open_store(args.backend, args.db)
     try:
@@ -431,7 +431,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     import sqlite3
 
-    from roteiro_memory.commands import run
+    from roteiro_memory.cli.commands import run
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
     if isinstance(sys.stdout, io.TextIOWrapper):

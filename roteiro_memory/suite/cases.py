@@ -76,7 +76,7 @@ capability each needs."""
 REGISTRY_FILE = "invariants.yaml"
 RESERVED_FILES = frozenset({REGISTRY_FILE, "properties.yaml"})
 """YAML files in a case folder that are not case files: the registry, and the
-property list that :mod:`pytest_roteiro.properties` reads."""
+property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
 _CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
@@ -248,9 +248,9 @@ def _line_at(document: JSON, path: Sequence[str | int]) -> int | None:
 def builtin_dir() -> Path:
     """The folder of the cases that ship with this package."""
     try:
-        root = resources.files("pytest_roteiro.conformance")
+        root = resources.files("roteiro_memory.conformance")
     except ModuleNotFoundError:  # a source checkout that was never installed
-        return Path(__file__).resolve().parent.parent / "conformance"
+        return Path(__file__).resolve().parents[2] / "conformance"
     return Path(str(root))
 
 

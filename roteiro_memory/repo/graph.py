@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from roteiro_memory.errors import RoteiroError
+from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
 from roteiro_memory.store import Store
-from roteiro_memory.symbols import SymbolError, blob_id, definitions, is_python_path
 
 __all__ = [
     "FILE_PREFIX",

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
-from pytest_roteiro.runner import Backend, BackendFailure, OpError
+from roteiro_memory.suite.runner import Backend, BackendFailure, OpError
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -56,21 +56,21 @@ class BackendSpecError(ValueError):
 
 def sqlite_store() -> object:
     """The reference SQLite store, in a fresh temporary folder."""
-    from roteiro_memory.backends import open_store
+    from roteiro_memory.stores.naming import open_store
 
     return open_store("sqlite")
 
 
 def memory_store() -> object:
     """The in-memory model store."""
-    from roteiro_memory.backends import open_store
+    from roteiro_memory.stores.naming import open_store
 
     return open_store("memory")
 
 
 def _postgres(spec: str) -> object:
-    from roteiro_memory.backends import open_store
     from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.stores.naming import open_store
 
     try:
         return open_store(spec)

@@ -22,8 +22,8 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from pytest_roteiro.cases import CAPABILITIES, OP_CAPABILITY
-from pytest_roteiro.runner import Backend, OpError
+from roteiro_memory.suite.cases import CAPABILITIES, OP_CAPABILITY
+from roteiro_memory.suite.runner import Backend, OpError
 
 __all__ = [
     "ABSENT_ID",
@@ -412,8 +412,8 @@ def strip_human_only(value: JSON) -> JSON:
 
 def reference_backend() -> Backend:
     """The in-memory model, driven in-process as any backend is."""
-    from pytest_roteiro.backends import InProcessBackend
-    from roteiro_memory.model import ModelStore
+    from roteiro_memory.stores.model import ModelStore
+    from roteiro_memory.suite.drivers import InProcessBackend
 
     return InProcessBackend(ModelStore(), "memory")
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pytest_roteiro.cases import Case, Check, Step
+from roteiro_memory.suite.cases import Case, Check, Step
 
 __all__ = [
     "Backend",

@@ -24,10 +24,10 @@ or go while it decides.  Reads run in one read-only repeatable-read
 transaction, so their several queries see one state.
 
 Ranking, filtering and limits run in SQL, rendered by
-:mod:`roteiro_memory.sqlexpr` (guarded there against PostgreSQL's refusal to
+:mod:`roteiro_memory.stores.sql.expressions` (guarded there against PostgreSQL's refusal to
 round a product to zero).  The sweep reads narrow columns, in eviction order,
 and decides with the semantics functions, like the SQLite backend.  Text is
-stored as UTF-8 ``bytea`` (see :mod:`roteiro_memory.pg_migrations` for why).
+stored as UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations` for why).
 """
 
 from __future__ import annotations
@@ -40,9 +40,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory import sqlexpr
 from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
-from roteiro_memory.pg_migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -56,15 +54,17 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.sqlshape import CACHE_APPLIES as _CACHE_APPLIES
-from roteiro_memory.sqlshape import CACHE_COLS as CACHE_COLS
-from roteiro_memory.sqlshape import CACHE_FROM as CACHE_FROM
-from roteiro_memory.sqlshape import MEMORY_ANCHOR as _MEMORY_ANCHOR
-from roteiro_memory.sqlshape import RECORD_COLS as RECORD_COLS
-from roteiro_memory.sqlshape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.sqlshape import SNAPSHOT_TABLES, recall_sql, record_filters
-from roteiro_memory.sqlshape import record_from as _record_from
 from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
+from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
+from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
+from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
+from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
+from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
+from roteiro_memory.stores.sql.shape import SNAPSHOT_TABLES, recall_sql, record_filters
+from roteiro_memory.stores.sql.shape import record_from as _record_from
 
 if TYPE_CHECKING:
     import psycopg

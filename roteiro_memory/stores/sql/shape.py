@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from roteiro_memory import semantics as sem
-from roteiro_memory import sqlexpr
 from roteiro_memory.semantics import MemoryKind
+from roteiro_memory.stores.sql import expressions as sqlexpr
 
 __all__ = [
     "CACHE_APPLIES",

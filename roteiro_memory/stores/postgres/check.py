@@ -26,8 +26,8 @@ from roteiro_memory.check import (
     schema_findings,
     supersession,
 )
-from roteiro_memory.pg_migrations import MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.postgres import PostgresStore
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.postgres.store import PostgresStore
 
 if TYPE_CHECKING:
     import psycopg

@@ -1,0 +1,2 @@
+"""The embedded SQLite store (standard library only): :mod:`.store`,
+:mod:`.migrations`, :mod:`.check` and :mod:`.transfer`."""
