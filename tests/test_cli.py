@@ -96,7 +96,11 @@ class Repo:
         return done.stdout
 
     def json(self, *args: str, cwd: Path | None = None) -> Any:
-        return json.loads(self.ok(*args, "--json", cwd=cwd))
+        """The ``result`` of the command's ``--json`` envelope."""
+        envelope = json.loads(self.ok(*args, "--json", cwd=cwd))
+        assert list(envelope) == ["schema", "ok", "result"], envelope
+        assert (envelope["schema"], envelope["ok"]) == ("roteiro.cli/v1", True)
+        return envelope["result"]
 
     def add(self, body: str, anchor: str | None = None, *extra: str) -> int:
         args = ["add", body, *(["--anchor", anchor] if anchor else []), *extra]
@@ -233,7 +237,7 @@ def test_anchor_relative_to_the_current_directory(repo: Repo) -> None:
             repo.ok(
                 "add", "jitter", "--anchor", "retry.py::jitter", "--json", cwd=repo.root / "src/app"
             )
-        )["id"]
+        )["result"]["id"]
     )
     record = repo.json("show", str(lesson))
     assert record["anchor"]["key"] == "py:src/app/retry.py::jitter"
@@ -343,11 +347,11 @@ def test_worktrees_share_one_store(repo: Repo, tmp_path: Path) -> None:
     other = tmp_path / "other"
     repo.git("worktree", "add", "-q", "-b", "side", str(other))
     lesson = repo.add("jitter scales", "src/app/retry.py::jitter")
-    listed = json.loads(repo.ok("list", "--json", cwd=other))["records"]
+    listed = json.loads(repo.ok("list", "--json", cwd=other))["result"]["records"]
     assert [r["id"] for r in listed] == [lesson]
     assert listed[0]["anchor_state"] == "valid"
     (other / "src/app/retry.py").write_text(RETRY.replace("1.1", "1.5"))
-    in_other = json.loads(repo.ok("show", str(lesson), "--json", cwd=other))
+    in_other = json.loads(repo.ok("show", str(lesson), "--json", cwd=other))["result"]
     assert in_other["anchor_state"] == "drifted"
     assert repo.state(lesson) == "valid"
     assert not (other / ".git" / "roteiro").exists()
@@ -459,7 +463,7 @@ def test_supersession_and_forget_through_the_command_line(repo: Repo) -> None:
 def test_add_reads_the_body_from_stdin(repo: Repo) -> None:
     done = repo.run("add", "-", "--json", stdin="a lesson\nwith two lines\n")
     assert done.returncode == 0
-    record = repo.json("show", str(json.loads(done.stdout)["id"]))
+    record = repo.json("show", str(json.loads(done.stdout)["result"]["id"]))
     assert record["body"] == "a lesson\nwith two lines\n"
 
 
@@ -577,7 +581,7 @@ def test_cache_commands_round_trip(repo: Repo) -> None:
     swept = repo.json("cache", "sweep", "--budget-mb", "0")
     assert swept["schema"] == "roteiro.cache/v1"
     assert swept["generation"] == 1
-    assert repo.json("cache", "forget", "summary") is True
+    assert repo.json("cache", "forget", "summary") == {"key": "summary"}
     assert repo.run("cache", "forget", "summary").returncode == 1
 
 
@@ -624,7 +628,7 @@ def test_check_passes_a_healthy_store_and_fails_a_corrupt_one(repo: Repo) -> Non
     done = repo.run("check")
     assert done.returncode == 1
     assert f"agent_memory id {lesson}: superseded by 42" in done.stdout
-    findings = json.loads(repo.run("check", "--json").stdout)["findings"]
+    findings = json.loads(repo.run("check", "--json").stdout)["result"]["findings"]
     assert findings[0]["row"] == f"id {lesson}"
 
 

@@ -50,6 +50,7 @@ def test_every_state_has_its_own_mark() -> None:
 
 def test_table_aligns_columns_and_clips_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(render.sys, "stdout", _Terminal())
     out = render.table(["ID", "BODY"], [["7", "short"], ["12", "x" * 200]], right=(0,))
     lines = out.splitlines()
     assert lines[0] == "ID  BODY"

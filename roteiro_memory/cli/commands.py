@@ -4,49 +4,45 @@ Every handler checks all of its input before it touches the store -- before
 even the incremental sync -- so a refused command leaves the store exactly as
 it was.  Handlers return the exit status; user errors are raised as
 :class:`~roteiro_memory.errors.RoteiroError` and reported by ``main``.
+
+Under ``--json`` a handler's result goes out in the envelope
+(:mod:`roteiro_memory.cli.envelope`), and so does "nothing there" for a
+command that names one record or entry (:func:`missing`).  The git machinery
+(:mod:`roteiro_memory.repo.graph`) is imported only by what syncs or reads a
+revision: ``--no-sync --db`` never loads it.
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import json
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.cli.filters import record_filter
+from roteiro_memory.cli.main import ExitCode
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
     RoteiroError,
     StoreUnavailable,
 )
-from roteiro_memory.repo.graph import (
-    PY_PREFIX,
-    GitError,
-    Repo,
-    SyncReport,
-    find_repo,
-    graph_blobs,
-    resolve_tree,
-    rev_graph,
-    sync,
-    touched_keys,
-)
 from roteiro_memory.repo.location import locate, prepare
-from roteiro_memory.results import Recall
-from roteiro_memory.store import Graph, Store
-from roteiro_memory.stores.sqlite.store import SQLiteStore
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
     from roteiro_memory.cli.anchors import AnchorSpec
+    from roteiro_memory.repo.graph import Repo, SyncReport
+    from roteiro_memory.results import MemoryRecord
+    from roteiro_memory.store import Graph, Store
 
 __all__ = ["HANDLERS", "UsageError"]
 
-OK, NOTHING = 0, 1
+OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
 
 
 class UsageError(RoteiroError, ValueError):
@@ -56,8 +52,22 @@ class UsageError(RoteiroError, ValueError):
 
 
 def emit(value: Any) -> None:
-    """Print a JSON value on one line (ASCII-escaped, so any locale prints it)."""
-    sys.stdout.write(json.dumps(value) + "\n")
+    """Print a command's result in the envelope, on one line."""
+    from roteiro_memory.cli.envelope import success, write
+
+    write(success(value))
+
+
+def missing(args: argparse.Namespace, message: str) -> int:
+    """Report that the record or entry a command names is not there: exit
+    status 1, and under ``--json`` an envelope of kind ``NotFound``."""
+    if args.json:
+        from roteiro_memory.cli.envelope import failure, write
+
+        write(failure(NotFound.kind, message))
+    else:
+        sys.stderr.write(f"roteiro-memory: {message}\n")
+    return NOTHING
 
 
 def say(text: str) -> None:
@@ -129,6 +139,8 @@ class Session:
     @property
     def repo(self) -> Repo | None:
         if not self._looked:
+            from roteiro_memory.repo.graph import find_repo
+
             self._repo = find_repo()
             self._looked = True
         return self._repo
@@ -136,6 +148,8 @@ class Session:
     def require_repo(self, what: str) -> Repo:
         repo = self.repo
         if repo is None:
+            from roteiro_memory.repo.graph import GitError
+
             raise GitError(f"{what} needs a git repository: run it inside one")
         return repo
 
@@ -173,6 +187,8 @@ class Session:
                     "recorded there yet"
                 )
             prepare(location)
+            from roteiro_memory.stores.sqlite.store import SQLiteStore
+
             self._store = SQLiteStore(location.path)
         return self._store
 
@@ -184,6 +200,8 @@ class Session:
         repo = self.repo
         if repo is None:
             return None
+        from roteiro_memory.repo.graph import sync
+
         store = self.store()
         if not sys.stderr.isatty():
             report = sync(store, repo)
@@ -197,7 +215,9 @@ class Session:
                 hash_bar.close()
                 parse_bar.close()
         for path, problem in report.unparsable:
-            warn(f"{path} {problem}")
+            from roteiro_memory.cli.render import printable
+
+            warn(f"{printable(path)} {problem}")
         self.synced = report
         return report
 
@@ -205,12 +225,16 @@ class Session:
         """Refuse an unknown revision before anything is synced or written."""
         for option, rev in revs.items():
             if rev is not None:
+                from roteiro_memory.repo.graph import resolve_tree
+
                 resolve_tree(self.require_repo(f"--{option}"), rev)
 
     def graph_for(self, rev: str | None) -> Graph | None:
         """The graph of ``rev`` to resolve anchors against; None for the store's."""
         if rev is None:
             return None
+        from roteiro_memory.repo.graph import rev_graph
+
         repo = self.require_repo("--rev")
         _, graph = rev_graph(repo, rev, self.store().export_graph())
         return graph
@@ -223,17 +247,12 @@ class Session:
 # --- Anchor filters ---------------------------------------------------------
 
 
-def anchor_filter(
-    spec: AnchorSpec | None,
-) -> tuple[str | None, Callable[[str | None], bool] | None]:
-    """How ``--anchor`` filters: an exact key the store filters by, or, for a
-    bare path, a predicate taking the file and every symbol in it."""
-    if spec is None:
-        return None, None
-    if spec.path is not None and spec.qualname is None:
-        file_key, prefix = spec.key, f"{PY_PREFIX}{spec.path}::"
-        return None, lambda key: key is not None and (key == file_key or key.startswith(prefix))
-    return spec.key, None
+def _anchor_specs(session: Session, texts: list[str] | None) -> list[AnchorSpec] | None:
+    if not texts:
+        return None
+    from roteiro_memory.cli.anchors import parse_anchor
+
+    return [parse_anchor(text, session.repo) for text in texts]
 
 
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
@@ -277,11 +296,11 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
         confidence=valid.confidence,
         supersedes=supersedes,
     )
-    if args.json:
-        emit({"id": new_id})
-        return OK
     record = store.get(new_id)
     assert record is not None
+    if args.json:
+        emit(record.to_json())
+        return OK
     where = (
         f", anchored to {render.anchor_label(spec.key)} ({render.state_label(record.anchor_state)})"
         if spec
@@ -295,9 +314,9 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli import render
 
-    kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
+    kind, key, predicate = chosen.kind, chosen.anchor_key, chosen.keep
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
@@ -311,8 +330,12 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
         graph=graph,
     )
     if predicate is not None:
-        kept = [r for r in listing.records if predicate(r.anchor.key if r.anchor else None)]
-        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
+        from roteiro_memory.results import MemoryListing
+
+        kept = [r for r in listing.records if predicate(r)]
+        listing = MemoryListing(
+            records=sem.apply_limit(kept, limit), live=listing.live, superseded=listing.superseded
+        )
     if args.json:
         emit(listing.to_json())
     else:
@@ -324,23 +347,26 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli import render
 
     decay = sem.Decay.parse(args.decay)
-    kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
+    kind, key, predicate = chosen.kind, chosen.anchor_key, chosen.keep
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
     graph = session.graph_for(args.rev)
     if args.touched is not None:
+        from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
+
         repo = session.require_repo("--touched")
         working = store.export_graph()
         _, before = rev_graph(repo, args.touched, working)
         touched = touched_keys(before, graph_blobs(working))
         outer = predicate
 
-        def predicate(anchor: str | None) -> bool:
-            return anchor in touched and (outer is None or outer(anchor))
+        def predicate(record: MemoryRecord) -> bool:
+            anchor = record.anchor.key if record.anchor is not None else None
+            return anchor in touched and (outer is None or outer(record))
 
     recall = store.recall(
         query,
@@ -353,9 +379,9 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
         graph=graph,
     )
     if predicate is not None:
-        kept = [
-            r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
-        ]
+        from roteiro_memory.results import Recall
+
+        kept = [r for r in recall.results if predicate(r.record)]
         recall = Recall(
             generation=recall.generation,
             decay=recall.decay,
@@ -379,8 +405,7 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     record = store.get(wanted, graph=session.graph_for(args.rev))
     if record is None:
-        sys.stderr.write(f"roteiro-memory: no memory record with id {wanted}\n")
-        return NOTHING
+        return missing(args, f"no memory record with id {wanted}")
     if args.json:
         emit(record.to_json())
     else:
@@ -394,8 +419,7 @@ def cmd_forget(args: argparse.Namespace, session: Session) -> int:
     try:
         forgotten = store.forget(wanted)
     except NotFound as error:
-        sys.stderr.write(f"roteiro-memory: {error}\n")
-        return NOTHING
+        return missing(args, str(error))
     if args.json:
         emit(forgotten.to_json())
     else:
@@ -459,12 +483,13 @@ def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
 
 def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli import render
+    from roteiro_memory.results import CACHE_SCHEMA
 
     store = session.store()
     session.sync()
     entries = store.cache_entries()
     if args.json:
-        emit([e.to_json() for e in entries])
+        emit({"schema": CACHE_SCHEMA, "entries": [e.to_json() for e in entries]})
     else:
         say(render.cache_table(entries))
     return OK if entries else NOTHING
@@ -475,8 +500,7 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     entry = store.cache_get(args.key)
     if entry is None:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
-        return NOTHING
+        return missing(args, f"no cache entry {args.key!r}")
     if args.json:
         emit(entry.to_json())
     else:
@@ -489,6 +513,8 @@ def _not_json(name: str) -> None:
 
 
 def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
+    import json
+
     payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
     try:
         json.loads(payload, parse_constant=_not_json)
@@ -499,23 +525,26 @@ def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
     store = session.store()
     session.sync()
     store.cache_put(args.key, args.fingerprint, payload, spec.key if spec else None)
+    size = sem.cache_entry_bytes(args.key, args.fingerprint, payload)
     if args.json:
-        emit(None)
+        put: dict[str, Any] = {"key": args.key, "fingerprint": args.fingerprint, "bytes": size}
+        if spec is not None:
+            put["anchor"] = spec.key
+        emit(put)
     else:
-        size = sem.cache_entry_bytes(args.key, args.fingerprint, payload)
         say(f"cached {args.key!r} ({size} bytes)")
     return OK
 
 
 def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
     found = session.store().cache_forget(args.key)
-    if args.json:
-        emit(found)
-    elif found:
-        say(f"forgot cache entry {args.key!r}")
     if not found:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
-    return OK if found else NOTHING
+        return missing(args, f"no cache entry {args.key!r}")
+    if args.json:
+        emit({"key": args.key})
+    else:
+        say(f"forgot cache entry {args.key!r}")
+    return OK
 
 
 # --- Store-wide commands ------------------------------------------------------
@@ -547,17 +576,27 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
 def cmd_export(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.transfer import export_lines
 
+    to_stdout = args.output in (None, "-")
+    if to_stdout and args.json:
+        raise UsageError(
+            "export --json needs -o FILE: the export itself is JSON Lines on stdout, and "
+            "--json prints the envelope saying what was written to FILE"
+        )
     store = session.store(must_exist=True)
-    if args.output in (None, "-"):
+    if to_stdout:
         for line in export_lines(store):
             sys.stdout.write(line + "\n")
         return OK
+    written = 0
     try:
         with open(args.output, "w", encoding="utf-8") as out:
             for line in export_lines(store):
                 out.write(line + "\n")
+                written += 1
     except OSError as error:
         raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    if args.json:
+        emit({"output": args.output, "lines": written})
     return OK
 
 
@@ -567,6 +606,8 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
     if args.file == "-":
         lines = sys.stdin.read().splitlines()
     else:
+        from pathlib import Path
+
         try:
             lines = Path(args.file).read_text(encoding="utf-8").splitlines()
         except (OSError, UnicodeDecodeError) as error:

@@ -1,8 +1,13 @@
 """The ``roteiro-memory`` command line.
 
 ``main(argv) -> int``; user errors are one line on stderr and a non-zero exit,
-never a traceback.  Start-up stays cheap: this module imports only argparse,
-and a subcommand's machinery is imported when that subcommand runs.
+never a traceback -- or, under ``--json``, one envelope on stdout
+(:mod:`.envelope`) with the same exit status.  Start-up stays cheap: this
+module imports only argparse, only the invoked subcommand's options are
+built, and a subcommand's machinery is imported when that subcommand runs.
+
+The global options ``--db``, ``--json`` and ``--no-sync`` may come before the
+subcommand, as git's do (``roteiro-memory --db X add ...``).
 """
 
 from __future__ import annotations
@@ -13,7 +18,11 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 
-__all__ = ["ExitCode", "main"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["ExitCode", "UsageFailure", "main"]
 
 
 class ExitCode(enum.IntEnum):
@@ -25,13 +34,64 @@ class ExitCode(enum.IntEnum):
     """Bad usage or invalid input; nothing was changed."""
 
 
+class UsageFailure(Exception):
+    """Bad usage, found before anything ran: reported by :func:`main` as one
+    line (or one envelope) and exit status :attr:`ExitCode.USAGE`."""
+
+    def __init__(self, message: str, prog: str = "roteiro-memory") -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors in one line."""
+    """argparse that reports usage errors through :func:`main`, in one line."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's own contract: error() must not return.
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(ExitCode.USAGE)
+        raise UsageFailure(message, self.prog)
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        # After --help: main returns the status rather than raising SystemExit.
+        if message:
+            sys.stderr.write(message)
+        raise _Exited(status)
+
+
+class _Exited(Exception):
+    """argparse finished the command line itself (``--help``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class _Once(argparse.Action):
+    """An option that takes one value: given twice, it is refused rather than
+    letting the last one silently win."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        seen: set[str] = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in seen:
+            previous = getattr(namespace, self.dest)
+            raise UsageFailure(
+                f"{option_string} given twice ({previous!r}, then {values!r}); "
+                f"{self.because}: give it once",
+                parser.prog,
+            )
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+    because = "it takes one value"
+
+
+def _once(reason: str) -> type[argparse.Action]:
+    return type("Once", (_Once,), {"because": reason})
 
 
 _KINDS = "lesson, attempt, decision, pattern or outcome"
@@ -65,13 +125,18 @@ and what a reader (or an agent's context) needs is the top of it."""
 
 
 def _filters(parser: argparse.ArgumentParser, *, limit: int | None = None) -> None:
-    parser.add_argument("--kind", help=f"only records of this kind: {_KINDS}")
+    parser.add_argument(
+        "--kind",
+        action="append",
+        help=f"only records of this kind: {_KINDS}; repeat for any of several",
+    )
     parser.add_argument("--scope", help="only records of this scope")
     parser.add_argument(
         "--anchor",
         metavar="ANCHOR",
+        action="append",
         help=f"only records anchored here: {_ANCHOR_HELP}; a bare path also takes the "
-        "symbols in that file",
+        "symbols in that file; repeat for any of several",
     )
     parser.add_argument(
         "--limit",
@@ -90,9 +155,17 @@ def _filters(parser: argparse.ArgumentParser, *, limit: int | None = None) -> No
 
 def _add_add(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("body", help="what was learned (- reads it from stdin)")
-    parser.add_argument("--kind", default="lesson", help=f"{_KINDS} (default: lesson)")
     parser.add_argument(
-        "--anchor", metavar="ANCHOR", help=f"what the record is about: {_ANCHOR_HELP}"
+        "--kind",
+        default="lesson",
+        action=_once("a record has one kind"),
+        help=f"{_KINDS} (default: lesson)",
+    )
+    parser.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        action=_once("a record has one anchor"),
+        help=f"what the record is about: {_ANCHOR_HELP}",
     )
     parser.add_argument("--confidence", metavar="X", help="how sure, from 0 to 1 (default: none)")
     parser.add_argument("--supersedes", metavar="ID", help="the record this one replaces")
@@ -154,11 +227,28 @@ def _add_check(parser: argparse.ArgumentParser) -> None:
 def _add_export(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument("--db", metavar="PATH", help="the store file (see `add --help`)")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="with -o: print the envelope saying what was written (the export itself is "
+        "always JSON Lines)",
+    )
 
 
 def _add_import(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a file written by export (- for stdin)")
     _common(parser)
+
+
+SHELLS = ("bash", "zsh", "fish")
+"""The shells ``completion`` writes a script for."""
+
+
+def _add_completion(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("shell", metavar="SHELL", choices=SHELLS, help="bash, zsh or fish")
+    parser.add_argument(
+        "--json", action="store_true", help="print the envelope, the script in its result"
+    )
 
 
 def _budget(parser: argparse.ArgumentParser) -> None:
@@ -215,7 +305,12 @@ def _cache_put(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "payload", metavar="JSON", nargs="?", help="the value, as JSON (omitted or -: stdin)"
     )
-    parser.add_argument("--anchor", metavar="ANCHOR", help=f"what it is about: {_ANCHOR_HELP}")
+    parser.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        action=_once("an entry has one anchor"),
+        help=f"what it is about: {_ANCHOR_HELP}",
+    )
     _common(parser, syncs=True)
 
 
@@ -314,6 +409,15 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         "roteiro-memory import memory.jsonl",
         _add_import,
     ),
+    (
+        "completion",
+        "print a shell completion script for bash, zsh or fish",
+        "roteiro-memory completion bash > ~/.local/share/bash-completion/completions/"
+        "roteiro-memory\n"
+        '  roteiro-memory completion zsh > "${fpath[1]}/_roteiro-memory"\n'
+        "  roteiro-memory completion fish > ~/.config/fish/completions/roteiro-memory.fish",
+        _add_completion,
+    ),
 )
 
 
@@ -339,6 +443,32 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
     )
 
 
+def _globals(parser: argparse.ArgumentParser) -> None:
+    """The options that may come before the subcommand.  :func:`split_globals`
+    takes them off the command line; they are declared here for ``--help`` and
+    for completion."""
+    group = parser.add_argument_group(
+        "global options (before the command, or after it where the command takes them)"
+    )
+    # SUPPRESS: never set on the namespace here, so a subcommand that has no
+    # such option is told so (see _merge_globals) rather than handed a default.
+    group.add_argument(
+        "--db",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the store file or postgresql:// DSN",
+    )
+    group.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON envelope"
+    )
+    group.add_argument(
+        "--no-sync",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="do not sync the code graph first",
+    )
+
+
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; when ``only`` names a command, only that command is built,
     so start-up does not pay for the others' options."""
@@ -348,6 +478,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         epilog="Run `roteiro-memory COMMAND --help` for a command's options and an example.",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
+    _globals(parser)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, summary, example, configure in _COMMANDS:
         if only is not None and only != name:
@@ -360,7 +491,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         configure(sub)
-    if only is None:
+    if only is None or only == "protocol":
         _add_protocol(commands)
     return parser
 
@@ -376,49 +507,94 @@ def _protocol(args: argparse.Namespace) -> int:
         store.close()
 
 
+GLOBAL_FLAGS = {"--json": "json", "--no-sync": "no_sync"}
+GLOBAL_VALUES = {"--db": "db"}
+NEVER_SYNCS = frozenset({"sync", "completion"})
+"""Commands that refuse a global ``--no-sync``: ``sync`` would contradict it,
+and ``completion`` has no store.  Every other command accepts it; those that
+never sync first (``forget``, ``check``, ...) have nothing to skip."""
+
+
+def split_globals(arguments: Sequence[str]) -> tuple[dict[str, str | bool], list[str]]:
+    """The global options before the subcommand, and the rest of the line."""
+    given: dict[str, str | bool] = {}
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        name, equals, value = argument.partition("=")
+        if argument in GLOBAL_FLAGS:
+            given[GLOBAL_FLAGS[argument]] = True
+        elif name in GLOBAL_VALUES:
+            if not equals:
+                index += 1
+                if index == len(arguments):
+                    raise UsageFailure(f"argument {name}: expected one argument")
+                value = arguments[index]
+            dest = GLOBAL_VALUES[name]
+            if dest in given and given[dest] != value:
+                raise UsageFailure(
+                    f"{name} given twice ({given[dest]!r}, then {value!r}); give it once"
+                )
+            given[dest] = value
+        else:
+            break
+        index += 1
+    return given, list(arguments[index:])
+
+
+def _merge_globals(given: dict[str, str | bool], args: argparse.Namespace) -> None:
+    """Apply the global options to the subcommand's arguments, refusing one the
+    subcommand has no use for and a value given twice, differently."""
+    name = args.command
+    for dest, value in given.items():
+        option = "--" + dest.replace("_", "-")
+        if dest == "no_sync":
+            if name in NEVER_SYNCS:
+                raise UsageFailure(f"{option} does not apply to {name}")
+            args.no_sync = True
+            continue
+        if not hasattr(args, dest):
+            why = {"protocol": "it always speaks roteiro.conformance/v1 JSON lines"}.get(
+                name, "it takes no such option"
+            )
+            raise UsageFailure(f"{option} does not apply to {name}: {why}")
+        current = getattr(args, dest)
+        if dest == "db" and current is not None and current != value:
+            raise UsageFailure(
+                f"--db given twice ({value!r} before {name}, {current!r} after it); give it once"
+            )
+        if current in (None, False):
+            setattr(args, dest, value)
+
+
 def _command_name(argv: Sequence[str]) -> str | None:
-    names = {c[0] for c in _COMMANDS}
-    for arg in argv:
-        if arg in names:
-            return arg
-        if not arg.startswith("-"):
-            return None
-    return None
+    """The subcommand, when it is the first argument (global options have
+    been split off); None for anything else, so the full parser reports it."""
+    names = {c[0] for c in _COMMANDS} | {"protocol"}
+    return argv[0] if argv and argv[0] in names else None
+
+
+def json_requested(arguments: Sequence[str]) -> bool:
+    """Whether ``--json`` is on the command line (before any ``--``), so that
+    even a command line that does not parse is answered with an envelope."""
+    for argument in arguments:
+        if argument == "--":
+            return False
+        if argument == "--json":
+            return True
+    return False
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    from roteiro_memory.semantics import is_utf8
-
-    for argument in arguments:
-        if not is_utf8(argument):
-            # The shell passed bytes that are not UTF-8: nothing can store them.
-            sys.stderr.write(
-                f"roteiro-memory: error: argument {argument!r} is not valid UTF-8; "
-                "every argument must be UTF-8 text\n"
-            )
-            return ExitCode.USAGE
-    parser = _parser(_command_name(arguments))
-    args = parser.parse_args(arguments)
-    if args.version:
-        from roteiro_memory import __version__
-
-        print(f"roteiro-memory {__version__}")
-        return ExitCode.OK
-    if args.command is None:
-        parser.print_usage(sys.stderr)
-        sys.stderr.write("roteiro-memory: error: a command is required\n")
-        return ExitCode.USAGE
-    from roteiro_memory.errors import RoteiroError
-
+    as_json = json_requested(arguments)
     try:
-        if args.command == "protocol":
-            return _protocol(args)
-        return _run(args)
-    except RoteiroError as error:
-        sys.stderr.write(f"roteiro-memory: error: {error}\n")
-        return ExitCode.USAGE
+        return _main(arguments, as_json)
+    except UsageFailure as failure:
+        return _refuse(as_json, "BadRequest", str(failure), failure.prog, ExitCode.USAGE)
+    except _Exited as exited:
+        return exited.status
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: interrupted\n")
         return 130
@@ -426,6 +602,62 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader went away (``| head``): nothing more to say to it.
         sys.stderr.close()
         return ExitCode.OK
+
+
+def _refuse(as_json: bool, kind: str, message: str, prog: str, status: int) -> int:
+    """Report a failure: one envelope on stdout under ``--json``, else one
+    line on stderr (control characters escaped, so a value quoted back cannot
+    drive the terminal)."""
+    if as_json:
+        from roteiro_memory.cli.envelope import failure, write
+
+        write(failure(kind, message))
+    else:
+        from roteiro_memory.cli.render import printable
+
+        sys.stderr.write(f"{prog}: error: {printable(message)}\n")
+    return status
+
+
+def _main(arguments: list[str], as_json: bool) -> int:
+    from roteiro_memory.semantics import is_utf8
+
+    for argument in arguments:
+        if not is_utf8(argument):
+            # The shell passed bytes that are not UTF-8: nothing can store them.
+            raise UsageFailure(
+                f"argument {argument!r} is not valid UTF-8; every argument must be UTF-8 text"
+            )
+    given, rest = split_globals(arguments)
+    parser = _parser(_command_name(rest))
+    args = parser.parse_args(rest)
+    if args.version:
+        from roteiro_memory import __version__
+
+        if as_json:
+            from roteiro_memory.cli.envelope import success, write
+
+            write(success({"version": __version__}))
+        else:
+            print(f"roteiro-memory {__version__}")
+        return ExitCode.OK
+    if args.command is None:
+        if not as_json:
+            parser.print_usage(sys.stderr)
+        raise UsageFailure("a command is required")
+    _merge_globals(given, args)
+    from roteiro_memory.errors import RoteiroError
+
+    try:
+        if args.command == "protocol":
+            return _protocol(args)
+        if args.command == "completion":
+            from roteiro_memory.cli.completion import emit_script
+
+            return emit_script(args.shell, _parser(), as_json=args.json)
+        return _run(args)
+    except RoteiroError as error:
+        return _refuse(as_json, error.kind, str(error), "roteiro-memory", ExitCode.USAGE)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -440,5 +672,6 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return run(name, args)
     except sqlite3.Error as error:
-        sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
-        return ExitCode.USAGE
+        return _refuse(
+            args.json, "Corrupt", f"the store failed: {error}", "roteiro-memory", ExitCode.USAGE
+        )

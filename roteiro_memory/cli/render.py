@@ -2,25 +2,35 @@
 
 Only what a person reads is decided here; ``--json`` bypasses this module and
 prints the PROTOCOL shapes, so nothing computed depends on it.
+
+Stored text is shown, never obeyed: every body, anchor and key goes through
+:func:`printable`, so a body holding ``ESC]0;...`` cannot retitle or clear the
+terminal.  A table's last column is clipped to the width only on a terminal;
+piped or redirected, every body is whole.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
-from typing import TextIO
 
-from roteiro_memory.results import (
-    CacheEntry,
-    CacheStats,
-    CacheSweep,
-    MemoryListing,
-    MemoryRecord,
-    Recall,
-)
 from roteiro_memory.semantics import AnchorState
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from roteiro_memory.results import (
+        CacheEntry,
+        CacheStats,
+        CacheSweep,
+        MemoryListing,
+        MemoryRecord,
+        Recall,
+    )
 
 __all__ = [
     "STATE_MARKS",
@@ -28,6 +38,7 @@ __all__ = [
     "anchor_label",
     "cache_table",
     "listing_table",
+    "printable",
     "recall_table",
     "record_detail",
     "state_label",
@@ -50,20 +61,40 @@ def state_label(state: AnchorState) -> str:
     return f"{STATE_MARKS[state]} {state.value}"
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
+bidirectional overrides that reorder what is shown; tab and newline pass."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``)
+    instead of sent to the terminal; tabs and newlines are kept."""
+    return _CONTROL.sub(_escape, text)
+
+
 def anchor_label(key: str | None) -> str:
     """An anchor key in the form ``--anchor`` takes: a path for a file node,
     ``path::qualname`` for a Python symbol, the raw key otherwise."""
     if key is None:
         return "-"
     if key.startswith("file:"):
-        return key[len("file:") :]
+        return _one_line(key[len("file:") :])
     if key.startswith("py:"):
-        return key[len("py:") :]
-    return key
+        return _one_line(key[len("py:") :])
+    return _one_line(key)
 
 
-def _width() -> int:
-    """``COLUMNS`` if set, else the terminal's width, else 120; at least 60."""
+def _width() -> int | None:
+    """How wide a table may be: None (no limit) when stdout is not a
+    terminal, else ``COLUMNS`` if set, else the terminal's width, else 120;
+    at least 60."""
+    if not sys.stdout.isatty():
+        return None
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit():
         return max(int(columns), 60)
@@ -74,7 +105,7 @@ def _width() -> int:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(text.split())
+    return printable(" ".join(text.split()))
 
 
 def _clip(text: str, width: int) -> str:
@@ -87,20 +118,21 @@ def table(
     headers: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = ()
 ) -> str:
     """Rows under headers, columns padded to their widest cell; the last
-    column is clipped to the terminal width.  Column indexes in ``right`` are
+    column is clipped to the terminal's width (on a terminal only).  Column indexes in ``right`` are
     right-aligned (numbers)."""
     widths = [len(h) for h in headers]
     for row in rows:
         for index, cell in enumerate(row[:-1]):
             widths[index] = max(widths[index], len(cell))
     lead = sum(widths[:-1]) + 2 * (len(headers) - 1)
-    last = max(_width() - lead, 20)
+    width = _width()
+    last = None if width is None else max(width - lead, 20)
     lines = []
     for row in [list(headers), *[list(r) for r in rows]]:
         cells = []
         for index, cell in enumerate(row[:-1]):
             cells.append(cell.rjust(widths[index]) if index in right else cell.ljust(widths[index]))
-        cells.append(_clip(row[-1], last))
+        cells.append(row[-1] if last is None else _clip(row[-1], last))
         lines.append("  ".join(cells).rstrip())
     return "\n".join(lines)
 
@@ -160,14 +192,14 @@ def record_detail(record: MemoryRecord) -> str:
     if record.superseded_by is not None:
         lines.append(f"superseded  by #{record.superseded_by} at {record.superseded_at} UTC")
     lines.append("")
-    lines.append(record.body)
+    lines.append(printable(record.body))
     return "\n".join(lines)
 
 
 def cache_table(entries: Sequence[CacheEntry]) -> str:
     rows = [
         [
-            e.key,
+            _one_line(e.key),
             str(e.bytes),
             str(e.generation),
             str(e.last_used),
