@@ -4,6 +4,7 @@ work that takes more than a moment; tables align and clip."""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,50 @@ def test_anchor_labels_take_the_form_anchor_options_take() -> None:
     assert render.anchor_label("py:src/a.py::A.run") == "src/a.py::A.run"
     assert render.anchor_label("doc:guide") == "doc:guide"
     assert render.anchor_label(None) == "-"
+
+
+def test_printable_escapes_control_sequences_and_keeps_tabs_and_newlines() -> None:
+    body = "a\x1b]0;owned\x07b\x1b[2J\rc\x9b\u202ed\te\nf"
+    shown = render.printable(body)
+    assert shown == "a\\x1b]0;owned\\x07b\\x1b[2J\\x0dc\\x9b\\u202ed\te\nf"
+    assert not any(ch in shown for ch in "\x1b\x07\r\x9b\u202e")
+
+
+def _record(body: str, anchor: str | None = None) -> Any:
+    from roteiro_memory.results import MemoryAnchor, MemoryListing, MemoryRecord
+    from roteiro_memory.semantics import MemoryKind
+
+    record = MemoryRecord(
+        id=1,
+        scope="repo",
+        kind=MemoryKind.LESSON,
+        anchor=MemoryAnchor(anchor, None, None) if anchor else None,
+        anchor_state=AnchorState.VANISHED if anchor else AnchorState.UNANCHORED,
+        body=body,
+        confidence=None,
+        tree=None,
+        created_at="2026-01-01 00:00:00",
+        superseded_by=None,
+        superseded_at=None,
+    )
+    return record, MemoryListing(records=[record], live=1, superseded=0)
+
+
+def test_tables_and_detail_never_carry_raw_control_characters() -> None:
+    record, listing = _record("title\x1b]0;pwned\x07 and \x1b[2J", "file:x\x1b[31m.py")
+    for text in (render.listing_table(listing), render.record_detail(record)):
+        assert "\x1b" not in text
+        assert "\x07" not in text
+        assert "\\x1b]0;pwned" in text
+
+
+def test_a_table_keeps_the_whole_body_when_stdout_is_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    monkeypatch.setattr(render.sys, "stdout", io.StringIO())
+    body = "word " * 100
+    _, listing = _record(body)
+    assert body.strip() in render.listing_table(listing)
+    monkeypatch.setattr(render.sys, "stdout", _Terminal())
+    assert body.strip() not in render.listing_table(listing)

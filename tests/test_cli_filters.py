@@ -1,0 +1,115 @@
+"""Repeated ``--kind`` and ``--anchor`` on ``list`` and ``recall`` keep the
+union of each option's values, in the store's own order and under its limit
+rule.  Checked against the model: one model query per (kind, anchor) pair,
+merged and cut the way the contract orders and limits."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roteiro_memory.cli import filters
+from roteiro_memory.cli.main import main
+from roteiro_memory.repo import graph
+from roteiro_memory.semantics import KIND_TOKENS
+from roteiro_memory.store import MemoryWrite
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+ANCHORS = ["file:a.py", "py:a.py::f", "file:b.py", "doc:guide"]
+
+writes = st.lists(
+    st.builds(
+        MemoryWrite,
+        kind=st.sampled_from(KIND_TOKENS),
+        body=st.sampled_from(["retry on 503", "cap the backoff", "log the id"]),
+        anchor=st.none() | st.sampled_from(ANCHORS),
+        confidence=st.none() | st.sampled_from([0.1, 0.5, 0.9]),
+    ),
+    max_size=12,
+)
+kinds = st.lists(st.sampled_from(KIND_TOKENS), max_size=3)
+anchors = st.lists(st.sampled_from(ANCHORS), max_size=3)
+limits = st.sampled_from([0, 1, 2, 5])
+
+
+def _cli(*argv: str) -> tuple[int, Any]:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([*argv, "--json", "--no-sync"])
+    return status, json.loads(out.getvalue())["result"]
+
+
+def _options(kind_values: list[str], anchor_values: list[str], limit: int) -> list[str]:
+    argv = ["--limit", str(limit)]
+    for kind in kind_values:
+        argv += ["--kind", kind]
+    for anchor in anchor_values:
+        argv += ["--anchor", anchor]
+    return argv
+
+
+def _union(model: ModelStore, kind_values: list[str], anchor_values: list[str]) -> set[int]:
+    """Every record id some (kind, anchor) query returns."""
+    ids: set[int] = set()
+    for kind in kind_values or [None]:
+        for anchor in anchor_values or [None]:
+            ids |= {r.id for r in model.list(kind=kind, anchor_key=anchor).records}
+    return ids
+
+
+@settings(max_examples=40)
+@given(writes=writes, kind_values=kinds, anchor_values=anchors, limit=limits)
+def test_repeated_filters_list_the_union_newest_first(
+    writes: list[MemoryWrite], kind_values: list[str], anchor_values: list[str], limit: int
+) -> None:
+    model = ModelStore()
+    model.record_many(writes)
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "m.db")
+        with SQLiteStore(db) as store:
+            store.record_many(writes)
+        status, listing = _cli("list", "--db", db, *_options(kind_values, anchor_values, limit))
+    expected = sorted(_union(model, kind_values, anchor_values), reverse=True)
+    if limit:
+        expected = expected[:limit]
+    assert [r["id"] for r in listing["records"]] == expected
+    assert status == (0 if expected else 1)
+
+
+@settings(max_examples=40)
+@given(writes=writes, kind_values=kinds, anchor_values=anchors, limit=limits)
+def test_repeated_filters_recall_the_union_in_rank_order(
+    writes: list[MemoryWrite], kind_values: list[str], anchor_values: list[str], limit: int
+) -> None:
+    model = ModelStore()
+    model.record_many(writes)
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "m.db")
+        with SQLiteStore(db) as store:
+            store.record_many(writes)
+        _, recall = _cli("recall", "--db", db, *_options(kind_values, anchor_values, limit))
+    wanted = _union(model, kind_values, anchor_values)
+    ranked = [r.record.id for r in model.recall().results if r.record.id in wanted]
+    assert [r["record"]["id"] for r in recall["results"]] == (ranked[:limit] if limit else ranked)
+    scores = {r.record.id: r.score for r in model.recall().results}
+    assert all(r["score"] == scores[r["record"]["id"]] for r in recall["results"])
+
+
+def test_one_value_each_is_left_to_the_store() -> None:
+    chosen = filters.record_filter(["lesson"], None)
+    assert (chosen.kind is not None, chosen.anchor_key, chosen.keep) == (True, None, None)
+    assert filters.record_filter(["lesson", "lesson"], None).keep is None
+
+
+def test_graph_prefixes_are_the_graphs_own() -> None:
+    """filters keeps its own copy so that a command that never syncs does not
+    import the git machinery; the copies must agree."""
+    assert (filters.FILE_PREFIX, filters.PY_PREFIX) == (graph.FILE_PREFIX, graph.PY_PREFIX)

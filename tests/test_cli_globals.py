@@ -1,0 +1,92 @@
+"""Global options before the subcommand work as git users expect, and a
+value given twice is refused rather than silently replaced."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.cli.main import ExitCode, main, split_globals
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+
+def _records(db: Path) -> list[str]:
+    with SQLiteStore(db) as store:
+        return [r.body for r in store.list().records]
+
+
+def test_db_before_the_command_chooses_the_store(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    assert main(["--db", str(db), "add", "before the command", "--no-sync"]) == 0
+    assert main([f"--db={db}", "--no-sync", "add", "with an equals sign"]) == 0
+    assert _records(db) == ["with an equals sign", "before the command"]
+
+
+def test_json_before_the_command_prints_the_envelope(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "--no-sync", "add", "x"]) == 0
+    capsys.readouterr()
+    assert main(["--json", "--db", db, "--no-sync", "list"]) == 0
+    envelope = json.loads(capsys.readouterr().out)
+    assert [r["body"] for r in envelope["result"]["records"]] == ["x"]
+
+
+def test_global_options_reach_a_cache_action(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "--no-sync", "--json", "cache", "put", "k", "fp", "[1]"]) == 0
+    capsys.readouterr()
+    assert main(["--db", db, "--json", "cache", "list", "--no-sync"]) == 0
+    assert json.loads(capsys.readouterr().out)["result"]["entries"][0]["key"] == "k"
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--db", "a.db", "add", "x", "--db", "b.db"], "--db given twice"),
+        (["--db", "a.db", "--db", "b.db", "add", "x"], "--db given twice"),
+        (["--db"], "--db"),
+        (["--json", "protocol"], "--json does not apply to protocol"),
+        (["--db", "x.db", "completion", "bash"], "--db does not apply to completion"),
+        (["--no-sync", "sync"], "--no-sync does not apply to sync"),
+        (["add", "x", "--kind", "lesson", "--kind", "decision"], "--kind given twice"),
+        (["add", "x", "--anchor", "file:a", "--anchor", "file:b"], "--anchor given twice"),
+        (["cache", "put", "k", "f", "1", "--anchor", "file:a", "--anchor", "file:b"], "--anchor"),
+    ],
+)
+def test_a_global_option_given_twice_or_out_of_place_is_refused(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    named: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == ExitCode.USAGE
+    out, err = capsys.readouterr()
+    said = out if "--json" in argv else err  # under --json, the error envelope is on stdout
+    assert len(said.splitlines()) == 1, said
+    assert named in said
+    assert not list(tmp_path.iterdir()), "nothing is created when the command line is refused"
+
+
+def test_the_same_db_on_both_sides_is_accepted(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "add", "x", "--db", db, "--no-sync"]) == 0
+
+
+def test_no_sync_is_a_no_op_where_a_command_never_syncs(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "--no-sync", "add", "x"]) == 0
+    assert main(["--db", db, "--no-sync", "forget", "1"]) == 0
+
+
+def test_split_globals_stops_at_the_command() -> None:
+    given, rest = split_globals(["--json", "--db", "x", "list", "--db", "y", "--json"])
+    assert given == {"json": True, "db": "x"}
+    assert rest == ["list", "--db", "y", "--json"]
