@@ -16,9 +16,11 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 if TYPE_CHECKING:
+    from typing import Any
+
     from roteiro_memory.errors import (
         AlreadySuperseded,
         BadRequest,

@@ -6,11 +6,15 @@ are absent rather than null; every other field is always present.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import AnchorState, Decay, MemoryKind
+from roteiro_memory.valueclass import field, valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSON = Any
 
 __all__ = [
     "CACHE_SCHEMA",
@@ -32,10 +36,8 @@ MEMORY_SCHEMA = "roteiro.memory/v1"
 RECALL_SCHEMA = "roteiro.recall/v1"
 CACHE_SCHEMA = "roteiro.cache/v1"
 
-JSON = Any
 
-
-@dataclass(frozen=True)
+@valueclass
 class GraphNode:
     """A node of the tree anchors are resolved against."""
 
@@ -55,7 +57,7 @@ class GraphNode:
         }
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryAnchor:
     """An anchor as captured at write time: the key, and the node's blob and
     path then -- evidence, not a live view."""
@@ -68,7 +70,7 @@ class MemoryAnchor:
         return {"key": self.key, "blob": self.blob, "path": self.path}
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryRecord:
     """One stored record, its anchor resolved against the current tree."""
 
@@ -117,7 +119,7 @@ class MemoryRecord:
         return out
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryListing:
     """Records matching a filter, newest first, with whole-store counts."""
 
@@ -135,7 +137,7 @@ class MemoryListing:
         }
 
 
-@dataclass(frozen=True)
+@valueclass
 class Recalled:
     """One recalled record and every term of the arithmetic that ranked it."""
 
@@ -166,7 +168,7 @@ class Recalled:
         }
 
 
-@dataclass(frozen=True)
+@valueclass
 class Recall:
     """A ranked recall and the generation it was computed at."""
 
@@ -193,7 +195,7 @@ class Recall:
         }
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryForgotten:
     """What a forget removed, and the predecessors it made live again."""
 
@@ -204,7 +206,7 @@ class MemoryForgotten:
         return {"id": self.id, "restored": list(self.restored)}
 
 
-@dataclass(frozen=True)
+@valueclass
 class CacheEntry:
     """One cache entry, its anchor resolved against the current tree."""
 
@@ -234,7 +236,7 @@ class CacheEntry:
         return out
 
 
-@dataclass(frozen=True)
+@valueclass
 class CacheStats:
     """What the cache tier holds against a budget."""
 
@@ -254,7 +256,7 @@ class CacheStats:
         }
 
 
-@dataclass(frozen=True)
+@valueclass
 class CacheSweep:
     """What one sweep did, including what it kept and whether the tier is still
     over budget: a bound that fails to bind says so."""

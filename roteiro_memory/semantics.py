@@ -13,8 +13,6 @@ import enum
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import NamedTuple, Protocol, TypeVar
 
 from roteiro_memory.errors import (
     AlreadySuperseded,
@@ -28,6 +26,11 @@ from roteiro_memory.errors import (
     NotFound,
     RoteiroError,
 )
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
 
 __all__ = [
     "ANCHOR_PENALTY",
@@ -259,7 +262,7 @@ def parse_whole_number(text: str) -> int | None:
     return value if value <= U64_MAX else None
 
 
-@dataclass(frozen=True)
+@valueclass
 class Decay:
     """How age, in generations, is priced into recall.
 
@@ -367,7 +370,8 @@ _DECAY_DEFAULTS = {"none": 0, "linear": DEFAULT_DECAY_SPAN, "exponential": DEFAU
 # --- Writes -----------------------------------------------------------------
 
 
-class ValidWrite(NamedTuple):
+@valueclass
+class ValidWrite:
     """A memory write that passed :func:`validate_write`."""
 
     kind: MemoryKind
@@ -469,19 +473,21 @@ def check_supersedes(target: int, found: bool, superseded_by: int | None) -> Non
         raise AlreadySuperseded(f"memory record {target} is already superseded by {superseded_by}")
 
 
-class BatchWrite(Protocol):
-    """What :func:`check_batch` reads of a write (a ``store.MemoryWrite``)."""
+if TYPE_CHECKING:
 
-    @property
-    def kind(self) -> MemoryKind | str: ...
-    @property
-    def scope(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-    @property
-    def confidence(self) -> float | None: ...
-    @property
-    def supersedes(self) -> int | None: ...
+    class BatchWrite(Protocol):
+        """What :func:`check_batch` reads of a write (a ``store.MemoryWrite``)."""
+
+        @property
+        def kind(self) -> MemoryKind | str: ...
+        @property
+        def scope(self) -> str: ...
+        @property
+        def body(self) -> str: ...
+        @property
+        def confidence(self) -> float | None: ...
+        @property
+        def supersedes(self) -> int | None: ...
 
 
 def stored_targets(writes: Sequence[BatchWrite], base: int) -> list[int]:
@@ -577,7 +583,8 @@ def rank_key(score_value: float, record_id: int) -> tuple[float, int]:
     return (-score_value, -record_id)
 
 
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
 
 
 INT64_MAX = 2**63 - 1

@@ -35,9 +35,6 @@ from __future__ import annotations
 import abc
 import builtins
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from types import TracebackType
-from typing import Any
 
 from roteiro_memory.results import (
     CacheEntry,
@@ -50,6 +47,12 @@ from roteiro_memory.results import (
     Recall,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+    from typing import Any
 
 __all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
 
@@ -60,7 +63,7 @@ CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budg
 """Every capability PROTOCOL names; the reference backends declare them all."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class MemoryWrite:
     """One record to write, as :meth:`Store.record_many` takes it."""
 

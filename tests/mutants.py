@@ -19,7 +19,7 @@ import builtins
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,7 @@ from roteiro_memory.semantics import AnchorState, MemoryKind
 from roteiro_memory.store import Graph, MemoryWrite
 from roteiro_memory.stores.model import ModelStore, _Row
 from roteiro_memory.stores.sqlite.store import SQLiteStore
+from roteiro_memory.valueclass import replace
 
 
 @dataclass(frozen=True)

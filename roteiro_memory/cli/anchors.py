@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
+from roteiro_memory.cli.filters import FILE_PREFIX, PY_PREFIX
 from roteiro_memory.errors import RoteiroError
-from roteiro_memory.repo.graph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
-from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.repo.graph import Repo
 
 __all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
 
@@ -30,7 +32,7 @@ class AnchorError(RoteiroError, ValueError):
     kind = "BadRequest"
 
 
-@dataclass(frozen=True)
+@valueclass
 class AnchorSpec:
     """An ``--anchor`` resolved to a node key."""
 
@@ -68,6 +70,8 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         )
     if spec.startswith((FILE_PREFIX, PY_PREFIX)):
         return AnchorSpec(spec, None, None)
+    from roteiro_memory.repo.graph import file_key, symbol_key
+
     if "::" in spec:
         path_text, _, qualname = spec.partition("::")
         if not path_text or not qualname:
@@ -90,6 +94,10 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     """
     if spec.path is None or repo is None:
         return
+    import subprocess
+
+    from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
+
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):
         raise AnchorError(

@@ -274,8 +274,6 @@ def _verify(spec: AnchorSpec | None, session: Session) -> None:
 
 
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     body = sys.stdin.read() if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
@@ -301,6 +299,8 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(record.to_json())
         return OK
+    from roteiro_memory.cli import render
+
     where = (
         f", anchored to {render.anchor_label(spec.key)} ({render.state_label(record.anchor_state)})"
         if spec
@@ -312,8 +312,6 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     limit = whole(args.limit, "--limit")
     chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
     kind, key, predicate = chosen.kind, chosen.anchor_key, chosen.keep
@@ -339,13 +337,13 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(listing.to_json())
     else:
+        from roteiro_memory.cli import render
+
         say(render.listing_table(listing))
     return OK if listing.records else NOTHING
 
 
 def cmd_recall(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     decay = sem.Decay.parse(args.decay)
     limit = whole(args.limit, "--limit")
     chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
@@ -392,13 +390,13 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(recall.to_json())
     else:
+        from roteiro_memory.cli import render
+
         say(render.recall_table(recall))
     return OK if recall.results else NOTHING
 
 
 def cmd_show(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     wanted = record_id(args.id)
     session.check_revs(rev=args.rev)
     store = session.store()
@@ -409,6 +407,8 @@ def cmd_show(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(record.to_json())
     else:
+        from roteiro_memory.cli import render
+
         say(render.record_detail(record))
     return OK
 
@@ -456,20 +456,18 @@ def cmd_sync(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_cache_stats(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     limit = budget(args.budget_mb)
     stats = session.store().cache_stats(limit)
     if args.json:
         emit(stats.to_json())
     else:
+        from roteiro_memory.cli import render
+
         say(render.stats_text(stats))
     return OK
 
 
 def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
-
     limit = budget(args.budget_mb)
     store = session.store()
     session.sync()
@@ -477,12 +475,13 @@ def cmd_cache_sweep(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(swept.to_json())
     else:
+        from roteiro_memory.cli import render
+
         say(render.sweep_text(swept))
     return OK
 
 
 def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.cli import render
     from roteiro_memory.results import CACHE_SCHEMA
 
     store = session.store()
@@ -491,6 +490,8 @@ def cmd_cache_list(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit({"schema": CACHE_SCHEMA, "entries": [e.to_json() for e in entries]})
     else:
+        from roteiro_memory.cli import render
+
         say(render.cache_table(entries))
     return OK if entries else NOTHING
 

@@ -11,8 +11,12 @@ import argparse
 import enum
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TextIO
+
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
 
 __all__ = ["Finding", "HookExit", "parser", "report"]
 
@@ -26,7 +30,7 @@ class HookExit(enum.IntEnum):
     """Bad arguments (argparse's own status); nothing was checked."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Finding:
     """One thing wrong with one file."""
 

@@ -22,10 +22,10 @@ heavy is imported until a file looks like a database.
 from __future__ import annotations
 
 import enum
-import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from roteiro_memory.valueclass import valueclass
 
 __all__ = [
     "EXPORT_TAG_FIELD",
@@ -71,7 +71,7 @@ class What(enum.Enum):
 _COMPANIONS = {"-wal": What.WAL, "-shm": What.SHM, "-journal": What.JOURNAL}
 
 
-@dataclass(frozen=True)
+@valueclass
 class StoreInfo:
     """What the schema of a database says about it."""
 
@@ -86,7 +86,7 @@ class StoreInfo:
         return max((v for v, _ in self.migrations), default=None)
 
 
-@dataclass(frozen=True)
+@valueclass
 class Recognised:
     """A file recognised as something that must stay out of git."""
 
@@ -189,6 +189,8 @@ def _export_tag(path: Path) -> str | None:
     line = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
     if not line.startswith(b"{"):
         return None
+    import json
+
     try:
         first = json.loads(line)
     except ValueError:

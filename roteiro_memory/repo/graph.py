@@ -23,16 +23,21 @@ import hashlib
 import os
 import stat
 import subprocess
+from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from roteiro_memory.errors import RoteiroError
 from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
-from roteiro_memory.store import Store
+from roteiro_memory.valueclass import field, valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
+    from roteiro_memory.store import Store
 
 __all__ = [
     "FILE_PREFIX",
@@ -78,7 +83,7 @@ def symbol_key(path: str, qualname: str) -> str:
     return f"{PY_PREFIX}{path}::{qualname}"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Repo:
     """Where a working tree and its git data live."""
 
@@ -148,15 +153,21 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
 # --- The working tree -------------------------------------------------------
 
 
-class FileEntry(NamedTuple):
-    """One file of a graph: its path from the top level, mode and blob id.
+if TYPE_CHECKING:
 
-    A named tuple rather than a dataclass: a sync builds one per file, and
-    tuples are several times cheaper to make."""
+    class FileEntry(NamedTuple):
+        path: str
+        mode: str
+        blob: str
 
-    path: str
-    mode: str
-    blob: str
+else:
+    # collections.namedtuple, not typing.NamedTuple: the same class, without
+    # importing typing at start-up.
+    FileEntry = namedtuple("FileEntry", ["path", "mode", "blob"])
+FileEntry.__doc__ = """One file of a graph: its path from the top level, mode and blob id.
+
+A named tuple rather than a value class: a sync builds one per file, and
+tuples are several times cheaper to make."""
 
 
 def _split_z(data: bytes) -> list[str]:
@@ -334,7 +345,7 @@ def _unverifiable(previous: Sequence[GraphNode]) -> list[GraphNode]:
     return [GraphNode(n.key, n.kind, n.name, n.path, None) for n in previous]
 
 
-@dataclass
+@valueclass(frozen=False)
 class _Stored:
     """A graph as a store holds it, indexed by file."""
 
@@ -415,7 +426,7 @@ def _is_utf8(path: str) -> bool:
     return True
 
 
-@dataclass
+@valueclass(frozen=False)
 class SyncReport:
     """What one sync found and wrote."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.valueclass import valueclass
 
 __all__ = ["DB_ENV", "STORE_DIR", "STORE_FILE", "Location", "locate", "prepare"]
 
@@ -25,7 +25,7 @@ STORE_DIR = "roteiro"
 STORE_FILE = "memory.db"
 
 
-@dataclass(frozen=True)
+@valueclass
 class Location:
     """A store file and how it was chosen."""
 

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias
 
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
+    from typing import TypeAlias
 
 __all__ = [
     "PYTHON_SUFFIXES",
@@ -43,7 +45,7 @@ class SymbolError(ValueError):
     """Source that cannot be parsed; the message names where and why."""
 
 
-@dataclass(frozen=True)
+@valueclass
 class Definition:
     """One qualified name bound by ``def``/``class`` and the blob of its text."""
 

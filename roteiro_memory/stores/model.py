@@ -11,7 +11,7 @@ import builtins
 import copy
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from roteiro_memory import semantics as sem
@@ -30,6 +30,7 @@ from roteiro_memory.results import (
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.valueclass import replace
 
 __all__ = ["ModelStore"]
 

@@ -11,7 +11,6 @@ Numbers that vary are bound as named parameters, never formatted in.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
@@ -22,6 +21,7 @@ from roteiro_memory.semantics import (
     AnchorState,
     Decay,
 )
+from roteiro_memory.valueclass import valueclass
 
 __all__ = [
     "POSTGRES",
@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
+@valueclass
 class Dialect:
     """The few spellings that differ between the SQL engines we speak."""
 

@@ -14,10 +14,8 @@ import contextlib
 import math
 import os
 import sqlite3
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
@@ -45,6 +43,11 @@ from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import SNAPSHOT_TABLES, recall_sql, record_filters
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import tempfile
+    from typing import Any
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
@@ -230,6 +233,8 @@ class SQLiteStore(Store):
     @classmethod
     def temporary(cls) -> SQLiteStore:
         """A store in a new temporary folder, which :meth:`close` removes."""
+        import tempfile
+
         scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-")
         store = cls(Path(scratch.name) / "memory.db")
         store._scratch = scratch
