@@ -18,6 +18,8 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.terminal import columns
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -49,6 +51,11 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's own contract: error() must not return.
         raise UsageFailure(message, self.prog)
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # The width HelpFormatter would ask shutil for (see roteiro_memory.terminal).
+        # Every HelpFormatter takes width; typeshed's protocol names only prog.
+        return self.formatter_class(prog=self.prog, width=columns() - 2)  # type: ignore[call-arg]
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         # After --help: main returns the status rather than raising SystemExit.

@@ -10,7 +10,6 @@ each with the reason and the command that unstages it.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterable, Iterator, Sequence
 
 from roteiro_memory.precommit.report import Finding, parser, report
@@ -27,6 +26,8 @@ def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
         found = recognise(path)
         if found is None:
             continue
+        import shlex  # only for a finding: most commits have none
+
         what = found.what.value
         if found.detail:
             what = f"{what} ({found.detail})"

@@ -12,6 +12,7 @@ import enum
 import sys
 from collections.abc import Iterable
 
+from roteiro_memory.terminal import columns
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -54,8 +55,14 @@ def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     return int(status)
 
 
+class _Parser(argparse.ArgumentParser):
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # The width HelpFormatter would ask shutil for (see roteiro_memory.terminal).
+        return argparse.HelpFormatter(prog=self.prog, width=columns() - 2)
+
+
 def parser(prog: str, description: str) -> argparse.ArgumentParser:
     """A hook's argument parser, with the file list every hook takes."""
-    made = argparse.ArgumentParser(prog=prog, description=description)
+    made = _Parser(prog=prog, description=description)
     made.add_argument("files", nargs="*", metavar="FILE", help="files pre-commit passes")
     return made

@@ -250,12 +250,15 @@ class SQLiteStore(Store):
             raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._check_schema(conn)
+            current = self._check_schema(conn)
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
+            if not current:
+                # A store with every migration recorded is opened without
+                # taking the write lock: most commands only read.
+                self._migrate(conn)
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
@@ -264,13 +267,14 @@ class SQLiteStore(Store):
             raise
         return conn
 
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        """Refuse a database that is not ours, or that a newer version wrote."""
+    def _check_schema(self, conn: sqlite3.Connection) -> bool:
+        """Refuse a database that is not ours, or that a newer version wrote;
+        whether every migration this version knows is already applied."""
         tables = {
             row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         }
         if not tables:
-            return
+            return False
         if "schema_migrations" not in tables:
             raise Corrupt(
                 f"{self.path}: an SQLite database but not a roteiro-memory store "
@@ -284,6 +288,8 @@ class SQLiteStore(Store):
                 f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
                 f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
             )
+        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        return applied >= {version for version, _, _ in MIGRATIONS}
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         conn.execute("BEGIN IMMEDIATE")
