@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from measure import Check, interleave, ratio_check
+from measure import Check, floor_line, interleave, ratio_check
 
 CHECK_BOUND_S = 2.0
 STARTUP_BOUND = 3.0
@@ -136,6 +136,7 @@ def time_startup(text_file: Path, repeat: int) -> list[Check]:
     }
     times = interleave(trials, repeat, warmup=True)
     floor = times["python -c pass"]
+    print(floor_line(floor))
     return [
         ratio_check(f"start-up: {name}", times[name], floor, STARTUP_BOUND)
         for name in ("roteiro-forbid-store", "roteiro-check-store")

@@ -13,9 +13,12 @@ runs a command must use wall time.
 from __future__ import annotations
 
 import gc
+import os
+import platform
 import resource
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -27,6 +30,7 @@ __all__ = [
     "Timing",
     "Trial",
     "cpu_ratio_check",
+    "floor_line",
     "interleave",
     "measure_runs",
     "ratio_check",
@@ -122,6 +126,19 @@ def cpu_ratio_check(name: str, subject: Timing, floor: Timing, bound: float) -> 
             f" wall {wall_s * 1000:6.0f} vs {wall_f * 1000:6.0f} ms ({wall_s / wall_f:.2f}x);"
             f" medians of {len(subject.cpu)}"
         ),
+    )
+
+
+def floor_line(wall: list[float], cpu: float | None = None) -> str:
+    """The floor's own time, so a reader of the ratios sees which machine
+    (and which load) they were measured on."""
+    mid = statistics.median(wall)
+    spent = "" if cpu is None else f", CPU {cpu * 1000:.1f} ms"
+    return (
+        f"floor: python -c pass takes {mid * 1000:.1f} ms (median of {len(wall)}, "
+        f"min {min(wall) * 1000:.1f} ms{spent}) -- Python {platform.python_version()} "
+        f"on {platform.machine()} {sys.platform}, load average "
+        f"{', '.join(f'{x:.1f}' for x in os.getloadavg())}"
     )
 
 

@@ -29,7 +29,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from measure import child_cpu_median, interleave, ratio_check
+from measure import child_cpu_median, floor_line, interleave, ratio_check
 
 BOUND = 3.0
 
@@ -132,7 +132,8 @@ def main() -> int:
                 ("recall", [script, "recall", "--json"]),
             )
         }
-    print(f"store of {options.records} records, nothing to sync; floor: python -c pass")
+    print(f"store of {options.records} records, nothing to sync")
+    print(floor_line(times["floor"], cpu["floor"]))
     target = ratio_check("recall --json", times["recall"], times["floor"], BOUND)
     print(target.line())
     print(ratio_check("  the same, --no-sync", times["no-sync"], times["floor"], BOUND).line())

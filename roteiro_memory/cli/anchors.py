@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
 
-__all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
+__all__ = ["AnchorError", "AnchorSpec", "names_a_path", "parse_anchor", "verify_anchor"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
 
@@ -60,6 +60,14 @@ def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
             f"--anchor {spec!r}: {full} is not a file inside the repository at {repo.root}"
         )
     return Path(relative).as_posix()
+
+
+def names_a_path(spec: str) -> bool:
+    """Whether ``spec`` names a path (and so needs the repository), rather
+    than being a raw key: the rule :func:`parse_anchor` follows."""
+    if spec.startswith((FILE_PREFIX, PY_PREFIX)):
+        return False
+    return "::" in spec or not (_SCHEME.match(spec) and not os.path.lexists(spec))
 
 
 def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:

@@ -250,21 +250,22 @@ class Session:
 def _anchor_specs(session: Session, texts: list[str] | None) -> list[AnchorSpec] | None:
     if not texts:
         return None
-    from roteiro_memory.cli.anchors import parse_anchor
+    from roteiro_memory.cli.anchors import names_a_path, parse_anchor
 
-    return [parse_anchor(text, session.repo) for text in texts]
+    return [parse_anchor(text, session.repo if names_a_path(text) else None) for text in texts]
 
 
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
     if text is None:
         return None
-    from roteiro_memory.cli.anchors import parse_anchor
+    from roteiro_memory.cli.anchors import names_a_path, parse_anchor
 
-    return parse_anchor(text, session.repo)
+    # A raw key needs no repository, so none is looked for (no git is run).
+    return parse_anchor(text, session.repo if names_a_path(text) else None)
 
 
 def _verify(spec: AnchorSpec | None, session: Session) -> None:
-    if spec is not None:
+    if spec is not None and spec.path is not None:
         from roteiro_memory.cli.anchors import verify_anchor
 
         verify_anchor(spec, session.repo)

@@ -1,0 +1,115 @@
+"""Start-up is paid on every call, so each command imports only what it
+needs.  Pinned by module names, not by timing: a run of the command line in
+a fresh interpreter must not load the modules below, beyond what the
+interpreter itself loads for ``python -c pass`` here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HEAVY = frozenset(
+    {
+        "dataclasses",
+        "inspect",
+        "ast",
+        "typing",
+        "shutil",
+        "tempfile",
+        "roteiro_memory.cli.render",
+    }
+)
+"""Never needed to answer ``--json``: each costs as much as a query."""
+
+GIT = frozenset({"roteiro_memory.repo.graph", "roteiro_memory.repo.symbols", "subprocess"})
+"""The git machinery: only for what syncs, finds the repository or reads a revision."""
+
+PROBE = """
+import json, sys
+sys.argv = ["roteiro-memory", *json.loads(sys.argv[1])]
+from {module} import main
+try:
+    status = main(sys.argv[1:])
+finally:
+    sys.stdout.flush()
+    sys.stderr.write("\\nMODULES " + json.dumps(sorted(sys.modules)) + "\\n")
+"""
+
+
+def _floor() -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", "import json, sys; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(done.stdout))
+
+
+def _loaded(module: str, argv: list[str], cwd: Path) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(module=module), json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        check=False,
+    )
+    marker = done.stderr.rindex("MODULES ")
+    return set(json.loads(done.stderr[marker + len("MODULES ") :]))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["recall", "--json", "--no-sync", "--db", "x.db"],
+        ["list", "--json", "--no-sync", "--db", "x.db", "--kind", "lesson", "--kind", "pattern"],
+        ["--json", "--db", "x.db", "--no-sync", "add", "a lesson", "--anchor", "file:a.py"],
+        ["--json", "--db", "x.db", "--no-sync", "show", "1"],
+        ["--json", "--db", "x.db", "cache", "stats"],
+    ],
+)
+def test_json_commands_on_a_named_store_load_no_git_and_nothing_heavy(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    loaded = _loaded("roteiro_memory.cli", argv, tmp_path) - _floor()
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+    assert not loaded & GIT, sorted(loaded & GIT)
+    assert "sqlite3" in loaded, "the probe ran the command"
+
+
+def test_recall_that_syncs_first_loads_nothing_heavy(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "T",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "T",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    (tmp_path / "mod.py").write_text("def f():\n    return 1\n")
+    for step in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-q", "-m", "init"]):
+        subprocess.run(["git", *step], cwd=tmp_path, env=env, check=True)
+    first = _loaded("roteiro_memory.cli", ["sync"], tmp_path)
+    assert "ast" in first, "the first sync parsed mod.py; the next one has nothing to parse"
+    loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
+    assert "roteiro_memory.repo.graph" in loaded, "the probe synced"
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["roteiro_memory.precommit.forbid_store", "roteiro_memory.precommit.check_store"],
+)
+def test_a_hook_given_an_ordinary_file_loads_nothing_heavy(tmp_path: Path, module: str) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("an ordinary file\n")
+    loaded = _loaded(module, [str(text)], tmp_path) - _floor()
+    assert not loaded & (HEAVY | GIT | {"sqlite3", "json", "shlex"}), sorted(loaded)
+    assert "roteiro_memory.precommit.sniff" in loaded, "the probe ran the hook"
