@@ -568,8 +568,10 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
     else:
+        from roteiro_memory.cli.render import printable
+
         for finding in findings:
-            say(str(finding))
+            say(printable(str(finding)))  # a finding may quote stored text
         noun = "problem" if len(findings) == 1 else "problems"
         say(f"{path}: {len(findings)} {noun}" if findings else f"{path}: ok")
     return NOTHING if findings else OK

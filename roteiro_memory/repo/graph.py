@@ -19,7 +19,6 @@ written at all.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import subprocess
@@ -290,6 +289,8 @@ def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
 
 
 def _hasher(object_format: str) -> Callable[[bytes], Any]:
+    import hashlib  # here, not at the top: finding the repository needs no hashing
+
     return hashlib.sha1 if object_format == "sha1" else partial(hashlib.new, object_format)
 
 

@@ -16,7 +16,6 @@ node's text is all of them in source order, so a change to any one drifts it.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 
 from roteiro_memory.valueclass import valueclass
@@ -58,6 +57,8 @@ class Definition:
 def blob_id(content: bytes, object_format: str = "sha1") -> str:
     """The id git gives a blob with ``content``: the hash of a ``blob <size>``
     header, a NUL and the content."""
+    import hashlib  # here, not at the top: a sync with nothing changed hashes no blob
+
     digest = hashlib.new(object_format)
     digest.update(b"blob %d\x00" % len(content))
     digest.update(content)
