@@ -1,0 +1,89 @@
+"""``@valueclass`` behaves as the ``@dataclass`` it replaces on the start-up
+path: the same construction, equality, hashing, frozenness and repr."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from roteiro_memory.results import GraphNode, MemoryForgotten
+from roteiro_memory.semantics import Decay
+from roteiro_memory.valueclass import FrozenInstanceError, field, fields, replace, valueclass
+
+
+@valueclass
+class Point:
+    x: int
+    y: int = 0
+
+
+@valueclass(frozen=False)
+class Bag:
+    name: str
+    items: list[str] = field(default_factory=list)
+    label: str = field(default="bag")
+
+
+@dataclasses.dataclass(frozen=True)
+class DataPoint:
+    x: int
+    y: int = 0
+
+
+def test_construction_by_position_and_name_with_defaults() -> None:
+    assert Point(1) == Point(x=1, y=0)
+    assert Point(1, 2).y == 2
+    with pytest.raises(TypeError):
+        Point()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Point(1, z=3)  # type: ignore[call-arg]
+
+
+def test_equality_hash_and_repr_match_a_frozen_dataclass() -> None:
+    assert repr(Point(1, 2)) == repr(DataPoint(1, 2)).replace("DataPoint", "Point")
+    assert hash(Point(1, 2)) == hash(Point(1, 2))
+    assert Point(1, 2) != Point(2, 1)
+    same_values: object = (1, 2)
+    assert Point(1, 2) != same_values, "only the same class compares equal"
+    assert len({Point(1), Point(1), Point(2)}) == 2
+
+
+def test_frozen_instances_refuse_assignment_and_deletion() -> None:
+    point = Point(1)
+    with pytest.raises(FrozenInstanceError):
+        point.x = 2  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        del point.x
+    assert point.x == 1
+
+
+def test_mutable_instances_get_a_fresh_factory_default_and_no_hash() -> None:
+    first, second = Bag("a"), Bag("b")
+    first.items.append("x")
+    assert second.items == []
+    assert first.label == "bag"
+    first.name = "renamed"
+    assert first.name == "renamed"
+    with pytest.raises(TypeError):
+        hash(first)
+
+
+def test_replace_and_fields() -> None:
+    assert replace(Point(1, 2), y=5) == Point(1, 5)
+    assert fields(Point) == ("x", "y")
+    assert fields(GraphNode("k")) == ("key", "kind", "name", "path", "blob")
+    with pytest.raises(TypeError, match="no field 'z'"):
+        replace(Point(1), z=1)
+
+
+def test_post_init_runs_and_can_refuse() -> None:
+    assert Decay("linear", 5).parameter == 5
+    with pytest.raises(ValueError, match="unknown decay mode"):
+        Decay("clock")
+
+
+def test_match_args_follow_the_fields() -> None:
+    match MemoryForgotten(3, [1]):
+        case MemoryForgotten(found, restored):
+            assert (found, restored) == (3, [1])
