@@ -116,7 +116,10 @@ def _common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
         "repository's git common directory)",
     )
     parser.add_argument(
-        "--json", action="store_true", help="print the PROTOCOL JSON shape instead of a table"
+        "--json",
+        action="store_true",
+        help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
+        "instead of a table",
     )
     if syncs:
         parser.add_argument(
