@@ -289,9 +289,18 @@ def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
 
 
 def _hasher(object_format: str) -> Callable[[bytes], Any]:
+    if object_format == "sha1":
+        try:
+            # CPython's own SHA-1, the one hashlib falls back to: every sync
+            # hashes the tree, and loading OpenSSL for hashlib costs more than
+            # hashing a tree of thousands of files.
+            from _sha1 import sha1  # type: ignore[import-not-found]
+        except ImportError:  # a build without it: hashlib's is the same function
+            from hashlib import sha1
+        return sha1  # type: ignore[no-any-return]
     import hashlib  # here, not at the top: finding the repository needs no hashing
 
-    return hashlib.sha1 if object_format == "sha1" else partial(hashlib.new, object_format)
+    return partial(hashlib.new, object_format)
 
 
 def _hash_tree(folder: dict[str, Any], hasher: Callable[[bytes], Any]) -> str:
