@@ -29,7 +29,8 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
-from roteiro_memory.suite.runner import Backend, BackendFailure, OpError
+from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
+from roteiro_memory.suite.runner import Backend
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -48,10 +49,6 @@ Factory = Callable[[], object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
-
-
-class BackendSpecError(ValueError):
-    """A backend spec that names no backend, with what is allowed."""
 
 
 def sqlite_store() -> object:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from roteiro_memory.suite.cases import Case, Check, Step
+from roteiro_memory.suite.errors import BackendFailure, OpError
 
 __all__ = [
     "Backend",
@@ -33,25 +34,6 @@ __all__ = [
 
 JSON = Any
 Status = Literal["passed", "failed", "skipped"]
-
-
-class OpError(Exception):
-    """An op the backend refused, with the PROTOCOL error kind it gave."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        self.kind = kind
-        self.message = message
-        super().__init__(f"{kind}: {message}")
-
-
-class BackendFailure(Exception):
-    """The backend could not answer at all: it died, hung, or broke the
-    protocol.  The message says which; ``stderr`` is its last output."""
-
-    def __init__(self, message: str, stderr: str | None = None) -> None:
-        self.message = message
-        self.stderr = stderr
-        super().__init__(message)
 
 
 @runtime_checkable
