@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported
+from roteiro_memory.errors import Corrupt, ImportRefused, RoteiroError, Unsupported
 from roteiro_memory.store import Store
 from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -67,13 +67,6 @@ _NODE = (
     ("path", str, True),
     ("blob", str, True),
 )
-
-
-class ImportRefused(RoteiroError, ValueError):
-    """An import that would not reproduce a store: a bad line, or a store
-    that is not empty."""
-
-    kind = "BadRequest"
 
 
 def _connection(store: Store) -> sqlite3.Connection:

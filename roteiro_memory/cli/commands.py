@@ -23,6 +23,7 @@ from roteiro_memory.errors import (
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    UsageError,
 )
 from roteiro_memory.repo.graph import (
     PY_PREFIX,
@@ -47,12 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "UsageError"]
 
 OK, NOTHING = 0, 1
-
-
-class UsageError(RoteiroError, ValueError):
-    """A command-line value that is malformed; the message names it."""
-
-    kind = "BadRequest"
 
 
 def emit(value: Any) -> None:
