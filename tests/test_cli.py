@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from roteiro_memory.exitcodes import ExitCode
+
 SCRIPT = shutil.which("roteiro-memory")
 
 RETRY = """\
@@ -585,7 +587,7 @@ def test_a_store_this_version_cannot_read_is_a_one_line_error(repo: Repo, tmp_pa
     junk = tmp_path / "junk.db"
     junk.write_text("not a database at all, just text\n")
     done = repo.run("list", "--db", str(junk))
-    assert done.returncode == 2
+    assert done.returncode == ExitCode.STORE == 3
     assert "not a roteiro-memory store" in done.stderr
     assert len(done.stderr.splitlines()) == 1
     assert junk.read_text() == "not a database at all, just text\n"

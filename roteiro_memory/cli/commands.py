@@ -25,6 +25,7 @@ from roteiro_memory.errors import (
     StoreUnavailable,
     UsageError,
 )
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.repo.graph import (
     PY_PREFIX,
     GitError,
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HANDLERS", "UsageError"]
 
-OK, NOTHING = 0, 1
+OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
 
 
 def emit(value: Any) -> None:

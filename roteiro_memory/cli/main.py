@@ -8,21 +8,13 @@ and a subcommand's machinery is imported when that subcommand runs.
 from __future__ import annotations
 
 import argparse
-import enum
 import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.exitcodes import ExitCode
+
 __all__ = ["ExitCode", "main"]
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    """Success."""
-    NOTHING = 1
-    """Nothing found, or a check failed."""
-    USAGE = 2
-    """Bad usage or invalid input; nothing was changed."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -410,18 +402,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("roteiro-memory: error: a command is required\n")
         return ExitCode.USAGE
-    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.errors import Corrupt, RoteiroError
 
     try:
         if args.command == "protocol":
             return _protocol(args)
         return _run(args)
+    except Corrupt as error:
+        sys.stderr.write(f"roteiro-memory: error: {error}\n")
+        return ExitCode.STORE
     except RoteiroError as error:
         sys.stderr.write(f"roteiro-memory: error: {error}\n")
         return ExitCode.USAGE
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: interrupted\n")
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say to it.
         sys.stderr.close()
@@ -441,4 +436,4 @@ def _run(args: argparse.Namespace) -> int:
         return run(name, args)
     except sqlite3.Error as error:
         sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
-        return ExitCode.USAGE
+        return ExitCode.STORE
