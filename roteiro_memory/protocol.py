@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any
 
-from roteiro_memory import __version__
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import BadRequest, RoteiroError, Unsupported
 from roteiro_memory.results import GraphNode
@@ -241,6 +240,8 @@ class Ops:
         }
 
     def hello(self) -> JSON:
+        from roteiro_memory import __version__
+
         return {
             "protocol": PROTOCOL,
             "implementation": {"name": self.implementation, "version": __version__},
