@@ -28,17 +28,23 @@ listed here by the tags the conformance cases cite:
 
 Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
 reported in the order kind, scope, body, confidence, supersedes.
+
+Optional operations (``check``, ``export_lines``, ``import_export``) are not
+PROTOCOL operations; a store that does not provide one raises
+:class:`~roteiro_memory.errors.Unsupported` naming the store and the
+operation, so a caller never needs to know which store it holds.
 """
 
 from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from roteiro_memory.errors import Unsupported
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -50,6 +56,10 @@ from roteiro_memory.results import (
     Recall,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+
+if TYPE_CHECKING:
+    from roteiro_memory.check import Finding
+    from roteiro_memory.transfer import Export
 
 __all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
 
@@ -229,6 +239,34 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def snapshot(self) -> dict[str, Any]:
         """Every persisted row and counter, deterministic for a given state."""
+
+    # --- Optional: integrity and transfer ---------------------------------
+
+    def describe(self) -> str:
+        """Where the store lives, for a report (never with a password)."""
+        return f"the {self.name} store"
+
+    def check(self) -> builtins.list[Finding]:
+        """Every integrity problem found (:mod:`roteiro_memory.check`), read on
+        one snapshot and changing nothing; empty when the store is healthy."""
+        raise self._unsupported("check")
+
+    def export_lines(self) -> Iterator[str]:
+        """The whole store as the JSON Lines of :mod:`roteiro_memory.transfer`,
+        header first, read on one snapshot."""
+        raise self._unsupported("export")
+
+    def import_export(self, parsed: Export) -> dict[str, int]:
+        """Load a parsed export into this store, which must be empty (else
+        :class:`~roteiro_memory.transfer.ImportRefused`), in one transaction:
+        all or nothing.  Returns the count of nodes, records and cache entries."""
+        raise self._unsupported("import")
+
+    def _unsupported(self, operation: str) -> Unsupported:
+        return Unsupported(
+            f"the {self.name!r} store ({type(self).__name__}) does not support {operation}; "
+            "use an SQLite or PostgreSQL store for it"
+        )
 
     @abc.abstractmethod
     def reopen(self) -> None:

@@ -518,18 +518,19 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_check(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.check import check_store
-    from roteiro_memory.stores.postgres.store import PostgresStore
-
-    store = session.store() if session.dsn() is not None else None
-    if isinstance(store, PostgresStore):
+    if session.dsn() is not None:
+        # A server's store is checked through the store, on one snapshot.
+        store = session.store()
         path: Path | str = store.describe()
-        findings = check_store(store)
+        findings = store.check()
     else:
+        # A file is checked read-only, never opened as a store (nor migrated).
+        from roteiro_memory.stores.sqlite.check import check_file
+
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
-        findings = check_store(path)
+        findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
     else:
@@ -541,16 +542,14 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_export(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.transfer import export_lines
-
     store = session.store(must_exist=True)
     if args.output in (None, "-"):
-        for line in export_lines(store):
+        for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
     try:
         with open(args.output, "w", encoding="utf-8") as out:
-            for line in export_lines(store):
+            for line in store.export_lines():
                 out.write(line + "\n")
     except OSError as error:
         raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
@@ -558,7 +557,7 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.transfer import import_lines, read_export
+    from roteiro_memory.transfer import read_export
 
     if args.file == "-":
         lines = sys.stdin.read().splitlines()
@@ -569,7 +568,7 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
     parsed = read_export(lines)
-    counts = import_lines(session.store(), parsed)
+    counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)
     else:
