@@ -41,6 +41,7 @@ from roteiro_memory.repo.graph import (
 from roteiro_memory.repo.location import locate, prepare
 from roteiro_memory.results import Recall
 from roteiro_memory.store import Graph, Store
+from roteiro_memory.stores.naming import parse_store_name
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
@@ -150,11 +151,10 @@ class Session:
         named = getattr(self.args, "db", None)
         if named is None:
             named = os.environ.get("ROTEIRO_MEMORY_DB")
-        if named is None or "://" not in named:
-            return None  # a file path: start-up need not load the PostgreSQL module
-        from roteiro_memory.stores.postgres.store import is_dsn
-
-        return named if is_dsn(named) else None
+        if named is None:
+            return None
+        name = parse_store_name("sqlite", named)
+        return name.target if name is not None and name.kind == "postgres" else None
 
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:

@@ -65,6 +65,18 @@ def memory_store() -> object:
     return open_store("memory")
 
 
+def _names_postgres(spec: str) -> bool:
+    """Whether ``spec`` names a PostgreSQL store, by the library's one rule."""
+    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.stores.naming import parse_store_name
+
+    try:
+        name = parse_store_name(spec)
+    except RoteiroError:
+        return True  # ours, but malformed: _postgres reports it
+    return name is not None and name.kind == "postgres"
+
+
 def _postgres(spec: str) -> object:
     from roteiro_memory.errors import RoteiroError
     from roteiro_memory.stores.naming import open_store
@@ -402,7 +414,7 @@ def resolve_backend(
     named = {**builtin_factories(), **entry_point_factories(), **(factories or {})}
     if spec in named:
         return InProcessBackend(named[spec](), spec)
-    if spec.startswith(("postgres:", "postgresql:")):
+    if ":" in spec and _names_postgres(spec):
         return InProcessBackend(_postgres(spec), spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")

@@ -35,7 +35,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import re
-import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +57,7 @@ from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
 from roteiro_memory.stores.postgres import transfer as pg_transfer
+from roteiro_memory.stores.postgres.dsn import split_schema
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
@@ -80,7 +80,7 @@ from roteiro_memory.transfer import Export
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "is_dsn", "split_schema"]
+__all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "split_schema"]
 
 DEFAULT_SCHEMA = "roteiro"
 """The schema a store lives in when its name carries none."""
@@ -88,8 +88,6 @@ DEFAULT_SCHEMA = "roteiro"
 INSTALL_HINT = "pip install 'roteiro-memory[postgres]'"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
-_URI_PREFIXES = ("postgresql://", "postgres://")
 _LOCK_NAMESPACE = "roteiro-memory:"
 
 GRAPH_NODES = "unnest(%(graph_keys)s::bytea[], %(graph_blobs)s::bytea[]) AS g(key, blob)"
@@ -125,31 +123,6 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
     params["graph_keys"] = [_b(key) for key in graph]
     params["graph_blobs"] = [_ob(blob) for blob in graph.values()]
     return f"(SELECT key, blob FROM {GRAPH_NODES})"
-
-
-def is_dsn(name: str | None) -> bool:
-    """Whether a store name is a PostgreSQL connection URI."""
-    return name is not None and name.startswith(_URI_PREFIXES)
-
-
-def split_schema(dsn: str) -> tuple[str, str | None]:
-    """The DSN without its ``schema`` parameter, and that parameter (or None).
-
-    Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
-    text with ``schema=NAME``.
-    """
-    if dsn.startswith(_URI_PREFIXES):
-        parts = urllib.parse.urlsplit(dsn)
-        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        schemas = [value for name, value in query if name == "schema"]
-        if not schemas:
-            return dsn, None
-        rest = urllib.parse.urlencode([(n, v) for n, v in query if n != "schema"])
-        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[-1]
-    match = _KEYWORD_SCHEMA.search(dsn)
-    if match is None:
-        return dsn, None
-    return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
 
 
 def _check_schema_name(schema: str) -> str:
