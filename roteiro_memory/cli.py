@@ -13,6 +13,8 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.agents.options import AGENT_COMMANDS
+
 __all__ = ["ExitCode", "main"]
 
 
@@ -314,6 +316,7 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         "roteiro-memory import memory.jsonl",
         _add_import,
     ),
+    *AGENT_COMMANDS,
 )
 
 

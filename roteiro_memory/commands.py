@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.agents import commands as agent_commands
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
@@ -215,6 +216,13 @@ class Session:
         _, graph = rev_graph(repo, rev, self.store().export_graph())
         return graph
 
+    def touched(self, rev: str) -> set[str]:
+        """Node keys that differ between ``rev`` and the graph as last synced."""
+        repo = self.require_repo("--touched")
+        working = self.store().export_graph()
+        _, before = rev_graph(repo, rev, working)
+        return touched_keys(before, graph_blobs(working))
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
@@ -333,10 +341,7 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     graph = session.graph_for(args.rev)
     if args.touched is not None:
-        repo = session.require_repo("--touched")
-        working = store.export_graph()
-        _, before = rev_graph(repo, args.touched, working)
-        touched = touched_keys(before, graph_blobs(working))
+        touched = session.touched(args.touched)
         outer = predicate
 
         def predicate(anchor: str | None) -> bool:
@@ -597,6 +602,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
     "check": cmd_check,
     "export": cmd_export,
     "import": cmd_import,
+    "mcp": agent_commands.cmd_mcp,
+    "pack": agent_commands.cmd_pack,
 }
 
 
