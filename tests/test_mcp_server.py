@@ -248,7 +248,7 @@ def test_errors_are_tool_errors_naming_the_kind_and_change_nothing(
     assert "'body' is required" in texts[6]
     assert "'limit' is -1" in texts[7]
     assert "42" in texts[11]
-    assert "`list` or `search`" in texts[11]
+    assert "call list or search" in texts[11]
     assert "'one'" in texts[12]
     assert "no tool 'reset'" in texts[13]
     assert after == before

@@ -43,7 +43,7 @@ SEARCH_LIMIT = 20
 LIST_LIMIT = 50
 
 _ADVICE = {
-    "NotFound": "call `list` or `search` to see which ids exist",
+    "NotFound": "call list or search to see which ids exist",
     "AlreadySuperseded": "supersede the newest record of the chain instead "
     "(`get` shows its superseded_by)",
     "Corrupt": "the store cannot be read or opened; run `roteiro-memory check` in a shell",
