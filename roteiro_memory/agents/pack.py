@@ -144,28 +144,31 @@ def _footer(omitted: int) -> str:
     )
 
 
-def _anchor(recalled: Recalled) -> str:
+def _where(recalled: Recalled) -> str:
+    """``(anchor, confidence, state)``: the state last, so a stale record's
+    note on what to do ends the parenthesis."""
     record = recalled.record
-    if record.anchor is None:
-        return "unanchored"
-    key = record.anchor.key
-    for prefix in ("py:", "file:"):
-        if key.startswith(prefix):
-            key = key[len(prefix) :]
-            break
+    parts = []
+    if record.anchor is not None:
+        key = record.anchor.key
+        for prefix in ("py:", "file:"):
+            if key.startswith(prefix):
+                key = key[len(prefix) :]
+                break
+        parts.append(f"`{key}`")
+    if record.confidence is not None:
+        parts.append(f"confidence {record.confidence:g}")
     state = record.anchor_state
-    if state in _STALE_NOTE:
-        return f"`{key}`, **{state.value}**: {_STALE_NOTE[state]}"
-    return f"`{key}`, {state.value}"
+    note = _STALE_NOTE.get(state)
+    parts.append(f"**{state.value}**: {note}" if note else state.value)
+    return ", ".join(parts)
 
 
 def _entry(recalled: Recalled) -> str:
     """One list item; continuation lines are indented so Markdown keeps them
     inside the item."""
-    record = recalled.record
-    confidence = "" if record.confidence is None else f", confidence {record.confidence:g}"
-    body = record.body.strip().replace("\n", "\n  ")
-    return f"- #{record.id} ({_anchor(recalled)}{confidence}): {body}"
+    body = recalled.record.body.strip().replace("\n", "\n  ")
+    return f"- #{recalled.record.id} ({_where(recalled)}): {body}"
 
 
 def _worst_case_skeleton(candidates: int, touched: str | None) -> int:
