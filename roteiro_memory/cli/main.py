@@ -252,6 +252,42 @@ _CACHE_ACTIONS: tuple[tuple[str, str, str, Configure], ...] = (
     ("forget", "delete one entry", "roteiro-memory cache forget summary:src/app", _cache_forget),
 )
 
+
+def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+        "repository's git common directory)",
+    )
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="resolve anchors against the graph as last synced, without syncing first",
+    )
+
+
+def _add_pack(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.agents.pack import DEFAULT_PACK_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
+        f"(default {DEFAULT_PACK_BUDGET}, at least 100)",
+    )
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+    _common(parser, syncs=True)
+
+
 _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     (
         "add",
@@ -305,6 +341,18 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         "load an export into an empty store",
         "roteiro-memory import memory.jsonl",
         _add_import,
+    ),
+    (
+        "mcp",
+        "serve this memory to a coding agent over MCP (stdio)",
+        "claude mcp add roteiro-memory -- roteiro-memory mcp",
+        _add_mcp,
+    ),
+    (
+        "pack",
+        "print a digest of what applies here, for the start of an agent session",
+        "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --json",
+        _add_pack,
     ),
 )
 
