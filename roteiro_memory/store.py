@@ -55,7 +55,7 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
 )
-from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.semantics import DEFAULT_SCOPE, AnchorFilter, Decay, MemoryKind
 
 if TYPE_CHECKING:
     from roteiro_memory.check import Finding
@@ -136,9 +136,13 @@ class Store(abc.ABC):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
-        newest.  ``live``/``superseded`` count the whole store."""
+        newest.  ``live``/``superseded`` count the whole store.
+
+        ``anchors`` (on ``list`` and ``recall``, not a PROTOCOL argument) keeps
+        only records whose anchor it matches, before the limit."""
 
     @abc.abstractmethod
     def recall(
@@ -152,6 +156,7 @@ class Store(abc.ABC):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""

@@ -17,7 +17,6 @@ What holds:
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -147,6 +146,7 @@ def ranked(
     applicable_only: bool = False,
     limit: int | None = None,
     graph: Graph | None = None,
+    anchors: sem.AnchorFilter | None = None,
 ) -> Recall:
     """Ranked live records: the store's ``search`` when it has one and a query
     is given, else ``recall``; both return the same :class:`Recall`."""
@@ -158,6 +158,7 @@ def ranked(
         "applicable_only": applicable_only,
         "limit": limit,
         "graph": graph,
+        "anchors": anchors,
     }
     search = getattr(store, "search", None)
     if search is not None and query is not None and query.strip():
@@ -198,18 +199,13 @@ def _recall(
     decay = sem.Decay.parse(args.text("decay") or "none")
     applicable_only = args.flag("applicable_only")
     limit = args.whole("limit", minimum=0, default=SEARCH_LIMIT)
-    key, predicate = anchor_filter(_anchor(session, args))
+    spec = _anchor(session, args)
     session.check_revs(touched=touched_rev)
     store = session.store()
     session.sync()
-    if touched_rev is not None:
-        touched = session.touched(touched_rev)
-        outer = predicate
-
-        def predicate(anchor: str | None) -> bool:
-            return anchor in touched and (outer is None or outer(anchor))
-
-    recall = ranked(
+    touched = session.touched(touched_rev) if touched_rev is not None else None
+    key, anchors = anchor_filter(spec, touched)
+    return ranked(
         store,
         query,
         scope=scope,
@@ -217,12 +213,9 @@ def _recall(
         anchor_key=key,
         decay=decay,
         applicable_only=applicable_only,
-        limit=None if predicate else limit,
+        limit=limit,
+        anchors=anchors,
     )
-    if predicate is None:
-        return recall
-    kept = [r for r in recall.results if predicate(_key(r.record))]
-    return dataclasses.replace(recall, results=sem.apply_limit(kept, limit))
 
 
 # --- The tools ----------------------------------------------------------------
@@ -288,7 +281,7 @@ def _list(session: Session, args: Arguments) -> JSON:
     scope = args.text("scope")
     include_superseded = args.flag("include_superseded")
     limit = args.whole("limit", minimum=0, default=LIST_LIMIT)
-    key, predicate = anchor_filter(_anchor(session, args))
+    key, anchors = anchor_filter(_anchor(session, args))
     store = session.store()
     session.sync()
     listing = store.list(
@@ -296,11 +289,9 @@ def _list(session: Session, args: Arguments) -> JSON:
         kind=kind,
         anchor_key=key,
         include_superseded=include_superseded,
-        limit=None if predicate else limit,
+        limit=limit,
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [r for r in listing.records if predicate(_key(r))]
-        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
     return listing.to_json()
 
 

@@ -9,7 +9,6 @@ it was.  Handlers return the exit status; user errors are raised as
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -29,7 +28,6 @@ from roteiro_memory.errors import (
     UsageError,
 )
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.results import Recall
 
 if TYPE_CHECKING:
     from roteiro_memory.cli.anchors import AnchorSpec
@@ -145,22 +143,19 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    key, anchors = anchor_filter(_anchor_spec(session, args.anchor))
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
     listing = store.list(
         scope=args.scope,
         kind=kind,
         anchor_key=key,
         include_superseded=args.all,
-        limit=None if predicate else limit,
-        graph=graph,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [r for r in listing.records if predicate(r.anchor.key if r.anchor else None)]
-        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
     if args.json:
         emit(listing.to_json())
     else:
@@ -174,19 +169,13 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     decay = sem.Decay.parse(args.decay)
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    spec = _anchor_spec(session, args.anchor)
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
-    if args.touched is not None:
-        touched = session.touched(args.touched)
-        outer = predicate
-
-        def predicate(anchor: str | None) -> bool:
-            return anchor in touched and (outer is None or outer(anchor))
-
+    touched = session.touched(args.touched) if args.touched is not None else None
+    key, anchors = anchor_filter(spec, touched)
     recall = store.recall(
         query,
         scope=args.scope,
@@ -194,20 +183,10 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
         anchor_key=key,
         decay=decay,
         applicable_only=args.applicable_only,
-        limit=None if predicate else limit,
-        graph=graph,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [
-            r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
-        ]
-        recall = Recall(
-            generation=recall.generation,
-            decay=recall.decay,
-            results=sem.apply_limit(kept, limit),
-            live=recall.live,
-            superseded=recall.superseded,
-        )
     if args.json:
         emit(recall.to_json())
     else:

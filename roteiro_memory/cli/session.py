@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +27,7 @@ from roteiro_memory.repo.graph import (
     touched_keys,
 )
 from roteiro_memory.repo.location import locate, prepare
+from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.store import Graph, Store
 from roteiro_memory.stores.naming import parse_store_name
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -151,13 +152,19 @@ class Session:
 
 
 def anchor_filter(
-    spec: AnchorSpec | None,
-) -> tuple[str | None, Callable[[str | None], bool] | None]:
-    """How ``--anchor`` filters: an exact key the store filters by, or, for a
-    bare path, a predicate taking the file and every symbol in it."""
-    if spec is None:
-        return None, None
-    if spec.path is not None and spec.qualname is None:
-        file_key, prefix = spec.key, f"{PY_PREFIX}{spec.path}::"
-        return None, lambda key: key is not None and (key == file_key or key.startswith(prefix))
-    return spec.key, None
+    spec: AnchorSpec | None, touched: Collection[str] | None = None
+) -> tuple[str | None, AnchorFilter | None]:
+    """How ``--anchor`` and ``--touched`` filter, as the store takes them: an
+    exact key, or the anchors to keep -- for a bare path the file and every
+    symbol in it; with ``touched``, only the touched keys among those."""
+    key: str | None = None
+    anchors: AnchorFilter | None = None
+    if spec is not None and spec.path is not None and spec.qualname is None:
+        anchors = AnchorFilter(keys=frozenset({spec.key}), prefixes=(f"{PY_PREFIX}{spec.path}::",))
+    elif spec is not None:
+        key = spec.key
+    if touched is None:
+        return key, anchors
+    if anchors is None:
+        anchors = AnchorFilter(keys=frozenset({key} if key is not None else touched))
+    return None, anchors.narrowed(touched)
