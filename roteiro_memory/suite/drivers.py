@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import difflib
 import importlib
 import json
 import os
@@ -29,6 +30,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
+from roteiro_memory.suite.cases import CAPABILITIES
 from roteiro_memory.suite.runner import Backend, BackendFailure, OpError
 
 __all__ = [
@@ -172,6 +174,18 @@ def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
         raise BackendFailure(
             f"backend {name!r}: hello must return an object with a list of strings "
             f"'capabilities', got {json.dumps(hello)[:200]}"
+        )
+    unknown = sorted(set(caps) - set(CAPABILITIES))
+    if unknown:
+        # A misspelt capability would otherwise skip every case needing it.
+        hints = []
+        for name_ in unknown:
+            close = difflib.get_close_matches(name_, CAPABILITIES, n=1)
+            hints.append(f"{name_!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise BackendFailure(
+            f"backend {name!r}: hello declares unknown capabilit"
+            f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(hints)}; "
+            f"PROTOCOL defines {', '.join(CAPABILITIES)}"
         )
     return frozenset(caps)
 
