@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from roteiro_memory.suite.cases import Case, Check, Step
+from roteiro_memory.suite.shapes import result_problem
 
 __all__ = [
     "Backend",
@@ -417,6 +418,15 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
                 "error",
                 step.error,
                 result,
+            )
+        shape = result_problem(step.op, result)
+        if shape is not None:
+            where, problem = shape
+            raise _Mismatch(
+                f"{step.op}: the result breaks protocol.schema.json at {where}: {problem}",
+                where,
+                "(the shape protocol.schema.json gives)",
+                None,
             )
     for check in step.checks:
         try:
