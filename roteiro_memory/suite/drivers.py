@@ -117,6 +117,23 @@ class InProcessBackend:
         self._target = _as_caller(target, name)
         self._hello: JSON = None
 
+    @property
+    def speaks_wire(self) -> bool:
+        """Whether raw request lines can be answered: only for the reference
+        ``Ops``, whose wire form is :func:`roteiro_memory.protocol.handle_line`."""
+        from roteiro_memory.protocol import Ops
+
+        return isinstance(self._target, Ops)
+
+    def send_raw(self, line: str) -> JSON:
+        """The response object to one raw request line (reference ``Ops`` only)."""
+        from roteiro_memory.protocol import Ops, handle_line
+
+        if not isinstance(self._target, Ops):
+            raise BackendFailure(f"backend {self.name!r} is in-process and takes no wire lines")
+        response, _ = handle_line(self._target, line.encode("utf-8", "surrogatepass"))
+        return json.loads(response)
+
     def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
         try:
             result = self._target.call(op, dict(args))
@@ -321,18 +338,45 @@ class SubprocessBackend:
             self._stderr.clear()
         self._next_id += 1
         request_id = self._next_id
-        request = json.dumps({"id": request_id, "op": op, "args": dict(args)}, ensure_ascii=False)
+        body = {"id": request_id, "op": op, "args": dict(args)}
+        # A NaN goes out as the token NaN and a lone surrogate as its \u escape,
+        # as a case asks: both are for the program to refuse (PROTOCOL [P-wire-json]).
+        request = json.dumps(body, ensure_ascii=False)
+        try:
+            data = request.encode("utf-8")
+        except UnicodeEncodeError:
+            data = json.dumps(body, ensure_ascii=True).encode("ascii")
+        line = self._exchange(proc, op, data)
+        return self._decode(op, request_id, line)
+
+    @property
+    def speaks_wire(self) -> bool:
+        return True
+
+    def send_raw(self, text: str) -> JSON:
+        """Send one line as is; the response object, whatever its id."""
+        proc = self._proc if self._proc is not None and self._proc.poll() is None else None
+        if proc is None:
+            raise self._fail("raw line: the program had exited")
+        shown = text if len(text) <= 200 else text[:200] + "..."
+        line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
+        try:
+            response = json.loads(line)
+        except ValueError:
+            raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
+        return response
+
+    def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
         assert proc.stdin is not None
         try:
-            proc.stdin.write(request.encode("utf-8") + b"\n")
+            proc.stdin.write(data + b"\n")
             proc.stdin.flush()
         except OSError:
             status = proc.poll()
             raise self._fail(
                 f"{op}: the program is not reading its input (exit status {status})"
             ) from None
-        line = self._read_line(proc, op)
-        return self._decode(op, request_id, line)
+        return self._read_line(proc, op)
 
     def _decode(self, op: str, request_id: int, line: bytes) -> JSON:
         shown = line.decode("utf-8", "replace").rstrip("\n")
@@ -382,6 +426,16 @@ def _raise_op_error(kind: str, message: str) -> JSON:
 def _response_problem(response: JSON, request_id: int) -> str | None:
     if not isinstance(response, dict):
         return "not a JSON object"
+    error = response.get("error")
+    unread = (
+        response.get("ok") is False
+        and isinstance(error, dict)
+        and error.get("kind") == "BadRequest"
+    )
+    if response.get("id") is None and unread:
+        # A request the program could not read (a NaN token, say) is answered
+        # with "id": null; it is still the answer to this request, in order.
+        return None
     if response.get("id") != request_id:
         return f"id {response.get('id')!r} does not echo the request's id {request_id}"
     ok = response.get("ok")

@@ -19,7 +19,13 @@ import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev depe
 
 from roteiro_memory.suite.cases import builtin_dir
 
-__all__ = ["PROTOCOL_SCHEMA_FILE", "op_schema", "protocol_schema", "result_problem"]
+__all__ = [
+    "PROTOCOL_SCHEMA_FILE",
+    "op_schema",
+    "protocol_schema",
+    "response_problem",
+    "result_problem",
+]
 
 JSON = Any
 PROTOCOL_SCHEMA_FILE = "protocol.schema.json"
@@ -41,10 +47,16 @@ def op_schema(op: str) -> dict[str, Any] | None:
 
 
 @cache
-def _validator(op: str, part: str) -> Any:
+def _validator(pointer: str) -> Any:
     schema = protocol_schema()
-    pointer = {"$ref": f"#/$defs/ops/{op}/{part}"}
-    return jsonschema.Draft202012Validator({**pointer, "$defs": schema["$defs"]})
+    return jsonschema.Draft202012Validator({"$ref": pointer, "$defs": schema["$defs"]})
+
+
+def _problem(pointer: str, value: JSON) -> tuple[str, str] | None:
+    error = jsonschema.exceptions.best_match(_validator(pointer).iter_errors(value))
+    if error is None:
+        return None
+    return _json_path(error.absolute_path), _describe(error)
 
 
 def _json_path(parts: Any) -> str:
@@ -89,8 +101,9 @@ def result_problem(op: str, result: JSON) -> tuple[str, str] | None:
     result in the schema, or None (also for an op the schema does not know)."""
     if op_schema(op) is None:
         return None
-    validator = _validator(op, "result")
-    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
-    if error is None:
-        return None
-    return _json_path(error.absolute_path), _describe(error)
+    return _problem(f"#/$defs/ops/{op}/result", result)
+
+
+def response_problem(response: JSON) -> tuple[str, str] | None:
+    """``(json_path, problem)`` when a whole wire response breaks its shape."""
+    return _problem("#/$defs/response", response)
