@@ -520,7 +520,10 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
                 line,
             )
         capability = OP_CAPABILITY.get(op)
-        if raw_step.get("error") == "Unsupported":
+        refused = raw_step.get("error") == "BadRequest" and capability in without
+        if refused:
+            pass  # a malformed request is BadRequest, declared or not
+        elif raw_step.get("error") == "Unsupported":
             # The op of a capability the backend must not declare.
             if capability is not None and capability not in without:
                 raise fail(
@@ -533,7 +536,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
             if capability in without:
                 raise fail(
                     f"{op} needs {capability!r}, which the case excludes ('without'); only a "
-                    "step expecting Unsupported may use it",
+                    "step expecting Unsupported or BadRequest may use it",
                     f"{where}.op",
                     line,
                 )

@@ -364,7 +364,20 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
+        if _is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
+            self._await_exit(proc)
         return response
+
+    def _await_exit(self, proc: subprocess.Popen[bytes]) -> None:
+        """After an answered shutdown the program must end, with status 0
+        (PROTOCOL [P-wire-end]); the next case's reset starts it afresh."""
+        try:
+            status = proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            message = f"shutdown: the program did not exit within {self.timeout:g}s"
+            raise self._fail(message) from None
+        if status != 0:
+            raise self._fail(f"shutdown: the program exited with status {status}, not 0")
 
     def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
         assert proc.stdin is not None
@@ -417,6 +430,14 @@ class SubprocessBackend:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         self._kill()
+
+
+def _is_shutdown(text: str) -> bool:
+    try:
+        request = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("op") == "shutdown"
 
 
 def _raise_op_error(kind: str, message: str) -> JSON:
