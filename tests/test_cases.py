@@ -227,6 +227,54 @@ def test_malformed_case_names_file_line_case_and_path(
     assert str(error).startswith(f"{path}:{line}: case {case_id!r}: at {where}: ")
 
 
+@pytest.mark.parametrize(
+    ("steps", "extra", "where", "problem"),
+    [
+        pytest.param(
+            "[{op: graph.export, error: Unsupported}]",
+            "",
+            "steps[0].error",
+            "whose capability 'graph' the case does not exclude",
+            id="unsupported-without-without",
+        ),
+        pytest.param(
+            "[{op: graph.export}]",
+            "without: [graph]\n",
+            "steps[0].op",
+            "which the case excludes ('without')",
+            id="excluded-op-expecting-success",
+        ),
+        pytest.param(
+            "[{op: graph.export, error: Unsupported}]",
+            "without: [graph]\nrequires: [graph]\n",
+            "without",
+            "both required and excluded",
+            id="required-and-excluded",
+        ),
+        pytest.param(
+            "[{raw: '{}', args: {a: 1}}]",
+            "",
+            "steps[0]",
+            "a step with 'raw' sends its line as is",
+            id="raw-with-args",
+        ),
+    ],
+)
+def test_malformed_capability_and_raw_steps_are_refused(
+    tmp_path: Path, steps: str, extra: str, where: str, problem: str
+) -> None:
+    indented = "".join(f"    {line}\n" for line in extra.splitlines())
+    path = _write(
+        tmp_path,
+        "cases:\n  - id: c9\n    title: t\n    clause: c\n    invariant: bad-request\n"
+        f"{indented}    steps: {steps}\n",
+    )
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path, load_registry())
+    assert caught.value.path == where
+    assert problem in str(caught.value)
+
+
 def test_invalid_yaml_is_a_case_file_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "cases:\n  - id: [unclosed\n")
     with pytest.raises(CaseFileError, match=r"topic\.yaml:\d+: is not valid YAML"):

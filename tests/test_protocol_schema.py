@@ -147,3 +147,35 @@ def test_result_shapes_accept_the_reference_and_name_the_path_of_a_fault() -> No
     assert "is not of type" in problem
     assert op_schema("no.such.op") is None
     assert result_problem("no.such.op", 1) is None
+
+
+class _Misshapen:
+    """The reference model whose memory.get answers with created_at in ISO form."""
+
+    def __init__(self) -> None:
+        from roteiro_memory.protocol import Ops
+        from roteiro_memory.stores.model import ModelStore
+
+        self.ops = Ops(ModelStore())
+
+    def call(self, op: str, args: Any = None) -> Any:
+        result = self.ops.call(op, args)
+        if op == "memory.get" and isinstance(result, dict):
+            result["created_at"] = "2026-12-01T08:00:00Z" + "x" * 500
+        return result
+
+
+def test_a_result_of_the_wrong_shape_fails_the_case_naming_op_and_path() -> None:
+    from roteiro_memory.suite.cases import load_cases
+    from roteiro_memory.suite.drivers import InProcessBackend
+    from roteiro_memory.suite.runner import run_case
+
+    case = next(c for c in load_cases() if c.id == "a-record-has-every-field-and-a-utc-created-at")
+    outcome = run_case(case, InProcessBackend(_Misshapen(), "misshapen"))
+    assert outcome.status == "failed"
+    assert outcome.op == "memory.get"
+    assert outcome.path == "$.created_at"
+    assert outcome.message.startswith(
+        "memory.get: the result breaks protocol.schema.json at $.created_at: "
+    )
+    assert len(outcome.message) < 400
