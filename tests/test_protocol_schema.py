@@ -168,7 +168,7 @@ class _Misshapen:
 def test_a_result_of_the_wrong_shape_fails_the_case_naming_op_and_path() -> None:
     from roteiro_memory.suite.cases import load_cases
     from roteiro_memory.suite.drivers import InProcessBackend
-    from roteiro_memory.suite.runner import run_case
+    from roteiro_memory.suite.runner import format_outcome, run_case
 
     case = next(c for c in load_cases() if c.id == "a-record-has-every-field-and-a-utc-created-at")
     outcome = run_case(case, InProcessBackend(_Misshapen(), "misshapen"))
@@ -179,3 +179,5 @@ def test_a_result_of_the_wrong_shape_fails_the_case_naming_op_and_path() -> None
         "memory.get: the result breaks protocol.schema.json at $.created_at: "
     )
     assert len(outcome.message) < 400
+    text = format_outcome(case, outcome)
+    assert "  rules: P-record-shape, P-created-at (conformance/PROTOCOL.md)" in text

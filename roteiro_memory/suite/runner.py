@@ -509,6 +509,8 @@ def format_outcome(case: Case, outcome: Outcome, *, clause: str | None = None) -
     lines = [f"case {case.id}: {case.title}"]
     lines.append(f"  clause: {clause or case.clause}")
     lines.append(f"  invariant: {case.invariant}")
+    if case.rules:
+        lines.append(f"  rules: {', '.join(case.rules)} (conformance/PROTOCOL.md)")
     if outcome.status == "skipped":
         lines.append(f"  skipped: {outcome.message}")
         return "\n".join(lines)
