@@ -9,8 +9,10 @@ everything a case rests on from the files the project ships.
 from __future__ import annotations
 
 import collections
+import json
 import re
 import textwrap
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -110,3 +112,40 @@ def test_a_case_citing_an_undefined_rule_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(CaseFileError, match=r"at rules: unknown rule\(s\) P-no-such-rule"):
         load_file(path, load_registry())
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []
+
+
+def test_cases_use_only_code_points_whose_unicode_properties_are_settled(
+    cases: list[Case],
+) -> None:
+    """PROTOCOL [P-unicode]: whitespace and case mappings the same since Unicode 3.2."""
+    texts: list[str] = []
+    for case in cases:
+        for step in case.steps:
+            texts += _strings(dict(step.args))
+            texts += [s for check in step.checks for s in _strings(check.value)]
+            if step.raw is not None:
+                try:
+                    texts += _strings(json.loads(step.raw))
+                except ValueError:
+                    texts.append(step.raw)
+    used = {ch for text in texts for ch in text if ord(ch) > 127}
+    assert len(used) > 10
+    old = unicodedata.ucd_3_2_0
+    for ch in sorted(used):
+        if 0xD800 <= ord(ch) <= 0xDFFF:
+            continue  # a lone surrogate, which a case sends to be refused
+        settled = old.category(ch) == unicodedata.category(ch) and (
+            old.bidirectional(ch) == unicodedata.bidirectional(ch)
+        )
+        inert = not ch.isspace() and ch.lower() == ch == ch.upper()
+        assert settled or inert, f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}"
