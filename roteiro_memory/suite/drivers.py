@@ -341,13 +341,18 @@ class SubprocessBackend:
         body = {"id": request_id, "op": op, "args": dict(args)}
         # A NaN goes out as the token NaN and a lone surrogate as its \u escape,
         # as a case asks: both are for the program to refuse (PROTOCOL [P-wire-json]).
-        request = json.dumps(body, ensure_ascii=False)
+        try:
+            request = json.dumps(body, ensure_ascii=False, allow_nan=False)
+            unreadable = False
+        except ValueError:
+            request = json.dumps(body, ensure_ascii=False)
+            unreadable = True  # not JSON: the answer cannot echo the id
         try:
             data = request.encode("utf-8")
         except UnicodeEncodeError:
             data = json.dumps(body, ensure_ascii=True).encode("ascii")
         line = self._exchange(proc, op, data)
-        return self._decode(op, request_id, line)
+        return self._decode(op, request_id, line, unreadable=unreadable)
 
     @property
     def speaks_wire(self) -> bool:
@@ -391,7 +396,7 @@ class SubprocessBackend:
             ) from None
         return self._read_line(proc, op)
 
-    def _decode(self, op: str, request_id: int, line: bytes) -> JSON:
+    def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         shown = line.decode("utf-8", "replace").rstrip("\n")
         if len(shown) > 500:
             shown = shown[:500] + "..."
@@ -399,7 +404,7 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
-        problem = _response_problem(response, request_id)
+        problem = _response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
         if response["ok"]:
@@ -444,16 +449,16 @@ def _raise_op_error(kind: str, message: str) -> JSON:
     raise OpError(kind, message)
 
 
-def _response_problem(response: JSON, request_id: int) -> str | None:
+def _response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
     if not isinstance(response, dict):
         return "not a JSON object"
     error = response.get("error")
-    unread = (
+    bad_request = (
         response.get("ok") is False
         and isinstance(error, dict)
         and error.get("kind") == "BadRequest"
     )
-    if response.get("id") is None and unread:
+    if unreadable and response.get("id") is None and bad_request:
         # A request the program could not read (a NaN token, say) is answered
         # with "id": null; it is still the answer to this request, in order.
         return None
