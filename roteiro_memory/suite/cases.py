@@ -520,26 +520,24 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
                 line,
             )
         capability = OP_CAPABILITY.get(op)
-        refused = raw_step.get("error") == "BadRequest" and capability in without
-        if refused:
-            pass  # a malformed request is BadRequest, declared or not
-        elif raw_step.get("error") == "Unsupported":
-            # The op of a capability the backend must not declare.
-            if capability is not None and capability not in without:
-                raise fail(
-                    f"expects Unsupported from {op}, whose capability {capability!r} the "
-                    "case does not exclude; add it to 'without'",
-                    f"{where}.error",
-                    line,
-                )
-        elif capability is not None:
-            if capability in without:
+        expected_error = raw_step.get("error")
+        if capability in without:
+            # Only refusals: Unsupported, or BadRequest, which comes first.
+            if expected_error not in ("Unsupported", "BadRequest"):
                 raise fail(
                     f"{op} needs {capability!r}, which the case excludes ('without'); only a "
                     "step expecting Unsupported or BadRequest may use it",
                     f"{where}.op",
                     line,
                 )
+        elif expected_error == "Unsupported" and capability is not None:
+            raise fail(
+                f"expects Unsupported from {op}, whose capability {capability!r} the "
+                "case does not exclude; add it to 'without'",
+                f"{where}.error",
+                line,
+            )
+        elif capability is not None:
             needed.add(capability)
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
