@@ -330,7 +330,6 @@ def test_touched_returns_exactly_the_records_on_changed_files_and_symbols(repo: 
     assert {r["record"]["id"] for r in since_initial} == {on_run, on_file, on_readme}
 
 
-
 def test_touched_and_anchor_path_filter_in_the_store_before_its_limit(repo: Repo) -> None:
     on_run = repo.add("run sleeps", "src/app/retry.py::Retry.run")
     on_file = repo.add("retry module", "src/app/retry.py")
@@ -346,6 +345,7 @@ def test_touched_and_anchor_path_filter_in_the_store_before_its_limit(repo: Repo
     assert [r["id"] for r in both] == [on_file, on_run]
     exact = repo.json("recall", "--touched", "--anchor", "README.txt", "--limit", "1")["results"]
     assert [r["record"]["id"] for r in exact] == [newest]
+
 
 # --- Where the store lives -----------------------------------------------------
 

@@ -17,13 +17,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 import yaml
 
+from roteiro_memory.suite.data import builtin_dir
 from roteiro_memory.suite.errors import CaseFileError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE, OP_CAPABILITY
 
@@ -53,6 +53,8 @@ property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
 _CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
+RAW_OP = "(raw)"
+"""The op name a step with ``raw`` is reported under."""
 _REPEAT = "$repeat"
 
 
@@ -98,6 +100,9 @@ class Step:
     unchanged: str | None = None
     changed: str | None = None
     note: str | None = None
+    raw: str | None = None
+    """A request line sent as is (``op`` is then ``(raw)``); the checks apply
+    to the whole response."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +118,10 @@ class Case:
     file: Path
     line: int
     topic: str
+    rules: tuple[str, ...] = ()
+    """The PROTOCOL.md rules the case checks, by tag."""
+    without: tuple[str, ...] = ()
+    """Capabilities the backend must not declare for the case to run."""
 
     @property
     def location(self) -> str:
@@ -187,15 +196,6 @@ def line_at(document: JSON, path: Sequence[str | int]) -> int | None:
 
 
 # --- Packaged data ---------------------------------------------------------
-
-
-def builtin_dir() -> Path:
-    """The folder of the cases that ship with this package."""
-    try:
-        root = resources.files("roteiro_memory.conformance")
-    except ModuleNotFoundError:  # a source checkout that was never installed
-        return Path(__file__).resolve().parents[2] / "conformance"
-    return Path(str(root))
 
 
 @cache
@@ -366,6 +366,11 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {', '.join(allowed)}"
+    if error.validator == "not" and isinstance(error.instance, dict) and "raw" in error.instance:
+        return (
+            "a step with 'raw' sends its line as is: it takes no args, error, unchanged or "
+            "changed; check the response object with expect"
+        )
     if error.validator == "not":
         return (
             "a step with 'error' cannot also save or check a result "
@@ -431,14 +436,30 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
             "invariant",
         )
     requires = tuple(raw.get("requires", ()))
+    without = tuple(raw.get("without", ()))
+    rules = tuple(raw.get("rules", ()))
+    if rules:
+        from roteiro_memory.suite.rules import PROTOCOL_FILE, protocol_rules
+
+        unknown_rules = [tag for tag in rules if tag not in protocol_rules()]
+        if unknown_rules:
+            raise fail(
+                f"unknown rule(s) {', '.join(unknown_rules)}: {PROTOCOL_FILE} defines "
+                f"{', '.join(protocol_rules())}",
+                "rules",
+            )
+    both = sorted(set(requires) & set(without))
+    if both:
+        raise fail(f"{', '.join(both)} is both required and excluded ('without')", "without")
     saved: set[str] = set()
     steps: list[Step] = []
     needed: set[str] = set()
     for index, raw_step in enumerate(raw["steps"]):
         where = f"steps[{index}]"
         line = raw_step.line
-        op = raw_step["op"]
-        if op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
+        op = raw_step.get("op", RAW_OP)
+        named = "raw" not in raw_step
+        if named and op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
             raise fail(
                 f"unknown op {op!r}: expected one of {', '.join(OP_CAPABILITY)} (a step may "
                 "name an op outside PROTOCOL only when it expects error: BadRequest)",
@@ -446,7 +467,24 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
                 line,
             )
         capability = OP_CAPABILITY.get(op)
-        if capability is not None:
+        expected_error = raw_step.get("error")
+        if capability in without:
+            # Only refusals: Unsupported, or BadRequest, which comes first.
+            if expected_error not in ("Unsupported", "BadRequest"):
+                raise fail(
+                    f"{op} needs {capability!r}, which the case excludes ('without'); only a "
+                    "step expecting Unsupported or BadRequest may use it",
+                    f"{where}.op",
+                    line,
+                )
+        elif expected_error == "Unsupported" and capability is not None:
+            raise fail(
+                f"expects Unsupported from {op}, whose capability {capability!r} the "
+                "case does not exclude; add it to 'without'",
+                f"{where}.error",
+                line,
+            )
+        elif capability is not None:
             needed.add(capability)
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
@@ -482,6 +520,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         file=path,
         line=raw.line,
         topic=topic,
+        rules=rules,
+        without=without,
     )
 
 
@@ -510,7 +550,7 @@ def _build_step(number: int, raw: JSON) -> Step:
     return Step(
         number=number,
         line=raw.line,
-        op=raw["op"],
+        op=raw.get("op", RAW_OP),
         args=_plain(raw.get("args", {})),
         save=dict(raw.get("save", {})),
         checks=tuple(checks),
@@ -518,4 +558,5 @@ def _build_step(number: int, raw: JSON) -> Step:
         unchanged=raw.get("unchanged"),
         changed=raw.get("changed"),
         note=raw.get("note"),
+        raw=raw.get("raw"),
     )

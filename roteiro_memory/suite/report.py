@@ -205,7 +205,11 @@ def compliance(
     results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant]
 ) -> list[dict[str, Any]]:
     """One row per capability: invariant counts by verdict and a level --
-    ``full`` (every invariant run passed), ``none`` (none passed) or ``partial``."""
+    ``full`` (every invariant that ran passed), ``none`` (none passed),
+    ``partial``, or ``not run``.  Only invariants with a case that ran count
+    towards the level; ``not run`` counts those whose cases were all skipped
+    (a capability not declared) or not selected, so a backend declaring only
+    some capabilities can be ``full`` on each of them."""
     verdicts = invariant_verdicts(results, registry)
     rows = []
     for capability in _CAPABILITY_ORDER:
@@ -215,6 +219,7 @@ def compliance(
         counts = {status: 0 for status in (*STATUSES, "not run")}
         for tag in tags:
             counts[verdicts[tag]] += 1
+        counts["not run"] += counts["skipped"]
         ran = len(tags) - counts["not run"]
         if ran == 0:
             level = "not run"
@@ -228,7 +233,7 @@ def compliance(
     return rows
 
 
-_COLUMNS = ("capability", "invariants", "passed", "failed", "skipped", "known-failing", "level")
+_COLUMNS = ("capability", "invariants", "passed", "failed", "known-failing", "not run", "level")
 
 
 def compliance_table(
@@ -244,7 +249,8 @@ def compliance_table(
     lines.append(
         f"cases: {len(results)} run, "
         + ", ".join(f"{totals[s]} {s}" for s in STATUSES)
-        + "; invariants counted per capability (an invariant fails if any of its cases fails)"
+        + "; invariants counted per capability (an invariant fails if any of its cases fails;"
+        " 'not run' when none of its cases ran, which leaves the level alone)"
     )
     return lines
 
