@@ -13,11 +13,13 @@ explicit pointer; recall ranks at read time and reads never write.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 import importlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
+
+DISTRIBUTION = "roteiro-memory"
+"""The name this package is installed under, whose metadata holds the version."""
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -101,7 +103,25 @@ _EXPORTS = {
 }
 
 
+_VERSION: list[str] = []  # the version once read (no functools.cache at start-up)
+
+
+def _version() -> str:
+    """The installed version, from the package metadata (``pyproject.toml`` is
+    its one source); read on first use, so start-up does not pay for it."""
+    if not _VERSION:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            _VERSION.append(version(DISTRIBUTION))
+        except PackageNotFoundError:  # a source checkout that was never installed
+            _VERSION.append("0+unknown")
+    return _VERSION[0]
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'roteiro_memory' has no attribute {name!r}")

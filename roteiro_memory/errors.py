@@ -10,8 +10,11 @@ from __future__ import annotations
 __all__ = [
     "ERROR_KINDS",
     "AlreadySuperseded",
+    "AnchorError",
     "BadRequest",
     "Corrupt",
+    "GitError",
+    "ImportRefused",
     "InvalidBody",
     "InvalidBudget",
     "InvalidConfidence",
@@ -21,7 +24,9 @@ __all__ = [
     "NotFound",
     "RoteiroError",
     "StoreUnavailable",
+    "SymbolError",
     "Unsupported",
+    "UsageError",
 ]
 
 
@@ -103,6 +108,41 @@ class StoreUnavailable(RoteiroError):
     """A store that cannot be opened or reached (a path, a server, a driver)."""
 
     kind = "Corrupt"
+
+
+# Refusals of the command line and the repository: reported as BadRequest,
+# since each is a request naming something malformed or absent.
+
+
+class UsageError(RoteiroError, ValueError):
+    """A command-line value that is malformed; the message names it."""
+
+    kind = "BadRequest"
+
+
+class AnchorError(RoteiroError, ValueError):
+    """An ``--anchor`` that names nothing anchorable."""
+
+    kind = "BadRequest"
+
+
+class GitError(RoteiroError, ValueError):
+    """A git command failed: not a repository, an unknown revision, no git."""
+
+    kind = "BadRequest"
+
+
+class SymbolError(RoteiroError, ValueError):
+    """Source that cannot be parsed into definitions; the message names where and why."""
+
+    kind = "BadRequest"
+
+
+class ImportRefused(RoteiroError, ValueError):
+    """An import that would not reproduce a store: a bad line, or a store
+    that is not empty."""
+
+    kind = "BadRequest"
 
 
 ERROR_KINDS: tuple[str, ...] = (

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory.cli import completion
-from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS, SHELLS, _parser, main
+from roteiro_memory.cli.completion import SHELLS
+from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS, _parser, main
 
 COMMANDS = [name for name, *_ in _COMMANDS] + ["protocol"]
 ACTIONS = [name for name, *_ in _CACHE_ACTIONS]

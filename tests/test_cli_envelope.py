@@ -172,7 +172,7 @@ FAILURES: list[tuple[list[str], int, str]] = [
     (["sync", "--db", ""], ExitCode.USAGE, "Corrupt"),
     (["cache", "stats", "--budget-mb", "-1"], ExitCode.USAGE, "BadRequest"),
     (["cache", "sweep", "--budget-mb", "lots"], ExitCode.USAGE, "BadRequest"),
-    (["cache", "list", "--db", "mod.py"], ExitCode.USAGE, "Corrupt"),
+    (["cache", "list", "--db", "mod.py"], ExitCode.STORE, "Corrupt"),
     (["cache", "get", "nope"], ExitCode.NOTHING, "NotFound"),
     (["cache", "put", "k", "fp", "{not json"], ExitCode.USAGE, "BadRequest"),
     (["cache", "forget", "nope"], ExitCode.NOTHING, "NotFound"),

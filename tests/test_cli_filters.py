@@ -104,9 +104,18 @@ def test_repeated_filters_recall_the_union_in_rank_order(
 
 
 def test_one_value_each_is_left_to_the_store() -> None:
-    chosen = filters.record_filter(["lesson"], None)
-    assert (chosen.kind is not None, chosen.anchor_key, chosen.keep) == (True, None, None)
-    assert filters.record_filter(["lesson", "lesson"], None).keep is None
+    from roteiro_memory.cli.anchors import AnchorSpec
+    from roteiro_memory.cli.session import anchor_filter
+
+    assert filters.each_kind(None) == [None]
+    assert filters.each_kind(["lesson", "lesson"]) == [filters.sem.MemoryKind.LESSON]
+    symbol = AnchorSpec("py:a.py::f", "a.py", "f")
+    assert anchor_filter([symbol, symbol]) == ("py:a.py::f", None)
+    key, anchors = anchor_filter([symbol, AnchorSpec("file:b.py", "b.py", None)])
+    assert key is None
+    assert anchors is not None
+    assert anchors.keys == {"py:a.py::f", "file:b.py"}
+    assert anchors.prefixes == ("py:b.py::",)
 
 
 def test_graph_prefixes_are_the_graphs_own() -> None:

@@ -73,6 +73,7 @@ def _loaded(module: str, argv: list[str], cwd: Path) -> set[str]:
         ["--json", "--db", "x.db", "--no-sync", "add", "a lesson", "--anchor", "file:a.py"],
         ["--json", "--db", "x.db", "--no-sync", "show", "1"],
         ["--json", "--db", "x.db", "cache", "stats"],
+        ["--json", "--db", "x.db", "pack"],
     ],
 )
 def test_json_commands_on_a_named_store_load_no_git_and_nothing_heavy(

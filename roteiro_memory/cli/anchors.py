@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from roteiro_memory.cli.filters import FILE_PREFIX, PY_PREFIX
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.errors import AnchorError, SymbolError
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -24,12 +24,6 @@ if TYPE_CHECKING:
 __all__ = ["AnchorError", "AnchorSpec", "names_a_path", "parse_anchor", "verify_anchor"]
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
-
-
-class AnchorError(RoteiroError, ValueError):
-    """An ``--anchor`` that names nothing anchorable."""
-
-    kind = "BadRequest"
 
 
 @valueclass
@@ -104,7 +98,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
         return
     import subprocess
 
-    from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
+    from roteiro_memory.repo.symbols import definitions, is_python_path
 
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):

@@ -20,15 +20,17 @@ import sys
 from collections.abc import Callable
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.cli.filters import record_filter
-from roteiro_memory.cli.main import ExitCode
+from roteiro_memory.cli.filters import each_kind, listed, recalled
+from roteiro_memory.cli.output import emit, missing, say
+from roteiro_memory.cli.session import Session, anchor_filter
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    UsageError,
 )
-from roteiro_memory.repo.location import locate, prepare
+from roteiro_memory.exitcodes import ExitCode
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,46 +38,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.cli.anchors import AnchorSpec
-    from roteiro_memory.repo.graph import Repo, SyncReport
-    from roteiro_memory.results import MemoryRecord
-    from roteiro_memory.store import Graph, Store
 
 __all__ = ["HANDLERS", "UsageError"]
 
 OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
-
-
-class UsageError(RoteiroError, ValueError):
-    """A command-line value that is malformed; the message names it."""
-
-    kind = "BadRequest"
-
-
-def emit(value: Any) -> None:
-    """Print a command's result in the envelope, on one line."""
-    from roteiro_memory.cli.envelope import success, write
-
-    write(success(value))
-
-
-def missing(args: argparse.Namespace, message: str) -> int:
-    """Report that the record or entry a command names is not there: exit
-    status 1, and under ``--json`` an envelope of kind ``NotFound``."""
-    if args.json:
-        from roteiro_memory.cli.envelope import failure, write
-
-        write(failure(NotFound.kind, message))
-    else:
-        sys.stderr.write(f"roteiro-memory: {message}\n")
-    return NOTHING
-
-
-def say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
-def warn(text: str) -> None:
-    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
 
 
 # --- Parsing values ---------------------------------------------------------
@@ -121,130 +87,6 @@ def budget(text: str | None) -> int:
             f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits"
         ) from None
-
-
-# --- The session: repository, store, sync -----------------------------------
-
-
-class Session:
-    """The repository and store one command works on, found and opened lazily."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self._repo: Repo | None = None
-        self._looked = False
-        self._store: Store | None = None
-        self.synced: SyncReport | None = None
-
-    @property
-    def repo(self) -> Repo | None:
-        if not self._looked:
-            from roteiro_memory.repo.graph import find_repo
-
-            self._repo = find_repo()
-            self._looked = True
-        return self._repo
-
-    def require_repo(self, what: str) -> Repo:
-        repo = self.repo
-        if repo is None:
-            from roteiro_memory.repo.graph import GitError
-
-            raise GitError(f"{what} needs a git repository: run it inside one")
-        return repo
-
-    def _location_repo(self) -> Path | None:
-        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
-            repo = self.repo
-            return repo.common_dir if repo is not None else None
-        return None
-
-    def store_path(self) -> Path:
-        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
-
-    def dsn(self) -> str | None:
-        """The PostgreSQL DSN the store is named by (``--db`` or
-        ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
-        named = getattr(self.args, "db", None)
-        if named is None:
-            named = os.environ.get("ROTEIRO_MEMORY_DB")
-        if named is None or "://" not in named:
-            return None  # a file path: start-up need not load the PostgreSQL module
-        from roteiro_memory.stores.postgres.store import is_dsn
-
-        return named if is_dsn(named) else None
-
-    def store(self, *, must_exist: bool = False) -> Store:
-        if self._store is None and self.dsn() is not None:
-            from roteiro_memory.stores.postgres.store import PostgresStore
-
-            self._store = PostgresStore(str(self.dsn()))
-        if self._store is None:
-            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
-            if must_exist and not location.path.exists():
-                raise StoreUnavailable(
-                    f"no store at {location.path} ({location.origin}): nothing has been "
-                    "recorded there yet"
-                )
-            prepare(location)
-            from roteiro_memory.stores.sqlite.store import SQLiteStore
-
-            self._store = SQLiteStore(location.path)
-        return self._store
-
-    def sync(self, *, announce: bool = False) -> SyncReport | None:
-        """Bring the store's graph up to the working tree, unless ``--no-sync``
-        or there is no repository to sync from."""
-        if getattr(self.args, "no_sync", False):
-            return None
-        repo = self.repo
-        if repo is None:
-            return None
-        from roteiro_memory.repo.graph import sync
-
-        store = self.store()
-        if not sys.stderr.isatty():
-            report = sync(store, repo)
-        else:
-            from roteiro_memory.cli.render import ProgressBar
-
-            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
-            try:
-                report = sync(store, repo, parse_bar, hash_bar)
-            finally:
-                hash_bar.close()
-                parse_bar.close()
-        for path, problem in report.unparsable:
-            from roteiro_memory.cli.render import printable
-
-            warn(f"{printable(path)} {problem}")
-        self.synced = report
-        return report
-
-    def check_revs(self, **revs: str | None) -> None:
-        """Refuse an unknown revision before anything is synced or written."""
-        for option, rev in revs.items():
-            if rev is not None:
-                from roteiro_memory.repo.graph import resolve_tree
-
-                resolve_tree(self.require_repo(f"--{option}"), rev)
-
-    def graph_for(self, rev: str | None) -> Graph | None:
-        """The graph of ``rev`` to resolve anchors against; None for the store's."""
-        if rev is None:
-            return None
-        from roteiro_memory.repo.graph import rev_graph
-
-        repo = self.require_repo("--rev")
-        _, graph = rev_graph(repo, rev, self.store().export_graph())
-        return graph
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-# --- Anchor filters ---------------------------------------------------------
 
 
 def _anchor_specs(session: Session, texts: list[str] | None) -> list[AnchorSpec] | None:
@@ -314,27 +156,26 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
     limit = whole(args.limit, "--limit")
-    chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
-    kind, key, predicate = chosen.kind, chosen.anchor_key, chosen.keep
+    kinds = each_kind(args.kind)
+    specs = _anchor_specs(session, args.anchor)
+    key, anchors = anchor_filter(specs)
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
     graph = session.graph_for(args.rev)
-    listing = store.list(
-        scope=args.scope,
-        kind=kind,
-        anchor_key=key,
-        include_superseded=args.all,
-        limit=None if predicate else limit,
-        graph=graph,
+    listing = listed(
+        kinds,
+        lambda kind: store.list(
+            scope=args.scope,
+            kind=kind,
+            anchor_key=key,
+            include_superseded=args.all,
+            limit=limit,
+            graph=graph,
+            anchors=anchors,
+        ),
+        limit,
     )
-    if predicate is not None:
-        from roteiro_memory.results import MemoryListing
-
-        kept = [r for r in listing.records if predicate(r)]
-        listing = MemoryListing(
-            records=sem.apply_limit(kept, limit), live=listing.live, superseded=listing.superseded
-        )
     if args.json:
         emit(listing.to_json())
     else:
@@ -347,47 +188,30 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     decay = sem.Decay.parse(args.decay)
     limit = whole(args.limit, "--limit")
-    chosen = record_filter(args.kind, _anchor_specs(session, args.anchor))
-    kind, key, predicate = chosen.kind, chosen.anchor_key, chosen.keep
+    kinds = each_kind(args.kind)
+    specs = _anchor_specs(session, args.anchor)
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
+    touched = session.touched(args.touched) if args.touched is not None else None
+    key, anchors = anchor_filter(specs, touched)
     graph = session.graph_for(args.rev)
-    if args.touched is not None:
-        from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
-
-        repo = session.require_repo("--touched")
-        working = store.export_graph()
-        _, before = rev_graph(repo, args.touched, working)
-        touched = touched_keys(before, graph_blobs(working))
-        outer = predicate
-
-        def predicate(record: MemoryRecord) -> bool:
-            anchor = record.anchor.key if record.anchor is not None else None
-            return anchor in touched and (outer is None or outer(record))
-
-    recall = store.recall(
-        query,
-        scope=args.scope,
-        kind=kind,
-        anchor_key=key,
-        decay=decay,
-        applicable_only=args.applicable_only,
-        limit=None if predicate else limit,
-        graph=graph,
+    recall = recalled(
+        kinds,
+        lambda kind: store.recall(
+            query,
+            scope=args.scope,
+            kind=kind,
+            anchor_key=key,
+            decay=decay,
+            applicable_only=args.applicable_only,
+            limit=limit,
+            graph=graph,
+            anchors=anchors,
+        ),
+        limit,
     )
-    if predicate is not None:
-        from roteiro_memory.results import Recall
-
-        kept = [r for r in recall.results if predicate(r.record)]
-        recall = Recall(
-            generation=recall.generation,
-            decay=recall.decay,
-            results=sem.apply_limit(kept, limit),
-            live=recall.live,
-            superseded=recall.superseded,
-        )
     if args.json:
         emit(recall.to_json())
     else:
@@ -553,18 +377,19 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_check(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.check import check_store
-    from roteiro_memory.stores.postgres.store import PostgresStore
-
-    store = session.store() if session.dsn() is not None else None
-    if isinstance(store, PostgresStore):
+    if session.dsn() is not None:
+        # A server's store is checked through the store, on one snapshot.
+        store = session.store()
         path: Path | str = store.describe()
-        findings = check_store(store)
+        findings = store.check()
     else:
+        # A file is checked read-only, never opened as a store (nor migrated).
+        from roteiro_memory.stores.sqlite.check import check_file
+
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
-        findings = check_store(path)
+        findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
     else:
@@ -578,8 +403,6 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_export(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.transfer import export_lines
-
     to_stdout = args.output in (None, "-")
     if to_stdout and args.json:
         raise UsageError(
@@ -588,13 +411,13 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         )
     store = session.store(must_exist=True)
     if to_stdout:
-        for line in export_lines(store):
+        for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
     written = 0
     try:
         with open(args.output, "w", encoding="utf-8") as out:
-            for line in export_lines(store):
+            for line in store.export_lines():
                 out.write(line + "\n")
                 written += 1
     except OSError as error:
@@ -605,7 +428,7 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
 
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.transfer import import_lines, read_export
+    from roteiro_memory.transfer import read_export
 
     if args.file == "-":
         lines = sys.stdin.read().splitlines()
@@ -618,12 +441,27 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
     parsed = read_export(lines)
-    counts = import_lines(session.store(), parsed)
+    counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)
     else:
         say(f"imported {counts['records']} records and {counts['cache']} cache entries")
     return OK
+
+
+# --- Agents: handlers in roteiro_memory.agents.commands, imported when run ---
+
+
+def cmd_mcp(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.agents.commands import cmd_mcp as serve_mcp
+
+    return serve_mcp(args, session)
+
+
+def cmd_pack(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.agents.commands import cmd_pack as print_pack
+
+    return print_pack(args, session)
 
 
 HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
@@ -642,6 +480,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
     "check": cmd_check,
     "export": cmd_export,
     "import": cmd_import,
+    "mcp": cmd_mcp,
+    "pack": cmd_pack,
 }
 
 

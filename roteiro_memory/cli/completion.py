@@ -19,9 +19,12 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-__all__ = ["Level", "emit_script", "levels", "script"]
+__all__ = ["SHELLS", "Level", "emit_script", "levels", "script"]
 
 PROG = "roteiro-memory"
+
+SHELLS = ("bash", "zsh", "fish")
+"""The shells a completion script is written for."""
 
 FILE_VALUES = frozenset({"db", "output", "file", "anchor"})
 """Option and positional destinations whose values are paths."""
@@ -30,7 +33,6 @@ REV_VALUES = frozenset({"rev", "touched"})
 
 
 def _word_values() -> dict[str, tuple[str, ...]]:
-    from roteiro_memory.cli.main import SHELLS
     from roteiro_memory.semantics import KIND_TOKENS
 
     return {

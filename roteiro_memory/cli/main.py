@@ -13,11 +13,11 @@ subcommand, as git's do (``roteiro-memory --db X add ...``).
 from __future__ import annotations
 
 import argparse
-import enum
 import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.terminal import columns
 
 TYPE_CHECKING = False
@@ -25,15 +25,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["ExitCode", "UsageFailure", "main"]
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    """Success."""
-    NOTHING = 1
-    """Nothing found, or a check failed."""
-    USAGE = 2
-    """Bad usage or invalid input; nothing was changed."""
 
 
 class UsageFailure(Exception):
@@ -250,11 +241,12 @@ def _add_import(parser: argparse.ArgumentParser) -> None:
     _common(parser)
 
 
-SHELLS = ("bash", "zsh", "fish")
 """The shells ``completion`` writes a script for."""
 
 
 def _add_completion(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.cli.completion import SHELLS
+
     parser.add_argument("shell", metavar="SHELL", choices=SHELLS, help="bash, zsh or fish")
     parser.add_argument(
         "--json", action="store_true", help="print the envelope, the script in its result"
@@ -365,6 +357,32 @@ _CACHE_ACTIONS: tuple[tuple[str, str, str, Configure], ...] = (
     ("forget", "delete one entry", "roteiro-memory cache forget summary:src/app", _cache_forget),
 )
 
+
+def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    _common(parser, syncs=True)
+
+
+def _add_pack(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.agents import DEFAULT_PACK_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
+        f"(default {DEFAULT_PACK_BUDGET}, at least 100)",
+    )
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+    _common(parser, syncs=True)
+
+
 _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     (
         "add",
@@ -427,6 +445,18 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         '  roteiro-memory completion zsh > "${fpath[1]}/_roteiro-memory"\n'
         "  roteiro-memory completion fish > ~/.config/fish/completions/roteiro-memory.fish",
         _add_completion,
+    ),
+    (
+        "mcp",
+        "serve this memory to a coding agent over MCP (stdio)",
+        "claude mcp add roteiro-memory -- roteiro-memory mcp",
+        _add_mcp,
+    ),
+    (
+        "pack",
+        "print a digest of what applies here, for the start of an agent session",
+        "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --json",
+        _add_pack,
     ),
 )
 
@@ -607,7 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exited.status
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: interrupted\n")
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say to it.
         sys.stderr.close()
@@ -656,7 +686,7 @@ def _main(arguments: list[str], as_json: bool) -> int:
             parser.print_usage(sys.stderr)
         raise UsageFailure("a command is required")
     _merge_globals(given, args)
-    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.errors import Corrupt, RoteiroError
 
     try:
         if args.command == "protocol":
@@ -667,7 +697,8 @@ def _main(arguments: list[str], as_json: bool) -> int:
             return emit_script(args.shell, _parser(), as_json=args.json)
         return _run(args)
     except RoteiroError as error:
-        return _refuse(as_json, error.kind, str(error), "roteiro-memory", ExitCode.USAGE)
+        code = ExitCode.STORE if isinstance(error, Corrupt) else ExitCode.USAGE
+        return _refuse(as_json, error.kind, str(error), "roteiro-memory", code)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -683,5 +714,5 @@ def _run(args: argparse.Namespace) -> int:
         return run(name, args)
     except sqlite3.Error as error:
         return _refuse(
-            args.json, "Corrupt", f"the store failed: {error}", "roteiro-memory", ExitCode.USAGE
+            args.json, "Corrupt", f"the store failed: {error}", "roteiro-memory", ExitCode.STORE
         )

@@ -27,8 +27,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from roteiro_memory.errors import RoteiroError
-from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
+from roteiro_memory.errors import GitError, SymbolError
+from roteiro_memory.repo.symbols import blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
 from roteiro_memory.valueclass import field, valueclass
 
@@ -66,12 +66,6 @@ _EXECUTABLE = "100755"
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a sync reads and parses files."""
-
-
-class GitError(RoteiroError, ValueError):
-    """A git command failed: not a repository, an unknown revision, no git."""
-
-    kind = "BadRequest"
 
 
 def file_key(path: str) -> str:

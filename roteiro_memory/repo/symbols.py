@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from roteiro_memory.errors import SymbolError
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -38,10 +39,6 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 """Files whose definitions become nodes."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
-
-
-class SymbolError(ValueError):
-    """Source that cannot be parsed; the message names where and why."""
 
 
 @valueclass

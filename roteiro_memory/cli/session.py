@@ -1,0 +1,185 @@
+"""The repository and store one command works on: found from ``--db``,
+``ROTEIRO_MEMORY_DB`` or the clone, opened lazily, and synced with the working
+tree before a read.  The command line and the MCP server share it, so an agent
+sees exactly the store and anchor states a person sees.
+
+Start-up: git machinery, the PostgreSQL module and the store are imported only
+when a command gets that far (``docs/cli.md`` lists what each command loads)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Collection, Iterable
+
+from roteiro_memory.cli.filters import PY_PREFIX
+from roteiro_memory.cli.output import warn
+from roteiro_memory.errors import GitError, StoreUnavailable
+from roteiro_memory.repo.location import locate, prepare
+from roteiro_memory.semantics import AnchorFilter
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roteiro_memory.cli.anchors import AnchorSpec
+    from roteiro_memory.repo.graph import Repo, SyncReport
+    from roteiro_memory.store import Graph, Store
+
+__all__ = ["Session", "anchor_filter"]
+
+
+class Session:
+    """The repository and store one command works on, found and opened lazily."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self._repo: Repo | None = None
+        self._looked = False
+        self._store: Store | None = None
+        self.synced: SyncReport | None = None
+
+    @property
+    def repo(self) -> Repo | None:
+        if not self._looked:
+            from roteiro_memory.repo.graph import find_repo
+
+            self._repo = find_repo()
+            self._looked = True
+        return self._repo
+
+    def require_repo(self, what: str) -> Repo:
+        repo = self.repo
+        if repo is None:
+            raise GitError(f"{what} needs a git repository: run it inside one")
+        return repo
+
+    def _location_repo(self) -> Path | None:
+        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
+            repo = self.repo
+            return repo.common_dir if repo is not None else None
+        return None
+
+    def store_path(self) -> Path:
+        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
+
+    def dsn(self) -> str | None:
+        """The PostgreSQL DSN the store is named by (``--db`` or
+        ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
+        named = getattr(self.args, "db", None)
+        if named is None:
+            named = os.environ.get("ROTEIRO_MEMORY_DB")
+        if named is None or "://" not in named:
+            return None  # a file path: start-up need not load the store-name parser
+        from roteiro_memory.stores.naming import parse_store_name
+
+        name = parse_store_name("sqlite", named)
+        return name.target if name is not None and name.kind == "postgres" else None
+
+    def store(self, *, must_exist: bool = False) -> Store:
+        if self._store is None and self.dsn() is not None:
+            from roteiro_memory.stores.postgres.store import PostgresStore
+
+            self._store = PostgresStore(str(self.dsn()))
+        if self._store is None:
+            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
+            if must_exist and not location.path.exists():
+                raise StoreUnavailable(
+                    f"no store at {location.path} ({location.origin}): nothing has been "
+                    "recorded there yet"
+                )
+            prepare(location)
+            from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+            self._store = SQLiteStore(location.path)
+        return self._store
+
+    def sync(self, *, announce: bool = False) -> SyncReport | None:
+        """Bring the store's graph up to the working tree, unless ``--no-sync``
+        or there is no repository to sync from."""
+        if getattr(self.args, "no_sync", False):
+            return None
+        repo = self.repo
+        if repo is None:
+            return None
+        from roteiro_memory.repo.graph import sync
+
+        store = self.store()
+        if not sys.stderr.isatty():
+            report = sync(store, repo)
+        else:
+            from roteiro_memory.cli.render import ProgressBar
+
+            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
+            try:
+                report = sync(store, repo, parse_bar, hash_bar)
+            finally:
+                hash_bar.close()
+                parse_bar.close()
+        for path, problem in report.unparsable:
+            from roteiro_memory.cli.render import printable
+
+            warn(f"{printable(path)} {problem}")
+        self.synced = report
+        return report
+
+    def check_revs(self, **revs: str | None) -> None:
+        """Refuse an unknown revision before anything is synced or written."""
+        for option, rev in revs.items():
+            if rev is not None:
+                from roteiro_memory.repo.graph import resolve_tree
+
+                resolve_tree(self.require_repo(f"--{option}"), rev)
+
+    def graph_for(self, rev: str | None) -> Graph | None:
+        """The graph of ``rev`` to resolve anchors against; None for the store's."""
+        if rev is None:
+            return None
+        from roteiro_memory.repo.graph import rev_graph
+
+        repo = self.require_repo("--rev")
+        _, graph = rev_graph(repo, rev, self.store().export_graph())
+        return graph
+
+    def touched(self, rev: str) -> set[str]:
+        """Node keys that differ between ``rev`` and the graph as last synced."""
+        from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
+
+        repo = self.require_repo("--touched")
+        working = self.store().export_graph()
+        _, before = rev_graph(repo, rev, working)
+        return touched_keys(before, graph_blobs(working))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+
+# --- Anchor filters ---------------------------------------------------------
+
+
+def anchor_filter(
+    specs: Iterable[AnchorSpec] | None, touched: Collection[str] | None = None
+) -> tuple[str | None, AnchorFilter | None]:
+    """How ``--anchor`` (each value given) and ``--touched`` filter, as the
+    store takes them: an exact key, or the anchors to keep -- the union of
+    every value's, a bare path being the file and every symbol in it; with
+    ``touched``, only the touched keys among those.  One symbol or raw key
+    is the exact key; anything else is one :class:`AnchorFilter`."""
+    unique = list({spec.key: spec for spec in specs or ()}.values())
+    key: str | None = None
+    anchors: AnchorFilter | None = None
+    bare = [spec for spec in unique if spec.path is not None and spec.qualname is None]
+    if len(unique) == 1 and not bare:
+        key = unique[0].key
+    elif unique:
+        anchors = AnchorFilter(
+            keys=frozenset(spec.key for spec in unique),
+            prefixes=tuple(f"{PY_PREFIX}{spec.path}::" for spec in bare),
+        )
+    if touched is None:
+        return key, anchors
+    if anchors is None:
+        anchors = AnchorFilter(keys=frozenset({key} if key is not None else touched))
+    return None, anchors.narrowed(touched)
