@@ -112,5 +112,7 @@ def test_a_hook_given_an_ordinary_file_loads_nothing_heavy(tmp_path: Path, modul
     text = tmp_path / "notes.txt"
     text.write_text("an ordinary file\n")
     loaded = _loaded(module, [str(text)], tmp_path) - _floor()
-    assert not loaded & (HEAVY | GIT | {"sqlite3", "json", "shlex"}), sorted(loaded)
+    assert not loaded & (HEAVY | GIT | {"sqlite3", "json", "shlex", "argparse", "pathlib"}), sorted(
+        loaded
+    )
     assert "roteiro_memory.precommit.sniff" in loaded, "the probe ran the hook"

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
-from roteiro_memory.precommit.report import Finding, parser, report
-from roteiro_memory.precommit.sniff import store_info
+from roteiro_memory.precommit.report import Finding, files, report
+from roteiro_memory.precommit.sniff import is_sqlite, store_info
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = ["check", "main", "own_store"]
 
@@ -57,13 +60,19 @@ def _where(table: str, row: str | None) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(
+    given = files(
+        argv,
         "roteiro-check-store",
         "Check roteiro-memory stores (recognised by content): SQLite's integrity check "
         "and the store's invariants. With no files, the repository's own store.",
-    ).parse_args(argv)
-    if args.files:
-        stores: list[str | Path] = [f for f in args.files if store_info(Path(f)) is not None]
+    )
+    if given:
+        # is_sqlite first: it reads 16 bytes, and most files are not databases.
+        from pathlib import Path
+
+        stores: list[str | Path] = [
+            f for f in given if is_sqlite(f) and store_info(Path(f)) is not None
+        ]
     else:
         from roteiro_memory.errors import RoteiroError
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from roteiro_memory.precommit.report import Finding, parser, report
+from roteiro_memory.precommit.report import Finding, files, report
 from roteiro_memory.precommit.sniff import recognise
 
 __all__ = ["forbidden", "main"]
@@ -39,11 +39,12 @@ def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser(
+    given = files(
+        argv,
         "roteiro-forbid-store",
         "Refuse memory stores, their WAL/SHM companions and exports, recognised by content.",
-    ).parse_args(argv)
-    return report(forbidden(args.files))
+    )
+    return report(forbidden(given))
 
 
 if __name__ == "__main__":

@@ -7,9 +7,8 @@ stdout.  Nothing is printed on success.
 
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.terminal import columns
@@ -17,9 +16,10 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
     from typing import TextIO
 
-__all__ = ["Finding", "parser", "report"]
+__all__ = ["Finding", "files", "parser", "report"]
 
 
 @valueclass
@@ -46,14 +46,27 @@ def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     return int(status)
 
 
-class _Parser(argparse.ArgumentParser):
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        # The width HelpFormatter would ask shutil for (see roteiro_memory.terminal).
-        return argparse.HelpFormatter(prog=self.prog, width=columns() - 2)
+def files(argv: Sequence[str] | None, prog: str, description: str) -> list[str]:
+    """The files a hook is given.  pre-commit passes file names only, and
+    those are taken as they are, without building a parser; a command line
+    with anything that looks like an option (``--help``, a mistake, a file
+    named ``-x``) goes through :func:`parser`, which answers it as always."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    if not any(argument.startswith("-") for argument in given):
+        return given
+    found: list[str] = parser(prog, description).parse_args(given).files
+    return found
 
 
 def parser(prog: str, description: str) -> argparse.ArgumentParser:
     """A hook's argument parser, with the file list every hook takes."""
+    import argparse  # here: a hook given only file names never builds a parser
+
+    class _Parser(argparse.ArgumentParser):
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            # The width HelpFormatter would ask shutil for (see roteiro_memory.terminal).
+            return argparse.HelpFormatter(prog=self.prog, width=columns() - 2)
+
     made = _Parser(prog=prog, description=description)
     made.add_argument("files", nargs="*", metavar="FILE", help="files pre-commit passes")
     return made

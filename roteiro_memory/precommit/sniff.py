@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import enum
 import os
-from pathlib import Path
 
 from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 __all__ = [
     "EXPORT_TAG_FIELD",
@@ -95,19 +98,19 @@ class Recognised:
     detail: str = ""
 
 
-def _head(path: Path, size: int) -> bytes:
+def _head(path: str | os.PathLike[str], size: int) -> bytes:
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             return handle.read(size)
     except OSError:
         return b""
 
 
-def is_sqlite(path: Path) -> bool:
+def is_sqlite(path: str | os.PathLike[str]) -> bool:
     return _head(path, len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
-def is_wal(path: Path) -> bool:
+def is_wal(path: str | os.PathLike[str]) -> bool:
     head = _head(path, 4)
     return len(head) == 4 and int.from_bytes(head, "big") in WAL_MAGIC
 
@@ -201,11 +204,27 @@ def _export_tag(path: Path) -> str | None:
     return tag if isinstance(tag, str) and tag.startswith(EXPORT_TAG_PREFIX) else None
 
 
+def _plainly_none(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is, by its first bytes and its name alone, none of
+    what :func:`recognise` looks for: most files a commit passes are, and
+    they are passed over without loading pathlib."""
+    name = os.fspath(path)
+    if name.endswith(tuple(_COMPANIONS)):
+        return False
+    head = _head(name, len(SQLITE_HEADER))
+    if head == SQLITE_HEADER or (len(head) >= 4 and int.from_bytes(head[:4], "big") in WAL_MAGIC):
+        return False
+    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return bool(start) and not start.startswith(b"{")
+
+
 def recognise(path: str | os.PathLike[str]) -> Recognised | None:
     """What ``path`` is, if it is a store, a store's companion or an export."""
-    file = Path(path)
-    if not file.is_file():
+    if not os.path.isfile(path) or _plainly_none(path):
         return None
+    from pathlib import Path
+
+    file = Path(path)
     info = store_info(file)
     if info is not None:
         detail = f"schema version {info.version}" if info.version is not None else ""
