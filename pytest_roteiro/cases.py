@@ -41,7 +41,15 @@ __all__ = [
 
 JSON = Any
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
+CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+    "search",
+)
 """Every capability PROTOCOL names."""
 
 CORE = "core"
@@ -59,6 +67,7 @@ OP_CAPABILITY: dict[str, str | None] = {
     "memory.get": "episodic",
     "memory.list": "episodic",
     "memory.recall": "episodic",
+    "memory.search": "search",
     "memory.forget": "episodic",
     "cache.put": "cache",
     "cache.get": "cache",
