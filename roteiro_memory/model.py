@@ -282,23 +282,24 @@ class ModelStore(Store):
         graph: Graph | None = None,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
-        wanted = {row.id for row in self._matching(scope, kind, anchor_key, False)}
-        live = self._matching(None, None, None, include_superseded=False)
+        # Liveness is the corpus's to decide; the filters only narrow it.
+        wanted = {row.id for row in self._matching(scope, kind, anchor_key, True)}
+        corpus = self._search_corpus()
         documents = {
             row.id: lexical.Document(
                 row.id,
                 lexical.document_terms(row.body, row.anchor_key, row.anchor_path, self._tokenizer),
             )
-            for row in live
+            for row in corpus
         }
-        stats = lexical.CorpusStats.of(documents.values())
+        stats = self._statistics(documents.values(), wanted)
         terms = lexical.query_terms(query, self._tokenizer)
         generation = max(self._state.records, default=0)
         ranked: builtins.list[Recalled] = []
-        for row in live:
+        for row in corpus:
             if row.id not in wanted:
                 continue
-            relevance = lexical.relevance(terms, documents[row.id], stats)
+            relevance = self._relevance(terms, documents[row.id], stats)
             if relevance <= 0.0:
                 continue
             record = self._record(row, graph)
@@ -318,6 +319,22 @@ class ModelStore(Store):
             schema=lexical.SEARCH_SCHEMA,
             terms=list(terms),
         )
+
+    def _search_corpus(self) -> builtins.list[_Row]:
+        """The records search ranks and counts: every live one, newest first."""
+        return self._matching(None, None, None, include_superseded=False)
+
+    def _statistics(
+        self, documents: Iterable[lexical.Document], wanted: set[int]
+    ) -> lexical.CorpusStats:
+        """Statistics over the whole corpus; ``wanted`` (the filtered ids) is
+        deliberately unused -- filters never change a record's relevance."""
+        return lexical.CorpusStats.of(documents)
+
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        return lexical.relevance(terms, document, stats)
 
     def forget(self, id: int) -> MemoryForgotten:
         if id not in self._state.records:
