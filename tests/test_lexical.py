@@ -18,11 +18,11 @@ from roteiro_memory.store import DEFAULT_CAPABILITIES
     [
         ("py:app/retry.py::Retry.run", ("py", "app", "retry", "py", "retry", "run")),
         ("cache_sweep", ("cach", "sweep")),
-        ("CacheSweep", ("cach", "sweep")),
-        ("HTTPServer", ("http", "server")),
+        ("CacheSweep", ("cachesweep",)),
+        ("HTTPServer", ("httpserver",)),
         ("Retry.run", ("retry", "run")),
         ("src/app/retry.py", ("src", "app", "retry", "py")),
-        ("TimeoutError: timed out after 3 attempts", ("timeout", "error", "tim", "3", "attempt")),
+        ("TimeoutError: timed out after 3 attempts", ("timeouterror", "tim", "3", "attempt")),
         ("The caches were cached while caching", ("cach", "cach", "cach")),
         ("café naïve", ("café", "naïve")),
     ],
@@ -31,6 +31,11 @@ def test_tokenizer_splits_identifiers_paths_errors_and_prose(
     text: str, terms: tuple[str, ...]
 ) -> None:
     assert lexical.TOKENIZER.terms(text) == terms
+
+
+def test_case_split_variant_splits_camel_case() -> None:
+    variant = lexical.Tokenizer(split_case=True)
+    assert variant.terms("CacheSweep HTTPServer") == ("cach", "sweep", "http", "server")
 
 
 def test_raw_tokenizer_keeps_whitespace_chunks_as_written() -> None:
