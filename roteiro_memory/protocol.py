@@ -93,6 +93,16 @@ OPS: dict[str, Op] = {
             Arg("limit", _INT_OR_NULL),
         ),
     ),
+    "memory.search": Op(
+        "search",
+        (
+            *_FILTERS,
+            Arg("query", _STR, required=True),
+            Arg("decay", _STR, default="none"),
+            Arg("applicable_only", _BOOL, default=False),
+            Arg("limit", _INT_OR_NULL),
+        ),
+    ),
     "memory.forget": Op("episodic", (Arg("id", _INT, required=True),)),
     "cache.put": Op(
         "cache",
@@ -227,6 +237,7 @@ class Ops:
             "memory.get": lambda a: _json(store.get(a["id"])),
             "memory.list": lambda a: store.list(**a).to_json(),
             "memory.recall": lambda a: store.recall(**a).to_json(),
+            "memory.search": lambda a: store.search(**a).to_json(),
             "memory.forget": lambda a: store.forget(a["id"]).to_json(),
             "cache.put": lambda a: store.cache_put(**a),
             "cache.get": lambda a: _json(store.cache_get(a["key"])),

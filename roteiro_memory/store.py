@@ -3,7 +3,7 @@
 Each method is one PROTOCOL operation.  The invariants a backend must keep are
 listed here by the tags the conformance cases cite:
 
-* ``reads-never-mutate`` -- ``get``, ``list``, ``recall``, ``cache_entries``,
+* ``reads-never-mutate`` -- ``get``, ``list``, ``recall``, ``search``, ``cache_entries``,
   ``cache_stats``, ``export_graph`` and ``snapshot`` change no persisted value.
   ``cache_get`` is the one read that writes, and only the entry's ``hits`` and
   ``last_used`` and the tick counter.
@@ -25,6 +25,24 @@ listed here by the tags the conformance cases cite:
   written; a key naming no node is accepted and reads back vanished.
 * ``sweep-never-touches-episodic`` -- the sweep deletes cache entries only.
 * ``snapshot-changes-on-write`` -- every persisted change changes the snapshot.
+
+``search`` (capability ``search``, declared only by a backend with a term
+index) keeps these besides, by the tags of ``conformance/search.yaml``:
+
+* ``search-any-term`` -- a live record matching the filters is a candidate
+  exactly when it holds at least one query term; a query with no term finds
+  nothing.
+* ``search-positive-relevance`` -- every result has relevance > 0, and the
+  relevance is the BM25 of :mod:`roteiro_memory.lexical` over the live
+  records of the whole store.
+* ``search-evidence-orders`` -- the score is relevance x the recall score, so
+  at equal relevance the evidence decides and a drifted or vanished record is
+  demoted, never dropped; ties go to the newest id.
+* ``search-never-superseded`` -- a superseded record is never a result and
+  does not count in the statistics.
+* ``search-never-mutates`` -- a search changes no persisted value.
+* ``search-deterministic`` -- with decay ``none`` the same search twice gives
+  the same bytes.
 
 Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
 reported in the order kind, scope, body, confidence, supersedes.
@@ -61,13 +79,25 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
+__all__ = ["CAPABILITIES", "DEFAULT_CAPABILITIES", "Graph", "MemoryWrite", "Store"]
 
 Graph = Mapping[str, str | None]
 """A graph as anchors see it: node key -> blob (None when the node has none)."""
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
-"""Every capability PROTOCOL names; the reference backends declare them all."""
+CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+    "search",
+)
+"""Every capability PROTOCOL names."""
+
+DEFAULT_CAPABILITIES: tuple[str, ...] = tuple(c for c in CAPABILITIES if c != "search")
+"""What a store declares unless it says otherwise: everything but ``search``,
+which needs a term index a backend declares by overriding ``capabilities``."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +119,7 @@ class Store(abc.ABC):
     name: str = "store"
     """Short backend name, reported in ``hello``."""
 
-    capabilities: tuple[str, ...] = CAPABILITIES
+    capabilities: tuple[str, ...] = DEFAULT_CAPABILITIES
 
     # --- Episodic tier ---------------------------------------------------
 
@@ -155,6 +185,30 @@ class Store(abc.ABC):
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+    ) -> Recall:
+        """Live matching records holding any query term, ranked by
+        relevance x evidence then newest id (:mod:`roteiro_memory.lexical`);
+        the limit applies after ranking.  Writes nothing.
+
+        Optional: a backend without a term index raises Unsupported and
+        leaves ``search`` out of its capabilities.
+        """
+        raise Unsupported(
+            f"memory.search: the {self.name!r} backend has no term index; it does not "
+            "declare the 'search' capability (use recall, or the 'memory' backend)"
+        )
 
     @abc.abstractmethod
     def forget(self, id: int) -> MemoryForgotten:

@@ -16,6 +16,7 @@ backend are shown to be checkable.  Nothing here is used by the library.
 from __future__ import annotations
 
 import builtins
+import math
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -23,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import InvalidBudget, NotFound
 from roteiro_memory.protocol import Ops
@@ -403,6 +405,87 @@ class SweepMeasuresPayload(_SweepModel):
 class GenerationStuckWhenNothingEvicted(_SweepModel):
     def advance(self, evicted: int) -> int:
         return 1 if evicted else 0
+
+
+# --- Search ----------------------------------------------------------------------
+
+
+@mutant("search-any-term", "search keeps only records holding every query term")
+class AllTermsSearch(ModelStore):
+    def search(self, query: str, **kw: Any) -> Recall:
+        found = super().search(query, **kw)
+        terms = set(found.terms or ())
+
+        def holds_all(item: Recalled) -> bool:
+            anchor = item.record.anchor
+            held = lexical.document_terms(
+                item.record.body,
+                anchor.key if anchor else None,
+                anchor.path if anchor else None,
+            )
+            return terms <= set(held)
+
+        return replace(found, results=[r for r in found.results if holds_all(r)])
+
+
+@mutant("search-positive-relevance", "the IDF is Robertson's ln((N - n + 0.5) / (n + 0.5))")
+class ClassicIdfSearch(ModelStore):
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        total = 0.0
+        for term in terms:
+            count = document.counts.get(term, 0)
+            if count:
+                n, big_n = stats.document_frequency[term], stats.documents
+                weight = math.log((big_n - n + 0.5) / (n + 0.5))
+                total += lexical.term_weight(count, document.length, stats.average_length, weight)
+        return total
+
+
+@mutant("search-bm25-relevance", "statistics are counted over the filtered records only")
+class FilteredStatisticsSearch(ModelStore):
+    def _statistics(
+        self, documents: Iterable[lexical.Document], wanted: set[int]
+    ) -> lexical.CorpusStats:
+        return lexical.CorpusStats.of(d for d in documents if d.id in wanted)
+
+
+@mutant("search-evidence-orders", "the search score is the relevance alone, ignoring evidence")
+class RelevanceOnlySearch(ModelStore):
+    def search(self, query: str, *, limit: int | None = None, **kw: Any) -> Recall:
+        found = super().search(query, limit=None, **kw)
+        bare = [replace(r, score=r.relevance or 0.0) for r in found.results]
+        bare.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
+        return replace(found, results=sem.apply_limit(bare, limit))
+
+
+@mutant("search-never-superseded", "search ranks and counts superseded records too")
+class SupersededSearched(ModelStore):
+    def _search_corpus(self) -> builtins.list[_Row]:
+        return self._matching(None, None, None, include_superseded=True)
+
+
+@mutant("search-never-mutates", "memory.search advances the cache clock")
+class SearchTicks(ModelStore):
+    def search(self, query: str, **kw: Any) -> Recall:
+        self._state.ticks += 1
+        return super().search(query, **kw)
+
+
+@mutant("search-deterministic", "each search adds a hair more relevance than the one before")
+class DriftingSearch(ModelStore):
+    calls = 0
+
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        value = super()._relevance(terms, document, stats)
+        return value + 1e-12 * self.calls if value else value
+
+    def search(self, query: str, **kw: Any) -> Recall:
+        self.calls += 1
+        return super().search(query, **kw)
 
 
 # --- Protocol-level mutants ---------------------------------------------------------

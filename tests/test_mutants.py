@@ -81,9 +81,16 @@ def test_mutants_cover_enough_invariants() -> None:
 def test_reference_backend_passes_every_case(spec: str, cases: list[Case]) -> None:
     from roteiro_memory.stores.naming import open_store
 
-    outcomes = run_all(open_store(spec), spec, cases)
+    store = open_store(spec)
+    declared = set(store.capabilities)
+    outcomes = run_all(store, spec, cases)
     failed = [f"{case.id}: {outcome.message}" for case, outcome in outcomes if not outcome.passed]
-    assert failed == []
+    # Only cases of a capability the store leaves undeclared may be skipped.
+    assert failed == [
+        f"{case.id}: {outcome.message}"
+        for case, outcome in outcomes
+        if not set(case.requires) <= declared
+    ]
     assert len(outcomes) == len(cases) > 100
 
 

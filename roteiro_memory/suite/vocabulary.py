@@ -14,7 +14,15 @@ from __future__ import annotations
 
 __all__ = ["CAPABILITIES", "CORE", "ERROR_KINDS", "OP_CAPABILITY", "SESSION_END"]
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
+CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+    "search",
+)
 """Every capability PROTOCOL names."""
 
 CORE = "core"
@@ -32,6 +40,7 @@ OP_CAPABILITY: dict[str, str | None] = {
     "memory.get": "episodic",
     "memory.list": "episodic",
     "memory.recall": "episodic",
+    "memory.search": "search",
     "memory.forget": "episodic",
     "cache.put": "cache",
     "cache.get": "cache",
