@@ -12,7 +12,9 @@ exist once.  The rules, one :class:`Finding` per offending row:
 * kinds outside the vocabulary, confidences outside [0, 1], scopes and bodies
   a write would refuse, search text that disagrees with its record;
 * cache entries whose ``bytes`` disagree with their payload, and clocks
-  behind the entries they stamped (or two entries sharing one tick).
+  behind the entries they stamped (or two entries sharing one tick);
+* a term index (postings, live term frequencies, counts) that disagrees with
+  the records it is derived from.
 
 :func:`check_store` checks an open store through its own
 :meth:`~roteiro_memory.store.Store.check`.
@@ -20,19 +22,23 @@ exist once.  The rules, one :class:`Finding` per offending row:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
 
 __all__ = [
     "CacheRow",
     "Finding",
+    "IndexedRecord",
     "MemoryRow",
     "cache_findings",
     "check_store",
+    "index_findings",
     "memory_findings",
     "schema_findings",
     "supersession",
@@ -327,4 +333,77 @@ def cache_findings(
                 )
             )
         seen_ticks.setdefault(last_used, key)
+    return out
+
+
+@dataclass(frozen=True)
+class IndexedRecord:
+    """A record as the term index must reflect it: its id, decoded text, and
+    whether it is live."""
+
+    id: int
+    body: str
+    anchor_key: str | None
+    anchor_path: str | None
+    live: bool
+
+
+def index_findings(
+    records: Iterable[IndexedRecord],
+    postings: Iterable[tuple[int, str, int, int]],
+    frequencies: Iterable[tuple[str, int]],
+    stats: tuple[int, int, int] | None,
+) -> list[Finding]:
+    """Where the term index ``memory.search`` ranks by disagrees with the
+    records: each record's postings ``(record_id, term, tf, length)`` must be
+    exactly its :func:`~roteiro_memory.lexical.document_terms` counted, each
+    term's live frequency the number of live records holding it, and the
+    ``(records, live, live_terms)`` row the counts of the records."""
+    out: list[Finding] = []
+    stored: dict[int, dict[str, tuple[int, int]]] = {}
+    for record_id, term, count, length in postings:
+        stored.setdefault(record_id, {})[term] = (count, length)
+    expected_frequency: Counter[str] = Counter()
+    total = live = live_terms = 0
+    for record in records:
+        terms = lexical.document_terms(record.body, record.anchor_key, record.anchor_path)
+        wanted = {term: (n, len(terms)) for term, n in Counter(terms).items()}
+        total += 1
+        if record.live:
+            live += 1
+            live_terms += len(terms)
+            expected_frequency.update(wanted.keys())
+        if stored.pop(record.id, {}) != wanted:
+            out.append(
+                Finding(
+                    "memory_terms",
+                    f"id {record.id}",
+                    "the term index disagrees with the record: search would misrank it"
+                    " (export and import the store to rebuild the index)",
+                )
+            )
+    out.extend(
+        Finding("memory_terms", f"id {record_id}", "postings of a record that does not exist")
+        for record_id in sorted(stored)
+    )
+    held = dict(frequencies)
+    for term in sorted(set(held) | set(expected_frequency)):
+        if held.get(term, 0) != expected_frequency.get(term, 0):
+            out.append(
+                Finding(
+                    "memory_term_df",
+                    f"term {term!r}",
+                    f"counts {held.get(term, 0)} live records holding it, "
+                    f"but {expected_frequency.get(term, 0)} do",
+                )
+            )
+    if stats != (total, live, live_terms):
+        out.append(
+            Finding(
+                "memory_stats",
+                "id 0",
+                f"holds (records, live, live terms) {stats!r}, "
+                f"but the records give {(total, live, live_terms)!r}",
+            )
+        )
     return out

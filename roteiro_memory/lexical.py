@@ -48,6 +48,7 @@ __all__ = [
     "search_key",
     "stem",
     "term_weight",
+    "weigh",
 ]
 
 SEARCH_SCHEMA = "roteiro.search/v1"
@@ -325,12 +326,24 @@ def relevance(
     """BM25 of ``document`` for the distinct, sorted ``terms``: the term
     weights of the terms it holds, added left to right starting from 0.0.
     0.0 exactly when it holds none of them."""
+    return weigh(terms, document.counts, document.length, stats, params)
+
+
+def weigh(
+    terms: Sequence[str],
+    counts: Mapping[str, int],
+    length: int,
+    stats: CorpusStats,
+    params: Bm25 = BM25,
+) -> float:
+    """:func:`relevance` from a record's term counts and length, as a store's
+    term index holds them: the same additions in the same order."""
     total = 0.0
     for term in terms:
-        count = document.counts.get(term, 0)
+        count = counts.get(term, 0)
         if count:
             weight = idf(stats.document_frequency[term], stats.documents)
-            total += term_weight(count, document.length, stats.average_length, weight, params)
+            total += term_weight(count, length, stats.average_length, weight, params)
     return total
 
 

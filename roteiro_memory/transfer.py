@@ -49,7 +49,9 @@ __all__ = [
 EXPORT_FORMAT = "roteiro-memory.export/v1"
 EXPORT_SCHEMA_VERSION = 3
 """The schema version an export's header states: that of the columns it
-carries, which both stores' schemas are at; a test keeps it equal to theirs."""
+carries.  Both stores' schemas are at least this; the migrations after it add
+only derived tables (the term index), which an import rebuilds, and a test
+keeps it that way."""
 
 
 class Field(NamedTuple):

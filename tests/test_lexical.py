@@ -136,10 +136,17 @@ def test_search_results_all_have_positive_relevance() -> None:
 
 
 def test_store_without_term_index_refuses_search_and_leaves_it_undeclared() -> None:
+    from roteiro_memory.store import Store
     from roteiro_memory.stores.sqlite.store import SQLiteStore
 
+    class NoIndex(SQLiteStore):
+        """A backend that keeps the contract's default: no term index."""
+
+        capabilities = DEFAULT_CAPABILITIES
+        search = Store.search  # type: ignore[assignment]  # the contract's refusal
+
     assert "search" not in DEFAULT_CAPABILITIES
-    assert "search" not in SQLiteStore.capabilities
+    assert "search" in SQLiteStore.capabilities
     assert "search" in ModelStore.capabilities
-    with SQLiteStore(":memory:") as store, pytest.raises(Unsupported, match="'search'"):
+    with NoIndex(":memory:") as store, pytest.raises(Unsupported, match="'search'"):
         store.search("retry")

@@ -99,15 +99,19 @@ def test_a_store_missing_a_migration_gets_only_that_one(tmp_path: Path) -> None:
         store.record("lesson", "older than the cache tier")
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE agent_cache; DROP TABLE agent_cache_clock;"
+        "DROP INDEX idx_mem_confidence;"
         f" DELETE FROM schema_migrations WHERE version = {SCHEMA_VERSION};"
     )
     conn.close()
     earlier = _migration_rows(path)
     with SQLiteStore(path) as store:
         assert store.get(1) is not None
-        assert store.cache_stats(0).generation == 0
-        store.cache_put("k", "f", "1")
+        assert store.recall(limit=1).results[0].record.id == 1
+        indexes = {
+            row[0]
+            for row in store.connection.execute("SELECT name FROM sqlite_master WHERE type='index'")
+        }
+        assert "idx_mem_confidence" in indexes
     rows = _migration_rows(path)
     assert rows[:-1] == earlier, "an applied migration was applied again"
     assert [v for v, _, _ in rows] == [v for v, _, _ in MIGRATIONS]
@@ -122,7 +126,8 @@ def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
     SQLiteStore(path).close()
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
+        "DROP TABLE memory_terms; DROP TABLE memory_term_df; DROP TABLE memory_stats;"
+        " DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
         " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
         " DELETE FROM agent_cache;"
     )

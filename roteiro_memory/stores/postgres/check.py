@@ -30,6 +30,7 @@ from roteiro_memory.check import (
 )
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 
 if TYPE_CHECKING:
     import psycopg
@@ -62,6 +63,7 @@ def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]
     findings += _records(conn)
     # The rules are the SQLite check's own, over the same (decoded) rows.
     findings += supersession(conn)
+    findings += index.check(conn, index.POSTGRES)
     findings += _cache(conn)
     return findings
 

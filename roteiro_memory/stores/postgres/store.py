@@ -36,8 +36,10 @@ import builtins
 import contextlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
 from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
@@ -54,13 +56,14 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.store import CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
 from roteiro_memory.stores.postgres import transfer as pg_transfer
 from roteiro_memory.stores.postgres.dsn import split_schema
-from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
+from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import index, ranking
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
@@ -68,8 +71,11 @@ from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
+    recall_bounds_sql,
     recall_sql,
     record_filters,
+    records_sql,
+    search_sql,
 )
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
@@ -123,6 +129,34 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
     params["graph_keys"] = [_b(key) for key in graph]
     params["graph_blobs"] = [_ob(blob) for blob in graph.values()]
     return f"(SELECT key, blob FROM {GRAPH_NODES})"
+
+
+EARLY_STOP_ROWS = 2_048
+"""Most candidates a limited recall reads in bound order before ranking in
+one full pass instead (a decay that demotes most of the strongest records)."""
+
+
+def _search_terms(
+    terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
+) -> tuple[str, str]:
+    """The per-posting weight and the term condition of a search over
+    ``terms``, binding each term and its IDF into ``params``."""
+    real = sqlexpr.POSTGRES.real
+    cases = []
+    for number, term in enumerate(terms):
+        params[f"term{number}"] = _b(term)
+        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        cases.append(f"WHEN %(term{number})s THEN CAST(%(idf{number})s AS {real})")
+    params["average_length"] = corpus.average_length
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.POSTGRES,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=f"CAST(%(average_length)s AS {real})",
+    )
+    params["terms"] = [_b(term) for term in terms]
+    return weight, "t.term = ANY(%(terms)s)"
 
 
 def _check_schema_name(schema: str) -> str:
@@ -207,6 +241,7 @@ class PostgresStore(Store):
     """The two-tier store in one schema of a PostgreSQL database."""
 
     name = "postgres"
+    capabilities = CAPABILITIES
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         stripped, named = split_schema(dsn)
@@ -308,6 +343,8 @@ class PostgresStore(Store):
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version in BUILDS:
+                    BUILDS[version](conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                     (version, name),
@@ -418,6 +455,11 @@ class PostgresStore(Store):
                     " WHERE m.id = v.target",
                     (list(successors), list(targets)),
                 )
+            postings = [
+                (new_id, index.posting(ok.body, write.anchor, _t(row[5])))
+                for new_id, write, ok, row in zip(ids, batch, valid, rows, strict=True)
+            ]
+            index.written(conn, index.POSTGRES, [w.supersedes for w in batch], base, postings)
         return ids
 
     @staticmethod
@@ -518,9 +560,9 @@ class PostgresStore(Store):
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
         nodes = _node_relation(graph, params)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"position(%(token{index})s IN m.search) > 0")
-            params[f"token{index}"] = _b(token)
+        for number, token in enumerate(sem.query_tokens(query)):
+            where.append(f"position(%(token{number})s IN m.search) > 0")
+            params[f"token{number}"] = _b(token)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -528,17 +570,113 @@ class PostgresStore(Store):
         )
         params.update(score_params)
         keep = sem.effective_limit(limit)
-        if keep is not None:
-            params["limit"] = keep
-        sql = recall_sql(score, where, nodes, None if keep is None else "%(limit)s")
         with self._reading() as conn:
             generation = self._generation(conn)
             params["generation"] = generation
-            rows = conn.execute(sql, params).fetchall()
+
+            def bounds(size: int | None) -> list[tuple[int, float]]:
+                sql = recall_bounds_sql(where, nodes, "%(size)s")
+                return conn.execute(sql, {**params, "size": size}).fetchall()
+
+            def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                return [
+                    Recalled.rank(record, generation, parsed)
+                    for record in self._records(conn, nodes, params, ids)
+                ]
+
+            results = None
+            if keep is not None:
+                results = ranking.top(
+                    bounds, exact, keep, ranking.evidence_stop, most=EARLY_STOP_ROWS
+                )
+            if results is None:
+                # No limit, or the bound did not decide: one ranked pass.
+                if keep is not None:
+                    params["limit"] = keep
+                sql = recall_sql(score, where, nodes, None if keep is None else "%(limit)s")
+                rows = conn.execute(sql, params).fetchall()
+                results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
             live, superseded = self._counts(conn)
-        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    @staticmethod
+    def _records(
+        conn: psycopg.Connection[tuple[Any, ...]],
+        nodes: str,
+        params: dict[str, object],
+        ids: Sequence[int],
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids``, in no particular order (``params`` binds the
+        node relation)."""
+        if not ids:
+            return []
+        sql = records_sql(nodes, "m.id = ANY(%(ids)s)")
+        return [_record_from_row(row) for row in conn.execute(sql, {**params, "ids": list(ids)})]
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        terms = lexical.query_terms(query)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        nodes = _node_relation(graph, params)
+        outer = [f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1"] if applicable_only else []
+        score, score_params = sqlexpr.score_expr(
+            parsed, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
+        )
+        params.update(score_params)
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            generation = self._generation(conn)
+            params["generation"] = generation
+            stats = index.read_stats(conn, index.POSTGRES, terms)
+            corpus = stats.corpus
+            results: builtins.list[Recalled] = []
+            if terms and corpus.total_terms:
+                weight, term_match = _search_terms(terms, corpus, params)
+                floor = f"CAST({ranking.EVIDENCE_FLOOR!r} AS double precision)"
+                bound = f"GREATEST({score}, {floor})"
+
+                def bounds(size: int | None) -> list[tuple[int, float]]:
+                    sql = search_sql(weight, bound, term_match, where, outer, nodes, "%(size)s")
+                    return conn.execute(sql, {**params, "size": size}).fetchall()
+
+                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                    postings = index.read_postings(conn, index.POSTGRES, ids, terms)
+                    out = []
+                    for record in self._records(conn, nodes, params, ids):
+                        p = postings[record.id]
+                        value = lexical.weigh(terms, p.counts, p.length, corpus)
+                        evidence = Recalled.rank(record, generation, parsed)
+                        out.append(
+                            replace(
+                                evidence,
+                                score=lexical.combine(value, evidence.score),
+                                relevance=value,
+                            )
+                        )
+                    return out
+
+                results = ranking.top(bounds, exact, keep, ranking.relevance_stop) or []
+        return Recall(
+            generation=generation,
+            decay=parsed,
+            results=results,
+            live=corpus.documents,
+            superseded=stats.records - corpus.documents,
+            schema=lexical.SEARCH_SCHEMA,
+            terms=list(terms),
         )
 
     def forget(self, id: int) -> MemoryForgotten:
@@ -552,16 +690,23 @@ class PostgresStore(Store):
                 is None
             ):
                 raise NotFound(f"no memory record with id {id} to forget")
-            restored = [
+            live = (
+                conn.execute(
+                    "SELECT 1 FROM agent_memory WHERE id = %s AND superseded_by IS NULL", (id,)
+                ).fetchone()
+                is not None
+            )
+            restored = sorted(
                 row[0]
                 for row in conn.execute(
                     "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
                     " WHERE superseded_by = %s RETURNING id",
                     (id,),
                 )
-            ]
+            )
+            index.forgotten(conn, index.POSTGRES, id, live, restored)
             conn.execute("DELETE FROM agent_memory WHERE id = %s", (id,))
-        return MemoryForgotten(id=id, restored=sorted(restored))
+        return MemoryForgotten(id=id, restored=restored)
 
     # --- cache tier ------------------------------------------------------
 
@@ -781,7 +926,11 @@ class PostgresStore(Store):
         with self._atomic() as conn:
             conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
             self._lock_clock(conn)
-            conn.execute("TRUNCATE agent_memory, agent_cache, nodes, sync_state")
+            conn.execute(
+                "TRUNCATE memory_terms, memory_term_df, agent_memory, agent_cache,"
+                " nodes, sync_state"
+            )
+            index.clear(conn)
             conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")
             conn.execute("UPDATE agent_memory_ids SET last_id = 0")
 

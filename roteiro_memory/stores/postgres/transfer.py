@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
 from roteiro_memory.transfer import (
     CACHE,
@@ -96,6 +97,7 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
             "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
             pointer_rows(parsed),
         )
+        index.rebuild(cur.connection, index.POSTGRES)  # derived data: rebuilt, never exported
         cur.execute(
             "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
             (parsed.header.get("sequence") or 0,),

@@ -23,14 +23,18 @@ __all__ = [
     "CACHE_NAMES",
     "MEMORY_ANCHOR",
     "NODE_UPSERT",
+    "RECALL_BOUND",
     "RECORD_COLS",
     "RECORD_FROM",
     "RECORD_NAMES",
     "SNAPSHOT_TABLES",
     "insert",
+    "recall_bounds_sql",
     "recall_sql",
     "record_filters",
     "record_from",
+    "records_sql",
+    "search_sql",
     "select_all",
 ]
 
@@ -65,7 +69,8 @@ MEMORY_ANCHOR = {
 """The anchor columns of a record read through :data:`RECORD_FROM`."""
 
 SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
-    (table, cols.select_list(columns), columns[0].name) for table, columns in cols.TABLES.items()
+    (table, cols.select_list(columns), cols.SNAPSHOT_ORDER.get(table, columns[0].name))
+    for table, columns in cols.TABLES.items()
 )
 """``(table, columns, order)`` for each table a snapshot holds; each backend
 adds the table its id sequence lives in."""
@@ -113,6 +118,59 @@ def recall_sql(score: str, where: Sequence[str], nodes: str, limit: str | None) 
         f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
         " ORDER BY r.score DESC, r.id DESC"
     )
+
+
+RECALL_BOUND = f"COALESCE(m.confidence, {sem.DEFAULT_BASE_CONFIDENCE!r})"
+"""A record's base confidence: never below its recall score, since penalty
+and decay never exceed 1.  The expression ``idx_mem_confidence`` indexes
+over the live records, written the same so the planner matches them."""
+
+
+def recall_bounds_sql(where: Sequence[str], nodes: str, limit: str) -> str:
+    """Recall's candidates as ``(id, bound)`` in descending bound order then
+    newest id -- the order of ``idx_mem_confidence`` -- so a top-k reads
+    from the front and stops early (:mod:`.ranking`)."""
+    sql = f"SELECT m.id, {RECALL_BOUND} AS bound{record_from(nodes)} WHERE "
+    return sql + " AND ".join(where) + f" ORDER BY {RECALL_BOUND} DESC, m.id DESC LIMIT {limit}"
+
+
+def records_sql(nodes: str, ids: str) -> str:
+    """The records meeting ``ids`` (a condition on ``m.id``), as
+    :data:`RECORD_COLS`."""
+    return f"SELECT {RECORD_COLS}{record_from(nodes)} WHERE {ids}"
+
+
+def search_sql(
+    weight: str,
+    bound: str,
+    term_match: str,
+    where: Sequence[str],
+    outer_where: Sequence[str],
+    nodes: str,
+    limit: str | None,
+) -> str:
+    """The candidates of a search, best first by an upper bound of their
+    score: the live records meeting ``where`` (conditions on ``m``) holding a
+    term of ``term_match`` (a condition on the posting ``t``), their
+    relevance summed in SQL from ``weight`` and multiplied by ``bound`` (an
+    upper bound of their evidence), at most ``limit`` of them, as
+    ``(id, bound)``.  ``outer_where`` may name the node ``n`` too.
+
+    SQL's SUM adds in no promised order, so the exact relevance is
+    computed again in Python; this only says which records to fetch."""
+    hits = (
+        f"SELECT t.record_id AS id, SUM({weight}) AS relevance FROM memory_terms t"
+        f" JOIN agent_memory m ON m.id = t.record_id WHERE {term_match}"
+    )
+    hits += "".join(f" AND {condition}" for condition in where) + " GROUP BY t.record_id"
+    sql = (
+        f"WITH hits AS ({hits}) SELECT h.id, h.relevance * {bound} AS bound FROM hits h"
+        f" JOIN agent_memory m ON m.id = h.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+    )
+    if outer_where:
+        sql += " WHERE " + " AND ".join(outer_where)
+    sql += " ORDER BY bound DESC, h.id DESC"
+    return sql if limit is None else sql + f" LIMIT {limit}"
 
 
 def select_all(table: str, columns: Sequence[cols.Column], order: str) -> str:

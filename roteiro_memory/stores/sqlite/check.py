@@ -11,7 +11,8 @@ the caller's read transaction.  Either reports, one finding per offending row:
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
-* an id sequence behind the largest id (ids would be handed out twice).
+* an id sequence behind the largest id (ids would be handed out twice);
+* a term index that disagrees with the records (:func:`roteiro_memory.check.index_findings`).
 """
 
 from __future__ import annotations
@@ -30,12 +31,22 @@ from roteiro_memory.check import (
     supersession,
 )
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
 
 __all__ = ["check_connection", "check_file"]
 
-_TABLES = ("nodes", "sync_state", "agent_memory", "agent_cache", "agent_cache_clock")
+_TABLES = (
+    "nodes",
+    "sync_state",
+    "agent_memory",
+    "agent_cache",
+    "agent_cache_clock",
+    "memory_terms",
+    "memory_term_df",
+    "memory_stats",
+)
 _CHECKED = cols.pick(
     cols.AGENT_MEMORY,
     "id",
@@ -103,6 +114,8 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
+        if {"memory_terms", "memory_term_df", "memory_stats"} <= tables:
+            findings.extend(index.check(conn, index.SQLITE))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
     return findings

@@ -16,9 +16,13 @@ Departures from the seed's proposed shapes, each for a reason:
 
 from __future__ import annotations
 
-from roteiro_memory.semantics import KIND_TOKENS
+import sqlite3
+from collections.abc import Callable
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER"]
+from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
+from roteiro_memory.stores.sql import index
+
+__all__ = ["BUILDS", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
@@ -91,7 +95,48 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         INSERT INTO agent_cache_clock (id, ticks, generation) VALUES (0, 0, 0);
         """,
     ),
+    (
+        4,
+        "memory_terms: the term index memory.search ranks by, built from the records",
+        """
+        CREATE TABLE memory_terms (
+            record_id INTEGER NOT NULL REFERENCES agent_memory(id),
+            term      TEXT NOT NULL,
+            tf        INTEGER NOT NULL CHECK (tf > 0),
+            length    INTEGER NOT NULL CHECK (length >= tf),
+            PRIMARY KEY (term, record_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_terms_record ON memory_terms(record_id);
+        CREATE TABLE memory_term_df (
+            term TEXT PRIMARY KEY,
+            live INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_stats (
+            id         INTEGER PRIMARY KEY CHECK (id = 0),
+            records    INTEGER NOT NULL,
+            live       INTEGER NOT NULL,
+            live_terms INTEGER NOT NULL
+        );
+        INSERT INTO memory_stats (id, records, live, live_terms) VALUES (0, 0, 0, 0);
+        """,
+    ),
+    (
+        5,
+        "idx_mem_confidence: live records in recall's bound order, for a top-k that stops early",
+        f"""
+        CREATE INDEX idx_mem_confidence
+            ON agent_memory(COALESCE(confidence, {DEFAULT_BASE_CONFIDENCE!r}) DESC, id DESC)
+            WHERE superseded_by IS NULL;
+        """,
+    ),
 )
+
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    4: lambda conn: index.rebuild(conn, index.SQLITE),
+}
+"""What a migration derives from the stored data after its statements run,
+in the same transaction: a store that had records before the term index
+gets their postings."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""

@@ -16,9 +16,11 @@ import os
 import sqlite3
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
 from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
@@ -35,9 +37,10 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.store import CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import index, ranking
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
@@ -45,8 +48,11 @@ from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
+    recall_bounds_sql,
     recall_sql,
     record_filters,
+    records_sql,
+    search_sql,
 )
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
@@ -54,7 +60,12 @@ from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.stores.sqlite import check as sqlite_check
 from roteiro_memory.stores.sqlite import transfer as sqlite_transfer
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
+from roteiro_memory.stores.sqlite.migrations import (
+    BUILDS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+)
 from roteiro_memory.stores.sqlite.transactions import atomic, reading
 from roteiro_memory.transfer import Export
 
@@ -64,6 +75,10 @@ BUSY_TIMEOUT_MS = 60_000
 """How long a writer waits for another process's write to finish."""
 
 _CHUNK = 500
+
+EARLY_STOP_ROWS = 2_048
+"""Most candidates a limited recall reads in bound order before ranking in
+one full pass instead (a decay that demotes most of the strongest records)."""
 
 GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
@@ -192,6 +207,28 @@ class SweepRow:
         )
 
 
+def _search_terms(
+    terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
+) -> tuple[str, str]:
+    """The per-posting weight and the term condition of a search over
+    ``terms``, binding each term and its IDF into ``params``."""
+    cases = []
+    for number, term in enumerate(terms):
+        params[f"term{number}"] = term
+        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        cases.append(f"WHEN :term{number} THEN :idf{number}")
+    params["average_length"] = corpus.average_length
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.SQLITE,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=":average_length",
+    )
+    marks = ", ".join(f":term{number}" for number in range(len(terms)))
+    return weight, f"t.term IN ({marks})"
+
+
 def _check_is_store(path: Path) -> None:
     """Refuse, without touching it, a file that is not an SQLite database."""
     if path.is_dir():
@@ -221,6 +258,7 @@ class SQLiteStore(Store):
     """The two-tier store in one SQLite file."""
 
     name = "sqlite"
+    capabilities = CAPABILITIES
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -294,6 +332,8 @@ class SQLiteStore(Store):
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version in BUILDS:
+                    BUILDS[version](conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )
@@ -396,6 +436,11 @@ class SQLiteStore(Store):
                     if write.supersedes is not None
                 ],
             )
+            postings = [
+                (new_id, index.posting(row[5], row[2], row[4]))
+                for new_id, row in zip(ids, rows, strict=True)
+            ]
+            index.written(conn, index.SQLITE, [w.supersedes for w in batch], base, postings)
         return ids
 
     @staticmethod
@@ -510,28 +555,126 @@ class SQLiteStore(Store):
     ) -> Recall:
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"instr(m.search, :token{index}) > 0")
-            params[f"token{index}"] = token
+        for number, token in enumerate(sem.query_tokens(query)):
+            where.append(f"instr(m.search, :token{number}) > 0")
+            params[f"token{number}"] = token
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
             parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
         )
         params.update(score_params)
+        keep = sem.effective_limit(limit)
         with self._reading() as conn:
             nodes = self._node_table(conn, graph)
-            keep = sem.effective_limit(limit)
-            if keep is not None:
-                params["limit"] = keep
-            sql = recall_sql(score, where, nodes, None if keep is None else ":limit")
             generation = self._generation(conn)
             params["generation"] = generation
-            rows = conn.execute(sql, params).fetchall()
+
+            def bounds(size: int | None) -> list[tuple[int, float]]:
+                sql = recall_bounds_sql(where, nodes, ":size")
+                size_params = {**params, "size": -1 if size is None else size}
+                return conn.execute(sql, size_params).fetchall()
+
+            def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                return [
+                    Recalled.rank(record, generation, parsed)
+                    for record in self._records(conn, nodes, ids)
+                ]
+
+            results = None
+            if keep is not None:
+                results = ranking.top(
+                    bounds, exact, keep, ranking.evidence_stop, most=EARLY_STOP_ROWS
+                )
+            if results is None:
+                # No limit, or the bound did not decide: one ranked pass.
+                if keep is not None:
+                    params["limit"] = keep
+                sql = recall_sql(score, where, nodes, None if keep is None else ":limit")
+                rows = conn.execute(sql, params).fetchall()
+                results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
             live, superseded = self._counts(conn)
-        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    @staticmethod
+    def _records(
+        conn: sqlite3.Connection, nodes: str, ids: Sequence[int]
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids``, in no particular order."""
+        out: builtins.list[MemoryRecord] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            condition, chunk_params = index.SQLITE.any_of("m.id", chunk)
+            out.extend(
+                _record_from_row(row)
+                for row in conn.execute(records_sql(nodes, condition), chunk_params)
+            )
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        terms = lexical.query_terms(query)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        outer = [f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1"] if applicable_only else []
+        score, score_params = sqlexpr.score_expr(
+            parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
+        )
+        params.update(score_params)
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            nodes = self._node_table(conn, graph)
+            generation = self._generation(conn)
+            params["generation"] = generation
+            stats = index.read_stats(conn, index.SQLITE, terms)
+            corpus = stats.corpus
+            results: builtins.list[Recalled] = []
+            if terms and corpus.total_terms:
+                weight, term_match = _search_terms(terms, corpus, params)
+                bound = f"max({score}, {ranking.EVIDENCE_FLOOR!r})"
+
+                def bounds(size: int | None) -> list[tuple[int, float]]:
+                    sql = search_sql(weight, bound, term_match, where, outer, nodes, ":size")
+                    size_params = {**params, "size": -1 if size is None else size}
+                    return conn.execute(sql, size_params).fetchall()
+
+                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                    postings = index.read_postings(conn, index.SQLITE, ids, terms)
+                    out = []
+                    for record in self._records(conn, nodes, ids):
+                        p = postings[record.id]
+                        value = lexical.weigh(terms, p.counts, p.length, corpus)
+                        evidence = Recalled.rank(record, generation, parsed)
+                        out.append(
+                            replace(
+                                evidence,
+                                score=lexical.combine(value, evidence.score),
+                                relevance=value,
+                            )
+                        )
+                    return out
+
+                results = ranking.top(bounds, exact, keep, ranking.relevance_stop) or []
+        return Recall(
+            generation=generation,
+            decay=parsed,
+            results=results,
+            live=corpus.documents,
+            superseded=stats.records - corpus.documents,
+            schema=lexical.SEARCH_SCHEMA,
+            terms=list(terms),
         )
 
     def forget(self, id: int) -> MemoryForgotten:
@@ -547,11 +690,18 @@ class SQLiteStore(Store):
                     "SELECT id FROM agent_memory WHERE superseded_by = ? ORDER BY id", (id,)
                 )
             ]
+            live = (
+                conn.execute(
+                    "SELECT superseded_by FROM agent_memory WHERE id = ?", (id,)
+                ).fetchone()[0]
+                is None
+            )
             conn.execute(
                 "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
                 " WHERE superseded_by = ?",
                 (id,),
             )
+            index.forgotten(conn, index.SQLITE, id, live, restored)
             conn.execute("DELETE FROM agent_memory WHERE id = ?", (id,))
         return MemoryForgotten(id=id, restored=restored)
 
@@ -768,6 +918,7 @@ class SQLiteStore(Store):
 
     def reset(self) -> None:
         with self._atomic() as conn:
+            index.clear(conn)
             conn.execute("DELETE FROM agent_memory")
             conn.execute("DELETE FROM agent_cache")
             conn.execute("DELETE FROM nodes")

@@ -16,6 +16,7 @@ from typing import Any
 
 from roteiro_memory.errors import Corrupt
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
 from roteiro_memory.transfer import (
     CACHE,
@@ -86,6 +87,7 @@ def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
         "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
         pointer_rows(parsed),
     )
+    index.rebuild(conn, index.SQLITE)  # derived data: rebuilt, never exported
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
     if parsed.header.get("sequence") is not None:
         conn.execute(
