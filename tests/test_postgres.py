@@ -21,7 +21,7 @@ from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import Decay
 from roteiro_memory.store import MemoryWrite
 from roteiro_memory.stores.naming import open_store
-from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
 from roteiro_memory.stores.sql import expressions as sqlexpr
 
@@ -146,7 +146,9 @@ def test_concurrent_first_opens_of_one_schema_all_succeed(dsn: str) -> None:
         assert errors == []
         assert len(stores) == 8
         snapshot = stores[0].snapshot()
-        assert [r["version"] for r in snapshot["schema_migrations"]] == [1, 2, 3]
+        assert [r["version"] for r in snapshot["schema_migrations"]] == [
+            v for v, _, _ in MIGRATIONS
+        ]
         assert snapshot["agent_cache_clock"] == [{"id": 0, "ticks": 0, "generation": 0}]
     finally:
         for store in stores[1:]:
