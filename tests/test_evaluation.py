@@ -225,3 +225,43 @@ def test_tokenizer_names_round_trip_and_bad_ones_are_named() -> None:
     assert parse_tokenizer("raw").name == "raw"
     with pytest.raises(Exception, match="'stemm'"):
         parse_tokenizer("punct+stemm")
+
+
+def test_the_arms_rank_the_same_on_sqlite_and_the_model(tmp_path: Path) -> None:
+    """The default store is SQLite because its search and filter results are
+    the model's: the whole result, JSON byte for byte, is the same."""
+    for name, dataset in (
+        ("coding", lambda: coding()),
+        ("locomo", lambda: locomo(tmp_path / "locomo10.json")),
+    ):
+        if name == "locomo":
+            _locomo_fixture(tmp_path / "locomo10.json")
+        on_sqlite = report.to_json(evaluate(dataset(), ["filter", "search"], timing=False))
+        on_model = report.to_json(
+            evaluate(dataset(), ["filter", "search"], store="memory", timing=False)
+        )
+        assert on_sqlite == on_model, name
+
+
+def test_a_tokenizer_variant_needs_the_model_store(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ValueError, match="--store memory"):
+        evaluate(coding(), ["search"], tokenizer=parse_tokenizer("punct+fold"), timing=False)
+    with pytest.raises(SystemExit) as exited:
+        main(["coding", "--tokenizer", "punct+fold", "--arms", "search"])
+    assert exited.value.code == 2
+    assert "--store memory" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "coding",
+                "--tokenizer",
+                "punct+fold",
+                "--arms",
+                "search",
+                "--store",
+                "memory",
+                "--no-timing",
+            ]
+        )
+        == 0
+    )

@@ -18,7 +18,7 @@ from roteiro_memory.evaluation.datasets.coding import DEFAULT_SEED, coding
 from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
 from roteiro_memory.evaluation.datasets.locomo import locomo
 from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
-from roteiro_memory.evaluation.run import evaluate
+from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
 
 __all__ = ["add_parser", "main", "parse_tokenizer"]
 
@@ -66,6 +66,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=lexical.TOKENIZER,
         help=f"search tokenizer variant, to measure one (default {lexical.TOKENIZER.name})",
     )
+    parser.add_argument(
+        "--store",
+        choices=STORES,
+        default=DEFAULT_STORE,
+        help=f"the store the filter and search arms run on (default {DEFAULT_STORE}; "
+        "memory to measure a --tokenizer variant)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--no-timing", action="store_true", help="leave latency out")
     parser.add_argument("--output", type=Path, help="also write the JSON result to this file")
@@ -107,8 +114,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         dataset = _dataset(args)
         progress = _progress()
+        if args.tokenizer != lexical.TOKENIZER and args.store != "memory":
+            parser.error(
+                f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
+                f"store's term index holds the protocol's tokenizer only"
+            )
         result = evaluate(
-            dataset, arms, tokenizer=args.tokenizer, timing=not args.no_timing, progress=progress
+            dataset,
+            arms,
+            store=args.store,
+            tokenizer=args.tokenizer,
+            timing=not args.no_timing,
+            progress=progress,
         )
         if progress is not None:
             sys.stderr.write("\n")

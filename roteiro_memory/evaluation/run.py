@@ -20,12 +20,19 @@ from roteiro_memory.evaluation.corpus import Dataset, Haystack, Item
 from roteiro_memory.semantics import MAX_BODY_BYTES
 from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 __all__ = ["RESULT_SCHEMA", "evaluate", "load", "split_body"]
 
 RESULT_SCHEMA = "roteiro.eval/v1"
 ALL = "all"
 """The style every query is also counted under."""
+
+
+STORES = ("sqlite", "memory")
+"""The stores the arms can run on: the embedded SQLite store, as a user has
+it, or the in-memory model (needed to measure tokenizer variants)."""
+DEFAULT_STORE = "sqlite"
 
 
 def split_body(body: str, limit: int = MAX_BODY_BYTES) -> list[str]:
@@ -120,22 +127,38 @@ def evaluate(
     arms: Sequence[str] = tuple(ARMS),
     store_factory: Callable[[], Store] | None = None,
     *,
+    store: str = DEFAULT_STORE,
     tokenizer: lexical.Tokenizer = lexical.TOKENIZER,
     timing: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Score every arm on every query of ``dataset``; aggregates only.
 
-    The store defaults to a fresh :class:`ModelStore` searching with
-    ``tokenizer`` (a variant only when measuring tokenizers)."""
+    The store is ``store_factory()`` when given, else a fresh store of the
+    kind ``store`` names (:data:`STORES`).  A tokenizer variant is measured
+    on the model only: the SQL stores' term index holds the one tokenizer
+    PROTOCOL fixes.  Both stores rank identically (a test compares the
+    whole result), so which one ran is not part of the result."""
+    if store not in STORES:
+        raise ValueError(f"unknown store {store!r}: expected one of {', '.join(STORES)}")
+    if store_factory is None and tokenizer != lexical.TOKENIZER and store != "memory":
+        raise ValueError(
+            f"tokenizer variant {tokenizer.name!r} needs --store memory: the {store} store's "
+            f"term index holds the protocol's tokenizer ({lexical.TOKENIZER.name}) only"
+        )
     made: list[Arm] = [make_arm(name) for name in arms]
     totals: dict[str, dict[str, metrics.Aggregate]] = {arm.name: {} for arm in made}
-    store = store_factory() if store_factory is not None else ModelStore(tokenizer)
+    if store_factory is not None:
+        opened = store_factory()
+    elif store == "memory":
+        opened = ModelStore(tokenizer)
+    else:
+        opened = SQLiteStore.temporary()
     haystacks = queries = 0
     try:
         for haystack in dataset.haystacks:
-            loaded = load(store, haystack)
-            noisy = _noisy(store)
+            loaded = load(opened, haystack)
+            noisy = _noisy(opened)
             haystacks += 1
             for query in haystack.queries:
                 queries += 1
@@ -149,7 +172,7 @@ def evaluate(
             if progress is not None:
                 progress(haystacks)
     finally:
-        store.close()
+        opened.close()
     return _result(dataset, totals, haystacks, queries, timing, tokenizer)
 
 
