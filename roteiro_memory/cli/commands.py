@@ -39,7 +39,6 @@ from roteiro_memory.repo.graph import (
     touched_keys,
 )
 from roteiro_memory.repo.location import locate, prepare
-from roteiro_memory.results import Recall
 from roteiro_memory.store import Graph, Store
 from roteiro_memory.stores.naming import parse_store_name
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -338,27 +337,36 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
         def predicate(anchor: str | None) -> bool:
             return anchor in touched and (outer is None or outer(anchor))
 
-    recall = store.recall(
-        query,
-        scope=args.scope,
-        kind=kind,
-        anchor_key=key,
-        decay=decay,
-        applicable_only=args.applicable_only,
-        limit=None if predicate else limit,
-        graph=graph,
-    )
+    # Words a person types are a question: the ranking arm answers it (the
+    # evaluation measures it better, docs/eval.md); --filter keeps the exact
+    # conjunctive match.  No words: every live record, ranked by evidence.
+    if query is not None and not args.filter:
+        recall = store.search(
+            query,
+            scope=args.scope,
+            kind=kind,
+            anchor_key=key,
+            decay=decay,
+            applicable_only=args.applicable_only,
+            limit=None if predicate else limit,
+            graph=graph,
+        )
+    else:
+        recall = store.recall(
+            query,
+            scope=args.scope,
+            kind=kind,
+            anchor_key=key,
+            decay=decay,
+            applicable_only=args.applicable_only,
+            limit=None if predicate else limit,
+            graph=graph,
+        )
     if predicate is not None:
         kept = [
             r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
         ]
-        recall = Recall(
-            generation=recall.generation,
-            decay=recall.decay,
-            results=sem.apply_limit(kept, limit),
-            live=recall.live,
-            superseded=recall.superseded,
-        )
+        recall = dataclasses.replace(recall, results=sem.apply_limit(kept, limit))
     if args.json:
         emit(recall.to_json())
     else:

@@ -100,7 +100,16 @@ def _add_list(parser: argparse.ArgumentParser) -> None:
 
 def _add_recall(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "query", nargs="*", help="words every recalled record must contain (body or anchor)"
+        "query",
+        nargs="*",
+        help="what you are looking for, in any words: records holding any of them, ranked by "
+        "relevance (BM25) times confidence, anchor state and age",
+    )
+    parser.add_argument(
+        "--filter",
+        action="store_true",
+        help="match the words exactly instead: only records containing every one of them "
+        "(body or anchor), ranked by confidence, anchor state and age",
     )
     _filters(parser, limit=RECALL_LIMIT)
     parser.add_argument(
@@ -268,8 +277,9 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     ),
     (
         "recall",
-        "recall live records ranked by confidence, anchor state and age",
-        "roteiro-memory recall retry backoff --applicable-only --limit 5\n"
+        "recall live records: the most relevant to your words, or all, ranked by evidence",
+        "roteiro-memory recall why does the retry give up --applicable-only --limit 5\n"
+        "  roteiro-memory recall --filter retry backoff  # every word, as a substring\n"
         "  roteiro-memory recall --rev main          # is it valid on main?\n"
         "  roteiro-memory recall --touched           # about what this change touches",
         _add_recall,
@@ -354,7 +364,24 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         configure(sub)
     if only is None:
         _add_protocol(commands)
+        # Named only: its options (and the harness) load when it is run.
+        commands.add_parser("eval", help=EVAL_SUMMARY, add_help=False)
+    elif only == "eval":
+        from roteiro_memory.evaluation.__main__ import add_parser
+
+        add_parser(commands)
     return parser
+
+
+EVAL_SUMMARY = "measure the retrieval arms (filter, search, bm25s) on a dataset"
+
+
+def _eval(arguments: Sequence[str]) -> int:
+    """``roteiro-memory eval ...``: the evaluation's own command line."""
+    from roteiro_memory.evaluation.__main__ import main as evaluation_main
+
+    at = list(arguments).index("eval")
+    return evaluation_main(arguments[at + 1 :])
 
 
 def _protocol(args: argparse.Namespace) -> int:
@@ -369,7 +396,7 @@ def _protocol(args: argparse.Namespace) -> int:
 
 
 def _command_name(argv: Sequence[str]) -> str | None:
-    names = {c[0] for c in _COMMANDS}
+    names = {c[0] for c in _COMMANDS} | {"eval"}
     for arg in argv:
         if arg in names:
             return arg
@@ -407,6 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "protocol":
             return _protocol(args)
+        if args.command == "eval":
+            return _eval(arguments)
         return _run(args)
     except Corrupt as error:
         sys.stderr.write(f"roteiro-memory: error: {error}\n")

@@ -1,6 +1,6 @@
 """The command line of the evaluation: ``python -m roteiro_memory.evaluation``.
 
-``add_parser`` and ``main`` are what ``roteiro-memory eval`` will wire in.
+``add_parser`` and ``main`` are what ``roteiro-memory eval`` wires in.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from roteiro_memory import lexical
 from roteiro_memory.evaluation import report
@@ -46,8 +47,8 @@ def parse_tokenizer(name: str) -> lexical.Tokenizer:
     return lexical.Tokenizer(**{field: key in parts for key, field in _SWITCHES.items()})
 
 
-def add_parser(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``eval`` to a command line's subcommands."""
+def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``eval`` to a command line's subcommands (of any parser class)."""
     _configure(subparsers.add_parser("eval", help="measure retrieval arms on a dataset"))
 
 
