@@ -131,11 +131,6 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
     return f"(SELECT key, blob FROM {GRAPH_NODES})"
 
 
-EARLY_STOP_ROWS = 2_048
-"""Most candidates a limited recall reads in bound order before ranking in
-one full pass instead (a decay that demotes most of the strongest records)."""
-
-
 def _search_terms(
     terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
 ) -> tuple[str, str]:
@@ -574,21 +569,23 @@ class PostgresStore(Store):
             generation = self._generation(conn)
             params["generation"] = generation
 
-            def bounds(size: int | None) -> list[tuple[int, float]]:
-                sql = recall_bounds_sql(where, nodes, "%(size)s")
+            def bounds(size: int) -> list[tuple[int, float, float]]:
+                sql = recall_bounds_sql(score, where, nodes, "%(size)s")
                 return conn.execute(sql, {**params, "size": size}).fetchall()
 
-            def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
-                return [
-                    Recalled.rank(record, generation, parsed)
-                    for record in self._records(conn, nodes, params, ids)
-                ]
-
             results = None
-            if keep is not None:
-                results = ranking.top(
-                    bounds, exact, keep, ranking.evidence_stop, most=EARLY_STOP_ROWS
-                )
+            if keep is not None and parsed.mode == "none":
+                # With decay, age decides more than confidence and the bound
+                # rarely stops the read: the full pass is then the faster.
+                ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
+                if ids is not None:
+                    results = sorted(
+                        (
+                            Recalled.rank(record, generation, parsed)
+                            for record in self._records(conn, nodes, params, ids)
+                        ),
+                        key=lambda r: sem.rank_key(r.score, r.record.id),
+                    )
             if results is None:
                 # No limit, or the bound did not decide: one ranked pass.
                 if keep is not None:
@@ -668,7 +665,7 @@ class PostgresStore(Store):
                         )
                     return out
 
-                results = ranking.top(bounds, exact, keep, ranking.relevance_stop) or []
+                results = ranking.top(bounds, exact, keep, ranking.relevance_stop)
         return Recall(
             generation=generation,
             decay=parsed,

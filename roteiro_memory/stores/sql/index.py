@@ -138,13 +138,18 @@ def insert_postings(conn: Any, d: IndexDialect, postings: Iterable[tuple[int, Po
     """Write the postings of new records."""
     m = d.mark
     rows = [
-        (record_id, d.text(term), count, p.length)
+        (term, record_id, count, p.length)
         for record_id, p in postings
         for term, count in p.counts.items()
     ]
+    # In key order, so each insert lands beside the last: far fewer pages
+    # touched than in record order.
+    rows.sort()
+    if d is not SQLITE:
+        rows = [(d.text(term), record_id, count, length) for term, record_id, count, length in rows]
     d.many(
         conn,
-        f"INSERT INTO memory_terms (record_id, term, tf, length) VALUES ({m}, {m}, {m}, {m})",
+        f"INSERT INTO memory_terms (term, record_id, tf, length) VALUES ({m}, {m}, {m}, {m})",
         rows,
     )
 

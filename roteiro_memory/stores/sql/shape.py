@@ -126,11 +126,18 @@ and decay never exceed 1.  The expression ``idx_mem_confidence`` indexes
 over the live records, written the same so the planner matches them."""
 
 
-def recall_bounds_sql(where: Sequence[str], nodes: str, limit: str) -> str:
-    """Recall's candidates as ``(id, bound)`` in descending bound order then
+def recall_bounds_sql(
+    score: str, where: Sequence[str], nodes: str, limit: str, hint: str = ""
+) -> str:
+    """Recall's candidates as ``(id, bound, score)`` in descending bound order then
     newest id -- the order of ``idx_mem_confidence`` -- so a top-k reads
-    from the front and stops early (:mod:`.ranking`)."""
-    sql = f"SELECT m.id, {RECALL_BOUND} AS bound{record_from(nodes)} WHERE "
+    from the front and stops early (:mod:`.ranking`).  ``hint`` follows the
+    table's alias: SQLite's planner prefers the narrower liveness index
+    unless told (``INDEXED BY``), which would sort every live record."""
+    sql = (
+        f"SELECT m.id, {RECALL_BOUND} AS bound, {score} AS score FROM agent_memory m{hint}"
+        f" LEFT JOIN {nodes} n ON n.key = m.anchor_key WHERE "
+    )
     return sql + " AND ".join(where) + f" ORDER BY {RECALL_BOUND} DESC, m.id DESC LIMIT {limit}"
 
 

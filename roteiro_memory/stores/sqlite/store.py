@@ -76,10 +76,6 @@ BUSY_TIMEOUT_MS = 60_000
 
 _CHUNK = 500
 
-EARLY_STOP_ROWS = 2_048
-"""Most candidates a limited recall reads in bound order before ranking in
-one full pass instead (a decay that demotes most of the strongest records)."""
-
 GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
 connection only, so resolving against another graph writes nothing to the
@@ -570,22 +566,25 @@ class SQLiteStore(Store):
             generation = self._generation(conn)
             params["generation"] = generation
 
-            def bounds(size: int | None) -> list[tuple[int, float]]:
-                sql = recall_bounds_sql(where, nodes, ":size")
-                size_params = {**params, "size": -1 if size is None else size}
-                return conn.execute(sql, size_params).fetchall()
-
-            def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
-                return [
-                    Recalled.rank(record, generation, parsed)
-                    for record in self._records(conn, nodes, ids)
-                ]
+            def bounds(size: int) -> list[tuple[int, float, float]]:
+                sql = recall_bounds_sql(
+                    score, where, nodes, ":size", hint=" INDEXED BY idx_mem_confidence"
+                )
+                return conn.execute(sql, {**params, "size": size}).fetchall()
 
             results = None
-            if keep is not None:
-                results = ranking.top(
-                    bounds, exact, keep, ranking.evidence_stop, most=EARLY_STOP_ROWS
-                )
+            if keep is not None and parsed.mode == "none":
+                # With decay, age decides more than confidence and the bound
+                # rarely stops the read: the full pass is then the faster.
+                ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
+                if ids is not None:
+                    results = sorted(
+                        (
+                            Recalled.rank(record, generation, parsed)
+                            for record in self._records(conn, nodes, ids)
+                        ),
+                        key=lambda r: sem.rank_key(r.score, r.record.id),
+                    )
             if results is None:
                 # No limit, or the bound did not decide: one ranked pass.
                 if keep is not None:
@@ -666,7 +665,7 @@ class SQLiteStore(Store):
                         )
                     return out
 
-                results = ranking.top(bounds, exact, keep, ranking.relevance_stop) or []
+                results = ranking.top(bounds, exact, keep, ranking.relevance_stop)
         return Recall(
             generation=generation,
             decay=parsed,
