@@ -542,6 +542,10 @@ class SQLiteRebuildDeletesAnchored(_SQLiteMutant):
         super().rebuild()
         with self._atomic() as conn:
             conn.execute("UPDATE agent_memory SET superseded_by = NULL")
+            conn.execute(
+                "DELETE FROM memory_terms WHERE record_id IN"
+                " (SELECT id FROM agent_memory WHERE anchor_key IS NOT NULL)"
+            )
             conn.execute("DELETE FROM agent_memory WHERE anchor_key IS NOT NULL")
 
 
@@ -550,6 +554,10 @@ class SQLiteSweepDeletesSuperseded(_SQLiteMutant):
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         swept = super().cache_sweep(budget_bytes)
         with self._atomic() as conn:
+            conn.execute(
+                "DELETE FROM memory_terms WHERE record_id IN"
+                " (SELECT id FROM agent_memory WHERE superseded_by IS NOT NULL)"
+            )
             conn.execute("DELETE FROM agent_memory WHERE superseded_by IS NOT NULL")
         return swept
 
@@ -566,6 +574,7 @@ class SQLiteDecayDeletes(_SQLiteMutant):
                     " WHERE superseded_by = ?",
                     dead,
                 )
+                conn.executemany("DELETE FROM memory_terms WHERE record_id = ?", dead)
                 conn.executemany("DELETE FROM agent_memory WHERE id = ?", dead)
             result = replace(result, results=[r for r in result.results if r.decay_factor > 0])
         return result

@@ -33,6 +33,8 @@ from precommit_plants import (
 )
 from test_precommit_check_store import EXPECTED as STORE_FINDINGS
 
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "hooks",
@@ -134,7 +136,10 @@ def test_e2e_forbid_store(pre_commit_env: dict[str, str], hook_repo: Path, user_
         name = path.relative_to(user_repo)
         assert f"{name}: " in output
         assert f"unstage it with: git rm --cached -- {name}\n" in output
-    assert "notes.bin: a roteiro-memory store (schema version 3) must not be committed" in output
+    assert (
+        f"notes.bin: a roteiro-memory store (schema version {SCHEMA_VERSION}) must not be committed"
+        in output
+    )
     assert "copies/memory.db-wal: the write-ahead log of a roteiro-memory store" in output
     assert "copies/memory.db-shm: the shared-memory index of a roteiro-memory store" in output
     assert "backup.jsonl: a roteiro-memory export must not be committed" in output

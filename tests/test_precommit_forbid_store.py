@@ -17,6 +17,7 @@ from precommit_plants import (
 
 from roteiro_memory.precommit import sniff
 from roteiro_memory.precommit.forbid_store import main
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.transfer import EXPORT_FORMAT
 
 
@@ -61,7 +62,7 @@ def test_forbid_store_refuses_a_store_whatever_its_name(
     status, lines = _run(capsys, store)
     assert status == 1
     assert lines == [
-        f"{store}: a roteiro-memory store (schema version 3) must not be committed "
+        f"{store}: a roteiro-memory store (schema version {SCHEMA_VERSION}) must not be committed "
         "(memory is per-clone, unredacted prose); "
         f"unstage it with: git rm --cached -- {store}"
     ]
