@@ -69,6 +69,7 @@ from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
+    RECALL_BOUND,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
     recall_bounds_sql,
@@ -628,11 +629,8 @@ class PostgresStore(Store):
         terms = lexical.query_terms(query)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
         nodes = _node_relation(graph, params)
-        outer = [f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1"] if applicable_only else []
-        score, score_params = sqlexpr.score_expr(
-            parsed, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
-        )
-        params.update(score_params)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         keep = sem.effective_limit(limit)
         with self._reading() as conn:
             generation = self._generation(conn)
@@ -643,10 +641,13 @@ class PostgresStore(Store):
             if terms and corpus.total_terms:
                 weight, term_match = _search_terms(terms, corpus, params)
                 floor = f"CAST({ranking.EVIDENCE_FLOOR!r} AS double precision)"
-                bound = f"GREATEST({score}, {floor})"
+                # Base confidence bounds the evidence (penalty and decay never
+                # exceed 1) without joining a node per candidate.
+                bound = f"GREATEST({RECALL_BOUND}, {floor})"
+                node_join = nodes if applicable_only else None
 
                 def bounds(size: int | None) -> list[tuple[int, float]]:
-                    sql = search_sql(weight, bound, term_match, where, outer, nodes, "%(size)s")
+                    sql = search_sql(weight, bound, term_match, where, node_join, "%(size)s")
                     return conn.execute(sql, {**params, "size": size}).fetchall()
 
                 def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
@@ -665,7 +666,9 @@ class PostgresStore(Store):
                         )
                     return out
 
-                results = ranking.top(bounds, exact, keep, ranking.relevance_stop)
+                results = ranking.top(
+                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                )
         return Recall(
             generation=generation,
             decay=parsed,

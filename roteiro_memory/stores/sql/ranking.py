@@ -24,6 +24,7 @@ __all__ = [
     "BOUND_SLACK",
     "EARLY_STOP_ROWS",
     "EVIDENCE_FLOOR",
+    "SEARCH_FIRST_READ",
     "relevance_stop",
     "top",
     "top_scored",
@@ -43,6 +44,11 @@ EARLY_STOP_ROWS = 65_536
 one full pass instead: when ties or penalties keep the k-th score at the
 bounds read, stopping early does not pay."""
 
+SEARCH_FIRST_READ = 16
+"""How many times ``keep`` a search reads first: its bound (relevance times
+base confidence) leaves the anchor penalty out, so the k-th exact score sits
+some way below the bounds of the strongest candidates."""
+
 Bound = tuple[int, float]
 """One candidate as the store reads it: ``(id, upper bound of its score)``."""
 
@@ -58,12 +64,16 @@ def top(
     exact: Callable[[Sequence[int]], list[Recalled]],
     keep: int | None,
     stop: Callable[[Recalled, Bound], bool],
+    first: int = 16,
 ) -> list[Recalled]:
     """The best ``keep`` (None: all) results, ranked by score then newest id.
 
     ``bounds(n)`` gives the first ``n`` candidates (None: all) in descending
-    bound order; ``exact(ids)`` the results of those ids, scored exactly."""
-    size = None if keep is None else max(2 * keep, keep + 16)
+    bound order; ``exact(ids)`` the results of those ids, scored exactly.
+    The first read takes ``first`` times ``keep``: when each read repeats the
+    store's whole ranking query, reading a little more once is cheaper than
+    reading again."""
+    size = None if keep is None else max(first * keep, keep + 16)
     seen: set[int] = set()
     ranked: list[Recalled] = []
     while True:

@@ -152,31 +152,28 @@ def search_sql(
     bound: str,
     term_match: str,
     where: Sequence[str],
-    outer_where: Sequence[str],
-    nodes: str,
+    nodes: str | None,
     limit: str | None,
 ) -> str:
     """The candidates of a search, best first by an upper bound of their
-    score: the live records meeting ``where`` (conditions on ``m``) holding a
-    term of ``term_match`` (a condition on the posting ``t``), their
-    relevance summed in SQL from ``weight`` and multiplied by ``bound`` (an
-    upper bound of their evidence), at most ``limit`` of them, as
-    ``(id, bound)``.  ``outer_where`` may name the node ``n`` too.
+    score: the live records meeting ``where`` holding a term of
+    ``term_match`` (a condition on the posting ``t``), their relevance summed
+    in SQL from ``weight`` times ``bound`` (an upper bound of their evidence,
+    over ``m``'s columns), at most ``limit`` of them, as ``(id, bound)``.
+    ``where`` may name the node ``n`` when ``nodes`` names its relation.
 
     SQL's SUM adds in no promised order, so the exact relevance is
     computed again in Python; this only says which records to fetch."""
-    hits = (
-        f"SELECT t.record_id AS id, SUM({weight}) AS relevance FROM memory_terms t"
-        f" JOIN agent_memory m ON m.id = t.record_id WHERE {term_match}"
-    )
-    hits += "".join(f" AND {condition}" for condition in where) + " GROUP BY t.record_id"
+    # Grouped by the posting's id (one record, so MAX is its bound): the
+    # planner then walks the term's postings rather than every live record.
     sql = (
-        f"WITH hits AS ({hits}) SELECT h.id, h.relevance * {bound} AS bound FROM hits h"
-        f" JOIN agent_memory m ON m.id = h.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        f"SELECT t.record_id, SUM({weight}) * MAX({bound}) AS bound FROM memory_terms t"
+        " JOIN agent_memory m ON m.id = t.record_id"
     )
-    if outer_where:
-        sql += " WHERE " + " AND ".join(outer_where)
-    sql += " ORDER BY bound DESC, h.id DESC"
+    if nodes is not None:
+        sql += f" LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+    sql += f" WHERE {term_match}" + "".join(f" AND {condition}" for condition in where)
+    sql += " GROUP BY t.record_id ORDER BY bound DESC, t.record_id DESC"
     return sql if limit is None else sql + f" LIMIT {limit}"
 
 

@@ -46,6 +46,7 @@ from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
+    RECALL_BOUND,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
     recall_bounds_sql,
@@ -627,11 +628,8 @@ class SQLiteStore(Store):
         parsed = Decay.parse(decay)
         terms = lexical.query_terms(query)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
-        outer = [f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1"] if applicable_only else []
-        score, score_params = sqlexpr.score_expr(
-            parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
-        )
-        params.update(score_params)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         keep = sem.effective_limit(limit)
         with self._reading() as conn:
             nodes = self._node_table(conn, graph)
@@ -642,10 +640,13 @@ class SQLiteStore(Store):
             results: builtins.list[Recalled] = []
             if terms and corpus.total_terms:
                 weight, term_match = _search_terms(terms, corpus, params)
-                bound = f"max({score}, {ranking.EVIDENCE_FLOOR!r})"
+                # Base confidence bounds the evidence (penalty and decay never
+                # exceed 1) without joining a node per candidate.
+                bound = f"max({RECALL_BOUND}, {ranking.EVIDENCE_FLOOR!r})"
+                node_join = nodes if applicable_only else None
 
                 def bounds(size: int | None) -> list[tuple[int, float]]:
-                    sql = search_sql(weight, bound, term_match, where, outer, nodes, ":size")
+                    sql = search_sql(weight, bound, term_match, where, node_join, ":size")
                     size_params = {**params, "size": -1 if size is None else size}
                     return conn.execute(sql, size_params).fetchall()
 
@@ -665,7 +666,9 @@ class SQLiteStore(Store):
                         )
                     return out
 
-                results = ranking.top(bounds, exact, keep, ranking.relevance_stop)
+                results = ranking.top(
+                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                )
         return Recall(
             generation=generation,
             decay=parsed,
