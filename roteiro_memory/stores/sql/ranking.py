@@ -44,7 +44,7 @@ EARLY_STOP_ROWS = 65_536
 one full pass instead: when ties or penalties keep the k-th score at the
 bounds read, stopping early does not pay."""
 
-SEARCH_FIRST_READ = 16
+SEARCH_FIRST_READ = 64
 """How many times ``keep`` a search reads first: its bound (relevance times
 base confidence) leaves the anchor penalty out, so the k-th exact score sits
 some way below the bounds of the strongest candidates."""
