@@ -1,0 +1,94 @@
+"""Wire servers that claim ``shared`` and ``crash`` and lose writes anyway.
+
+Run as ``python tests/durability_mutants.py MODE`` through ``cmd:``; each keeps
+the in-memory model and saves it (pickled) to the file
+``ROTEIRO_CONFORMANCE_STORE`` names, so a restarted instance finds it:
+
+* ``private-copy`` reads the file once, at start, and writes its whole copy
+  back after every write, before answering: nothing acknowledged is lost to a
+  kill, but instances sharing the file overwrite each other's writes -- the
+  lost update;
+* ``write-behind`` answers writes at once and saves only every
+  :data:`BATCH` of them (and at shutdown): a SIGKILL loses what it
+  acknowledged since the last save.
+
+``tests/test_durability.py`` checks the durability entries fail on each and
+pass on the reference.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from roteiro_memory.protocol import Ops, handle_line
+from roteiro_memory.stores.model import ModelStore
+
+MODES = ("private-copy", "write-behind")
+BATCH = 8
+READS = frozenset({"hello", "memory.get", "memory.list", "memory.recall", "store.snapshot"})
+
+
+def _load(path: Path | None) -> ModelStore:
+    if path is None or not path.exists():
+        return ModelStore()
+    with path.open("rb") as stream:
+        loaded = pickle.load(stream)  # the file is this program's own
+    assert isinstance(loaded, ModelStore)
+    return loaded
+
+
+def _save(store: ModelStore, path: Path | None) -> None:
+    if path is None:
+        return
+    part = path.with_name(f"{path.name}.{os.getpid()}")
+    with part.open("wb") as stream:
+        pickle.dump(store, stream)
+        stream.flush()
+        os.fsync(stream.fileno())
+    part.replace(path)
+
+
+def _op(line: bytes) -> str | None:
+    try:
+        request = json.loads(line)
+    except ValueError:
+        return None
+    op = request.get("op") if isinstance(request, dict) else None
+    return op if isinstance(op, str) else None
+
+
+def main(argv: Sequence[str]) -> int:
+    if len(argv) != 1 or argv[0] not in MODES:
+        sys.stderr.write(f"usage: durability_mutants.py {{{','.join(MODES)}}}\n")
+        return 2
+    mode = argv[0]
+    named = os.environ.get("ROTEIRO_CONFORMANCE_STORE")
+    path = Path(named) if named else None
+    store = _load(path)
+    claims = ("shared", "crash") if path is not None else ()
+    ops = Ops(store, f"durability mutant {mode}", server_capabilities=claims)
+    unsaved = 0
+    for raw in sys.stdin.buffer:
+        line = raw.rstrip(b"\r\n")
+        response, done = handle_line(ops, line)
+        if _op(line) not in READS:
+            unsaved += 1
+        if unsaved and (mode == "private-copy" or unsaved >= BATCH or done):
+            _save(store, path)
+            unsaved = 0
+        sys.stdout.write(response + "\n")
+        sys.stdout.flush()
+        if done:
+            break
+    if unsaved:
+        _save(store, path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
