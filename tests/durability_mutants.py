@@ -12,6 +12,11 @@ the in-memory model and saves it (pickled) to the file
   :data:`BATCH` of them (and at shutdown): a SIGKILL loses what it
   acknowledged since the last save.
 
+``stale-reads`` instead serves the reference SQLite store at that path, which
+shares and survives kills, but answers ``memory.list`` from what it listed
+before until it writes itself: nothing is lost, yet a reader keeps seeing the
+store as it was -- no serial order explains its answers.
+
 ``tests/test_durability.py`` checks the durability entries fail on each and
 pass on the reference.
 """
@@ -24,11 +29,13 @@ import pickle
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from roteiro_memory.protocol import Ops, handle_line
 from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-MODES = ("private-copy", "write-behind")
+MODES = ("private-copy", "write-behind", "stale-reads")
 BATCH = 8
 READS = frozenset({"hello", "memory.get", "memory.list", "memory.recall", "store.snapshot"})
 
@@ -53,6 +60,24 @@ def _save(store: ModelStore, path: Path | None) -> None:
     part.replace(path)
 
 
+class StaleOps(Ops):
+    """Lists from a cache that only this instance's own writes clear."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listed: dict[str, Any] = {}
+
+    def call(self, op: str, args: object = None) -> Any:
+        if op == "memory.list":
+            key = json.dumps(args, sort_keys=True)
+            if key not in self.listed:
+                self.listed[key] = super().call(op, args)
+            return self.listed[key]
+        if op not in READS:
+            self.listed.clear()
+        return super().call(op, args)
+
+
 def _op(line: bytes) -> str | None:
     try:
         request = json.loads(line)
@@ -69,8 +94,21 @@ def main(argv: Sequence[str]) -> int:
     mode = argv[0]
     named = os.environ.get("ROTEIRO_CONFORMANCE_STORE")
     path = Path(named) if named else None
-    store = _load(path)
     claims = ("shared", "crash") if path is not None else ()
+    if mode == "stale-reads":
+        reference = SQLiteStore(path) if path is not None else SQLiteStore.temporary()
+        try:
+            stale = StaleOps(reference, f"durability mutant {mode}", server_capabilities=claims)
+            for raw in sys.stdin.buffer:
+                response, done = handle_line(stale, raw.rstrip(b"\r\n"))
+                sys.stdout.write(response + "\n")
+                sys.stdout.flush()
+                if done:
+                    break
+            return 0
+        finally:
+            reference.close()
+    store = _load(path)
     ops = Ops(store, f"durability mutant {mode}", server_capabilities=claims)
     unsaved = 0
     for raw in sys.stdin.buffer:

@@ -304,7 +304,7 @@ class _Run:
                     self.figures.operations += 1
                     if event.wrote:
                         self.figures.acknowledged += 1
-                        acknowledged.append(event.result["id"])
+                        acknowledged.append(_id_of(event.result, args))
                     else:
                         self.figures.refused += 1
 
@@ -382,7 +382,7 @@ class _Run:
             if n in points and modes[n]:
                 answered = self._cut_short(instance, args, delays[n])
             else:
-                answered = instance.call("memory.record", args)["id"]
+                answered = _id_of(instance.call("memory.record", args), args)
             if answered is not None:
                 acknowledged.append(Write(args, answered))
                 self.figures.acknowledged += 1
@@ -392,6 +392,7 @@ class _Run:
             if not modes[n]:
                 instance.kill()
             self.figures.kills += 1
+            self.figures.instances += 1  # the next request starts it again
             unanswered = None if answered is not None else Write(args)
             landed = check_crash_state(
                 instance.call("memory.list", {"include_superseded": True}),
@@ -439,7 +440,7 @@ class _Run:
         killer.start()
         sent.set()
         try:
-            answered: int | None = instance.call("memory.record", args)["id"]
+            answered: int | None = _id_of(instance.call("memory.record", args), args)
         except BackendFailure:
             answered = None  # killed before it answered: the write is not acknowledged
         killer.join()
@@ -448,6 +449,14 @@ class _Run:
         else:
             self.figures.cut_short += 1
         return answered
+
+
+def _id_of(result: JSON, args: dict[str, JSON]) -> int:
+    """The id a ``memory.record`` answer gives, or :class:`Violation`."""
+    got = result.get("id") if isinstance(result, dict) else None
+    if not isinstance(got, int) or isinstance(got, bool):
+        raise Violation(f"memory.record {args} answered {result!r}, not {{'id': n}}")
+    return got
 
 
 def _supersede(live: list[int], args: dict[str, JSON], new: int) -> None:
