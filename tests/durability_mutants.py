@@ -12,6 +12,11 @@ the in-memory model and saves it (pickled) to the file
   :data:`BATCH` of them (and at shutdown): a SIGKILL loses what it
   acknowledged since the last save.
 
+* ``torn-supersession`` saves like ``private-copy``, except that a
+  supersession is saved without its predecessor's pointer, which waits for the
+  next write: a SIGKILL in between leaves the successor stored and its
+  predecessor live -- half applied.
+
 ``stale-reads`` instead serves the reference SQLite store at that path, which
 shares and survives kills, but answers ``memory.list`` from what it listed
 before until it writes itself: nothing is lost, yet a reader keeps seeing the
@@ -23,6 +28,7 @@ pass on the reference.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import pickle
@@ -35,7 +41,7 @@ from roteiro_memory.protocol import Ops, handle_line
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-MODES = ("private-copy", "write-behind", "stale-reads")
+MODES = ("private-copy", "write-behind", "torn-supersession", "stale-reads")
 BATCH = 8
 READS = frozenset({"hello", "memory.get", "memory.list", "memory.recall", "store.snapshot"})
 
@@ -78,13 +84,19 @@ class StaleOps(Ops):
         return super().call(op, args)
 
 
-def _op(line: bytes) -> str | None:
+def _request(line: bytes) -> dict[str, Any]:
     try:
         request = json.loads(line)
     except ValueError:
-        return None
-    op = request.get("op") if isinstance(request, dict) else None
-    return op if isinstance(op, str) else None
+        return {}
+    return request if isinstance(request, dict) else {}
+
+
+def _torn(before: ModelStore, request: dict[str, Any]) -> ModelStore:
+    """``before`` with the successor ``request`` wrote, but no pointer to it."""
+    args = request.get("args") or {}
+    before.record(args["kind"], args["body"], scope=args.get("scope", "repo"))
+    return before
 
 
 def main(argv: Sequence[str]) -> int:
@@ -113,18 +125,25 @@ def main(argv: Sequence[str]) -> int:
     unsaved = 0
     for raw in sys.stdin.buffer:
         line = raw.rstrip(b"\r\n")
+        request = _request(line)
+        superseding = request.get("op") == "memory.record" and "supersedes" in (
+            request.get("args") or {}
+        )
+        before = copy.deepcopy(store) if mode == "torn-supersession" and superseding else None
         response, done = handle_line(ops, line)
-        if _op(line) not in READS:
+        if request.get("op") not in READS:
             unsaved += 1
-        if unsaved and (mode == "private-copy" or unsaved >= BATCH or done):
+        if before is not None and json.loads(response)["ok"]:
+            _save(_torn(before, request), path)
+            unsaved = 0
+        elif unsaved and (mode != "write-behind" or unsaved >= BATCH or done):
             _save(store, path)
             unsaved = 0
         sys.stdout.write(response + "\n")
         sys.stdout.flush()
         if done:
             break
-    if unsaved:
-        _save(store, path)
+    _save(store, path)
     return 0
 
 

@@ -4,8 +4,10 @@ servers that lose writes.
 The reference passes every entry over SQLite and over PostgreSQL; the
 ``private-copy`` mutant (lost updates between instances) fails every shared
 entry and passes the crash ones, the ``stale-reads`` mutant (loses nothing,
-but its readers lag) fails every shared entry, and the ``write-behind``
-mutant (answers before it saves) fails every crash entry.  Each passing run's figures are
+but its readers lag) fails every shared entry, the ``write-behind`` mutant
+(answers before it saves) fails every crash entry, and the
+``torn-supersession`` mutant (saves a successor before its predecessor's
+pointer) fails the crash entry with supersessions.  Each passing run's figures are
 printed and kept as the test's ``durability`` property.
 """
 
@@ -116,6 +118,15 @@ def test_durability_write_behind_mutant_fails_crash(entry: DurabilitySpec) -> No
     outcome = run_durability(entry, _mutant("write-behind"))
     assert outcome.status == "failed"
     assert "acknowledged writes are not there" in outcome.message
+
+
+def test_durability_torn_supersession_mutant_fails_as_half_applied() -> None:
+    """Its records survive; only the supersession pointer may lag a kill."""
+    records, supersession = CRASH
+    assert run_durability(records, _mutant("torn-supersession")).status == "passed"
+    outcome = run_durability(supersession, _mutant("torn-supersession"))
+    assert outcome.status == "failed"
+    assert "half applied" in outcome.message
 
 
 def test_durability_in_process_backend_is_skipped_naming_the_capability() -> None:
