@@ -156,6 +156,10 @@ def _check_known_ids(session: RunState) -> None:
         ids = {case.id for case in load_cases(dirs, builtin=builtin, registry=session.registry)}
         for path in property_files(dirs, builtin=builtin):
             ids.update(spec.id for spec in load_properties(path, session.registry))
+        if builtin:
+            from roteiro_memory.suite.durability import ENTRIES
+
+            ids.update(spec.id for spec in ENTRIES)
     except CaseFileError:
         return
     unknown = sorted(set(session.known) - ids)
@@ -222,6 +226,10 @@ def pytest_collection_modifyitems(
 
     cfg = state.config
     items.extend(collect_properties(session, cfg.case_dirs, builtin=cfg.builtin_cases))
+    if cfg.builtin_cases:
+        from pytest_roteiro.durability_items import collect_durability
+
+        items.extend(collect_durability(session))
 
 
 # --- Results, report and summary ---------------------------------------------------

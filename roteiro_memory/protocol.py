@@ -225,9 +225,18 @@ def _json_list(values: Iterable[Any]) -> JSON:
 class Ops:
     """PROTOCOL operations by name over one store."""
 
-    def __init__(self, store: Store, implementation: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        implementation: str | None = None,
+        *,
+        server_capabilities: Iterable[str] = (),
+    ) -> None:
         self.store = store
         self.implementation = implementation or f"roteiro-memory ({store.name})"
+        self.server_capabilities = tuple(server_capabilities)
+        """Declared beside the store's own: ``shared`` and ``crash`` when the
+        suite named the store (:mod:`roteiro_memory.named_store`)."""
         self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {
             "hello": lambda a: self.hello(),
             "reset": lambda a: store.reset(),
@@ -259,7 +268,7 @@ class Ops:
         return {
             "protocol": PROTOCOL,
             "implementation": {"name": self.implementation, "version": __version__},
-            "capabilities": list(self.store.capabilities),
+            "capabilities": [*self.store.capabilities, *self.server_capabilities],
         }
 
     def call(self, op: str, args: object = None) -> JSON:
@@ -314,14 +323,22 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     return _response(request_id, result), op == "shutdown"
 
 
-def serve(store: Store, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
-    """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0."""
+def serve(
+    store: Store,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    *,
+    server_capabilities: Iterable[str] = (),
+) -> int:
+    """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0.
+
+    ``server_capabilities`` are declared in ``hello`` beside the store's own."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout
     if stdout is None and isinstance(sink, io.TextIOWrapper):
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
-    ops = Ops(store)
+    ops = Ops(store, server_capabilities=server_capabilities)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
         sink.write(response + "\n")

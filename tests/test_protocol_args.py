@@ -16,7 +16,7 @@ from roteiro_memory.errors import BadRequest, Unsupported
 from roteiro_memory.protocol import OPS, Ops, check_args, handle_line
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
-from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.store import STORE_CAPABILITIES as CAPABILITIES
 from roteiro_memory.stores.model import ModelStore
 
 VALID: dict[str, dict[str, Any]] = {

@@ -16,7 +16,7 @@ import pytest
 from wire import WireServer, request_line, run_lines, server_argv
 from wire_servers import BACKENDS, argv_for, backend, server, shared
 
-from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.store import STORE_CAPABILITIES as CAPABILITIES
 
 # --- session ---------------------------------------------------------------
 

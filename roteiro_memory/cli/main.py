@@ -375,7 +375,8 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
     protocol.add_argument(
         "--db",
         metavar="PATH",
-        help="the SQLite file to serve (default: a new temporary file)",
+        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
+        "names, declaring shared and crash; else a new temporary file)",
     )
 
 
@@ -406,12 +407,19 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _protocol(args: argparse.Namespace) -> int:
+    from roteiro_memory.named_store import SERVER_CAPABILITIES, can_share, named_value, open_named
     from roteiro_memory.protocol import serve
     from roteiro_memory.stores.naming import open_store
 
-    store = open_store(args.backend, args.db)
+    named = named_value() if args.db is None and can_share(args.backend) else None
+    if named is not None:
+        # The suite names the store: it is shared, and it outlives this process.
+        store = open_named(args.backend, named)
+        capabilities: tuple[str, ...] = SERVER_CAPABILITIES
+    else:
+        store, capabilities = open_store(args.backend, args.db), ()
     try:
-        return serve(store)
+        return serve(store, server_capabilities=capabilities)
     finally:
         store.close()
 

@@ -238,12 +238,21 @@ class SubprocessBackend:
     stderr tail) and the next request starts a fresh program.
     """
 
-    def __init__(self, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         if not argv:
             raise BackendSpecError("cmd: needs a command line, e.g. 'cmd:my-store --protocol'")
         self.argv = argv
         self.name = f"cmd:{shlex.join(argv)}"
         self.timeout = timeout
+        self.env = dict(env or {})
+        """Variables added to the program's environment (the durability
+        entries name the store this way)."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: collections.deque[bytes | None] = collections.deque()
         self._ready = threading.Condition()
@@ -262,7 +271,7 @@ class SubprocessBackend:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
             )
         except OSError as error:
             raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
@@ -291,6 +300,18 @@ class SubprocessBackend:
 
     def stderr_tail(self) -> str | None:
         return "\n".join(self._stderr) or None
+
+    @property
+    def pid(self) -> int | None:
+        """The running program's process id; None when none is running."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def kill(self) -> None:
+        """SIGKILL the program between requests, as a crash would: no shutdown,
+        nothing flushed.  The next request starts it afresh.  (To kill it while
+        a request waits, signal :attr:`pid`: that request then fails.)"""
+        self._kill()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
