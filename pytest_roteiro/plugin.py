@@ -18,6 +18,7 @@ import pytest
 from pytest_roteiro.config import (
     CONFIG_KEY,
     OUTCOME_KEY,
+    SEED_INPUT,
     STATE_KEY,
     RoteiroConfig,
     RunState,
@@ -85,6 +86,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="per-request timeout for cmd: backends, default 10 (ini: roteiro_timeout).",
     )
+    group.addoption(
+        "--roteiro-explore",
+        action="store_true",
+        default=None,
+        help="let the properties try new sequences, from a seed drawn for this run and "
+        "printed in the report; by default every run uses the same fixed seed "
+        "(ini: roteiro_explore).",
+    )
+    group.addoption(
+        "--roteiro-seed",
+        metavar="N",
+        default=None,
+        help="draw the properties' sequences from seed N, e.g. the one a report printed "
+        "(ini: roteiro_seed; --hypothesis-seed is read the same way).",
+    )
+    group.addoption(
+        "--roteiro-allow-reset",
+        action="store_true",
+        default=None,
+        help="let the suite reset (erase) a backend whose store already holds data; "
+        "without it such a backend is refused (ini: roteiro_allow_reset).",
+    )
     parser.addini("roteiro_conformance", "run the conformance cases", type="bool", default=False)
     parser.addini("roteiro_backend", "backend spec for the conformance cases", default="sqlite")
     parser.addini("roteiro_cases", "extra folders of case files", type="paths", default=[])
@@ -92,6 +115,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("roteiro_report", "path of the JSON conformance report", default="")
     parser.addini("roteiro_known_failures", "known-failures YAML file", default="")
     parser.addini("roteiro_timeout", "per-request timeout for cmd: backends", default="10")
+    parser.addini("roteiro_explore", "properties try new sequences", type="bool", default=False)
+    parser.addini("roteiro_seed", "seed of the properties' sequences", default="")
+    parser.addini(
+        "roteiro_allow_reset", "the suite may erase a store with data", type="bool", default=False
+    )
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -102,6 +130,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if _asked_for(config):
+        from roteiro_memory.suite.extras import missing_suite_dependency
+
+        missing = missing_suite_dependency("pytest --roteiro-conformance")
+        if missing is not None:
+            raise pytest.UsageError(missing)
     roteiro = resolve_config(config)
     config.stash[CONFIG_KEY] = roteiro
     if not roteiro.enabled:
@@ -138,6 +172,21 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{marker('capability', capability)}: cases needing {capability}"
         )
+
+
+def _asked_for(config: pytest.Config) -> bool:
+    """Whether the suite is switched on, read before anything else is."""
+    given = config.getoption("roteiro_conformance")
+    return bool(given if given is not None else config.getini("roteiro_conformance"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand an xdist worker the controller's seed, so every worker draws the
+    same sequences (an exploring run's seed is drawn once)."""
+    roteiro = node.config.stash.get(CONFIG_KEY, None)
+    if roteiro is not None and roteiro.enabled:
+        node.workerinput[SEED_INPUT] = {"explore": roteiro.explore, "seed": roteiro.seed}
 
 
 def _check_known_ids(session: RunState) -> None:
@@ -284,6 +333,7 @@ class _Recorder:
             results=state.results,
             registry=state.registry,
             backend=state.config.backend,
+            seed=_seed_of(state),
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
@@ -301,9 +351,23 @@ class _Recorder:
         terminalreporter.section(heading)
         for line in compliance_table(state.results, state.registry):
             terminalreporter.line(line)
+        seed = _seed_of(state)
+        if seed is not None:
+            from roteiro_memory.suite.report import seed_line
+
+            terminalreporter.line(seed_line(seed["seed"], seed["explore"]))
         if state.config.report is not None:
             md = state.config.report.with_suffix(".md")
             terminalreporter.line(f"report: {state.config.report} (summary: {md})")
+
+
+def _seed_of(state: RunState) -> dict[str, Any] | None:
+    """The properties' seed, when any property ran."""
+    from roteiro_memory.suite.properties import PROPERTIES_FILE
+
+    if not any(r.get("file") == PROPERTIES_FILE for r in state.results):
+        return None
+    return {"seed": state.config.seed, "explore": state.config.explore}
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -71,7 +71,7 @@ class PropertyItem(CaseItem):
         from roteiro_memory.suite.runner import Outcome
 
         state = self.config.stash[STATE_KEY]
-        result = run_property(self.spec, backend(self.config, state))
+        result = run_property(self.spec, backend(self.config, state), seed_value=state.config.seed)
         self.stash[OUTCOME_KEY] = Outcome(
             self.spec.id, result.status, result.message, duration=result.duration
         )

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import InvalidBudget, NotFound
+from roteiro_memory.errors import InvalidBody, InvalidBudget, NotFound
 from roteiro_memory.protocol import Ops
 from roteiro_memory.results import (
     CacheEntry,
@@ -436,6 +436,30 @@ class NegativeLimitAccepted(_OpsMutant):
         if isinstance(limit, int) and not isinstance(limit, bool) and limit < 0:
             fixed["limit"] = None
         return super().call(op, fixed)
+
+
+class FaultOrderForCasedKinds(_OpsMutant):
+    """Reports a bad body before a bad kind of letters only (``Lesson``, ``note``).
+
+    Not registered as a mutant: no case pins that pair, and the random
+    sequences of ``prop-equivalent-to-reference`` meet it only with some seeds,
+    which makes it the test of a suite whose verdicts must not depend on the run.
+    """
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        given = dict(args or {})
+        kind, body = given.get("kind"), given.get("body")
+        if (
+            op == "memory.record"
+            and isinstance(kind, str)
+            and kind not in sem.KIND_TOKENS
+            and kind.isalpha()
+            and kind != "bogus"  # the kind the fault-order case uses
+            and isinstance(body, str)
+            and not body.strip()
+        ):
+            raise InvalidBody("invalid body: it is empty or only whitespace")
+        return super().call(op, args)
 
 
 # --- SQLite mutants -------------------------------------------------------------------

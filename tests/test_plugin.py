@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -395,3 +396,41 @@ def test_a_factory_that_raises_is_a_usage_error(pytester: pytest.Pytester) -> No
     result.stderr.fnmatch_lines(
         ["*backend 'broken_backend:make' could not be created: RuntimeError: no database*"]
     )
+
+
+def _verdicts(run: pytest.RunResult) -> dict[str, str]:
+    """Each item's outcome, from ``-rA``'s short summary."""
+    found: dict[str, str] = {}
+    for line in run.outlines:
+        word, _, rest = line.partition(" ")
+        if word in ("PASSED", "FAILED", "SKIPPED", "XFAIL", "XPASS", "ERROR"):
+            found[rest.split(" ")[0]] = word
+    return found
+
+
+def test_two_runs_give_the_same_verdicts_without_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against a backend that reports faults in the wrong order for some
+    inputs only, two runs of the whole suite agree, CI set or not; the seed
+    is printed.  (With random sequences they agreed by chance.)"""
+    import mutants
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(Path(mutants.__file__).parent))
+    runs = []
+    for hash_seed in ("1", "2"):
+        monkeypatch.setenv("PYTHONHASHSEED", hash_seed)
+        run = pytester.runpytest_subprocess(
+            "--roteiro-conformance",
+            "--roteiro-backend",
+            "mutants:FaultOrderForCasedKinds",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+        )
+        runs.append(run)
+        assert "Properties used the fixed seed 0, the same every run" in run.stdout.str()
+    first, second = (_verdicts(run) for run in runs)
+    assert len(first) == len(load_cases()) + 5
+    assert first == second
