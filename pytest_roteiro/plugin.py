@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -25,6 +25,9 @@ from pytest_roteiro.config import (
     enabled,
     resolve_config,
 )
+
+if TYPE_CHECKING:
+    from roteiro_memory.suite.runner import Backend
 
 __all__ = ["RoteiroConfig"]
 
@@ -160,9 +163,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     if session.known:
         _check_known_ids(session)
-    # Resolved now so a wrong spec is a usage error, not a failure per case;
-    # a cmd: program is started only by its first request.
-    backend(config, session)
+    # Resolved and greeted now, so a wrong spec or a backend that cannot start
+    # is one usage error, not a failure per case.
+    made = backend(config, session)
+    if not _is_worker(config):
+        _check_backend(made, roteiro)
     config.stash[STATE_KEY] = session
     config.pluginmanager.register(_Recorder(session), RECORDER)
     config.addinivalue_line("markers", "roteiro: an ADR-0013 conformance case")
@@ -172,6 +177,32 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{marker('capability', capability)}: cases needing {capability}"
         )
+
+
+def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
+    """Refuse, before the first case, a backend that cannot answer ``hello``
+    and one whose store holds data this run did not create.
+
+    Checked once, by the controller of an xdist run: its workers' backends
+    name the same store, and one worker's cases must not look like data
+    another did not create.
+    """
+    from roteiro_memory.suite.drivers import RESTARTED
+    from roteiro_memory.suite.errors import BackendFailure, OpError
+    from roteiro_memory.suite.guard import refusal
+
+    try:
+        made.capabilities()
+        problem = None if roteiro.allow_reset else refusal(made)
+    except (BackendFailure, OpError) as error:
+        tail = getattr(error, "stderr", None) or made.stderr_tail() or ""
+        said = [line.strip() for line in tail.splitlines() if line.strip()][-4:]
+        detail = f"; its stderr ends: {' | '.join(said)}" if said else ""
+        why = str(error).removesuffix(RESTARTED)
+        problem = f"backend {roteiro.backend!r} cannot be used: hello failed: {why}{detail}"
+    if problem is not None:
+        made.close()
+        raise pytest.UsageError(problem)
 
 
 def _asked_for(config: pytest.Config) -> bool:

@@ -16,6 +16,7 @@ backend are shown to be checkable.  Nothing here is used by the library.
 from __future__ import annotations
 
 import builtins
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -475,6 +476,24 @@ class _SQLiteMutant(SQLiteStore):
     def close(self) -> None:
         super().close()
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class ErasesForeignStore(_SQLiteMutant):
+    """A backend over a store that already held a team's records when the
+    suite arrived -- the file ``$ROTEIRO_MUTANT_DB`` names, else one made here
+    with two records in it -- whose reset erases them like any other.
+
+    Not registered as a mutant: no case can catch it (every case starts by
+    resetting), so the suite must refuse it before its first reset
+    (``tests/test_mutants.py``).
+    """
+
+    def __init__(self) -> None:
+        named = os.environ.get("ROTEIRO_MUTANT_DB")
+        super().__init__(named)
+        if not self.list(include_superseded=True).records:
+            for body in ("the deploy key lives in the vault", "retry at most three times"):
+                self.record(kind="lesson", body=body, scope="team")
 
 
 @mutant("records-survive-rebuild", "a graph rebuild deletes the anchored records with the nodes")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 from pathlib import Path
 
@@ -434,3 +435,45 @@ def test_two_runs_give_the_same_verdicts_without_ci(
     first, second = (_verdicts(run) for run in runs)
     assert len(first) == len(load_cases()) + 5
     assert first == second
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["./nope", "python -c 'import sys; sys.exit(3)'", "python -c 'raise SystemExit(1/0)'"],
+)
+def test_a_backend_that_cannot_start_is_one_error(pytester: pytest.Pytester, command: str) -> None:
+    """Not a failure per case, nor a traceback per property: one line, exit 4."""
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance", "--roteiro-backend", f"cmd:{command}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1, result.errlines
+    assert errors[0].startswith("ERROR: backend ")
+    assert "cannot be used: hello failed" in errors[0]
+    assert "restarted" not in errors[0]
+    assert "Traceback" not in result.stdout.str()
+    if "1/0" in command:
+        assert "ZeroDivisionError" in errors[0]
+
+
+def test_a_cmd_backend_over_a_store_holding_data_is_refused(pytester: pytest.Pytester) -> None:
+    """``cmd:roteiro-memory protocol --db victim.db`` on a team's store: refused, kept."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    victim = pytester.path / "victim.db"
+    store = SQLiteStore(victim)
+    store.record(kind="decision", body="keep the team's records")
+    store.close()
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        f"cmd:{sys.executable} -m roteiro_memory protocol --db {victim}",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: backend *already holds 1 record(s)*--roteiro-allow-reset*"]
+    )
+    store = SQLiteStore(victim)
+    assert [r.body for r in store.list().records] == ["keep the team's records"]
+    store.close()

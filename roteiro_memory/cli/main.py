@@ -329,6 +329,11 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
         metavar="PATH",
         help="the SQLite file to serve (default: a new temporary file)",
     )
+    protocol.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="let reset erase a --db store that already holds data (refused otherwise)",
+    )
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -358,12 +363,15 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _protocol(args: argparse.Namespace) -> int:
-    from roteiro_memory.protocol import serve
+    from roteiro_memory.protocol import reset_refusal, serve
     from roteiro_memory.stores.naming import open_store
 
     store = open_store(args.backend, args.db)
     try:
-        return serve(store)
+        # A store this server made (the temporary default, or a new --db) is
+        # empty, and may always be reset; one that holds data is the user's.
+        refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        return serve(store, refuse_reset=refusal)
     finally:
         store.close()
 

@@ -22,6 +22,7 @@ import contextlib
 import importlib
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import threading
@@ -49,6 +50,8 @@ Factory = Callable[[], object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
+RESTARTED = "; the program was restarted for the next case"
+"""How a failure's message ends when the program was killed for it."""
 
 
 def sqlite_store() -> object:
@@ -65,12 +68,24 @@ def memory_store() -> object:
     return open_store("memory")
 
 
-def _postgres(spec: str) -> object:
+def _postgres(spec: str) -> Backend:
+    """The PostgreSQL store ``spec`` names, in-process.
+
+    A DSN that names no schema gets a throwaway one, created now and dropped
+    when the backend closes, so the suite never resets the schema a team's
+    ``--db DSN`` uses (``roteiro`` by default).  A DSN naming its schema
+    (``?schema=NAME``) is used as named.
+    """
     from roteiro_memory.errors import RoteiroError
     from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
 
+    dsn = spec.partition(":")[2] if spec.startswith("postgres:") else spec
     try:
-        return open_store(spec)
+        if split_schema(dsn)[1] is not None:
+            return InProcessBackend(open_store(spec), spec)
+        schema = f"roteiro_conformance_{os.getpid()}_{secrets.token_hex(4)}"
+        return _ThrowawaySchema(PostgresStore(dsn, schema=schema), spec)
     except RoteiroError as error:
         raise BackendSpecError(f"backend {spec!r}: {error}") from None
 
@@ -147,6 +162,13 @@ class InProcessBackend:
         closer = getattr(getattr(self._target, "store", self._target), "close", None)
         if callable(closer):
             closer()
+
+
+class _ThrowawaySchema(InProcessBackend):
+    """A PostgreSQL store in a schema made for this run, dropped on close."""
+
+    def close(self) -> None:
+        self._target.store.drop()
 
 
 def _as_caller(target: object, name: str) -> Any:
@@ -270,7 +292,7 @@ class SubprocessBackend:
         tail = self.stderr_tail()
         self._kill()
         self.restarts += 1
-        return BackendFailure(f"{message}; the program was restarted for the next case", tail)
+        return BackendFailure(message + RESTARTED, tail)
 
     def _read_line(self, proc: subprocess.Popen[bytes], op: str) -> bytes:
         with self._ready:
@@ -403,7 +425,7 @@ def resolve_backend(
     if spec in named:
         return InProcessBackend(named[spec](), spec)
     if spec.startswith(("postgres:", "postgresql:")):
-        return InProcessBackend(_postgres(spec), spec)
+        return _postgres(spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:
