@@ -50,6 +50,12 @@ Factory = Callable[[], object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest response line read from a program; a longer one (or bytes that
+never end a line) fails the request rather than filling the suite's memory."""
+_OVERLONG = b""
+"""Queued in place of a line longer than :data:`MAX_LINE_BYTES` (``readline``
+never returns an empty line before end of output)."""
 RESTARTED = "; the program was restarted for the next case"
 """How a failure's message ends when the program was killed for it."""
 
@@ -141,7 +147,11 @@ class InProcessBackend:
         try:
             return json.loads(json.dumps(result, allow_nan=False))
         except (TypeError, ValueError) as error:
-            raise BackendFailure(f"{op} returned a value that is not JSON: {result!r}") from error
+            shown = repr(result)
+            shown = shown if len(shown) <= 500 else shown[:500] + "..."
+            raise BackendFailure(f"{op} returned a value that is not JSON: {shown}") from error
+        except RecursionError:
+            raise BackendFailure(f"{op} returned a value nested too deeply to read") from None
 
     def hello(self) -> JSON:
         """The backend's answer to ``hello``, asked once."""
@@ -256,10 +266,15 @@ class SubprocessBackend:
         return proc
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
-        for line in iter(stream.readline, b""):
-            with self._ready:
-                sink.append(line)
-                self._ready.notify_all()
+        with contextlib.suppress(OSError, ValueError):  # the stream closed under us
+            while line := stream.readline(MAX_LINE_BYTES + 1):
+                overlong = len(line) > MAX_LINE_BYTES
+                with self._ready:
+                    sink.append(_OVERLONG if overlong else line)
+                    self._ready.notify_all()
+                if overlong:
+                    # Read no further: the program is killed by the request.
+                    return
         with self._ready:
             sink.append(None)
             self._ready.notify_all()
@@ -282,7 +297,9 @@ class SubprocessBackend:
             proc.wait(timeout=5)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
-                stream.close()
+                # Closing stdin flushes what the dead program never read.
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _fail(self, message: str) -> BackendFailure:
         # Give the stderr reader a moment to drain what the program said last.
@@ -299,6 +316,11 @@ class SubprocessBackend:
             if not self._ready.wait_for(lambda: bool(self._lines), timeout=self.timeout):
                 raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
             line = self._lines.popleft()
+        if line is _OVERLONG:
+            raise self._fail(
+                f"{op}: the response is longer than {MAX_LINE_BYTES} bytes without ending "
+                "its line (the protocol's responses are one JSON line each)"
+            )
         if line is None:
             try:
                 status = proc.wait(timeout=2)
@@ -347,6 +369,10 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
+        except RecursionError:
+            raise self._fail(
+                f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
+            ) from None
         problem = _response_problem(response, request_id)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")

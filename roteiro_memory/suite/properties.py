@@ -551,6 +551,9 @@ def run_property(
             rule.check(backend, calls)
         except BackendFailure as failure:
             raise _Crashed(failure, calls) from None
+        except RecursionError:
+            deep = BackendFailure("a result is nested too deeply to compare")
+            raise _Crashed(deep, calls) from None
 
     try:
         check()
@@ -596,9 +599,17 @@ def _backend_failed(spec: PropertySpec, failure: BackendFailure, started: float)
     )
 
 
-def format_property_outcome(spec: PropertySpec, outcome: PropertyOutcome) -> str:
-    """A failed outcome in the property's terms, with its case to paste."""
+def format_property_outcome(
+    spec: PropertySpec, outcome: PropertyOutcome, *, style: str = "long"
+) -> str:
+    """A failed outcome in the property's terms, led by its message's first
+    line, with its case to paste (``style`` ``line``: that first line only)."""
+    first = outcome.message.splitlines()[0] if outcome.message else outcome.status
+    first = first if len(first) <= 200 else first[:197] + "..."
+    if style == "line":
+        return f"{spec.file}:{spec.line}: {first}"
     lines = [
+        first,
         f"property {spec.id} ({spec.rule}): {spec.title}",
         f"  invariant: {spec.invariant}",
         f"  clause: {spec.clause}",
