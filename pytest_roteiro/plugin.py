@@ -316,6 +316,10 @@ def pytest_runtest_makereport(
         return report
     from pytest_roteiro.items import CaseItem
 
+    if isinstance(item, CaseItem) and report.skipped and isinstance(report.longrepr, tuple):
+        # The skip is the case's (a capability it needs), not the plugin's line.
+        _, _, reason = report.longrepr
+        report.longrepr = (str(item.case.file), item.case.line, reason)
     if isinstance(item, CaseItem) and (call.when == "call" or report.outcome != "passed"):
         from roteiro_memory.suite.report import case_result
 

@@ -477,3 +477,44 @@ def test_a_cmd_backend_over_a_store_holding_data_is_refused(pytester: pytest.Pyt
     store = SQLiteStore(victim)
     assert [r.body for r in store.list().records] == ["keep the team's records"]
     store.close()
+
+
+def test_the_short_summary_shows_the_first_mismatch(
+    mutant: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-ra`` names what differed, not the case again; so does each block's first line."""
+    monkeypatch.setenv("COLUMNS", "300")
+    args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
+    headline = "results.0.anchor_penalty: expected 0.25, actual 0.0"
+    for extra in ([], ["-n", "2"]):
+        result = mutant.runpytest_subprocess(
+            *args, "-ra", "-o", "console_output_style=classic", *extra
+        )
+        result.stdout.fnmatch_lines([f"FAILED conformance/ranking.yaml::{FAILING} - {headline}"])
+
+
+@pytest.mark.parametrize("style", ["short", "line"])
+def test_tb_short_and_line_shorten_the_block(mutant: pytest.Pytester, style: str) -> None:
+    args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
+    full = mutant.runpytest(*args).stdout.str()
+    result = mutant.runpytest(*args, f"--tb={style}")
+    text = result.stdout.str()
+    assert len(text.splitlines()) < len(full.splitlines())
+    where = f"{builtin_dir() / 'ranking.yaml'}:{_step_line(FAILING, 4)}"
+    if style == "line":
+        result.stdout.fnmatch_lines(
+            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0"]
+        )
+        assert "clause:" not in text
+    else:
+        assert "results.0.anchor_penalty: expected 0.25, actual 0.0" in text
+        assert "op: memory.recall {}" in text
+
+
+def test_a_skip_points_at_the_yaml_case(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "mutant_backend:episodic_only", "-rs"
+    )
+    skips = [line for line in result.outlines if line.startswith("SKIPPED")]
+    assert skips
+    assert all(".yaml:" in line and "plugin.py" not in line for line in skips), skips
