@@ -40,6 +40,10 @@ class RoteiroConfig:
     report: Path | None = None
     known_failures: Path | None = None
     timeout: float = 10.0
+    cases_only: bool = True
+    """Whether, with no paths named, the cases are the whole run: so when the
+    suite is switched on by ``--roteiro-conformance``; when it is switched on
+    by the ini file, the project's own tests (``testpaths``) run beside them."""
     explore: bool = False
     """Whether the properties try new sequences (a seed drawn for the run, or given)."""
     seed: int = 0
@@ -58,6 +62,8 @@ class RunState:
     known: dict[str, KnownFailure] = field(default_factory=dict)
     backend: Backend | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
+    selected: tuple[str, ...] = ()
+    """Node ids of cases named on the command line; none means every case."""
 
 
 SEED_INPUT = "roteiro_seed"
@@ -107,6 +113,7 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
         report=report,
         known_failures=known,
         timeout=timeout,
+        cases_only=config.getoption("roteiro_conformance") is not None,
         explore=explore,
         seed=seed,
         allow_reset=bool(pick("roteiro_allow_reset", "roteiro_allow_reset")),

@@ -163,6 +163,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     if session.known:
         _check_known_ids(session)
+    session.selected = _claim_node_ids(config, roteiro)
     # Resolved and greeted now, so a wrong spec or a backend that cannot start
     # is one usage error, not a failure per case.
     made = backend(config, session)
@@ -220,6 +221,63 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput[SEED_INPUT] = {"explore": roteiro.explore, "seed": roteiro.seed}
 
 
+def _claim_node_ids(config: pytest.Config, roteiro: RoteiroConfig) -> tuple[str, ...]:
+    """Take out of the command line's paths the node ids of cases
+    (``conformance/FILE.yaml`` or ``conformance/FILE.yaml::ID``, as a FAILED
+    line prints them), so pytest does not look for them on disk -- where a
+    project's own ``conformance/`` folder may be -- and return them."""
+    from pytest_roteiro.items import NODE_PREFIX
+    from roteiro_memory.suite.cases import case_files
+    from roteiro_memory.suite.errors import CaseFileError
+    from roteiro_memory.suite.properties import property_files
+
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return ()
+    try:
+        dirs, builtin = roteiro.case_dirs, roteiro.builtin_cases
+        files = [*case_files(dirs, builtin=builtin), *property_files(dirs, builtin=builtin)]
+    except CaseFileError:
+        return ()
+    names = {path.name for path in files}
+    claimed: list[str] = []
+    kept: list[str] = []
+    for arg in config.args:
+        where, sep, rest = arg.partition("::")
+        parts = Path(where).parts
+        if len(parts) == 2 and parts[0] == NODE_PREFIX and parts[1] in names:
+            claimed.append(f"{NODE_PREFIX}/{parts[1]}{sep}{rest}")
+        else:
+            kept.append(arg)
+    if claimed:
+        config.args[:] = kept
+    return tuple(claimed)
+
+
+def _selected(items: list[pytest.Item], selected: tuple[str, ...]) -> list[pytest.Item]:
+    """The case and property items a claimed node id names (a file's id names
+    all of its items); any id naming none is a usage error."""
+    from pytest_roteiro.items import CaseItem
+
+    ours = [item for item in items if isinstance(item, CaseItem)]
+    kept = {
+        item.nodeid
+        for item in ours
+        for node_id in selected
+        if item.nodeid == node_id or item.nodeid.startswith(f"{node_id}::")
+    }
+    unknown = [
+        node_id
+        for node_id in selected
+        if not any(k == node_id or k.startswith(f"{node_id}::") for k in kept)
+    ]
+    if unknown:
+        raise pytest.UsageError(
+            f"{', '.join(unknown)}: no conformance case or property has this node id "
+            "(ids are conformance/FILE.yaml::CASE-ID, as a FAILED line shows them)"
+        )
+    return [item for item in items if not isinstance(item, CaseItem) or item.nodeid in kept]
+
+
 def _check_known_ids(session: RunState) -> None:
     """Refuse a known-failures file naming a case or property entry that does
     not exist.
@@ -257,8 +315,14 @@ def _hook_case_dirs(config: pytest.Config) -> list[Path]:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With the suite on and no paths named, the cases are the whole run."""
-    if enabled(config) and config.args_source != pytest.Config.ArgsSource.ARGS:
+    """With ``--roteiro-conformance`` and no paths named, the cases are the
+    whole run; switched on by the ini file, the suite runs beside the
+    project's own tests."""
+    if (
+        enabled(config)
+        and config.stash[CONFIG_KEY].cases_only
+        and config.args_source != pytest.Config.ArgsSource.ARGS
+    ):
         return True
     return None
 
@@ -302,6 +366,10 @@ def pytest_collection_modifyitems(
 
     cfg = state.config
     items.extend(collect_properties(session, cfg.case_dirs, builtin=cfg.builtin_cases))
+    if state.selected:
+        kept = _selected(items, state.selected)
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 # --- Results, report and summary ---------------------------------------------------

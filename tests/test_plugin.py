@@ -518,3 +518,58 @@ def test_a_skip_points_at_the_yaml_case(mutant: pytest.Pytester) -> None:
     skips = [line for line in result.outlines if line.startswith("SKIPPED")]
     assert skips
     assert all(".yaml:" in line and "plugin.py" not in line for line in skips), skips
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_a_node_id_from_a_failed_line_runs_that_case(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    """Also in a project with a ``conformance/`` folder of its own."""
+    own = pytester.mkdir("conformance")
+    (own / "test_theirs.py").write_text("def test_theirs():\n    pass\n", encoding="utf-8")
+    (own / "ranking.yaml").write_text("not: a case file\n", encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance",
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        f"conformance/ranking.yaml::{FAILING}",
+        "conformance/properties.yaml::prop-reads-never-mutate",
+        *xdist,
+    )
+    result.assert_outcomes(passed=2)
+    ran = [line for line in result.outlines if f"conformance/ranking.yaml::{FAILING}" in line]
+    assert any("PASSED" in line for line in ran)
+    whole = pytester.runpytest_subprocess("--roteiro-conformance", "conformance/ranking.yaml")
+    whole.assert_outcomes(passed=len([c for c in load_cases() if c.file.name == "ranking.yaml"]))
+    unknown = pytester.runpytest_subprocess("--roteiro-conformance", "conformance/ranking.yaml::no")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_ini_switch_keeps_the_projects_own_testpaths(pytester: pytest.Pytester) -> None:
+    """``roteiro_conformance = true`` adds the cases; it does not drop ``testpaths``."""
+    pytester.makeini(
+        "[pytest]\nroteiro_conformance = true\nroteiro_backend = memory\ntestpaths = tests\n"
+    )
+    tests = pytester.mkdir("tests")
+    (tests / "test_mine.py").write_text("def test_mine():\n    pass\n", encoding="utf-8")
+    result = pytester.runpytest("-k", "ids-increase or test_mine")
+    result.assert_outcomes(passed=2)
+    only_cases = pytester.runpytest("--roteiro-conformance", "-k", "ids-increase or test_mine")
+    only_cases.assert_outcomes(passed=1)
+
+
+def test_ini_paths_resolve_against_the_ini_file(pytester: pytest.Pytester) -> None:
+    """As pytest's ``paths`` type does: run from a subfolder, the report lands
+    beside the ini file, and the known-failures file is found there."""
+    pytester.makeini(
+        "[pytest]\nroteiro_report = out/report.json\nroteiro_known_failures = known.yaml\n"
+    )
+    pytester.path.joinpath("known.yaml").write_text("[]\n", encoding="utf-8")
+    sub = pytester.mkdir("sub")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        result = pytester.runpytest("--roteiro-conformance", "-k", "ids-increase")
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "out" / "report.json").is_file()
+    assert not (sub / "out").exists()
