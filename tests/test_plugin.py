@@ -573,3 +573,28 @@ def test_ini_paths_resolve_against_the_ini_file(pytester: pytest.Pytester) -> No
     result.assert_outcomes(passed=1)
     assert (pytester.path / "out" / "report.json").is_file()
     assert not (sub / "out").exists()
+
+
+def test_the_suite_without_its_extra_is_one_line(pytester: pytest.Pytester) -> None:
+    """Not ``INTERNALERROR ... No module named 'jsonschema'``: the install command."""
+    from roteiro_memory.suite.extras import suite_install_command
+
+    script = pytester.makepyfile(
+        run_without_jsonschema=(
+            "import sys\n"
+            "sys.modules['jsonschema'] = None\n"
+            "import pytest\n"
+            "sys.exit(pytest.main(['--roteiro-conformance', '-p', 'no:cacheprovider']))\n"
+        )
+    )
+    result = pytester.run(sys.executable, str(script))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text
+    assert "Traceback" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines == [
+        f"ERROR: pytest --roteiro-conformance needs roteiro-memory's 'suite' extra "
+        f"(import of jsonschema halted; None in sys.modules); install it with: "
+        f"{suite_install_command()}"
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,20 @@ def test_lint_cases_passes_over_reserved_files_that_are_not_cases(
     for path in files:
         path.write_text("not: [a, case, file]\n")
     assert _run(capsys, *files) == (0, [])
+
+
+def test_lint_cases_without_the_suite_extra_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pip install roteiro-memory`` alone: the exact install command, no traceback."""
+    from roteiro_memory.suite.extras import suite_install_command
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    status = main([str(tmp_path / "a.yaml")])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert "roteiro-lint-cases needs roteiro-memory's 'suite' extra" in err
+    assert err.strip().endswith(suite_install_command())
+    assert "'jsonschema>=4.20'" in suite_install_command()

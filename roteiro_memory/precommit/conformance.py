@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import Finding, parser, report
 
 __all__ = ["main", "run_suite"]
@@ -167,6 +168,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli.add_argument("--known-failures", metavar="FILE", help="YAML list of expected failures")
     cli.add_argument("--timeout", type=float, metavar="SECONDS", help="per request, cmd: only")
     args = cli.parse_args(argv)
+    from roteiro_memory.suite.extras import SUITE_MODULES, missing_suite_dependency
+
+    missing = missing_suite_dependency("roteiro-conformance", ("pytest", *SUITE_MODULES))
+    if missing is not None:
+        print(missing, file=sys.stderr)
+        return int(ExitCode.USAGE)
     return report(run_suite(args))
 
 

@@ -15,10 +15,12 @@ files that changed, so the folder's other files are read for their ids.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import parser, report
 
 if TYPE_CHECKING:
@@ -115,6 +117,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="do not compare case ids with the cases this package ships",
     )
     args = cli.parse_args(argv)
+    from roteiro_memory.suite.extras import missing_suite_dependency
+
+    missing = missing_suite_dependency("roteiro-lint-cases", ("yaml", "jsonschema"))
+    if missing is not None:
+        print(missing, file=sys.stderr)
+        return int(ExitCode.USAGE)
     return report(lint(args.files, shipped=args.shipped))
 
 

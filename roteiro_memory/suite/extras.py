@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import re
 import shlex
+from collections.abc import Sequence
 
 __all__ = ["SUITE_MODULES", "missing_suite_dependency", "suite_install_command"]
 
@@ -39,10 +40,12 @@ def suite_install_command() -> str:
     return "pip install " + " ".join(shlex.quote(r) for r in suite_requirements())
 
 
-def missing_suite_dependency(tool: str) -> str | None:
-    """None when the suite can run; else one line for ``tool`` naming the
+def missing_suite_dependency(
+    tool: str, modules: Sequence[str] = SUITE_MODULES
+) -> str | None:
+    """None when ``modules`` import; else one line for ``tool`` naming the
     missing module and the exact install command."""
-    for module in SUITE_MODULES:
+    for module in modules:
         try:
             importlib.import_module(module)
         except ImportError as error:
