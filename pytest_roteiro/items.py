@@ -66,7 +66,8 @@ class CaseFile(pytest.Collector):
         from roteiro_memory.suite.errors import CaseFileError
 
         if isinstance(excinfo.value, CaseFileError):
-            return f"invalid {self.label}\n{excinfo.value}"
+            faults = "\n".join(str(fault) for fault in excinfo.value.every)
+            return f"invalid {self.label}\n{faults}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -40,9 +40,7 @@ def suite_install_command() -> str:
     return "pip install " + " ".join(shlex.quote(r) for r in suite_requirements())
 
 
-def missing_suite_dependency(
-    tool: str, modules: Sequence[str] = SUITE_MODULES
-) -> str | None:
+def missing_suite_dependency(tool: str, modules: Sequence[str] = SUITE_MODULES) -> str | None:
     """None when ``modules`` import; else one line for ``tool`` naming the
     missing module and the exact install command."""
     for module in modules:

@@ -27,7 +27,15 @@ from typing import Any, Literal
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
-from roteiro_memory.suite.cases import Invariant, builtin_dir, json_path, line_at, read_yaml
+from roteiro_memory.suite.cases import (
+    Invariant,
+    builtin_dir,
+    did_you_mean,
+    json_path,
+    line_at,
+    read_yaml,
+    schema_problem,
+)
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError
 from roteiro_memory.suite.runner import Backend, json_equal, render
 from roteiro_memory.suite.sequences import (
@@ -422,14 +430,21 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
     document = read_yaml(path)
     errors = list(jsonschema.Draft202012Validator(_schema()).iter_errors(document))
     if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        parts = list(error.absolute_path)
-        raise CaseFileError(
-            path,
-            str(error.message),
-            line=line_at(document, parts),
-            path=json_path(parts) or "(top level)",
-        )
+        best = jsonschema.exceptions.best_match(errors)
+
+        def located(error: Any) -> CaseFileError:
+            parts = list(error.absolute_path)
+            return CaseFileError(
+                path,
+                schema_problem(error),
+                line=line_at(document, parts),
+                path=json_path(parts) or "(top level)",
+            )
+
+        primary = located(best)
+        others = [located(e) for e in errors if e is not best]
+        primary.more = tuple(sorted(others, key=lambda f: f.line or 0))
+        raise primary
     out: list[PropertySpec] = []
     seen: set[str] = set()
     for index, raw in enumerate(document["properties"]):
@@ -444,11 +459,13 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
         seen.add(raw["id"])
         if raw["property"] not in PROPERTIES:
             raise fail(
-                f"unknown property {raw['property']!r}: expected one of {', '.join(PROPERTIES)}",
+                f"unknown property {raw['property']!r}{did_you_mean(raw['property'], PROPERTIES)}"
+                f": expected one of {', '.join(PROPERTIES)}",
                 "property",
             )
         if raw["invariant"] not in registry:
-            raise fail(f"unknown invariant {raw['invariant']!r}", "invariant")
+            hint = did_you_mean(raw["invariant"], registry)
+            raise fail(f"unknown invariant {raw['invariant']!r}{hint}", "invariant")
         rule = PROPERTIES[raw["property"]]
         requires = tuple(raw.get("requires", ()))
         missing = [c for c in rule.requires if c not in requires]
