@@ -125,10 +125,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_false",
         help="do not compare case ids with the cases this package ships",
     )
+    cli.add_argument(
+        "--install-requirements",
+        action="store_true",
+        help="first install the suite's requirements into this environment if they are "
+        "missing (the pre-commit hook does, as pre-commit installs only the package)",
+    )
     args = cli.parse_args(argv)
-    from roteiro_memory.suite.extras import missing_suite_dependency
+    if not args.files:
+        return int(ExitCode.OK)
+    from roteiro_memory.suite.extras import ensure_suite
 
-    missing = missing_suite_dependency("roteiro-lint-cases", ("yaml", "jsonschema"))
+    missing = ensure_suite(
+        "roteiro-lint-cases", ("yaml", "jsonschema"), install=args.install_requirements
+    )
     if missing is not None:
         print(missing, file=sys.stderr)
         return int(ExitCode.USAGE)

@@ -14,9 +14,17 @@ import importlib
 import importlib.metadata
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Sequence
 
-__all__ = ["SUITE_MODULES", "missing_suite_dependency", "suite_install_command"]
+__all__ = [
+    "SUITE_MODULES",
+    "ensure_suite",
+    "missing_suite_dependency",
+    "suite_install_command",
+    "suite_requirements",
+]
 
 SUITE_MODULES = ("yaml", "jsonschema", "hypothesis", "pluggy")
 """The modules the suite imports that the library does not need."""
@@ -52,3 +60,26 @@ def missing_suite_dependency(tool: str, modules: Sequence[str] = SUITE_MODULES) 
                 f"install it with: {suite_install_command()}"
             )
     return None
+
+
+def ensure_suite(tool: str, modules: Sequence[str], *, install: bool) -> str | None:
+    """None when ``modules`` import.  Else, with ``install``, first pip-install
+    the suite's requirements into this Python's environment -- what a
+    pre-commit hook does, since pre-commit installs only the package (and the
+    user's ``additional_dependencies``, which replace any the manifest lists).
+    The one line saying what is still missing, or None."""
+    missing = missing_suite_dependency(tool, modules)
+    if missing is None or not install:
+        return missing
+    print(f"{tool}: installing the suite's requirements into {sys.prefix}", file=sys.stderr)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", *suite_requirements()],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        said = [line for line in done.stderr.splitlines() if line.strip()]
+        return f"{missing} (installing them failed: {said[-1] if said else done.returncode})"
+    importlib.invalidate_caches()
+    return missing_suite_dependency(tool, modules)
