@@ -598,3 +598,21 @@ def test_the_suite_without_its_extra_is_one_line(pytester: pytest.Pytester) -> N
         f"(import of jsonschema halted; None in sys.modules); install it with: "
         f"{suite_install_command()}"
     ]
+
+
+def test_exploring_prints_a_seed_that_repeats_the_run(pytester: pytest.Pytester) -> None:
+    """``--roteiro-explore`` draws a seed and prints it; ``--roteiro-seed`` takes it back.
+    No ``.hypothesis`` folder is left behind."""
+    args = ["--roteiro-conformance", "-k", "prop-reads-never-mutate", "-p", "no:cacheprovider"]
+    explored = pytester.runpytest(*args, "--roteiro-explore")
+    explored.assert_outcomes(passed=1)
+    line = next(x for x in explored.outlines if x.startswith("Properties explored with seed"))
+    seed = line.split()[4].rstrip(":")
+    assert f"--roteiro-seed {seed} repeats this run" in line
+    repeated = pytester.runpytest(*args, "--roteiro-seed", seed)
+    repeated.assert_outcomes(passed=1)
+    assert line in repeated.outlines
+    report = pytester.path / "report.json"
+    pytester.runpytest_subprocess(*args, "--roteiro-report", str(report))
+    assert json.loads(report.read_text())["properties"] == {"seed": 0, "explore": False}
+    assert not (pytester.path / ".hypothesis").exists()

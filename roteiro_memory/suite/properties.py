@@ -16,9 +16,12 @@ This module does not import pytest.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -529,6 +532,24 @@ def hypothesis_settings(spec: PropertySpec) -> settings:
     )
 
 
+@contextlib.contextmanager
+def _private_storage() -> Iterator[None]:
+    """Hypothesis's storage folder pointed at a temporary one while a property
+    runs: with no example database it still caches the constants it reads
+    from local modules there, which would leave a ``.hypothesis`` folder in
+    the user's working directory.  The folder in force before is restored."""
+    from hypothesis import configuration
+
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    folder = tempfile.mkdtemp(prefix="roteiro-hypothesis-")
+    configuration.set_hypothesis_home_dir(folder)
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class _Crashed(Exception):
     """The backend failed during a sequence; carries the sequence, so the
     shrunk one that still makes it fail can be shown."""
@@ -573,7 +594,8 @@ def run_property(
             raise _Crashed(deep, calls) from None
 
     try:
-        check()
+        with _private_storage():
+            check()
     except Violation as violation:
         return _failed(spec, violation.message, violation.steps, started)
     except _Crashed as crash:
