@@ -192,15 +192,17 @@ def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
     from roteiro_memory.suite.errors import BackendFailure, OpError
     from roteiro_memory.suite.guard import refusal
 
+    asked = "hello"
     try:
         made.capabilities()
+        asked = "reading what its store holds"
         problem = None if roteiro.allow_reset else refusal(made)
     except (BackendFailure, OpError) as error:
         tail = getattr(error, "stderr", None) or made.stderr_tail() or ""
         said = [line.strip() for line in tail.splitlines() if line.strip()][-4:]
         detail = f"; its stderr ends: {' | '.join(said)}" if said else ""
         why = str(error).removesuffix(RESTARTED)
-        problem = f"backend {roteiro.backend!r} cannot be used: hello failed: {why}{detail}"
+        problem = f"backend {roteiro.backend!r} cannot be used: {asked} failed: {why}{detail}"
     if problem is not None:
         made.close()
         raise pytest.UsageError(problem)

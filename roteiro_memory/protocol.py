@@ -318,14 +318,18 @@ def reset_refusal(store: Store, where: str) -> str | None:
     records, cache entries or nodes that this session did not put there.
     None for an empty store, which the server may reset at will."""
     held = []
-    if "episodic" in store.capabilities:
-        listing = store.list(include_superseded=True, limit=1)  # the counts are whole-store
-        if listing.live or listing.superseded:
-            held.append(f"{listing.live + listing.superseded} record(s)")
-    if "cache" in store.capabilities and store.cache_entries():
-        held.append("cache entries")
-    if "graph" in store.capabilities and store.export_graph():
-        held.append("graph nodes")
+    try:
+        if "episodic" in store.capabilities:
+            listing = store.list(include_superseded=True, limit=1)  # the counts are whole-store
+            if listing.live or listing.superseded:
+                held.append(f"{listing.live + listing.superseded} record(s)")
+        if "cache" in store.capabilities and store.cache_entries():
+            held.append("cache entries")
+        if "graph" in store.capabilities and store.export_graph():
+            held.append("graph nodes")
+    except RoteiroError as error:
+        # Rows it cannot read are data too; the requests will report them.
+        held.append(f"data it cannot read ({error.kind})")
     if not held:
         return None
     return (
