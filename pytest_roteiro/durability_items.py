@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_roteiro.config import OUTCOME_KEY, STATE_KEY
-from pytest_roteiro.items import NODE_PREFIX, CaseFailed, CaseItem, backend, settle
+from pytest_roteiro.items import NODE_PREFIX, CaseFailed, CaseItem, CaseRepr, backend, settle
 
 if TYPE_CHECKING:
     from roteiro_memory.suite.durability import DurabilitySpec
@@ -86,7 +86,9 @@ class DurabilityItem(CaseItem):
             message += f"\n--- the backend's stderr (last lines) ---\n{result.stderr}"
         settle(state, NAME, self.spec.id, result.status, message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | CaseRepr:
         if isinstance(excinfo.value, CaseFailed) and excinfo.value.args:
             return str(excinfo.value.args[0])
         return super().repr_failure(excinfo, style)

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import BadRequest, RoteiroError, Unsupported
+from roteiro_memory.errors import BadRequest, ResetRefused, RoteiroError, Unsupported
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
 
-__all__ = ["OPS", "PROTOCOL", "Ops", "serve"]
+__all__ = ["OPS", "PROTOCOL", "Ops", "reset_refusal", "serve"]
 
 PROTOCOL = "roteiro.conformance/v1"
 
@@ -231,15 +231,18 @@ class Ops:
         implementation: str | None = None,
         *,
         server_capabilities: Iterable[str] = (),
+        refuse_reset: str | None = None,
     ) -> None:
         self.store = store
         self.implementation = implementation or f"roteiro-memory ({store.name})"
         self.server_capabilities = tuple(server_capabilities)
         """Declared beside the store's own: ``shared`` and ``crash`` when the
         suite named the store (:mod:`roteiro_memory.named_store`)."""
+        self.refuse_reset = refuse_reset
+        """Why ``reset`` is refused (see :func:`reset_refusal`), or None."""
         self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {
             "hello": lambda a: self.hello(),
-            "reset": lambda a: store.reset(),
+            "reset": lambda a: self._reset(),
             "shutdown": lambda a: None,
             "graph.put_nodes": lambda a: store.put_nodes(a["nodes"]),
             "graph.remove_nodes": lambda a: store.remove_nodes(a["keys"]),
@@ -261,6 +264,11 @@ class Ops:
             "store.snapshot": lambda a: store.snapshot(),
             "store.reopen": lambda a: store.reopen(),
         }
+
+    def _reset(self) -> None:
+        if self.refuse_reset is not None:
+            raise ResetRefused(self.refuse_reset)
+        self.store.reset()
 
     def hello(self) -> JSON:
         from roteiro_memory import __version__
@@ -323,22 +331,49 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     return _response(request_id, result), op == "shutdown"
 
 
+def reset_refusal(store: Store, where: str) -> str | None:
+    """Why a server must not reset ``store`` (at ``where``): it already holds
+    records, cache entries or nodes that this session did not put there.
+    None for an empty store, which the server may reset at will."""
+    held = []
+    try:
+        if "episodic" in store.capabilities:
+            listing = store.list(include_superseded=True, limit=1)  # the counts are whole-store
+            if listing.live or listing.superseded:
+                held.append(f"{listing.live + listing.superseded} record(s)")
+        if "cache" in store.capabilities and store.cache_entries():
+            held.append("cache entries")
+        if "graph" in store.capabilities and store.export_graph():
+            held.append("graph nodes")
+    except RoteiroError as error:
+        # Rows it cannot read are data too; the requests will report them.
+        held.append(f"data it cannot read ({error.kind})")
+    if not held:
+        return None
+    return (
+        f"reset refused: {where} held {', '.join(held)} when this server started, and reset "
+        "would erase them; start the server with --allow-reset to let it"
+    )
+
+
 def serve(
     store: Store,
     stdin: IO[bytes] | None = None,
     stdout: IO[str] | None = None,
     *,
     server_capabilities: Iterable[str] = (),
+    refuse_reset: str | None = None,
 ) -> int:
     """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0.
 
-    ``server_capabilities`` are declared in ``hello`` beside the store's own."""
+    ``server_capabilities`` are declared in ``hello`` beside the store's own;
+    ``reset`` is refused with ``refuse_reset`` when it is given."""
     source = stdin if stdin is not None else sys.stdin.buffer
     sink = stdout if stdout is not None else sys.stdout
     if stdout is None and isinstance(sink, io.TextIOWrapper):
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
-    ops = Ops(store, server_capabilities=server_capabilities)
+    ops = Ops(store, server_capabilities=server_capabilities, refuse_reset=refuse_reset)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
         sink.write(response + "\n")

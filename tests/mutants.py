@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, InvalidBudget, NotFound
+from roteiro_memory.errors import Corrupt, InvalidBody, InvalidBudget, NotFound
 from roteiro_memory.protocol import OPS, Ops, check_args
 from roteiro_memory.results import (
     CacheEntry,
@@ -530,6 +531,30 @@ class ScannedWithoutPinned(_SweepModel):
         return replace(swept, scanned=swept.scanned - swept.pinned)
 
 
+class FaultOrderForCasedKinds(_OpsMutant):
+    """Reports a bad body before a bad kind of letters only (``Lesson``, ``note``).
+
+    Not registered as a mutant: no case pins that pair, and the random
+    sequences of ``prop-equivalent-to-reference`` meet it only with some seeds,
+    which makes it the test of a suite whose verdicts must not depend on the run.
+    """
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        given = dict(args or {})
+        kind, body = given.get("kind"), given.get("body")
+        if (
+            op == "memory.record"
+            and isinstance(kind, str)
+            and kind not in sem.KIND_TOKENS
+            and kind.isalpha()
+            and kind != "bogus"  # the kind the fault-order case uses
+            and isinstance(body, str)
+            and not body.strip()
+        ):
+            raise InvalidBody("invalid body: it is empty or only whitespace")
+        return super().call(op, args)
+
+
 # --- SQLite mutants -------------------------------------------------------------------
 
 
@@ -543,6 +568,24 @@ class _SQLiteMutant(SQLiteStore):
     def close(self) -> None:
         super().close()
         shutil.rmtree(self._folder, ignore_errors=True)
+
+
+class ErasesForeignStore(_SQLiteMutant):
+    """A backend over a store that already held a team's records when the
+    suite arrived -- the file ``$ROTEIRO_MUTANT_DB`` names, else one made here
+    with two records in it -- whose reset erases them like any other.
+
+    Not registered as a mutant: no case can catch it (every case starts by
+    resetting), so the suite must refuse it before its first reset
+    (``tests/test_mutants.py``).
+    """
+
+    def __init__(self) -> None:
+        named = os.environ.get("ROTEIRO_MUTANT_DB")
+        super().__init__(named)
+        if not self.list(include_superseded=True).records:
+            for body in ("the deploy key lives in the vault", "retry at most three times"):
+                self.record(kind="lesson", body=body, scope="team")
 
 
 @mutant("records-survive-rebuild", "a graph rebuild deletes the anchored records with the nodes")

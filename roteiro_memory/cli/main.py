@@ -378,6 +378,11 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
         help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
         "names, declaring shared and crash; else a new temporary file)",
     )
+    protocol.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="let reset erase a --db store that already holds data (refused otherwise)",
+    )
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -408,7 +413,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _protocol(args: argparse.Namespace) -> int:
     from roteiro_memory.named_store import SERVER_CAPABILITIES, can_share, named_value, open_named
-    from roteiro_memory.protocol import serve
+    from roteiro_memory.protocol import reset_refusal, serve
     from roteiro_memory.stores.naming import open_store
 
     named = named_value() if args.db is None and can_share(args.backend) else None
@@ -419,7 +424,10 @@ def _protocol(args: argparse.Namespace) -> int:
     else:
         store, capabilities = open_store(args.backend, args.db), ()
     try:
-        return serve(store, server_capabilities=capabilities)
+        # A store this server made (the temporary default, or a new --db) is
+        # empty, and may always be reset; one that holds data is the user's.
+        refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        return serve(store, server_capabilities=capabilities, refuse_reset=refusal)
     finally:
         store.close()
 
