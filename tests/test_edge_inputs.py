@@ -95,3 +95,16 @@ def test_cache_put_refuses_payloads_json_does_not_have(tmp_path: Path, payload: 
     store = SQLiteStore(db)
     assert store.cache_entries() == []
     store.close()
+
+
+def test_recall_answers_a_query_of_thousands_of_words(store: Store) -> None:
+    """Every backend answers a long query alike: SQLite once built one
+    expression per token and hit its expression-tree limit at ~1,000 words,
+    PostgreSQL one parameter per token and hit the 65,535-parameter limit."""
+    words = [f"w{i}" for i in range(70_000)]
+    matching = store.record("lesson", " ".join(words[:1_200]))
+    store.record("lesson", " ".join(words[:999]))
+    assert [r.record.id for r in store.recall(" ".join(words[:1_200])).results] == [matching]
+    assert store.recall(" ".join(words)).results == []
+    both = store.recall("W1 w2", limit=None).results
+    assert len(both) == 2

@@ -524,9 +524,15 @@ class PostgresStore(Store):
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
         nodes = _node_relation(graph, params)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"position(%(token{index})s IN m.search) > 0")
-            params[f"token{index}"] = _b(token)
+        tokens = sem.query_tokens(query)
+        if tokens:
+            # One bound array, not one parameter per token: a statement takes
+            # at most 65,535 parameters.
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM unnest(%(tokens)s::bytea[]) AS t(token)"
+                " WHERE position(t.token IN m.search) = 0)"
+            )
+            params["tokens"] = [_b(token) for token in tokens]
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import math
 import os
 import sqlite3
@@ -528,9 +529,15 @@ class SQLiteStore(Store):
     ) -> Recall:
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"instr(m.search, :token{index}) > 0")
-            params[f"token{index}"] = token
+        tokens = sem.query_tokens(query)
+        if tokens:
+            # One bound JSON array, not one expression per token: SQLite's
+            # expression tree has a depth limit a long query would exceed.
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM json_each(:tokens) t"
+                " WHERE instr(m.search, t.value) = 0)"
+            )
+            params["tokens"] = json.dumps(tokens, ensure_ascii=False)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
