@@ -534,8 +534,7 @@ class SQLiteStore(Store):
             # One bound JSON array, not one expression per token: SQLite's
             # expression tree has a depth limit a long query would exceed.
             where.append(
-                "NOT EXISTS (SELECT 1 FROM json_each(:tokens) t"
-                " WHERE instr(m.search, t.value) = 0)"
+                "NOT EXISTS (SELECT 1 FROM json_each(:tokens) t WHERE instr(m.search, t.value) = 0)"
             )
             params["tokens"] = json.dumps(tokens, ensure_ascii=False)
         if applicable_only:
