@@ -21,8 +21,26 @@ __all__ = [
     "NotFound",
     "RoteiroError",
     "StoreUnavailable",
+    "StreamClosed",
     "Unsupported",
+    "excerpt",
 ]
+
+EXCERPT_CHARS = 60
+"""How much of a caller's value a message quotes."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)``, or for a long value the repr of its first ``limit``
+    characters and its length: a message quotes enough to find the value,
+    never the whole of it (a body may hold a secret, and be 64 KiB)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return f"{value[:limit]!r}... ({len(value)} {unit} in all)"
+    text = repr(value)
+    if len(text) > limit:
+        return f"{text[:limit]}... ({len(text)} characters in all)"
+    return text
 
 
 class RoteiroError(Exception):
@@ -103,6 +121,12 @@ class StoreUnavailable(RoteiroError):
     """A store that cannot be opened or reached (a path, a server, a driver)."""
 
     kind = "Corrupt"
+
+
+class StreamClosed(RoteiroError, OSError):
+    """Standard input or output closed (or failing) where a command needs it."""
+
+    kind = "BadRequest"
 
 
 ERROR_KINDS: tuple[str, ...] = (

@@ -14,11 +14,18 @@ import json
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 from roteiro_memory import __version__
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import BadRequest, RoteiroError, Unsupported
+from roteiro_memory.errors import (
+    BadRequest,
+    Corrupt,
+    RoteiroError,
+    StreamClosed,
+    Unsupported,
+    excerpt,
+)
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
@@ -157,7 +164,7 @@ def _check_node(op: str, index: int, node: object) -> GraphNode:
         raise BadRequest(f"{where} lacks the required field 'key'")
     for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
         if field in node and not _has_type(node[field], type_name):
-            raise BadRequest(f"{where}.{field} must be a {type_name}, not {node[field]!r}")
+            raise BadRequest(f"{where}.{field} must be a {type_name}, not {excerpt(node[field])}")
     return GraphNode(
         key=node["key"],
         kind=node.get("kind"),
@@ -171,11 +178,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
     """The arguments of a request with defaults filled in, or BadRequest."""
     spec = OPS.get(op)
     if spec is None:
-        raise BadRequest(f"unknown op {op!r}: expected one of {', '.join(sorted(OPS))}")
+        raise BadRequest(f"unknown op {excerpt(op)}: expected one of {', '.join(sorted(OPS))}")
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise BadRequest(f"{op}: 'args' must be an object, not {args!r}")
+        raise BadRequest(f"{op}: 'args' must be an object, not {excerpt(args)}")
     known = {arg.name for arg in spec.args}
     unknown = sorted(set(args) - known)
     if unknown:
@@ -190,7 +197,9 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             continue
         value = args[arg.name]
         if not _has_type(value, arg.type):
-            raise BadRequest(f"{op}: argument {arg.name!r} must be a {arg.type}, not {value!r}")
+            raise BadRequest(
+                f"{op}: argument {arg.name!r} must be a {arg.type}, not {excerpt(value)}"
+            )
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
         if arg.name == "budget_bytes" and value > U64_MAX:
@@ -256,6 +265,25 @@ class Ops:
         return self._handlers[op](checked)
 
 
+def unexpected(error: Exception) -> RoteiroError:
+    """What a failure no operation reports itself becomes on the wire: a
+    database error is mapped by its store family (unavailable or
+    :class:`Corrupt`); anything else is :class:`Corrupt`, naming it."""
+    import sqlite3
+
+    from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
+
+    if isinstance(error, sqlite3.Error):
+        from roteiro_memory.stores.sqlite.failures import from_sqlite
+
+        return from_sqlite(error)
+    if is_psycopg_error(error):
+        return from_psycopg(error)
+    return Corrupt(
+        f"the store failed unexpectedly: {type(error).__name__}: {excerpt(str(error), 200)}"
+    )
+
+
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
@@ -296,21 +324,42 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
         result = ops.call(op, request.get("args"))
     except RoteiroError as error:
         return _response(request_id, error=error), False
+    except Exception as error:  # the last resort: every request is answered
+        return _response(request_id, error=unexpected(error)), False
     return _response(request_id, result), op == "shutdown"
 
 
 def serve(store: Store, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
     """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
+    source = stdin if stdin is not None else _standard("input", sys.stdin).buffer
+    sink = stdout if stdout is not None else _standard("output", sys.stdout)
     if stdout is None and isinstance(sink, io.TextIOWrapper):
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
     ops = Ops(store)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
-        sink.write(response + "\n")
-        sink.flush()
+        try:
+            sink.write(response + "\n")
+            sink.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StreamClosed(
+                f"cannot write a response to standard output ({error.strerror or error}); "
+                "the protocol server answers there"
+            ) from None
         if done:
             break
     return 0
+
+
+def _standard(name: str, stream: TextIO | None) -> TextIO:
+    """``sys.stdin`` or ``sys.stdout``, which is None when the file descriptor
+    was closed before start (``<&-``, ``>&-``)."""
+    if stream is None:
+        raise StreamClosed(
+            f"standard {name} is closed: the protocol server reads requests from standard "
+            "input and answers on standard output; run it with both open"
+        )
+    return stream
