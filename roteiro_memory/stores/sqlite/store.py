@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import json
 import math
 import os
 import sqlite3
@@ -59,6 +58,12 @@ GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
 connection only, so resolving against another graph writes nothing to the
 store."""
+
+TOKEN_TABLE = "temp.roteiro_tokens"
+"""Where recall puts its query's tokens, matched by one condition however
+many there are: one expression per token would exceed SQLite's
+expression-depth limit (1,000) on a long query.  TEMP, like
+:data:`GRAPH_TABLE`, so a read writes nothing to the store."""
 
 SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
 """The columns eviction is decided by, and no payload: what
@@ -465,6 +470,17 @@ class SQLiteStore(Store):
         conn.executemany(f"INSERT INTO {GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
         return GRAPH_TABLE
 
+    @staticmethod
+    def _load_tokens(conn: sqlite3.Connection, tokens: Sequence[str]) -> None:
+        """Put a query's tokens in :data:`TOKEN_TABLE`, each once."""
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {TOKEN_TABLE.split('.')[1]} (token TEXT PRIMARY KEY)"
+        )
+        conn.execute(f"DELETE FROM {TOKEN_TABLE}")
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {TOKEN_TABLE} (token) VALUES (?)", ((t,) for t in tokens)
+        )
+
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
         if not sem.fits_int64(id):
             return None
@@ -531,12 +547,9 @@ class SQLiteStore(Store):
         where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
         tokens = sem.query_tokens(query)
         if tokens:
-            # One bound JSON array, not one expression per token: SQLite's
-            # expression tree has a depth limit a long query would exceed.
             where.append(
-                "NOT EXISTS (SELECT 1 FROM json_each(:tokens) t WHERE instr(m.search, t.value) = 0)"
+                f"NOT EXISTS (SELECT 1 FROM {TOKEN_TABLE} t WHERE instr(m.search, t.token) = 0)"
             )
-            params["tokens"] = json.dumps(tokens, ensure_ascii=False)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -544,6 +557,8 @@ class SQLiteStore(Store):
         )
         params.update(score_params)
         with self._reading() as conn:
+            if tokens:
+                self._load_tokens(conn, tokens)
             nodes = self._node_table(conn, graph)
             keep = sem.effective_limit(limit)
             if keep is not None:
