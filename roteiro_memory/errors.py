@@ -12,6 +12,7 @@ __all__ = [
     "AlreadySuperseded",
     "BadRequest",
     "Corrupt",
+    "InvalidAnchor",
     "InvalidBody",
     "InvalidBudget",
     "InvalidConfidence",
@@ -26,7 +27,7 @@ __all__ = [
     "excerpt",
 ]
 
-EXCERPT_CHARS = 60
+EXCERPT_CHARS = 200
 """How much of a caller's value a message quotes."""
 
 
@@ -65,6 +66,13 @@ class InvalidBody(RoteiroError, ValueError):
     """A body that is empty, blank, or over the byte limit."""
 
     kind = "InvalidBody"
+
+
+class InvalidAnchor(RoteiroError, ValueError):
+    """An anchor over the size limit; reported as ``BadRequest``, the kind
+    PROTOCOL gives a malformed argument, as no kind of its own exists."""
+
+    kind = "BadRequest"
 
 
 class InvalidConfidence(RoteiroError, ValueError):

@@ -21,6 +21,7 @@ from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     BadRequest,
     Corrupt,
+    InvalidAnchor,
     RoteiroError,
     StreamClosed,
     Unsupported,
@@ -204,6 +205,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
         if arg.name == "budget_bytes" and value > U64_MAX:
             raise BadRequest(f"{op}: argument 'budget_bytes' must fit 64 bits, got {value}")
+        if arg.name == "anchor":
+            try:
+                sem.check_anchor(value)
+            except InvalidAnchor as error:
+                raise BadRequest(f"{op}: argument 'anchor': {error}") from None
         checked[arg.name] = value
     if op == "graph.put_nodes":
         checked["nodes"] = [_check_node(op, i, n) for i, n in enumerate(checked["nodes"])]

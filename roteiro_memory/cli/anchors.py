@@ -15,7 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.errors import RoteiroError, excerpt
 from roteiro_memory.repo.graph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
 from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
 
@@ -48,14 +48,14 @@ class AnchorSpec:
 def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
     if repo is None:
         raise AnchorError(
-            f"--anchor {spec!r} names a path, which needs a git repository; run inside one, "
+            f"--anchor {excerpt(spec)} names a path, which needs a git repository; run inside one, "
             f"or give a raw key such as 'file:src/app.py'"
         )
     full = os.path.normpath(os.path.join(os.getcwd(), text))
     relative = os.path.relpath(full, repo.root)
     if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
         raise AnchorError(
-            f"--anchor {spec!r}: {full} is not a file inside the repository at {repo.root}"
+            f"--anchor {excerpt(spec)}: {full} is not a file inside the repository at {repo.root}"
         )
     return Path(relative).as_posix()
 
@@ -72,7 +72,8 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         path_text, _, qualname = spec.partition("::")
         if not path_text or not qualname:
             raise AnchorError(
-                f"--anchor {spec!r}: expected PATH::QUALNAME, e.g. src/app/retry.py::Retry.run"
+                f"--anchor {excerpt(spec)}: expected PATH::QUALNAME, "
+                "e.g. src/app/retry.py::Retry.run"
             )
         path = _repo_path(path_text, repo, spec)
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
@@ -93,7 +94,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):
         raise AnchorError(
-            f"--anchor: no file {spec.path!r} in the working tree of {repo.root}; "
+            f"--anchor: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
             "expected a tracked or untracked, not ignored, file"
         )
     ignored = subprocess.run(
@@ -103,7 +104,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     )
     if ignored.returncode == 0:
         raise AnchorError(
-            f"--anchor: {spec.path!r} is ignored by git, so it is not in the code graph; "
+            f"--anchor: {excerpt(spec.path)} is ignored by git, so it is not in the code graph; "
             "anchor to a tracked or untracked, not ignored, file"
         )
     if spec.qualname is None:
@@ -123,6 +124,6 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     if spec.qualname not in names:
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise AnchorError(
-            f"--anchor: {spec.path} defines no {spec.qualname!r}; "
+            f"--anchor: {spec.path} defines no {excerpt(spec.qualname)}; "
             f"expected one of: {shown or '(it defines no functions or classes)'}"
         )

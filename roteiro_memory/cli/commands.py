@@ -23,6 +23,7 @@ from roteiro_memory.errors import (
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    excerpt,
 )
 from roteiro_memory.repo.graph import (
     PY_PREFIX,
@@ -78,7 +79,7 @@ def whole(text: str | None, option: str, *, positive: bool = False) -> int | Non
     value = sem.parse_whole_number(text)
     if value is None or not sem.fits_int64(value) or (positive and value == 0):
         allowed = "a positive whole number" if positive else "a whole number (0 = no limit)"
-        raise UsageError(f"invalid {option} {text!r}: expected {allowed}")
+        raise UsageError(f"invalid {option} {excerpt(text)}: expected {allowed}")
     return value
 
 
@@ -95,7 +96,7 @@ def confidence(text: str | None) -> float | None:
         value = float(text)
     except ValueError:
         raise InvalidConfidence(
-            f"invalid --confidence {text!r}: expected a number from 0 to 1, e.g. 0.8"
+            f"invalid --confidence {excerpt(text)}: expected a number from 0 to 1, e.g. 0.8"
         ) from None
     return value
 
@@ -108,7 +109,7 @@ def budget(text: str | None) -> int:
         return sem.parse_cache_budget(text)
     except RoteiroError:
         raise UsageError(
-            f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
+            f"invalid --budget-mb {excerpt(text)}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits"
         ) from None
 
@@ -475,7 +476,7 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     entry = store.cache_get(args.key)
     if entry is None:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+        sys.stderr.write(f"roteiro-memory: no cache entry {excerpt(args.key)}\n")
         return NOTHING
     if args.json:
         emit(entry.to_json())
@@ -503,7 +504,7 @@ def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
         emit(None)
     else:
         size = sem.cache_entry_bytes(args.key, args.fingerprint, payload)
-        say(f"cached {args.key!r} ({size} bytes)")
+        say(f"cached {excerpt(args.key)} ({size} bytes)")
     return OK
 
 
@@ -512,9 +513,9 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(found)
     elif found:
-        say(f"forgot cache entry {args.key!r}")
+        say(f"forgot cache entry {excerpt(args.key)}")
     if not found:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+        sys.stderr.write(f"roteiro-memory: no cache entry {excerpt(args.key)}\n")
     return OK if found else NOTHING
 
 

@@ -389,13 +389,14 @@ def _command_name(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    from roteiro_memory.errors import excerpt
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
         if not is_utf8(argument):
             # The shell passed bytes that are not UTF-8: nothing can store them.
             sys.stderr.write(
-                f"roteiro-memory: error: argument {argument!r} is not valid UTF-8; "
+                f"roteiro-memory: error: argument {excerpt(argument)} is not valid UTF-8; "
                 "every argument must be UTF-8 text\n"
             )
             return ExitCode.USAGE

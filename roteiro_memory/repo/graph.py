@@ -29,7 +29,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.errors import RoteiroError, excerpt
 from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
 from roteiro_memory.store import Store
@@ -489,12 +489,12 @@ def sync(
 def resolve_tree(repo: Repo, rev: str) -> str:
     """The tree id ``rev`` names; :class:`GitError` naming the revision if none."""
     if not rev or rev.startswith("-"):
-        raise GitError(f"invalid revision {rev!r}: expected a commit, branch or tag name")
+        raise GitError(f"invalid revision {excerpt(rev)}: expected a commit, branch or tag name")
     try:
         out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
     except GitError:
         raise GitError(
-            f"unknown revision {rev!r}: expected a commit, branch or tag of {repo.root}"
+            f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
         ) from None
     return out.decode("ascii").strip()
 

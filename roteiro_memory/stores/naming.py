@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import StoreUnavailable, excerpt
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -43,7 +43,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
     if backend == "sqlite":
         return SQLiteStore.temporary() if db is None else SQLiteStore(db)
     raise StoreUnavailable(
-        f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}, "
+        f"unknown backend {excerpt(backend)}: expected one of {', '.join(BACKENDS)}, "
         "postgres:DSN, or a postgresql:// URI"
     )
 
@@ -56,7 +56,7 @@ def _postgres_dsn(backend: str, db: str | os.PathLike[str] | None) -> str | None
     if backend.startswith("postgres:") and not is_dsn(backend):
         if named is not None:
             raise StoreUnavailable(
-                f"backend {backend!r} already names the database; drop --db {named!r}"
+                f"backend {excerpt(backend)} already names the database; drop --db {excerpt(named)}"
             )
         dsn = backend[len("postgres:") :]
     elif is_dsn(backend):

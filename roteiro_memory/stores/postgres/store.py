@@ -589,6 +589,7 @@ class PostgresStore(Store):
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             # Ticking takes the clock row's lock before the table is touched,

@@ -611,6 +611,7 @@ class SQLiteStore(Store):
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             blob = None
