@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from roteiro_memory.errors import RoteiroError, excerpt
 from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
@@ -59,6 +59,18 @@ _GITLINK = "160000"
 _SYMLINK = "120000"
 _REGULAR = "100644"
 _EXECUTABLE = "100755"
+
+MAX_UNTRACKED_BYTES = 16 * 1024 * 1024
+"""An untracked file larger than this is taken for a log, a dump or a build
+product, not source: it gets no node and is not read (untracked files are
+hashed on every sync, as git keeps no stat cache for them)."""
+
+SNIFF_BYTES = 8192
+"""An untracked file with a NUL byte this near its start is binary, as git
+decides it: no node either."""
+
+_CHUNK_BYTES = 1 << 20
+"""Files are hashed this much at a time, never read whole."""
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a sync reads and parses files."""
@@ -163,9 +175,11 @@ def _split_z(data: bytes) -> list[str]:
     return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
 
 
-def _hash_path(repo: Repo, path: str) -> FileEntry | None:
-    """Hash the file at ``path`` as it is on disk; None when it is gone or is
-    not a file (a directory where a file was)."""
+def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry | str | None:
+    """Hash the file at ``path`` as it is on disk, streamed; None when it is
+    gone or is not a file (a directory where a file was).  An untracked file
+    that cannot be source (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`)
+    is not hashed: the reason it has no node is returned instead."""
     full = repo.root / path
     try:
         info = full.lstat()
@@ -174,18 +188,56 @@ def _hash_path(repo: Repo, path: str) -> FileEntry | None:
             return FileEntry(path, _SYMLINK, blob_id(target, repo.object_format))
         if not stat.S_ISREG(info.st_mode):
             return None
-        content = full.read_bytes()
+        if untracked and info.st_size > MAX_UNTRACKED_BYTES:
+            return (
+                f"is an untracked file of {info.st_size:,} bytes, over the "
+                f"{MAX_UNTRACKED_BYTES // (1024 * 1024)} MiB a source file may be, so it has "
+                "no node and is not read; add it to .gitignore to say so"
+            )
+        with full.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            if untracked and b"\0" in head:
+                return (
+                    f"is an untracked binary file (a NUL byte in its first {SNIFF_BYTES:,} "
+                    "bytes), so it has no node; add it to .gitignore to say so"
+                )
+            blob = _stream_blob_id(handle, head, repo.object_format)
     except (FileNotFoundError, NotADirectoryError):
         return None
     mode = _EXECUTABLE if info.st_mode & stat.S_IXUSR else _REGULAR
-    return FileEntry(path, mode, blob_id(content, repo.object_format))
+    return FileEntry(path, mode, blob)
 
 
-def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, FileEntry]:
+def _stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> str:
+    """:func:`blob_id` of the open file whose first bytes were ``head``, read a
+    chunk at a time.  A file that grows or shrinks while read is read again
+    (at most twice): git's header names the size before the content."""
+    for _ in range(3):
+        size = os.fstat(handle.fileno()).st_size
+        digest = hashlib.new(object_format)
+        digest.update(b"blob %d\x00" % size)
+        digest.update(head)
+        read = len(head)
+        while chunk := handle.read(_CHUNK_BYTES):
+            digest.update(chunk)
+            read += len(chunk)
+        if read == size:
+            break
+        handle.seek(0)
+        head = handle.read(SNIFF_BYTES)
+    return digest.hexdigest()
+
+
+def working_files(
+    repo: Repo,
+    progress: Progress | None = None,
+    left_out: list[tuple[str, str]] | None = None,
+) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
-    being read; the rest are hashed from disk.
+    being read; the rest are hashed from disk.  An untracked file that cannot
+    be source is left out, and ``(path, reason)`` added to ``left_out``.
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
@@ -228,13 +280,17 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
             continue
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
     to_hash = sorted(dirty) + untracked
+    new = set(untracked)
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
         if previous is not None and previous.mode == _GITLINK:
             files[path] = previous
         else:
-            entry = _hash_path(repo, path)
-            if entry is not None:
+            entry = _hash_path(repo, path, untracked=path in new)
+            if isinstance(entry, str):
+                if left_out is not None:
+                    left_out.append((path, entry))
+            elif entry is not None:
                 files[path] = entry
         if progress is not None:
             progress(done, len(to_hash))
@@ -454,7 +510,8 @@ def sync(
     (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
     that differ, so a sync racing another never leaves a mixed graph.
     """
-    files = working_files(repo, hash_progress)
+    left_out: list[tuple[str, str]] = []
+    files = working_files(repo, hash_progress, left_out)
     tree = tree_id(files.values(), repo.object_format)
     if store.tree() == tree:
         return SyncReport(tree=tree, files=len(files), up_to_date=True)
@@ -479,7 +536,7 @@ def sync(
         written=written,
         removed=removed,
         parsed=parsed,
-        unparsable=unparsable,
+        unparsable=left_out + unparsable,
     )
 
 
