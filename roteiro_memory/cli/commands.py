@@ -12,6 +12,7 @@ import argparse
 import dataclasses
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -550,16 +551,36 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
 
     store = session.store(must_exist=True)
     if args.output in (None, "-"):
+        _warn_if_stdout_is_shared()
         for line in export_lines(store):
             sys.stdout.write(line + "\n")
         return OK
     try:
-        with open(args.output, "w", encoding="utf-8") as out:
+        # Private like the store it copies, whatever the umask, even when the
+        # file was there before.
+        handle = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.fchmod(handle, 0o600)
+        with open(handle, "w", encoding="utf-8") as out:
             for line in export_lines(store):
                 out.write(line + "\n")
     except OSError as error:
         raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
     return OK
+
+
+def _warn_if_stdout_is_shared() -> None:
+    """Warn when the export goes to a regular file others may read (the shell
+    created it with the umask's mode): it holds every record, unredacted."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
+        warn(
+            f"standard output is a file others can read (mode {stat.S_IMODE(info.st_mode):04o}) "
+            "and an export holds every record unredacted; chmod 600 it, or write with "
+            "-o FILE, which is created 0600"
+        )
 
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:

@@ -213,6 +213,21 @@ def _check_is_store(path: Path) -> None:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
 
 
+def create_private(path: Path) -> None:
+    """Create the file ``path`` names (through a symlink, its target), empty and
+    mode 0600 whatever the umask, unless it exists: memory is unredacted
+    prose, and SQLite gives the ``-wal`` and ``-shm`` files the same mode."""
+    target = Path(os.path.realpath(path))
+    try:
+        handle = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:
+        return  # it exists, or cannot be made: opening it says which
+    try:
+        os.fchmod(handle, 0o600)
+    finally:
+        os.close(handle)
+
+
 def _plain(value: Any) -> Any:
     """A stored value as JSON can hold it: this version writes only text,
     integers and finite reals, but a snapshot must show whatever is there."""
@@ -245,6 +260,7 @@ class SQLiteStore(Store):
 
     def _open(self) -> sqlite3.Connection:
         _check_is_store(self.path)
+        create_private(self.path)
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as error:
