@@ -709,3 +709,44 @@ def test_export_to_a_file_others_can_read_warns(repo: Repo, tmp_path: Path) -> N
     assert "-o FILE" in lines[0]
     assert "a lesson" in shell_made.read_text()
     assert repo.run("export").stderr == ""
+
+
+def test_add_anchor_refuses_git_internals_and_paths_inside_a_submodule(repo: Repo) -> None:
+    """Neither is in the code graph, so an anchor there would read vanished at
+    once; like a missing path, it is refused and nothing is written."""
+    inner = repo.root / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    nested = Repo(inner)
+    nested.git("init", "-q", "-b", "main")
+    nested.write("mod.py", "def f():\n    pass\n")
+    nested.commit("inner")
+    repo.git("add", "vendor/lib")
+    repo.commit("add a submodule")
+    for path in (".git/config", "vendor/lib/mod.py"):
+        done = repo.run("add", "a lesson", "--anchor", path)
+        assert done.returncode == 2, (path, done.stderr)
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, lines
+        assert "not in the code graph" in lines[0]
+    assert not repo.db.exists() or repo.json("list")["records"] == []
+
+
+def test_anchor_path_component_over_255_bytes_is_one_line(repo: Repo) -> None:
+    done = repo.run("add", "a lesson", "--anchor", "src/" + "a" * 300 + ".py")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "over the 255" in done.stderr
+
+
+def test_touched_in_a_repository_with_no_commits_says_so(tmp_path: Path) -> None:
+    fresh = Repo(tmp_path / "fresh")
+    fresh.root.mkdir()
+    fresh.git("init", "-q", "-b", "main")
+    fresh.write("a.py", "x = 1\n")
+    done = fresh.run("recall", "--touched")
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert "no commits yet" in lines[0]
+    assert "unknown revision 'HEAD'" in lines[0]

@@ -21,6 +21,13 @@ from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
 
 __all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
 
+_NAME_MAX = 255
+"""The longest file name, in bytes, on the systems git runs on."""
+
+_LS_FILES = ("git", "--literal-pathspecs")
+_LISTED = ("-z", "--cached", "--others", "--exclude-standard")
+"""``git ls-files`` options listing what the graph holds."""
+
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
 
 
@@ -57,6 +64,13 @@ def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
         raise AnchorError(
             f"--anchor {excerpt(spec)}: {full} is not a file inside the repository at {repo.root}"
         )
+    for part in Path(relative).parts:
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX:
+            raise AnchorError(
+                f"--anchor {excerpt(spec)}: the path component {excerpt(part, 40)} is {size} "
+                f"bytes, over the {_NAME_MAX} a file name may be, so no such file exists"
+            )
     return Path(relative).as_posix()
 
 
@@ -97,15 +111,28 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
             f"--anchor: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
             "expected a tracked or untracked, not ignored, file"
         )
-    ignored = subprocess.run(
-        ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
+    # What the graph holds: tracked, or untracked and not ignored.  Neither
+    # holds a file under .git or inside a submodule (git refuses those).
+    listed = subprocess.run(
+        [*_LS_FILES, "-C", str(repo.root), "ls-files", *_LISTED, "--", spec.path],
         capture_output=True,
         check=False,
     )
-    if ignored.returncode == 0:
+    if os.fsencode(spec.path) not in listed.stdout.split(b"\0"):
+        ignored = subprocess.run(
+            ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
+            capture_output=True,
+            check=False,
+        )
+        if ignored.returncode == 0:
+            raise AnchorError(
+                f"--anchor: {excerpt(spec.path)} is ignored by git, so it is not in the code "
+                "graph; anchor to a tracked or untracked, not ignored, file"
+            )
         raise AnchorError(
-            f"--anchor: {excerpt(spec.path)} is ignored by git, so it is not in the code graph; "
-            "anchor to a tracked or untracked, not ignored, file"
+            f"--anchor: {excerpt(spec.path)} is not a file of this repository's working tree "
+            "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
+            "tracked or untracked, not ignored, file"
         )
     if spec.qualname is None:
         return

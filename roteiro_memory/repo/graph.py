@@ -550,10 +550,19 @@ def resolve_tree(repo: Repo, rev: str) -> str:
     try:
         out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
     except GitError:
+        pass
+    else:
+        return out.decode("ascii").strip()
+    try:
+        repo.git("rev-parse", "--verify", "--quiet", "HEAD")
+    except GitError:
         raise GitError(
-            f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
+            f"unknown revision {excerpt(rev)}: the repository at {repo.root} has no commits "
+            "yet, so there is no revision to compare with; commit once, then try again"
         ) from None
-    return out.decode("ascii").strip()
+    raise GitError(
+        f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
+    )
 
 
 def _cat_blobs(repo: Repo, blobs: Sequence[str]) -> list[bytes]:

@@ -126,7 +126,14 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     text with ``schema=NAME``.
     """
     if dsn.startswith(_URI_PREFIXES):
-        parts = urllib.parse.urlsplit(dsn)
+        try:
+            parts = urllib.parse.urlsplit(dsn)
+        except ValueError as error:
+            # Not quoted: a DSN may carry a password.
+            raise StoreUnavailable(
+                f"the PostgreSQL DSN is malformed ({error}); expected "
+                "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
+            ) from None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         schemas = [value for name, value in query if name == "schema"]
         if not schemas:
@@ -221,7 +228,13 @@ class PostgresStore(Store):
                 f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
             )
         self.dsn = stripped
-        self.schema = _check_schema_name(schema or named or DEFAULT_SCHEMA)
+        chosen = schema if schema is not None else named
+        if chosen == "":
+            raise StoreUnavailable(
+                "the PostgreSQL schema parameter is empty (schema=): name a schema, e.g. "
+                f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
+            )
+        self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._conn = self._open()
 
     # --- connection and schema -------------------------------------------
