@@ -26,7 +26,7 @@ from typing import Any, LiteralString, Protocol
 from urllib.parse import quote
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.errors import RoteiroError, excerpt
 from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLITE_HEADER, SQLiteStore
@@ -135,7 +135,15 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
         ).fetchone()
         seq = seq_row[0] if seq_row else 0
-        if seq < largest:
+        if not isinstance(seq, int):
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence holds {excerpt(seq)}, not an integer: no id can be handed out",
+                )
+            )
+        elif seq < largest:
             out.append(
                 Finding(
                     "sqlite_sequence",
@@ -260,7 +268,9 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     except RoteiroError as error:
         out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
     key, path = row.anchor_key, row.anchor_path
-    if row.search != sem.search_text(body, key, path):
+    if not all(value is None or isinstance(value, str) for value in (key, path)):
+        out.append(Finding("agent_memory", where, "anchor_key or anchor_path is not text"))
+    elif row.search != sem.search_text(body, key, path):
         out.append(
             Finding(
                 "agent_memory",

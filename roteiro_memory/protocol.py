@@ -20,7 +20,6 @@ from roteiro_memory import __version__
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     BadRequest,
-    Corrupt,
     InvalidAnchor,
     RoteiroError,
     StreamClosed,
@@ -30,6 +29,7 @@ from roteiro_memory.errors import (
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
+from roteiro_memory.stores.failures import unexpected
 
 __all__ = ["OPS", "PROTOCOL", "Ops", "serve"]
 
@@ -269,25 +269,6 @@ class Ops:
         if capability is not None and capability not in self.store.capabilities:
             raise Unsupported(f"{op}: this backend does not declare the {capability!r} capability")
         return self._handlers[op](checked)
-
-
-def unexpected(error: Exception) -> RoteiroError:
-    """What a failure no operation reports itself becomes on the wire: a
-    database error is mapped by its store family (unavailable or
-    :class:`Corrupt`); anything else is :class:`Corrupt`, naming it."""
-    import sqlite3
-
-    from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
-
-    if isinstance(error, sqlite3.Error):
-        from roteiro_memory.stores.sqlite.failures import from_sqlite
-
-        return from_sqlite(error)
-    if is_psycopg_error(error):
-        return from_psycopg(error)
-    return Corrupt(
-        f"the store failed unexpectedly: {type(error).__name__}: {excerpt(str(error), 200)}"
-    )
 
 
 def _reject_constant(name: str) -> None:

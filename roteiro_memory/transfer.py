@@ -182,12 +182,20 @@ def export_lines(store: Store) -> Iterator[str]:
     conn.execute("BEGIN")
     try:
         seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
-        ticks, generation = conn.execute(
+        clock = conn.execute(
             "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
         ).fetchone()
+        if clock is None:
+            raise Corrupt(
+                "agent_cache_clock: the cache clock row is missing; run `roteiro-memory check`"
+            )
+        ticks, generation = (_exportable(value) for value in clock)
         witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
         header = _export_header(
-            seq[0] if seq else None, ticks, generation, {"tree": witness[0]} if witness else None
+            _exportable(seq[0]) if seq else None,
+            ticks,
+            generation,
+            {"tree": _exportable(witness[0])} if witness else None,
         )
         lines = [header, *_export_items(conn.execute, _exportable)]
     finally:

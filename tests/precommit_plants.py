@@ -233,6 +233,9 @@ BAD_STORES: dict[str, Callable[[Path], object]] = {
         p, "INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')"
     ),
     "integrity": _corrupt_index,
+    "blob-anchor": lambda p: damage(p, "UPDATE agent_memory SET anchor_key = X'6869' WHERE id = 2"),
+    "sequence-text": lambda p: damage(p, "UPDATE sqlite_sequence SET seq = 'many'"),
+    "no-clock": lambda p: damage(p, "DELETE FROM agent_cache_clock"),
 }
 """Each way a store goes bad that ``roteiro-check-store`` must report, by name."""
 

@@ -1129,7 +1129,7 @@ def test_a_locked_sqlite_store_is_reported_unavailable(tmp_path: Path) -> None:
     """The one mapping of SQLite's failures: a lock held elsewhere is
     StoreUnavailable, naming SQLite's own words, not Corrupt."""
     from roteiro_memory.errors import StoreUnavailable
-    from roteiro_memory.protocol import unexpected
+    from roteiro_memory.stores.failures import unexpected
 
     db = tmp_path / "memory.db"
     SQLiteStore(db).close()

@@ -24,6 +24,7 @@ from roteiro_memory.errors import (
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    StreamClosed,
     excerpt,
 )
 from roteiro_memory.repo.graph import (
@@ -68,6 +69,26 @@ def say(text: str) -> None:
 
 def warn(text: str) -> None:
     sys.stderr.write(f"roteiro-memory: warning: {text}\n")
+
+
+def read_stdin(what: str) -> str:
+    """All of standard input as UTF-8 text, ``what`` naming it in errors: a
+    closed descriptor (``<&-``), a read error or bytes that are not UTF-8 are
+    one-line errors, before anything is written."""
+    if sys.stdin is None:
+        raise StreamClosed(f"standard input is closed, but {what} is read from it (-)")
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as error:
+        reason = error.strerror or error
+        raise StreamClosed(f"cannot read {what} from standard input ({reason})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{what} on standard input is not valid UTF-8: byte {data[error.start]:#04x} "
+            f"at offset {error.start}; only UTF-8 text can be stored"
+        ) from None
 
 
 # --- Parsing values ---------------------------------------------------------
@@ -259,7 +280,7 @@ def _verify(spec: AnchorSpec | None, session: Session) -> None:
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli import render
 
-    body = sys.stdin.read() if args.body == "-" else args.body
+    body = read_stdin("the body") if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
     spec = _anchor_spec(session, args.anchor)
@@ -491,11 +512,16 @@ def _not_json(name: str) -> None:
 
 
 def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
-    payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
+    payload = read_stdin("the cache payload") if args.payload in (None, "-") else args.payload
     try:
         json.loads(payload, parse_constant=_not_json)
     except ValueError as error:
         raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
+    except RecursionError:
+        raise UsageError(
+            "invalid cache payload: it nests arrays or objects too deeply to read "
+            f"({len(payload)} characters); store a flatter value"
+        ) from None
     spec = _anchor_spec(session, args.anchor)
     _verify(spec, session)
     store = session.store()
@@ -563,8 +589,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         with open(handle, "w", encoding="utf-8") as out:
             for line in export_lines(store):
                 out.write(line + "\n")
-    except OSError as error:
-        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+    except (OSError, ValueError) as error:
+        # ValueError: a path holding a NUL byte.
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UsageError(f"cannot write {excerpt(args.output)}: {reason}") from None
     return OK
 
 
@@ -587,14 +615,20 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.transfer import import_lines, read_export
 
     if args.file == "-":
-        lines = sys.stdin.read().splitlines()
+        lines = read_stdin("the export").splitlines()
     else:
         try:
             lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as error:
+        except (OSError, ValueError) as error:  # ValueError: not UTF-8, or a NUL in the path
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
-    parsed = read_export(lines)
+    try:
+        parsed = read_export(lines)
+    except RecursionError:
+        raise UsageError(
+            f"cannot import {excerpt(args.file)}: a line nests arrays or objects too deeply "
+            "to be an export"
+        ) from None
     counts = import_lines(session.store(), parsed)
     if args.json:
         emit(counts)
@@ -624,6 +658,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Run the handler for ``name`` in a session it closes."""
+    if sys.stdout is None:
+        raise StreamClosed(
+            f"standard output is closed (>&-), but {name} reports there; run it with stdout open"
+        )
     session = Session(args)
     try:
         return HANDLERS[name](args, session)

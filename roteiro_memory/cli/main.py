@@ -433,6 +433,7 @@ def _run(args: argparse.Namespace) -> int:
     import sqlite3
 
     from roteiro_memory.cli.commands import run
+    from roteiro_memory.errors import RoteiroError
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -442,4 +443,11 @@ def _run(args: argparse.Namespace) -> int:
         return run(name, args)
     except sqlite3.Error as error:
         sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
+        return ExitCode.USAGE
+    except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as error:  # the last resort: one line, never a traceback
+        from roteiro_memory.stores.failures import unexpected
+
+        sys.stderr.write(f"roteiro-memory: error: {unexpected(error)}\n")
         return ExitCode.USAGE

@@ -30,7 +30,7 @@ def is_psycopg_error(error: BaseException) -> bool:
 def from_psycopg(error: BaseException) -> RoteiroError:
     """The error ``error`` (a ``psycopg.Error``) is reported as."""
     state = getattr(error, "sqlstate", None)
-    said = excerpt(str(error).strip(), 200)
+    said = excerpt(" ".join(str(error).split()), 200)  # the server's DETAIL lines too
     where = f"SQLSTATE {state}" if state else type(error).__name__
     if state is None:
         unavailable = type(error).__name__ == "OperationalError"

@@ -103,6 +103,17 @@ def _stored(
     raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
 
 
+def _clock(row: Sequence[Any] | None, column: str) -> int:
+    """A value of the cache clock's one row, which only a hand deletes."""
+    if row is None:
+        raise Corrupt(
+            "agent_cache_clock: the cache clock row is missing; "
+            "run `roteiro-memory check` on the store"
+        )
+    value: int = _stored("agent_cache_clock", 0, column, row[0], int)
+    return value
+
+
 def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
     def text(index: int, column: str, null: bool = False) -> Any:
         return _stored("agent_memory", row[0], column, row[index], str, null)
@@ -380,12 +391,16 @@ class SQLiteStore(Store):
             # Ids this batch will get: AUTOINCREMENT hands out one past the
             # larger of the sequence and the largest id, and the write lock is
             # ours, so they are contiguous.
-            base = int(
+            base = _stored(
+                "sqlite_sequence",
+                "agent_memory",
+                "seq",
                 conn.execute(
                     "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence"
                     " WHERE name = 'agent_memory'), 0),"
                     " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
-                ).fetchone()[0]
+                ).fetchone()[0],
+                int,
             )
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
@@ -614,16 +629,18 @@ class SQLiteStore(Store):
 
     @staticmethod
     def _next_tick(conn: sqlite3.Connection) -> int:
-        return int(
+        return _clock(
             conn.execute(
                 "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
-            ).fetchone()[0]
+            ).fetchone(),
+            "ticks",
         )
 
     @staticmethod
     def _cache_generation(conn: sqlite3.Connection) -> int:
-        return int(
-            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone()[0]
+        return _clock(
+            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone(),
+            "generation",
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
@@ -719,11 +736,12 @@ class SQLiteStore(Store):
                 "DELETE FROM agent_cache WHERE key = ?", sorted((key,) for key, _ in doomed)
             )
             freed = sum(size for _, size in doomed)
-            new_generation = int(
+            new_generation = _clock(
                 conn.execute(
                     "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
                     " RETURNING generation"
-                ).fetchone()[0]
+                ).fetchone(),
+                "generation",
             )
         retained = held - freed
         return CacheSweep(
