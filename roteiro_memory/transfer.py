@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported
+from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported, excerpt
 from roteiro_memory.store import Store
 from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -163,7 +163,7 @@ def _exportable(value: Any) -> Any:
     writes (binary data, a non-finite real) is refused rather than exported."""
     if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
         raise Corrupt(
-            f"the store holds {value!r}, which this version never writes; "
+            f"the store holds {excerpt(value)}, which this version never writes; "
             "run `roteiro-memory check` to find the row"
         )
     return value
@@ -233,14 +233,16 @@ def _fields(number: int, item: dict[str, Any], spec: Sequence[tuple[str, type, b
     expected = {name for name, _, _ in spec} | {"type"}
     extra = sorted(set(item) - expected)
     if extra:
-        raise ImportRefused(f"line {number}: unknown field {extra[0]!r} in a {item['type']} line")
+        raise ImportRefused(
+            f"line {number}: unknown field {excerpt(extra[0])} in a {item['type']} line"
+        )
     for name, kind, nullable in spec:
         if name not in item:
             raise ImportRefused(f"line {number}: {item['type']} line lacks {name!r}")
         if not _typed(item[name], kind, nullable):
             allowed = kind.__name__ + (" or null" if nullable else "")
             raise ImportRefused(
-                f"line {number}: {item['type']} field {name!r} is {item[name]!r}, "
+                f"line {number}: {item['type']} field {name!r} is {excerpt(item[name])}, "
                 f"expected {allowed}"
             )
 
@@ -275,7 +277,7 @@ def read_export(lines: Iterable[str]) -> Export:
             parsed.cache.append(item)
         else:
             raise ImportRefused(
-                f"line {number}: unknown line type {type_!r}: expected node, record or cache"
+                f"line {number}: unknown line type {excerpt(type_)}: expected node, record or cache"
             )
     if parsed is None:
         raise ImportRefused(
@@ -288,13 +290,13 @@ def read_export(lines: Iterable[str]) -> Export:
 def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     if item.get("format") != EXPORT_FORMAT:
         raise ImportRefused(
-            f"line {number}: not a roteiro-memory export (format {item.get('format')!r}, "
+            f"line {number}: not a roteiro-memory export (format {excerpt(item.get('format'))}, "
             f"expected {EXPORT_FORMAT!r})"
         )
     version = item.get("schema_version")
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ImportRefused(
-            f"line {number}: exported at schema version {version!r}, newer than this "
+            f"line {number}: exported at schema version {excerpt(version)}, newer than this "
             f"version knows ({SCHEMA_VERSION}); upgrade roteiro-memory to import it"
         )
     clock = item.get("clock")
@@ -332,7 +334,7 @@ def _cache(number: int, item: dict[str, Any]) -> None:
     actual = sem.cache_entry_bytes(item["key"], item["fingerprint"], item["json"])
     if item["bytes"] != actual:
         raise ImportRefused(
-            f"line {number}: cache entry {item['key']!r} says {item['bytes']} bytes but its "
+            f"line {number}: cache entry {excerpt(item['key'])} says {item['bytes']} bytes but its "
             f"key, fingerprint and json are {actual}; run `roteiro-memory check` on the source"
         )
 

@@ -172,3 +172,26 @@ def test_error_messages_quote_a_bounded_excerpt_of_a_body(tmp_path: Path) -> Non
         assert len(str(raised.value)) < 400
         assert "SECRET" not in str(raised.value)
     wire.store.close()
+
+
+def test_import_refusals_quote_a_bounded_excerpt() -> None:
+    """An export line with a 60 KB value of the wrong type is refused without
+    echoing the value (it may hold a secret)."""
+    lines = _export()
+    lines.append(
+        json.dumps(
+            {
+                "type": "node",
+                "key": "k",
+                "kind": None,
+                "name": None,
+                "path": None,
+                "blob": ["b" * 60_000, "SECRET"],
+            }
+        )
+    )
+    with pytest.raises(ImportRefused) as raised:
+        read_export(lines)
+    assert "line 2" in str(raised.value)
+    assert len(str(raised.value)) < 500
+    assert "SECRET" not in str(raised.value)

@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable, excerpt
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -149,7 +149,7 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
 def _check_schema_name(schema: str) -> str:
     if not _SCHEMA_NAME.fullmatch(schema):
         raise StoreUnavailable(
-            f"invalid PostgreSQL schema name {schema!r}: expected a letter or underscore "
+            f"invalid PostgreSQL schema name {excerpt(schema)}: expected a letter or underscore "
             "followed by letters, digits or underscores, at most 63 characters"
         )
     return schema
