@@ -15,16 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_roteiro.plugin import (
-    NODE_PREFIX,
-    OUTCOME_KEY,
-    SESSION_KEY,
-    CaseFailed,
-    CaseFile,
-    CaseItem,
-    _backend,
-)
-from roteiro_memory.suite.cases import Case
+from pytest_roteiro.config import OUTCOME_KEY, STATE_KEY
+from pytest_roteiro.items import NODE_PREFIX, CaseFailed, CaseFile, CaseItem, backend, settle
 
 if TYPE_CHECKING:
     from roteiro_memory.suite.properties import (  # noqa: F401 -- PropertyOutcome in a string annotation
@@ -46,10 +38,10 @@ class PropertyFile(CaseFile):
     def collect(self) -> list[pytest.Item | pytest.Collector]:
         from roteiro_memory.suite.properties import load_properties
 
-        session = self.config.stash[SESSION_KEY]
+        state = self.config.stash[STATE_KEY]
         return [
             PropertyItem.from_parent(self, name=spec.id, spec=spec)
-            for spec in load_properties(self.source, session.registry)
+            for spec in load_properties(self.source, state.registry)
         ]
 
 
@@ -57,6 +49,8 @@ class PropertyItem(CaseItem):
     """One property entry, run like a case: same markers, known failures and report."""
 
     def __init__(self, *, spec: PropertySpec, **kwargs: Any) -> None:
+        from roteiro_memory.suite.cases import Case
+
         case = Case(
             id=spec.id,
             title=spec.title,
@@ -76,25 +70,14 @@ class PropertyItem(CaseItem):
         from roteiro_memory.suite.properties import run_property
         from roteiro_memory.suite.runner import Outcome
 
-        session = self.config.stash[SESSION_KEY]
-        result = run_property(self.spec, _backend(self.config, session))
+        state = self.config.stash[STATE_KEY]
+        result = run_property(self.spec, backend(self.config, state))
         self.stash[OUTCOME_KEY] = Outcome(
             self.spec.id, result.status, result.message, duration=result.duration
         )
         self.stash[_RESULT_KEY] = result
         self.user_properties.append(("property_seconds", round(result.duration, 3)))
-        known = session.known.get(self.spec.id)
-        if result.status == "skipped":
-            pytest.skip(result.message)
-        if known is not None:
-            if result.status == "failed":
-                pytest.xfail(f"known failure: {known.describe()}")
-            raise CaseFailed(
-                f"property {self.spec.id} is listed in {session.config.known_failures} "
-                f"({known.reason}) but now passes: remove it from that file"
-            )
-        if result.status == "failed":
-            raise CaseFailed()
+        settle(state, "property", self.spec.id, result.status, result.message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         from roteiro_memory.suite.properties import format_property_outcome

@@ -13,10 +13,12 @@ explicit pointer; recall ranks at read time and reads never write.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 import importlib
+from functools import cache
 from typing import TYPE_CHECKING, Any
+
+DISTRIBUTION = "roteiro-memory"
+"""The name this package is installed under, whose metadata holds the version."""
 
 if TYPE_CHECKING:
     from roteiro_memory.errors import (
@@ -99,7 +101,21 @@ _EXPORTS = {
 }
 
 
+@cache
+def _version() -> str:
+    """The installed version, from the package metadata (``pyproject.toml`` is
+    its one source); read on first use, so start-up does not pay for it."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(DISTRIBUTION)
+    except PackageNotFoundError:  # a source checkout that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        return _version()
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'roteiro_memory' has no attribute {name!r}")

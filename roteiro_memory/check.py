@@ -1,39 +1,43 @@
-"""The integrity check of an SQLite store, as findings a hook can reuse.
+"""The integrity rules of a store, as findings a hook can reuse.
 
-:func:`check_store` opens the file read-only (so it can inspect a store this
-version would refuse to open, and never migrates or repairs anything) and
-reports, one :class:`Finding` per offending row:
+This module holds the rules and their messages only, over rows a store has
+read (and decoded); each database store reads its own rows and calls them
+(:mod:`roteiro_memory.stores.sqlite.check`,
+:mod:`roteiro_memory.stores.postgres.check`), so a rule and its message
+exist once.  The rules, one :class:`Finding` per offending row:
 
-* SQLite's own ``integrity_check`` and ``foreign_key_check``;
 * a schema newer than this version knows, or migrations missing;
 * supersession pointers that dangle, fork (two records superseded by one),
   point backwards in time, or form a cycle, and timestamps without pointers;
 * kinds outside the vocabulary, confidences outside [0, 1], scopes and bodies
   a write would refuse, search text that disagrees with its record;
 * cache entries whose ``bytes`` disagree with their payload, and clocks
-  behind the entries they stamped (or two entries sharing one tick);
-* an id sequence behind the largest id (ids would be handed out twice).
+  behind the entries they stamped (or two entries sharing one tick).
+
+:func:`check_store` checks an open store through its own
+:meth:`~roteiro_memory.store.Store.check`.
 """
 
 from __future__ import annotations
 
-import os
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, LiteralString, Protocol
-from urllib.parse import quote
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import RoteiroError, excerpt
-from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.stores.sqlite.store import SQLITE_HEADER, SQLiteStore
+from roteiro_memory.errors import RoteiroError
 
-__all__ = ["Finding", "check_connection", "check_store"]
-
-_TABLES = ("nodes", "sync_state", "agent_memory", "agent_cache", "agent_cache_clock")
+__all__ = [
+    "CacheRow",
+    "Finding",
+    "MemoryRow",
+    "cache_findings",
+    "check_store",
+    "memory_findings",
+    "schema_findings",
+    "supersession",
+    "supersession_findings",
+]
 
 
 @dataclass(frozen=True)
@@ -53,127 +57,18 @@ class Finding:
         return {"table": self.table, "row": self.row, "problem": self.problem}
 
 
-def check_store(store: SQLiteStore | PostgresStore | str | os.PathLike[str]) -> list[Finding]:
-    """Every problem found in ``store`` (an open store, or a file's path);
-    empty when it is healthy.  A PostgreSQL store is checked by
-    :mod:`roteiro_memory.stores.postgres.check`."""
-    if isinstance(store, PostgresStore):
-        from roteiro_memory.stores.postgres.check import check_postgres
+class _Checkable(Protocol):
+    """A store (:class:`~roteiro_memory.store.Store`, which this module does
+    not import: the contract imports these findings)."""
 
-        return check_postgres(store)
-    if isinstance(store, SQLiteStore):
-        return check_connection(store.connection)
-    path = Path(store)
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as error:
-        return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
-    if header != SQLITE_HEADER:
-        return [Finding("store", None, f"{path} is not an SQLite database")]
-    # Read-only still creates -wal and -shm files beside a WAL-mode database
-    # when none are there, and leaves them; with no log beside it nothing is
-    # being written, so the file is read as immutable and left as it was.
-    wal = path.with_name(path.name + "-wal")
-    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
-    try:
-        conn = sqlite3.connect(f"file:{quote(str(path.resolve()))}?{mode}", uri=True)
-    except sqlite3.Error as error:
-        return [Finding("store", None, f"{path} cannot be opened ({error})")]
-    try:
-        return check_connection(conn)
-    except sqlite3.DatabaseError as error:
-        return [Finding("store", None, f"{path} cannot be read as a store ({error})")]
-    finally:
-        conn.close()
+    def check(self) -> list[Finding]: ...
 
 
-def check_connection(conn: sqlite3.Connection) -> list[Finding]:
-    """Every problem found through an open connection to a store."""
-    # A row of integrity_check may hold several lines; each is its own finding.
-    findings = [
-        Finding("store", None, f"SQLite integrity check: {line}")
-        for row in conn.execute("PRAGMA integrity_check")
-        if row[0] != "ok"
-        for line in str(row[0]).splitlines()
-        if line.strip() and not line.startswith("*** in database")
-    ]
-    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    findings.extend(_schema(conn, tables))
-    missing = [t for t in _TABLES if t not in tables]
-    findings.extend(Finding(t, None, "table is missing") for t in missing)
-    for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
-        if table != "agent_memory":  # reported with more detail by supersession
-            findings.append(Finding(table, f"rowid {rowid}", f"references a missing {parent} row"))
-    if "agent_memory" in tables:
-        findings.extend(_records(conn, tables))
-        findings.extend(supersession(conn))
-    if "agent_cache" in tables and "agent_cache_clock" in tables:
-        findings.extend(_cache(conn))
-    return findings
-
-
-def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    if "schema_migrations" not in tables:
-        return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
-    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
-
-
-def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    rows = conn.execute(
-        "SELECT id, scope, kind, anchor_key, anchor_path, body, confidence, search,"
-        " superseded_by, superseded_at FROM agent_memory ORDER BY id"
-    ).fetchall()
-    out = memory_findings(
-        MemoryRow(row_id, scope, key, path, body, search, by, at, vocabulary=(kind, confidence))
-        for row_id, scope, kind, key, path, body, confidence, search, by, at in rows
-    )
-    largest = max([0, *(row[0] for row in rows)])
-    if "sqlite_sequence" in tables:
-        seq_row = conn.execute(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
-        ).fetchone()
-        seq = seq_row[0] if seq_row else 0
-        if not isinstance(seq, int):
-            out.append(
-                Finding(
-                    "sqlite_sequence",
-                    "agent_memory",
-                    f"sequence holds {excerpt(seq)}, not an integer: no id can be handed out",
-                )
-            )
-        elif seq < largest:
-            out.append(
-                Finding(
-                    "sqlite_sequence",
-                    "agent_memory",
-                    f"sequence {seq} is behind the largest id {largest}: ids would be reused",
-                )
-            )
-    return out
-
-
-def _cache(conn: sqlite3.Connection) -> list[Finding]:
-    out: list[Finding] = []
-    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
-    if len(clocks) != 1:
-        out.append(
-            Finding(
-                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
-            )
-        )
-    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
-    if not (isinstance(ticks, int) and isinstance(generation, int)):
-        out.append(
-            Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
-        )
-        return out
-    rows = conn.execute(
-        "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
-        " ORDER BY key"
-    )
-    return out + cache_findings(ticks, generation, rows)
+def check_store(store: _Checkable) -> list[Finding]:
+    """Every problem found in the open ``store``; empty when it is healthy.
+    (An SQLite file is checked without opening it as a store by
+    :func:`roteiro_memory.stores.sqlite.check.check_file`.)"""
+    return store.check()
 
 
 # The store invariants themselves, over rows each backend has read (and, for
@@ -362,9 +257,9 @@ def supersession_findings(pointers: Iterable[tuple[int, object]], ids: set[int])
     return out
 
 
-CacheRow = Sequence[Any]
-"""One ``agent_cache`` row as stored (text already decoded): key, fingerprint,
-json, bytes, generation, last_used, hits."""
+CacheRow = Mapping[str, Any]
+"""One ``agent_cache`` row as stored (text already decoded), by column name:
+key, fingerprint, json, bytes, generation, last_used, hits."""
 
 
 def cache_findings(
@@ -379,7 +274,9 @@ def cache_findings(
         if isinstance(entry, Finding):
             out.append(entry)
             continue
-        key, fingerprint, payload, size, entry_generation, last_used, hits = entry
+        key, fingerprint, payload = entry["key"], entry["fingerprint"], entry["json"]
+        size, entry_generation = entry["bytes"], entry["generation"]
+        last_used, hits = entry["last_used"], entry["hits"]
         where = f"key {key!r}"
         counters = {
             "bytes": size,

@@ -10,8 +10,11 @@ from __future__ import annotations
 __all__ = [
     "ERROR_KINDS",
     "AlreadySuperseded",
+    "AnchorError",
     "BadRequest",
     "Corrupt",
+    "GitError",
+    "ImportRefused",
     "InvalidAnchor",
     "InvalidBody",
     "InvalidBudget",
@@ -23,8 +26,11 @@ __all__ = [
     "RoteiroError",
     "StoreUnavailable",
     "StreamClosed",
+    "SymbolError",
     "Unsupported",
+    "UsageError",
     "excerpt",
+    "unexpected_failure",
 ]
 
 EXCERPT_CHARS = 200
@@ -137,6 +143,41 @@ class StreamClosed(RoteiroError, OSError):
     kind = "BadRequest"
 
 
+# Refusals of the command line and the repository: reported as BadRequest,
+# since each is a request naming something malformed or absent.
+
+
+class UsageError(RoteiroError, ValueError):
+    """A command-line value that is malformed; the message names it."""
+
+    kind = "BadRequest"
+
+
+class AnchorError(RoteiroError, ValueError):
+    """An ``--anchor`` that names nothing anchorable."""
+
+    kind = "BadRequest"
+
+
+class GitError(RoteiroError, ValueError):
+    """A git command failed: not a repository, an unknown revision, no git."""
+
+    kind = "BadRequest"
+
+
+class SymbolError(RoteiroError, ValueError):
+    """Source that cannot be parsed into definitions; the message names where and why."""
+
+    kind = "BadRequest"
+
+
+class ImportRefused(RoteiroError, ValueError):
+    """An import that would not reproduce a store: a bad line, or a store
+    that is not empty."""
+
+    kind = "BadRequest"
+
+
 ERROR_KINDS: tuple[str, ...] = (
     "InvalidKind",
     "InvalidScope",
@@ -151,3 +192,15 @@ ERROR_KINDS: tuple[str, ...] = (
     "BadRequest",
 )
 """Every error kind PROTOCOL names, in its order."""
+
+
+def unexpected_failure(error: BaseException) -> Corrupt:
+    """What a failure nothing reports on purpose (not a database's, which its
+    store family maps) is reported as: :class:`Corrupt`, naming it in one
+    line, so that no request goes unanswered and no command ends in a
+    traceback."""
+    said = " ".join(str(error).split())
+    return Corrupt(
+        f"unexpected failure: {type(error).__name__}: {excerpt(said, 200)}; "
+        "nothing reports this on purpose, so please report it as a bug"
+    )

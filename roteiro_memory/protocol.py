@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, TextIO
 
-from roteiro_memory import __version__
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     BadRequest,
@@ -29,7 +29,6 @@ from roteiro_memory.errors import (
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
-from roteiro_memory.stores.failures import unexpected
 
 __all__ = ["OPS", "PROTOCOL", "Ops", "serve"]
 
@@ -124,6 +123,13 @@ OPS: dict[str, Op] = {
 """Every operation PROTOCOL defines, with its arguments."""
 
 _NON_NEGATIVE = frozenset({"limit", "id", "budget_bytes"})
+_RANGES: dict[str, tuple[int, int]] = {
+    "id": (0, U64_MAX),
+    "limit": (0, U64_MAX),
+    "budget_bytes": (0, U64_MAX),
+    "supersedes": (-sem.INT64_MAX - 1, U64_MAX),
+}
+"""PROTOCOL [P-args-ranges]: the integers each argument may hold."""
 _NODE_FIELDS = {"key": _STR, "kind": _STR_OR_NULL, "name": _STR_OR_NULL, "path": _STR_OR_NULL}
 
 
@@ -144,7 +150,9 @@ def _has_type(value: object, type_name: str) -> bool:
     if type_name in (_INT, _INT_OR_NULL):
         return _is_int(value)
     if type_name == _NUMBER_OR_NULL:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        # NaN is no JSON number (an infinity is: 1e400 overflows a double).
+        is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        return is_number and not (isinstance(value, float) and math.isnan(value))
     if type_name == _BOOL:
         return isinstance(value, bool)
     if type_name == _STR_LIST:
@@ -203,8 +211,12 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             )
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
-        if arg.name == "budget_bytes" and value > U64_MAX:
-            raise BadRequest(f"{op}: argument 'budget_bytes' must fit 64 bits, got {value}")
+        bounds = _RANGES.get(arg.name)
+        if bounds is not None and value is not None and not bounds[0] <= value <= bounds[1]:
+            low, high = bounds
+            raise BadRequest(
+                f"{op}: argument {arg.name!r} must fit 64 bits ({low} to {high}), got {value}"
+            )
         if arg.name == "anchor":
             try:
                 sem.check_anchor(value)
@@ -256,6 +268,8 @@ class Ops:
         }
 
     def hello(self) -> JSON:
+        from roteiro_memory import __version__
+
         return {
             "protocol": PROTOCOL,
             "implementation": {"name": self.implementation, "version": __version__},
@@ -312,7 +326,7 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     except RoteiroError as error:
         return _response(request_id, error=error), False
     except Exception as error:  # the last resort: every request is answered
-        return _response(request_id, error=unexpected(error)), False
+        return _response(request_id, error=ops.store.failure(error)), False
     return _response(request_id, result), op == "shutdown"
 
 

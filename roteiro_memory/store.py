@@ -28,17 +28,23 @@ listed here by the tags the conformance cases cite:
 
 Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
 reported in the order kind, scope, body, confidence, supersedes.
+
+Optional operations (``check``, ``export_lines``, ``import_export``) are not
+PROTOCOL operations; a store that does not provide one raises
+:class:`~roteiro_memory.errors.Unsupported` naming the store and the
+operation, so a caller never needs to know which store it holds.
 """
 
 from __future__ import annotations
 
 import abc
 import builtins
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from roteiro_memory.errors import RoteiroError, Unsupported, unexpected_failure
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -49,7 +55,11 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
 )
-from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.semantics import DEFAULT_SCOPE, AnchorFilter, Decay, MemoryKind
+
+if TYPE_CHECKING:
+    from roteiro_memory.check import Finding
+    from roteiro_memory.transfer import Export
 
 __all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
 
@@ -126,9 +136,13 @@ class Store(abc.ABC):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
-        newest.  ``live``/``superseded`` count the whole store."""
+        newest.  ``live``/``superseded`` count the whole store.
+
+        ``anchors`` (on ``list`` and ``recall``, not a PROTOCOL argument) keeps
+        only records whose anchor it matches, before the limit."""
 
     @abc.abstractmethod
     def recall(
@@ -142,6 +156,7 @@ class Store(abc.ABC):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""
@@ -229,6 +244,42 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def snapshot(self) -> dict[str, Any]:
         """Every persisted row and counter, deterministic for a given state."""
+
+    # --- Optional: integrity and transfer ---------------------------------
+
+    def describe(self) -> str:
+        """Where the store lives, for a report (never with a password)."""
+        return f"the {self.name} store"
+
+    def check(self) -> builtins.list[Finding]:
+        """Every integrity problem found (:mod:`roteiro_memory.check`), read on
+        one snapshot and changing nothing; empty when the store is healthy."""
+        raise self._unsupported("check")
+
+    def export_lines(self) -> Iterator[str]:
+        """The whole store as the JSON Lines of :mod:`roteiro_memory.transfer`,
+        header first, read on one snapshot."""
+        raise self._unsupported("export")
+
+    def import_export(self, parsed: Export) -> dict[str, int]:
+        """Load a parsed export into this store, which must be empty (else
+        :class:`~roteiro_memory.transfer.ImportRefused`), in one transaction:
+        all or nothing.  Returns the count of nodes, records and cache entries."""
+        raise self._unsupported("import")
+
+    def failure(self, error: Exception) -> RoteiroError:
+        """What ``error``, raised by an operation that did not report it
+        itself, is reported as: the protocol server's last resort, so that
+        every request is answered.  A database store maps its driver's
+        errors once for its family (:mod:`roteiro_memory.stores.failures`);
+        anything else is :func:`~roteiro_memory.errors.unexpected_failure`."""
+        return unexpected_failure(error)
+
+    def _unsupported(self, operation: str) -> Unsupported:
+        return Unsupported(
+            f"the {self.name!r} store ({type(self).__name__}) does not support {operation}; "
+            "use an SQLite or PostgreSQL store for it"
+        )
 
     @abc.abstractmethod
     def reopen(self) -> None:

@@ -7,113 +7,119 @@ timestamps, captured anchor) and per cache entry (``"cache"``).  Import goes
 into an empty store only, in one transaction, and reproduces the exported
 store exactly: the snapshot after equals the snapshot of the source.  Every
 line is checked before anything is written; a bad one is refused by number.
+
+This module owns the format and its checks only; each database store reads
+and writes its own rows in it (:mod:`roteiro_memory.stores.sqlite.transfer`,
+:mod:`roteiro_memory.stores.postgres.transfer`), inside its own transaction
+helpers, so an export of either imports into the other.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, RoteiroError, Unsupported, excerpt
-from roteiro_memory.store import Store
-from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-from roteiro_memory.stores.sqlite.store import SQLiteStore
+from roteiro_memory.errors import ImportRefused, RoteiroError, excerpt
 
 __all__ = [
+    "CACHE",
+    "DEFERRED",
     "EXPORT_FORMAT",
+    "EXPORT_SCHEMA_VERSION",
+    "LINES",
+    "NODE",
+    "RECORD",
     "Export",
+    "Field",
     "ImportRefused",
+    "counts",
+    "export_header",
+    "export_items",
     "export_lines",
     "import_lines",
+    "names",
+    "pointer_rows",
     "read_export",
+    "record_rows",
 ]
 
 EXPORT_FORMAT = "roteiro-memory.export/v1"
+EXPORT_SCHEMA_VERSION = 3
+"""The schema version an export's header states: that of the columns it
+carries, which both stores' schemas are at; a test keeps it equal to theirs."""
 
-_RECORD = (
-    ("id", int, False),
-    ("scope", str, False),
-    ("kind", str, False),
-    ("anchor_key", str, True),
-    ("anchor_blob", str, True),
-    ("anchor_path", str, True),
-    ("body", str, False),
-    ("confidence", float, True),
-    ("tree", str, True),
-    ("created_at", str, False),
-    ("superseded_by", int, True),
-    ("superseded_at", str, True),
+
+class Field(NamedTuple):
+    """One field of a line, and the column it is stored in: its name, the
+    Python type of what this version writes (``str``, ``int`` or
+    ``float``), and whether it may be null."""
+
+    name: str
+    type: type
+    nullable: bool = False
+
+
+NODE: tuple[Field, ...] = (
+    Field("key", str),
+    Field("kind", str, True),
+    Field("name", str, True),
+    Field("path", str, True),
+    Field("blob", str, True),
 )
-_CACHE = (
-    ("key", str, False),
-    ("fingerprint", str, False),
-    ("json", str, False),
-    ("bytes", int, False),
-    ("generation", int, False),
-    ("last_used", int, False),
-    ("hits", int, False),
-    ("anchor_key", str, True),
-    ("anchor_blob", str, True),
+RECORD: tuple[Field, ...] = (
+    Field("id", int),
+    Field("scope", str),
+    Field("kind", str),
+    Field("anchor_key", str, True),
+    Field("anchor_blob", str, True),
+    Field("anchor_path", str, True),
+    Field("body", str),
+    Field("confidence", float, True),
+    Field("tree", str, True),
+    Field("created_at", str),
+    Field("superseded_by", int, True),
+    Field("superseded_at", str, True),
 )
-_NODE = (
-    ("key", str, False),
-    ("kind", str, True),
-    ("name", str, True),
-    ("path", str, True),
-    ("blob", str, True),
+"""Every column of a record but its search text, which import derives again."""
+CACHE: tuple[Field, ...] = (
+    Field("key", str),
+    Field("fingerprint", str),
+    Field("json", str),
+    Field("bytes", int),
+    Field("generation", int),
+    Field("last_used", int),
+    Field("hits", int),
+    Field("anchor_key", str, True),
+    Field("anchor_blob", str, True),
 )
+"""Every column of a cache entry."""
 
 
-class ImportRefused(RoteiroError, ValueError):
-    """An import that would not reproduce a store: a bad line, or a store
-    that is not empty."""
-
-    kind = "BadRequest"
+def names(spec: Iterable[Field]) -> tuple[str, ...]:
+    return tuple(field.name for field in spec)
 
 
-def _connection(store: Store) -> sqlite3.Connection:
-    if not isinstance(store, SQLiteStore):
-        raise Unsupported(f"export and import work on SQLite stores, not {store.name!r}")
-    return store.connection
-
-
-_LINES = (
-    ("node", "nodes", _NODE, "key"),
-    ("record", "agent_memory", _RECORD, "id"),
-    ("cache", "agent_cache", _CACHE, "key"),
+LINES = (
+    ("node", "nodes", NODE, "key"),
+    ("record", "agent_memory", RECORD, "id"),
+    ("cache", "agent_cache", CACHE, "key"),
 )
 """``(type, table, columns, order)`` of the lines after the header, in the
 order an export writes them."""
-_DEFERRED = ("superseded_by", "superseded_at")
-"""A record's columns written once every record exists (see :func:`_pointer_rows`)."""
-_NODE_UPSERT = (
-    " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
-    " path = excluded.path, blob = excluded.blob"
-)
-"""How an imported node replaces one already there."""
+DEFERRED = ("superseded_by", "superseded_at")
+"""A record's columns written once every record exists (see :func:`pointer_rows`)."""
 
 
-def _names(spec: Sequence[tuple[str, type, bool]]) -> list[str]:
-    return [name for name, _, _ in spec]
-
-
-def _insert(table: str, names: Sequence[str], mark: str) -> str:
-    """An INSERT of ``names`` into ``table``, each bound by ``mark``."""
-    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))})"
-
-
-def _export_header(
+def export_header(
     sequence: int | None, ticks: int, generation: int, witness: dict[str, Any] | None
 ) -> str:
     return json.dumps(
         {
             "format": EXPORT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
+            "schema_version": EXPORT_SCHEMA_VERSION,
             "sequence": sequence,
             "clock": {"ticks": ticks, "generation": generation},
             "witness": witness,
@@ -121,31 +127,32 @@ def _export_header(
     )
 
 
-def _export_items(
-    select: Callable[[str], Iterable[Sequence[Any]]], decode: Callable[[Any], Any]
+def export_items(
+    select: Callable[[str, Sequence[Field], str], Iterable[Sequence[Any]]],
+    decode: Callable[[Any], Any],
 ) -> Iterator[str]:
-    """The lines after the header: ``select(sql)`` runs a query, ``decode``
-    turns a stored value into its JSON value."""
-    for type_, table, spec, order in _LINES:
-        names = _names(spec)
-        for row in select(f"SELECT {', '.join(names)} FROM {table} ORDER BY {order}"):
-            item = {name: decode(value) for name, value in zip(names, row, strict=True)}
+    """The lines after the header: ``select(table, columns, order)`` reads a
+    table's rows, ``decode`` turns a stored value into its JSON value."""
+    for type_, table, spec, order in LINES:
+        fields = names(spec)
+        for row in select(table, spec, order):
+            item = {name: decode(value) for name, value in zip(fields, row, strict=True)}
             yield json.dumps({"type": type_, **item})
 
 
-def _record_rows(parsed: Export, bind: Callable[[str, Any], Any]) -> list[list[Any]]:
+def record_rows(parsed: Export, bind: Callable[[str, Any], Any]) -> list[list[Any]]:
     """The rows inserting ``parsed``'s records, by id, with their search text
     and without pointers; ``bind(column, value)`` is how a value is stored."""
     return [
         [
-            *(None if n in _DEFERRED else bind(n, r[n]) for n in _names(_RECORD)),
+            *(None if n in DEFERRED else bind(n, r[n]) for n in names(RECORD)),
             bind("search", sem.search_text(r["body"], r["anchor_key"], r["anchor_path"])),
         ]
         for r in sorted(parsed.records, key=lambda r: r["id"])
     ]
 
 
-def _pointer_rows(parsed: Export) -> list[tuple[Any, Any, Any]]:
+def pointer_rows(parsed: Export) -> list[tuple[Any, Any, Any]]:
     """``(superseded_by, superseded_at, id)`` of each superseded record."""
     return [
         (r["superseded_by"], r["superseded_at"], r["id"])
@@ -154,53 +161,23 @@ def _pointer_rows(parsed: Export) -> list[tuple[Any, Any, Any]]:
     ]
 
 
-def _counts(parsed: Export) -> dict[str, int]:
+def counts(parsed: Export) -> dict[str, int]:
     return {"nodes": len(parsed.nodes), "records": len(parsed.records), "cache": len(parsed.cache)}
 
 
-def _exportable(value: Any) -> Any:
-    """A stored SQLite value as JSON carries it; a value this version never
-    writes (binary data, a non-finite real) is refused rather than exported."""
-    if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
-        raise Corrupt(
-            f"the store holds {excerpt(value)}, which this version never writes; "
-            "run `roteiro-memory check` to find the row"
-        )
-    return value
+class _Transferable(Protocol):
+    """A store (:class:`~roteiro_memory.store.Store`, which this module does
+    not import: the contract imports this format)."""
+
+    def export_lines(self) -> Iterator[str]: ...
+
+    def import_export(self, parsed: Export) -> dict[str, int]: ...
 
 
-def export_lines(store: Store) -> Iterator[str]:
-    """The store as JSON Lines, header first, read in one transaction."""
-    from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
-
-    if isinstance(store, PostgresStore):
-        from roteiro_memory.stores.postgres import transfer as pg_transfer
-
-        yield from pg_transfer.export_lines(store)
-        return
-    conn = _connection(store)
-    conn.execute("BEGIN")
-    try:
-        seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
-        clock = conn.execute(
-            "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
-        ).fetchone()
-        if clock is None:
-            raise Corrupt(
-                "agent_cache_clock: the cache clock row is missing; run `roteiro-memory check`"
-            )
-        ticks, generation = (_exportable(value) for value in clock)
-        witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-        header = _export_header(
-            _exportable(seq[0]) if seq else None,
-            ticks,
-            generation,
-            {"tree": _exportable(witness[0])} if witness else None,
-        )
-        lines = [header, *_export_items(conn.execute, _exportable)]
-    finally:
-        conn.execute("COMMIT")
-    yield from lines
+def export_lines(store: _Transferable) -> Iterator[str]:
+    """The store as JSON Lines, header first, read on one snapshot
+    (:meth:`~roteiro_memory.store.Store.export_lines`)."""
+    return store.export_lines()
 
 
 @dataclass
@@ -229,7 +206,7 @@ def _typed(value: Any, kind: type, nullable: bool) -> bool:
     return isinstance(value, kind)
 
 
-def _fields(number: int, item: dict[str, Any], spec: Sequence[tuple[str, type, bool]]) -> None:
+def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:
     expected = {name for name, _, _ in spec} | {"type"}
     extra = sorted(set(item) - expected)
     if extra:
@@ -265,14 +242,14 @@ def read_export(lines: Iterable[str]) -> Export:
             continue
         type_ = item.get("type")
         if type_ == "node":
-            _fields(number, item, _NODE)
+            _fields(number, item, NODE)
             parsed.nodes.append(item)
         elif type_ == "record":
-            _fields(number, item, _RECORD)
+            _fields(number, item, RECORD)
             _record(number, item)
             parsed.records.append(item)
         elif type_ == "cache":
-            _fields(number, item, _CACHE)
+            _fields(number, item, CACHE)
             _cache(number, item)
             parsed.cache.append(item)
         else:
@@ -294,10 +271,10 @@ def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
             f"expected {EXPORT_FORMAT!r})"
         )
     version = item.get("schema_version")
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
+    if not isinstance(version, int) or version > EXPORT_SCHEMA_VERSION:
         raise ImportRefused(
             f"line {number}: exported at schema version {excerpt(version)}, newer than this "
-            f"version knows ({SCHEMA_VERSION}); upgrade roteiro-memory to import it"
+            f"version knows ({EXPORT_SCHEMA_VERSION}); upgrade roteiro-memory to import it"
         )
     clock = item.get("clock")
     if not (
@@ -364,71 +341,7 @@ def _pointers(parsed: Export) -> None:
         raise ImportRefused("cache: a key appears twice")
 
 
-def import_lines(store: Store, parsed: Export) -> dict[str, int]:
-    """Load ``parsed`` into ``store``, which must be empty; all or nothing."""
-    from roteiro_memory.stores.postgres.store import PostgresStore  # imports no driver
-
-    if isinstance(store, PostgresStore):
-        from roteiro_memory.stores.postgres import transfer as pg_transfer
-
-        return pg_transfer.import_lines(store, parsed)
-    conn = _connection(store)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _require_empty(conn)
-        # The graph is replaced whole.  (Not by json_each over the kept keys:
-        # SQLite's JSON functions end a string at U+0000, which a key may hold.)
-        conn.execute("DELETE FROM nodes")
-        node_names = _names(_NODE)
-        conn.executemany(
-            _insert("nodes", node_names, "?") + _NODE_UPSERT,
-            [[n[name] for name in node_names] for n in parsed.nodes],
-        )
-        conn.execute("DELETE FROM sync_state")
-        witness = parsed.header.get("witness")
-        if witness is not None:
-            conn.execute("INSERT INTO sync_state (id, tree) VALUES (0, ?)", (witness.get("tree"),))
-        conn.executemany(
-            _insert("agent_memory", [*_names(_RECORD), "search"], "?"),
-            _record_rows(parsed, lambda _, value: value),
-        )
-        conn.executemany(
-            "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
-            _pointer_rows(parsed),
-        )
-        conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
-        if parsed.header.get("sequence") is not None:
-            conn.execute(
-                "INSERT INTO sqlite_sequence (name, seq) VALUES ('agent_memory', ?)",
-                (parsed.header["sequence"],),
-            )
-        cache_names = _names(_CACHE)
-        conn.executemany(
-            _insert("agent_cache", cache_names, "?"),
-            [[c[n] for n in cache_names] for c in parsed.cache],
-        )
-        clock = parsed.header["clock"]
-        conn.execute(
-            "UPDATE agent_cache_clock SET ticks = ?, generation = ? WHERE id = 0",
-            (clock["ticks"], clock["generation"]),
-        )
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return _counts(parsed)
-
-
-def _require_empty(conn: sqlite3.Connection) -> None:
-    records = conn.execute("SELECT COUNT(*) FROM agent_memory").fetchone()[0]
-    entries = conn.execute("SELECT COUNT(*) FROM agent_cache").fetchone()[0]
-    seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
-    ticks, generation = conn.execute(
-        "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
-    ).fetchone()
-    if records or entries or (seq and seq[0]) or ticks or generation:
-        raise ImportRefused(
-            f"the store is not empty ({records} records, {entries} cache entries, ids issued "
-            f"up to {seq[0] if seq else 0}, cache clock at tick {ticks}); import only into a "
-            "fresh store, e.g. --db NEW.db"
-        )
+def import_lines(store: _Transferable, parsed: Export) -> dict[str, int]:
+    """Load ``parsed`` into ``store``, which must be empty; all or nothing
+    (:meth:`~roteiro_memory.store.Store.import_export`)."""
+    return store.import_export(parsed)

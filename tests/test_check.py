@@ -11,6 +11,7 @@ import pytest
 
 from roteiro_memory.check import Finding, check_store
 from roteiro_memory.results import GraphNode
+from roteiro_memory.stores.sqlite.check import check_file
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
@@ -44,7 +45,7 @@ def _plant(path: Path, *statements: str) -> None:
 
 
 def test_a_healthy_store_has_no_findings(healthy: Path) -> None:
-    assert check_store(healthy) == []
+    assert check_file(healthy) == []
 
 
 def test_an_open_store_can_be_checked(healthy: Path) -> None:
@@ -54,7 +55,7 @@ def test_an_open_store_can_be_checked(healthy: Path) -> None:
 
 def test_check_does_not_change_the_store(healthy: Path) -> None:
     before = healthy.read_bytes()
-    check_store(healthy)
+    check_file(healthy)
     assert healthy.read_bytes() == before
 
 
@@ -173,14 +174,14 @@ def test_each_planted_corruption_is_found(
     healthy: Path, name: str, statements: list[str], expected: Callable[[Finding], bool]
 ) -> None:
     _plant(healthy, *statements)
-    findings = check_store(healthy)
+    findings = check_file(healthy)
     assert any(expected(f) for f in findings), (name, findings)
 
 
 def test_a_file_that_is_not_a_database_is_one_finding(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")
-    findings = check_store(path)
+    findings = check_file(path)
     assert [f.table for f in findings] == ["store"]
     assert "not an SQLite database" in findings[0].problem
 
@@ -196,7 +197,7 @@ def test_a_damaged_page_is_reported_by_sqlite(tmp_path: Path) -> None:
     for offset in range(page * 6, page * 6 + 200):
         data[offset] = 0xA5
     path.write_bytes(bytes(data))
-    findings = check_store(path)
+    findings = check_file(path)
     assert findings
     assert findings[0].table in {"store", "agent_memory"}
 

@@ -19,7 +19,7 @@ import pytest
 from mutants import MUTANTS, Mutant
 
 from roteiro_memory.suite.cases import Case, load_cases
-from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.drivers import InProcessBackend, SubprocessBackend
 from roteiro_memory.suite.runner import Outcome, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,7 +83,11 @@ def test_reference_backend_passes_every_case(spec: str, cases: list[Case]) -> No
 
     outcomes = run_all(open_store(spec), spec, cases)
     failed = [f"{case.id}: {outcome.message}" for case, outcome in outcomes if not outcome.passed]
-    assert failed == []
+    # A case checking Unsupported runs only where its capability is missing.
+    expected = [case.id for case in cases if case.without]
+    skipped = [case.id for case, outcome in outcomes if outcome.status == "skipped"]
+    assert skipped == expected
+    assert len(failed) == len(expected)
     assert len(outcomes) == len(cases) > 100
 
 
@@ -134,3 +138,23 @@ def test_whole_plugin_run_against_a_mutant_fails_on_its_invariant(tmp_path: Path
     assert "superseded-record-leaves-recall-at-once" in run.stdout
     assert "invariant: supersession-immediate" in run.stdout
     assert " failed" in run.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("flaw", "case_id"),
+    [
+        ("extra-fields", "unknown-request-fields-are-bad-requests"),
+        ("string-ids", "the-request-id-must-be-an-integer"),
+    ],
+)
+def test_a_server_loosening_the_wire_form_fails_its_cases(
+    flaw: str, case_id: str, cases: list[Case]
+) -> None:
+    """The raw-line cases have teeth: a program bending the envelope fails them."""
+    backend = SubprocessBackend([sys.executable, str(ROOT / "tests" / "wire_mutant.py"), flaw])
+    try:
+        outcomes = {case.id: run_case(case, backend) for case in cases if case.topic == "wire"}
+    finally:
+        backend.close()
+    failed = sorted(case_id for case_id, outcome in outcomes.items() if outcome.status == "failed")
+    assert failed == [case_id], {k: o.message for k, o in outcomes.items() if not o.passed}

@@ -15,9 +15,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from roteiro_memory.errors import RoteiroError, excerpt
+from roteiro_memory.errors import AnchorError, SymbolError, excerpt
 from roteiro_memory.repo.graph import FILE_PREFIX, PY_PREFIX, Repo, file_key, symbol_key
-from roteiro_memory.repo.symbols import SymbolError, definitions, is_python_path
+from roteiro_memory.repo.symbols import definitions, is_python_path
 
 __all__ = ["AnchorError", "AnchorSpec", "parse_anchor", "verify_anchor"]
 
@@ -29,12 +29,6 @@ _LISTED = ("-z", "--cached", "--others", "--exclude-standard")
 """``git ls-files`` options listing what the graph holds."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
-
-
-class AnchorError(RoteiroError, ValueError):
-    """An ``--anchor`` that names nothing anchorable."""
-
-    kind = "BadRequest"
 
 
 @dataclass(frozen=True)

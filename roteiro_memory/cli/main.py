@@ -8,21 +8,13 @@ and a subcommand's machinery is imported when that subcommand runs.
 from __future__ import annotations
 
 import argparse
-import enum
 import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.exitcodes import ExitCode
+
 __all__ = ["ExitCode", "main"]
-
-
-class ExitCode(enum.IntEnum):
-    OK = 0
-    """Success."""
-    NOTHING = 1
-    """Nothing found, or a check failed."""
-    USAGE = 2
-    """Bad usage or invalid input; nothing was changed."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -260,6 +252,42 @@ _CACHE_ACTIONS: tuple[tuple[str, str, str, Configure], ...] = (
     ("forget", "delete one entry", "roteiro-memory cache forget summary:src/app", _cache_forget),
 )
 
+
+def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+        "repository's git common directory)",
+    )
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="resolve anchors against the graph as last synced, without syncing first",
+    )
+
+
+def _add_pack(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.agents.pack import DEFAULT_PACK_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
+        f"(default {DEFAULT_PACK_BUDGET}, at least 100)",
+    )
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+    _common(parser, syncs=True)
+
+
 _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     (
         "add",
@@ -313,6 +341,18 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         "load an export into an empty store",
         "roteiro-memory import memory.jsonl",
         _add_import,
+    ),
+    (
+        "mcp",
+        "serve this memory to a coding agent over MCP (stdio)",
+        "claude mcp add roteiro-memory -- roteiro-memory mcp",
+        _add_mcp,
+    ),
+    (
+        "pack",
+        "print a digest of what applies here, for the start of an agent session",
+        "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --json",
+        _add_pack,
     ),
 )
 
@@ -411,18 +451,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         sys.stderr.write("roteiro-memory: error: a command is required\n")
         return ExitCode.USAGE
-    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.errors import Corrupt, RoteiroError
 
     try:
         if args.command == "protocol":
             return _protocol(args)
         return _run(args)
+    except Corrupt as error:
+        sys.stderr.write(f"roteiro-memory: error: {error}\n")
+        return ExitCode.STORE
     except RoteiroError as error:
         sys.stderr.write(f"roteiro-memory: error: {error}\n")
         return ExitCode.USAGE
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: interrupted\n")
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say to it.
         sys.stderr.close()
@@ -430,8 +473,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from roteiro_memory.cli.commands import run
     from roteiro_memory.errors import RoteiroError
 
@@ -441,13 +482,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return run(name, args)
-    except sqlite3.Error as error:
-        sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
-        return ExitCode.USAGE
     except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as error:  # the last resort: one line, never a traceback
+        # A database error is mapped by its store family (sqlite3's included);
+        # anything else is reported as Corrupt, naming it.  Either way the
+        # store failed: the store's exit status.
         from roteiro_memory.stores.failures import unexpected
 
         sys.stderr.write(f"roteiro-memory: error: {unexpected(error)}\n")
-        return ExitCode.USAGE
+        return ExitCode.STORE

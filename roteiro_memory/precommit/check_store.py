@@ -45,10 +45,10 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
     """One finding per problem in each store among ``paths``."""
     if not paths:
         return  # the checker's imports are not free: a commit with no store skips them
-    from roteiro_memory.check import check_store
+    from roteiro_memory.stores.sqlite.check import check_file
 
     for path in paths:
-        for finding in check_store(path):
+        for finding in check_file(path):
             yield Finding(os.fspath(path), finding.problem, _where(finding.table, finding.row))
 
 

@@ -61,6 +61,7 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
         RESERVED_FILES,
         CaseFileError,
         case_files,
+        claim_case_id,
         load_file,
         load_registry,
     )
@@ -86,16 +87,9 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
             yield str(error)
             continue
         for case in loaded:
-            first = seen.setdefault(case.id, case)
-            if first is not case:
-                yield str(
-                    CaseFileError(
-                        path,
-                        f"duplicate case id, first defined at {first.file}:{first.line}",
-                        line=case.line,
-                        case_id=case.id,
-                    )
-                )
+            duplicate = claim_case_id(seen, case)
+            if duplicate is not None:
+                yield str(duplicate)
 
 
 def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:

@@ -8,22 +8,14 @@ stdout.  Nothing is printed on success.
 from __future__ import annotations
 
 import argparse
-import enum
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TextIO
 
-__all__ = ["Finding", "HookExit", "parser", "report"]
+from roteiro_memory.exitcodes import ExitCode
 
-
-class HookExit(enum.IntEnum):
-    OK = 0
-    """Nothing found."""
-    FOUND = 1
-    """At least one finding was printed."""
-    USAGE = 2
-    """Bad arguments (argparse's own status); nothing was checked."""
+__all__ = ["Finding", "parser", "report"]
 
 
 @dataclass(frozen=True)
@@ -43,10 +35,10 @@ class Finding:
 def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     """Print each finding on its own line; the hook's exit status."""
     stream = sys.stdout if out is None else out
-    status = HookExit.OK
+    status = ExitCode.OK
     for finding in findings:
         stream.write(f"{finding}\n")
-        status = HookExit.FOUND
+        status = ExitCode.NOTHING
     return int(status)
 
 

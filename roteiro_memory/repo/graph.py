@@ -29,8 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from roteiro_memory.errors import RoteiroError, excerpt
-from roteiro_memory.repo.symbols import SymbolError, blob_id, definitions, is_python_path
+from roteiro_memory.errors import GitError, SymbolError, excerpt
+from roteiro_memory.repo.symbols import blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
 from roteiro_memory.store import Store
 
@@ -74,12 +74,6 @@ _CHUNK_BYTES = 1 << 20
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a sync reads and parses files."""
-
-
-class GitError(RoteiroError, ValueError):
-    """A git command failed: not a repository, an unknown revision, no git."""
-
-    kind = "BadRequest"
 
 
 def file_key(path: str) -> str:

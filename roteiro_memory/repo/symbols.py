@@ -21,6 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias
 
+from roteiro_memory.errors import SymbolError
+
 if TYPE_CHECKING:
     import ast
 
@@ -37,10 +39,6 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 """Files whose definitions become nodes."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
-
-
-class SymbolError(ValueError):
-    """Source that cannot be parsed; the message names where and why."""
 
 
 @dataclass(frozen=True)

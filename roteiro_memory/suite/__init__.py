@@ -34,10 +34,10 @@ __all__ = [
 
 _HOMES = {
     "Backend": "runner",
-    "BackendFailure": "runner",
+    "BackendFailure": "errors",
     "Case": "cases",
-    "CaseFileError": "cases",
-    "OpError": "runner",
+    "CaseFileError": "errors",
+    "OpError": "errors",
     "Outcome": "runner",
     "load_cases": "cases",
     "load_registry": "cases",

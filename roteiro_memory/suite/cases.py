@@ -17,16 +17,17 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 import yaml
 
+from roteiro_memory.suite.data import builtin_dir
+from roteiro_memory.suite.errors import CaseFileError
+from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE, OP_CAPABILITY
+
 __all__ = [
-    "CAPABILITIES",
-    "OP_CAPABILITY",
     "Case",
     "CaseFileError",
     "Check",
@@ -34,44 +35,16 @@ __all__ = [
     "Step",
     "builtin_dir",
     "case_files",
+    "claim_case_id",
+    "json_path",
+    "line_at",
     "load_cases",
     "load_file",
     "load_registry",
+    "read_yaml",
 ]
 
 JSON = Any
-
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
-"""Every capability PROTOCOL names."""
-
-CORE = "core"
-"""The pseudo-capability of invariants every backend must keep (the session ops)."""
-
-OP_CAPABILITY: dict[str, str | None] = {
-    "hello": None,
-    "reset": None,
-    "graph.put_nodes": "graph",
-    "graph.remove_nodes": "graph",
-    "graph.set_tree": "graph",
-    "graph.rebuild": "graph",
-    "graph.export": "graph",
-    "memory.record": "episodic",
-    "memory.get": "episodic",
-    "memory.list": "episodic",
-    "memory.recall": "episodic",
-    "memory.forget": "episodic",
-    "cache.put": "cache",
-    "cache.get": "cache",
-    "cache.entries": "cache",
-    "cache.forget": "cache",
-    "cache.stats": "cache",
-    "cache.sweep": "cache",
-    "cache.budget": "budget",
-    "store.snapshot": "snapshot",
-    "store.reopen": "durable",
-}
-"""The ops a case may use (all of PROTOCOL but ``shutdown``) and the
-capability each needs."""
 
 REGISTRY_FILE = "invariants.yaml"
 RESERVED_FILES = frozenset({REGISTRY_FILE, "properties.yaml"})
@@ -80,36 +53,9 @@ property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
 _CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
+RAW_OP = "(raw)"
+"""The op name a step with ``raw`` is reported under."""
 _REPEAT = "$repeat"
-
-
-class CaseFileError(Exception):
-    """A case file (or registry, or known-failures file) that cannot be used.
-
-    ``str()`` reads ``FILE:LINE: case 'ID': at PATH: PROBLEM``.
-    """
-
-    def __init__(
-        self,
-        file: Path | str,
-        problem: str,
-        *,
-        line: int | None = None,
-        case_id: str | None = None,
-        path: str | None = None,
-    ) -> None:
-        self.file = str(file)
-        self.problem = problem
-        self.line = line
-        self.case_id = case_id
-        self.path = path
-        where = self.file if line is None else f"{self.file}:{line}"
-        parts = [where]
-        if case_id is not None:
-            parts.append(f"case {case_id!r}")
-        if path:
-            parts.append(f"at {path}")
-        super().__init__(": ".join([*parts, problem]))
 
 
 @dataclass(frozen=True)
@@ -154,6 +100,9 @@ class Step:
     unchanged: str | None = None
     changed: str | None = None
     note: str | None = None
+    raw: str | None = None
+    """A request line sent as is (``op`` is then ``(raw)``); the checks apply
+    to the whole response."""
 
 
 @dataclass(frozen=True)
@@ -169,6 +118,10 @@ class Case:
     file: Path
     line: int
     topic: str
+    rules: tuple[str, ...] = ()
+    """The PROTOCOL.md rules the case checks, by tag."""
+    without: tuple[str, ...] = ()
+    """Capabilities the backend must not declare for the case to run."""
 
     @property
     def location(self) -> str:
@@ -215,7 +168,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Located:
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def _read_yaml(path: Path) -> JSON:
+def read_yaml(path: Path) -> JSON:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -229,7 +182,7 @@ def _read_yaml(path: Path) -> JSON:
         raise CaseFileError(path, f"is not valid YAML: {problem}", line=line) from error
 
 
-def _line_at(document: JSON, path: Sequence[str | int]) -> int | None:
+def line_at(document: JSON, path: Sequence[str | int]) -> int | None:
     """The line of the deepest mapping along ``path``."""
     line = getattr(document, "line", None)
     node = document
@@ -245,15 +198,6 @@ def _line_at(document: JSON, path: Sequence[str | int]) -> int | None:
 # --- Packaged data ---------------------------------------------------------
 
 
-def builtin_dir() -> Path:
-    """The folder of the cases that ship with this package."""
-    try:
-        root = resources.files("roteiro_memory.conformance")
-    except ModuleNotFoundError:  # a source checkout that was never installed
-        return Path(__file__).resolve().parents[2] / "conformance"
-    return Path(str(root))
-
-
 @cache
 def _schema() -> dict[str, Any]:
     path = builtin_dir() / SCHEMA_FILE
@@ -261,7 +205,7 @@ def _schema() -> dict[str, Any]:
     return loaded
 
 
-def _json_path(parts: Iterable[str | int]) -> str:
+def json_path(parts: Iterable[str | int]) -> str:
     out = ""
     for part in parts:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -285,7 +229,7 @@ def load_registry(dirs: Iterable[Path] = ()) -> dict[str, Invariant]:
 
 
 def _registry_file(path: Path) -> dict[str, Invariant]:
-    document = _read_yaml(path)
+    document = read_yaml(path)
     entries = document.get("invariants") if isinstance(document, dict) else None
     if not isinstance(entries, list):
         raise CaseFileError(path, "expected a mapping with a list 'invariants'")
@@ -358,23 +302,35 @@ def load_cases(
     out: list[Case] = []
     for path in case_files(folders, builtin=builtin):
         for case in load_file(path, registry):
-            if case.id in seen:
-                first = seen[case.id]
-                raise CaseFileError(
-                    path,
-                    f"duplicate case id, first defined at {first.file}:{first.line}",
-                    line=case.line,
-                    case_id=case.id,
-                )
-            seen[case.id] = case
+            duplicate = claim_case_id(seen, case)
+            if duplicate is not None:
+                raise duplicate
             out.append(case)
     return out
+
+
+def claim_case_id(seen: dict[str, Case], case: Case) -> CaseFileError | None:
+    """Record ``case`` in ``seen`` under its id, or -- when another case has
+    the id already -- the error naming both, leaving ``seen`` as it was.
+
+    Case ids are unique across every file the suite loads together: an id is
+    what ``-k``, the known-failures file and the report name a case by.
+    """
+    first = seen.setdefault(case.id, case)
+    if first is case:
+        return None
+    return CaseFileError(
+        case.file,
+        f"duplicate case id, first defined at {first.file}:{first.line}",
+        line=case.line,
+        case_id=case.id,
+    )
 
 
 def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
     """The cases of one file, or :class:`CaseFileError`."""
     path = Path(path)
-    document = _read_yaml(path)
+    document = read_yaml(path)
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
@@ -386,9 +342,9 @@ def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
         raise CaseFileError(
             path,
             _schema_problem(error),
-            line=_line_at(document, parts),
+            line=line_at(document, parts),
             case_id=case_id,
-            path=_json_path(inner) or "(top level)",
+            path=json_path(inner) or "(top level)",
         )
     topic = document.get("topic", path.stem)
     return [_build_case(path, topic, raw, registry) for raw in document["cases"]]
@@ -410,6 +366,11 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {', '.join(allowed)}"
+    if error.validator == "not" and isinstance(error.instance, dict) and "raw" in error.instance:
+        return (
+            "a step with 'raw' sends its line as is: it takes no args, error, unchanged or "
+            "changed; check the response object with expect"
+        )
     if error.validator == "not":
         return (
             "a step with 'error' cannot also save or check a result "
@@ -475,14 +436,30 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
             "invariant",
         )
     requires = tuple(raw.get("requires", ()))
+    without = tuple(raw.get("without", ()))
+    rules = tuple(raw.get("rules", ()))
+    if rules:
+        from roteiro_memory.suite.rules import PROTOCOL_FILE, protocol_rules
+
+        unknown_rules = [tag for tag in rules if tag not in protocol_rules()]
+        if unknown_rules:
+            raise fail(
+                f"unknown rule(s) {', '.join(unknown_rules)}: {PROTOCOL_FILE} defines "
+                f"{', '.join(protocol_rules())}",
+                "rules",
+            )
+    both = sorted(set(requires) & set(without))
+    if both:
+        raise fail(f"{', '.join(both)} is both required and excluded ('without')", "without")
     saved: set[str] = set()
     steps: list[Step] = []
     needed: set[str] = set()
     for index, raw_step in enumerate(raw["steps"]):
         where = f"steps[{index}]"
         line = raw_step.line
-        op = raw_step["op"]
-        if op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
+        op = raw_step.get("op", RAW_OP)
+        named = "raw" not in raw_step
+        if named and op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
             raise fail(
                 f"unknown op {op!r}: expected one of {', '.join(OP_CAPABILITY)} (a step may "
                 "name an op outside PROTOCOL only when it expects error: BadRequest)",
@@ -490,7 +467,24 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
                 line,
             )
         capability = OP_CAPABILITY.get(op)
-        if capability is not None:
+        expected_error = raw_step.get("error")
+        if capability in without:
+            # Only refusals: Unsupported, or BadRequest, which comes first.
+            if expected_error not in ("Unsupported", "BadRequest"):
+                raise fail(
+                    f"{op} needs {capability!r}, which the case excludes ('without'); only a "
+                    "step expecting Unsupported or BadRequest may use it",
+                    f"{where}.op",
+                    line,
+                )
+        elif expected_error == "Unsupported" and capability is not None:
+            raise fail(
+                f"expects Unsupported from {op}, whose capability {capability!r} the "
+                "case does not exclude; add it to 'without'",
+                f"{where}.error",
+                line,
+            )
+        elif capability is not None:
             needed.add(capability)
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
@@ -526,6 +520,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         file=path,
         line=raw.line,
         topic=topic,
+        rules=rules,
+        without=without,
     )
 
 
@@ -554,7 +550,7 @@ def _build_step(number: int, raw: JSON) -> Step:
     return Step(
         number=number,
         line=raw.line,
-        op=raw["op"],
+        op=raw.get("op", RAW_OP),
         args=_plain(raw.get("args", {})),
         save=dict(raw.get("save", {})),
         checks=tuple(checks),
@@ -562,4 +558,5 @@ def _build_step(number: int, raw: JSON) -> Step:
         unchanged=raw.get("unchanged"),
         changed=raw.get("changed"),
         note=raw.get("note"),
+        raw=raw.get("raw"),
     )

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import difflib
 import importlib
 import json
 import os
@@ -29,7 +30,9 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
-from roteiro_memory.suite.runner import Backend, BackendFailure, OpError
+from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
+from roteiro_memory.suite.runner import Backend
+from roteiro_memory.suite.vocabulary import CAPABILITIES
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -50,10 +53,6 @@ DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
 
 
-class BackendSpecError(ValueError):
-    """A backend spec that names no backend, with what is allowed."""
-
-
 def sqlite_store() -> object:
     """The reference SQLite store, in a fresh temporary folder."""
     from roteiro_memory.stores.naming import open_store
@@ -66,6 +65,18 @@ def memory_store() -> object:
     from roteiro_memory.stores.naming import open_store
 
     return open_store("memory")
+
+
+def _names_postgres(spec: str) -> bool:
+    """Whether ``spec`` names a PostgreSQL store, by the library's one rule."""
+    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.stores.naming import parse_store_name
+
+    try:
+        name = parse_store_name(spec)
+    except RoteiroError:
+        return True  # ours, but malformed: _postgres reports it
+    return name is not None and name.kind == "postgres"
 
 
 def _postgres(spec: str) -> object:
@@ -114,6 +125,23 @@ class InProcessBackend:
         self.name = name
         self._target = _as_caller(target, name)
         self._hello: JSON = None
+
+    @property
+    def speaks_wire(self) -> bool:
+        """Whether raw request lines can be answered: only for the reference
+        ``Ops``, whose wire form is :func:`roteiro_memory.protocol.handle_line`."""
+        from roteiro_memory.protocol import Ops
+
+        return isinstance(self._target, Ops)
+
+    def send_raw(self, line: str) -> JSON:
+        """The response object to one raw request line (reference ``Ops`` only)."""
+        from roteiro_memory.protocol import Ops, handle_line
+
+        if not isinstance(self._target, Ops):
+            raise BackendFailure(f"backend {self.name!r} is in-process and takes no wire lines")
+        response, _ = handle_line(self._target, line.encode("utf-8", "surrogatepass"))
+        return json.loads(response)
 
     def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
         try:
@@ -172,6 +200,18 @@ def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
         raise BackendFailure(
             f"backend {name!r}: hello must return an object with a list of strings "
             f"'capabilities', got {json.dumps(hello)[:200]}"
+        )
+    unknown = sorted(set(caps) - set(CAPABILITIES))
+    if unknown:
+        # A misspelt capability would otherwise skip every case needing it.
+        hints = []
+        for name_ in unknown:
+            close = difflib.get_close_matches(name_, CAPABILITIES, n=1)
+            hints.append(f"{name_!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise BackendFailure(
+            f"backend {name!r}: hello declares unknown capabilit"
+            f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(hints)}; "
+            f"PROTOCOL defines {', '.join(CAPABILITIES)}"
         )
     return frozenset(caps)
 
@@ -307,20 +347,65 @@ class SubprocessBackend:
             self._stderr.clear()
         self._next_id += 1
         request_id = self._next_id
-        request = json.dumps({"id": request_id, "op": op, "args": dict(args)}, ensure_ascii=False)
+        body = {"id": request_id, "op": op, "args": dict(args)}
+        # A NaN goes out as the token NaN and a lone surrogate as its \u escape,
+        # as a case asks: both are for the program to refuse (PROTOCOL [P-wire-json]).
+        try:
+            request = json.dumps(body, ensure_ascii=False, allow_nan=False)
+            unreadable = False
+        except ValueError:
+            request = json.dumps(body, ensure_ascii=False)
+            unreadable = True  # not JSON: the answer cannot echo the id
+        try:
+            data = request.encode("utf-8")
+        except UnicodeEncodeError:
+            data = json.dumps(body, ensure_ascii=True).encode("ascii")
+        line = self._exchange(proc, op, data)
+        return self._decode(op, request_id, line, unreadable=unreadable)
+
+    @property
+    def speaks_wire(self) -> bool:
+        return True
+
+    def send_raw(self, text: str) -> JSON:
+        """Send one line as is; the response object, whatever its id."""
+        proc = self._proc if self._proc is not None and self._proc.poll() is None else None
+        if proc is None:
+            raise self._fail("raw line: the program had exited")
+        shown = text if len(text) <= 200 else text[:200] + "..."
+        line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
+        try:
+            response = json.loads(line)
+        except ValueError:
+            raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
+        if _is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
+            self._await_exit(proc)
+        return response
+
+    def _await_exit(self, proc: subprocess.Popen[bytes]) -> None:
+        """After an answered shutdown the program must end, with status 0
+        (PROTOCOL [P-wire-end]); the next case's reset starts it afresh."""
+        try:
+            status = proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            message = f"shutdown: the program did not exit within {self.timeout:g}s"
+            raise self._fail(message) from None
+        if status != 0:
+            raise self._fail(f"shutdown: the program exited with status {status}, not 0")
+
+    def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
         assert proc.stdin is not None
         try:
-            proc.stdin.write(request.encode("utf-8") + b"\n")
+            proc.stdin.write(data + b"\n")
             proc.stdin.flush()
         except OSError:
             status = proc.poll()
             raise self._fail(
                 f"{op}: the program is not reading its input (exit status {status})"
             ) from None
-        line = self._read_line(proc, op)
-        return self._decode(op, request_id, line)
+        return self._read_line(proc, op)
 
-    def _decode(self, op: str, request_id: int, line: bytes) -> JSON:
+    def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         shown = line.decode("utf-8", "replace").rstrip("\n")
         if len(shown) > 500:
             shown = shown[:500] + "..."
@@ -328,7 +413,7 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
-        problem = _response_problem(response, request_id)
+        problem = _response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
         if response["ok"]:
@@ -361,13 +446,31 @@ class SubprocessBackend:
         self._kill()
 
 
+def _is_shutdown(text: str) -> bool:
+    try:
+        request = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("op") == "shutdown"
+
+
 def _raise_op_error(kind: str, message: str) -> JSON:
     raise OpError(kind, message)
 
 
-def _response_problem(response: JSON, request_id: int) -> str | None:
+def _response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
     if not isinstance(response, dict):
         return "not a JSON object"
+    error = response.get("error")
+    bad_request = (
+        response.get("ok") is False
+        and isinstance(error, dict)
+        and error.get("kind") == "BadRequest"
+    )
+    if unreadable and response.get("id") is None and bad_request:
+        # A request the program could not read (a NaN token, say) is answered
+        # with "id": null; it is still the answer to this request, in order.
+        return None
     if response.get("id") != request_id:
         return f"id {response.get('id')!r} does not echo the request's id {request_id}"
     ok = response.get("ok")
@@ -405,7 +508,7 @@ def resolve_backend(
     named = {**builtin_factories(), **entry_point_factories(), **(factories or {})}
     if spec in named:
         return InProcessBackend(named[spec](), spec)
-    if spec.startswith(("postgres:", "postgresql:")):
+    if ":" in spec and _names_postgres(spec):
         return InProcessBackend(_postgres(spec), spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")

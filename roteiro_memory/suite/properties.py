@@ -27,15 +27,9 @@ from typing import Any, Literal
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 
-from roteiro_memory.suite.cases import (
-    CaseFileError,
-    Invariant,
-    _json_path,
-    _line_at,
-    _read_yaml,
-    builtin_dir,
-)
-from roteiro_memory.suite.runner import Backend, BackendFailure, json_equal, render
+from roteiro_memory.suite.cases import Invariant, builtin_dir, json_path, line_at, read_yaml
+from roteiro_memory.suite.errors import BackendFailure, CaseFileError
+from roteiro_memory.suite.runner import Backend, json_equal, render
 from roteiro_memory.suite.sequences import (
     READS,
     Call,
@@ -421,7 +415,7 @@ def property_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[P
 
 def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[PropertySpec]:
     """The entries of one properties file, validated, or :class:`CaseFileError`."""
-    document = _read_yaml(path)
+    document = read_yaml(path)
     errors = list(jsonschema.Draft202012Validator(_schema()).iter_errors(document))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
@@ -429,8 +423,8 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
         raise CaseFileError(
             path,
             str(error.message),
-            line=_line_at(document, parts),
-            path=_json_path(parts) or "(top level)",
+            line=line_at(document, parts),
+            path=json_path(parts) or "(top level)",
         )
     out: list[PropertySpec] = []
     seen: set[str] = set()

@@ -13,16 +13,27 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from roteiro_memory.suite.cases import CAPABILITIES, CORE, CaseFileError, Invariant, _read_yaml
+from roteiro_memory.suite.cases import Invariant, read_yaml
+from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
+from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
+
+if TYPE_CHECKING:
+    from roteiro_memory.suite.cases import Case
+    from roteiro_memory.suite.runner import Backend, Outcome
 
 __all__ = [
     "REPORT_SCHEMA",
     "KnownFailure",
+    "Verdict",
+    "case_result",
     "compliance",
     "compliance_table",
+    "declared_capabilities",
+    "implementation",
     "invariant_verdicts",
+    "judge",
     "load_known_failures",
     "markdown_summary",
     "write_report",
@@ -49,7 +60,7 @@ def load_known_failures(path: Path) -> dict[str, KnownFailure]:
     """Read a known-failures file: a YAML list of ``{id, reason, link?}``."""
     if not path.is_file():
         raise CaseFileError(path, "known-failures file does not exist")
-    document = _read_yaml(path)
+    document = read_yaml(path)
     if document is None:
         return {}
     if not isinstance(document, list):
@@ -77,6 +88,93 @@ def load_known_failures(path: Path) -> dict[str, KnownFailure]:
             raise CaseFileError(path, f"{entry['id']!r} is listed twice", line=line, path=where)
         out[entry["id"]] = KnownFailure(entry["id"], entry["reason"], link)
     return out
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a run makes of one outcome, the known-failures file considered.
+
+    ``status`` is passed, failed, skipped or known-failing.  ``message`` is
+    what to show; for a failure it is None when the outcome itself (its
+    step, expected and actual) is what to show.
+    """
+
+    status: str
+    message: str | None = None
+
+
+def judge(
+    entry: str,
+    status: str,
+    message: str,
+    known: KnownFailure | None,
+    *,
+    listed_in: Path | None,
+) -> Verdict:
+    """The verdict on ``entry`` (``case ID`` or ``property ID``) whose run
+    ended with ``status`` and ``message``.
+
+    A skip stays a skip.  An entry listed as a known failure is known-failing
+    when it fails, and a failure when it passes: the file must not keep an
+    entry that no longer fails, or it would hide that entry's next regression.
+    """
+    if status == "skipped":
+        return Verdict("skipped", message)
+    if known is not None:
+        if status == "failed":
+            return Verdict("known-failing", f"known failure: {known.describe()}")
+        return Verdict(
+            "failed",
+            f"{entry} is listed in {listed_in} ({known.reason}) but now passes: "
+            "remove it from that file",
+        )
+    if status == "failed":
+        return Verdict("failed")
+    return Verdict("passed")
+
+
+def declared_capabilities(backend: Backend | None) -> list[str] | None:
+    """The capabilities ``backend`` declared, if its hello has been answered."""
+    if backend is None:
+        return None
+    try:
+        return sorted(backend.capabilities())
+    except (OpError, BackendFailure):
+        return None
+
+
+def implementation(backend: Backend | None) -> str | None:
+    """The implementation's name and version from hello, when it gives them."""
+    describe = getattr(backend, "implementation", None)
+    if not callable(describe):
+        return None
+    try:
+        found = describe()
+    except (OpError, BackendFailure):
+        return None
+    return found if isinstance(found, str) else None
+
+
+def case_result(
+    case: Case,
+    registry: Mapping[str, Invariant],
+    backend: Backend | None,
+    outcome: Outcome | None,
+) -> dict[str, Any]:
+    """One case's entry in the report, before its status is known (the
+    reporter adds ``status`` and ``message``)."""
+    return {
+        "case": case.id,
+        "title": case.title,
+        "file": case.file.name,
+        "line": case.line,
+        "invariant": case.invariant,
+        "capability": registry[case.invariant].capability,
+        "requires": list(case.requires),
+        "declared": declared_capabilities(backend),
+        "implementation": implementation(backend),
+        "outcome": outcome.to_json() if outcome is not None else None,
+    }
 
 
 def invariant_verdicts(
@@ -107,7 +205,11 @@ def compliance(
     results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant]
 ) -> list[dict[str, Any]]:
     """One row per capability: invariant counts by verdict and a level --
-    ``full`` (every invariant run passed), ``none`` (none passed) or ``partial``."""
+    ``full`` (every invariant that ran passed), ``none`` (none passed),
+    ``partial``, or ``not run``.  Only invariants with a case that ran count
+    towards the level; ``not run`` counts those whose cases were all skipped
+    (a capability not declared) or not selected, so a backend declaring only
+    some capabilities can be ``full`` on each of them."""
     verdicts = invariant_verdicts(results, registry)
     rows = []
     for capability in _CAPABILITY_ORDER:
@@ -117,6 +219,7 @@ def compliance(
         counts = {status: 0 for status in (*STATUSES, "not run")}
         for tag in tags:
             counts[verdicts[tag]] += 1
+        counts["not run"] += counts["skipped"]
         ran = len(tags) - counts["not run"]
         if ran == 0:
             level = "not run"
@@ -130,7 +233,7 @@ def compliance(
     return rows
 
 
-_COLUMNS = ("capability", "invariants", "passed", "failed", "skipped", "known-failing", "level")
+_COLUMNS = ("capability", "invariants", "passed", "failed", "known-failing", "not run", "level")
 
 
 def compliance_table(
@@ -146,7 +249,8 @@ def compliance_table(
     lines.append(
         f"cases: {len(results)} run, "
         + ", ".join(f"{totals[s]} {s}" for s in STATUSES)
-        + "; invariants counted per capability (an invariant fails if any of its cases fails)"
+        + "; invariants counted per capability (an invariant fails if any of its cases fails;"
+        " 'not run' when none of its cases ran, which leaves the level alone)"
     )
     return lines
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from roteiro_memory.suite.cases import Case, Check, Step
+from roteiro_memory.suite.errors import BackendFailure, OpError
+from roteiro_memory.suite.shapes import response_problem, result_problem
 
 __all__ = [
     "Backend",
@@ -33,25 +35,6 @@ __all__ = [
 
 JSON = Any
 Status = Literal["passed", "failed", "skipped"]
-
-
-class OpError(Exception):
-    """An op the backend refused, with the PROTOCOL error kind it gave."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        self.kind = kind
-        self.message = message
-        super().__init__(f"{kind}: {message}")
-
-
-class BackendFailure(Exception):
-    """The backend could not answer at all: it died, hung, or broke the
-    protocol.  The message says which; ``stderr`` is its last output."""
-
-    def __init__(self, message: str, stderr: str | None = None) -> None:
-        self.message = message
-        self.stderr = stderr
-        super().__init__(message)
 
 
 @runtime_checkable
@@ -323,6 +306,20 @@ def run_case(case: Case, backend: Backend) -> Outcome:
             f"{', '.join(repr(m) for m in missing)} this case requires "
             f"(declared: {', '.join(sorted(declared)) or 'none'})",
         )
+    excluded = [c for c in case.without if c in declared]
+    if excluded:
+        return Outcome(
+            case.id,
+            "skipped",
+            f"backend {backend.name!r} declares {', '.join(repr(c) for c in excluded)}; this "
+            "case checks a backend that does not (its ops must be Unsupported)",
+        )
+    if any(step.raw is not None for step in case.steps) and not speaks_wire(backend):
+        return Outcome(
+            case.id,
+            "skipped",
+            f"backend {backend.name!r} is driven in-process; this case sends raw wire lines",
+        )
     outcome = _run_steps(case, backend)
     return Outcome(**{**outcome.__dict__, "duration": time.perf_counter() - started})
 
@@ -391,7 +388,25 @@ def _failed(
     )
 
 
+def speaks_wire(backend: Backend) -> bool:
+    """Whether ``backend`` takes raw request lines (``send_raw``)."""
+    return bool(getattr(backend, "speaks_wire", False))
+
+
 def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) -> None:
+    if step.raw is not None:
+        response = backend.send_raw(step.raw)  # type: ignore[attr-defined]  # see speaks_wire
+        shape = response_problem(response)
+        if shape is not None:
+            where, problem = shape
+            raise _Mismatch(
+                f"the response breaks protocol.schema.json at {where}: {problem}",
+                where,
+                "(a response as protocol.schema.json gives it)",
+                response,
+            )
+        _check_and_save(step, response, saved)
+        return
     try:
         result = backend.call(step.op, args)
     except OpError as error:
@@ -418,6 +433,20 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
                 step.error,
                 result,
             )
+        shape = result_problem(step.op, result)
+        if shape is not None:
+            where, problem = shape
+            raise _Mismatch(
+                f"{step.op}: the result breaks protocol.schema.json at {where}: {problem}",
+                where,
+                "(the shape protocol.schema.json gives)",
+                None,
+            )
+    _check_and_save(step, result, saved)
+    _compare_snapshots(step, backend, saved)
+
+
+def _check_and_save(step: Step, result: JSON, saved: dict[str, JSON]) -> None:
     for check in step.checks:
         try:
             _check(check, result, saved)
@@ -425,6 +454,9 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
             raise _Mismatch(f"a $ref in {check.kind}: {error.args[0]}", None, None, None) from None
     for name, path in step.save.items():
         saved[name] = _at(result, path)
+
+
+def _compare_snapshots(step: Step, backend: Backend, saved: dict[str, JSON]) -> None:
     for snapshot_name, want_equal in ((step.unchanged, True), (step.changed, False)):
         if snapshot_name is None:
             continue
@@ -459,6 +491,8 @@ def format_outcome(case: Case, outcome: Outcome, *, clause: str | None = None) -
     lines = [f"case {case.id}: {case.title}"]
     lines.append(f"  clause: {clause or case.clause}")
     lines.append(f"  invariant: {case.invariant}")
+    if case.rules:
+        lines.append(f"  rules: {', '.join(case.rules)} (conformance/PROTOCOL.md)")
     if outcome.status == "skipped":
         lines.append(f"  skipped: {outcome.message}")
         return "\n".join(lines)

@@ -22,8 +22,9 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from roteiro_memory.suite.cases import CAPABILITIES, OP_CAPABILITY
-from roteiro_memory.suite.runner import Backend, OpError
+from roteiro_memory.suite.errors import OpError
+from roteiro_memory.suite.runner import Backend
+from roteiro_memory.suite.vocabulary import CAPABILITIES, OP_CAPABILITY
 
 __all__ = [
     "ABSENT_ID",
@@ -412,10 +413,9 @@ def strip_human_only(value: JSON) -> JSON:
 
 def reference_backend() -> Backend:
     """The in-memory model, driven in-process as any backend is."""
-    from roteiro_memory.stores.model import ModelStore
-    from roteiro_memory.suite.drivers import InProcessBackend
+    from roteiro_memory.suite.drivers import InProcessBackend, memory_store
 
-    return InProcessBackend(ModelStore(), "memory")
+    return InProcessBackend(memory_store(), "memory")
 
 
 # --- Rendering ------------------------------------------------------------------

@@ -11,7 +11,9 @@ behind the largest id.  (Kinds, confidences and the clock rows are held by
 CHECK constraints and keys; a store that breaks them was not written by
 this version and is reported by the read that meets it.)
 
-Everything is read in one read-only snapshot; nothing is changed.
+:func:`check_connection` runs inside the store's read snapshot
+(:meth:`PostgresStore.check <roteiro_memory.stores.postgres.store.PostgresStore.check>`);
+nothing is changed.
 """
 
 from __future__ import annotations
@@ -27,26 +29,40 @@ from roteiro_memory.check import (
     supersession,
 )
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sql import columns as cols
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["check_postgres"]
+__all__ = ["check_connection"]
+
+_CHECKED = cols.pick(
+    cols.AGENT_MEMORY,
+    "id",
+    "scope",
+    "anchor_key",
+    "anchor_path",
+    "body",
+    "search",
+    "superseded_by",
+    "superseded_at",
+)
+"""The record columns the rules judge (kind and confidence are held by
+CHECK constraints here)."""
+_CHECKED_NAMES = cols.names(_CHECKED)
+_TEXT = ("scope", "anchor_key", "anchor_path", "body", "search")
+"""Of those, the ones stored as UTF-8 ``bytea``."""
+_CACHE_NAMES = cols.names(cols.CACHE_CHECKED)
 
 
-def check_postgres(store: PostgresStore) -> list[Finding]:
-    """Every problem found in ``store``; empty when it is healthy."""
-    conn = store.connection
-    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-    try:
-        findings = _schema(conn)
-        findings += _records(conn)
-        # The rules are the SQLite check's own, over the same (decoded) rows.
-        findings += supersession(conn)
-        findings += _cache(conn)
-    finally:
-        conn.execute("COMMIT")
+def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
+    """Every problem found through ``conn``, inside the caller's read
+    snapshot; empty when the store is healthy."""
+    findings = _schema(conn)
+    findings += _records(conn)
+    # The rules are the SQLite check's own, over the same (decoded) rows.
+    findings += supersession(conn)
+    findings += _cache(conn)
     return findings
 
 
@@ -62,8 +78,7 @@ def _text(raw: bytes | None) -> str | None:
 
 def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     rows = conn.execute(
-        "SELECT id, scope, anchor_key, anchor_path, body, search, superseded_by, superseded_at"
-        " FROM agent_memory ORDER BY id"
+        f"SELECT {cols.select_list(_CHECKED)} FROM agent_memory ORDER BY id"
     ).fetchall()
     out = memory_findings(_decoded_record(row) for row in rows)
     largest = max([0, *(row[0] for row in rows)])
@@ -80,15 +95,21 @@ def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     return out
 
 
-def _decoded_record(row: tuple[Any, ...]) -> MemoryRow | Finding:
-    row_id, scope, key, path, body, search, by, at = row
+def _decoded_record(raw: tuple[Any, ...]) -> MemoryRow | Finding:
+    row = cols.decode(_CHECKED_NAMES, raw)
     try:
-        texts = [_text(value) for value in (scope, key, path, body, search)]
+        text = {name: _text(row[name]) for name in _TEXT}
     except UnicodeDecodeError:
-        return Finding("agent_memory", f"id {row_id}", "a text column is not UTF-8")
-    scope_text, key_text, path_text, body_text, search_text = texts
+        return Finding("agent_memory", f"id {row['id']}", "a text column is not UTF-8")
     return MemoryRow(
-        row_id, scope_text or "", key_text, path_text, body_text or "", search_text, by, at
+        row["id"],
+        text["scope"] or "",
+        text["anchor_key"],
+        text["anchor_path"],
+        text["body"] or "",
+        text["search"],
+        row["superseded_by"],
+        row["superseded_at"],
     )
 
 
@@ -98,16 +119,16 @@ def _cache(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
         return [Finding("agent_cache_clock", None, "the clock row is missing")]
     ticks, generation = clock
     rows = conn.execute(
-        "SELECT key, fingerprint, json, bytes, generation, last_used, hits FROM agent_cache"
-        " ORDER BY key"
+        f"SELECT {cols.select_list(cols.CACHE_CHECKED)} FROM agent_cache ORDER BY key"
     )
     return cache_findings(ticks, generation, (_decoded_entry(row) for row in rows))
 
 
-def _decoded_entry(row: tuple[Any, ...]) -> tuple[Any, ...] | Finding:
-    raw_key, raw_fingerprint, raw_json, *counters = row
+def _decoded_entry(raw: tuple[Any, ...]) -> dict[str, Any] | Finding:
+    row = cols.decode(_CACHE_NAMES, raw)
     try:
-        texts = [_text(v) or "" for v in (raw_key, raw_fingerprint, raw_json)]
+        for name in ("key", "fingerprint", "json"):
+            row[name] = _text(row[name]) or ""
     except UnicodeDecodeError:
-        return Finding("agent_cache", repr(bytes(raw_key)), "a text column is not UTF-8")
-    return (*texts, *counters)
+        return Finding("agent_cache", repr(bytes(raw[0])), "a text column is not UTF-8")
+    return row

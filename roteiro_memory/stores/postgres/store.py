@@ -35,12 +35,12 @@ from __future__ import annotations
 import builtins
 import contextlib
 import re
-import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable, excerpt
+from roteiro_memory.check import Finding
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, excerpt
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -55,21 +55,46 @@ from roteiro_memory.results import (
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.stores.postgres import check as pg_check
+from roteiro_memory.stores.postgres import transfer as pg_transfer
+from roteiro_memory.stores.postgres.dsn import split_schema
+from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
+from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.stores.sql.shape import (
+    CACHE_NAMES,
+    RECORD_NAMES,
+    SNAPSHOT_TABLES,
+    TextSets,
+    recall_sql,
+    record_filters,
+)
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.stores.sql.shape import SNAPSHOT_TABLES, recall_sql, record_filters
 from roteiro_memory.stores.sql.shape import record_from as _record_from
+from roteiro_memory.transfer import Export
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "is_dsn", "split_schema"]
+__all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "split_schema"]
+
+SETS = TextSets(
+    member=lambda column, param: f"{column} = ANY({param}::bytea[])",
+    prefixed=lambda column, param: (
+        f"EXISTS (SELECT 1 FROM unnest({param}::bytea[]) AS p(v)"
+        f" WHERE substring({column} FROM 1 FOR length(p.v)) = p.v)"
+    ),
+    bind=lambda values: [_b(value) for value in values],
+)
+"""Sets of text bound as one ``bytea[]`` (text is stored as UTF-8 bytes, and a
+prefix of a string's bytes is the bytes of its prefix)."""
+
 
 DEFAULT_SCHEMA = "roteiro"
 """The schema a store lives in when its name carries none."""
@@ -77,8 +102,6 @@ DEFAULT_SCHEMA = "roteiro"
 INSTALL_HINT = "pip install 'roteiro-memory[postgres]'"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
-_KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
-_URI_PREFIXES = ("postgresql://", "postgres://")
 _LOCK_NAMESPACE = "roteiro-memory:"
 
 GRAPH_NODES = "unnest(%(graph_keys)s::bytea[], %(graph_blobs)s::bytea[]) AS g(key, blob)"
@@ -102,6 +125,8 @@ _SWEEP_EVICTION_ORDER = sqlexpr.eviction_order(
 _SWEEP_MRU_ORDER = sqlexpr.most_recently_used({"last_used": "c.last_used", "key": "c.key"})
 
 _STAMP = NOW_TEXT
+_CACHE_RETURNED = cols.select_list(cols.CACHE_READ, "o") + ", n.key, n.blob"
+"""What ``cache_get`` hands back: :data:`CACHE_COLS` of the entry as it was."""
 
 
 def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
@@ -112,38 +137,6 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
     params["graph_keys"] = [_b(key) for key in graph]
     params["graph_blobs"] = [_ob(blob) for blob in graph.values()]
     return f"(SELECT key, blob FROM {GRAPH_NODES})"
-
-
-def is_dsn(name: str | None) -> bool:
-    """Whether a store name is a PostgreSQL connection URI."""
-    return name is not None and name.startswith(_URI_PREFIXES)
-
-
-def split_schema(dsn: str) -> tuple[str, str | None]:
-    """The DSN without its ``schema`` parameter, and that parameter (or None).
-
-    Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
-    text with ``schema=NAME``.
-    """
-    if dsn.startswith(_URI_PREFIXES):
-        try:
-            parts = urllib.parse.urlsplit(dsn)
-        except ValueError as error:
-            # Not quoted: a DSN may carry a password.
-            raise StoreUnavailable(
-                f"the PostgreSQL DSN is malformed ({error}); expected "
-                "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
-            ) from None
-        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        schemas = [value for name, value in query if name == "schema"]
-        if not schemas:
-            return dsn, None
-        rest = urllib.parse.urlencode([(n, v) for n, v in query if n != "schema"])
-        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[-1]
-    match = _KEYWORD_SCHEMA.search(dsn)
-    if match is None:
-        return dsn, None
-    return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
 
 
 def _check_schema_name(schema: str) -> str:
@@ -178,41 +171,49 @@ def _s(raw: bytes) -> str:
         ) from None
 
 
-def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
+def _record_from_row(raw: Sequence[Any]) -> MemoryRecord:
+    row = cols.decode(RECORD_NAMES, raw)
     try:
-        kind = sem.parse_kind(row[2])
+        kind = sem.parse_kind(row["kind"])
     except ValueError as error:
-        raise Corrupt(f"agent_memory row {row[0]}: {error}") from None
-    anchor_key, anchor_blob = _t(row[3]), _t(row[4])
+        raise Corrupt(f"agent_memory row {row['id']}: {error}") from None
+    anchor_key, anchor_blob = _t(row["anchor_key"]), _t(row["anchor_blob"])
     return MemoryRecord(
-        id=row[0],
-        scope=_s(row[1]),
+        id=row["id"],
+        scope=_s(row["scope"]),
         kind=kind,
         anchor=(
-            MemoryAnchor(anchor_key, anchor_blob, _t(row[5])) if anchor_key is not None else None
+            MemoryAnchor(anchor_key, anchor_blob, _t(row["anchor_path"]))
+            if anchor_key is not None
+            else None
         ),
-        anchor_state=sem.resolve_anchor(anchor_key, anchor_blob, row[12] is not None, _t(row[13])),
-        body=_s(row[6]),
-        confidence=row[7],
-        tree=_t(row[8]),
-        created_at=row[9],
-        superseded_by=row[10],
-        superseded_at=row[11],
+        anchor_state=sem.resolve_anchor(
+            anchor_key, anchor_blob, row["node_key"] is not None, _t(row["node_blob"])
+        ),
+        body=_s(row["body"]),
+        confidence=row["confidence"],
+        tree=_t(row["tree"]),
+        created_at=row["created_at"],
+        superseded_by=row["superseded_by"],
+        superseded_at=row["superseded_at"],
     )
 
 
-def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
-    anchor = _t(row[7])
+def _entry_from_row(raw: Sequence[Any]) -> CacheEntry:
+    row = cols.decode(CACHE_NAMES, raw)
+    anchor = _t(row["anchor_key"])
     return CacheEntry(
-        key=_s(row[0]),
-        fingerprint=_s(row[1]),
-        json=_s(row[2]),
-        bytes=row[3],
-        generation=row[4],
-        last_used=row[5],
-        hits=row[6],
+        key=_s(row["key"]),
+        fingerprint=_s(row["fingerprint"]),
+        json=_s(row["json"]),
+        bytes=row["bytes"],
+        generation=row["generation"],
+        last_used=row["last_used"],
+        hits=row["hits"],
         anchor=anchor,
-        anchor_state=sem.resolve_anchor(anchor, _t(row[8]), row[9] is not None, _t(row[10])),
+        anchor_state=sem.resolve_anchor(
+            anchor, _t(row["anchor_blob"]), row["node_key"] is not None, _t(row["node_blob"])
+        ),
     )
 
 
@@ -238,6 +239,11 @@ class PostgresStore(Store):
         self._conn = self._open()
 
     # --- connection and schema -------------------------------------------
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if is_psycopg_error(error):
+            return from_psycopg(error)
+        return super().failure(error)
 
     def describe(self) -> str:
         """Where the store lives, without any password."""
@@ -488,6 +494,7 @@ class PostgresStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> tuple[builtins.list[str], dict[str, object]]:
         return record_filters(
             scope,
@@ -496,6 +503,8 @@ class PostgresStore(Store):
             include_superseded,
             placeholder=lambda name: f"%({name})s",
             text=_b,
+            sets=SETS,
+            anchors=anchors,
         )
 
     def list(
@@ -507,8 +516,9 @@ class PostgresStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded, anchors)
         sql = f"SELECT {RECORD_COLS}{_record_from(_node_relation(graph, params))}"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -533,9 +543,10 @@ class PostgresStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
         tokens = sem.query_tokens(query)
         if tokens:
@@ -641,9 +652,7 @@ class PostgresStore(Store):
                 row = conn.execute(
                     "UPDATE agent_cache c SET hits = c.hits + 1, last_used = %(tick)s"
                     " FROM agent_cache o LEFT JOIN nodes n ON n.key = o.anchor_key"
-                    " WHERE c.key = %(key)s AND o.key = c.key RETURNING o.key, o.fingerprint,"
-                    " o.json, o.bytes, o.generation, o.last_used, o.hits, o.anchor_key,"
-                    " o.anchor_blob, n.key, n.blob",
+                    f" WHERE c.key = %(key)s AND o.key = c.key RETURNING {_CACHE_RETURNED}",
                     {"tick": tick, "key": _b(key)},
                 ).fetchone()
                 if row is None:
@@ -813,6 +822,21 @@ class PostgresStore(Store):
             conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")
             conn.execute("UPDATE agent_memory_ids SET last_id = 0")
 
+    # --- integrity and transfer -----------------------------------------
+
+    def check(self) -> builtins.list[Finding]:
+        with self._reading() as conn:
+            return pg_check.check_connection(conn)
+
+    def export_lines(self) -> Iterator[str]:
+        with self._reading() as conn:
+            lines = builtins.list(pg_transfer.export_lines(conn))
+        yield from lines
+
+    def import_export(self, parsed: Export) -> dict[str, int]:
+        with self._atomic() as conn:
+            return pg_transfer.import_export(conn, parsed)
+
     def drop(self) -> None:
         """Remove this store's schema and everything in it, then close."""
         self._conn.execute(f"DROP SCHEMA IF EXISTS {self._ident()} CASCADE")
@@ -842,22 +866,38 @@ def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:
 @contextlib.contextmanager
 def _transaction(conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN") -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
-    if it raises.  A lost connection is reported as :class:`StoreUnavailable`."""
+    if it (or the commit) raises.  The rollback runs only while the server
+    still holds a transaction for it, and a rollback that fails anyway never
+    replaces the error that caused it; a lost connection is reported as
+    :class:`StoreUnavailable`, the original as its cause."""
     with _guarded(conn):
         conn.execute(begin)
         try:
             yield
-        except BaseException:
-            if not conn.closed:
-                conn.execute("ROLLBACK")
+            conn.execute("COMMIT")
+        except BaseException as error:
+            _rollback(conn, error)
             raise
-        conn.execute("COMMIT")
+
+
+def _rollback(conn: psycopg.Connection[tuple[Any, ...]], cause: BaseException) -> None:
+    import psycopg.pq
+
+    if conn.closed or conn.broken:
+        return  # the server ended the transaction with the connection
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        return  # no transaction is open: nothing to roll back
+    try:
+        conn.execute("ROLLBACK")
+    except psycopg.Error as failed:
+        cause.add_note(f"(and the rollback that followed failed too: {failed})")
 
 
 @contextlib.contextmanager
 def _guarded(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[None]:
     """Report a lost connection as :class:`StoreUnavailable`, so a caller (the
-    protocol server, say) sees one of this package's errors."""
+    protocol server, say) sees one of this package's errors; the driver's
+    error is kept as its cause."""
     import psycopg
 
     try:
@@ -867,5 +907,5 @@ def _guarded(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[None]:
             raise StoreUnavailable(
                 f"the connection to the PostgreSQL server was lost ({error}); "
                 "reopen the store once the server is back"
-            ) from None
+            ) from error
         raise

@@ -1,7 +1,8 @@
 """Export and import for the PostgreSQL store, in the same JSON Lines format.
 
 :mod:`roteiro_memory.transfer` owns the format and its checks; this module
-only reads and writes a PostgreSQL schema's rows in it, so an export of
+only reads and writes a PostgreSQL schema's rows in it, on a connection
+inside the store's own transaction helpers, so an export of
 either backend imports into the other and reproduces the store exactly.  The
 header's ``sequence`` is the id counter (null when no id was ever issued, as
 SQLite reports it), and ``schema_version`` is the format's, shared by both.
@@ -9,30 +10,28 @@ SQLite reports it), and ``schema_version`` is the format's, shared by both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
 from roteiro_memory.transfer import (
-    _CACHE,
-    _NODE,
-    _NODE_UPSERT,
-    _RECORD,
+    CACHE,
+    NODE,
+    RECORD,
     Export,
     ImportRefused,
-    _counts,
-    _export_header,
-    _export_items,
-    _insert,
-    _names,
-    _pointer_rows,
-    _record_rows,
+    counts,
+    export_header,
+    export_items,
+    pointer_rows,
+    record_rows,
 )
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["export_lines", "import_lines"]
+__all__ = ["export_lines", "import_export"]
 
 _PLAIN_TEXT = frozenset({"kind", "created_at", "superseded_at"})
 """A record's columns stored as ``text``; every other string column of the
@@ -51,76 +50,67 @@ def _record_value(name: str, value: Any) -> Any:
     return value if name in _PLAIN_TEXT else _bytea(value)
 
 
-def export_lines(store: PostgresStore) -> Iterator[str]:
-    """The store as JSON Lines, header first, read on one snapshot."""
-    conn = store.connection
-    lines: list[str] = []
-    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-    try:
-        last_id = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
-        clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0")
-        ticks, generation = clock.fetchone() or (0, 0)
-        witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-        sequence = last_id[0] if last_id and last_id[0] else None
-        tree = {"tree": _decoded(witness[0])} if witness else None
-        lines.append(_export_header(sequence, ticks, generation, tree))
-        lines.extend(_export_items(lambda sql: conn.execute(sql), _decoded))
-    finally:
-        conn.execute("COMMIT")
-    yield from lines
+def export_lines(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[str]:
+    """The store as JSON Lines, header first, read through ``conn`` (inside
+    the caller's read snapshot)."""
+    last_id = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
+    clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0")
+    ticks, generation = clock.fetchone() or (0, 0)
+    witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+    sequence = last_id[0] if last_id and last_id[0] else None
+    tree = {"tree": _decoded(witness[0])} if witness else None
+    yield export_header(sequence, ticks, generation, tree)
+
+    def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
+        return conn.execute(select_all(table, columns, order))
+
+    yield from export_items(select, _decoded)
 
 
-def import_lines(store: PostgresStore, parsed: Export) -> dict[str, int]:
-    """Load ``parsed`` into ``store``, which must be empty; all or nothing."""
-    conn = store.connection
-    conn.execute("BEGIN")
-    try:
-        # The locks every writer takes, so nothing interleaves with the load.
-        conn.execute("SELECT 1 FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
-        conn.execute("SELECT 1 FROM agent_cache_clock WHERE id = 0 FOR UPDATE")
-        _require_empty(conn)
-        node_names = _names(_NODE)
-        with conn.cursor() as cur:
-            cur.execute("DELETE FROM nodes")
-            cur.executemany(
-                _insert("nodes", node_names, "%s") + _NODE_UPSERT,
-                [[_bytea(node[n]) for n in node_names] for node in parsed.nodes],
-            )
-            cur.execute("DELETE FROM sync_state")
-            witness = parsed.header.get("witness")
-            if witness is not None:
-                cur.execute(
-                    "INSERT INTO sync_state (id, tree) VALUES (0, %s)",
-                    (_bytea(witness.get("tree")),),
-                )
-            cur.executemany(
-                _insert("agent_memory", [*_names(_RECORD), "search"], "%s"),
-                _record_rows(parsed, _record_value),
-            )
-            cur.executemany(
-                "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
-                _pointer_rows(parsed),
-            )
+def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> dict[str, int]:
+    """Load ``parsed`` through ``conn`` (inside the caller's write
+    transaction) into a store that must be empty."""
+    # The locks every writer takes, so nothing interleaves with the load.
+    conn.execute("SELECT 1 FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
+    conn.execute("SELECT 1 FROM agent_cache_clock WHERE id = 0 FOR UPDATE")
+    _require_empty(conn)
+    node_names = cols.names(NODE)
+    with conn.cursor() as cur:
+        cur.execute("DELETE FROM nodes")
+        cur.executemany(
+            insert("nodes", node_names, "%s") + NODE_UPSERT,
+            [[_bytea(node[n]) for n in node_names] for node in parsed.nodes],
+        )
+        cur.execute("DELETE FROM sync_state")
+        witness = parsed.header.get("witness")
+        if witness is not None:
             cur.execute(
-                "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
-                (parsed.header.get("sequence") or 0,),
+                "INSERT INTO sync_state (id, tree) VALUES (0, %s)",
+                (_bytea(witness.get("tree")),),
             )
-            cache_names = _names(_CACHE)
-            cur.executemany(
-                _insert("agent_cache", cache_names, "%s"),
-                [[_bytea(c[n]) for n in cache_names] for c in parsed.cache],
-            )
-            clock = parsed.header["clock"]
-            cur.execute(
-                "UPDATE agent_cache_clock SET ticks = %s, generation = %s WHERE id = 0",
-                (clock["ticks"], clock["generation"]),
-            )
-    except BaseException:
-        if not conn.closed:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
-    return _counts(parsed)
+        cur.executemany(
+            insert("agent_memory", [*cols.names(RECORD), "search"], "%s"),
+            record_rows(parsed, _record_value),
+        )
+        cur.executemany(
+            "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
+            pointer_rows(parsed),
+        )
+        cur.execute(
+            "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
+            (parsed.header.get("sequence") or 0,),
+        )
+        cache_names = cols.names(CACHE)
+        cur.executemany(
+            insert("agent_cache", cache_names, "%s"),
+            [[_bytea(c[n]) for n in cache_names] for c in parsed.cache],
+        )
+        clock = parsed.header["clock"]
+        cur.execute(
+            "UPDATE agent_cache_clock SET ticks = %s, generation = %s WHERE id = 0",
+            (clock["ticks"], clock["generation"]),
+        )
+    return counts(parsed)
 
 
 def _require_empty(conn: psycopg.Connection[tuple[Any, ...]]) -> None:

@@ -1,5 +1,6 @@
-"""The SQL text both backends share: the columns a read selects, the joins it
-reads them through, the filters of a listing, and the tables a snapshot holds.
+"""The SQL text both backends share: the columns a read selects (derived
+from :mod:`.columns`), the joins it reads them through, the filters of a
+listing, and the tables a snapshot holds.
 
 The SQLite and PostgreSQL schemas name the same tables and columns, so these
 are the same text for both; only how a value is bound differs, and that is
@@ -9,28 +10,35 @@ passed in.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import MemoryKind
+from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 
 __all__ = [
     "CACHE_APPLIES",
     "CACHE_COLS",
     "CACHE_FROM",
+    "CACHE_NAMES",
     "MEMORY_ANCHOR",
+    "NODE_UPSERT",
     "RECORD_COLS",
     "RECORD_FROM",
+    "RECORD_NAMES",
     "SNAPSHOT_TABLES",
+    "TextSets",
+    "insert",
     "recall_sql",
     "record_filters",
     "record_from",
+    "select_all",
 ]
 
-RECORD_COLS = (
-    "m.id, m.scope, m.kind, m.anchor_key, m.anchor_blob, m.anchor_path, m.body, "
-    "m.confidence, m.tree, m.created_at, m.superseded_by, m.superseded_at, n.key, n.blob"
-)
+RECORD_COLS = cols.select_list(cols.RECORD_READ, "m") + ", n.key, n.blob"
+RECORD_NAMES = (*cols.names(cols.RECORD_READ), "node_key", "node_blob")
+"""The names of :data:`RECORD_COLS`, by which a row of it is decoded."""
 RECORD_FROM = " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
 
 
@@ -39,10 +47,9 @@ def record_from(nodes: str) -> str:
     return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
 
 
-CACHE_COLS = (
-    "c.key, c.fingerprint, c.json, c.bytes, c.generation, c.last_used, c.hits, "
-    "c.anchor_key, c.anchor_blob, n.key, n.blob"
-)
+CACHE_COLS = cols.select_list(cols.CACHE_READ, "c") + ", n.key, n.blob"
+CACHE_NAMES = (*cols.names(cols.CACHE_READ), "node_key", "node_blob")
+"""The names of :data:`CACHE_COLS`, by which a row of it is decoded."""
 CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
 """Shared by the full read and the sweep's read, so they see the same rows."""
 
@@ -59,25 +66,25 @@ MEMORY_ANCHOR = {
 }
 """The anchor columns of a record read through :data:`RECORD_FROM`."""
 
-SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = (
-    ("schema_migrations", "version, name", "version"),
-    ("nodes", "key, kind, name, path, blob", "key"),
-    ("sync_state", "id, tree", "id"),
-    (
-        "agent_memory",
-        "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree,"
-        " created_at, superseded_by, superseded_at, search",
-        "id",
-    ),
-    (
-        "agent_cache",
-        "key, fingerprint, bytes, generation, last_used, hits, anchor_key, anchor_blob, json",
-        "key",
-    ),
-    ("agent_cache_clock", "id, ticks, generation", "id"),
+SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
+    (table, cols.select_list(columns), columns[0].name) for table, columns in cols.TABLES.items()
 )
 """``(table, columns, order)`` for each table a snapshot holds; each backend
 adds the table its id sequence lives in."""
+
+
+@dataclass(frozen=True)
+class TextSets:
+    """How a dialect tests stored text against a set of texts bound as one
+    parameter, however many there are -- one expression per value would meet
+    SQLite's expression-depth limit and PostgreSQL's parameter limit."""
+
+    member: Callable[[str, str], str]
+    """``(column, placeholder)``: the column's value is one of the set."""
+    prefixed: Callable[[str, str], str]
+    """``(column, placeholder)``: the column's value starts with one of the set."""
+    bind: Callable[[Sequence[str]], object]
+    """The set as the one parameter the two conditions read."""
 
 
 def record_filters(
@@ -88,12 +95,23 @@ def record_filters(
     *,
     placeholder: Callable[[str], str],
     text: Callable[[str], object],
+    sets: TextSets,
+    anchors: sem.AnchorFilter | None = None,
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE conditions and parameters of a listing: ``placeholder(name)``
     is how the backend writes a named parameter, ``text(value)`` how it binds
-    stored text."""
+    stored text, ``sets`` how it tests a set of them."""
     where: list[str] = []
     params: dict[str, object] = {}
+    if anchors is not None:
+        either = []
+        if anchors.keys:
+            either.append(sets.member("m.anchor_key", placeholder("anchor_keys")))
+            params["anchor_keys"] = sets.bind(sorted(anchors.keys))
+        if anchors.prefixes:
+            either.append(sets.prefixed("m.anchor_key", placeholder("anchor_prefixes")))
+            params["anchor_prefixes"] = sets.bind(list(anchors.prefixes))
+        where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
     if scope is not None:
         where.append(f"m.scope = {placeholder('scope')}")
         params["scope"] = text(scope)
@@ -122,3 +140,20 @@ def recall_sql(score: str, where: Sequence[str], nodes: str, limit: str | None) 
         f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
         " ORDER BY r.score DESC, r.id DESC"
     )
+
+
+def select_all(table: str, columns: Sequence[cols.Column], order: str) -> str:
+    """Every row of ``table``, as ``columns``, ordered by ``order``."""
+    return f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {order}"
+
+
+def insert(table: str, names: Sequence[str], mark: str) -> str:
+    """An INSERT of ``names`` into ``table``, each bound by ``mark``."""
+    return f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join([mark] * len(names))})"
+
+
+NODE_UPSERT = (
+    " ON CONFLICT (key) DO UPDATE SET kind = excluded.kind, name = excluded.name,"
+    " path = excluded.path, blob = excluded.blob"
+)
+"""How a written node replaces one already there."""

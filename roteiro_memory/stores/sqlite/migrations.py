@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from roteiro_memory.semantics import KIND_TOKENS
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION"]
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first bytes of every SQLite database file."""
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import math
 import os
 import sqlite3
@@ -20,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.check import Finding
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -35,20 +37,43 @@ from roteiro_memory.results import (
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
+from roteiro_memory.stores.sql.shape import (
+    CACHE_NAMES,
+    RECORD_NAMES,
+    SNAPSHOT_TABLES,
+    TextSets,
+    recall_sql,
+    record_filters,
+)
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
-from roteiro_memory.stores.sql.shape import SNAPSHOT_TABLES, recall_sql, record_filters
 from roteiro_memory.stores.sql.shape import record_from as _record_from
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.sqlite import check as sqlite_check
+from roteiro_memory.stores.sqlite import transfer as sqlite_transfer
+from roteiro_memory.stores.sqlite.failures import from_sqlite
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
+from roteiro_memory.stores.sqlite.transactions import atomic, reading
+from roteiro_memory.transfer import Export
 
 __all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
-SQLITE_HEADER = b"SQLite format 3\x00"
+SETS = TextSets(
+    member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
+    prefixed=lambda column, param: (
+        f"EXISTS (SELECT 1 FROM json_each({param}) p"
+        f" WHERE substr({column}, 1, length(p.value)) = p.value)"
+    ),
+    bind=lambda values: json.dumps(list(values)),
+)
+"""Sets of text bound as one JSON array and read with ``json_each``."""
+
+
 BUSY_TIMEOUT_MS = 60_000
 """How long a writer waits for another process's write to finish."""
 
@@ -65,7 +90,7 @@ many there are: one expression per token would exceed SQLite's
 expression-depth limit (1,000) on a long query.  TEMP, like
 :data:`GRAPH_TABLE`, so a read writes nothing to the store."""
 
-SWEEP_COLS = "c.key, c.bytes, c.generation, c.last_used, c.anchor_key, c.anchor_blob, n.key, n.blob"
+SWEEP_COLS = cols.select_list(cols.SWEEP_READ, "c") + ", n.key, n.blob"
 """The columns eviction is decided by, and no payload: what
 :meth:`SQLiteStore.sweep_rows` reads.  The sweep itself decides in SQL over
 these same columns (a traced test pins that none of its statements names a
@@ -110,76 +135,65 @@ def _clock(row: Sequence[Any] | None, column: str) -> int:
             "agent_cache_clock: the cache clock row is missing; "
             "run `roteiro-memory check` on the store"
         )
-    value: int = _stored("agent_cache_clock", 0, column, row[0], int)
+    value: int = _stored("agent_cache_clock", 0, column, cols.decode((column,), row)[column], int)
     return value
 
 
-def _record_from_row(row: Sequence[Any]) -> MemoryRecord:
-    def text(index: int, column: str, null: bool = False) -> Any:
-        return _stored("agent_memory", row[0], column, row[index], str, null)
-
+def _record_from_row(raw: Sequence[Any]) -> MemoryRecord:
+    row = cols.decode(RECORD_NAMES, raw)
+    for name, type_, null in cols.RECORD_READ:
+        _stored("agent_memory", row["id"], name, row[name], type_, null)
     try:
-        kind = sem.parse_kind(text(2, "kind"))
+        kind = sem.parse_kind(row["kind"])
     except ValueError as error:
-        raise Corrupt(f"agent_memory row {row[0]}: {error}") from None
-    confidence = _stored("agent_memory", row[0], "confidence", row[7], float, null=True)
+        raise Corrupt(f"agent_memory row {row['id']}: {error}") from None
+    confidence = row["confidence"]
     if confidence is not None and not 0.0 <= confidence <= 1.0:
-        raise Corrupt(f"agent_memory row {row[0]}: confidence {confidence!r} is outside [0, 1]")
-    anchor_key, anchor_blob = text(3, "anchor_key", True), text(4, "anchor_blob", True)
-    anchor_path = text(5, "anchor_path", True)
+        raise Corrupt(f"agent_memory row {row['id']}: confidence {confidence!r} is outside [0, 1]")
+    anchor_key, anchor_blob = row["anchor_key"], row["anchor_blob"]
     anchor = None
     if anchor_key is not None:
-        anchor = MemoryAnchor(anchor_key, anchor_blob, anchor_path)
+        anchor = MemoryAnchor(anchor_key, anchor_blob, row["anchor_path"])
     return MemoryRecord(
-        id=row[0],
-        scope=text(1, "scope"),
+        id=row["id"],
+        scope=row["scope"],
         kind=kind,
         anchor=anchor,
-        anchor_state=sem.resolve_anchor(anchor_key, anchor_blob, row[12] is not None, row[13]),
-        body=text(6, "body"),
+        anchor_state=sem.resolve_anchor(
+            anchor_key, anchor_blob, row["node_key"] is not None, row["node_blob"]
+        ),
+        body=row["body"],
         confidence=confidence,
-        tree=text(8, "tree", True),
-        created_at=text(9, "created_at"),
-        superseded_by=_stored("agent_memory", row[0], "superseded_by", row[10], int, null=True),
-        superseded_at=text(11, "superseded_at", True),
+        tree=row["tree"],
+        created_at=row["created_at"],
+        superseded_by=row["superseded_by"],
+        superseded_at=row["superseded_at"],
     )
 
 
-_CACHE_TYPES = (
-    ("key", str, False),
-    ("fingerprint", str, False),
-    ("json", str, False),
-    ("bytes", int, False),
-    ("generation", int, False),
-    ("last_used", int, False),
-    ("hits", int, False),
-    ("anchor_key", str, True),
-    ("anchor_blob", str, True),
-)
-"""The stored types of :data:`CACHE_COLS`' own columns, in order."""
-_SWEEP_TYPES = tuple(_CACHE_TYPES[i] for i in (0, 3, 4, 5, 7, 8))
-"""The same for :data:`SWEEP_COLS`."""
-
-
-def _checked(row: Sequence[Any], types: Sequence[tuple[str, type, bool]]) -> Sequence[Any]:
-    """A cache row whose own columns all hold the types this version writes."""
-    for index, (column, kind, null) in enumerate(types):
-        _stored("agent_cache", row[0], column, row[index], kind, null)
+def _checked(row: Sequence[Any], types: Sequence[cols.Column]) -> Sequence[Any]:
+    """A cache row whose own columns (``types``, in select order) all hold the
+    types this version writes."""
+    for column, value in zip(types, row, strict=False):
+        _stored("agent_cache", row[0], column.name, value, column.type, column.nullable)
     return row
 
 
-def _entry_from_row(row: Sequence[Any]) -> CacheEntry:
-    row = _checked(row, _CACHE_TYPES)
+def _entry_from_row(raw: Sequence[Any]) -> CacheEntry:
+    _checked(raw, cols.CACHE_READ)
+    row = cols.decode(CACHE_NAMES, raw)
     return CacheEntry(
-        key=row[0],
-        fingerprint=row[1],
-        json=row[2],
-        bytes=row[3],
-        generation=row[4],
-        last_used=row[5],
-        hits=row[6],
-        anchor=row[7],
-        anchor_state=sem.resolve_anchor(row[7], row[8], row[9] is not None, row[10]),
+        key=row["key"],
+        fingerprint=row["fingerprint"],
+        json=row["json"],
+        bytes=row["bytes"],
+        generation=row["generation"],
+        last_used=row["last_used"],
+        hits=row["hits"],
+        anchor=row["anchor_key"],
+        anchor_state=sem.resolve_anchor(
+            row["anchor_key"], row["anchor_blob"], row["node_key"] is not None, row["node_blob"]
+        ),
     )
 
 
@@ -199,7 +213,7 @@ class SweepRow:
             and (anchor_key is None or type(anchor_key) is str)
             and (anchor_blob is None or type(anchor_blob) is str)
         ):
-            _checked(row, _SWEEP_TYPES)  # raises Corrupt, naming the column
+            _checked(row, cols.SWEEP_READ)  # raises Corrupt, naming the column
         self.key: str = key
         self.bytes: int = size
         self.generation: int = generation
@@ -314,8 +328,7 @@ class SQLiteStore(Store):
             )
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with atomic(conn):
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
@@ -331,32 +344,15 @@ class SQLiteStore(Store):
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
-    @contextlib.contextmanager
-    def _atomic(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, holding the write lock from its start."""
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
+    def _atomic(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """One write transaction, holding the write lock from its start
+        (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`)."""
+        return atomic(self._conn)
 
-    @contextlib.contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
+    def _reading(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """One read transaction, so a read's several queries see one state."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        finally:
-            conn.execute("COMMIT")
+        return reading(self._conn)
 
     # --- episodic tier ---------------------------------------------------
 
@@ -528,6 +524,7 @@ class SQLiteStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> tuple[list[str], dict[str, object]]:
         return record_filters(
             scope,
@@ -536,6 +533,8 @@ class SQLiteStore(Store):
             include_superseded,
             placeholder=lambda name: f":{name}",
             text=lambda value: value,
+            sets=SETS,
+            anchors=anchors,
         )
 
     def list(
@@ -547,8 +546,9 @@ class SQLiteStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded, anchors)
         with self._reading() as conn:
             sql = f"SELECT {RECORD_COLS}{_record_from(self._node_table(conn, graph))}"
             if where:
@@ -573,9 +573,10 @@ class SQLiteStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         tokens = sem.query_tokens(query)
         if tokens:
             where.append(
@@ -854,6 +855,29 @@ class SQLiteStore(Store):
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
+
+    # --- integrity and transfer -----------------------------------------
+
+    def describe(self) -> str:
+        return str(self.path)
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if isinstance(error, sqlite3.Error):
+            return from_sqlite(error)
+        return super().failure(error)
+
+    def check(self) -> builtins.list[Finding]:
+        with self._reading() as conn:
+            return sqlite_check.check_connection(conn)
+
+    def export_lines(self) -> Iterator[str]:
+        with self._reading() as conn:
+            lines = builtins.list(sqlite_transfer.export_lines(conn))
+        yield from lines
+
+    def import_export(self, parsed: Export) -> dict[str, int]:
+        with self._atomic() as conn:
+            return sqlite_transfer.import_export(conn, parsed)
 
     @property
     def connection(self) -> sqlite3.Connection:

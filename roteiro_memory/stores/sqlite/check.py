@@ -1,0 +1,186 @@
+"""The integrity check of an SQLite store, as the findings of
+:mod:`roteiro_memory.check`.
+
+:func:`check_file` opens a file read-only (so it can inspect a store this
+version would refuse to open, and never migrates or repairs anything);
+:func:`check_connection` checks through a connection already open, inside
+the caller's read transaction.  Either reports, one finding per offending row:
+
+* SQLite's own ``integrity_check`` and ``foreign_key_check``;
+* a schema newer than this version knows, or migrations missing;
+* the record, supersession and cache rules of :mod:`roteiro_memory.check`,
+  including kinds and confidences, which SQLite's type affinity lets a
+  store hold whatever the CHECK constraints say;
+* an id sequence that is not an integer, or behind the largest id (ids
+  would be handed out twice).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from urllib.parse import quote
+
+from roteiro_memory.check import (
+    Finding,
+    MemoryRow,
+    cache_findings,
+    memory_findings,
+    schema_findings,
+    supersession,
+)
+from roteiro_memory.errors import excerpt
+from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
+from roteiro_memory.stores.sqlite.transactions import reading
+
+__all__ = ["check_connection", "check_file"]
+
+_TABLES = ("nodes", "sync_state", "agent_memory", "agent_cache", "agent_cache_clock")
+_CHECKED = cols.pick(
+    cols.AGENT_MEMORY,
+    "id",
+    "scope",
+    "kind",
+    "anchor_key",
+    "anchor_path",
+    "body",
+    "confidence",
+    "search",
+    "superseded_by",
+    "superseded_at",
+)
+"""The record columns the rules judge."""
+
+
+def check_file(path: str | os.PathLike[str]) -> list[Finding]:
+    """Every problem found in the SQLite store at ``path``, read-only and
+    never migrated; empty when it is healthy."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
+    if header != SQLITE_HEADER:
+        return [Finding("store", None, f"{path} is not an SQLite database")]
+    # Read-only still creates -wal and -shm files beside a WAL-mode database
+    # when none are there, and leaves them; with no log beside it nothing is
+    # being written, so the file is read as immutable and left as it was.
+    wal = path.with_name(path.name + "-wal")
+    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
+    try:
+        conn = sqlite3.connect(
+            f"file:{quote(str(path.resolve()))}?{mode}", uri=True, isolation_level=None
+        )
+    except sqlite3.Error as error:
+        return [Finding("store", None, f"{path} cannot be opened ({error})")]
+    try:
+        with reading(conn):
+            return check_connection(conn)
+    except sqlite3.DatabaseError as error:
+        return [Finding("store", None, f"{path} cannot be read as a store ({error})")]
+    finally:
+        conn.close()
+
+
+def check_connection(conn: sqlite3.Connection) -> list[Finding]:
+    """Every problem found through an open connection to a store."""
+    # A row of integrity_check may hold several lines; each is its own finding.
+    findings = [
+        Finding("store", None, f"SQLite integrity check: {line}")
+        for row in conn.execute("PRAGMA integrity_check")
+        if row[0] != "ok"
+        for line in str(row[0]).splitlines()
+        if line.strip() and not line.startswith("*** in database")
+    ]
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    findings.extend(_schema(conn, tables))
+    missing = [t for t in _TABLES if t not in tables]
+    findings.extend(Finding(t, None, "table is missing") for t in missing)
+    for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
+        if table != "agent_memory":  # reported with more detail by supersession
+            findings.append(Finding(table, f"rowid {rowid}", f"references a missing {parent} row"))
+    if "agent_memory" in tables:
+        findings.extend(_records(conn, tables))
+        findings.extend(supersession(conn))
+    if "agent_cache" in tables and "agent_cache_clock" in tables:
+        findings.extend(_cache(conn))
+    return findings
+
+
+def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    if "schema_migrations" not in tables:
+        return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
+    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
+
+
+def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    names = cols.names(_CHECKED)
+    rows = [
+        cols.decode(names, row)
+        for row in conn.execute(
+            f"SELECT {cols.select_list(_CHECKED)} FROM agent_memory ORDER BY id"
+        )
+    ]
+    out = memory_findings(
+        MemoryRow(
+            r["id"],
+            r["scope"],
+            r["anchor_key"],
+            r["anchor_path"],
+            r["body"],
+            r["search"],
+            r["superseded_by"],
+            r["superseded_at"],
+            vocabulary=(r["kind"], r["confidence"]),
+        )
+        for r in rows
+    )
+    largest = max([0, *(r["id"] for r in rows)])
+    if "sqlite_sequence" in tables:
+        seq_row = conn.execute(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
+        ).fetchone()
+        seq = seq_row[0] if seq_row else 0
+        if not isinstance(seq, int):
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence holds {excerpt(seq)}, not an integer: no id can be handed out",
+                )
+            )
+        elif seq < largest:
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence {seq} is behind the largest id {largest}: ids would be reused",
+                )
+            )
+    return out
+
+
+def _cache(conn: sqlite3.Connection) -> list[Finding]:
+    out: list[Finding] = []
+    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
+    if len(clocks) != 1:
+        out.append(
+            Finding(
+                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
+            )
+        )
+    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
+    if not (isinstance(ticks, int) and isinstance(generation, int)):
+        out.append(
+            Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
+        )
+        return out
+    names = cols.names(cols.CACHE_CHECKED)
+    rows = conn.execute(
+        f"SELECT {cols.select_list(cols.CACHE_CHECKED)} FROM agent_cache ORDER BY key"
+    )
+    return out + cache_findings(ticks, generation, (cols.decode(names, row) for row in rows))

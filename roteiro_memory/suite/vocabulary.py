@@ -1,0 +1,65 @@
+"""The protocol's vocabulary as the suite knows it: capabilities, ops and the
+capability each needs, error kinds.
+
+The suite judges any implementation, so it keeps its own copy of what
+PROTOCOL names rather than importing the library's; ``tests/test_vocabulary.py``
+checks that this copy, the library's (:data:`roteiro_memory.store.CAPABILITIES`,
+:data:`roteiro_memory.protocol.OPS`, :data:`roteiro_memory.errors.ERROR_KINDS`)
+and the case schemas agree.
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+__all__ = ["CAPABILITIES", "CORE", "ERROR_KINDS", "OP_CAPABILITY", "SESSION_END"]
+
+CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
+"""Every capability PROTOCOL names."""
+
+CORE = "core"
+"""The pseudo-capability of invariants every backend must keep (the session ops)."""
+
+OP_CAPABILITY: dict[str, str | None] = {
+    "hello": None,
+    "reset": None,
+    "graph.put_nodes": "graph",
+    "graph.remove_nodes": "graph",
+    "graph.set_tree": "graph",
+    "graph.rebuild": "graph",
+    "graph.export": "graph",
+    "memory.record": "episodic",
+    "memory.get": "episodic",
+    "memory.list": "episodic",
+    "memory.recall": "episodic",
+    "memory.forget": "episodic",
+    "cache.put": "cache",
+    "cache.get": "cache",
+    "cache.entries": "cache",
+    "cache.forget": "cache",
+    "cache.stats": "cache",
+    "cache.sweep": "cache",
+    "cache.budget": "budget",
+    "store.snapshot": "snapshot",
+    "store.reopen": "durable",
+}
+"""The ops a case may use (all of PROTOCOL but :data:`SESSION_END`) and the
+capability each needs."""
+
+SESSION_END = "shutdown"
+"""The op that ends a session: the drivers send it, a case never does."""
+
+ERROR_KINDS: tuple[str, ...] = (
+    "InvalidKind",
+    "InvalidScope",
+    "InvalidBody",
+    "InvalidConfidence",
+    "InvalidDecay",
+    "InvalidBudget",
+    "NotFound",
+    "AlreadySuperseded",
+    "Corrupt",
+    "Unsupported",
+    "BadRequest",
+)
+"""Every error kind PROTOCOL names, in its order: what a step's ``error`` may expect."""

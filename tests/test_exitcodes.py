@@ -1,0 +1,52 @@
+"""One set of exit codes for the command line and the hooks, as documented."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from roteiro_memory.exitcodes import ExitCode
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_exitcodes_are_the_documented_table() -> None:
+    """docs/cli.md lists every code, and no other."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    documented = {int(n) for n in re.findall(r"^\| `(\d+)` \|", text, flags=re.MULTILINE)}
+    assert documented == {int(code) for code in ExitCode}
+
+
+def test_exitcodes_keep_their_numbers() -> None:
+    """Scripts rely on them: a number never changes."""
+    assert {code.name: int(code) for code in ExitCode} == {
+        "OK": 0,
+        "NOTHING": 1,
+        "USAGE": 2,
+        "STORE": 3,
+        "INTERRUPTED": 130,
+    }
+
+
+def test_exitcodes_a_hook_with_findings_exits_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("cases: nope\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory.precommit.lint_cases", "--no-shipped", str(bad)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == ExitCode.NOTHING, done.stderr
+    assert str(bad) in done.stdout
+
+
+def test_exitcodes_a_corrupt_store_is_not_a_usage_error(tmp_path: Path) -> None:
+    from roteiro_memory.cli.main import main
+
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database\n")
+    assert main(["list", "--db", str(junk)]) == ExitCode.STORE
+    assert main(["list", "--limit", "lots", "--db", str(junk)]) == ExitCode.USAGE

@@ -1,0 +1,66 @@
+"""The store contract: anchors are captured at write and resolved on every
+read, each invariant pinned by a test named after it.
+
+Every test taking ``store`` runs against every backend in
+``conftest.BACKEND_FACTORIES``.
+"""
+
+from __future__ import annotations
+
+from store_states import five_states, node
+
+from roteiro_memory.semantics import AnchorState
+from roteiro_memory.store import Store
+
+# --- Anchors ------------------------------------------------------------------
+
+
+def test_anchor_naming_no_node_is_accepted_and_reads_back_vanished(store: Store) -> None:
+    record_id = store.record("lesson", "about deleted code", anchor="sym:nowhere")
+    record = store.get(record_id)
+    assert record is not None
+    assert record.anchor_state is AnchorState.VANISHED
+    assert record.anchor is not None
+    assert (record.anchor.key, record.anchor.blob, record.anchor.path) == (
+        "sym:nowhere",
+        None,
+        None,
+    )
+    assert not record.applies
+
+
+def test_anchor_evidence_and_tree_witness_are_captured_from_the_stores_graph_at_write(
+    store: Store,
+) -> None:
+    store.put_nodes([node("sym:f", blob="blob-1", path="src/one.rs")])
+    store.set_tree("tree-1")
+    first = store.record("lesson", "about f", anchor="sym:f")
+
+    store.put_nodes([node("sym:f", blob="blob-2", path="src/two.rs")])
+    store.set_tree("tree-2")
+    second = store.record("lesson", "about f again", anchor="sym:f")
+
+    old, new = store.get(first), store.get(second)
+    assert old is not None
+    assert new is not None
+    assert old.anchor is not None
+    assert new.anchor is not None
+    assert (old.anchor.blob, old.anchor.path, old.tree) == ("blob-1", "src/one.rs", "tree-1")
+    assert (new.anchor.blob, new.anchor.path, new.tree) == ("blob-2", "src/two.rs", "tree-2")
+    assert old.anchor_state is AnchorState.DRIFTED, "evidence, not a live view"
+    assert new.anchor_state is AnchorState.VALID
+
+
+def test_a_record_written_before_any_tree_witness_has_none(store: Store) -> None:
+    record = store.get(store.record("lesson", "no tree yet"))
+    assert record is not None
+    assert record.tree is None
+
+
+def test_every_anchor_state_reads_back_from_the_store(store: Store) -> None:
+    ids = five_states(store)
+    for state, record_id in ids.items():
+        record = store.get(record_id)
+        assert record is not None
+        assert record.anchor_state is state
+        assert record.applies is state.applies
