@@ -163,7 +163,9 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     except RoteiroError as error:
         out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
     key, path = row.anchor_key, row.anchor_path
-    if row.search != sem.search_text(body, key, path):
+    if not all(value is None or isinstance(value, str) for value in (key, path)):
+        out.append(Finding("agent_memory", where, "anchor_key or anchor_path is not text"))
+    elif row.search != sem.search_text(body, key, path):
         out.append(
             Finding(
                 "agent_memory",

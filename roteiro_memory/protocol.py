@@ -15,10 +15,18 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import BadRequest, ResetRefused, RoteiroError, Unsupported
+from roteiro_memory.errors import (
+    BadRequest,
+    InvalidAnchor,
+    ResetRefused,
+    RoteiroError,
+    StreamClosed,
+    Unsupported,
+    excerpt,
+)
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
@@ -166,7 +174,7 @@ def _check_node(op: str, index: int, node: object) -> GraphNode:
         raise BadRequest(f"{where} lacks the required field 'key'")
     for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
         if field in node and not _has_type(node[field], type_name):
-            raise BadRequest(f"{where}.{field} must be a {type_name}, not {node[field]!r}")
+            raise BadRequest(f"{where}.{field} must be a {type_name}, not {excerpt(node[field])}")
     return GraphNode(
         key=node["key"],
         kind=node.get("kind"),
@@ -180,11 +188,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
     """The arguments of a request with defaults filled in, or BadRequest."""
     spec = OPS.get(op)
     if spec is None:
-        raise BadRequest(f"unknown op {op!r}: expected one of {', '.join(sorted(OPS))}")
+        raise BadRequest(f"unknown op {excerpt(op)}: expected one of {', '.join(sorted(OPS))}")
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise BadRequest(f"{op}: 'args' must be an object, not {args!r}")
+        raise BadRequest(f"{op}: 'args' must be an object, not {excerpt(args)}")
     known = {arg.name for arg in spec.args}
     unknown = sorted(set(args) - known)
     if unknown:
@@ -199,7 +207,9 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             continue
         value = args[arg.name]
         if not _has_type(value, arg.type):
-            raise BadRequest(f"{op}: argument {arg.name!r} must be a {arg.type}, not {value!r}")
+            raise BadRequest(
+                f"{op}: argument {arg.name!r} must be a {arg.type}, not {excerpt(value)}"
+            )
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
         bounds = _RANGES.get(arg.name)
@@ -208,6 +218,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             raise BadRequest(
                 f"{op}: argument {arg.name!r} must fit 64 bits ({low} to {high}), got {value}"
             )
+        if arg.name == "anchor":
+            try:
+                sem.check_anchor(value)
+            except InvalidAnchor as error:
+                raise BadRequest(f"{op}: argument 'anchor': {error}") from None
         checked[arg.name] = value
     if op == "graph.put_nodes":
         checked["nodes"] = [_check_node(op, i, n) for i, n in enumerate(checked["nodes"])]
@@ -328,6 +343,8 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
         result = ops.call(op, request.get("args"))
     except RoteiroError as error:
         return _response(request_id, error=error), False
+    except Exception as error:  # the last resort: every request is answered
+        return _response(request_id, error=ops.store.failure(error)), False
     return _response(request_id, result), op == "shutdown"
 
 
@@ -345,9 +362,10 @@ def reset_refusal(store: Store, where: str) -> str | None:
             held.append("cache entries")
         if "graph" in store.capabilities and store.export_graph():
             held.append("graph nodes")
-    except RoteiroError as error:
+    except Exception as error:  # any failure to read is reported, never raised
         # Rows it cannot read are data too; the requests will report them.
-        held.append(f"data it cannot read ({error.kind})")
+        failure = error if isinstance(error, RoteiroError) else store.failure(error)
+        held.append(f"data it cannot read ({failure.kind})")
     if not held:
         return None
     return (
@@ -368,16 +386,35 @@ def serve(
 
     ``server_capabilities`` are declared in ``hello`` beside the store's own;
     ``reset`` is refused with ``refuse_reset`` when it is given."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
+    source = stdin if stdin is not None else _standard("input", sys.stdin).buffer
+    sink = stdout if stdout is not None else _standard("output", sys.stdout)
     if stdout is None and isinstance(sink, io.TextIOWrapper):
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
     ops = Ops(store, server_capabilities=server_capabilities, refuse_reset=refuse_reset)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
-        sink.write(response + "\n")
-        sink.flush()
+        try:
+            sink.write(response + "\n")
+            sink.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StreamClosed(
+                f"cannot write a response to standard output ({error.strerror or error}); "
+                "the protocol server answers there"
+            ) from None
         if done:
             break
     return 0
+
+
+def _standard(name: str, stream: TextIO | None) -> TextIO:
+    """``sys.stdin`` or ``sys.stdout``, which is None when the file descriptor
+    was closed before start (``<&-``, ``>&-``)."""
+    if stream is None:
+        raise StreamClosed(
+            f"standard {name} is closed: the protocol server reads requests from standard "
+            "input and answers on standard output; run it with both open"
+        )
+    return stream

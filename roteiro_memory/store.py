@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory.errors import Unsupported
+from roteiro_memory.errors import RoteiroError, Unsupported, unexpected_failure
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -288,6 +288,14 @@ class Store(abc.ABC):
         :class:`~roteiro_memory.transfer.ImportRefused`), in one transaction:
         all or nothing.  Returns the count of nodes, records and cache entries."""
         raise self._unsupported("import")
+
+    def failure(self, error: Exception) -> RoteiroError:
+        """What ``error``, raised by an operation that did not report it
+        itself, is reported as: the protocol server's last resort, so that
+        every request is answered.  A database store maps its driver's
+        errors once for its family (:mod:`roteiro_memory.stores.failures`);
+        anything else is :func:`~roteiro_memory.errors.unexpected_failure`."""
+        return unexpected_failure(error)
 
     def _unsupported(self, operation: str) -> Unsupported:
         return Unsupported(

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import ImportRefused, RoteiroError
+from roteiro_memory.errors import ImportRefused, RoteiroError, excerpt
 
 __all__ = [
     "CACHE",
@@ -210,14 +210,16 @@ def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:
     expected = {name for name, _, _ in spec} | {"type"}
     extra = sorted(set(item) - expected)
     if extra:
-        raise ImportRefused(f"line {number}: unknown field {extra[0]!r} in a {item['type']} line")
+        raise ImportRefused(
+            f"line {number}: unknown field {excerpt(extra[0])} in a {item['type']} line"
+        )
     for name, kind, nullable in spec:
         if name not in item:
             raise ImportRefused(f"line {number}: {item['type']} line lacks {name!r}")
         if not _typed(item[name], kind, nullable):
             allowed = kind.__name__ + (" or null" if nullable else "")
             raise ImportRefused(
-                f"line {number}: {item['type']} field {name!r} is {item[name]!r}, "
+                f"line {number}: {item['type']} field {name!r} is {excerpt(item[name])}, "
                 f"expected {allowed}"
             )
 
@@ -252,7 +254,7 @@ def read_export(lines: Iterable[str]) -> Export:
             parsed.cache.append(item)
         else:
             raise ImportRefused(
-                f"line {number}: unknown line type {type_!r}: expected node, record or cache"
+                f"line {number}: unknown line type {excerpt(type_)}: expected node, record or cache"
             )
     if parsed is None:
         raise ImportRefused(
@@ -265,13 +267,13 @@ def read_export(lines: Iterable[str]) -> Export:
 def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     if item.get("format") != EXPORT_FORMAT:
         raise ImportRefused(
-            f"line {number}: not a roteiro-memory export (format {item.get('format')!r}, "
+            f"line {number}: not a roteiro-memory export (format {excerpt(item.get('format'))}, "
             f"expected {EXPORT_FORMAT!r})"
         )
     version = item.get("schema_version")
     if not isinstance(version, int) or version > EXPORT_SCHEMA_VERSION:
         raise ImportRefused(
-            f"line {number}: exported at schema version {version!r}, newer than this "
+            f"line {number}: exported at schema version {excerpt(version)}, newer than this "
             f"version knows ({EXPORT_SCHEMA_VERSION}); upgrade roteiro-memory to import it"
         )
     clock = item.get("clock")
@@ -309,7 +311,7 @@ def _cache(number: int, item: dict[str, Any]) -> None:
     actual = sem.cache_entry_bytes(item["key"], item["fingerprint"], item["json"])
     if item["bytes"] != actual:
         raise ImportRefused(
-            f"line {number}: cache entry {item['key']!r} says {item['bytes']} bytes but its "
+            f"line {number}: cache entry {excerpt(item['key'])} says {item['bytes']} bytes but its "
             f"key, fingerprint and json are {actual}; run `roteiro-memory check` on the source"
         )
 

@@ -582,3 +582,19 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
         key=lambda k: sem.eviction_key(entries[k].anchor_state.applies, entries[k].last_used, k),
     )
     assert [key for key, _ in got] == want
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    ["postgresql://localhost/db?schema=", "postgresql://%zz@[::1"],
+    ids=["empty-schema", "malformed"],
+)
+def test_a_dsn_with_an_empty_schema_or_malformed_is_refused_in_one_line(dsn: str) -> None:
+    """An empty ``schema=`` no longer means the default silently; a DSN that
+    does not parse is a one-line error that does not echo it (a password)."""
+    with pytest.raises(StoreUnavailable) as raised:
+        PostgresStore(dsn)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "%zz" not in message
+    assert ("schema" in message) if "schema=" in dsn else ("malformed" in message)

@@ -29,6 +29,9 @@ EXPECTED = {
     "clock": "agent_cache key 'context:a': last used at tick 99, but the clock is behind it",
     "newer": "schema_migrations version 99: schema version 99 is newer than this version knows",
     "integrity": "store: SQLite integrity check: row 1 missing from index idx_mem_anchor",
+    "blob-anchor": "agent_memory id 2: anchor_key or anchor_path is not text",
+    "sequence-text": "sqlite_sequence agent_memory: sequence holds 'many', not an integer",
+    "no-clock": "agent_cache_clock: expected exactly one clock row, found 0",
 }
 """The start of a line the hook must print for each planted fault."""
 

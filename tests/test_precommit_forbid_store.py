@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from precommit_plants import (
+    LEAKED_FORMS,
     open_store,
     plant_companions,
     plant_export,
     plant_foreign_sqlite,
+    plant_leaked,
     plant_store,
 )
 
@@ -166,3 +168,35 @@ def test_forbid_store_refuses_any_companion_beside_a_store(
     assert lines[1].startswith(
         f"{journal}: the rollback journal of a roteiro-memory store (beside memory.db) "
     )
+
+
+@pytest.mark.parametrize("how", LEAKED_FORMS)
+def test_forbid_store_recognises_memory_in_every_leaked_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """A log without its database, a store or export inside gzip or tar, an
+    SQL dump, an export without its header, in UTF-16, as a JSON array or
+    behind 64 KiB of blanks: each is recognised by a bounded read of it."""
+    leaked = plant_leaked(tmp_path / "plant", how)
+    status, lines = _run(capsys, leaked)
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{leaked}: ")
+    assert "must not be committed" in lines[0]
+
+
+def test_forbid_store_is_silent_on_source_that_names_the_schema(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The project's own migrations and plants name the tables; they are source."""
+    import roteiro_memory.stores.sqlite.migrations as migrations
+
+    assert _run(capsys, Path(migrations.__file__), Path(__file__)) == (0, [])
+
+
+def test_forbid_store_knows_how_export_lines_begin(tmp_path: Path) -> None:
+    """The hook keeps its own copy of the line openings; they match the exporter's."""
+    text = plant_export(tmp_path / "e.jsonl", plant_store(tmp_path / "s.db")).read_text()
+    kinds = {json.loads(line).get("type") for line in text.splitlines()[1:]}
+    assert kinds == {"record", "cache"}
+    assert all(line.startswith(sniff.EXPORT_LINE_PREFIXES) for line in text.splitlines()[1:])

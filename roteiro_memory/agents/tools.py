@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.agents import schemas
-from roteiro_memory.errors import BadRequest, NotFound, RoteiroError, Unsupported
+from roteiro_memory.errors import BadRequest, NotFound, RoteiroError, Unsupported, excerpt
 from roteiro_memory.results import MemoryRecord, Recall
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Arguments:
         unknown = sorted(set(self.given) - set(allowed["properties"]))
         if unknown:
             raise BadRequest(
-                f"{tool}: unknown argument {unknown[0]!r}; expected only "
+                f"{tool}: unknown argument {excerpt(unknown[0])}; expected only "
                 f"{', '.join(allowed['properties'])}"
             )
         for name in allowed.get("required", ()):
@@ -93,7 +93,9 @@ class Arguments:
 
     def _bad(self, name: str, expected: str) -> BadRequest:
         value = self.given[name]
-        return BadRequest(f"{self.tool}: argument {name!r} is {value!r}: expected {expected}")
+        return BadRequest(
+            f"{self.tool}: argument {name!r} is {excerpt(value)}: expected {expected}"
+        )
 
     def text(self, name: str) -> str | None:
         value = self.given.get(name)
@@ -510,14 +512,19 @@ _BY_NAME = {tool.name: tool for tool in TOOLS}
 
 def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> JSON:
     """Run tool ``name``; its structured result, or :class:`ToolError`."""
-    import sqlite3
+    from roteiro_memory.stores.failures import from_database
 
     tool = _BY_NAME.get(name)
     if tool is None:
-        raise ToolError("BadRequest", f"no tool {name!r}; expected one of {', '.join(_BY_NAME)}")
+        raise ToolError(
+            "BadRequest", f"no tool {excerpt(name)}; expected one of {', '.join(_BY_NAME)}"
+        )
     try:
         return tool.run(session, Arguments(name, arguments, tool.input_schema))
     except RoteiroError as error:
         raise ToolError(error.kind, str(error)) from None
-    except sqlite3.Error as error:
-        raise ToolError("Corrupt", f"the store failed: {error}") from None
+    except Exception as error:
+        failed = from_database(error)  # mapped once per store family, as everywhere
+        if failed is None:
+            raise  # a bug: the server answers it as Internal and keeps serving
+        raise ToolError(failed.kind, str(failed)) from None

@@ -445,13 +445,14 @@ def _command_name(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    from roteiro_memory.errors import excerpt
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
         if not is_utf8(argument):
             # The shell passed bytes that are not UTF-8: nothing can store them.
             sys.stderr.write(
-                f"roteiro-memory: error: argument {argument!r} is not valid UTF-8; "
+                f"roteiro-memory: error: argument {excerpt(argument)} is not valid UTF-8; "
                 "every argument must be UTF-8 text\n"
             )
             return ExitCode.USAGE
@@ -488,9 +489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from roteiro_memory.cli.commands import run
+    from roteiro_memory.errors import RoteiroError
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -498,6 +498,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return run(name, args)
-    except sqlite3.Error as error:
-        sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
+    except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as error:  # the last resort: one line, never a traceback
+        # A database error is mapped by its store family (sqlite3's included);
+        # anything else is reported as Corrupt, naming it.  Either way the
+        # store failed: the store's exit status.
+        from roteiro_memory.stores.failures import unexpected
+
+        sys.stderr.write(f"roteiro-memory: error: {unexpected(error)}\n")
         return ExitCode.STORE

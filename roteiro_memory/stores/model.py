@@ -166,7 +166,9 @@ class ModelStore(Store):
     # --- episodic tier ---------------------------------------------------
 
     def _write(self, state: _State, write: MemoryWrite) -> int:
-        valid = sem.validate_write(write.kind, write.scope, write.body, write.confidence)
+        valid = sem.validate_write(
+            write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
+        )
         if write.supersedes is not None:
             target = state.records.get(write.supersedes)
             sem.check_supersedes(
@@ -283,6 +285,7 @@ class ModelStore(Store):
     # --- cache tier ------------------------------------------------------
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         state = self._state
         node = state.nodes.get(anchor) if anchor is not None else None
         state.ticks += 1

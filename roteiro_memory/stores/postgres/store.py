@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, excerpt
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -58,6 +58,7 @@ from roteiro_memory.store import Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
 from roteiro_memory.stores.postgres import transfer as pg_transfer
 from roteiro_memory.stores.postgres.dsn import split_schema
+from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
@@ -141,7 +142,7 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
 def _check_schema_name(schema: str) -> str:
     if not _SCHEMA_NAME.fullmatch(schema):
         raise StoreUnavailable(
-            f"invalid PostgreSQL schema name {schema!r}: expected a letter or underscore "
+            f"invalid PostgreSQL schema name {excerpt(schema)}: expected a letter or underscore "
             "followed by letters, digits or underscores, at most 63 characters"
         )
     return schema
@@ -228,10 +229,21 @@ class PostgresStore(Store):
                 f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
             )
         self.dsn = stripped
-        self.schema = _check_schema_name(schema or named or DEFAULT_SCHEMA)
+        chosen = schema if schema is not None else named
+        if chosen == "":
+            raise StoreUnavailable(
+                "the PostgreSQL schema parameter is empty (schema=): name a schema, e.g. "
+                f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
+            )
+        self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._conn = self._open()
 
     # --- connection and schema -------------------------------------------
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if is_psycopg_error(error):
+            return from_psycopg(error)
+        return super().failure(error)
 
     def describe(self) -> str:
         """Where the store lives, without any password."""
@@ -536,9 +548,15 @@ class PostgresStore(Store):
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"position(%(token{index})s IN m.search) > 0")
-            params[f"token{index}"] = _b(token)
+        tokens = sem.query_tokens(query)
+        if tokens:
+            # One bound array, not one parameter per token: a statement takes
+            # at most 65,535 parameters.
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM unnest(%(tokens)s::bytea[]) AS t(token)"
+                " WHERE position(t.token IN m.search) = 0)"
+            )
+            params["tokens"] = [_b(token) for token in tokens]
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -595,6 +613,7 @@ class PostgresStore(Store):
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             # Ticking takes the clock row's lock before the table is touched,

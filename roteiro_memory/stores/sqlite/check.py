@@ -11,7 +11,8 @@ the caller's read transaction.  Either reports, one finding per offending row:
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
-* an id sequence behind the largest id (ids would be handed out twice).
+* an id sequence that is not an integer, or behind the largest id (ids
+  would be handed out twice).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from roteiro_memory.check import (
     schema_findings,
     supersession,
 )
+from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
@@ -143,7 +145,15 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
         ).fetchone()
         seq = seq_row[0] if seq_row else 0
-        if seq < largest:
+        if not isinstance(seq, int):
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence holds {excerpt(seq)}, not an integer: no id can be handed out",
+                )
+            )
+        elif seq < largest:
             out.append(
                 Finding(
                     "sqlite_sequence",

@@ -22,7 +22,7 @@ from typing import Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -56,6 +56,7 @@ from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.stores.sqlite import check as sqlite_check
 from roteiro_memory.stores.sqlite import transfer as sqlite_transfer
+from roteiro_memory.stores.sqlite.failures import from_sqlite
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import atomic, reading
 from roteiro_memory.transfer import Export
@@ -82,6 +83,12 @@ GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
 connection only, so resolving against another graph writes nothing to the
 store."""
+
+TOKEN_TABLE = "temp.roteiro_tokens"
+"""Where recall puts its query's tokens, matched by one condition however
+many there are: one expression per token would exceed SQLite's
+expression-depth limit (1,000) on a long query.  TEMP, like
+:data:`GRAPH_TABLE`, so a read writes nothing to the store."""
 
 SWEEP_COLS = cols.select_list(cols.SWEEP_READ, "c") + ", n.key, n.blob"
 """The columns eviction is decided by, and no payload: what
@@ -119,6 +126,17 @@ def _stored(
         return value
     expected = ("null or " if null else "") + _TYPE_NAMES[kind]
     raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
+
+
+def _clock(row: Sequence[Any] | None, column: str) -> int:
+    """A value of the cache clock's one row, which only a hand deletes."""
+    if row is None:
+        raise Corrupt(
+            "agent_cache_clock: the cache clock row is missing; "
+            "run `roteiro-memory check` on the store"
+        )
+    value: int = _stored("agent_cache_clock", 0, column, cols.decode((column,), row)[column], int)
+    return value
 
 
 def _record_from_row(raw: Sequence[Any]) -> MemoryRecord:
@@ -220,6 +238,21 @@ def _check_is_store(path: Path) -> None:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
 
 
+def create_private(path: Path) -> None:
+    """Create the file ``path`` names (through a symlink, its target), empty and
+    mode 0600 whatever the umask, unless it exists: memory is unredacted
+    prose, and SQLite gives the ``-wal`` and ``-shm`` files the same mode."""
+    target = Path(os.path.realpath(path))
+    try:
+        handle = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:
+        return  # it exists, or cannot be made: opening it says which
+    try:
+        os.fchmod(handle, 0o600)
+    finally:
+        os.close(handle)
+
+
 def _plain(value: Any) -> Any:
     """A stored value as JSON can hold it: this version writes only text,
     integers and finite reals, but a snapshot must show whatever is there."""
@@ -252,6 +285,7 @@ class SQLiteStore(Store):
 
     def _open(self) -> sqlite3.Connection:
         _check_is_store(self.path)
+        create_private(self.path)
         try:
             conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         except sqlite3.Error as error:
@@ -353,12 +387,16 @@ class SQLiteStore(Store):
             # Ids this batch will get: AUTOINCREMENT hands out one past the
             # larger of the sequence and the largest id, and the write lock is
             # ours, so they are contiguous.
-            base = int(
+            base = _stored(
+                "sqlite_sequence",
+                "agent_memory",
+                "seq",
                 conn.execute(
                     "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence"
                     " WHERE name = 'agent_memory'), 0),"
                     " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
-                ).fetchone()[0]
+                ).fetchone()[0],
+                int,
             )
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
@@ -459,6 +497,17 @@ class SQLiteStore(Store):
         conn.executemany(f"INSERT INTO {GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
         return GRAPH_TABLE
 
+    @staticmethod
+    def _load_tokens(conn: sqlite3.Connection, tokens: Sequence[str]) -> None:
+        """Put a query's tokens in :data:`TOKEN_TABLE`, each once."""
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {TOKEN_TABLE.split('.')[1]} (token TEXT PRIMARY KEY)"
+        )
+        conn.execute(f"DELETE FROM {TOKEN_TABLE}")
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {TOKEN_TABLE} (token) VALUES (?)", ((t,) for t in tokens)
+        )
+
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
         if not sem.fits_int64(id):
             return None
@@ -528,9 +577,11 @@ class SQLiteStore(Store):
     ) -> Recall:
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, False, anchors)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"instr(m.search, :token{index}) > 0")
-            params[f"token{index}"] = token
+        tokens = sem.query_tokens(query)
+        if tokens:
+            where.append(
+                f"NOT EXISTS (SELECT 1 FROM {TOKEN_TABLE} t WHERE instr(m.search, t.token) = 0)"
+            )
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -538,6 +589,8 @@ class SQLiteStore(Store):
         )
         params.update(score_params)
         with self._reading() as conn:
+            if tokens:
+                self._load_tokens(conn, tokens)
             nodes = self._node_table(conn, graph)
             keep = sem.effective_limit(limit)
             if keep is not None:
@@ -577,19 +630,22 @@ class SQLiteStore(Store):
 
     @staticmethod
     def _next_tick(conn: sqlite3.Connection) -> int:
-        return int(
+        return _clock(
             conn.execute(
                 "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
-            ).fetchone()[0]
+            ).fetchone(),
+            "ticks",
         )
 
     @staticmethod
     def _cache_generation(conn: sqlite3.Connection) -> int:
-        return int(
-            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone()[0]
+        return _clock(
+            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone(),
+            "generation",
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             blob = None
@@ -681,11 +737,12 @@ class SQLiteStore(Store):
                 "DELETE FROM agent_cache WHERE key = ?", sorted((key,) for key, _ in doomed)
             )
             freed = sum(size for _, size in doomed)
-            new_generation = int(
+            new_generation = _clock(
                 conn.execute(
                     "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
                     " RETURNING generation"
-                ).fetchone()[0]
+                ).fetchone(),
+                "generation",
             )
         retained = held - freed
         return CacheSweep(
@@ -803,6 +860,11 @@ class SQLiteStore(Store):
 
     def describe(self) -> str:
         return str(self.path)
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if isinstance(error, sqlite3.Error):
+            return from_sqlite(error)
+        return super().failure(error)
 
     def check(self) -> builtins.list[Finding]:
         with self._reading() as conn:
