@@ -16,12 +16,21 @@ Departures from the seed's proposed shapes, each for a reason:
 
 from __future__ import annotations
 
+import re
+
 from roteiro_memory.semantics import KIND_TOKENS
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER"]
+__all__ = ["APPLICATION_ID", "MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER", "created_tables"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
+
+APPLICATION_ID = int.from_bytes(b"RoMm", "big")
+"""``PRAGMA application_id`` of a roteiro-memory store: stamped in the same
+transaction as a migration, so a file carrying it is ours.  (Not a migration:
+it lives in the file header, not in the schema.)  A store an earlier version
+wrote carries none and is recognised by its exact schema instead
+(:func:`created_tables`)."""
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 
@@ -95,3 +104,12 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
+
+
+def created_tables(versions: set[int]) -> set[str]:
+    """The tables the migrations numbered ``versions`` create, with
+    ``schema_migrations`` and the ``sqlite_sequence`` AUTOINCREMENT adds:
+    exactly the tables of a store at those migrations."""
+    sql = "".join(body for version, _, body in MIGRATIONS if version in versions)
+    tables = {"schema_migrations", *re.findall(r"CREATE TABLE (\w+)", sql)}
+    return tables | ({"sqlite_sequence"} if "AUTOINCREMENT" in sql else set())

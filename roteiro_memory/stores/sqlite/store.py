@@ -54,14 +54,34 @@ from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.stores.sqlite import check as sqlite_check
 from roteiro_memory.stores.sqlite import transfer as sqlite_transfer
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
-from roteiro_memory.stores.sqlite.transactions import atomic, reading
+from roteiro_memory.stores.sqlite.migrations import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+    created_tables,
+)
+from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, busy, reading
 from roteiro_memory.transfer import Export
 
-__all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
 BUSY_TIMEOUT_MS = 60_000
-"""How long a writer waits for another process's write to finish."""
+"""How long a writer waits for another process's write to finish, unless
+:data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
+
+
+def _busy_timeout() -> int:
+    text = os.environ.get(BUSY_TIMEOUT_ENV)
+    if text is None:
+        return BUSY_TIMEOUT_MS
+    if not (text.isascii() and text.isdigit() and int(text) < 2**31):
+        raise StoreUnavailable(
+            f"{BUSY_TIMEOUT_ENV} is {text!r}: expected a whole number of milliseconds "
+            f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
+        )
+    return int(text)
+
 
 _CHUNK = 500
 
@@ -196,6 +216,11 @@ def _check_is_store(path: Path) -> None:
     """Refuse, without touching it, a file that is not an SQLite database."""
     if path.is_dir():
         raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+    if path.exists() and not path.is_file():
+        raise StoreUnavailable(
+            f"{path}: not a regular file, so not a roteiro-memory store; "
+            "choose a file path with --db"
+        )
     try:
         with path.open("rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
@@ -222,9 +247,13 @@ class SQLiteStore(Store):
 
     name = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
         self.path = Path(path)
+        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self.migrated: tuple[int, builtins.list[str]] | None = None
+        """Set when opening migrated an existing store: the schema version it
+        was at, and the names of the migrations applied."""
         self._conn = self._open()
 
     @classmethod
@@ -240,17 +269,27 @@ class SQLiteStore(Store):
     def _open(self) -> sqlite3.Connection:
         _check_is_store(self.path)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._check_schema(conn)
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            # Read without the write lock: a store that needs nothing opens
+            # beside a writer, and one that is not ours is refused unwritten.
+            with reading(conn):
+                pending = self._pending(conn)
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
+            if pending:
+                self._migrate(conn)
+        except sqlite3.OperationalError as error:
+            refusal = busy(conn, error)
+            conn.close()
+            if refusal is not None:
+                raise refusal from None
+            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
@@ -259,44 +298,88 @@ class SQLiteStore(Store):
             raise
         return conn
 
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        """Refuse a database that is not ours, or that a newer version wrote."""
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if not tables:
-            return
-        if "schema_migrations" not in tables:
-            raise Corrupt(
-                f"{self.path}: an SQLite database but not a roteiro-memory store "
-                "(it has no schema_migrations table); refusing to change it"
-            )
-        newest = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[
-            0
-        ]
+    def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
+        """The migrations this store still needs, having checked it is ours:
+        it carries :data:`APPLICATION_ID`, or is empty, or has exactly the
+        schema an earlier version (which stamped no id) left.  Anything else,
+        or a schema a newer version wrote, is refused before anything is
+        written."""
+        stamp = conn.execute("PRAGMA application_id").fetchone()[0]
+        if stamp != APPLICATION_ID:
+            if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0 and not stamp:
+                return list(MIGRATIONS)  # a new, empty database
+            if stamp or not self._earlier_version(conn):
+                raise Corrupt(
+                    f"{self.path}: an SQLite database but not a roteiro-memory store (application "
+                    f"id {stamp:#x}, not {APPLICATION_ID:#x}, and its tables and schema_migrations "
+                    "are not those of an earlier roteiro-memory); refusing to change it: "
+                    "choose the path of a store, or a new one, with --db"
+                )
+        applied = self._applied(conn)
+        newest = max(applied, default=0)
         if newest > SCHEMA_VERSION:
             raise Corrupt(
                 f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
                 f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
             )
+        return [m for m in MIGRATIONS if m[0] not in applied]
+
+    def _applied(self, conn: sqlite3.Connection) -> set[int]:
+        tables = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        if tables is None:
+            return set()
+        versions = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        wrong = sorted(repr(v) for v in versions if type(v) is not int)
+        if wrong:
+            raise Corrupt(
+                f"{self.path}: schema_migrations holds version {wrong[0]}, not a whole number; "
+                "run `roteiro-memory check` on it"
+            )
+        return versions
+
+    @staticmethod
+    def _earlier_version(conn: sqlite3.Connection) -> bool:
+        """Whether the unstamped database is a store as an earlier version left
+        it: its schema_migrations has our columns and records our first
+        migrations by number and name, and it has exactly their tables."""
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        if "schema_migrations" not in tables:
+            return False
+        columns = [row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")]
+        if columns != ["version", "name", "applied_at"]:
+            return False
+        rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        recorded = [tuple(row) for row in rows]
+        ours = [(version, name) for version, name, _ in MIGRATIONS]
+        if not recorded or recorded != ours[: len(recorded)]:
+            return False
+        return tables == created_tables({version for version, _ in recorded})
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         with atomic(conn):
+            pending = self._pending(conn)  # again under the lock: another may have migrated
+            if not pending:
+                return
+            earlier = self._applied(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, sql in MIGRATIONS:
-                if version in applied:
-                    continue
+            for version, name, sql in pending:
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        if earlier:
+            self.migrated = (max(earlier), [name for _, name, _ in pending])
 
     def _atomic(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start
