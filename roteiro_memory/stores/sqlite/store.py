@@ -430,12 +430,18 @@ class SQLiteStore(Store):
                     " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
                 ).fetchone()[0]
             )
+            if base > sem.INT64_MAX - len(batch):
+                raise Corrupt(
+                    f"agent_memory: the id sequence is at {base}, so {len(batch)} more ids would "
+                    f"pass the largest 64-bit id {sem.INT64_MAX}; this store can take no more "
+                    "records: record into a new store"
+                )
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
                 conn, {w.anchor for w in batch if w.anchor is not None}
             )
             tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-            tree = tree_row[0] if tree_row else None
+            tree = _stored("sync_state", 0, "tree", tree_row[0], str, True) if tree_row else None
             rows = []
             for write, ok in zip(batch, valid, strict=True):
                 blob, path = (
@@ -479,6 +485,13 @@ class SQLiteStore(Store):
                     if write.supersedes is not None
                 ],
             )
+            # Read back before COMMIT: a record a read would refuse is never
+            # committed, so an error always means nothing was written.
+            for row in conn.execute(
+                f"SELECT {RECORD_COLS}{_record_from('nodes')} WHERE m.id BETWEEN ? AND ?",
+                (ids[0], ids[-1]),
+            ):
+                _record_from_row(row)
         return ids
 
     @staticmethod
@@ -512,7 +525,10 @@ class SQLiteStore(Store):
             for key, blob, path in conn.execute(
                 f"SELECT key, blob, path FROM nodes WHERE key IN ({marks})", chunk
             ):
-                found[key] = (blob, path)
+                found[key] = (
+                    _stored("nodes", key, "blob", blob, str, True),
+                    _stored("nodes", key, "path", path, str, True),
+                )
         return found
 
     @staticmethod
@@ -660,7 +676,7 @@ class SQLiteStore(Store):
             blob = None
             if anchor is not None:
                 node = conn.execute("SELECT blob FROM nodes WHERE key = ?", (anchor,)).fetchone()
-                blob = node[0] if node else None
+                blob = _stored("nodes", anchor, "blob", node[0], str, True) if node else None
             tick = self._next_tick(conn)
             conn.execute(
                 "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
@@ -670,6 +686,10 @@ class SQLiteStore(Store):
                 " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
                 " anchor_blob = excluded.anchor_blob, json = excluded.json",
                 (key, fingerprint, size, self._cache_generation(conn), tick, anchor, blob, json),
+            )
+            # Read back before COMMIT, as a record write does.
+            _entry_from_row(
+                conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = ?", (key,)).fetchone()
             )
 
     def cache_get(self, key: str) -> CacheEntry | None:
