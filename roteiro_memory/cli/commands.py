@@ -557,12 +557,23 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
+    # Written beside the target and moved over it whole: an export that fails
+    # half-way (a full disk) leaves no partial file, and an earlier one intact.
+    target = Path(args.output)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        with open(args.output, "w", encoding="utf-8") as out:
+        with open(partial, "x", encoding="utf-8") as out:
             for line in store.export_lines():
                 out.write(line + "\n")
-    except OSError as error:
-        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+        os.replace(partial, target)
+    except BaseException as error:
+        partial.unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise UsageError(
+                f"cannot write {args.output}: {error.strerror}; nothing was written there "
+                "(free some space, or choose another --output)"
+            ) from None
+        raise
     return OK
 
 
@@ -578,6 +589,8 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
     parsed = read_export(lines)
+    for warning in parsed.warnings:
+        warn(f"{args.file}: {warning}")
     counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)

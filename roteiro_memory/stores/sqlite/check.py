@@ -27,6 +27,7 @@ from roteiro_memory.check import (
     cache_findings,
     memory_findings,
     schema_findings,
+    sequence_findings,
     supersession,
 )
 from roteiro_memory.stores.sql import columns as cols
@@ -143,14 +144,7 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
         ).fetchone()
         seq = seq_row[0] if seq_row else 0
-        if seq < largest:
-            out.append(
-                Finding(
-                    "sqlite_sequence",
-                    "agent_memory",
-                    f"sequence {seq} is behind the largest id {largest}: ids would be reused",
-                )
-            )
+        out += sequence_findings("sqlite_sequence", "agent_memory", "sequence", seq, largest)
     return out
 
 

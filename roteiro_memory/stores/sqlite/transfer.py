@@ -28,6 +28,7 @@ from roteiro_memory.transfer import (
     export_items,
     pointer_rows,
     record_rows,
+    sealed,
 )
 
 __all__ = ["export_lines", "import_export"]
@@ -52,14 +53,17 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
         "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
     ).fetchone()
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    yield export_header(
-        seq[0] if seq else None, ticks, generation, {"tree": witness[0]} if witness else None
+    header = export_header(
+        seq[0] if seq else None,
+        ticks,
+        generation,
+        {"tree": _exportable(witness[0])} if witness else None,
     )
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from export_items(select, _exportable)
+    yield from sealed(header, export_items(select, _exportable))
 
 
 def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
