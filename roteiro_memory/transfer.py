@@ -58,6 +58,7 @@ __all__ = [
     "export_items",
     "export_lines",
     "export_trailer",
+    "holds",
     "import_lines",
     "names",
     "pointer_rows",
@@ -257,6 +258,12 @@ def _typed(value: Any, kind: type, nullable: bool) -> bool:
     if kind is str:
         return isinstance(value, str) and sem.is_utf8(value)
     return isinstance(value, kind)
+
+
+def holds(column: Field, value: Any) -> bool:
+    """Whether a stored ``value`` is one an export line can carry in
+    ``column`` (what the integrity check asks of every stored value)."""
+    return _typed(value, column.type, column.nullable)
 
 
 def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:

@@ -540,6 +540,10 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
+        if path.is_file() and path.stat().st_size == 0:
+            # Zero bytes is a store not yet written, as a missing file is:
+            # any command that records makes it a store.
+            raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
         findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})

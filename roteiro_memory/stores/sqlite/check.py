@@ -11,7 +11,11 @@ the caller's read transaction.  Either reports, one finding per offending row:
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
-* an id sequence behind the largest id (ids would be handed out twice).
+* an id sequence behind the largest id (ids would be handed out twice), or
+  at the end of 64 bits (no record can be added);
+* any stored value an export line cannot carry in its column (binary data,
+  a non-finite real, text where a number belongs): what ``export``, or an
+  ``import`` of its output, would trip on.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from roteiro_memory.check import (
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
+from roteiro_memory.transfer import holds
 
 __all__ = ["check_connection", "check_file"]
 
@@ -106,7 +111,31 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
         findings.extend(supersession(conn))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
+    findings.extend(_values(conn, tables))
     return findings
+
+
+def _values(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    """Each stored value an export line could not carry in its column."""
+    out: list[Finding] = []
+    for table, columns in cols.TABLES.items():
+        if table == "schema_migrations" or table not in tables:
+            continue
+        key = columns[0].name
+        sql = f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {key}"
+        for row in conn.execute(sql):
+            for column, value in zip(columns, row, strict=True):
+                if not holds(column, value):
+                    expected = column.type.__name__ + (" or null" if column.nullable else "")
+                    out.append(
+                        Finding(
+                            table,
+                            f"{key} {row[0]!r}",
+                            f"{column.name} holds {value!r}, which this version never writes "
+                            f"(expected {expected}): export would refuse it",
+                        )
+                    )
+    return out
 
 
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
