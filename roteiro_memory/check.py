@@ -300,6 +300,14 @@ def cache_findings(
     ``ticks`` and ``generation``; a row the reader could not decode comes as
     its finding, passed through."""
     out: list[Finding] = []
+    if ticks < 0 or generation < 0:
+        out.append(
+            Finding(
+                "agent_cache_clock",
+                "id 0",
+                f"ticks {ticks} and generation {generation}: a clock starts at 0 and counts up",
+            )
+        )
     seen_ticks: dict[int, object] = {}
     for entry in entries:
         if isinstance(entry, Finding):

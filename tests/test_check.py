@@ -225,6 +225,12 @@ UNEXPORTABLE = [
         "id 3",
     ),
     (
+        "a clock before its start",
+        "UPDATE agent_cache_clock SET generation = -1",
+        "agent_cache_clock",
+        "id 0",
+    ),
+    (
         "sequence at its end",
         "UPDATE sqlite_sequence SET seq = 9223372036854775807",
         "sqlite_sequence",
