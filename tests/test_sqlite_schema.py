@@ -541,3 +541,17 @@ def test_busy_timeout_is_configurable(tmp_path: Path, monkeypatch: pytest.Monkey
     monkeypatch.setenv(BUSY_TIMEOUT_ENV, "soon")
     with pytest.raises(RoteiroError, match=f"{BUSY_TIMEOUT_ENV}.*'soon'"):
         SQLiteStore(tmp_path / "c.db")
+
+
+def test_store_from_an_earlier_version_after_analyze_is_still_recognised(tmp_path: Path) -> None:
+    """SQLite's own tables (``sqlite_stat1`` after ANALYZE) are not part of
+    the fingerprint."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "analysed")
+    _as_earlier_version(path)
+    conn = sqlite3.connect(path)
+    conn.execute("ANALYZE")
+    conn.close()
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None

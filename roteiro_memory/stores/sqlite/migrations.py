@@ -108,8 +108,7 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 def created_tables(versions: set[int]) -> set[str]:
     """The tables the migrations numbered ``versions`` create, with
-    ``schema_migrations`` and the ``sqlite_sequence`` AUTOINCREMENT adds:
-    exactly the tables of a store at those migrations."""
+    ``schema_migrations``: exactly the tables (other than SQLite's own) of a
+    store at those migrations."""
     sql = "".join(body for version, _, body in MIGRATIONS if version in versions)
-    tables = {"schema_migrations", *re.findall(r"CREATE TABLE (\w+)", sql)}
-    return tables | ({"sqlite_sequence"} if "AUTOINCREMENT" in sql else set())
+    return {"schema_migrations", *re.findall(r"CREATE TABLE (\w+)", sql)}
