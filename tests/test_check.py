@@ -231,6 +231,12 @@ UNEXPORTABLE = [
         "id 0",
     ),
     (
+        "a sequence that is text",
+        "UPDATE sqlite_sequence SET seq = 'many'",
+        "sqlite_sequence",
+        "agent_memory",
+    ),
+    (
         "sequence at its end",
         "UPDATE sqlite_sequence SET seq = 9223372036854775807",
         "sqlite_sequence",

@@ -173,7 +173,16 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
         ).fetchone()
         seq = seq_row[0] if seq_row else 0
-        out += sequence_findings("sqlite_sequence", "agent_memory", "sequence", seq, largest)
+        if type(seq) is not int:
+            out.append(
+                Finding(
+                    "sqlite_sequence",
+                    "agent_memory",
+                    f"sequence holds {seq!r}, not a whole number: export would refuse it",
+                )
+            )
+        else:
+            out += sequence_findings("sqlite_sequence", "agent_memory", "sequence", seq, largest)
     return out
 
 
