@@ -290,3 +290,22 @@ def test_check_of_an_empty_file_agrees_with_list(
     assert main(["list", "--db", str(empty), "--no-sync"]) == ExitCode.NOTHING
     assert capsys.readouterr().err == ""
     assert main(["check", "--db", str(empty)]) == ExitCode.OK, "list made it a store"
+
+
+def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(
+    tmp_path: Path,
+) -> None:
+    """Recognised by the same rule as opening: a Rails-shaped database (text
+    versions) is one finding saying it is not a store, never a traceback."""
+    path = tmp_path / "rails.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version varchar PRIMARY KEY)")
+    conn.execute("INSERT INTO schema_migrations VALUES ('20240101120000')")
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    findings = check_file(path)
+    assert len(findings) == 1, findings
+    assert "not a roteiro-memory store" in findings[0].problem
+    assert path.read_bytes() == before

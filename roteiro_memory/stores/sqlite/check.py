@@ -35,7 +35,12 @@ from roteiro_memory.check import (
     supersession,
 )
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
+from roteiro_memory.stores.sqlite.migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+    recognised,
+)
 from roteiro_memory.stores.sqlite.transactions import reading
 from roteiro_memory.transfer import holds
 
@@ -99,6 +104,11 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
         for line in str(row[0]).splitlines()
         if line.strip() and not line.startswith("*** in database")
     ]
+    why = recognised(conn)
+    if why is not None:
+        # Recognised by the rule opening uses: another tool's tables are not
+        # judged by this store's rules.
+        return [*findings, Finding("store", None, f"not a roteiro-memory store {why}")]
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings.extend(_schema(conn, tables))
     missing = [t for t in _TABLES if t not in tables]

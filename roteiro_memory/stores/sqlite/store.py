@@ -59,7 +59,7 @@ from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SQLITE_HEADER,
-    created_tables,
+    recognised,
 )
 from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, busy, reading
 from roteiro_memory.transfer import Export
@@ -304,17 +304,12 @@ class SQLiteStore(Store):
         schema an earlier version (which stamped no id) left.  Anything else,
         or a schema a newer version wrote, is refused before anything is
         written."""
-        stamp = conn.execute("PRAGMA application_id").fetchone()[0]
-        if stamp != APPLICATION_ID:
-            if conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0 and not stamp:
-                return list(MIGRATIONS)  # a new, empty database
-            if stamp or not self._earlier_version(conn):
-                raise Corrupt(
-                    f"{self.path}: an SQLite database but not a roteiro-memory store (application "
-                    f"id {stamp:#x}, not {APPLICATION_ID:#x}, and its tables and schema_migrations "
-                    "are not those of an earlier roteiro-memory); refusing to change it: "
-                    "choose the path of a store, or a new one, with --db"
-                )
+        why = recognised(conn)
+        if why is not None:
+            raise Corrupt(
+                f"{self.path}: an SQLite database but not a roteiro-memory store {why}; "
+                "refusing to change it: choose the path of a store, or a new one, with --db"
+            )
         applied = self._applied(conn)
         newest = max(applied, default=0)
         if newest > SCHEMA_VERSION:
@@ -338,31 +333,6 @@ class SQLiteStore(Store):
                 "run `roteiro-memory check` on it"
             )
         return versions
-
-    @staticmethod
-    def _earlier_version(conn: sqlite3.Connection) -> bool:
-        """Whether the unstamped database is a store as an earlier version left
-        it: its schema_migrations has our columns and records our first
-        migrations by number and name, and it has exactly their tables."""
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if "schema_migrations" not in tables:
-            return False
-        columns = [row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")]
-        if columns != ["version", "name", "applied_at"]:
-            return False
-        rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
-        recorded = [tuple(row) for row in rows]
-        ours = [(version, name) for version, name, _ in MIGRATIONS]
-        if not recorded or recorded != ours[: len(recorded)]:
-            return False
-        # SQLite's own tables (sqlite_sequence, sqlite_stat1 after ANALYZE) are
-        # not a schema's: they come and go with use.
-        expected = created_tables({version for version, _ in recorded})
-        return {t for t in tables if not t.startswith("sqlite_")} == {
-            t for t in expected if not t.startswith("sqlite_")
-        }
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         with atomic(conn):
