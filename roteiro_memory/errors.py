@@ -22,6 +22,7 @@ __all__ = [
     "InvalidKind",
     "InvalidScope",
     "NotFound",
+    "ResetRefused",
     "RoteiroError",
     "StoreUnavailable",
     "SymbolError",
@@ -141,6 +142,13 @@ class SymbolError(RoteiroError, ValueError):
 class ImportRefused(RoteiroError, ValueError):
     """An import that would not reproduce a store: a bad line, or a store
     that is not empty."""
+
+    kind = "BadRequest"
+
+
+class ResetRefused(RoteiroError, PermissionError):
+    """A ``reset`` the protocol server will not do: its store held data when
+    the server started, and the server was not told it may erase it."""
 
     kind = "BadRequest"
 

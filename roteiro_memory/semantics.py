@@ -45,6 +45,7 @@ __all__ = [
     "MOST_RECENTLY_USED",
     "U64_MAX",
     "WHITE_SPACE",
+    "AnchorFilter",
     "AnchorState",
     "BatchWrite",
     "Decay",
@@ -513,6 +514,27 @@ def check_batch(
 
 
 # --- Query ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AnchorFilter:
+    """Which anchors a listing or recall keeps: a record whose anchor key is
+    one of ``keys`` or starts with one of ``prefixes``; a record with no anchor
+    never.  The command line's ``--anchor PATH`` is the file's key plus the
+    prefix of every symbol in it, and ``--touched`` the keys a change touched;
+    each store applies it before its limit, so the limit rule runs once."""
+
+    keys: frozenset[str] = frozenset()
+    prefixes: tuple[str, ...] = ()
+
+    def matches(self, key: str | None) -> bool:
+        return key is not None and (
+            key in self.keys or any(key.startswith(prefix) for prefix in self.prefixes)
+        )
+
+    def narrowed(self, keys: Iterable[str]) -> AnchorFilter:
+        """Only the keys among ``keys`` this filter keeps, as exact keys."""
+        return AnchorFilter(keys=frozenset(key for key in keys if self.matches(key)))
 
 
 def query_tokens(query: str | None) -> list[str]:

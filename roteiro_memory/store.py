@@ -55,19 +55,41 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
 )
-from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.semantics import DEFAULT_SCOPE, AnchorFilter, Decay, MemoryKind
 
 if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
+__all__ = [
+    "CAPABILITIES",
+    "SERVER_CAPABILITIES",
+    "STORE_CAPABILITIES",
+    "Graph",
+    "MemoryWrite",
+    "Store",
+]
 
 Graph = Mapping[str, str | None]
 """A graph as anchors see it: node key -> blob (None when the node has none)."""
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
-"""Every capability PROTOCOL names; the reference backends declare them all."""
+STORE_CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+)
+"""The capabilities a store has in-process; the reference backends declare them all."""
+
+SERVER_CAPABILITIES: tuple[str, ...] = ("shared", "crash")
+"""The capabilities of a wire server over a store the suite names: several
+instances share it, and it survives SIGKILL (PROTOCOL "Several instances on one
+store, and crashes").  No store declares them in-process."""
+
+CAPABILITIES: tuple[str, ...] = (*STORE_CAPABILITIES, *SERVER_CAPABILITIES)
+"""Every capability PROTOCOL names."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +111,7 @@ class Store(abc.ABC):
     name: str = "store"
     """Short backend name, reported in ``hello``."""
 
-    capabilities: tuple[str, ...] = CAPABILITIES
+    capabilities: tuple[str, ...] = STORE_CAPABILITIES
 
     # --- Episodic tier ---------------------------------------------------
 
@@ -136,9 +158,13 @@ class Store(abc.ABC):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
-        newest.  ``live``/``superseded`` count the whole store."""
+        newest.  ``live``/``superseded`` count the whole store.
+
+        ``anchors`` (on ``list`` and ``recall``, not a PROTOCOL argument) keeps
+        only records whose anchor it matches, before the limit."""
 
     @abc.abstractmethod
     def recall(
@@ -152,6 +178,7 @@ class Store(abc.ABC):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""

@@ -330,6 +330,23 @@ def test_touched_returns_exactly_the_records_on_changed_files_and_symbols(repo: 
     assert {r["record"]["id"] for r in since_initial} == {on_run, on_file, on_readme}
 
 
+def test_touched_and_anchor_path_filter_in_the_store_before_its_limit(repo: Repo) -> None:
+    on_run = repo.add("run sleeps", "src/app/retry.py::Retry.run")
+    on_file = repo.add("retry module", "src/app/retry.py")
+    repo.add("readme greets", "README.txt")
+    newest = repo.add("newest, about the readme", "README.txt")
+    repo.write("src/app/retry.py", RETRY.replace("2**attempt", "3**attempt"))
+    repo.write("README.txt", "hello again\n")
+    under_path = repo.json("recall", "--touched", "--anchor", "src/app/retry.py", "--limit", "1")
+    assert [r["record"]["id"] for r in under_path["results"]] == [on_file]
+    listed = repo.json("list", "--anchor", "src/app/retry.py", "--limit", "1")["records"]
+    assert [r["id"] for r in listed] == [on_file]
+    both = repo.json("list", "--anchor", "src/app/retry.py", "--limit", "2")["records"]
+    assert [r["id"] for r in both] == [on_file, on_run]
+    exact = repo.json("recall", "--touched", "--anchor", "README.txt", "--limit", "1")["results"]
+    assert [r["record"]["id"] for r in exact] == [newest]
+
+
 # --- Where the store lives -----------------------------------------------------
 
 

@@ -9,15 +9,17 @@ it was.  Handlers return the exit status; user errors are raised as
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.agents import commands as agent_commands
+from roteiro_memory.cli.output import emit, say, warn
+from roteiro_memory.cli.session import Session, anchor_filter
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
@@ -26,24 +28,6 @@ from roteiro_memory.errors import (
     UsageError,
 )
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.repo.graph import (
-    PY_PREFIX,
-    GitError,
-    Repo,
-    SyncReport,
-    find_repo,
-    graph_blobs,
-    resolve_tree,
-    rev_graph,
-    sync,
-    touched_keys,
-)
-from roteiro_memory.repo.location import locate, prepare
-from roteiro_memory.results import Recall
-from roteiro_memory.store import Graph, Store
-from roteiro_memory.stores.naming import parse_store_name
-from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
     from roteiro_memory.cli.anchors import AnchorSpec
@@ -51,19 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["HANDLERS", "UsageError"]
 
 OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
-
-
-def emit(value: Any) -> None:
-    """Print a JSON value on one line (ASCII-escaped, so any locale prints it)."""
-    sys.stdout.write(json.dumps(value) + "\n")
-
-
-def say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
-def warn(text: str) -> None:
-    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
 
 
 # --- Parsing values ---------------------------------------------------------
@@ -109,137 +80,6 @@ def budget(text: str | None) -> int:
             f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits"
         ) from None
-
-
-# --- The session: repository, store, sync -----------------------------------
-
-
-class Session:
-    """The repository and store one command works on, found and opened lazily."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self._repo: Repo | None = None
-        self._looked = False
-        self._store: Store | None = None
-        self.synced: SyncReport | None = None
-
-    @property
-    def repo(self) -> Repo | None:
-        if not self._looked:
-            self._repo = find_repo()
-            self._looked = True
-        return self._repo
-
-    def require_repo(self, what: str) -> Repo:
-        repo = self.repo
-        if repo is None:
-            raise GitError(f"{what} needs a git repository: run it inside one")
-        return repo
-
-    def _location_repo(self) -> Path | None:
-        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
-            repo = self.repo
-            return repo.common_dir if repo is not None else None
-        return None
-
-    def store_path(self) -> Path:
-        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
-
-    def dsn(self) -> str | None:
-        """The PostgreSQL DSN the store is named by (``--db`` or
-        ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
-        named = getattr(self.args, "db", None)
-        if named is None:
-            named = os.environ.get("ROTEIRO_MEMORY_DB")
-        if named is None:
-            return None
-        name = parse_store_name("sqlite", named)
-        return name.target if name is not None and name.kind == "postgres" else None
-
-    def store(self, *, must_exist: bool = False) -> Store:
-        if self._store is None and self.dsn() is not None:
-            from roteiro_memory.stores.postgres.store import PostgresStore
-
-            self._store = PostgresStore(str(self.dsn()))
-        if self._store is None:
-            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
-            if must_exist and not location.path.exists():
-                raise StoreUnavailable(
-                    f"no store at {location.path} ({location.origin}): nothing has been "
-                    "recorded there yet"
-                )
-            prepare(location)
-            store = SQLiteStore(location.path)
-            self._store = store
-            if store.migrated is not None:
-                # Any command, reads too, migrates an older store; it says so.
-                version, names = store.migrated
-                warn(
-                    f"{location.path}: migrated the store from schema version {version} to "
-                    f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
-                    "roteiro-memory cannot open it now"
-                )
-        return self._store
-
-    def sync(self, *, announce: bool = False) -> SyncReport | None:
-        """Bring the store's graph up to the working tree, unless ``--no-sync``
-        or there is no repository to sync from."""
-        if getattr(self.args, "no_sync", False):
-            return None
-        repo = self.repo
-        if repo is None:
-            return None
-        store = self.store()
-        if not sys.stderr.isatty():
-            report = sync(store, repo)
-        else:
-            from roteiro_memory.cli.render import ProgressBar
-
-            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
-            try:
-                report = sync(store, repo, parse_bar, hash_bar)
-            finally:
-                hash_bar.close()
-                parse_bar.close()
-        for path, problem in report.unparsable:
-            warn(f"{path} {problem}")
-        self.synced = report
-        return report
-
-    def check_revs(self, **revs: str | None) -> None:
-        """Refuse an unknown revision before anything is synced or written."""
-        for option, rev in revs.items():
-            if rev is not None:
-                resolve_tree(self.require_repo(f"--{option}"), rev)
-
-    def graph_for(self, rev: str | None) -> Graph | None:
-        """The graph of ``rev`` to resolve anchors against; None for the store's."""
-        if rev is None:
-            return None
-        repo = self.require_repo("--rev")
-        _, graph = rev_graph(repo, rev, self.store().export_graph())
-        return graph
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-# --- Anchor filters ---------------------------------------------------------
-
-
-def anchor_filter(
-    spec: AnchorSpec | None,
-) -> tuple[str | None, Callable[[str | None], bool] | None]:
-    """How ``--anchor`` filters: an exact key the store filters by, or, for a
-    bare path, a predicate taking the file and every symbol in it."""
-    if spec is None:
-        return None, None
-    if spec.path is not None and spec.qualname is None:
-        file_key, prefix = spec.key, f"{PY_PREFIX}{spec.path}::"
-        return None, lambda key: key is not None and (key == file_key or key.startswith(prefix))
-    return spec.key, None
 
 
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
@@ -303,22 +143,19 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    key, anchors = anchor_filter(_anchor_spec(session, args.anchor))
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
     listing = store.list(
         scope=args.scope,
         kind=kind,
         anchor_key=key,
         include_superseded=args.all,
-        limit=None if predicate else limit,
-        graph=graph,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [r for r in listing.records if predicate(r.anchor.key if r.anchor else None)]
-        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
     if args.json:
         emit(listing.to_json())
     else:
@@ -332,22 +169,13 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     decay = sem.Decay.parse(args.decay)
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    spec = _anchor_spec(session, args.anchor)
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
-    if args.touched is not None:
-        repo = session.require_repo("--touched")
-        working = store.export_graph()
-        _, before = rev_graph(repo, args.touched, working)
-        touched = touched_keys(before, graph_blobs(working))
-        outer = predicate
-
-        def predicate(anchor: str | None) -> bool:
-            return anchor in touched and (outer is None or outer(anchor))
-
+    touched = session.touched(args.touched) if args.touched is not None else None
+    key, anchors = anchor_filter(spec, touched)
     recall = store.recall(
         query,
         scope=args.scope,
@@ -355,20 +183,10 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
         anchor_key=key,
         decay=decay,
         applicable_only=args.applicable_only,
-        limit=None if predicate else limit,
-        graph=graph,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [
-            r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
-        ]
-        recall = Recall(
-            generation=recall.generation,
-            decay=recall.decay,
-            results=sem.apply_limit(kept, limit),
-            live=recall.live,
-            superseded=recall.superseded,
-        )
     if args.json:
         emit(recall.to_json())
     else:
@@ -619,6 +437,8 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
     "check": cmd_check,
     "export": cmd_export,
     "import": cmd_import,
+    "mcp": agent_commands.cmd_mcp,
+    "pack": agent_commands.cmd_pack,
 }
 
 

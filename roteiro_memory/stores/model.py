@@ -148,6 +148,7 @@ class ModelStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> builtins.list[_Row]:
         wanted_kind = sem.parse_kind(kind) if kind is not None else None
         rows = [
@@ -156,6 +157,7 @@ class ModelStore(Store):
             if (scope is None or row.scope == scope)
             and (wanted_kind is None or row.kind is wanted_kind)
             and (anchor_key is None or row.anchor_key == anchor_key)
+            and (anchors is None or anchors.matches(row.anchor_key))
             and (include_superseded or row.superseded_by is None)
         ]
         rows.sort(key=lambda r: r.id, reverse=True)
@@ -223,8 +225,9 @@ class ModelStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        rows = self._matching(scope, kind, anchor_key, include_superseded)
+        rows = self._matching(scope, kind, anchor_key, include_superseded, anchors)
         live, superseded = self._counts()
         records = [self._record(row, graph) for row in sem.apply_limit(rows, limit)]
         return MemoryListing(records=records, live=live, superseded=superseded)
@@ -240,9 +243,10 @@ class ModelStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
-        rows = self._matching(scope, kind, anchor_key, include_superseded=False)
+        rows = self._matching(scope, kind, anchor_key, False, anchors)
         tokens = sem.query_tokens(query)
         generation = max(self._state.records, default=0)
         ranked: builtins.list[Recalled] = []

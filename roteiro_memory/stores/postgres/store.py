@@ -68,6 +68,7 @@ from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
+    TextSets,
     recall_sql,
     record_filters,
 )
@@ -81,6 +82,18 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "split_schema"]
+
+SETS = TextSets(
+    member=lambda column, param: f"{column} = ANY({param}::bytea[])",
+    prefixed=lambda column, param: (
+        f"EXISTS (SELECT 1 FROM unnest({param}::bytea[]) AS p(v)"
+        f" WHERE substring({column} FROM 1 FOR length(p.v)) = p.v)"
+    ),
+    bind=lambda values: [_b(value) for value in values],
+)
+"""Sets of text bound as one ``bytea[]`` (text is stored as UTF-8 bytes, and a
+prefix of a string's bytes is the bytes of its prefix)."""
+
 
 DEFAULT_SCHEMA = "roteiro"
 """The schema a store lives in when its name carries none."""
@@ -479,6 +492,7 @@ class PostgresStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> tuple[builtins.list[str], dict[str, object]]:
         return record_filters(
             scope,
@@ -487,6 +501,8 @@ class PostgresStore(Store):
             include_superseded,
             placeholder=lambda name: f"%({name})s",
             text=_b,
+            sets=SETS,
+            anchors=anchors,
         )
 
     def list(
@@ -498,8 +514,9 @@ class PostgresStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded, anchors)
         sql = f"SELECT {RECORD_COLS}{_record_from(_node_relation(graph, params))}"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -524,9 +541,10 @@ class PostgresStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
         for index, token in enumerate(sem.query_tokens(query)):
             where.append(f"position(%(token{index})s IN m.search) > 0")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import math
 import os
 import sqlite3
@@ -45,6 +46,7 @@ from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
+    TextSets,
     recall_sql,
     record_filters,
 )
@@ -65,6 +67,17 @@ from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, 
 from roteiro_memory.transfer import Export
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+
+SETS = TextSets(
+    member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
+    prefixed=lambda column, param: (
+        f"EXISTS (SELECT 1 FROM json_each({param}) p"
+        f" WHERE substr({column}, 1, length(p.value)) = p.value)"
+    ),
+    bind=lambda values: json.dumps(list(values)),
+)
+"""Sets of text bound as one JSON array and read with ``json_each``."""
+
 
 BUSY_TIMEOUT_MS = 60_000
 """How long a writer waits for another process's write to finish, unless
@@ -536,6 +549,7 @@ class SQLiteStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> tuple[list[str], dict[str, object]]:
         return record_filters(
             scope,
@@ -544,6 +558,8 @@ class SQLiteStore(Store):
             include_superseded,
             placeholder=lambda name: f":{name}",
             text=lambda value: value,
+            sets=SETS,
+            anchors=anchors,
         )
 
     def list(
@@ -555,8 +571,9 @@ class SQLiteStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded, anchors)
         with self._reading() as conn:
             sql = f"SELECT {RECORD_COLS}{_record_from(self._node_table(conn, graph))}"
             if where:
@@ -581,9 +598,10 @@ class SQLiteStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         for index, token in enumerate(sem.query_tokens(query)):
             where.append(f"instr(m.search, :token{index}) > 0")
             params[f"token{index}"] = token
