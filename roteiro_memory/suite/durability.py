@@ -89,6 +89,8 @@ class DurabilitySpec:
     readers: int = 0
     kills: int = 0
     seconds: float = 15.0
+    rules: tuple[str, ...] = ()
+    """The PROTOCOL.md rules the entry checks, by tag."""
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -106,6 +108,7 @@ ENTRIES: tuple[DurabilitySpec, ...] = (
         seed=1,
         writers=4,
         readers=2,
+        rules=("P-store-env", "P-acknowledged", "P-shared"),
     ),
     DurabilitySpec(
         "durability-shared-supersession",
@@ -117,6 +120,7 @@ ENTRIES: tuple[DurabilitySpec, ...] = (
         seed=2,
         writers=4,
         readers=2,
+        rules=("P-store-env", "P-acknowledged", "P-shared"),
     ),
     DurabilitySpec(
         "durability-crash-records",
@@ -127,6 +131,7 @@ ENTRIES: tuple[DurabilitySpec, ...] = (
         supersede=0.0,
         seed=3,
         kills=5,
+        rules=("P-store-env", "P-acknowledged", "P-crash"),
     ),
     DurabilitySpec(
         "durability-crash-supersession",
@@ -137,6 +142,7 @@ ENTRIES: tuple[DurabilitySpec, ...] = (
         supersede=0.5,
         seed=4,
         kills=6,
+        rules=("P-store-env", "P-acknowledged", "P-crash"),
     ),
 )
 """The built-in entries; the plugin collects one item each."""
