@@ -598,3 +598,18 @@ def test_a_dsn_with_an_empty_schema_or_malformed_is_refused_in_one_line(dsn: str
     assert "\n" not in message
     assert "%zz" not in message
     assert ("schema" in message) if "schema=" in dsn else ("malformed" in message)
+
+
+def test_sequence_overflow_reports_the_exhausted_sequence_on_postgres(pg: PostgresStore) -> None:
+    """As on SQLite: an id counter at the end of 64 bits is named, and the
+    refused write leaves the store as it was."""
+    from roteiro_memory.check import check_store
+    from roteiro_memory.errors import Corrupt
+
+    pg.record("lesson", "one")
+    pg.connection.execute("UPDATE agent_memory_ids SET last_id = %s WHERE id = 0", (2**63 - 1,))
+    before = pg.snapshot()
+    with pytest.raises(Corrupt, match=f"id counter is at {2**63 - 1}"):
+        pg.record("lesson", "two")
+    assert pg.snapshot() == before
+    assert any("largest 64-bit id" in str(f) for f in check_store(pg))

@@ -113,3 +113,16 @@ def test_check_store_with_no_files_honours_the_environment(
     status, lines = _run(capsys)
     assert status == 1
     assert lines[0].startswith(f"{store}: {EXPECTED['kind']}")
+
+
+def test_check_store_with_an_unreachable_postgres_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ROTEIRO_MEMORY_DB naming a server nobody answers at is a finding,
+    never a pass having checked nothing."""
+    monkeypatch.setenv("ROTEIRO_MEMORY_DB", "postgresql://127.0.0.1:1/nothing?connect_timeout=2")
+    status = main([])
+    out, _err = capsys.readouterr()
+    assert status == 1
+    assert "127.0.0.1" in out, out
+    assert "cannot" in out.lower(), out

@@ -120,6 +120,36 @@ def test_forbid_store_sees_a_schema_only_in_the_log(tmp_path: Path) -> None:
     assert info is not None
 
 
+def test_forbid_store_knows_the_application_id() -> None:
+    """The hook keeps its own copy of the stamp so it need not import the store."""
+    from roteiro_memory.stores.sqlite.migrations import APPLICATION_ID
+
+    assert int.from_bytes(sniff.APPLICATION_ID_BYTES, "big") == APPLICATION_ID
+
+
+def test_forbid_store_knows_a_stamped_store_whatever_its_tables(tmp_path: Path) -> None:
+    """A file carrying the application id is a store even with its tables gone."""
+    import sqlite3
+
+    path = plant_store(tmp_path / "memory.db")
+    with open_store(path):
+        pass
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    for (table,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall():
+        conn.execute(f'DROP TABLE "{table}"')
+    conn.commit()
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    assert sniff.is_stamped(path)
+    info = sniff.store_info(path)
+    assert info is not None
+    assert info.readable
+    assert not sniff.is_stamped(plant_foreign_sqlite(tmp_path / "notes.db"))
+
+
 def test_forbid_store_knows_the_export_format() -> None:
     """The hook keeps its own copy of the tag so it need not import the exporter."""
     assert EXPORT_FORMAT.startswith(sniff.EXPORT_TAG_PREFIX)

@@ -386,6 +386,10 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
+        if path.is_file() and path.stat().st_size == 0:
+            # Zero bytes is a store not yet written, as a missing file is:
+            # any command that records makes it a store.
+            raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
         findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
@@ -404,18 +408,28 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
+    # Written beside the target and moved over it whole: an export that fails
+    # half-way (a full disk) leaves no partial file, and an earlier one intact.
+    target = Path(args.output)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        # Private like the store it copies, whatever the umask, even when the
-        # file was there before.
-        handle = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Private like the store it copies, whatever the umask.
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.fchmod(handle, 0o600)
         with open(handle, "w", encoding="utf-8") as out:
             for line in store.export_lines():
                 out.write(line + "\n")
-    except (OSError, ValueError) as error:
-        # ValueError: a path holding a NUL byte.
-        reason = getattr(error, "strerror", None) or str(error)
-        raise UsageError(f"cannot write {excerpt(args.output)}: {reason}") from None
+        os.replace(partial, target)
+    except BaseException as error:
+        partial.unlink(missing_ok=True)
+        if isinstance(error, (OSError, ValueError)):
+            # ValueError: a path holding a NUL byte.
+            reason = getattr(error, "strerror", None) or str(error)
+            raise UsageError(
+                f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
+                "(free some space, or choose another --output)"
+            ) from None
+        raise
     return OK
 
 
@@ -452,6 +466,8 @@ def cmd_import(args: argparse.Namespace, session: Session) -> int:
             f"cannot import {excerpt(args.file)}: a line nests arrays or objects too deeply "
             "to be an export"
         ) from None
+    for warning in parsed.warnings:
+        warn(f"{args.file}: {warning}")
     counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)

@@ -30,6 +30,7 @@ from roteiro_memory.repo.location import locate, prepare
 from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.store import Graph, Store
 from roteiro_memory.stores.naming import parse_store_name
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
@@ -94,7 +95,16 @@ class Session:
                     "recorded there yet"
                 )
             prepare(location)
-            self._store = SQLiteStore(location.path)
+            store = SQLiteStore(location.path)
+            self._store = store
+            if store.migrated is not None:
+                # Any command, reads too, migrates an older store; it says so.
+                version, names = store.migrated
+                warn(
+                    f"{location.path}: migrated the store from schema version {version} to "
+                    f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
+                    "roteiro-memory cannot open it now"
+                )
         return self._store
 
     def sync(self, *, announce: bool = False) -> SyncReport | None:

@@ -4,6 +4,7 @@ A name proves nothing (a store can be called anything; ``notes.db`` may be
 someone else's database), so every test here reads the file:
 
 * a **store** is an SQLite database (its first 16 bytes are the SQLite header)
+  that carries this project's ``PRAGMA application_id`` in its header, or
   whose schema holds this project's tables: ``agent_memory``, or a
   ``schema_migrations`` that records one of this project's migrations;
 * a **companion** is a file named ``DB-wal``, ``DB-shm`` or ``DB-journal``
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
+    "APPLICATION_ID_BYTES",
     "EXPORT_TAG_FIELD",
     "EXPORT_TAG_PREFIX",
     "SQLITE_HEADER",
@@ -45,6 +47,7 @@ __all__ = [
     "StoreInfo",
     "What",
     "is_sqlite",
+    "is_stamped",
     "is_wal",
     "read_schema",
     "recognise",
@@ -55,6 +58,12 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 """The first four bytes of a WAL file, big-endian; the last bit names the
 byte order of its checksums."""
+APPLICATION_ID_BYTES = b"RoMm"
+"""A store's ``PRAGMA application_id``, as the header keeps it (big-endian, at
+:data:`_APPLICATION_ID_OFFSET`); kept here rather than imported, so a hook
+starts fast, and a test keeps it in step with
+:data:`roteiro_memory.stores.sqlite.migrations.APPLICATION_ID`."""
+_APPLICATION_ID_OFFSET = 68
 SCHEMA_SIGNATURES = (b"CREATE TABLE agent_memory", b"CREATE TABLE agent_cache")
 """Text of this project's schema as SQLite keeps it in ``sqlite_master``."""
 EXPORT_TAG_FIELD = "format"
@@ -131,6 +140,13 @@ def is_sqlite(path: Path) -> bool:
     return _head(path, len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
+def is_stamped(path: Path) -> bool:
+    """Whether the header of the database at ``path`` carries this project's
+    application id: a file stamped so is a store, whatever its schema says."""
+    end = _APPLICATION_ID_OFFSET + len(APPLICATION_ID_BYTES)
+    return _head(path, end)[_APPLICATION_ID_OFFSET:end] == APPLICATION_ID_BYTES
+
+
 def is_wal(path: Path) -> bool:
     head = _head(path, 4)
     return len(head) == 4 and int.from_bytes(head, "big") in WAL_MAGIC
@@ -191,14 +207,15 @@ def store_info(path: Path) -> StoreInfo | None:
         return None
     import sqlite3
 
+    stamped = is_stamped(path)
     try:
         tables, migrations = read_schema(path)
     except sqlite3.DatabaseError:
-        if _carries_schema(path):
+        if stamped or _carries_schema(path):
             return StoreInfo(frozenset(), (), readable=False)
         return None
     ours = _our_migration_names()
-    if "agent_memory" in tables or any(name in ours for _, name in migrations):
+    if stamped or "agent_memory" in tables or any(name in ours for _, name in migrations):
         return StoreInfo(tables, migrations, readable=True)
     if not tables:
         wal = path.with_name(path.name + "-wal")

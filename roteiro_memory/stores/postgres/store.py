@@ -386,12 +386,22 @@ class PostgresStore(Store):
             # so ids commit in increasing order.  A refusal below rolls the
             # reservation back with everything else.
             row = conn.execute(
-                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s WHERE id = 0"
+                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s"
+                " WHERE id = 0 AND last_id <= %(room)s"
                 " RETURNING last_id - %(n)s, (SELECT tree FROM sync_state WHERE id = 0)",
-                {"n": len(batch)},
+                {"n": len(batch), "room": sem.INT64_MAX - len(batch)},
             ).fetchone()
             if row is None:
-                raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                counter = conn.execute(
+                    "SELECT last_id FROM agent_memory_ids WHERE id = 0"
+                ).fetchone()
+                if counter is None:
+                    raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                raise Corrupt(
+                    f"{self.describe()}: agent_memory: the id counter is at {counter[0]}, so "
+                    f"{len(batch)} more ids would pass the largest 64-bit id {sem.INT64_MAX}; "
+                    "this store can take no more records: record into a new store"
+                )
             base, tree = int(row[0]), row[1]
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(

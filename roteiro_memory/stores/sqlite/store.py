@@ -57,11 +57,17 @@ from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.stores.sqlite import check as sqlite_check
 from roteiro_memory.stores.sqlite import transfer as sqlite_transfer
 from roteiro_memory.stores.sqlite.failures import from_sqlite
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
-from roteiro_memory.stores.sqlite.transactions import atomic, reading
+from roteiro_memory.stores.sqlite.migrations import (
+    APPLICATION_ID,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+    recognised,
+)
+from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, busy, reading
 from roteiro_memory.transfer import Export
 
-__all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
 SETS = TextSets(
     member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
@@ -75,7 +81,21 @@ SETS = TextSets(
 
 
 BUSY_TIMEOUT_MS = 60_000
-"""How long a writer waits for another process's write to finish."""
+"""How long a writer waits for another process's write to finish, unless
+:data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
+
+
+def _busy_timeout() -> int:
+    text = os.environ.get(BUSY_TIMEOUT_ENV)
+    if text is None:
+        return BUSY_TIMEOUT_MS
+    if not (text.isascii() and text.isdigit() and int(text) < 2**31):
+        raise StoreUnavailable(
+            f"{BUSY_TIMEOUT_ENV} is {text!r}: expected a whole number of milliseconds "
+            f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
+        )
+    return int(text)
+
 
 _CHUNK = 500
 
@@ -227,6 +247,11 @@ def _check_is_store(path: Path) -> None:
     """Refuse, without touching it, a file that is not an SQLite database."""
     if path.is_dir():
         raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+    if path.exists() and not path.is_file():
+        raise StoreUnavailable(
+            f"{path}: not a regular file, so not a roteiro-memory store; "
+            "choose a file path with --db"
+        )
     try:
         with path.open("rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
@@ -268,9 +293,13 @@ class SQLiteStore(Store):
 
     name = "sqlite"
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
         self.path = Path(path)
+        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self.migrated: tuple[int, builtins.list[str]] | None = None
+        """Set when opening migrated an existing store: the schema version it
+        was at, and the names of the migrations applied."""
         self._conn = self._open()
 
     @classmethod
@@ -287,17 +316,27 @@ class SQLiteStore(Store):
         _check_is_store(self.path)
         create_private(self.path)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self._check_schema(conn)
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            # Read without the write lock: a store that needs nothing opens
+            # beside a writer, and one that is not ours is refused unwritten.
+            with reading(conn):
+                pending = self._pending(conn)
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            self._migrate(conn)
+            if pending:
+                self._migrate(conn)
+        except sqlite3.OperationalError as error:
+            refusal = busy(conn, error)
+            conn.close()
+            if refusal is not None:
+                raise refusal from None
+            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
@@ -306,44 +345,63 @@ class SQLiteStore(Store):
             raise
         return conn
 
-    def _check_schema(self, conn: sqlite3.Connection) -> None:
-        """Refuse a database that is not ours, or that a newer version wrote."""
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if not tables:
-            return
-        if "schema_migrations" not in tables:
+    def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
+        """The migrations this store still needs, having checked it is ours:
+        it carries :data:`APPLICATION_ID`, or is empty, or has exactly the
+        schema an earlier version (which stamped no id) left.  Anything else,
+        or a schema a newer version wrote, is refused before anything is
+        written."""
+        why = recognised(conn)
+        if why is not None:
             raise Corrupt(
-                f"{self.path}: an SQLite database but not a roteiro-memory store "
-                "(it has no schema_migrations table); refusing to change it"
+                f"{self.path}: an SQLite database but not a roteiro-memory store {why}; "
+                "refusing to change it: choose the path of a store, or a new one, with --db"
             )
-        newest = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[
-            0
-        ]
+        applied = self._applied(conn)
+        newest = max(applied, default=0)
         if newest > SCHEMA_VERSION:
             raise Corrupt(
                 f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
                 f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
             )
+        return [m for m in MIGRATIONS if m[0] not in applied]
+
+    def _applied(self, conn: sqlite3.Connection) -> set[int]:
+        tables = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        if tables is None:
+            return set()
+        versions = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        wrong = sorted(repr(v) for v in versions if type(v) is not int)
+        if wrong:
+            raise Corrupt(
+                f"{self.path}: schema_migrations holds version {wrong[0]}, not a whole number; "
+                "run `roteiro-memory check` on it"
+            )
+        return versions
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         with atomic(conn):
+            pending = self._pending(conn)  # again under the lock: another may have migrated
+            if not pending:
+                return
+            earlier = self._applied(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, sql in MIGRATIONS:
-                if version in applied:
-                    continue
+            for version, name, sql in pending:
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        if earlier:
+            self.migrated = (max(earlier), [name for _, name, _ in pending])
 
     def _atomic(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start
@@ -398,12 +456,18 @@ class SQLiteStore(Store):
                 ).fetchone()[0],
                 int,
             )
+            if base > sem.INT64_MAX - len(batch):
+                raise Corrupt(
+                    f"agent_memory: the id sequence is at {base}, so {len(batch)} more ids would "
+                    f"pass the largest 64-bit id {sem.INT64_MAX}; this store can take no more "
+                    "records: record into a new store"
+                )
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
                 conn, {w.anchor for w in batch if w.anchor is not None}
             )
             tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-            tree = tree_row[0] if tree_row else None
+            tree = _stored("sync_state", 0, "tree", tree_row[0], str, True) if tree_row else None
             rows = []
             for write, ok in zip(batch, valid, strict=True):
                 blob, path = (
@@ -447,6 +511,13 @@ class SQLiteStore(Store):
                     if write.supersedes is not None
                 ],
             )
+            # Read back before COMMIT: a record a read would refuse is never
+            # committed, so an error always means nothing was written.
+            for row in conn.execute(
+                f"SELECT {RECORD_COLS}{_record_from('nodes')} WHERE m.id BETWEEN ? AND ?",
+                (ids[0], ids[-1]),
+            ):
+                _record_from_row(row)
         return ids
 
     @staticmethod
@@ -480,7 +551,10 @@ class SQLiteStore(Store):
             for key, blob, path in conn.execute(
                 f"SELECT key, blob, path FROM nodes WHERE key IN ({marks})", chunk
             ):
-                found[key] = (blob, path)
+                found[key] = (
+                    _stored("nodes", key, "blob", blob, str, True),
+                    _stored("nodes", key, "path", path, str, True),
+                )
         return found
 
     @staticmethod
@@ -651,7 +725,7 @@ class SQLiteStore(Store):
             blob = None
             if anchor is not None:
                 node = conn.execute("SELECT blob FROM nodes WHERE key = ?", (anchor,)).fetchone()
-                blob = node[0] if node else None
+                blob = _stored("nodes", anchor, "blob", node[0], str, True) if node else None
             tick = self._next_tick(conn)
             conn.execute(
                 "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
@@ -661,6 +735,10 @@ class SQLiteStore(Store):
                 " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
                 " anchor_blob = excluded.anchor_blob, json = excluded.json",
                 (key, fingerprint, size, self._cache_generation(conn), tick, anchor, blob, json),
+            )
+            # Read back before COMMIT, as a record write does.
+            _entry_from_row(
+                conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = ?", (key,)).fetchone()
             )
 
     def cache_get(self, key: str) -> CacheEntry | None:

@@ -28,6 +28,7 @@ from roteiro_memory.transfer import (
     export_items,
     pointer_rows,
     record_rows,
+    sealed,
 )
 
 __all__ = ["export_lines", "import_export"]
@@ -55,7 +56,7 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
         )
     ticks, generation = (_exportable(value) for value in clock)
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    yield export_header(
+    header = export_header(
         _exportable(seq[0]) if seq else None,
         ticks,
         generation,
@@ -65,7 +66,7 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from export_items(select, _exportable)
+    yield from sealed(header, export_items(select, _exportable))
 
 
 def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
