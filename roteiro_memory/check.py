@@ -9,8 +9,10 @@ exist once.  The rules, one :class:`Finding` per offending row:
 * a schema newer than this version knows, or migrations missing;
 * supersession pointers that dangle, fork (two records superseded by one),
   point backwards in time, or form a cycle, and timestamps without pointers;
-* kinds outside the vocabulary, confidences outside [0, 1], scopes and bodies
-  a write would refuse, search text that disagrees with its record;
+* ids that are not positive, kinds outside the vocabulary, confidences
+  outside [0, 1], scopes and bodies a write would refuse, search text that
+  disagrees with its record;
+* an id sequence behind the largest id, or at the end of 64 bits;
 * cache entries whose ``bytes`` disagree with their payload, and clocks
   behind the entries they stamped (or two entries sharing one tick);
 * a term index (postings, live term frequencies, counts) that disagrees with
@@ -41,6 +43,7 @@ __all__ = [
     "index_findings",
     "memory_findings",
     "schema_findings",
+    "sequence_findings",
     "supersession",
     "supersession_findings",
 ]
@@ -144,6 +147,10 @@ def memory_findings(rows: Iterable[MemoryRow | Finding]) -> list[Finding]:
 def _memory_row(row: MemoryRow) -> list[Finding]:
     out: list[Finding] = []
     where = f"id {row.id}"
+    if row.id <= 0:
+        out.append(
+            Finding("agent_memory", where, f"id {row.id} is not positive: ids are issued from 1")
+        )
     if row.vocabulary is not None:
         kind, confidence = row.vocabulary
         if kind not in sem.KIND_TOKENS:
@@ -169,7 +176,9 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     except RoteiroError as error:
         out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
     key, path = row.anchor_key, row.anchor_path
-    if row.search != sem.search_text(body, key, path):
+    if not all(value is None or isinstance(value, str) for value in (key, path)):
+        out.append(Finding("agent_memory", where, "anchor_key or anchor_path is not text"))
+    elif row.search != sem.search_text(body, key, path):
         out.append(
             Finding(
                 "agent_memory",
@@ -183,6 +192,32 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
                 "agent_memory",
                 where,
                 "superseded_by and superseded_at disagree: one is set, the other is not",
+            )
+        )
+    return out
+
+
+def sequence_findings(
+    table: str, row: str | None, noun: str, sequence: int, largest: int
+) -> list[Finding]:
+    """An id ``sequence`` (the last id issued, the ``noun`` a store calls it)
+    behind the ``largest`` id held, so ids would be issued twice, or at the
+    largest 64-bit id, so no record can be added."""
+    out = []
+    if sequence < largest:
+        out.append(
+            Finding(
+                table,
+                row,
+                f"{noun} {sequence} is behind the largest id {largest}: ids would be reused",
+            )
+        )
+    if sequence >= sem.INT64_MAX:
+        out.append(
+            Finding(
+                table,
+                row,
+                f"{noun} {sequence} is at the largest 64-bit id: no record can be added",
             )
         )
     return out
@@ -273,6 +308,14 @@ def cache_findings(
     ``ticks`` and ``generation``; a row the reader could not decode comes as
     its finding, passed through."""
     out: list[Finding] = []
+    if ticks < 0 or generation < 0:
+        out.append(
+            Finding(
+                "agent_cache_clock",
+                "id 0",
+                f"ticks {ticks} and generation {generation}: a clock starts at 0 and counts up",
+            )
+        )
     seen_ticks: dict[int, object] = {}
     for entry in entries:
         if isinstance(entry, Finding):

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory.errors import Unsupported
+from roteiro_memory.errors import RoteiroError, Unsupported, unexpected_failure
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -73,18 +73,26 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
 )
-from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.semantics import DEFAULT_SCOPE, AnchorFilter, Decay, MemoryKind
 
 if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["CAPABILITIES", "DEFAULT_CAPABILITIES", "Graph", "MemoryWrite", "Store"]
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_CAPABILITIES",
+    "SERVER_CAPABILITIES",
+    "STORE_CAPABILITIES",
+    "Graph",
+    "MemoryWrite",
+    "Store",
+]
 
 Graph = Mapping[str, str | None]
 """A graph as anchors see it: node key -> blob (None when the node has none)."""
 
-CAPABILITIES: tuple[str, ...] = (
+STORE_CAPABILITIES: tuple[str, ...] = (
     "episodic",
     "cache",
     "graph",
@@ -93,11 +101,19 @@ CAPABILITIES: tuple[str, ...] = (
     "durable",
     "search",
 )
-"""Every capability PROTOCOL names."""
+"""The capabilities a store has in-process; the reference backends declare them all."""
 
-DEFAULT_CAPABILITIES: tuple[str, ...] = tuple(c for c in CAPABILITIES if c != "search")
-"""What a store declares unless it says otherwise: everything but ``search``,
-which needs a term index a backend declares by overriding ``capabilities``."""
+DEFAULT_CAPABILITIES: tuple[str, ...] = tuple(c for c in STORE_CAPABILITIES if c != "search")
+"""What a store declares unless it says otherwise: everything in-process but
+``search``, which needs a term index a backend declares by overriding ``capabilities``."""
+
+SERVER_CAPABILITIES: tuple[str, ...] = ("shared", "crash")
+"""The capabilities of a wire server over a store the suite names: several
+instances share it, and it survives SIGKILL (PROTOCOL "Several instances on one
+store, and crashes").  No store declares them in-process."""
+
+CAPABILITIES: tuple[str, ...] = (*STORE_CAPABILITIES, *SERVER_CAPABILITIES)
+"""Every capability PROTOCOL names."""
 
 
 @dataclass(frozen=True)
@@ -166,9 +182,13 @@ class Store(abc.ABC):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
-        newest.  ``live``/``superseded`` count the whole store."""
+        newest.  ``live``/``superseded`` count the whole store.
+
+        ``anchors`` (on ``list``, ``recall`` and ``search``, not a PROTOCOL argument) keeps
+        only records whose anchor it matches, before the limit."""
 
     @abc.abstractmethod
     def recall(
@@ -182,6 +202,7 @@ class Store(abc.ABC):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""
@@ -197,10 +218,13 @@ class Store(abc.ABC):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
     ) -> Recall:
         """Live matching records holding any query term, ranked by
         relevance x evidence then newest id (:mod:`roteiro_memory.lexical`);
-        the limit applies after ranking.  Writes nothing.
+        the limit applies after ranking.  Writes nothing.  ``anchors`` (not a
+        PROTOCOL argument) narrows the candidates as on :meth:`recall`; the
+        statistics stay those of the whole store.
 
         Optional: a backend without a term index raises Unsupported and
         leaves ``search`` out of its capabilities.
@@ -315,6 +339,14 @@ class Store(abc.ABC):
         :class:`~roteiro_memory.transfer.ImportRefused`), in one transaction:
         all or nothing.  Returns the count of nodes, records and cache entries."""
         raise self._unsupported("import")
+
+    def failure(self, error: Exception) -> RoteiroError:
+        """What ``error``, raised by an operation that did not report it
+        itself, is reported as: the protocol server's last resort, so that
+        every request is answered.  A database store maps its driver's
+        errors once for its family (:mod:`roteiro_memory.stores.failures`);
+        anything else is :func:`~roteiro_memory.errors.unexpected_failure`."""
+        return unexpected_failure(error)
 
     def _unsupported(self, operation: str) -> Unsupported:
         return Unsupported(

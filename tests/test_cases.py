@@ -20,12 +20,15 @@ from roteiro_memory.suite.cases import (
     load_registry,
 )
 from roteiro_memory.suite.drivers import resolve_backend
+from roteiro_memory.suite.durability import ENTRIES
 from roteiro_memory.suite.runner import run_case
 
 
 def test_every_registry_invariant_has_a_case() -> None:
     registry = load_registry()
     cited = collections.Counter(case.invariant for case in load_cases())
+    # The shared and crash rules are checked by the durability entries, not cases.
+    cited.update(entry.invariant for entry in ENTRIES)
     missing = sorted(tag for tag in registry if tag not in cited)
     assert not missing, f"invariants with no case: {missing}"
 
@@ -53,18 +56,16 @@ def test_every_shipped_file_matches_the_schema() -> None:
 
 @pytest.mark.parametrize("backend", ["sqlite", "memory"])
 def test_every_case_passes_on_the_reference_backends(backend: str) -> None:
-    """Every case passes, but those needing a capability the backend leaves
-    undeclared (search, on the SQL stores), which are skipped."""
     opened = resolve_backend(backend)
     try:
-        declared = opened.capabilities()
         outcomes = [(c, run_case(c, opened)) for c in load_cases()]
     finally:
         opened.close()
     failed = [o for _, o in outcomes if o.status == "failed"]
     assert not failed, [f"{o.case_id}: {o.message}" for o in failed]
-    skipped = {c.id for c, o in outcomes if o.status == "skipped"}
-    assert skipped == {c.id for c, _ in outcomes if not set(c.requires) <= declared}
+    # Only the cases checking Unsupported skip a backend that declares everything.
+    skipped = [c.id for c, o in outcomes if o.status == "skipped"]
+    assert skipped == [c.id for c, _ in outcomes if c.without]
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -227,6 +228,54 @@ def test_malformed_case_names_file_line_case_and_path(
     assert error.path == where
     assert problem in str(error)
     assert str(error).startswith(f"{path}:{line}: case {case_id!r}: at {where}: ")
+
+
+@pytest.mark.parametrize(
+    ("steps", "extra", "where", "problem"),
+    [
+        pytest.param(
+            "[{op: graph.export, error: Unsupported}]",
+            "",
+            "steps[0].error",
+            "whose capability 'graph' the case does not exclude",
+            id="unsupported-without-without",
+        ),
+        pytest.param(
+            "[{op: graph.export}]",
+            "without: [graph]\n",
+            "steps[0].op",
+            "which the case excludes ('without')",
+            id="excluded-op-expecting-success",
+        ),
+        pytest.param(
+            "[{op: graph.export, error: Unsupported}]",
+            "without: [graph]\nrequires: [graph]\n",
+            "without",
+            "both required and excluded",
+            id="required-and-excluded",
+        ),
+        pytest.param(
+            "[{raw: '{}', args: {a: 1}}]",
+            "",
+            "steps[0]",
+            "a step with 'raw' sends its line as is",
+            id="raw-with-args",
+        ),
+    ],
+)
+def test_malformed_capability_and_raw_steps_are_refused(
+    tmp_path: Path, steps: str, extra: str, where: str, problem: str
+) -> None:
+    indented = "".join(f"    {line}\n" for line in extra.splitlines())
+    path = _write(
+        tmp_path,
+        "cases:\n  - id: c9\n    title: t\n    clause: c\n    invariant: bad-request\n"
+        f"{indented}    steps: {steps}\n",
+    )
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path, load_registry())
+    assert caught.value.path == where
+    assert problem in str(caught.value)
 
 
 def test_invalid_yaml_is_a_case_file_error(tmp_path: Path) -> None:

@@ -1,8 +1,88 @@
-"""Opening stores by name."""
+"""Resolving and driving backends: opening stores by name, and what hello may declare."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from roteiro_memory import SQLiteStore, open_store
+from roteiro_memory.suite.cases import load_cases
+from roteiro_memory.suite.drivers import InProcessBackend, SubprocessBackend
+from roteiro_memory.suite.runner import BackendFailure, OpError, run_case
+
+
+class _Declares:
+    """A caller whose hello declares the given capabilities and nothing works."""
+
+    def __init__(self, *capabilities: str) -> None:
+        self.capabilities = list(capabilities)
+
+    def call(self, op: str, args: Any = None) -> Any:
+        if op == "hello":
+            return {"protocol": "roteiro.conformance/v1", "capabilities": self.capabilities}
+        return None
+
+
+def test_an_unknown_capability_in_hello_is_an_error_naming_it() -> None:
+    backend = InProcessBackend(_Declares("episodic", "episodc", "teleport"), "typo")
+    with pytest.raises(BackendFailure) as caught:
+        backend.capabilities()
+    message = str(caught.value)
+    assert "'episodc' (did you mean 'episodic'?)" in message
+    assert "'teleport'" in message
+    assert "PROTOCOL defines episodic, cache, graph, snapshot, budget, durable" in message
+
+
+def test_a_misspelt_capability_fails_every_case_instead_of_skipping_them() -> None:
+    """PROTOCOL [P-capabilities]: a typo would otherwise skip every case needing it."""
+    backend = InProcessBackend(_Declares("episodic", "cahce"), "typo")
+    outcomes = [run_case(case, backend) for case in load_cases()[:20]]
+    assert {o.status for o in outcomes} == {"failed"}
+    assert "did you mean 'cache'?" in outcomes[0].message
+
+
+def _server() -> list[str]:
+    return [sys.executable, "-m", "roteiro_memory", "protocol", "--backend", "memory"]
+
+
+def test_the_wire_driver_sends_nan_and_lone_surrogates_for_the_program_to_refuse() -> None:
+    backend = SubprocessBackend(_server())
+    try:
+        backend.call("reset", {})
+        for args in (
+            {"kind": "lesson", "body": "x", "confidence": float("nan")},
+            {"kind": "lesson", "body": "half \ud800"},
+        ):
+            with pytest.raises(OpError) as caught:
+                backend.call("memory.record", args)
+            assert caught.value.kind == "BadRequest"
+        assert backend.call("memory.list", {})["live"] == 0
+        assert backend.restarts == 0
+    finally:
+        backend.close()
+
+
+def test_a_readable_request_answered_with_a_null_id_breaks_the_protocol(tmp_path: Path) -> None:
+    """Only a request that was not JSON may be answered with "id": null."""
+    program = tmp_path / "null_ids.py"
+    program.write_text(
+        "import sys\n"
+        "for line in sys.stdin:\n"
+        '    print(\'{"id": null, "ok": false, "error": {"kind": "BadRequest", "message": "no"}}\','
+        " flush=True)\n",
+        encoding="utf-8",
+    )
+    backend = SubprocessBackend([sys.executable, str(program)])
+    try:
+        with pytest.raises(BackendFailure, match="does not echo the request's id"):
+            backend.call("hello", {})
+        with pytest.raises(OpError):
+            backend.call("reset", {"x": float("nan")})
+    finally:
+        backend.close()
 
 
 def test_a_temporary_sqlite_store_leaves_nothing_behind() -> None:

@@ -19,7 +19,7 @@ import pytest
 from mutants import MUTANTS, Mutant
 
 from roteiro_memory.suite.cases import Case, load_cases
-from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.drivers import InProcessBackend, SubprocessBackend
 from roteiro_memory.suite.runner import Outcome, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,16 +81,13 @@ def test_mutants_cover_enough_invariants() -> None:
 def test_reference_backend_passes_every_case(spec: str, cases: list[Case]) -> None:
     from roteiro_memory.stores.naming import open_store
 
-    store = open_store(spec)
-    declared = set(store.capabilities)
-    outcomes = run_all(store, spec, cases)
+    outcomes = run_all(open_store(spec), spec, cases)
     failed = [f"{case.id}: {outcome.message}" for case, outcome in outcomes if not outcome.passed]
-    # Only cases of a capability the store leaves undeclared may be skipped.
-    assert failed == [
-        f"{case.id}: {outcome.message}"
-        for case, outcome in outcomes
-        if not set(case.requires) <= declared
-    ]
+    # A case checking Unsupported runs only where its capability is missing.
+    expected = [case.id for case in cases if case.without]
+    skipped = [case.id for case, outcome in outcomes if outcome.status == "skipped"]
+    assert skipped == expected
+    assert len(failed) == len(expected)
     assert len(outcomes) == len(cases) > 100
 
 
@@ -141,3 +138,64 @@ def test_whole_plugin_run_against_a_mutant_fails_on_its_invariant(tmp_path: Path
     assert "superseded-record-leaves-recall-at-once" in run.stdout
     assert "invariant: supersession-immediate" in run.stdout
     assert " failed" in run.stdout.splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("flaw", "case_id"),
+    [
+        ("extra-fields", "unknown-request-fields-are-bad-requests"),
+        ("string-ids", "the-request-id-must-be-an-integer"),
+    ],
+)
+def test_a_server_loosening_the_wire_form_fails_its_cases(
+    flaw: str, case_id: str, cases: list[Case]
+) -> None:
+    """The raw-line cases have teeth: a program bending the envelope fails them."""
+    backend = SubprocessBackend([sys.executable, str(ROOT / "tests" / "wire_mutant.py"), flaw])
+    try:
+        outcomes = {case.id: run_case(case, backend) for case in cases if case.topic == "wire"}
+    finally:
+        backend.close()
+    failed = sorted(case_id for case_id, outcome in outcomes.items() if outcome.status == "failed")
+    assert failed == [case_id], {k: o.message for k, o in outcomes.items() if not o.passed}
+
+
+def _plugin_run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tests"), **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_backend_erasing_a_store_it_did_not_create_is_refused(tmp_path: Path) -> None:
+    """``ErasesForeignStore`` holds a team's records before the first reset: the
+    suite refuses it in one line and the records survive; only
+    ``--roteiro-allow-reset`` lets the suite erase them."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    victim = tmp_path / "team.db"
+    env = {"ROTEIRO_MUTANT_DB": str(victim)}
+    spec = ["--roteiro-conformance", "--roteiro-backend", "mutants:ErasesForeignStore"]
+    refused = _plugin_run(*spec, env=env, cwd=tmp_path)
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR, refused.stdout + refused.stderr
+    assert "already holds 2 record(s)" in refused.stderr
+    assert "--roteiro-allow-reset" in refused.stderr
+    store = SQLiteStore(victim)
+    try:
+        assert len(store.list(include_superseded=True).records) == 2
+    finally:
+        store.close()
+    allowed = _plugin_run(
+        *spec, "--roteiro-allow-reset", "-k", "ids-increase", env=env, cwd=tmp_path
+    )
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    store = SQLiteStore(victim)
+    try:
+        bodies = {r.body for r in store.list(include_superseded=True).records}
+        assert "retry at most three times" not in bodies
+    finally:
+        store.close()

@@ -193,3 +193,34 @@ def test_e2e_conformance(pre_commit_env: dict[str, str], hook_repo: Path, user_r
         "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
         "id differs (expected 1, actual 101)"
     ) in output
+
+
+def test_e2e_conformance_with_the_users_additional_dependencies(
+    pre_commit_env: dict[str, str], hook_repo: Path, user_repo: Path
+) -> None:
+    """A user's ``additional_dependencies`` (for their backend) replace the
+    manifest's list; the hook still finds the suite, which it installs itself."""
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    config = user_repo / ".pre-commit-config.yaml"
+    config.write_text(
+        "repos:\n"
+        f"  - repo: {hook_repo}\n"
+        f"    rev: {rev}\n"
+        "    hooks:\n"
+        "      - id: roteiro-conformance\n"
+        "        args: [--backend, memory]\n"
+        "        additional_dependencies: [pip]\n",
+        encoding="utf-8",
+    )
+    _git(user_repo, "add", ".pre-commit-config.yaml")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "roteiro-conformance", "--all-files"],
+        cwd=user_repo,
+        env=pre_commit_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

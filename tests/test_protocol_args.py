@@ -16,7 +16,7 @@ from roteiro_memory.errors import BadRequest, Unsupported
 from roteiro_memory.protocol import OPS, Ops, check_args, handle_line
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
-from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.store import STORE_CAPABILITIES as CAPABILITIES
 from roteiro_memory.stores.model import ModelStore
 
 VALID: dict[str, dict[str, Any]] = {
@@ -85,7 +85,7 @@ WRONG: dict[str, list[Any]] = {
     "string or null": [0, 1.5, False, [], {}, "a" + _SURROGATE],
     "integer": [None, "1", 1.0, 1.5, True, False, [], {}],
     "integer or null": ["1", 1.0, True, False, [1], {}],
-    "number or null": ["0.5", True, False, [], {}],
+    "number or null": ["0.5", True, False, [], {}, float("nan")],
     "boolean": [None, 0, 1, "true", [], {}],
     "array of strings": [None, "a", {}, [1], [None], [["a"]], [_SURROGATE]],
     "array of nodes": [
@@ -112,8 +112,8 @@ ACCEPTED: dict[str, list[Any]] = {
     "string": ["", "x", "日本"],
     "string or null": [None, "", "x"],
     "integer": [0, 1, 2**63, 2**64 - 1],
-    "integer or null": [None, 0, 7, 2**70],
-    "number or null": [None, 0, 1, 0.5, 1e300],
+    "integer or null": [None, 0, 7, 2**64 - 1],
+    "number or null": [None, 0, 1, 0.5, 1e300, float("inf")],
     "boolean": [True, False],
     "array of strings": [[], ["a", "b"]],
     "array of nodes": [[], [{"key": "a"}, {"key": "b", "blob": None}]],
@@ -231,6 +231,25 @@ def test_budget_bytes_must_fit_64_bits(op: str) -> None:
     assert check_args(op, {"budget_bytes": U64_MAX}) == {"budget_bytes": U64_MAX}
     with pytest.raises(BadRequest, match="64 bits"):
         check_args(op, {"budget_bytes": U64_MAX + 1})
+
+
+@pytest.mark.parametrize(
+    ("op", "name", "low", "high"),
+    [
+        ("memory.get", "id", 0, U64_MAX),
+        ("memory.forget", "id", 0, U64_MAX),
+        ("memory.list", "limit", 0, U64_MAX),
+        ("memory.recall", "limit", 0, U64_MAX),
+        ("memory.record", "supersedes", -(2**63), U64_MAX),
+    ],
+)
+def test_integer_arguments_have_64_bit_ranges(op: str, name: str, low: int, high: int) -> None:
+    """PROTOCOL [P-args-ranges]: the bounds are accepted, one beyond is BadRequest."""
+    for value in (low, high):
+        assert check_args(op, {**VALID[op], name: value})[name] == value
+    for value in (low - 1, high + 1):
+        with pytest.raises(BadRequest, match=f"{name}.*must (fit 64 bits|not be negative)"):
+            check_args(op, {**VALID[op], name: value})
 
 
 def test_check_args_does_not_mutate_the_request() -> None:

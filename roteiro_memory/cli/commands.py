@@ -9,39 +9,28 @@ it was.  Handlers return the exit status; user errors are raised as
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.agents import commands as agent_commands
+from roteiro_memory.cli.output import emit, say, warn
+from roteiro_memory.cli.session import Session, anchor_filter
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    StreamClosed,
     UsageError,
+    excerpt,
 )
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.repo.graph import (
-    PY_PREFIX,
-    GitError,
-    Repo,
-    SyncReport,
-    find_repo,
-    graph_blobs,
-    resolve_tree,
-    rev_graph,
-    sync,
-    touched_keys,
-)
-from roteiro_memory.repo.location import locate, prepare
-from roteiro_memory.store import Graph, Store
-from roteiro_memory.stores.naming import parse_store_name
-from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 if TYPE_CHECKING:
     from roteiro_memory.cli.anchors import AnchorSpec
@@ -51,17 +40,24 @@ __all__ = ["HANDLERS", "UsageError"]
 OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
 
 
-def emit(value: Any) -> None:
-    """Print a JSON value on one line (ASCII-escaped, so any locale prints it)."""
-    sys.stdout.write(json.dumps(value) + "\n")
-
-
-def say(text: str) -> None:
-    sys.stdout.write(text + "\n")
-
-
-def warn(text: str) -> None:
-    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
+def read_stdin(what: str) -> str:
+    """All of standard input as UTF-8 text, ``what`` naming it in errors: a
+    closed descriptor (``<&-``), a read error or bytes that are not UTF-8 are
+    one-line errors, before anything is written."""
+    if sys.stdin is None:
+        raise StreamClosed(f"standard input is closed, but {what} is read from it (-)")
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as error:
+        reason = error.strerror or error
+        raise StreamClosed(f"cannot read {what} from standard input ({reason})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{what} on standard input is not valid UTF-8: byte {data[error.start]:#04x} "
+            f"at offset {error.start}; only UTF-8 text can be stored"
+        ) from None
 
 
 # --- Parsing values ---------------------------------------------------------
@@ -74,7 +70,7 @@ def whole(text: str | None, option: str, *, positive: bool = False) -> int | Non
     value = sem.parse_whole_number(text)
     if value is None or not sem.fits_int64(value) or (positive and value == 0):
         allowed = "a positive whole number" if positive else "a whole number (0 = no limit)"
-        raise UsageError(f"invalid {option} {text!r}: expected {allowed}")
+        raise UsageError(f"invalid {option} {excerpt(text)}: expected {allowed}")
     return value
 
 
@@ -91,7 +87,7 @@ def confidence(text: str | None) -> float | None:
         value = float(text)
     except ValueError:
         raise InvalidConfidence(
-            f"invalid --confidence {text!r}: expected a number from 0 to 1, e.g. 0.8"
+            f"invalid --confidence {excerpt(text)}: expected a number from 0 to 1, e.g. 0.8"
         ) from None
     return value
 
@@ -104,131 +100,9 @@ def budget(text: str | None) -> int:
         return sem.parse_cache_budget(text)
     except RoteiroError:
         raise UsageError(
-            f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
+            f"invalid --budget-mb {excerpt(text)}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits"
         ) from None
-
-
-# --- The session: repository, store, sync -----------------------------------
-
-
-class Session:
-    """The repository and store one command works on, found and opened lazily."""
-
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self._repo: Repo | None = None
-        self._looked = False
-        self._store: Store | None = None
-        self.synced: SyncReport | None = None
-
-    @property
-    def repo(self) -> Repo | None:
-        if not self._looked:
-            self._repo = find_repo()
-            self._looked = True
-        return self._repo
-
-    def require_repo(self, what: str) -> Repo:
-        repo = self.repo
-        if repo is None:
-            raise GitError(f"{what} needs a git repository: run it inside one")
-        return repo
-
-    def _location_repo(self) -> Path | None:
-        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
-            repo = self.repo
-            return repo.common_dir if repo is not None else None
-        return None
-
-    def store_path(self) -> Path:
-        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
-
-    def dsn(self) -> str | None:
-        """The PostgreSQL DSN the store is named by (``--db`` or
-        ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
-        named = getattr(self.args, "db", None)
-        if named is None:
-            named = os.environ.get("ROTEIRO_MEMORY_DB")
-        if named is None:
-            return None
-        name = parse_store_name("sqlite", named)
-        return name.target if name is not None and name.kind == "postgres" else None
-
-    def store(self, *, must_exist: bool = False) -> Store:
-        if self._store is None and self.dsn() is not None:
-            from roteiro_memory.stores.postgres.store import PostgresStore
-
-            self._store = PostgresStore(str(self.dsn()))
-        if self._store is None:
-            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
-            if must_exist and not location.path.exists():
-                raise StoreUnavailable(
-                    f"no store at {location.path} ({location.origin}): nothing has been "
-                    "recorded there yet"
-                )
-            prepare(location)
-            self._store = SQLiteStore(location.path)
-        return self._store
-
-    def sync(self, *, announce: bool = False) -> SyncReport | None:
-        """Bring the store's graph up to the working tree, unless ``--no-sync``
-        or there is no repository to sync from."""
-        if getattr(self.args, "no_sync", False):
-            return None
-        repo = self.repo
-        if repo is None:
-            return None
-        store = self.store()
-        if not sys.stderr.isatty():
-            report = sync(store, repo)
-        else:
-            from roteiro_memory.cli.render import ProgressBar
-
-            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
-            try:
-                report = sync(store, repo, parse_bar, hash_bar)
-            finally:
-                hash_bar.close()
-                parse_bar.close()
-        for path, problem in report.unparsable:
-            warn(f"{path} {problem}")
-        self.synced = report
-        return report
-
-    def check_revs(self, **revs: str | None) -> None:
-        """Refuse an unknown revision before anything is synced or written."""
-        for option, rev in revs.items():
-            if rev is not None:
-                resolve_tree(self.require_repo(f"--{option}"), rev)
-
-    def graph_for(self, rev: str | None) -> Graph | None:
-        """The graph of ``rev`` to resolve anchors against; None for the store's."""
-        if rev is None:
-            return None
-        repo = self.require_repo("--rev")
-        _, graph = rev_graph(repo, rev, self.store().export_graph())
-        return graph
-
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-
-
-# --- Anchor filters ---------------------------------------------------------
-
-
-def anchor_filter(
-    spec: AnchorSpec | None,
-) -> tuple[str | None, Callable[[str | None], bool] | None]:
-    """How ``--anchor`` filters: an exact key the store filters by, or, for a
-    bare path, a predicate taking the file and every symbol in it."""
-    if spec is None:
-        return None, None
-    if spec.path is not None and spec.qualname is None:
-        file_key, prefix = spec.key, f"{PY_PREFIX}{spec.path}::"
-        return None, lambda key: key is not None and (key == file_key or key.startswith(prefix))
-    return spec.key, None
 
 
 def _anchor_spec(session: Session, text: str | None) -> AnchorSpec | None:
@@ -252,7 +126,7 @@ def _verify(spec: AnchorSpec | None, session: Session) -> None:
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli import render
 
-    body = sys.stdin.read() if args.body == "-" else args.body
+    body = read_stdin("the body") if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
     spec = _anchor_spec(session, args.anchor)
@@ -292,22 +166,19 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    key, anchors = anchor_filter(_anchor_spec(session, args.anchor))
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
     listing = store.list(
         scope=args.scope,
         kind=kind,
         anchor_key=key,
         include_superseded=args.all,
-        limit=None if predicate else limit,
-        graph=graph,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
-    if predicate is not None:
-        kept = [r for r in listing.records if predicate(r.anchor.key if r.anchor else None)]
-        listing = dataclasses.replace(listing, records=sem.apply_limit(kept, limit))
     if args.json:
         emit(listing.to_json())
     else:
@@ -321,25 +192,17 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     decay = sem.Decay.parse(args.decay)
     kind = sem.parse_kind(args.kind) if args.kind is not None else None
     limit = whole(args.limit, "--limit")
-    key, predicate = anchor_filter(_anchor_spec(session, args.anchor))
+    spec = _anchor_spec(session, args.anchor)
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
-    if args.touched is not None:
-        repo = session.require_repo("--touched")
-        working = store.export_graph()
-        _, before = rev_graph(repo, args.touched, working)
-        touched = touched_keys(before, graph_blobs(working))
-        outer = predicate
-
-        def predicate(anchor: str | None) -> bool:
-            return anchor in touched and (outer is None or outer(anchor))
-
+    touched = session.touched(args.touched) if args.touched is not None else None
+    key, anchors = anchor_filter(spec, touched)
     # Words a person types are a question: the ranking arm answers it (the
     # evaluation measures it better, docs/eval.md); --filter keeps the exact
     # conjunctive match.  No words: every live record, ranked by evidence.
+    graph = session.graph_for(args.rev)
     if query is not None and not args.filter:
         recall = store.search(
             query,
@@ -348,8 +211,9 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
             anchor_key=key,
             decay=decay,
             applicable_only=args.applicable_only,
-            limit=None if predicate else limit,
+            limit=limit,
             graph=graph,
+            anchors=anchors,
         )
     else:
         recall = store.recall(
@@ -359,14 +223,10 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
             anchor_key=key,
             decay=decay,
             applicable_only=args.applicable_only,
-            limit=None if predicate else limit,
+            limit=limit,
             graph=graph,
+            anchors=anchors,
         )
-    if predicate is not None:
-        kept = [
-            r for r in recall.results if predicate(r.record.anchor.key if r.record.anchor else None)
-        ]
-        recall = dataclasses.replace(recall, results=sem.apply_limit(kept, limit))
     if args.json:
         emit(recall.to_json())
     else:
@@ -479,7 +339,7 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     entry = store.cache_get(args.key)
     if entry is None:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+        sys.stderr.write(f"roteiro-memory: no cache entry {excerpt(args.key)}\n")
         return NOTHING
     if args.json:
         emit(entry.to_json())
@@ -493,11 +353,16 @@ def _not_json(name: str) -> None:
 
 
 def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
-    payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
+    payload = read_stdin("the cache payload") if args.payload in (None, "-") else args.payload
     try:
         json.loads(payload, parse_constant=_not_json)
     except ValueError as error:
         raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
+    except RecursionError:
+        raise UsageError(
+            "invalid cache payload: it nests arrays or objects too deeply to read "
+            f"({len(payload)} characters); store a flatter value"
+        ) from None
     spec = _anchor_spec(session, args.anchor)
     _verify(spec, session)
     store = session.store()
@@ -507,7 +372,7 @@ def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
         emit(None)
     else:
         size = sem.cache_entry_bytes(args.key, args.fingerprint, payload)
-        say(f"cached {args.key!r} ({size} bytes)")
+        say(f"cached {excerpt(args.key)} ({size} bytes)")
     return OK
 
 
@@ -516,9 +381,9 @@ def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(found)
     elif found:
-        say(f"forgot cache entry {args.key!r}")
+        say(f"forgot cache entry {excerpt(args.key)}")
     if not found:
-        sys.stderr.write(f"roteiro-memory: no cache entry {args.key!r}\n")
+        sys.stderr.write(f"roteiro-memory: no cache entry {excerpt(args.key)}\n")
     return OK if found else NOTHING
 
 
@@ -538,6 +403,10 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
+        if path.is_file() and path.stat().st_size == 0:
+            # Zero bytes is a store not yet written, as a missing file is:
+            # any command that records makes it a store.
+            raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
         findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
@@ -552,30 +421,70 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
 def cmd_export(args: argparse.Namespace, session: Session) -> int:
     store = session.store(must_exist=True)
     if args.output in (None, "-"):
+        _warn_if_stdout_is_shared()
         for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
+    # Written beside the target and moved over it whole: an export that fails
+    # half-way (a full disk) leaves no partial file, and an earlier one intact.
+    target = Path(args.output)
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
-        with open(args.output, "w", encoding="utf-8") as out:
+        # Private like the store it copies, whatever the umask.
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.fchmod(handle, 0o600)
+        with open(handle, "w", encoding="utf-8") as out:
             for line in store.export_lines():
                 out.write(line + "\n")
-    except OSError as error:
-        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+        os.replace(partial, target)
+    except BaseException as error:
+        partial.unlink(missing_ok=True)
+        if isinstance(error, (OSError, ValueError)):
+            # ValueError: a path holding a NUL byte.
+            reason = getattr(error, "strerror", None) or str(error)
+            raise UsageError(
+                f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
+                "(free some space, or choose another --output)"
+            ) from None
+        raise
     return OK
+
+
+def _warn_if_stdout_is_shared() -> None:
+    """Warn when the export goes to a regular file others may read (the shell
+    created it with the umask's mode): it holds every record, unredacted."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
+        warn(
+            f"standard output is a file others can read (mode {stat.S_IMODE(info.st_mode):04o}) "
+            "and an export holds every record unredacted; chmod 600 it, or write with "
+            "-o FILE, which is created 0600"
+        )
 
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.transfer import read_export
 
     if args.file == "-":
-        lines = sys.stdin.read().splitlines()
+        lines = read_stdin("the export").splitlines()
     else:
         try:
             lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as error:
+        except (OSError, ValueError) as error:  # ValueError: not UTF-8, or a NUL in the path
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
-    parsed = read_export(lines)
+    try:
+        parsed = read_export(lines)
+    except RecursionError:
+        raise UsageError(
+            f"cannot import {excerpt(args.file)}: a line nests arrays or objects too deeply "
+            "to be an export"
+        ) from None
+    for warning in parsed.warnings:
+        warn(f"{args.file}: {warning}")
     counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)
@@ -600,11 +509,17 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
     "check": cmd_check,
     "export": cmd_export,
     "import": cmd_import,
+    "mcp": agent_commands.cmd_mcp,
+    "pack": agent_commands.cmd_pack,
 }
 
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Run the handler for ``name`` in a session it closes."""
+    if sys.stdout is None:
+        raise StreamClosed(
+            f"standard output is closed (>&-), but {name} reports there; run it with stdout open"
+        )
     session = Session(args)
     try:
         return HANDLERS[name](args, session)

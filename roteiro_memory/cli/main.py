@@ -261,6 +261,42 @@ _CACHE_ACTIONS: tuple[tuple[str, str, str, Configure], ...] = (
     ("forget", "delete one entry", "roteiro-memory cache forget summary:src/app", _cache_forget),
 )
 
+
+def _add_mcp(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+        "repository's git common directory)",
+    )
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="resolve anchors against the graph as last synced, without syncing first",
+    )
+
+
+def _add_pack(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.agents.pack import DEFAULT_PACK_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
+        f"(default {DEFAULT_PACK_BUDGET}, at least 100)",
+    )
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+    _common(parser, syncs=True)
+
+
 _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     (
         "add",
@@ -316,6 +352,18 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
         "roteiro-memory import memory.jsonl",
         _add_import,
     ),
+    (
+        "mcp",
+        "serve this memory to a coding agent over MCP (stdio)",
+        "claude mcp add roteiro-memory -- roteiro-memory mcp",
+        _add_mcp,
+    ),
+    (
+        "pack",
+        "print a digest of what applies here, for the start of an agent session",
+        "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --json",
+        _add_pack,
+    ),
 )
 
 
@@ -337,7 +385,13 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
     protocol.add_argument(
         "--db",
         metavar="PATH",
-        help="the SQLite file to serve (default: a new temporary file)",
+        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
+        "names, declaring shared and crash; else a new temporary file)",
+    )
+    protocol.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="let reset erase a --db store that already holds data (refused otherwise)",
     )
 
 
@@ -385,12 +439,22 @@ def _eval(arguments: Sequence[str]) -> int:
 
 
 def _protocol(args: argparse.Namespace) -> int:
-    from roteiro_memory.protocol import serve
+    from roteiro_memory.named_store import SERVER_CAPABILITIES, can_share, named_value, open_named
+    from roteiro_memory.protocol import reset_refusal, serve
     from roteiro_memory.stores.naming import open_store
 
-    store = open_store(args.backend, args.db)
+    named = named_value() if args.db is None and can_share(args.backend) else None
+    if named is not None:
+        # The suite names the store: it is shared, and it outlives this process.
+        store = open_named(args.backend, named)
+        capabilities: tuple[str, ...] = SERVER_CAPABILITIES
+    else:
+        store, capabilities = open_store(args.backend, args.db), ()
     try:
-        return serve(store)
+        # A store this server made (the temporary default, or a new --db) is
+        # empty, and may always be reset; one that holds data is the user's.
+        refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        return serve(store, server_capabilities=capabilities, refuse_reset=refusal)
     finally:
         store.close()
 
@@ -408,13 +472,14 @@ def _command_name(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
+    from roteiro_memory.errors import excerpt
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
         if not is_utf8(argument):
             # The shell passed bytes that are not UTF-8: nothing can store them.
             sys.stderr.write(
-                f"roteiro-memory: error: argument {argument!r} is not valid UTF-8; "
+                f"roteiro-memory: error: argument {excerpt(argument)} is not valid UTF-8; "
                 "every argument must be UTF-8 text\n"
             )
             return ExitCode.USAGE
@@ -453,9 +518,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from roteiro_memory.cli.commands import run
+    from roteiro_memory.errors import RoteiroError
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -463,6 +527,13 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return run(name, args)
-    except sqlite3.Error as error:
-        sys.stderr.write(f"roteiro-memory: error: the store failed: {error}\n")
+    except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as error:  # the last resort: one line, never a traceback
+        # A database error is mapped by its store family (sqlite3's included);
+        # anything else is reported as Corrupt, naming it.  Either way the
+        # store failed: the store's exit status.
+        from roteiro_memory.stores.failures import unexpected
+
+        sys.stderr.write(f"roteiro-memory: error: {unexpected(error)}\n")
         return ExitCode.STORE

@@ -30,7 +30,7 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import CAPABILITIES, Graph, MemoryWrite, Store
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 
 __all__ = ["ModelStore"]
 
@@ -88,7 +88,7 @@ class ModelStore(Store):
     """The reference model: nothing persisted beyond this object's lifetime."""
 
     name = "memory"
-    capabilities = CAPABILITIES
+    capabilities = STORE_CAPABILITIES
 
     def __init__(self, tokenizer: lexical.Tokenizer = lexical.TOKENIZER) -> None:
         """``tokenizer`` other than the default is for measuring variants
@@ -153,6 +153,7 @@ class ModelStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> builtins.list[_Row]:
         wanted_kind = sem.parse_kind(kind) if kind is not None else None
         rows = [
@@ -161,6 +162,7 @@ class ModelStore(Store):
             if (scope is None or row.scope == scope)
             and (wanted_kind is None or row.kind is wanted_kind)
             and (anchor_key is None or row.anchor_key == anchor_key)
+            and (anchors is None or anchors.matches(row.anchor_key))
             and (include_superseded or row.superseded_by is None)
         ]
         rows.sort(key=lambda r: r.id, reverse=True)
@@ -169,7 +171,9 @@ class ModelStore(Store):
     # --- episodic tier ---------------------------------------------------
 
     def _write(self, state: _State, write: MemoryWrite) -> int:
-        valid = sem.validate_write(write.kind, write.scope, write.body, write.confidence)
+        valid = sem.validate_write(
+            write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
+        )
         if write.supersedes is not None:
             target = state.records.get(write.supersedes)
             sem.check_supersedes(
@@ -228,8 +232,9 @@ class ModelStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        rows = self._matching(scope, kind, anchor_key, include_superseded)
+        rows = self._matching(scope, kind, anchor_key, include_superseded, anchors)
         live, superseded = self._counts()
         records = [self._record(row, graph) for row in sem.apply_limit(rows, limit)]
         return MemoryListing(records=records, live=live, superseded=superseded)
@@ -245,9 +250,10 @@ class ModelStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
-        rows = self._matching(scope, kind, anchor_key, include_superseded=False)
+        rows = self._matching(scope, kind, anchor_key, False, anchors)
         tokens = sem.query_tokens(query)
         generation = max(self._state.records, default=0)
         ranked: builtins.list[Recalled] = []
@@ -280,10 +286,11 @@ class ModelStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
         # Liveness is the corpus's to decide; the filters only narrow it.
-        wanted = {row.id for row in self._matching(scope, kind, anchor_key, True)}
+        wanted = {row.id for row in self._matching(scope, kind, anchor_key, True, anchors)}
         corpus = self._search_corpus()
         documents = {
             row.id: lexical.Document(
@@ -351,6 +358,7 @@ class ModelStore(Store):
     # --- cache tier ------------------------------------------------------
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         state = self._state
         node = state.nodes.get(anchor) if anchor is not None else None
         state.ticks += 1

@@ -12,18 +12,19 @@ This module does not import pytest.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 import yaml
 
+from roteiro_memory.suite.data import builtin_dir
 from roteiro_memory.suite.errors import CaseFileError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE, OP_CAPABILITY
 
@@ -36,12 +37,14 @@ __all__ = [
     "builtin_dir",
     "case_files",
     "claim_case_id",
+    "did_you_mean",
     "json_path",
     "line_at",
     "load_cases",
     "load_file",
     "load_registry",
     "read_yaml",
+    "schema_problem",
 ]
 
 JSON = Any
@@ -53,6 +56,8 @@ property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
 _CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
 _REF = "$ref"
+RAW_OP = "(raw)"
+"""The op name a step with ``raw`` is reported under."""
 _REPEAT = "$repeat"
 
 
@@ -98,6 +103,9 @@ class Step:
     unchanged: str | None = None
     changed: str | None = None
     note: str | None = None
+    raw: str | None = None
+    """A request line sent as is (``op`` is then ``(raw)``); the checks apply
+    to the whole response."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,10 @@ class Case:
     file: Path
     line: int
     topic: str
+    rules: tuple[str, ...] = ()
+    """The PROTOCOL.md rules the case checks, by tag."""
+    without: tuple[str, ...] = ()
+    """Capabilities the backend must not declare for the case to run."""
 
     @property
     def location(self) -> str:
@@ -160,17 +172,59 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 
 def read_yaml(path: Path) -> JSON:
+    """A YAML file's document, its mappings remembering their lines.
+
+    A mapping or list written once and repeated by an alias (``*name``) is
+    refused: aliases nested in aliases (a "billion laughs" bomb) stand for more
+    values than memory holds once anything walks the document, and a case
+    file has no need of them.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise CaseFileError(path, f"cannot be read: {error}") from error
     try:
-        return yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
+        document = yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(error, "problem", None) or str(error)
         raise CaseFileError(path, f"is not valid YAML: {problem}", line=line) from error
+    repeated = _repeated_container(document)
+    if repeated is not None:
+        where, line = repeated
+        raise CaseFileError(
+            path,
+            "a YAML alias (*name) repeats a mapping or list here; case files do not "
+            "allow aliases of them: write the value out",
+            line=line,
+            path=where,
+        )
+    return document
+
+
+def _repeated_container(document: JSON) -> tuple[str, int | None] | None:
+    """Where a mapping or list first appears a second time (only an alias
+    does that), visiting each object once; or None."""
+    seen: set[int] = set()
+    stack: list[tuple[JSON, list[str | int], int | None]] = [(document, [], None)]
+    while stack:
+        node, parts, line = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        line = getattr(node, "line", line)
+        if id(node) in seen:
+            return json_path(parts) or "(top level)", line
+        seen.add(id(node))
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((value, [*parts, key], line) for key, value in items)
+    return None
+
+
+def did_you_mean(value: object, allowed: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the closest of ``allowed``, or nothing."""
+    close = difflib.get_close_matches(str(value), list(allowed), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def line_at(document: JSON, path: Sequence[str | int]) -> int | None:
@@ -187,15 +241,6 @@ def line_at(document: JSON, path: Sequence[str | int]) -> int | None:
 
 
 # --- Packaged data ---------------------------------------------------------
-
-
-def builtin_dir() -> Path:
-    """The folder of the cases that ship with this package."""
-    try:
-        root = resources.files("roteiro_memory.conformance")
-    except ModuleNotFoundError:  # a source checkout that was never installed
-        return Path(__file__).resolve().parents[2] / "conformance"
-    return Path(str(root))
 
 
 @cache
@@ -334,20 +379,27 @@ def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        error = min(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-        error = jsonschema.exceptions.best_match([error]) or error
-        parts = list(error.absolute_path)
-        case_id = _case_id_along(document, parts)
-        inner = parts[2:] if len(parts) >= 2 and parts[0] == "cases" else parts
-        raise CaseFileError(
-            path,
-            _schema_problem(error),
-            line=line_at(document, parts),
-            case_id=case_id,
-            path=json_path(inner) or "(top level)",
+        first = min(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+        found = [_schema_error(path, document, e) for e in errors]
+        primary = found[errors.index(first)]
+        primary.more = tuple(
+            sorted((f for f in found if f is not primary), key=lambda f: f.line or 0)
         )
+        raise primary
     topic = document.get("topic", path.stem)
     return [_build_case(path, topic, raw, registry) for raw in document["cases"]]
+
+
+def _schema_error(path: Path, document: JSON, error: jsonschema.ValidationError) -> CaseFileError:
+    parts = list(error.absolute_path)
+    inner = parts[2:] if len(parts) >= 2 and parts[0] == "cases" else parts
+    return CaseFileError(
+        path,
+        schema_problem(error),
+        line=line_at(document, parts),
+        case_id=_case_id_along(document, parts),
+        path=json_path(inner) or "(top level)",
+    )
 
 
 def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
@@ -362,10 +414,16 @@ def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
     return None
 
 
-def _schema_problem(error: jsonschema.ValidationError) -> str:
+def schema_problem(error: jsonschema.ValidationError) -> str:
+    """A schema error in words: what is allowed, and the closest allowed value."""
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {', '.join(allowed)}"
+    if error.validator == "not" and isinstance(error.instance, dict) and "raw" in error.instance:
+        return (
+            "a step with 'raw' sends its line as is: it takes no args, error, unchanged or "
+            "changed; check the response object with expect"
+        )
     if error.validator == "not":
         return (
             "a step with 'error' cannot also save or check a result "
@@ -375,7 +433,8 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
         best = jsonschema.exceptions.best_match(error.context)
         return f"{error.instance!r} fits none of the allowed forms ({best.message})"
     if error.validator == "enum":
-        return f"{error.instance!r} is not allowed; expected one of {error.validator_value}"
+        hint = did_you_mean(error.instance, [str(v) for v in error.validator_value])
+        return f"{error.instance!r} is not allowed{hint}; expected one of {error.validator_value}"
     return str(error.message)
 
 
@@ -426,27 +485,61 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
 
     if raw["invariant"] not in registry:
         raise fail(
-            f"unknown invariant {raw['invariant']!r}: add it to {REGISTRY_FILE} or use one of "
-            f"{', '.join(sorted(registry))}",
+            f"unknown invariant {raw['invariant']!r}{did_you_mean(raw['invariant'], registry)} "
+            f"(add it to {REGISTRY_FILE}, or use one of {', '.join(sorted(registry))})",
             "invariant",
         )
     requires = tuple(raw.get("requires", ()))
+    without = tuple(raw.get("without", ()))
+    rules = tuple(raw.get("rules", ()))
+    if rules:
+        from roteiro_memory.suite.rules import PROTOCOL_FILE, protocol_rules
+
+        unknown_rules = [tag for tag in rules if tag not in protocol_rules()]
+        if unknown_rules:
+            raise fail(
+                f"unknown rule(s) {', '.join(unknown_rules)}: {PROTOCOL_FILE} defines "
+                f"{', '.join(protocol_rules())}",
+                "rules",
+            )
+    both = sorted(set(requires) & set(without))
+    if both:
+        raise fail(f"{', '.join(both)} is both required and excluded ('without')", "without")
     saved: set[str] = set()
     steps: list[Step] = []
     needed: set[str] = set()
     for index, raw_step in enumerate(raw["steps"]):
         where = f"steps[{index}]"
         line = raw_step.line
-        op = raw_step["op"]
-        if op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
+        op = raw_step.get("op", RAW_OP)
+        named = "raw" not in raw_step
+        if named and op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
             raise fail(
-                f"unknown op {op!r}: expected one of {', '.join(OP_CAPABILITY)} (a step may "
+                f"unknown op {op!r}{did_you_mean(op, OP_CAPABILITY)}: expected one of "
+                f"{', '.join(OP_CAPABILITY)} (a step may "
                 "name an op outside PROTOCOL only when it expects error: BadRequest)",
                 f"{where}.op",
                 line,
             )
         capability = OP_CAPABILITY.get(op)
-        if capability is not None:
+        expected_error = raw_step.get("error")
+        if capability in without:
+            # Only refusals: Unsupported, or BadRequest, which comes first.
+            if expected_error not in ("Unsupported", "BadRequest"):
+                raise fail(
+                    f"{op} needs {capability!r}, which the case excludes ('without'); only a "
+                    "step expecting Unsupported or BadRequest may use it",
+                    f"{where}.op",
+                    line,
+                )
+        elif expected_error == "Unsupported" and capability is not None:
+            raise fail(
+                f"expects Unsupported from {op}, whose capability {capability!r} the "
+                "case does not exclude; add it to 'without'",
+                f"{where}.error",
+                line,
+            )
+        elif capability is not None:
             needed.add(capability)
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
@@ -482,6 +575,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         file=path,
         line=raw.line,
         topic=topic,
+        rules=rules,
+        without=without,
     )
 
 
@@ -510,7 +605,7 @@ def _build_step(number: int, raw: JSON) -> Step:
     return Step(
         number=number,
         line=raw.line,
-        op=raw["op"],
+        op=raw.get("op", RAW_OP),
         args=_plain(raw.get("args", {})),
         save=dict(raw.get("save", {})),
         checks=tuple(checks),
@@ -518,4 +613,5 @@ def _build_step(number: int, raw: JSON) -> Step:
         unchanged=raw.get("unchanged"),
         changed=raw.get("changed"),
         note=raw.get("note"),
+        raw=raw.get("raw"),
     )

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import difflib
 import importlib
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import threading
@@ -31,6 +33,7 @@ from typing import IO, Any
 
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.runner import Backend
+from roteiro_memory.suite.vocabulary import CAPABILITIES
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -49,6 +52,14 @@ Factory = Callable[[], object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest response line read from a program; a longer one (or bytes that
+never end a line) fails the request rather than filling the suite's memory."""
+_OVERLONG = b""
+"""Queued in place of a line longer than :data:`MAX_LINE_BYTES` (``readline``
+never returns an empty line before end of output)."""
+RESTARTED = "; the program was restarted for the next case"
+"""How a failure's message ends when the program was killed for it."""
 
 
 def sqlite_store() -> object:
@@ -77,12 +88,26 @@ def _names_postgres(spec: str) -> bool:
     return name is not None and name.kind == "postgres"
 
 
-def _postgres(spec: str) -> object:
+def _postgres(spec: str) -> Backend:
+    """The PostgreSQL store ``spec`` names, in-process.
+
+    A DSN that names no schema gets a throwaway one, created now and dropped
+    when the backend closes, so the suite never resets the schema a team's
+    ``--db DSN`` uses (``roteiro`` by default).  A DSN naming its schema
+    (``?schema=NAME``) is used as named.
+    """
     from roteiro_memory.errors import RoteiroError
-    from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.naming import open_store, parse_store_name
+    from roteiro_memory.stores.postgres.dsn import split_schema
+    from roteiro_memory.stores.postgres.store import PostgresStore
 
     try:
-        return open_store(spec)
+        name = parse_store_name(spec)
+        dsn = name.target if name is not None and name.target is not None else spec
+        if split_schema(dsn)[1] is not None:
+            return InProcessBackend(open_store(spec), spec)
+        schema = f"roteiro_conformance_{os.getpid()}_{secrets.token_hex(4)}"
+        return _ThrowawaySchema(PostgresStore(dsn, schema=schema), spec)
     except RoteiroError as error:
         raise BackendSpecError(f"backend {spec!r}: {error}") from None
 
@@ -124,6 +149,23 @@ class InProcessBackend:
         self._target = _as_caller(target, name)
         self._hello: JSON = None
 
+    @property
+    def speaks_wire(self) -> bool:
+        """Whether raw request lines can be answered: only for the reference
+        ``Ops``, whose wire form is :func:`roteiro_memory.protocol.handle_line`."""
+        from roteiro_memory.protocol import Ops
+
+        return isinstance(self._target, Ops)
+
+    def send_raw(self, line: str) -> JSON:
+        """The response object to one raw request line (reference ``Ops`` only)."""
+        from roteiro_memory.protocol import Ops, handle_line
+
+        if not isinstance(self._target, Ops):
+            raise BackendFailure(f"backend {self.name!r} is in-process and takes no wire lines")
+        response, _ = handle_line(self._target, line.encode("utf-8", "surrogatepass"))
+        return json.loads(response)
+
     def call(self, op: str, args: Mapping[str, JSON]) -> JSON:
         try:
             result = self._target.call(op, dict(args))
@@ -138,7 +180,11 @@ class InProcessBackend:
         try:
             return json.loads(json.dumps(result, allow_nan=False))
         except (TypeError, ValueError) as error:
-            raise BackendFailure(f"{op} returned a value that is not JSON: {result!r}") from error
+            shown = repr(result)
+            shown = shown if len(shown) <= 500 else shown[:500] + "..."
+            raise BackendFailure(f"{op} returned a value that is not JSON: {shown}") from error
+        except RecursionError:
+            raise BackendFailure(f"{op} returned a value nested too deeply to read") from None
 
     def hello(self) -> JSON:
         """The backend's answer to ``hello``, asked once."""
@@ -161,6 +207,13 @@ class InProcessBackend:
             closer()
 
 
+class _ThrowawaySchema(InProcessBackend):
+    """A PostgreSQL store in a schema made for this run, dropped on close."""
+
+    def close(self) -> None:
+        self._target.store.drop()
+
+
 def _as_caller(target: object, name: str) -> Any:
     if callable(getattr(target, "call", None)):
         return target
@@ -181,6 +234,18 @@ def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
         raise BackendFailure(
             f"backend {name!r}: hello must return an object with a list of strings "
             f"'capabilities', got {json.dumps(hello)[:200]}"
+        )
+    unknown = sorted(set(caps) - set(CAPABILITIES))
+    if unknown:
+        # A misspelt capability would otherwise skip every case needing it.
+        hints = []
+        for name_ in unknown:
+            close = difflib.get_close_matches(name_, CAPABILITIES, n=1)
+            hints.append(f"{name_!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise BackendFailure(
+            f"backend {name!r}: hello declares unknown capabilit"
+            f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(hints)}; "
+            f"PROTOCOL defines {', '.join(CAPABILITIES)}"
         )
     return frozenset(caps)
 
@@ -207,12 +272,21 @@ class SubprocessBackend:
     stderr tail) and the next request starts a fresh program.
     """
 
-    def __init__(self, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         if not argv:
             raise BackendSpecError("cmd: needs a command line, e.g. 'cmd:my-store --protocol'")
         self.argv = argv
         self.name = f"cmd:{shlex.join(argv)}"
         self.timeout = timeout
+        self.env = dict(env or {})
+        """Variables added to the program's environment (the durability
+        entries name the store this way)."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: collections.deque[bytes | None] = collections.deque()
         self._ready = threading.Condition()
@@ -231,7 +305,7 @@ class SubprocessBackend:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
             )
         except OSError as error:
             raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
@@ -246,10 +320,15 @@ class SubprocessBackend:
         return proc
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
-        for line in iter(stream.readline, b""):
-            with self._ready:
-                sink.append(line)
-                self._ready.notify_all()
+        with contextlib.suppress(OSError, ValueError):  # the stream closed under us
+            while line := stream.readline(MAX_LINE_BYTES + 1):
+                overlong = len(line) > MAX_LINE_BYTES
+                with self._ready:
+                    sink.append(_OVERLONG if overlong else line)
+                    self._ready.notify_all()
+                if overlong:
+                    # Read no further: the program is killed by the request.
+                    return
         with self._ready:
             sink.append(None)
             self._ready.notify_all()
@@ -260,6 +339,18 @@ class SubprocessBackend:
 
     def stderr_tail(self) -> str | None:
         return "\n".join(self._stderr) or None
+
+    @property
+    def pid(self) -> int | None:
+        """The running program's process id; None when none is running."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def kill(self) -> None:
+        """SIGKILL the program between requests, as a crash would: no shutdown,
+        nothing flushed.  The next request starts it afresh.  (To kill it while
+        a request waits, signal :attr:`pid`: that request then fails.)"""
+        self._kill()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -272,7 +363,9 @@ class SubprocessBackend:
             proc.wait(timeout=5)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
-                stream.close()
+                # Closing stdin flushes what the dead program never read.
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _fail(self, message: str) -> BackendFailure:
         # Give the stderr reader a moment to drain what the program said last.
@@ -282,13 +375,18 @@ class SubprocessBackend:
         tail = self.stderr_tail()
         self._kill()
         self.restarts += 1
-        return BackendFailure(f"{message}; the program was restarted for the next case", tail)
+        return BackendFailure(message + RESTARTED, tail)
 
     def _read_line(self, proc: subprocess.Popen[bytes], op: str) -> bytes:
         with self._ready:
             if not self._ready.wait_for(lambda: bool(self._lines), timeout=self.timeout):
                 raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
             line = self._lines.popleft()
+        if line is _OVERLONG:
+            raise self._fail(
+                f"{op}: the response is longer than {MAX_LINE_BYTES} bytes without ending "
+                "its line (the protocol's responses are one JSON line each)"
+            )
         if line is None:
             try:
                 status = proc.wait(timeout=2)
@@ -316,20 +414,65 @@ class SubprocessBackend:
             self._stderr.clear()
         self._next_id += 1
         request_id = self._next_id
-        request = json.dumps({"id": request_id, "op": op, "args": dict(args)}, ensure_ascii=False)
+        body = {"id": request_id, "op": op, "args": dict(args)}
+        # A NaN goes out as the token NaN and a lone surrogate as its \u escape,
+        # as a case asks: both are for the program to refuse (PROTOCOL [P-wire-json]).
+        try:
+            request = json.dumps(body, ensure_ascii=False, allow_nan=False)
+            unreadable = False
+        except ValueError:
+            request = json.dumps(body, ensure_ascii=False)
+            unreadable = True  # not JSON: the answer cannot echo the id
+        try:
+            data = request.encode("utf-8")
+        except UnicodeEncodeError:
+            data = json.dumps(body, ensure_ascii=True).encode("ascii")
+        line = self._exchange(proc, op, data)
+        return self._decode(op, request_id, line, unreadable=unreadable)
+
+    @property
+    def speaks_wire(self) -> bool:
+        return True
+
+    def send_raw(self, text: str) -> JSON:
+        """Send one line as is; the response object, whatever its id."""
+        proc = self._proc if self._proc is not None and self._proc.poll() is None else None
+        if proc is None:
+            raise self._fail("raw line: the program had exited")
+        shown = text if len(text) <= 200 else text[:200] + "..."
+        line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
+        try:
+            response = json.loads(line)
+        except ValueError:
+            raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
+        if _is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
+            self._await_exit(proc)
+        return response
+
+    def _await_exit(self, proc: subprocess.Popen[bytes]) -> None:
+        """After an answered shutdown the program must end, with status 0
+        (PROTOCOL [P-wire-end]); the next case's reset starts it afresh."""
+        try:
+            status = proc.wait(timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            message = f"shutdown: the program did not exit within {self.timeout:g}s"
+            raise self._fail(message) from None
+        if status != 0:
+            raise self._fail(f"shutdown: the program exited with status {status}, not 0")
+
+    def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
         assert proc.stdin is not None
         try:
-            proc.stdin.write(request.encode("utf-8") + b"\n")
+            proc.stdin.write(data + b"\n")
             proc.stdin.flush()
         except OSError:
             status = proc.poll()
             raise self._fail(
                 f"{op}: the program is not reading its input (exit status {status})"
             ) from None
-        line = self._read_line(proc, op)
-        return self._decode(op, request_id, line)
+        return self._read_line(proc, op)
 
-    def _decode(self, op: str, request_id: int, line: bytes) -> JSON:
+    def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         shown = line.decode("utf-8", "replace").rstrip("\n")
         if len(shown) > 500:
             shown = shown[:500] + "..."
@@ -337,7 +480,11 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
-        problem = _response_problem(response, request_id)
+        except RecursionError:
+            raise self._fail(
+                f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
+            ) from None
+        problem = _response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
         if response["ok"]:
@@ -370,13 +517,31 @@ class SubprocessBackend:
         self._kill()
 
 
+def _is_shutdown(text: str) -> bool:
+    try:
+        request = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("op") == "shutdown"
+
+
 def _raise_op_error(kind: str, message: str) -> JSON:
     raise OpError(kind, message)
 
 
-def _response_problem(response: JSON, request_id: int) -> str | None:
+def _response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
     if not isinstance(response, dict):
         return "not a JSON object"
+    error = response.get("error")
+    bad_request = (
+        response.get("ok") is False
+        and isinstance(error, dict)
+        and error.get("kind") == "BadRequest"
+    )
+    if unreadable and response.get("id") is None and bad_request:
+        # A request the program could not read (a NaN token, say) is answered
+        # with "id": null; it is still the answer to this request, in order.
+        return None
     if response.get("id") != request_id:
         return f"id {response.get('id')!r} does not echo the request's id {request_id}"
     ok = response.get("ok")
@@ -415,7 +580,7 @@ def resolve_backend(
     if spec in named:
         return InProcessBackend(named[spec](), spec)
     if ":" in spec and _names_postgres(spec):
-        return InProcessBackend(_postgres(spec), spec)
+        return _postgres(spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:

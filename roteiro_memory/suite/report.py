@@ -36,6 +36,7 @@ __all__ = [
     "judge",
     "load_known_failures",
     "markdown_summary",
+    "seed_line",
     "write_report",
 ]
 
@@ -205,7 +206,11 @@ def compliance(
     results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant]
 ) -> list[dict[str, Any]]:
     """One row per capability: invariant counts by verdict and a level --
-    ``full`` (every invariant run passed), ``none`` (none passed) or ``partial``."""
+    ``full`` (every invariant that ran passed), ``none`` (none passed),
+    ``partial``, or ``not run``.  Only invariants with a case that ran count
+    towards the level; ``not run`` counts those whose cases were all skipped
+    (a capability not declared) or not selected, so a backend declaring only
+    some capabilities can be ``full`` on each of them."""
     verdicts = invariant_verdicts(results, registry)
     rows = []
     for capability in _CAPABILITY_ORDER:
@@ -215,6 +220,7 @@ def compliance(
         counts = {status: 0 for status in (*STATUSES, "not run")}
         for tag in tags:
             counts[verdicts[tag]] += 1
+        counts["not run"] += counts["skipped"]
         ran = len(tags) - counts["not run"]
         if ran == 0:
             level = "not run"
@@ -228,7 +234,7 @@ def compliance(
     return rows
 
 
-_COLUMNS = ("capability", "invariants", "passed", "failed", "skipped", "known-failing", "level")
+_COLUMNS = ("capability", "invariants", "passed", "failed", "known-failing", "not run", "level")
 
 
 def compliance_table(
@@ -244,13 +250,17 @@ def compliance_table(
     lines.append(
         f"cases: {len(results)} run, "
         + ", ".join(f"{totals[s]} {s}" for s in STATUSES)
-        + "; invariants counted per capability (an invariant fails if any of its cases fails)"
+        + "; invariants counted per capability (an invariant fails if any of its cases fails;"
+        " 'not run' when none of its cases ran, which leaves the level alone)"
     )
     return lines
 
 
 def _report(
-    results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant], backend: str
+    results: Sequence[Mapping[str, Any]],
+    registry: Mapping[str, Invariant],
+    backend: str,
+    seed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
@@ -260,6 +270,7 @@ def _report(
         "backend": backend,
         "implementation": implementation,
         "declared_capabilities": declared,
+        "properties": dict(seed) if seed is not None else None,
         "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "compliance": compliance(results, registry),
         "invariants": [
@@ -287,6 +298,8 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     declared = report.get("declared_capabilities")
     if declared is not None:
         out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]
+    if report.get("properties"):
+        out += ["", seed_line(report["properties"]["seed"], report["properties"]["explore"])]
     out += ["", "## Compliance by capability", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "---|" * len(_COLUMNS))
@@ -311,16 +324,31 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def seed_line(seed: int, explore: bool) -> str:
+    """How the properties drew their sequences, and how to draw them again."""
+    if explore:
+        return (
+            f"Properties explored with seed {seed}: --roteiro-seed {seed} repeats this run; "
+            "pin what they found by pasting the case they printed."
+        )
+    return (
+        f"Properties used the fixed seed {seed}, the same every run; "
+        "--roteiro-explore tries new sequences."
+    )
+
+
 def write_report(
     path: Path,
     *,
     results: Sequence[Mapping[str, Any]],
     registry: Mapping[str, Invariant],
     backend: str,
+    seed: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write the JSON report to ``path`` and its Markdown summary beside it
-    (same name, ``.md``); both paths are returned."""
-    report = _report(results, registry, backend)
+    (same name, ``.md``); both paths are returned.  ``seed`` is
+    ``{"seed": N, "explore": bool}`` when properties ran."""
+    report = _report(results, registry, backend, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = path.with_suffix(".md")

@@ -21,6 +21,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from roteiro_memory.suite.cases import Case, Check, Step
 from roteiro_memory.suite.errors import BackendFailure, OpError
+from roteiro_memory.suite.shapes import response_problem, result_problem
 
 __all__ = [
     "Backend",
@@ -28,6 +29,7 @@ __all__ = [
     "OpError",
     "Outcome",
     "format_outcome",
+    "headline",
     "resolve_path",
     "run_case",
 ]
@@ -305,7 +307,27 @@ def run_case(case: Case, backend: Backend) -> Outcome:
             f"{', '.join(repr(m) for m in missing)} this case requires "
             f"(declared: {', '.join(sorted(declared)) or 'none'})",
         )
-    outcome = _run_steps(case, backend)
+    excluded = [c for c in case.without if c in declared]
+    if excluded:
+        return Outcome(
+            case.id,
+            "skipped",
+            f"backend {backend.name!r} declares {', '.join(repr(c) for c in excluded)}; this "
+            "case checks a backend that does not (its ops must be Unsupported)",
+        )
+    if any(step.raw is not None for step in case.steps) and not speaks_wire(backend):
+        return Outcome(
+            case.id,
+            "skipped",
+            f"backend {backend.name!r} is driven in-process; this case sends raw wire lines",
+        )
+    try:
+        outcome = _run_steps(case, backend)
+    except RecursionError:
+        # A result nested deeper than Python can walk: the backend's fault.
+        outcome = Outcome(
+            case.id, "failed", "a result is nested too deeply to compare", op=None, args=None
+        )
     return Outcome(**{**outcome.__dict__, "duration": time.perf_counter() - started})
 
 
@@ -373,7 +395,25 @@ def _failed(
     )
 
 
+def speaks_wire(backend: Backend) -> bool:
+    """Whether ``backend`` takes raw request lines (``send_raw``)."""
+    return bool(getattr(backend, "speaks_wire", False))
+
+
 def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) -> None:
+    if step.raw is not None:
+        response = backend.send_raw(step.raw)  # type: ignore[attr-defined]  # see speaks_wire
+        shape = response_problem(response)
+        if shape is not None:
+            where, problem = shape
+            raise _Mismatch(
+                f"the response breaks protocol.schema.json at {where}: {problem}",
+                where,
+                "(a response as protocol.schema.json gives it)",
+                response,
+            )
+        _check_and_save(step, response, saved)
+        return
     try:
         result = backend.call(step.op, args)
     except OpError as error:
@@ -400,6 +440,20 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
                 step.error,
                 result,
             )
+        shape = result_problem(step.op, result)
+        if shape is not None:
+            where, problem = shape
+            raise _Mismatch(
+                f"{step.op}: the result breaks protocol.schema.json at {where}: {problem}",
+                where,
+                "(the shape protocol.schema.json gives)",
+                None,
+            )
+    _check_and_save(step, result, saved)
+    _compare_snapshots(step, backend, saved)
+
+
+def _check_and_save(step: Step, result: JSON, saved: dict[str, JSON]) -> None:
     for check in step.checks:
         try:
             _check(check, result, saved)
@@ -407,6 +461,9 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
             raise _Mismatch(f"a $ref in {check.kind}: {error.args[0]}", None, None, None) from None
     for name, path in step.save.items():
         saved[name] = _at(result, path)
+
+
+def _compare_snapshots(step: Step, backend: Backend, saved: dict[str, JSON]) -> None:
     for snapshot_name, want_equal in ((step.unchanged, True), (step.changed, False)):
         if snapshot_name is None:
             continue
@@ -436,11 +493,46 @@ def _run_step(step: Step, args: JSON, backend: Backend, saved: dict[str, JSON]) 
             )
 
 
-def format_outcome(case: Case, outcome: Outcome, *, clause: str | None = None) -> str:
-    """A failed or skipped outcome as an assertion message in the case's terms."""
-    lines = [f"case {case.id}: {case.title}"]
+def _short(value: JSON, width: int = 80) -> str:
+    text = render(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def headline(outcome: Outcome) -> str:
+    """A failed outcome in one line: the first mismatch
+    (``results.0.anchor_penalty: expected 0.25, actual 0.0``), else the message's
+    first line.  It leads the failure's block and pytest's ``-ra`` line."""
+    if outcome.path is not None:
+        return (
+            f"{outcome.path}: expected {_short(outcome.expected)}, actual {_short(outcome.actual)}"
+        )
+    first = outcome.message.splitlines()[0] if outcome.message else outcome.status
+    return first if len(first) <= 200 else first[:197] + "..."
+
+
+def format_outcome(
+    case: Case, outcome: Outcome, *, clause: str | None = None, style: str = "long"
+) -> str:
+    """A failed or skipped outcome as an assertion message in the case's terms,
+    led by its :func:`headline`.  ``style`` ``short`` keeps the step, the op and
+    expected against actual (no clause, diff or stderr); ``line`` is the
+    headline at the case's file and line."""
+    where = f"{case.file}:{outcome.line or case.line}"
+    if style == "line":
+        return f"{where}: {headline(outcome)}"
+    if style == "short" and outcome.status == "failed":
+        lines = [headline(outcome), f"case {case.id}, step {outcome.step} at {where}"]
+        if outcome.op is not None:
+            lines.append(f"  op: {outcome.op} {_short(outcome.args, 200)}")
+        if outcome.path is None:
+            lines.append(f"  {outcome.message}")
+        return "\n".join(lines)
+    lines = [headline(outcome)] if outcome.status == "failed" else []
+    lines.append(f"case {case.id}: {case.title}")
     lines.append(f"  clause: {clause or case.clause}")
     lines.append(f"  invariant: {case.invariant}")
+    if case.rules:
+        lines.append(f"  rules: {', '.join(case.rules)} (conformance/PROTOCOL.md)")
     if outcome.status == "skipped":
         lines.append(f"  skipped: {outcome.message}")
         return "\n".join(lines)

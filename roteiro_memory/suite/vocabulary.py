@@ -22,8 +22,12 @@ CAPABILITIES: tuple[str, ...] = (
     "budget",
     "durable",
     "search",
+    "shared",
+    "crash",
 )
-"""Every capability PROTOCOL names."""
+"""Every capability PROTOCOL names.  ``shared`` and ``crash`` have no ops of
+their own: the suite checks them by starting several instances of a ``cmd:``
+backend on one store, and by killing one (:mod:`.durability`)."""
 
 CORE = "core"
 """The pseudo-capability of invariants every backend must keep (the session ops)."""

@@ -26,6 +26,7 @@ from roteiro_memory.check import (
     cache_findings,
     memory_findings,
     schema_findings,
+    sequence_findings,
     supersession,
 )
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -86,15 +87,7 @@ def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     largest = max([0, *(row[0] for row in rows)])
     counter = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
     last_id = counter[0] if counter else 0
-    if last_id < largest:
-        out.append(
-            Finding(
-                "agent_memory_ids",
-                None,
-                f"id counter {last_id} is behind the largest id {largest}: ids would be reused",
-            )
-        )
-    return out
+    return out + sequence_findings("agent_memory_ids", None, "id counter", last_id, largest)
 
 
 def _decoded_record(raw: tuple[Any, ...]) -> MemoryRow | Finding:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, excerpt
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -56,10 +56,11 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import CAPABILITIES, Graph, MemoryWrite, Store
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
 from roteiro_memory.stores.postgres import transfer as pg_transfer
 from roteiro_memory.stores.postgres.dsn import split_schema
+from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
@@ -72,6 +73,7 @@ from roteiro_memory.stores.sql.shape import (
     RECALL_BOUND,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
+    TextSets,
     recall_bounds_sql,
     recall_sql,
     record_filters,
@@ -88,6 +90,18 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "split_schema"]
+
+SETS = TextSets(
+    member=lambda column, param: f"{column} = ANY({param}::bytea[])",
+    prefixed=lambda column, param: (
+        f"EXISTS (SELECT 1 FROM unnest({param}::bytea[]) AS p(v)"
+        f" WHERE substring({column} FROM 1 FOR length(p.v)) = p.v)"
+    ),
+    bind=lambda values: [_b(value) for value in values],
+)
+"""Sets of text bound as one ``bytea[]`` (text is stored as UTF-8 bytes, and a
+prefix of a string's bytes is the bytes of its prefix)."""
+
 
 DEFAULT_SCHEMA = "roteiro"
 """The schema a store lives in when its name carries none."""
@@ -158,7 +172,7 @@ def _search_terms(
 def _check_schema_name(schema: str) -> str:
     if not _SCHEMA_NAME.fullmatch(schema):
         raise StoreUnavailable(
-            f"invalid PostgreSQL schema name {schema!r}: expected a letter or underscore "
+            f"invalid PostgreSQL schema name {excerpt(schema)}: expected a letter or underscore "
             "followed by letters, digits or underscores, at most 63 characters"
         )
     return schema
@@ -237,7 +251,7 @@ class PostgresStore(Store):
     """The two-tier store in one schema of a PostgreSQL database."""
 
     name = "postgres"
-    capabilities = CAPABILITIES
+    capabilities = STORE_CAPABILITIES
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         stripped, named = split_schema(dsn)
@@ -246,10 +260,21 @@ class PostgresStore(Store):
                 f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
             )
         self.dsn = stripped
-        self.schema = _check_schema_name(schema or named or DEFAULT_SCHEMA)
+        chosen = schema if schema is not None else named
+        if chosen == "":
+            raise StoreUnavailable(
+                "the PostgreSQL schema parameter is empty (schema=): name a schema, e.g. "
+                f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
+            )
+        self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._conn = self._open()
 
     # --- connection and schema -------------------------------------------
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if is_psycopg_error(error):
+            return from_psycopg(error)
+        return super().failure(error)
 
     def describe(self) -> str:
         """Where the store lives, without any password."""
@@ -394,12 +419,22 @@ class PostgresStore(Store):
             # so ids commit in increasing order.  A refusal below rolls the
             # reservation back with everything else.
             row = conn.execute(
-                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s WHERE id = 0"
+                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s"
+                " WHERE id = 0 AND last_id <= %(room)s"
                 " RETURNING last_id - %(n)s, (SELECT tree FROM sync_state WHERE id = 0)",
-                {"n": len(batch)},
+                {"n": len(batch), "room": sem.INT64_MAX - len(batch)},
             ).fetchone()
             if row is None:
-                raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                counter = conn.execute(
+                    "SELECT last_id FROM agent_memory_ids WHERE id = 0"
+                ).fetchone()
+                if counter is None:
+                    raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                raise Corrupt(
+                    f"{self.describe()}: agent_memory: the id counter is at {counter[0]}, so "
+                    f"{len(batch)} more ids would pass the largest 64-bit id {sem.INT64_MAX}; "
+                    "this store can take no more records: record into a new store"
+                )
             base, tree = int(row[0]), row[1]
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
@@ -507,6 +542,7 @@ class PostgresStore(Store):
         kind: MemoryKind | str | None,
         anchor_key: str | None,
         include_superseded: bool,
+        anchors: sem.AnchorFilter | None = None,
     ) -> tuple[builtins.list[str], dict[str, object]]:
         return record_filters(
             scope,
@@ -515,6 +551,8 @@ class PostgresStore(Store):
             include_superseded,
             placeholder=lambda name: f"%({name})s",
             text=_b,
+            sets=SETS,
+            anchors=anchors,
         )
 
     def list(
@@ -526,8 +564,9 @@ class PostgresStore(Store):
         include_superseded: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
-        where, params = self._filters(scope, kind, anchor_key, include_superseded)
+        where, params = self._filters(scope, kind, anchor_key, include_superseded, anchors)
         sql = f"SELECT {RECORD_COLS}{_record_from(_node_relation(graph, params))}"
         if where:
             sql += " WHERE " + " AND ".join(where)
@@ -552,13 +591,20 @@ class PostgresStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
-        for number, token in enumerate(sem.query_tokens(query)):
-            where.append(f"position(%(token{number})s IN m.search) > 0")
-            params[f"token{number}"] = _b(token)
+        tokens = sem.query_tokens(query)
+        if tokens:
+            # One bound array, not one parameter per token: a statement takes
+            # at most 65,535 parameters.
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM unnest(%(tokens)s::bytea[]) AS t(token)"
+                " WHERE position(t.token IN m.search) = 0)"
+            )
+            params["tokens"] = [_b(token) for token in tokens]
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -624,10 +670,11 @@ class PostgresStore(Store):
         applicable_only: bool = False,
         limit: int | None = None,
         graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         parsed = Decay.parse(decay)
         terms = lexical.query_terms(query)
-        where, params = self._filters(scope, kind, anchor_key, include_superseded=False)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
@@ -722,6 +769,7 @@ class PostgresStore(Store):
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             # Ticking takes the clock row's lock before the table is touched,

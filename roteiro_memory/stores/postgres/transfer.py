@@ -27,6 +27,7 @@ from roteiro_memory.transfer import (
     export_items,
     pointer_rows,
     record_rows,
+    sealed,
 )
 
 if TYPE_CHECKING:
@@ -60,12 +61,12 @@ def export_lines(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[str]:
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
     sequence = last_id[0] if last_id and last_id[0] else None
     tree = {"tree": _decoded(witness[0])} if witness else None
-    yield export_header(sequence, ticks, generation, tree)
+    header = export_header(sequence, ticks, generation, tree)
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from export_items(select, _decoded)
+    yield from sealed(header, export_items(select, _decoded))
 
 
 def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> dict[str, int]:

@@ -10,6 +10,7 @@ passed in.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import MemoryKind
@@ -28,6 +29,7 @@ __all__ = [
     "RECORD_FROM",
     "RECORD_NAMES",
     "SNAPSHOT_TABLES",
+    "TextSets",
     "insert",
     "recall_bounds_sql",
     "recall_sql",
@@ -76,6 +78,20 @@ SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
 adds the table its id sequence lives in."""
 
 
+@dataclass(frozen=True)
+class TextSets:
+    """How a dialect tests stored text against a set of texts bound as one
+    parameter, however many there are -- one expression per value would meet
+    SQLite's expression-depth limit and PostgreSQL's parameter limit."""
+
+    member: Callable[[str, str], str]
+    """``(column, placeholder)``: the column's value is one of the set."""
+    prefixed: Callable[[str, str], str]
+    """``(column, placeholder)``: the column's value starts with one of the set."""
+    bind: Callable[[Sequence[str]], object]
+    """The set as the one parameter the two conditions read."""
+
+
 def record_filters(
     scope: str | None,
     kind: MemoryKind | str | None,
@@ -84,12 +100,23 @@ def record_filters(
     *,
     placeholder: Callable[[str], str],
     text: Callable[[str], object],
+    sets: TextSets,
+    anchors: sem.AnchorFilter | None = None,
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE conditions and parameters of a listing: ``placeholder(name)``
     is how the backend writes a named parameter, ``text(value)`` how it binds
-    stored text."""
+    stored text, ``sets`` how it tests a set of them."""
     where: list[str] = []
     params: dict[str, object] = {}
+    if anchors is not None:
+        either = []
+        if anchors.keys:
+            either.append(sets.member("m.anchor_key", placeholder("anchor_keys")))
+            params["anchor_keys"] = sets.bind(sorted(anchors.keys))
+        if anchors.prefixes:
+            either.append(sets.prefixed("m.anchor_key", placeholder("anchor_prefixes")))
+            params["anchor_prefixes"] = sets.bind(list(anchors.prefixes))
+        where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
     if scope is not None:
         where.append(f"m.scope = {placeholder('scope')}")
         params["scope"] = text(scope)

@@ -1,0 +1,108 @@
+"""JSON Schemas of the PROTOCOL shapes the MCP tools return.
+
+Each mirrors a ``to_json`` of :mod:`roteiro_memory.results` field for field;
+the SDK's client validates every structured result against them, so a shape
+that drifts from its schema fails the end-to-end tests.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roteiro_memory.lexical import SEARCH_SCHEMA
+from roteiro_memory.results import MEMORY_SCHEMA, RECALL_SCHEMA
+from roteiro_memory.semantics import AnchorState, MemoryKind
+
+__all__ = ["FORGOTTEN", "LISTING", "RECALL", "RECORD", "REMEMBERED"]
+
+Schema = dict[str, Any]
+
+_NULLABLE_STRING: Schema = {"type": ["string", "null"]}
+_ID: Schema = {"type": "integer", "minimum": 1}
+
+
+def _object(properties: Schema, *, optional: tuple[str, ...] = ()) -> Schema:
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": [name for name in properties if name not in optional],
+        "additionalProperties": False,
+    }
+
+
+RECORD: Schema = _object(
+    {
+        "id": _ID,
+        "scope": {"type": "string"},
+        "kind": {"enum": [k.value for k in MemoryKind]},
+        "anchor": _object(
+            {"key": {"type": "string"}, "blob": _NULLABLE_STRING, "path": _NULLABLE_STRING}
+        ),
+        "anchor_state": {"enum": [s.value for s in AnchorState]},
+        "applies": {"type": "boolean"},
+        "body": {"type": "string"},
+        "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+        "tree": _NULLABLE_STRING,
+        "created_at": {"type": "string"},
+        "superseded_by": {"type": ["integer", "null"]},
+        "superseded_at": _NULLABLE_STRING,
+    },
+    optional=("anchor",),
+)
+"""A record; ``anchor`` is left out when it has none."""
+
+_DECAY: Schema = {
+    "oneOf": [
+        {"const": "none"},
+        _object({"linear": _object({"span": {"type": "integer", "minimum": 0}})}),
+        _object({"exponential": _object({"half_life": {"type": "integer", "minimum": 0}})}),
+    ]
+}
+
+_RECALLED: Schema = _object(
+    {
+        "relevance": {"type": "number"},
+        "score": {"type": "number"},
+        "base_confidence": {"type": "number"},
+        "anchor_penalty": {"type": "number"},
+        "decay_factor": {"type": "number"},
+        "age": {"type": "integer", "minimum": 0},
+        "record": RECORD,
+    },
+    optional=("relevance",),
+)
+"""A ranked record; ``relevance`` only from ``memory.search``."""
+
+_COUNTS: Schema = {
+    "live": {"type": "integer", "minimum": 0},
+    "superseded": {"type": "integer", "minimum": 0},
+}
+
+RECALL: Schema = _object(
+    {
+        "schema": {"enum": [RECALL_SCHEMA, SEARCH_SCHEMA]},
+        "generation": {"type": "integer", "minimum": 0},
+        "decay": _DECAY,
+        "reproducible": {"type": "boolean"},
+        "terms": {"type": "array", "items": {"type": "string"}},
+        "results": {"type": "array", "items": _RECALLED},
+        **_COUNTS,
+    },
+    optional=("terms",),
+)
+"""``memory.recall``'s shape, or ``memory.search``'s (a query given): its
+``terms`` and each result's ``relevance`` besides."""
+
+LISTING: Schema = _object(
+    {
+        "schema": {"const": MEMORY_SCHEMA},
+        "records": {"type": "array", "items": RECORD},
+        **_COUNTS,
+    }
+)
+
+FORGOTTEN: Schema = _object({"id": _ID, "restored": {"type": "array", "items": _ID}})
+
+REMEMBERED: Schema = _object({"id": _ID, "record": RECORD})
+"""``memory.record``'s ``{"id"}``, with the record as stored, so the caller
+sees the anchor state it was written with."""

@@ -1,0 +1,18 @@
+"""Where the suite's shipped files are: the cases, their schemas, the
+invariant registry and ``PROTOCOL.md``, as one folder."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+__all__ = ["builtin_dir"]
+
+
+def builtin_dir() -> Path:
+    """The folder of the cases that ship with this package."""
+    try:
+        root = resources.files("roteiro_memory.conformance")
+    except ModuleNotFoundError:  # a source checkout that was never installed
+        return Path(__file__).resolve().parents[2] / "conformance"
+    return Path(str(root))

@@ -1,0 +1,186 @@
+"""The session digest: selection within a token budget, grouping, drift shown,
+and the ``pack`` command's output, byte for byte."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from agent_repo import RETRY, GitRepo
+
+from roteiro_memory.agents.pack import MIN_BUDGET, PACK_SCHEMA, select, tokens
+from roteiro_memory.results import GraphNode
+from roteiro_memory.stores.model import ModelStore
+
+
+def store_with(*records: tuple[str, str, str | None]) -> ModelStore:
+    """A store holding ``(kind, body, anchor key)`` records, every anchor valid."""
+    store = ModelStore()
+    keys = sorted({key for _, _, key in records if key is not None})
+    store.put_nodes(GraphNode(key, blob="a" * 40) for key in keys)
+    for kind, body, key in records:
+        store.record(kind, body, anchor=key)
+    return store
+
+
+def test_tokens_are_utf8_bytes_over_four_rounded_up() -> None:
+    assert [tokens(""), tokens("abcd"), tokens("abcde"), tokens("é" * 2)] == [0, 1, 2, 1]
+
+
+def test_pack_fits_every_budget_and_counts_what_it_left_out() -> None:
+    store = store_with(
+        *[("lesson", f"lesson number {i} " + "x" * (i * 7), None) for i in range(60)]
+    )
+    recall = store.recall()
+    for budget in (MIN_BUDGET, 150, 400, 1000, 5000):
+        pack = select(recall, budget)
+        assert tokens(pack.markdown()) <= budget, budget
+        assert len(pack.chosen) + pack.omitted == 60
+    assert select(recall, 400).chosen
+    assert len(select(recall, 1000).chosen) > len(select(recall, 400).chosen)
+    assert select(recall, 10**6).omitted == 0
+
+
+def test_pack_skips_a_body_too_long_and_keeps_the_next_that_fits() -> None:
+    store = store_with(("lesson", "short one", None), ("lesson", "y" * 4000, None))
+    pack = select(store.recall(), 300)
+    assert [r.record.body for r in pack.chosen] == ["short one"]
+    assert pack.omitted == 1
+    assert "1 more did not fit" in pack.markdown()
+
+
+def test_pack_groups_by_kind_in_order_and_leaves_outcomes_out() -> None:
+    store = store_with(
+        ("pattern", "wrap every git call in _run", None),
+        ("outcome", "the release went out", None),
+        ("decision", "SQLite by default", None),
+        ("attempt", "threading the sync made it slower", None),
+        ("lesson", "git status is the slow part", None),
+    )
+    pack = select(store.recall(), 1000)
+    text = pack.markdown()
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings == ["## Lessons", "## Failed attempts", "## Decisions", "## Patterns"]
+    assert "the release went out" not in text
+    assert [g["kind"] for g in pack.to_json()["groups"]] == [
+        "lesson",
+        "attempt",
+        "decision",
+        "pattern",
+    ]
+
+
+def test_pack_marks_drifted_and_vanished_records_instead_of_hiding_them() -> None:
+    store = store_with(
+        ("lesson", "run caps its backoff", "py:src/app/retry.py::Retry.run"),
+        ("lesson", "jitter stays below 1.2", "py:src/app/retry.py::jitter"),
+        ("lesson", "old helper is slow", "file:src/old.py"),
+    )
+    store.put_nodes([GraphNode("py:src/app/retry.py::Retry.run", blob="b" * 40)])
+    store.remove_nodes(["file:src/old.py"])
+    text = select(store.recall(), 1000).markdown()
+    assert "- #1 (`src/app/retry.py::Retry.run`, **drifted**: its code changed since" in text
+    assert "- #2 (`src/app/retry.py::jitter`, valid): jitter stays below 1.2" in text
+    assert "- #3 (`src/old.py`, **vanished**: its code is gone" in text
+    # ranked within the kind by the anchor penalty: valid 1.0, vanished 0.35, drifted 0.25
+    assert text.index("#2 (") < text.index("#3 (") < text.index("#1 (")
+
+
+def test_pack_json_is_the_same_selection_with_recall_results() -> None:
+    store = store_with(("lesson", "a", None), ("decision", "b", None), ("outcome", "c", None))
+    pack = select(store.recall(), 500)
+    shape = pack.to_json()
+    assert shape["schema"] == PACK_SCHEMA
+    assert shape["budget"] == 500
+    assert shape["tokens"] == tokens(pack.markdown())
+    assert shape["touched"] is None
+    assert shape["omitted"] == 0
+    assert shape["live"] == 3
+    results = [r for g in shape["groups"] for r in g["results"]]
+    assert [r["record"]["body"] for r in results] == ["a", "b"]
+    assert set(results[0]) == {
+        "score",
+        "base_confidence",
+        "anchor_penalty",
+        "decay_factor",
+        "age",
+        "record",
+    }
+
+
+def test_pack_refuses_a_budget_below_its_floor() -> None:
+    with pytest.raises(ValueError, match="below its floor"):
+        select(store_with().recall(), MIN_BUDGET - 1)
+
+
+# --- The command --------------------------------------------------------------
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+def test_pack_on_a_repository_with_no_store_exits_0_and_creates_none(repo: GitRepo) -> None:
+    done = repo.cli("pack")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Memory for this repository\n")
+    assert "Nothing recorded applies yet" in done.stdout
+    assert not (repo.root / ".git" / "roteiro").exists()
+
+
+def test_pack_outside_a_repository_exits_0(tmp_path: Path, repo: GitRepo) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    done = repo.cli("pack", "--json")
+    assert done.returncode == 0
+    moved = GitRepo.__new__(GitRepo)
+    moved.root, moved.env = outside, repo.env
+    away = moved.cli("pack", "--json")
+    assert away.returncode == 0, away.stderr
+    assert json.loads(away.stdout)["groups"] == []
+
+
+def test_pack_twice_is_byte_identical_and_shows_drift(repo: GitRepo) -> None:
+    for args in (
+        ["add", "jitter stays below 1.2", "--anchor", "src/app/retry.py::jitter"],
+        [
+            "add",
+            "run caps at 30 s",
+            "--anchor",
+            "src/app/retry.py::Retry.run",
+            "--confidence",
+            "0.9",
+        ],
+        ["add", "threads did not help", "--kind", "attempt"],
+        ["add", "SQLite is the default", "--kind", "decision"],
+    ):
+        assert repo.cli(*args).returncode == 0
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    first, second = repo.cli("pack"), repo.cli("pack")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+    assert "(`src/app/retry.py::jitter`, **drifted**" in first.stdout
+    assert repo.cli("pack", "--json").stdout == repo.cli("pack", "--json").stdout
+
+
+def test_pack_touched_keeps_what_the_change_touches(repo: GitRepo) -> None:
+    assert repo.cli("add", "jitter note", "--anchor", "src/app/retry.py::jitter").returncode == 0
+    assert repo.cli("add", "run note", "--anchor", "src/app/retry.py::Retry.run").returncode == 0
+    repo.write("src/app/retry.py", RETRY.replace("gave up", "gave up retrying"))
+    done = repo.cli("pack", "--touched", "--json")
+    assert done.returncode == 0, done.stderr
+    shape = json.loads(done.stdout)
+    assert shape["touched"] == "HEAD"
+    bodies = [r["record"]["body"] for g in shape["groups"] for r in g["results"]]
+    assert bodies == ["run note"]
+    text = repo.cli("pack", "--touched").stdout
+    assert text.startswith("# Memory about what changed since HEAD\n")
+
+
+def test_pack_names_a_bad_budget(repo: GitRepo) -> None:
+    done = repo.cli("pack", "--budget", "ten")
+    assert done.returncode == 2
+    assert "invalid --budget 'ten'" in done.stderr
+    assert f"at least {MIN_BUDGET}" in done.stderr

@@ -1,0 +1,47 @@
+"""A protocol server that breaks one rule of the wire form, for tests/test_mutants.py.
+
+``python tests/wire_mutant.py FLAW`` serves the in-memory model over stdin and
+stdout like ``roteiro-memory protocol``, except for FLAW:
+
+* ``extra-fields`` -- unknown request fields are ignored instead of refused;
+* ``string-ids`` -- an id written as a string of digits is read as the integer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from roteiro_memory import protocol
+from roteiro_memory.stores.model import ModelStore
+
+_HANDLE_LINE = protocol.handle_line
+
+
+def _loosened(flaw: str) -> object:
+    def handle_line(ops: protocol.Ops, line: bytes) -> tuple[str, bool]:
+        try:
+            request = json.loads(line)
+        except ValueError:
+            return _HANDLE_LINE(ops, line)
+        if not isinstance(request, dict):
+            return _HANDLE_LINE(ops, line)
+        loosened = dict(request)
+        if flaw == "extra-fields":
+            loosened = {k: v for k, v in request.items() if k in ("id", "op", "args")}
+        elif flaw == "string-ids" and str(request.get("id")).isdigit():
+            loosened["id"] = int(request["id"])
+        if loosened != request:
+            line = json.dumps(loosened).encode("utf-8")
+        return _HANDLE_LINE(ops, line)
+
+    return handle_line
+
+
+def main() -> int:
+    protocol.handle_line = _loosened(sys.argv[1])  # type: ignore[assignment]  # the flaw
+    return protocol.serve(ModelStore())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
