@@ -30,7 +30,7 @@ EXPECTED = {
     "newer": "schema_migrations version 99: schema version 99 is newer than this version knows",
     "integrity": "store: SQLite integrity check: row 1 missing from index idx_mem_anchor",
     "blob-anchor": "agent_memory id 2: anchor_key or anchor_path is not text",
-    "sequence-text": "sqlite_sequence agent_memory: sequence holds 'many', not an integer",
+    "sequence-text": "sqlite_sequence agent_memory: sequence holds 'many', not a whole number",
     "no-clock": "agent_cache_clock: expected exactly one clock row, found 0",
 }
 """The start of a line the hook must print for each planted fault."""

@@ -228,6 +228,7 @@ def test_forbid_store_is_silent_on_source_that_names_the_schema(
 def test_forbid_store_knows_how_export_lines_begin(tmp_path: Path) -> None:
     """The hook keeps its own copy of the line openings; they match the exporter's."""
     text = plant_export(tmp_path / "e.jsonl", plant_store(tmp_path / "s.db")).read_text()
-    kinds = {json.loads(line).get("type") for line in text.splitlines()[1:]}
-    assert kinds == {"record", "cache"}
-    assert all(line.startswith(sniff.EXPORT_LINE_PREFIXES) for line in text.splitlines()[1:])
+    lines = text.splitlines()[1:]
+    kinds = {json.loads(line).get("type") for line in lines}
+    assert kinds == {"record", "cache", "end"}
+    assert all(line.startswith(sniff.EXPORT_LINE_PREFIXES) for line in lines)

@@ -9,6 +9,7 @@ it was.  Handlers return the exit status; user errors are raised as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import stat
@@ -428,6 +429,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     # Written beside the target and moved over it whole: an export that fails
     # half-way (a full disk) leaves no partial file, and an earlier one intact.
     target = Path(args.output)
+    if not target.name or "\x00" in args.output:
+        raise UsageError(
+            f"invalid --output {excerpt(args.output)}: expected a file name without NUL bytes"
+        )
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     try:
         # Private like the store it copies, whatever the umask.
@@ -438,9 +443,10 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
                 out.write(line + "\n")
         os.replace(partial, target)
     except BaseException as error:
-        partial.unlink(missing_ok=True)
+        # Never made when its name is refused; the error that matters is this one.
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError)):
-            # ValueError: a path holding a NUL byte.
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(
                 f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "

@@ -82,8 +82,9 @@ EXPORT_LINE_PREFIXES = (
     '{"type": "node", "key": ',
     '{"type": "record", "id": ',
     '{"type": "cache", "key": ',
+    '{"type": "end", "counts": ',
 )
-"""How an export's node, record and cache lines begin, as the exporter writes
+"""How an export's node, record, cache and trailer lines begin, as the exporter writes
 them (a test keeps these in step with :mod:`roteiro_memory.transfer`)."""
 DUMP_OPENINGS = ("BEGIN TRANSACTION;", "PRAGMA foreign_keys=OFF;")
 """How ``Connection.iterdump`` and the sqlite3 shell's ``.dump`` begin."""
