@@ -20,7 +20,7 @@ wall times are printed beside them):
    sweep's columns and deleting the same keys in one transaction; and peak
    memory growth during the sweep at most 32 MiB, measured in a fresh process.
 4. ``record_many`` of a batch: at most 2.0x a bare ``executemany`` INSERT of
-   the same rows.
+   the same rows -- the records and the term index rows written with them.
 5. ``search`` of the two-token query, limit 10, over 100,000 and 1,000,000
    live records: at most 1.5x the same term index queried by hand for its
    top 10 (``bench/search.py``).

@@ -36,6 +36,13 @@ RECALL_FLOOR = (
 SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
 WRITTEN_COLS = "scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
 INSERT_FLOOR = f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INDEX_WRITTEN = (
+    ("memory_terms", "record_id, term, tf, length", "term, record_id"),
+    ("memory_term_df", "term, live", "term"),
+)
+"""The term index rows ``record_many`` writes beside each record, by table:
+the floor inserts them too, so it does all the writing ``record_many`` does."""
+STATS_WRITTEN = "records, live, live_terms"
 _CACHE_CHUNK = 2_048
 
 
@@ -148,10 +155,19 @@ class SQLiteBackend:
         return {row[0] for row in store.connection.execute("SELECT key FROM agent_cache")}
 
     @staticmethod
-    def written_rows(store: SQLiteStore) -> list[tuple[Any, ...]]:
-        """The columns ``record_many`` wrote, in id order."""
-        rows = store.connection.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id")
-        return [tuple(row) for row in rows]
+    def written_rows(store: SQLiteStore) -> dict[str, list[tuple[Any, ...]]]:
+        """The rows ``record_many`` wrote, by table: the records in id order,
+        their term index, and the index's statistics row."""
+        conn = store.connection
+        written = {
+            "agent_memory": conn.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id"),
+            **{
+                table: conn.execute(f"SELECT {cols} FROM {table} ORDER BY {order}")
+                for table, cols, order in INDEX_WRITTEN
+            },
+            "memory_stats": conn.execute(f"SELECT {STATS_WRITTEN} FROM memory_stats"),
+        }
+        return {table: [tuple(row) for row in rows] for table, rows in written.items()}
 
     # --- floors ------------------------------------------------------------
 
@@ -176,12 +192,17 @@ class SQLiteBackend:
         return scanned
 
     @staticmethod
-    def insert_floor(store: SQLiteStore, rows: Sequence[tuple[Any, ...]]) -> None:
-        """A bare ``executemany`` of the rows, in one write transaction."""
+    def insert_floor(store: SQLiteStore, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        """A bare ``executemany`` of every row, in one write transaction."""
         conn = store.connection
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany(INSERT_FLOOR, rows)
+            conn.executemany(INSERT_FLOOR, rows["agent_memory"])
+            for table, cols, _ in INDEX_WRITTEN:
+                marks = ", ".join("?" for _ in cols.split(","))
+                conn.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", rows[table])
+            sets = ", ".join(f"{col.strip()} = ?" for col in STATS_WRITTEN.split(","))
+            conn.execute(f"UPDATE memory_stats SET {sets} WHERE id = 0", rows["memory_stats"][0])
         except BaseException:
             conn.execute("ROLLBACK")
             raise
