@@ -37,6 +37,13 @@ WRITTEN_COLS = (
 INSERT_FLOOR = (
     f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
+INDEX_WRITTEN = (
+    ("memory_terms", "record_id, term, tf, length", "term, record_id"),
+    ("memory_term_df", "term, live", "term"),
+)
+"""The term index rows ``record_many`` writes beside each record, by table:
+the floor inserts them too, so it does all the writing ``record_many`` does."""
+STATS_WRITTEN = "records, live, live_terms"
 _PREFIX = "roteiro_bench_"
 
 
@@ -159,9 +166,19 @@ class PostgresBackend:
         return {bytes(row[0]).decode("utf-8") for row in rows}
 
     @staticmethod
-    def written_rows(store: PostgresStore) -> list[tuple[Any, ...]]:
-        rows = store.connection.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id")
-        return [tuple(row) for row in rows]
+    def written_rows(store: PostgresStore) -> dict[str, list[tuple[Any, ...]]]:
+        """The rows ``record_many`` wrote, by table: the records in id order,
+        their term index, and the index's statistics row."""
+        conn = store.connection
+        written = {
+            "agent_memory": conn.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id"),
+            **{
+                table: conn.execute(f"SELECT {cols} FROM {table} ORDER BY {order}")
+                for table, cols, order in INDEX_WRITTEN
+            },
+            "memory_stats": conn.execute(f"SELECT {STATS_WRITTEN} FROM memory_stats"),
+        }
+        return {table: [tuple(row) for row in rows] for table, rows in written.items()}
 
     # --- floors ------------------------------------------------------------
 
@@ -183,13 +200,20 @@ class PostgresBackend:
         return scanned
 
     @staticmethod
-    def insert_floor(store: PostgresStore, rows: Sequence[tuple[Any, ...]]) -> None:
+    def insert_floor(store: PostgresStore, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        """A bare ``executemany`` of every row, in one transaction."""
         conn = store.connection
+        records = rows["agent_memory"]
         with conn.transaction(), conn.cursor() as cur:
-            cur.executemany(INSERT_FLOOR, rows)
+            cur.executemany(INSERT_FLOOR, records)
+            for table, cols, _ in INDEX_WRITTEN:
+                marks = ", ".join("%s" for _ in cols.split(","))
+                cur.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", rows[table])
+            sets = ", ".join(f"{col.strip()} = %s" for col in STATS_WRITTEN.split(","))
+            cur.execute(f"UPDATE memory_stats SET {sets} WHERE id = 0", rows["memory_stats"][0])
             cur.execute(
                 "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
-                (max((row[0] for row in rows), default=0),),
+                (max((row[0] for row in records), default=0),),
             )
 
     # --- diagnostics -------------------------------------------------------

@@ -20,7 +20,12 @@ wall times are printed beside them):
    sweep's columns and deleting the same keys in one transaction; and peak
    memory growth during the sweep at most 32 MiB, measured in a fresh process.
 4. ``record_many`` of a batch: at most 2.0x a bare ``executemany`` INSERT of
-   the same rows.
+   the same rows -- the records and the term index rows written with them.
+5. ``search`` of the two-token query, limit 10, over 100,000 and 1,000,000
+   live records: at most 1.5x the same term index queried by hand for its
+   top 10 (``bench/search.py``).
+6. ``recall`` limit 10 that stops early, over the largest of those: at most
+   0.25x the full-scan ranking it replaced.
 
 The scenarios and floors are backend-agnostic where they can be
 (``workload``, ``targets``); what is specific to SQLite is in
@@ -43,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import Check
+from search import search_checks
 from sqlite_backend import SQLiteBackend
 from targets import Backend, recall_checks, record_many_checks, sweep_checks, sweep_memory
 from workload import MIB, QUICK, Sizes
@@ -52,7 +58,7 @@ BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": SQLiteBackend}
 PostgreSQL is not among them: ``--postgres [DSN]`` runs ``bench/postgres.py``
 after SQLite, whose ratios are of wall-clock time, since the server does the
 work in another process."""
-TARGETS = ("recall", "sweep", "record_many")
+TARGETS = ("recall", "sweep", "record_many", "search")
 
 
 class ExitCode(enum.IntEnum):
@@ -90,6 +96,14 @@ def _parser() -> argparse.ArgumentParser:
         const="",
         help="also measure recall and sweep on PostgreSQL (bench/postgres.py), at DSN or on"
         " a throwaway server when none is given",
+    )
+    parser.add_argument(
+        "--search-records",
+        type=int,
+        action="append",
+        metavar="N",
+        help="live records for the search and early-stop recall targets (repeatable;"
+        " default 100000 and 1000000, 20000 with --quick)",
     )
     # Internal: the fresh process the sweep's memory is measured in.
     parser.add_argument("--sweep-memory", nargs=4, help=argparse.SUPPRESS)
@@ -132,7 +146,13 @@ def _sweep_child(backend: str, scratch: Path) -> Any:
     return child
 
 
-def _run(backend: Backend, sizes: Sizes, only: Sequence[str], profile: bool) -> list[Check]:
+def _run(
+    backend: Backend,
+    sizes: Sizes,
+    only: Sequence[str],
+    profile: bool,
+    search_counts: Sequence[int] = (),
+) -> list[Check]:
     def report(line: str) -> None:
         print(line, flush=True)
 
@@ -151,6 +171,10 @@ def _run(backend: Backend, sizes: Sizes, only: Sequence[str], profile: bool) -> 
     if "record_many" in only:
         checks += record_many_checks(backend, sizes, report, trace)
         _show(checks[-1:])
+    if "search" in only:
+        found = search_checks(backend, sizes, report, trace, list(search_counts))
+        checks += found
+        _show(found)
     return checks
 
 
@@ -184,7 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"bench: backend {backend.name}, {sizes.repeat} timed runs each, scratch {scratch}",
             flush=True,
         )
-        checks = _run(backend, sizes, only, args.profile)
+        counts = args.search_records or ([20_000] if args.quick else [100_000, 1_000_000])
+        checks = _run(backend, sizes, only, args.profile, counts)
     if args.postgres is not None:
         import postgres
 

@@ -36,6 +36,13 @@ RECALL_FLOOR = (
 SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
 WRITTEN_COLS = "scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
 INSERT_FLOOR = f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+INDEX_WRITTEN = (
+    ("memory_terms", "record_id, term, tf, length", "term, record_id"),
+    ("memory_term_df", "term, live", "term"),
+)
+"""The term index rows ``record_many`` writes beside each record, by table:
+the floor inserts them too, so it does all the writing ``record_many`` does."""
+STATS_WRITTEN = "records, live, live_terms"
 _CACHE_CHUNK = 2_048
 
 
@@ -148,10 +155,19 @@ class SQLiteBackend:
         return {row[0] for row in store.connection.execute("SELECT key FROM agent_cache")}
 
     @staticmethod
-    def written_rows(store: SQLiteStore) -> list[tuple[Any, ...]]:
-        """The columns ``record_many`` wrote, in id order."""
-        rows = store.connection.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id")
-        return [tuple(row) for row in rows]
+    def written_rows(store: SQLiteStore) -> dict[str, list[tuple[Any, ...]]]:
+        """The rows ``record_many`` wrote, by table: the records in id order,
+        their term index, and the index's statistics row."""
+        conn = store.connection
+        written = {
+            "agent_memory": conn.execute(f"SELECT {WRITTEN_COLS} FROM agent_memory ORDER BY id"),
+            **{
+                table: conn.execute(f"SELECT {cols} FROM {table} ORDER BY {order}")
+                for table, cols, order in INDEX_WRITTEN
+            },
+            "memory_stats": conn.execute(f"SELECT {STATS_WRITTEN} FROM memory_stats"),
+        }
+        return {table: [tuple(row) for row in rows] for table, rows in written.items()}
 
     # --- floors ------------------------------------------------------------
 
@@ -176,12 +192,17 @@ class SQLiteBackend:
         return scanned
 
     @staticmethod
-    def insert_floor(store: SQLiteStore, rows: Sequence[tuple[Any, ...]]) -> None:
-        """A bare ``executemany`` of the rows, in one write transaction."""
+    def insert_floor(store: SQLiteStore, rows: dict[str, list[tuple[Any, ...]]]) -> None:
+        """A bare ``executemany`` of every row, in one write transaction."""
         conn = store.connection
         conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.executemany(INSERT_FLOOR, rows)
+            conn.executemany(INSERT_FLOOR, rows["agent_memory"])
+            for table, cols, _ in INDEX_WRITTEN:
+                marks = ", ".join("?" for _ in cols.split(","))
+                conn.executemany(f"INSERT INTO {table} ({cols}) VALUES ({marks})", rows[table])
+            sets = ", ".join(f"{col.strip()} = ?" for col in STATS_WRITTEN.split(","))
+            conn.execute(f"UPDATE memory_stats SET {sets} WHERE id = 0", rows["memory_stats"][0])
         except BaseException:
             conn.execute("ROLLBACK")
             raise
@@ -214,3 +235,80 @@ def _insert_cache(conn: sqlite3.Connection, chunk: list[tuple[Any, ...]]) -> Non
         " anchor_key, anchor_blob, json) VALUES (?, ?, ?, ?, ?, 0, ?, ?, ?)",
         chunk,
     )
+
+
+# --- the search arm and early-stop recall (bench/search.py) --------------------
+
+
+def _search_floor_sql(store: SQLiteStore, query: str) -> tuple[str, dict[str, Any]]:
+    from roteiro_memory import lexical
+    from roteiro_memory.stores.sql import index
+
+    conn = store.connection
+    terms = lexical.query_terms(query)
+    corpus = index.read_stats(conn, index.SQLITE, terms).corpus
+    params: dict[str, Any] = {"avg": corpus.average_length}
+    cases = []
+    for k, term in enumerate(terms):
+        params[f"t{k}"] = term
+        params[f"idf{k}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        cases.append(f"WHEN :t{k} THEN :idf{k}")
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.SQLITE,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=":avg",
+    )
+    marks = ", ".join(f":t{k}" for k in range(len(terms)))
+    sql = (
+        f"SELECT t.record_id, SUM({weight}) AS s FROM memory_terms t"
+        " JOIN agent_memory m ON m.id = t.record_id"
+        f" WHERE t.term IN ({marks}) AND m.superseded_by IS NULL"
+        " GROUP BY t.record_id ORDER BY s DESC, t.record_id DESC LIMIT 10"
+    )
+    return sql, params
+
+
+def search_floor(store: SQLiteStore, query: str) -> list[tuple[int, float]]:
+    """The term index queried by hand for its top 10 by relevance alone."""
+    sql, params = _search_floor_sql(store, query)
+    return [tuple(row) for row in store.connection.execute(sql, params)]  # type: ignore[misc]
+
+
+def frequencies(store: SQLiteStore, terms: Sequence[str]) -> dict[str, int]:
+    marks = ", ".join("?" * len(terms))
+    rows = store.connection.execute(
+        f"SELECT term, live FROM memory_term_df WHERE term IN ({marks})", list(terms)
+    )
+    return dict(rows)
+
+
+def recall_full_scan(store: SQLiteStore) -> list[int]:
+    """Recall limit 10 as it ran before the early stop: every live record
+    scored and sorted in SQL, the ten decoded and ranked; their ids."""
+    from roteiro_memory.results import Recalled
+    from roteiro_memory.semantics import Decay
+    from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR, recall_sql
+    from roteiro_memory.stores.sqlite.store import _record_from_row
+
+    decay = Decay.parse("none")
+    score, params = sqlexpr.score_expr(
+        decay, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+    )
+    conn = store.connection
+    conn.execute("BEGIN")
+    try:
+        generation = conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()[0]
+        sql = recall_sql(score, ["m.superseded_by IS NULL"], "nodes", ":limit")
+        rows = conn.execute(sql, {**params, "limit": 10, "generation": generation}).fetchall()
+        ranked = [Recalled.rank(_record_from_row(row), generation, decay) for row in rows]
+        conn.execute("SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory").fetchone()
+    finally:
+        conn.execute("COMMIT")
+    return [r.record.id for r in ranked]
+
+
+# Methods of SQLiteBackend, written beside the floors they measure against.
+for _name in ("search_floor", "frequencies", "recall_full_scan"):
+    setattr(SQLiteBackend, _name, staticmethod(globals()[_name]))

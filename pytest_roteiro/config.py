@@ -6,6 +6,7 @@ imports this whether or not the suite is enabled.
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,7 +18,15 @@ if TYPE_CHECKING:
     from roteiro_memory.suite.report import KnownFailure
     from roteiro_memory.suite.runner import Backend, Outcome  # noqa: F401 -- in a string annotation
 
-__all__ = ["CONFIG_KEY", "OUTCOME_KEY", "STATE_KEY", "RoteiroConfig", "RunState", "resolve_config"]
+__all__ = [
+    "CONFIG_KEY",
+    "OUTCOME_KEY",
+    "SEED_INPUT",
+    "STATE_KEY",
+    "RoteiroConfig",
+    "RunState",
+    "resolve_config",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,16 @@ class RoteiroConfig:
     report: Path | None = None
     known_failures: Path | None = None
     timeout: float = 10.0
+    cases_only: bool = True
+    """Whether, with no paths named, the cases are the whole run: so when the
+    suite is switched on by ``--roteiro-conformance``; when it is switched on
+    by the ini file, the project's own tests (``testpaths``) run beside them."""
+    explore: bool = False
+    """Whether the properties try new sequences (a seed drawn for the run, or given)."""
+    seed: int = 0
+    """The seed every property draws its sequences from; printed in the report."""
+    allow_reset: bool = False
+    """Whether the suite may reset a store that already holds data."""
 
 
 @dataclass
@@ -43,8 +62,12 @@ class RunState:
     known: dict[str, KnownFailure] = field(default_factory=dict)
     backend: Backend | None = None
     results: list[dict[str, Any]] = field(default_factory=list)
+    selected: tuple[str, ...] = ()
+    """Node ids of cases named on the command line; none means every case."""
 
 
+SEED_INPUT = "roteiro_seed"
+"""The key under which an xdist controller hands its seed to the workers."""
 CONFIG_KEY = pytest.StashKey[RoteiroConfig]()
 STATE_KEY = pytest.StashKey[RunState]()
 OUTCOME_KEY = pytest.StashKey["Outcome"]()
@@ -70,8 +93,8 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
         builtin = not no_builtin
     else:
         builtin = bool(config.getini("roteiro_builtin_cases"))
-    report = pick("roteiro_report", "roteiro_report")
-    known = pick("roteiro_known_failures", "roteiro_known_failures")
+    report = _ini_path(config, "roteiro_report")
+    known = _ini_path(config, "roteiro_known_failures")
     timeout_raw = pick("roteiro_timeout", "roteiro_timeout")
     try:
         timeout = float(timeout_raw)
@@ -81,15 +104,64 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
         ) from None
     if not timeout > 0:
         raise pytest.UsageError(f"--roteiro-timeout must be positive, got {timeout}")
+    explore, seed = _seed(config, bool(pick("roteiro_explore", "roteiro_explore")))
     return RoteiroConfig(
         enabled=True,
         backend=str(pick("roteiro_backend", "roteiro_backend")),
         case_dirs=tuple(Path(d) for d in dirs),
         builtin_cases=builtin,
-        report=Path(report).resolve() if report else None,
-        known_failures=Path(known).resolve() if known else None,
+        report=report,
+        known_failures=known,
         timeout=timeout,
+        cases_only=config.getoption("roteiro_conformance") is not None,
+        explore=explore,
+        seed=seed,
+        allow_reset=bool(pick("roteiro_allow_reset", "roteiro_allow_reset")),
     )
+
+
+def _ini_path(config: pytest.Config, name: str) -> Path | None:
+    """A path option: from the command line against the current folder, from
+    the ini file against that file's folder (as pytest's ``paths`` type does)."""
+    given = config.getoption(name)
+    if given:
+        return Path(given).resolve()
+    value = str(config.getini(name) or "")
+    if not value:
+        return None
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    return (base / value).resolve()
+
+
+def _seed(config: pytest.Config, explore: bool) -> tuple[bool, int]:
+    """Whether the run explores, and its seed.
+
+    A seed given (``--roteiro-seed``, ini ``roteiro_seed``, or Hypothesis's own
+    ``--hypothesis-seed``) is used as is; ``--roteiro-explore`` alone draws a
+    new one, which the report prints so the run can be repeated.  Otherwise
+    every run uses the same fixed seed.
+    """
+    from roteiro_memory.suite.properties import DEFAULT_SEED
+
+    raw = config.getoption("roteiro_seed")
+    if raw is None:
+        raw = config.getoption("hypothesis_seed", None)
+    if raw is None:
+        raw = config.getini("roteiro_seed") or None
+    worker = getattr(config, "workerinput", {}).get(SEED_INPUT)
+    if worker is not None:
+        # An xdist worker runs with the controller's seed, so all agree.
+        return bool(worker["explore"]), int(worker["seed"])
+    if raw is not None:
+        try:
+            return True, int(str(raw), 0)
+        except ValueError:
+            raise pytest.UsageError(
+                f"--roteiro-seed: {raw!r} is not a whole number; give the seed the report printed"
+            ) from None
+    if explore:
+        return True, random.SystemRandom().getrandbits(32)
+    return False, DEFAULT_SEED
 
 
 def enabled(config: pytest.Config) -> bool:

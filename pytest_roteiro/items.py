@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
+from _pytest._io import TerminalWriter
 
 from pytest_roteiro.config import OUTCOME_KEY, STATE_KEY, RunState
 
@@ -19,7 +21,17 @@ if TYPE_CHECKING:
     from roteiro_memory.suite.cases import Case
     from roteiro_memory.suite.runner import Backend
 
-__all__ = ["NODE_PREFIX", "CaseFailed", "CaseFile", "CaseItem", "backend", "marker", "settle"]
+__all__ = [
+    "NODE_PREFIX",
+    "CaseFailed",
+    "CaseFile",
+    "CaseItem",
+    "CaseRepr",
+    "backend",
+    "marker",
+    "settle",
+    "tb_style",
+]
 
 NODE_PREFIX = "conformance"
 
@@ -54,11 +66,42 @@ class CaseFile(pytest.Collector):
         from roteiro_memory.suite.errors import CaseFileError
 
         if isinstance(excinfo.value, CaseFileError):
-            return f"invalid {self.label}\n{excinfo.value}"
+            faults = "\n".join(str(fault) for fault in excinfo.value.every)
+            return f"invalid {self.label}\n{faults}"
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.source, None, self.name
+
+
+def tb_style(config: pytest.Config, style: Any = None) -> str:
+    """The ``--tb`` style a failure is rendered in: ``line``, ``short`` or ``long``."""
+    chosen = str(style or config.getoption("tbstyle", "auto"))
+    return chosen if chosen in ("line", "short") else "long"
+
+
+class CaseRepr(TerminalRepr):
+    """A failure's block, with the one line pytest shows for it (``-ra``,
+    ``--tb=line``) as its ``reprcrash``: the first mismatch, at the case's file
+    and line.  Sent between xdist processes as its text, whose first line is
+    that same headline."""
+
+    def __init__(
+        self, text: str, path: Path, line: int, headline: str, *, style: str = "long"
+    ) -> None:
+        self.text = text
+        self.style = style
+        self.reprcrash = ReprFileLocation(str(path), line, headline)
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        if self.style == "line":
+            # pytest prints the reprcrash line after the block.
+            return
+        for line in self.text.splitlines():
+            tw.line(line)
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class CaseFailed(Exception):
@@ -110,15 +153,23 @@ class CaseItem(pytest.Item):
         self.stash[OUTCOME_KEY] = outcome
         settle(state, "case", self.case.id, outcome.status, outcome.message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        from roteiro_memory.suite.runner import format_outcome
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | CaseRepr:
+        from roteiro_memory.suite.runner import format_outcome, headline
 
         if isinstance(excinfo.value, CaseFailed):
+            tb = tb_style(self.config, style)
             if excinfo.value.args:
-                return str(excinfo.value.args[0])
+                message = str(excinfo.value.args[0])
+                first = message.splitlines()[0] if message else "failed"
+                return CaseRepr(message, self.case.file, self.case.line, first, style=tb)
             state = self.config.stash[STATE_KEY]
             clause = f"{self.case.clause} [{state.registry[self.case.invariant].clause}]"
-            return format_outcome(self.case, self.stash[OUTCOME_KEY], clause=clause)
+            outcome = self.stash[OUTCOME_KEY]
+            text = format_outcome(self.case, outcome, clause=clause, style=tb)
+            line = outcome.line or self.case.line
+            return CaseRepr(text, self.case.file, line, headline(outcome), style=tb)
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

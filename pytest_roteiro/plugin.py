@@ -11,19 +11,23 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_roteiro.config import (
     CONFIG_KEY,
     OUTCOME_KEY,
+    SEED_INPUT,
     STATE_KEY,
     RoteiroConfig,
     RunState,
     enabled,
     resolve_config,
 )
+
+if TYPE_CHECKING:
+    from roteiro_memory.suite.runner import Backend
 
 __all__ = ["RoteiroConfig"]
 
@@ -85,6 +89,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="per-request timeout for cmd: backends, default 10 (ini: roteiro_timeout).",
     )
+    group.addoption(
+        "--roteiro-explore",
+        action="store_true",
+        default=None,
+        help="let the properties try new sequences, from a seed drawn for this run and "
+        "printed in the report; by default every run uses the same fixed seed "
+        "(ini: roteiro_explore).",
+    )
+    group.addoption(
+        "--roteiro-seed",
+        metavar="N",
+        default=None,
+        help="draw the properties' sequences from seed N, e.g. the one a report printed "
+        "(ini: roteiro_seed; --hypothesis-seed is read the same way).",
+    )
+    group.addoption(
+        "--roteiro-allow-reset",
+        action="store_true",
+        default=None,
+        help="let the suite reset (erase) a backend whose store already holds data; "
+        "without it such a backend is refused (ini: roteiro_allow_reset).",
+    )
     parser.addini("roteiro_conformance", "run the conformance cases", type="bool", default=False)
     parser.addini("roteiro_backend", "backend spec for the conformance cases", default="sqlite")
     parser.addini("roteiro_cases", "extra folders of case files", type="paths", default=[])
@@ -92,6 +118,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("roteiro_report", "path of the JSON conformance report", default="")
     parser.addini("roteiro_known_failures", "known-failures YAML file", default="")
     parser.addini("roteiro_timeout", "per-request timeout for cmd: backends", default="10")
+    parser.addini("roteiro_explore", "properties try new sequences", type="bool", default=False)
+    parser.addini("roteiro_seed", "seed of the properties' sequences", default="")
+    parser.addini(
+        "roteiro_allow_reset", "the suite may erase a store with data", type="bool", default=False
+    )
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -102,6 +133,12 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if _asked_for(config):
+        from roteiro_memory.suite.extras import missing_suite_dependency
+
+        missing = missing_suite_dependency("pytest --roteiro-conformance")
+        if missing is not None:
+            raise pytest.UsageError(missing)
     roteiro = resolve_config(config)
     config.stash[CONFIG_KEY] = roteiro
     if not roteiro.enabled:
@@ -126,9 +163,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(error)) from None
     if session.known:
         _check_known_ids(session)
-    # Resolved now so a wrong spec is a usage error, not a failure per case;
-    # a cmd: program is started only by its first request.
-    backend(config, session)
+    session.selected = _claim_node_ids(config, roteiro)
+    # Resolved and greeted now, so a wrong spec or a backend that cannot start
+    # is one usage error, not a failure per case.
+    made = backend(config, session)
+    if not _is_worker(config):
+        _check_backend(made, roteiro)
     config.stash[STATE_KEY] = session
     config.pluginmanager.register(_Recorder(session), RECORDER)
     config.addinivalue_line("markers", "roteiro: an ADR-0013 conformance case")
@@ -138,6 +178,106 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{marker('capability', capability)}: cases needing {capability}"
         )
+
+
+def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
+    """Refuse, before the first case, a backend that cannot answer ``hello``
+    and one whose store holds data this run did not create.
+
+    Checked once, by the controller of an xdist run: its workers' backends
+    name the same store, and one worker's cases must not look like data
+    another did not create.
+    """
+    from roteiro_memory.suite.drivers import RESTARTED
+    from roteiro_memory.suite.errors import BackendFailure, OpError
+    from roteiro_memory.suite.guard import refusal
+
+    asked = "hello"
+    try:
+        made.capabilities()
+        asked = "reading what its store holds"
+        problem = None if roteiro.allow_reset else refusal(made)
+    except (BackendFailure, OpError) as error:
+        tail = getattr(error, "stderr", None) or made.stderr_tail() or ""
+        said = [line.strip() for line in tail.splitlines() if line.strip()][-4:]
+        detail = f"; its stderr ends: {' | '.join(said)}" if said else ""
+        why = str(error).removesuffix(RESTARTED)
+        problem = f"backend {roteiro.backend!r} cannot be used: {asked} failed: {why}{detail}"
+    if problem is not None:
+        made.close()
+        raise pytest.UsageError(problem)
+
+
+def _asked_for(config: pytest.Config) -> bool:
+    """Whether the suite is switched on, read before anything else is."""
+    given = config.getoption("roteiro_conformance")
+    return bool(given if given is not None else config.getini("roteiro_conformance"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """Hand an xdist worker the controller's seed, so every worker draws the
+    same sequences (an exploring run's seed is drawn once)."""
+    roteiro = node.config.stash.get(CONFIG_KEY, None)
+    if roteiro is not None and roteiro.enabled:
+        node.workerinput[SEED_INPUT] = {"explore": roteiro.explore, "seed": roteiro.seed}
+
+
+def _claim_node_ids(config: pytest.Config, roteiro: RoteiroConfig) -> tuple[str, ...]:
+    """Take out of the command line's paths the node ids of cases
+    (``conformance/FILE.yaml`` or ``conformance/FILE.yaml::ID``, as a FAILED
+    line prints them), so pytest does not look for them on disk -- where a
+    project's own ``conformance/`` folder may be -- and return them."""
+    from pytest_roteiro.items import NODE_PREFIX
+    from roteiro_memory.suite.cases import case_files
+    from roteiro_memory.suite.errors import CaseFileError
+    from roteiro_memory.suite.properties import property_files
+
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        return ()
+    try:
+        dirs, builtin = roteiro.case_dirs, roteiro.builtin_cases
+        files = [*case_files(dirs, builtin=builtin), *property_files(dirs, builtin=builtin)]
+    except CaseFileError:
+        return ()
+    names = {path.name for path in files}
+    claimed: list[str] = []
+    kept: list[str] = []
+    for arg in config.args:
+        where, sep, rest = arg.partition("::")
+        parts = Path(where).parts
+        if len(parts) == 2 and parts[0] == NODE_PREFIX and parts[1] in names:
+            claimed.append(f"{NODE_PREFIX}/{parts[1]}{sep}{rest}")
+        else:
+            kept.append(arg)
+    if claimed:
+        config.args[:] = kept
+    return tuple(claimed)
+
+
+def _selected(items: list[pytest.Item], selected: tuple[str, ...]) -> list[pytest.Item]:
+    """The case and property items a claimed node id names (a file's id names
+    all of its items); any id naming none is a usage error."""
+    from pytest_roteiro.items import CaseItem
+
+    ours = [item for item in items if isinstance(item, CaseItem)]
+    kept = {
+        item.nodeid
+        for item in ours
+        for node_id in selected
+        if item.nodeid == node_id or item.nodeid.startswith(f"{node_id}::")
+    }
+    unknown = [
+        node_id
+        for node_id in selected
+        if not any(k == node_id or k.startswith(f"{node_id}::") for k in kept)
+    ]
+    if unknown:
+        raise pytest.UsageError(
+            f"{', '.join(unknown)}: no conformance case or property has this node id "
+            "(ids are conformance/FILE.yaml::CASE-ID, as a FAILED line shows them)"
+        )
+    return [item for item in items if not isinstance(item, CaseItem) or item.nodeid in kept]
 
 
 def _check_known_ids(session: RunState) -> None:
@@ -156,6 +296,10 @@ def _check_known_ids(session: RunState) -> None:
         ids = {case.id for case in load_cases(dirs, builtin=builtin, registry=session.registry)}
         for path in property_files(dirs, builtin=builtin):
             ids.update(spec.id for spec in load_properties(path, session.registry))
+        if builtin:
+            from roteiro_memory.suite.durability import ENTRIES
+
+            ids.update(spec.id for spec in ENTRIES)
     except CaseFileError:
         return
     unknown = sorted(set(session.known) - ids)
@@ -177,8 +321,14 @@ def _hook_case_dirs(config: pytest.Config) -> list[Path]:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """With the suite on and no paths named, the cases are the whole run."""
-    if enabled(config) and config.args_source != pytest.Config.ArgsSource.ARGS:
+    """With ``--roteiro-conformance`` and no paths named, the cases are the
+    whole run; switched on by the ini file, the suite runs beside the
+    project's own tests."""
+    if (
+        enabled(config)
+        and config.stash[CONFIG_KEY].cases_only
+        and config.args_source != pytest.Config.ArgsSource.ARGS
+    ):
         return True
     return None
 
@@ -222,6 +372,14 @@ def pytest_collection_modifyitems(
 
     cfg = state.config
     items.extend(collect_properties(session, cfg.case_dirs, builtin=cfg.builtin_cases))
+    if cfg.builtin_cases:
+        from pytest_roteiro.durability_items import collect_durability
+
+        items.extend(collect_durability(session))
+    if state.selected:
+        kept = _selected(items, state.selected)
+        config.hook.pytest_deselected(items=[item for item in items if item not in kept])
+        items[:] = kept
 
 
 # --- Results, report and summary ---------------------------------------------------
@@ -236,6 +394,10 @@ def pytest_runtest_makereport(
         return report
     from pytest_roteiro.items import CaseItem
 
+    if isinstance(item, CaseItem) and report.skipped and isinstance(report.longrepr, tuple):
+        # The skip is the case's (a capability it needs), not the plugin's line.
+        _, _, reason = report.longrepr
+        report.longrepr = (str(item.case.file), item.case.line, reason)
     if isinstance(item, CaseItem) and (call.when == "call" or report.outcome != "passed"):
         from roteiro_memory.suite.report import case_result
 
@@ -284,6 +446,7 @@ class _Recorder:
             results=state.results,
             registry=state.registry,
             backend=state.config.backend,
+            seed=_seed_of(state),
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
@@ -301,9 +464,23 @@ class _Recorder:
         terminalreporter.section(heading)
         for line in compliance_table(state.results, state.registry):
             terminalreporter.line(line)
+        seed = _seed_of(state)
+        if seed is not None:
+            from roteiro_memory.suite.report import seed_line
+
+            terminalreporter.line(seed_line(seed["seed"], seed["explore"]))
         if state.config.report is not None:
             md = state.config.report.with_suffix(".md")
             terminalreporter.line(f"report: {state.config.report} (summary: {md})")
+
+
+def _seed_of(state: RunState) -> dict[str, Any] | None:
+    """The properties' seed, when any property ran."""
+    from roteiro_memory.suite.properties import PROPERTIES_FILE
+
+    if not any(r.get("file") == PROPERTIES_FILE for r in state.results):
+        return None
+    return {"seed": state.config.seed, "explore": state.config.explore}
 
 
 def _is_worker(config: pytest.Config) -> bool:

@@ -16,7 +16,16 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_roteiro.config import OUTCOME_KEY, STATE_KEY
-from pytest_roteiro.items import NODE_PREFIX, CaseFailed, CaseFile, CaseItem, backend, settle
+from pytest_roteiro.items import (
+    NODE_PREFIX,
+    CaseFailed,
+    CaseFile,
+    CaseItem,
+    CaseRepr,
+    backend,
+    settle,
+    tb_style,
+)
 
 if TYPE_CHECKING:
     from roteiro_memory.suite.properties import (  # noqa: F401 -- PropertyOutcome in a string annotation
@@ -71,7 +80,7 @@ class PropertyItem(CaseItem):
         from roteiro_memory.suite.runner import Outcome
 
         state = self.config.stash[STATE_KEY]
-        result = run_property(self.spec, backend(self.config, state))
+        result = run_property(self.spec, backend(self.config, state), seed_value=state.config.seed)
         self.stash[OUTCOME_KEY] = Outcome(
             self.spec.id, result.status, result.message, duration=result.duration
         )
@@ -79,11 +88,17 @@ class PropertyItem(CaseItem):
         self.user_properties.append(("property_seconds", round(result.duration, 3)))
         settle(state, "property", self.spec.id, result.status, result.message)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | CaseRepr:
         from roteiro_memory.suite.properties import format_property_outcome
 
         if isinstance(excinfo.value, CaseFailed) and not excinfo.value.args:
-            return format_property_outcome(self.spec, self.stash[_RESULT_KEY])
+            result = self.stash[_RESULT_KEY]
+            tb = tb_style(self.config, style)
+            text = format_property_outcome(self.spec, result, style=tb)
+            first = text.splitlines()[0]
+            return CaseRepr(text, self.spec.file, self.spec.line, first, style=tb)
         return super().repr_failure(excinfo, style)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

@@ -9,10 +9,14 @@ exist once.  The rules, one :class:`Finding` per offending row:
 * a schema newer than this version knows, or migrations missing;
 * supersession pointers that dangle, fork (two records superseded by one),
   point backwards in time, or form a cycle, and timestamps without pointers;
-* kinds outside the vocabulary, confidences outside [0, 1], scopes and bodies
-  a write would refuse, search text that disagrees with its record;
+* ids that are not positive, kinds outside the vocabulary, confidences
+  outside [0, 1], scopes and bodies a write would refuse, search text that
+  disagrees with its record;
+* an id sequence behind the largest id, or at the end of 64 bits;
 * cache entries whose ``bytes`` disagree with their payload, and clocks
-  behind the entries they stamped (or two entries sharing one tick).
+  behind the entries they stamped (or two entries sharing one tick);
+* a term index (postings, live term frequencies, counts) that disagrees with
+  the records it is derived from.
 
 :func:`check_store` checks an open store through its own
 :meth:`~roteiro_memory.store.Store.check`.
@@ -20,21 +24,26 @@ exist once.  The rules, one :class:`Finding` per offending row:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
 
 __all__ = [
     "CacheRow",
     "Finding",
+    "IndexedRecord",
     "MemoryRow",
     "cache_findings",
     "check_store",
+    "index_findings",
     "memory_findings",
     "schema_findings",
+    "sequence_findings",
     "supersession",
     "supersession_findings",
 ]
@@ -138,6 +147,10 @@ def memory_findings(rows: Iterable[MemoryRow | Finding]) -> list[Finding]:
 def _memory_row(row: MemoryRow) -> list[Finding]:
     out: list[Finding] = []
     where = f"id {row.id}"
+    if row.id <= 0:
+        out.append(
+            Finding("agent_memory", where, f"id {row.id} is not positive: ids are issued from 1")
+        )
     if row.vocabulary is not None:
         kind, confidence = row.vocabulary
         if kind not in sem.KIND_TOKENS:
@@ -163,7 +176,9 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     except RoteiroError as error:
         out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
     key, path = row.anchor_key, row.anchor_path
-    if row.search != sem.search_text(body, key, path):
+    if not all(value is None or isinstance(value, str) for value in (key, path)):
+        out.append(Finding("agent_memory", where, "anchor_key or anchor_path is not text"))
+    elif row.search != sem.search_text(body, key, path):
         out.append(
             Finding(
                 "agent_memory",
@@ -177,6 +192,32 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
                 "agent_memory",
                 where,
                 "superseded_by and superseded_at disagree: one is set, the other is not",
+            )
+        )
+    return out
+
+
+def sequence_findings(
+    table: str, row: str | None, noun: str, sequence: int, largest: int
+) -> list[Finding]:
+    """An id ``sequence`` (the last id issued, the ``noun`` a store calls it)
+    behind the ``largest`` id held, so ids would be issued twice, or at the
+    largest 64-bit id, so no record can be added."""
+    out = []
+    if sequence < largest:
+        out.append(
+            Finding(
+                table,
+                row,
+                f"{noun} {sequence} is behind the largest id {largest}: ids would be reused",
+            )
+        )
+    if sequence >= sem.INT64_MAX:
+        out.append(
+            Finding(
+                table,
+                row,
+                f"{noun} {sequence} is at the largest 64-bit id: no record can be added",
             )
         )
     return out
@@ -267,6 +308,14 @@ def cache_findings(
     ``ticks`` and ``generation``; a row the reader could not decode comes as
     its finding, passed through."""
     out: list[Finding] = []
+    if ticks < 0 or generation < 0:
+        out.append(
+            Finding(
+                "agent_cache_clock",
+                "id 0",
+                f"ticks {ticks} and generation {generation}: a clock starts at 0 and counts up",
+            )
+        )
     seen_ticks: dict[int, object] = {}
     for entry in entries:
         if isinstance(entry, Finding):
@@ -327,4 +376,77 @@ def cache_findings(
                 )
             )
         seen_ticks.setdefault(last_used, key)
+    return out
+
+
+@dataclass(frozen=True)
+class IndexedRecord:
+    """A record as the term index must reflect it: its id, decoded text, and
+    whether it is live."""
+
+    id: int
+    body: str
+    anchor_key: str | None
+    anchor_path: str | None
+    live: bool
+
+
+def index_findings(
+    records: Iterable[IndexedRecord],
+    postings: Iterable[tuple[int, str, int, int]],
+    frequencies: Iterable[tuple[str, int]],
+    stats: tuple[int, int, int] | None,
+) -> list[Finding]:
+    """Where the term index ``memory.search`` ranks by disagrees with the
+    records: each record's postings ``(record_id, term, tf, length)`` must be
+    exactly its :func:`~roteiro_memory.lexical.document_terms` counted, each
+    term's live frequency the number of live records holding it, and the
+    ``(records, live, live_terms)`` row the counts of the records."""
+    out: list[Finding] = []
+    stored: dict[int, dict[str, tuple[int, int]]] = {}
+    for record_id, term, count, length in postings:
+        stored.setdefault(record_id, {})[term] = (count, length)
+    expected_frequency: Counter[str] = Counter()
+    total = live = live_terms = 0
+    for record in records:
+        terms = lexical.document_terms(record.body, record.anchor_key, record.anchor_path)
+        wanted = {term: (n, len(terms)) for term, n in Counter(terms).items()}
+        total += 1
+        if record.live:
+            live += 1
+            live_terms += len(terms)
+            expected_frequency.update(wanted.keys())
+        if stored.pop(record.id, {}) != wanted:
+            out.append(
+                Finding(
+                    "memory_terms",
+                    f"id {record.id}",
+                    "the term index disagrees with the record: search would misrank it"
+                    " (export and import the store to rebuild the index)",
+                )
+            )
+    out.extend(
+        Finding("memory_terms", f"id {record_id}", "postings of a record that does not exist")
+        for record_id in sorted(stored)
+    )
+    held = dict(frequencies)
+    for term in sorted(set(held) | set(expected_frequency)):
+        if held.get(term, 0) != expected_frequency.get(term, 0):
+            out.append(
+                Finding(
+                    "memory_term_df",
+                    f"term {term!r}",
+                    f"counts {held.get(term, 0)} live records holding it, "
+                    f"but {expected_frequency.get(term, 0)} do",
+                )
+            )
+    if stats != (total, live, live_terms):
+        out.append(
+            Finding(
+                "memory_stats",
+                "id 0",
+                f"holds (records, live, live terms) {stats!r}, "
+                f"but the records give {(total, live, live_terms)!r}",
+            )
+        )
     return out

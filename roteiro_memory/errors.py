@@ -15,6 +15,7 @@ __all__ = [
     "Corrupt",
     "GitError",
     "ImportRefused",
+    "InvalidAnchor",
     "InvalidBody",
     "InvalidBudget",
     "InvalidConfidence",
@@ -22,12 +23,32 @@ __all__ = [
     "InvalidKind",
     "InvalidScope",
     "NotFound",
+    "ResetRefused",
     "RoteiroError",
     "StoreUnavailable",
+    "StreamClosed",
     "SymbolError",
     "Unsupported",
     "UsageError",
+    "excerpt",
+    "unexpected_failure",
 ]
+
+EXCERPT_CHARS = 200
+"""How much of a caller's value a message quotes."""
+
+
+def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """``repr(value)``, or for a long value the repr of its first ``limit``
+    characters and its length: a message quotes enough to find the value,
+    never the whole of it (a body may hold a secret, and be 64 KiB)."""
+    if isinstance(value, (str, bytes)) and len(value) > limit:
+        unit = "characters" if isinstance(value, str) else "bytes"
+        return f"{value[:limit]!r}... ({len(value)} {unit} in all)"
+    text = repr(value)
+    if len(text) > limit:
+        return f"{text[:limit]}... ({len(text)} characters in all)"
+    return text
 
 
 class RoteiroError(Exception):
@@ -52,6 +73,13 @@ class InvalidBody(RoteiroError, ValueError):
     """A body that is empty, blank, or over the byte limit."""
 
     kind = "InvalidBody"
+
+
+class InvalidAnchor(RoteiroError, ValueError):
+    """An anchor over the size limit; reported as ``BadRequest``, the kind
+    PROTOCOL gives a malformed argument, as no kind of its own exists."""
+
+    kind = "BadRequest"
 
 
 class InvalidConfidence(RoteiroError, ValueError):
@@ -110,6 +138,12 @@ class StoreUnavailable(RoteiroError):
     kind = "Corrupt"
 
 
+class StreamClosed(RoteiroError, OSError):
+    """Standard input or output closed (or failing) where a command needs it."""
+
+    kind = "BadRequest"
+
+
 # Refusals of the command line and the repository: reported as BadRequest,
 # since each is a request naming something malformed or absent.
 
@@ -145,6 +179,13 @@ class ImportRefused(RoteiroError, ValueError):
     kind = "BadRequest"
 
 
+class ResetRefused(RoteiroError, PermissionError):
+    """A ``reset`` the protocol server will not do: its store held data when
+    the server started, and the server was not told it may erase it."""
+
+    kind = "BadRequest"
+
+
 ERROR_KINDS: tuple[str, ...] = (
     "InvalidKind",
     "InvalidScope",
@@ -159,3 +200,15 @@ ERROR_KINDS: tuple[str, ...] = (
     "BadRequest",
 )
 """Every error kind PROTOCOL names, in its order."""
+
+
+def unexpected_failure(error: BaseException) -> Corrupt:
+    """What a failure nothing reports on purpose (not a database's, which its
+    store family maps) is reported as: :class:`Corrupt`, naming it in one
+    line, so that no request goes unanswered and no command ends in a
+    traceback."""
+    said = " ".join(str(error).split())
+    return Corrupt(
+        f"unexpected failure: {type(error).__name__}: {excerpt(said, 200)}; "
+        "nothing reports this on purpose, so please report it as a bug"
+    )

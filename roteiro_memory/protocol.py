@@ -15,15 +15,23 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TextIO
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import BadRequest, RoteiroError, Unsupported
+from roteiro_memory.errors import (
+    BadRequest,
+    InvalidAnchor,
+    ResetRefused,
+    RoteiroError,
+    StreamClosed,
+    Unsupported,
+    excerpt,
+)
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
 
-__all__ = ["OPS", "PROTOCOL", "Ops", "serve"]
+__all__ = ["OPS", "PROTOCOL", "Ops", "reset_refusal", "serve"]
 
 PROTOCOL = "roteiro.conformance/v1"
 
@@ -89,6 +97,16 @@ OPS: dict[str, Op] = {
         (
             *_FILTERS,
             Arg("query", _STR_OR_NULL),
+            Arg("decay", _STR, default="none"),
+            Arg("applicable_only", _BOOL, default=False),
+            Arg("limit", _INT_OR_NULL),
+        ),
+    ),
+    "memory.search": Op(
+        "search",
+        (
+            *_FILTERS,
+            Arg("query", _STR, required=True),
             Arg("decay", _STR, default="none"),
             Arg("applicable_only", _BOOL, default=False),
             Arg("limit", _INT_OR_NULL),
@@ -166,7 +184,7 @@ def _check_node(op: str, index: int, node: object) -> GraphNode:
         raise BadRequest(f"{where} lacks the required field 'key'")
     for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
         if field in node and not _has_type(node[field], type_name):
-            raise BadRequest(f"{where}.{field} must be a {type_name}, not {node[field]!r}")
+            raise BadRequest(f"{where}.{field} must be a {type_name}, not {excerpt(node[field])}")
     return GraphNode(
         key=node["key"],
         kind=node.get("kind"),
@@ -180,11 +198,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
     """The arguments of a request with defaults filled in, or BadRequest."""
     spec = OPS.get(op)
     if spec is None:
-        raise BadRequest(f"unknown op {op!r}: expected one of {', '.join(sorted(OPS))}")
+        raise BadRequest(f"unknown op {excerpt(op)}: expected one of {', '.join(sorted(OPS))}")
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise BadRequest(f"{op}: 'args' must be an object, not {args!r}")
+        raise BadRequest(f"{op}: 'args' must be an object, not {excerpt(args)}")
     known = {arg.name for arg in spec.args}
     unknown = sorted(set(args) - known)
     if unknown:
@@ -199,7 +217,9 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             continue
         value = args[arg.name]
         if not _has_type(value, arg.type):
-            raise BadRequest(f"{op}: argument {arg.name!r} must be a {arg.type}, not {value!r}")
+            raise BadRequest(
+                f"{op}: argument {arg.name!r} must be a {arg.type}, not {excerpt(value)}"
+            )
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
         bounds = _RANGES.get(arg.name)
@@ -208,6 +228,11 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             raise BadRequest(
                 f"{op}: argument {arg.name!r} must fit 64 bits ({low} to {high}), got {value}"
             )
+        if arg.name == "anchor":
+            try:
+                sem.check_anchor(value)
+            except InvalidAnchor as error:
+                raise BadRequest(f"{op}: argument 'anchor': {error}") from None
         checked[arg.name] = value
     if op == "graph.put_nodes":
         checked["nodes"] = [_check_node(op, i, n) for i, n in enumerate(checked["nodes"])]
@@ -225,12 +250,24 @@ def _json_list(values: Iterable[Any]) -> JSON:
 class Ops:
     """PROTOCOL operations by name over one store."""
 
-    def __init__(self, store: Store, implementation: str | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        implementation: str | None = None,
+        *,
+        server_capabilities: Iterable[str] = (),
+        refuse_reset: str | None = None,
+    ) -> None:
         self.store = store
         self.implementation = implementation or f"roteiro-memory ({store.name})"
+        self.server_capabilities = tuple(server_capabilities)
+        """Declared beside the store's own: ``shared`` and ``crash`` when the
+        suite named the store (:mod:`roteiro_memory.named_store`)."""
+        self.refuse_reset = refuse_reset
+        """Why ``reset`` is refused (see :func:`reset_refusal`), or None."""
         self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {
             "hello": lambda a: self.hello(),
-            "reset": lambda a: store.reset(),
+            "reset": lambda a: self._reset(),
             "shutdown": lambda a: None,
             "graph.put_nodes": lambda a: store.put_nodes(a["nodes"]),
             "graph.remove_nodes": lambda a: store.remove_nodes(a["keys"]),
@@ -241,6 +278,7 @@ class Ops:
             "memory.get": lambda a: _json(store.get(a["id"])),
             "memory.list": lambda a: store.list(**a).to_json(),
             "memory.recall": lambda a: store.recall(**a).to_json(),
+            "memory.search": lambda a: store.search(**a).to_json(),
             "memory.forget": lambda a: store.forget(a["id"]).to_json(),
             "cache.put": lambda a: store.cache_put(**a),
             "cache.get": lambda a: _json(store.cache_get(a["key"])),
@@ -253,13 +291,18 @@ class Ops:
             "store.reopen": lambda a: store.reopen(),
         }
 
+    def _reset(self) -> None:
+        if self.refuse_reset is not None:
+            raise ResetRefused(self.refuse_reset)
+        self.store.reset()
+
     def hello(self) -> JSON:
         from roteiro_memory import __version__
 
         return {
             "protocol": PROTOCOL,
             "implementation": {"name": self.implementation, "version": __version__},
-            "capabilities": list(self.store.capabilities),
+            "capabilities": [*self.store.capabilities, *self.server_capabilities],
         }
 
     def call(self, op: str, args: object = None) -> JSON:
@@ -311,21 +354,78 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
         result = ops.call(op, request.get("args"))
     except RoteiroError as error:
         return _response(request_id, error=error), False
+    except Exception as error:  # the last resort: every request is answered
+        return _response(request_id, error=ops.store.failure(error)), False
     return _response(request_id, result), op == "shutdown"
 
 
-def serve(store: Store, stdin: IO[bytes] | None = None, stdout: IO[str] | None = None) -> int:
-    """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0."""
-    source = stdin if stdin is not None else sys.stdin.buffer
-    sink = stdout if stdout is not None else sys.stdout
+def reset_refusal(store: Store, where: str) -> str | None:
+    """Why a server must not reset ``store`` (at ``where``): it already holds
+    records, cache entries or nodes that this session did not put there.
+    None for an empty store, which the server may reset at will."""
+    held = []
+    try:
+        if "episodic" in store.capabilities:
+            listing = store.list(include_superseded=True, limit=1)  # the counts are whole-store
+            if listing.live or listing.superseded:
+                held.append(f"{listing.live + listing.superseded} record(s)")
+        if "cache" in store.capabilities and store.cache_entries():
+            held.append("cache entries")
+        if "graph" in store.capabilities and store.export_graph():
+            held.append("graph nodes")
+    except Exception as error:  # any failure to read is reported, never raised
+        # Rows it cannot read are data too; the requests will report them.
+        failure = error if isinstance(error, RoteiroError) else store.failure(error)
+        held.append(f"data it cannot read ({failure.kind})")
+    if not held:
+        return None
+    return (
+        f"reset refused: {where} held {', '.join(held)} when this server started, and reset "
+        "would erase them; start the server with --allow-reset to let it"
+    )
+
+
+def serve(
+    store: Store,
+    stdin: IO[bytes] | None = None,
+    stdout: IO[str] | None = None,
+    *,
+    server_capabilities: Iterable[str] = (),
+    refuse_reset: str | None = None,
+) -> int:
+    """Answer requests on ``stdin`` until end of input or ``shutdown``; exit 0.
+
+    ``server_capabilities`` are declared in ``hello`` beside the store's own;
+    ``reset`` is refused with ``refuse_reset`` when it is given."""
+    source = stdin if stdin is not None else _standard("input", sys.stdin).buffer
+    sink = stdout if stdout is not None else _standard("output", sys.stdout)
     if stdout is None and isinstance(sink, io.TextIOWrapper):
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
-    ops = Ops(store)
+    ops = Ops(store, server_capabilities=server_capabilities, refuse_reset=refuse_reset)
     for line in source:
         response, done = handle_line(ops, line.rstrip(b"\r\n"))
-        sink.write(response + "\n")
-        sink.flush()
+        try:
+            sink.write(response + "\n")
+            sink.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise StreamClosed(
+                f"cannot write a response to standard output ({error.strerror or error}); "
+                "the protocol server answers there"
+            ) from None
         if done:
             break
     return 0
+
+
+def _standard(name: str, stream: TextIO | None) -> TextIO:
+    """``sys.stdin`` or ``sys.stdout``, which is None when the file descriptor
+    was closed before start (``<&-``, ``>&-``)."""
+    if stream is None:
+        raise StreamClosed(
+            f"standard {name} is closed: the protocol server reads requests from standard "
+            "input and answers on standard output; run it with both open"
+        )
+    return stream

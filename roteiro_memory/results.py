@@ -147,6 +147,9 @@ class Recalled:
     decay_factor: float
     age: int
     record: MemoryRecord
+    relevance: float | None = None
+    """The lexical relevance of a ``memory.search`` result (omitted when none:
+    ``memory.recall`` has no relevance term)."""
 
     @classmethod
     def rank(cls, record: MemoryRecord, generation: int, decay: Decay) -> Recalled:
@@ -158,7 +161,9 @@ class Recalled:
         return cls(sem.score(base, penalty, factor), base, penalty, factor, age, record)
 
     def to_json(self) -> JSON:
+        out: dict[str, JSON] = {} if self.relevance is None else {"relevance": self.relevance}
         return {
+            **out,
             "score": self.score,
             "base_confidence": self.base_confidence,
             "anchor_penalty": self.anchor_penalty,
@@ -178,21 +183,31 @@ class Recall:
     live: int
     superseded: int
     schema: str = field(default=RECALL_SCHEMA)
+    terms: list[str] | None = None
+    """The distinct query terms a ``memory.search`` ranked by, in the order
+    relevance sums them (omitted when none: ``memory.recall`` has none)."""
 
     @property
     def reproducible(self) -> bool:
         return self.decay.is_reproducible
 
     def to_json(self) -> JSON:
-        return {
+        out: dict[str, JSON] = {
             "schema": self.schema,
             "generation": self.generation,
             "decay": self.decay.to_json(),
             "reproducible": self.reproducible,
-            "results": [r.to_json() for r in self.results],
-            "live": self.live,
-            "superseded": self.superseded,
         }
+        if self.terms is not None:
+            out["terms"] = list(self.terms)
+        out.update(
+            {
+                "results": [r.to_json() for r in self.results],
+                "live": self.live,
+                "superseded": self.superseded,
+            }
+        )
+        return out
 
 
 @valueclass

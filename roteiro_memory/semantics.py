@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from roteiro_memory.errors import (
     AlreadySuperseded,
     BadRequest,
+    InvalidAnchor,
     InvalidBody,
     InvalidBudget,
     InvalidConfidence,
@@ -25,6 +26,7 @@ from roteiro_memory.errors import (
     InvalidScope,
     NotFound,
     RoteiroError,
+    excerpt,
 )
 from roteiro_memory.valueclass import valueclass
 
@@ -43,6 +45,7 @@ __all__ = [
     "DEFAULT_SCOPE",
     "EVICTION_ORDER",
     "KIND_TOKENS",
+    "MAX_ANCHOR_BYTES",
     "MAX_BODY_BYTES",
     "MAX_SCOPE_BYTES",
     "MOST_RECENTLY_USED",
@@ -58,6 +61,7 @@ __all__ = [
     "apply_limit",
     "base_confidence",
     "cache_entry_bytes",
+    "check_anchor",
     "check_batch",
     "check_supersedes",
     "effective_limit",
@@ -89,6 +93,11 @@ MAX_BODY_BYTES = 64 * 1024
 
 MAX_SCOPE_BYTES = 128
 """Longest scope, in UTF-8 bytes: a short label, not a sentence."""
+
+MAX_ANCHOR_BYTES = 4096
+"""Longest anchor (of a record or a cache entry), in UTF-8 bytes: a node key
+is a kind prefix, a path and a qualified name, and a path is at most 4,096
+bytes on every system git runs on."""
 
 DEFAULT_BASE_CONFIDENCE = 0.5
 """Confidence of a record whose writer stated none: the midpoint, so stating
@@ -147,7 +156,9 @@ def parse_kind(value: MemoryKind | str) -> MemoryKind:
     kind = _KIND_BY_TOKEN.get(value) if isinstance(value, str) else None
     if kind is not None:
         return kind
-    raise InvalidKind(f"unknown memory kind {value!r}: expected one of {', '.join(KIND_TOKENS)}")
+    raise InvalidKind(
+        f"unknown memory kind {excerpt(value)}: expected one of {', '.join(KIND_TOKENS)}"
+    )
 
 
 class AnchorState(enum.Enum):
@@ -280,7 +291,7 @@ class Decay:
     def __post_init__(self) -> None:
         if self.mode not in _DECAY_DEFAULTS:
             raise InvalidDecay(
-                f"unknown decay mode {self.mode!r}: expected none, linear or exponential"
+                f"unknown decay mode {excerpt(self.mode)}: expected none, linear or exponential"
             )
         if self.mode == "none" and self.parameter != 0:
             raise InvalidDecay("decay 'none' takes no parameter: it has no age term")
@@ -310,19 +321,19 @@ class Decay:
         mode, sep, param = token.partition(":")
         if mode not in _DECAY_DEFAULTS:
             raise InvalidDecay(
-                f"unknown decay {token!r}: expected none, linear, linear:N, "
+                f"unknown decay {excerpt(token)}: expected none, linear, linear:N, "
                 "exponential or exponential:N (N a whole number of generations)"
             )
         if not sep:
             return cls(mode, _DECAY_DEFAULTS[mode])
         if mode == "none":
             raise InvalidDecay(
-                f"invalid decay {token!r}: 'none' takes no parameter, it has no age term"
+                f"invalid decay {excerpt(token)}: 'none' takes no parameter, it has no age term"
             )
         value = parse_whole_number(param)
         if value is None:
             raise InvalidDecay(
-                f"invalid decay {token!r}: the parameter {param!r} is not a whole "
+                f"invalid decay {excerpt(token)}: the parameter {excerpt(param)} is not a whole "
                 f"number of generations (ASCII digits, at most {U64_MAX})"
             )
         return cls(mode, value)
@@ -404,9 +415,23 @@ def _utf8_length(text: str, error: type[RoteiroError], field: str) -> int:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError as problem:
         raise error(
-            f"invalid {field} {text!r}: it holds {text[problem.start]!r} at {problem.start}, "
+            f"invalid {field} {excerpt(text)}: it holds {text[problem.start]!r} "
+            f"at {problem.start}, "
             "a lone surrogate, which is not valid Unicode"
         ) from None
+
+
+def check_anchor(anchor: str | None) -> None:
+    """Refuse an anchor over :data:`MAX_ANCHOR_BYTES` (a record's or a cache
+    entry's), before anything is written."""
+    if anchor is None:
+        return
+    size = len(anchor.encode("utf-8", "surrogatepass"))
+    if size > MAX_ANCHOR_BYTES:
+        raise InvalidAnchor(
+            f"invalid anchor {excerpt(anchor)}: it is {size} bytes, over the "
+            f"{MAX_ANCHOR_BYTES}-byte limit"
+        )
 
 
 def validate_write(
@@ -414,9 +439,13 @@ def validate_write(
     scope: str,
     body: str,
     confidence: float | None,
+    *,
+    anchor: str | None = None,
 ) -> ValidWrite:
     """Check a memory write, reporting the first fault in the order kind,
-    scope, body, confidence (supersession is checked by the store after this).
+    scope, body, confidence, anchor (supersession is checked by the store
+    after this).  A confidence of -0.0 is taken as 0.0, so every backend
+    returns the same value.
 
     Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
     """
@@ -424,16 +453,16 @@ def validate_write(
     scope_bytes = _utf8_length(scope, InvalidScope, "scope")
     if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
         raise InvalidScope(
-            f"invalid scope {scope!r}: it is {scope_bytes} bytes, expected 1 to "
+            f"invalid scope {excerpt(scope)}: it is {scope_bytes} bytes, expected 1 to "
             f"{MAX_SCOPE_BYTES} bytes of UTF-8"
         )
     if _strip_white_space(scope) != scope:
         raise InvalidScope(
-            f"invalid scope {scope!r}: it has surrounding whitespace, which is not allowed"
+            f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
         )
     if _CONTROL.search(scope):
         raise InvalidScope(
-            f"invalid scope {scope!r}: it contains a control character, which is not allowed"
+            f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
         )
     if not _strip_white_space(body):
         raise InvalidBody("invalid body: it is empty or only whitespace")
@@ -445,7 +474,7 @@ def validate_write(
     if confidence is not None:
         if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
             raise InvalidConfidence(
-                f"invalid confidence {confidence!r}: expected a number in [0.0, 1.0]"
+                f"invalid confidence {excerpt(confidence)}: expected a number in [0.0, 1.0]"
             )
         try:
             value = float(confidence)
@@ -456,9 +485,11 @@ def validate_write(
             ) from None
         if not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise InvalidConfidence(
-                f"invalid confidence {confidence!r}: expected a finite number in [0.0, 1.0]"
+                f"invalid confidence {excerpt(confidence)}: expected a finite number in [0.0, 1.0]"
             )
-        confidence = value
+        # -0.0 == 0.0, but SQLite would store it as 0.0 and the others keep the sign.
+        confidence = 0.0 if value == 0.0 else value
+    check_anchor(anchor)
     return ValidWrite(valid_kind, scope, body, confidence)
 
 
@@ -488,6 +519,8 @@ if TYPE_CHECKING:
         @property
         def confidence(self) -> float | None: ...
         @property
+        def anchor(self) -> str | None: ...
+        @property
         def supersedes(self) -> int | None: ...
 
 
@@ -510,7 +543,11 @@ def check_batch(
     known = dict(stored)
     valid: list[ValidWrite] = []
     for new_id, write in enumerate(writes, base + 1):
-        valid.append(validate_write(write.kind, write.scope, write.body, write.confidence))
+        valid.append(
+            validate_write(
+                write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
+            )
+        )
         if write.supersedes is not None:
             target = write.supersedes
             check_supersedes(target, target in known, known.get(target))
@@ -657,7 +694,7 @@ def parse_cache_budget(env: str | None) -> int:
     megabytes = parse_whole_number(_strip_white_space(env))
     if megabytes is None or megabytes * 1024 * 1024 > U64_MAX:
         raise InvalidBudget(
-            f"invalid {CACHE_BUDGET_ENV}={env!r}: expected a whole number of megabytes "
+            f"invalid {CACHE_BUDGET_ENV}={excerpt(env)}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits; the default is "
             f"{DEFAULT_CACHE_BUDGET_BYTES // (1024 * 1024)} MB"
         )

@@ -3,7 +3,7 @@
 Each method is one PROTOCOL operation.  The invariants a backend must keep are
 listed here by the tags the conformance cases cite:
 
-* ``reads-never-mutate`` -- ``get``, ``list``, ``recall``, ``cache_entries``,
+* ``reads-never-mutate`` -- ``get``, ``list``, ``recall``, ``search``, ``cache_entries``,
   ``cache_stats``, ``export_graph`` and ``snapshot`` change no persisted value.
   ``cache_get`` is the one read that writes, and only the entry's ``hits`` and
   ``last_used`` and the tick counter.
@@ -26,6 +26,24 @@ listed here by the tags the conformance cases cite:
 * ``sweep-never-touches-episodic`` -- the sweep deletes cache entries only.
 * ``snapshot-changes-on-write`` -- every persisted change changes the snapshot.
 
+``search`` (capability ``search``, declared only by a backend with a term
+index) keeps these besides, by the tags of ``conformance/search.yaml``:
+
+* ``search-any-term`` -- a live record matching the filters is a candidate
+  exactly when it holds at least one query term; a query with no term finds
+  nothing.
+* ``search-positive-relevance`` -- every result has relevance > 0, and the
+  relevance is the BM25 of :mod:`roteiro_memory.lexical` over the live
+  records of the whole store.
+* ``search-evidence-orders`` -- the score is relevance x the recall score, so
+  at equal relevance the evidence decides and a drifted or vanished record is
+  demoted, never dropped; ties go to the newest id.
+* ``search-never-superseded`` -- a superseded record is never a result and
+  does not count in the statistics.
+* ``search-never-mutates`` -- a search changes no persisted value.
+* ``search-deterministic`` -- with decay ``none`` the same search twice gives
+  the same bytes.
+
 Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
 reported in the order kind, scope, body, confidence, supersedes.
 
@@ -41,7 +59,7 @@ import abc
 import builtins
 from collections.abc import Iterable, Iterator, Mapping
 
-from roteiro_memory.errors import Unsupported
+from roteiro_memory.errors import RoteiroError, Unsupported, unexpected_failure
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -63,13 +81,41 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["CAPABILITIES", "Graph", "MemoryWrite", "Store"]
+__all__ = [
+    "CAPABILITIES",
+    "DEFAULT_CAPABILITIES",
+    "SERVER_CAPABILITIES",
+    "STORE_CAPABILITIES",
+    "Graph",
+    "MemoryWrite",
+    "Store",
+]
 
 Graph = Mapping[str, str | None]
 """A graph as anchors see it: node key -> blob (None when the node has none)."""
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
-"""Every capability PROTOCOL names; the reference backends declare them all."""
+STORE_CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+    "search",
+)
+"""The capabilities a store has in-process; the reference backends declare them all."""
+
+DEFAULT_CAPABILITIES: tuple[str, ...] = tuple(c for c in STORE_CAPABILITIES if c != "search")
+"""What a store declares unless it says otherwise: everything in-process but
+``search``, which needs a term index a backend declares by overriding ``capabilities``."""
+
+SERVER_CAPABILITIES: tuple[str, ...] = ("shared", "crash")
+"""The capabilities of a wire server over a store the suite names: several
+instances share it, and it survives SIGKILL (PROTOCOL "Several instances on one
+store, and crashes").  No store declares them in-process."""
+
+CAPABILITIES: tuple[str, ...] = (*STORE_CAPABILITIES, *SERVER_CAPABILITIES)
+"""Every capability PROTOCOL names."""
 
 
 @valueclass
@@ -91,7 +137,7 @@ class Store(abc.ABC):
     name: str = "store"
     """Short backend name, reported in ``hello``."""
 
-    capabilities: tuple[str, ...] = CAPABILITIES
+    capabilities: tuple[str, ...] = DEFAULT_CAPABILITIES
 
     # --- Episodic tier ---------------------------------------------------
 
@@ -143,7 +189,7 @@ class Store(abc.ABC):
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
         newest.  ``live``/``superseded`` count the whole store.
 
-        ``anchors`` (on ``list`` and ``recall``, not a PROTOCOL argument) keeps
+        ``anchors`` (on ``list``, ``recall`` and ``search``, not a PROTOCOL argument) keeps
         only records whose anchor it matches, before the limit."""
 
     @abc.abstractmethod
@@ -162,6 +208,33 @@ class Store(abc.ABC):
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
         (None or 0 = all) applies after ranking.  Writes nothing."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: AnchorFilter | None = None,
+    ) -> Recall:
+        """Live matching records holding any query term, ranked by
+        relevance x evidence then newest id (:mod:`roteiro_memory.lexical`);
+        the limit applies after ranking.  Writes nothing.  ``anchors`` (not a
+        PROTOCOL argument) narrows the candidates as on :meth:`recall`; the
+        statistics stay those of the whole store.
+
+        Optional: a backend without a term index raises Unsupported and
+        leaves ``search`` out of its capabilities.
+        """
+        raise Unsupported(
+            f"memory.search: the {self.name!r} backend has no term index; it does not "
+            "declare the 'search' capability (use recall, or the 'memory' backend)"
+        )
 
     @abc.abstractmethod
     def forget(self, id: int) -> MemoryForgotten:
@@ -268,6 +341,14 @@ class Store(abc.ABC):
         :class:`~roteiro_memory.transfer.ImportRefused`), in one transaction:
         all or nothing.  Returns the count of nodes, records and cache entries."""
         raise self._unsupported("import")
+
+    def failure(self, error: Exception) -> RoteiroError:
+        """What ``error``, raised by an operation that did not report it
+        itself, is reported as: the protocol server's last resort, so that
+        every request is answered.  A database store maps its driver's
+        errors once for its family (:mod:`roteiro_memory.stores.failures`);
+        anything else is :func:`~roteiro_memory.errors.unexpected_failure`."""
+        return unexpected_failure(error)
 
     def _unsupported(self, operation: str) -> Unsupported:
         return Unsupported(

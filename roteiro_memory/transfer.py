@@ -3,10 +3,20 @@
 The first line is a header: the format, the schema version, the id sequence,
 the cache clock and the tree witness.  Then one line per graph node
 (``"type": "node"``), per record (``"record"``, every column: id, pointers,
-timestamps, captured anchor) and per cache entry (``"cache"``).  Import goes
-into an empty store only, in one transaction, and reproduces the exported
-store exactly: the snapshot after equals the snapshot of the source.  Every
-line is checked before anything is written; a bad one is refused by number.
+timestamps, captured anchor) and per cache entry (``"cache"``).  The last line
+(``"end"``) is the integrity trailer: how many lines of each type came before
+it, and the SHA-256 of every line before it (each as written, with its
+newline), so an export cut short or with lines taken out or changed is
+refused rather than imported short.  Import goes into an empty store only, in
+one transaction, and reproduces the exported store exactly: the snapshot
+after equals the snapshot of the source.  Every line is checked before
+anything is written; a bad one is refused by number; and the whole is judged
+by the integrity check's own rules (:mod:`roteiro_memory.check`), so an
+export imports only into a store that ``check`` passes.
+
+A ``v1`` export (before the trailer) is still read, with a warning that a
+truncated one cannot be told from a whole one; a ``v2`` export without its
+trailer is refused.
 
 This module owns the format and its checks only; each database store reads
 and writes its own rows in it (:mod:`roteiro_memory.stores.sqlite.transfer`,
@@ -16,13 +26,21 @@ helpers, so an export of either imports into the other.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import ImportRefused, RoteiroError
+from roteiro_memory.check import (
+    MemoryRow,
+    cache_findings,
+    memory_findings,
+    sequence_findings,
+    supersession_findings,
+)
+from roteiro_memory.errors import ImportRefused, excerpt
 from roteiro_memory.fields import CACHE, NODE, RECORD, Field
 
 __all__ = [
@@ -40,17 +58,25 @@ __all__ = [
     "export_header",
     "export_items",
     "export_lines",
+    "export_trailer",
+    "holds",
     "import_lines",
     "names",
     "pointer_rows",
     "read_export",
     "record_rows",
+    "sealed",
 ]
 
-EXPORT_FORMAT = "roteiro-memory.export/v1"
+EXPORT_FORMAT = "roteiro-memory.export/v2"
+"""v2 ends with the integrity trailer (v1 had none)."""
+UNSEALED_FORMAT = "roteiro-memory.export/v1"
+"""The format before the trailer: read with a warning."""
 EXPORT_SCHEMA_VERSION = 3
 """The schema version an export's header states: that of the columns it
-carries, which both stores' schemas are at; a test keeps it equal to theirs."""
+carries.  Both stores' schemas are at least this; the migrations after it add
+only derived tables (the term index), which an import rebuilds, and a test
+keeps it that way."""
 
 
 def names(spec: Iterable[Field]) -> tuple[str, ...]:
@@ -93,6 +119,33 @@ def export_items(
         for row in select(table, spec, order):
             item = {name: decode(value) for name, value in zip(fields, row, strict=True)}
             yield json.dumps({"type": type_, **item})
+
+
+def _digest(lines: Iterable[str]) -> str:
+    digest = hashlib.sha256()
+    for line in lines:
+        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    return digest.hexdigest()
+
+
+def _tally(lines: Iterable[str]) -> dict[str, int]:
+    types = [json.loads(line).get("type") for line in lines]
+    return {table: types.count(type_) for type_, table, _ in _COUNTED}
+
+
+_COUNTED = (("node", "nodes", NODE), ("record", "records", RECORD), ("cache", "cache", CACHE))
+
+
+def export_trailer(lines: Sequence[str]) -> str:
+    """The end line sealing ``lines`` (the header and every line after it)."""
+    return json.dumps({"type": "end", "counts": _tally(lines[1:]), "sha256": _digest(lines)})
+
+
+def sealed(header: str, items: Iterable[str]) -> Iterator[str]:
+    """``header``, ``items``, then their trailer: a whole export."""
+    lines = [header, *items]
+    yield from lines
+    yield export_trailer(lines)
 
 
 def record_rows(parsed: Export, bind: Callable[[str, Any], Any]) -> list[list[Any]]:
@@ -143,6 +196,9 @@ class Export:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     records: list[dict[str, Any]] = field(default_factory=list)
     cache: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """What the reader should know though the export was accepted (a v1
+    export has no trailer to verify)."""
 
 
 def _typed(value: Any, kind: type, nullable: bool) -> bool:
@@ -161,72 +217,143 @@ def _typed(value: Any, kind: type, nullable: bool) -> bool:
     return isinstance(value, kind)
 
 
+def holds(column: Field, value: Any) -> bool:
+    """Whether a stored ``value`` is one an export line can carry in
+    ``column`` (what the integrity check asks of every stored value)."""
+    return _typed(value, column.type, column.nullable)
+
+
 def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:
     expected = {name for name, _, _ in spec} | {"type"}
     extra = sorted(set(item) - expected)
     if extra:
-        raise ImportRefused(f"line {number}: unknown field {extra[0]!r} in a {item['type']} line")
+        raise ImportRefused(
+            f"line {number}: unknown field {excerpt(extra[0])} in a {item['type']} line"
+        )
     for name, kind, nullable in spec:
         if name not in item:
             raise ImportRefused(f"line {number}: {item['type']} line lacks {name!r}")
         if not _typed(item[name], kind, nullable):
             allowed = kind.__name__ + (" or null" if nullable else "")
             raise ImportRefused(
-                f"line {number}: {item['type']} field {name!r} is {item[name]!r}, "
+                f"line {number}: {item['type']} field {name!r} is {excerpt(item[name])}, "
                 f"expected {allowed}"
             )
 
 
 def read_export(lines: Iterable[str]) -> Export:
-    """Parse and check every line of an export; :class:`ImportRefused` naming
-    the first bad one."""
+    """Parse and check every line of an export, its trailer, and the store it
+    describes; :class:`ImportRefused` naming the first problem."""
     parsed: Export | None = None
+    body: list[str] = []
+    trailer: tuple[int, dict[str, Any]] | None = None
+    number = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            item = json.loads(line)
-        except ValueError:
-            raise ImportRefused(f"line {number}: not JSON") from None
-        if not isinstance(item, dict):
-            raise ImportRefused(f"line {number}: expected a JSON object")
+        if trailer is not None:
+            raise ImportRefused(
+                f"line {number}: a line after the end line (line {trailer[0]}), which closes "
+                "an export; remove what was appended, or export the store again"
+            )
+        item = _json(number, line)
         if parsed is None:
             parsed = Export(_header(number, item))
+            body.append(line)
             continue
         type_ = item.get("type")
+        if type_ == "end":
+            trailer = (number, item)
+            continue
+        body.append(line)
         if type_ == "node":
             _fields(number, item, NODE)
             parsed.nodes.append(item)
         elif type_ == "record":
             _fields(number, item, RECORD)
-            _record(number, item)
             parsed.records.append(item)
         elif type_ == "cache":
             _fields(number, item, CACHE)
-            _cache(number, item)
             parsed.cache.append(item)
         else:
             raise ImportRefused(
-                f"line {number}: unknown line type {type_!r}: expected node, record or cache"
+                f"line {number}: unknown line type {excerpt(type_)}: "
+                "expected node, record, cache or end"
             )
     if parsed is None:
         raise ImportRefused(
             f"empty input: expected an export starting with a {EXPORT_FORMAT} header"
         )
+    if trailer is not None:
+        _verify(trailer, body, counts(parsed))
+    elif parsed.header["format"] == UNSEALED_FORMAT:
+        parsed.warnings.append(
+            f"a {UNSEALED_FORMAT} export has no integrity trailer, so a truncated one cannot be "
+            "told from a whole one; imported as it is (export again with this version to seal it)"
+        )
+    else:
+        raise ImportRefused(
+            f"the export is truncated: no end line after line {number} ({len(body) - 1} lines "
+            "after the header); export the store again"
+        )
     _pointers(parsed)
+    _judged(parsed)
     return parsed
 
 
-def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
-    if item.get("format") != EXPORT_FORMAT:
+def _json(number: int, line: str) -> Any:
+    try:
+        item = json.loads(line)
+    except RecursionError:
         raise ImportRefused(
-            f"line {number}: not a roteiro-memory export (format {item.get('format')!r}, "
+            f"line {number}: JSON nested too deeply to read; an export's lines are flat objects"
+        ) from None
+    except ValueError:
+        raise ImportRefused(f"line {number}: not JSON") from None
+    if not isinstance(item, dict):
+        raise ImportRefused(f"line {number}: expected a JSON object")
+    return item
+
+
+def _verify(trailer: tuple[int, dict[str, Any]], body: list[str], held: dict[str, int]) -> None:
+    number, item = trailer
+    if set(item) != {"type", "counts", "sha256"}:
+        raise ImportRefused(
+            f"line {number}: the end line must hold exactly type, counts and sha256"
+        )
+    stated = item["counts"]
+    if stated != held:
+        missing = ", ".join(
+            f"{stated.get(name)!r} {name} stated, {held[name]} held"
+            for name in held
+            if not isinstance(stated, dict) or stated.get(name) != held[name]
+        )
+        raise ImportRefused(
+            f"line {number}: the end line's counts disagree with the lines before it "
+            f"({missing}): lines are missing or added; export the store again"
+        )
+    if item["sha256"] != _digest(body):
+        raise ImportRefused(
+            f"line {number}: the end line's digest does not match the lines before it: the "
+            "export was changed or damaged; export the store again"
+        )
+
+
+def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
+    if item.get("format") not in (EXPORT_FORMAT, UNSEALED_FORMAT):
+        raise ImportRefused(
+            f"line {number}: not a roteiro-memory export (format {excerpt(item.get('format'))}, "
             f"expected {EXPORT_FORMAT!r})"
         )
     version = item.get("schema_version")
-    if not isinstance(version, int) or version > EXPORT_SCHEMA_VERSION:
+    if type(version) is not int or version < 1:
         raise ImportRefused(
-            f"line {number}: exported at schema version {version!r}, newer than this "
+            f"line {number}: schema_version {version!r} is not a schema version: expected a "
+            f"whole number from 1 to {EXPORT_SCHEMA_VERSION}"
+        )
+    if version > EXPORT_SCHEMA_VERSION:
+        raise ImportRefused(
+            f"line {number}: exported at schema version {excerpt(version)}, newer than this "
             f"version knows ({EXPORT_SCHEMA_VERSION}); upgrade roteiro-memory to import it"
         )
     clock = item.get("clock")
@@ -246,52 +373,49 @@ def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     return item
 
 
-def _record(number: int, item: dict[str, Any]) -> None:
-    if item["id"] <= 0:
-        raise ImportRefused(f"line {number}: record id {item['id']} is not positive")
-    try:
-        sem.validate_write(item["kind"], item["scope"], item["body"], item["confidence"])
-    except RoteiroError as error:
-        raise ImportRefused(f"line {number}: record {item['id']}: {error}") from None
-    if (item["superseded_by"] is None) != (item["superseded_at"] is None):
-        raise ImportRefused(
-            f"line {number}: record {item['id']}: superseded_by and superseded_at must be "
-            "both set or both null"
-        )
-
-
-def _cache(number: int, item: dict[str, Any]) -> None:
-    actual = sem.cache_entry_bytes(item["key"], item["fingerprint"], item["json"])
-    if item["bytes"] != actual:
-        raise ImportRefused(
-            f"line {number}: cache entry {item['key']!r} says {item['bytes']} bytes but its "
-            f"key, fingerprint and json are {actual}; run `roteiro-memory check` on the source"
-        )
-
-
 def _pointers(parsed: Export) -> None:
+    """What a table's key rules out, which no rows a store holds can break."""
     ids = [r["id"] for r in parsed.records]
     if len(set(ids)) != len(ids):
         raise ImportRefused("records: an id appears twice")
-    known = set(ids)
-    successors: set[int] = set()
-    for record in parsed.records:
-        by = record["superseded_by"]
-        if by is None:
-            continue
-        if by not in known or by <= record["id"]:
-            raise ImportRefused(
-                f"record {record['id']}: superseded by {by}, which is not a newer exported record"
-            )
-        if by in successors:
-            raise ImportRefused(f"record {by} supersedes more than one record")
-        successors.add(by)
-    sequence = parsed.header.get("sequence") or 0
-    if ids and max(ids) > sequence:
-        raise ImportRefused(f"header sequence {sequence} is behind record id {max(ids)}")
     keys = [c["key"] for c in parsed.cache]
     if len(set(keys)) != len(keys):
         raise ImportRefused("cache: a key appears twice")
+
+
+def _judged(parsed: Export) -> None:
+    """The integrity check's rules over the store ``parsed`` would make, so an
+    import never writes what ``check`` refuses (nor what later writes trip on)."""
+    records = parsed.records
+    findings = memory_findings(
+        MemoryRow(
+            r["id"],
+            r["scope"],
+            r["anchor_key"],
+            r["anchor_path"],
+            r["body"],
+            sem.search_text(r["body"], r["anchor_key"], r["anchor_path"]),
+            r["superseded_by"],
+            r["superseded_at"],
+            vocabulary=(r["kind"], r["confidence"]),
+        )
+        for r in records
+    )
+    findings += supersession_findings(
+        [(r["id"], r["superseded_by"]) for r in records if r["superseded_by"] is not None],
+        {r["id"] for r in records},
+    )
+    clock = parsed.header["clock"]
+    findings += cache_findings(clock["ticks"], clock["generation"], parsed.cache)
+    largest = max([0, *(r["id"] for r in records)])
+    sequence = parsed.header.get("sequence") or 0
+    findings += sequence_findings("header", None, "sequence", sequence, largest)
+    if findings:
+        more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
+        raise ImportRefused(
+            f"{findings[0]}{more}: `roteiro-memory check` would refuse the store this export "
+            "makes; repair the source store and export it again"
+        )
 
 
 def import_lines(store: _Transferable, parsed: Export) -> dict[str, int]:

@@ -11,35 +11,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-RETRY = """\
-import time
-
-
-class Retry:
-    def __init__(self, attempts):
-        self.attempts = attempts
-
-    def run(self, call):
-        for attempt in range(self.attempts):
-            try:
-                return call()
-            except OSError:
-                time.sleep(2**attempt)
-        raise RuntimeError("gave up")
-
-
-def jitter(value):
-    return value * 1.1
-"""
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+from test_cli import GIT_ENV, RETRY
 
 SERVER_TIMEOUT = 60.0
 """Seconds one exchange with a server may take before the test fails."""

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping
@@ -24,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, InvalidBudget, NotFound
+from roteiro_memory.errors import Corrupt, InvalidBody, InvalidBudget, NotFound
 from roteiro_memory.protocol import OPS, Ops, check_args
 from roteiro_memory.results import (
     CacheEntry,
@@ -409,6 +411,87 @@ class GenerationStuckWhenNothingEvicted(_SweepModel):
         return 1 if evicted else 0
 
 
+# --- Search ----------------------------------------------------------------------
+
+
+@mutant("search-any-term", "search keeps only records holding every query term")
+class AllTermsSearch(ModelStore):
+    def search(self, query: str, **kw: Any) -> Recall:
+        found = super().search(query, **kw)
+        terms = set(found.terms or ())
+
+        def holds_all(item: Recalled) -> bool:
+            anchor = item.record.anchor
+            held = lexical.document_terms(
+                item.record.body,
+                anchor.key if anchor else None,
+                anchor.path if anchor else None,
+            )
+            return terms <= set(held)
+
+        return replace(found, results=[r for r in found.results if holds_all(r)])
+
+
+@mutant("search-positive-relevance", "the IDF is Robertson's ln((N - n + 0.5) / (n + 0.5))")
+class ClassicIdfSearch(ModelStore):
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        total = 0.0
+        for term in terms:
+            count = document.counts.get(term, 0)
+            if count:
+                n, big_n = stats.document_frequency[term], stats.documents
+                weight = math.log((big_n - n + 0.5) / (n + 0.5))
+                total += lexical.term_weight(count, document.length, stats.average_length, weight)
+        return total
+
+
+@mutant("search-bm25-relevance", "statistics are counted over the filtered records only")
+class FilteredStatisticsSearch(ModelStore):
+    def _statistics(
+        self, documents: Iterable[lexical.Document], wanted: set[int]
+    ) -> lexical.CorpusStats:
+        return lexical.CorpusStats.of(d for d in documents if d.id in wanted)
+
+
+@mutant("search-evidence-orders", "the search score is the relevance alone, ignoring evidence")
+class RelevanceOnlySearch(ModelStore):
+    def search(self, query: str, *, limit: int | None = None, **kw: Any) -> Recall:
+        found = super().search(query, limit=None, **kw)
+        bare = [replace(r, score=r.relevance or 0.0) for r in found.results]
+        bare.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
+        return replace(found, results=sem.apply_limit(bare, limit))
+
+
+@mutant("search-never-superseded", "search ranks and counts superseded records too")
+class SupersededSearched(ModelStore):
+    def _search_corpus(self) -> builtins.list[_Row]:
+        return self._matching(None, None, None, include_superseded=True)
+
+
+@mutant("search-never-mutates", "memory.search advances the cache clock")
+class SearchTicks(ModelStore):
+    def search(self, query: str, **kw: Any) -> Recall:
+        self._state.ticks += 1
+        return super().search(query, **kw)
+
+
+@mutant("search-deterministic", "each search adds a hair more relevance than the one before")
+class DriftingSearch(ModelStore):
+    calls = 0
+
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        value = super()._relevance(terms, document, stats)
+        return value + 1e-12 * self.calls if value else value
+
+    def search(self, query: str, **kw: Any) -> Recall:
+        self.calls += 1
+        return super().search(query, **kw)
+
+
 # --- Protocol-level mutants ---------------------------------------------------------
 
 
@@ -531,6 +614,30 @@ class ScannedWithoutPinned(_SweepModel):
         return replace(swept, scanned=swept.scanned - swept.pinned)
 
 
+class FaultOrderForCasedKinds(_OpsMutant):
+    """Reports a bad body before a bad kind of letters only (``Lesson``, ``note``).
+
+    Not registered as a mutant: no case pins that pair, and the random
+    sequences of ``prop-equivalent-to-reference`` meet it only with some seeds,
+    which makes it the test of a suite whose verdicts must not depend on the run.
+    """
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        given = dict(args or {})
+        kind, body = given.get("kind"), given.get("body")
+        if (
+            op == "memory.record"
+            and isinstance(kind, str)
+            and kind not in sem.KIND_TOKENS
+            and kind.isalpha()
+            and kind != "bogus"  # the kind the fault-order case uses
+            and isinstance(body, str)
+            and not body.strip()
+        ):
+            raise InvalidBody("invalid body: it is empty or only whitespace")
+        return super().call(op, args)
+
+
 # --- SQLite mutants -------------------------------------------------------------------
 
 
@@ -546,12 +653,34 @@ class _SQLiteMutant(SQLiteStore):
         shutil.rmtree(self._folder, ignore_errors=True)
 
 
+class ErasesForeignStore(_SQLiteMutant):
+    """A backend over a store that already held a team's records when the
+    suite arrived -- the file ``$ROTEIRO_MUTANT_DB`` names, else one made here
+    with two records in it -- whose reset erases them like any other.
+
+    Not registered as a mutant: no case can catch it (every case starts by
+    resetting), so the suite must refuse it before its first reset
+    (``tests/test_mutants.py``).
+    """
+
+    def __init__(self) -> None:
+        named = os.environ.get("ROTEIRO_MUTANT_DB")
+        super().__init__(named)
+        if not self.list(include_superseded=True).records:
+            for body in ("the deploy key lives in the vault", "retry at most three times"):
+                self.record(kind="lesson", body=body, scope="team")
+
+
 @mutant("records-survive-rebuild", "a graph rebuild deletes the anchored records with the nodes")
 class SQLiteRebuildDeletesAnchored(_SQLiteMutant):
     def rebuild(self) -> None:
         super().rebuild()
         with self._atomic() as conn:
             conn.execute("UPDATE agent_memory SET superseded_by = NULL")
+            conn.execute(
+                "DELETE FROM memory_terms WHERE record_id IN"
+                " (SELECT id FROM agent_memory WHERE anchor_key IS NOT NULL)"
+            )
             conn.execute("DELETE FROM agent_memory WHERE anchor_key IS NOT NULL")
 
 
@@ -560,6 +689,10 @@ class SQLiteSweepDeletesSuperseded(_SQLiteMutant):
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         swept = super().cache_sweep(budget_bytes)
         with self._atomic() as conn:
+            conn.execute(
+                "DELETE FROM memory_terms WHERE record_id IN"
+                " (SELECT id FROM agent_memory WHERE superseded_by IS NOT NULL)"
+            )
             conn.execute("DELETE FROM agent_memory WHERE superseded_by IS NOT NULL")
         return swept
 
@@ -576,6 +709,7 @@ class SQLiteDecayDeletes(_SQLiteMutant):
                     " WHERE superseded_by = ?",
                     dead,
                 )
+                conn.executemany("DELETE FROM memory_terms WHERE record_id = ?", dead)
                 conn.executemany("DELETE FROM agent_memory WHERE id = ?", dead)
             result = replace(result, results=[r for r in result.results if r.decay_factor > 0])
         return result

@@ -37,6 +37,7 @@ __all__ = [
     "DSN_ENV",
     "PostgresServer",
     "ThrowawayStore",
+    "drop_named_schemas",
     "drop_schema",
     "fresh_schema",
     "fresh_store_dsn",
@@ -232,6 +233,24 @@ def drop_schema(dsn: str) -> None:
     assert schema is not None, f"{dsn!r} names no schema"
     with psycopg.connect(rest, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def drop_named_schemas(dsn: str) -> None:
+    """Drop the schemas ``protocol --backend postgres:DSN`` made for the stores
+    the suite named (``SCHEMA_<digest>``, :mod:`roteiro_memory.named_store`)."""
+    import psycopg
+
+    from roteiro_memory.stores.postgres.store import split_schema
+
+    rest, schema = split_schema(dsn)
+    assert schema is not None, f"{dsn!r} names no schema"
+    with psycopg.connect(rest, autocommit=True) as conn:
+        found = conn.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE %s",
+            (schema.replace("_", "\\_") + "\\_%",),
+        ).fetchall()
+        for (name,) in found:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
 
 
 class ThrowawayStore(PostgresStore):

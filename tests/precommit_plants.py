@@ -7,6 +7,7 @@ bad: through SQLite, behind the library's back.
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -70,6 +71,111 @@ def plant_export(path: Path, store: Path) -> Path:
     return path
 
 
+def plant_wal_alone(folder: Path) -> Path:
+    """The write-ahead log of a store reopened after its schema was
+    checkpointed, copied without its database: its frames hold record bodies
+    but no schema."""
+    (folder / "live").mkdir(parents=True, exist_ok=True)
+    source = plant_store(folder / "live" / "memory.db")
+    with open_store(source):
+        copy = folder / "copied-log"
+        shutil.copyfile(source.with_name("memory.db-wal"), copy)
+    shutil.rmtree(source.parent)
+    return copy
+
+
+def _export_text(folder: Path) -> str:
+    return plant_export(folder / "source.jsonl", plant_store(folder / "source.db")).read_text()
+
+
+def _gzip(path: Path, data: bytes) -> Path:
+    import gzip
+
+    path.write_bytes(gzip.compress(data))
+    return path
+
+
+def _tar(path: Path, members: dict[str, Path], mode: str = "w") -> Path:
+    import tarfile
+
+    with tarfile.open(path, mode) as archive:
+        for name, member in members.items():
+            archive.add(member, arcname=name)
+    return path
+
+
+def _dump(path: Path, store: Path) -> Path:
+    conn = sqlite3.connect(store)
+    try:
+        path.write_text("\n".join(conn.iterdump()) + "\n")
+    finally:
+        conn.close()
+    return path
+
+
+def _leaked(folder: Path, how: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    if how == "wal-alone":
+        return plant_wal_alone(folder)
+    if how == "gzip-store":
+        return _gzip(folder / "memory.db.gz", plant_store(folder / "memory.db").read_bytes())
+    if how == "tar-store":
+        return _tar(
+            folder / "backup.tar",
+            {"notes.txt": _note(folder), "m.db": plant_store(folder / "m.db")},
+        )
+    if how == "tar-gz-export":
+        exported = folder / "e.jsonl"
+        exported.write_text(_export_text(folder))
+        return _tar(folder / "backup.tgz", {"e.jsonl": exported}, "w:gz")
+    if how == "gzip-export":
+        return _gzip(folder / "e.jsonl.gz", _export_text(folder).encode())
+    if how == "iterdump":
+        return _dump(folder / "memory.sql", plant_store(folder / "m.db"))
+    text = _export_text(folder)
+    out = folder / "leaked.txt"
+    if how == "headerless-export":
+        out.write_text(text.split("\n", 1)[1])
+    elif how == "utf16-export":
+        out.write_bytes(text.encode("utf-16"))
+    elif how == "utf16le-export-no-bom":
+        out.write_bytes(text.encode("utf-16-le"))
+    elif how == "json-array-export":
+        out.write_text(json.dumps([json.loads(line) for line in text.splitlines()], indent=2))
+    elif how == "padded-export":
+        out.write_text(" " * (64 * 1024) + "\n" + text)
+    else:
+        raise KeyError(how)
+    return out
+
+
+def _note(folder: Path) -> Path:
+    note = folder / "note.txt"
+    note.write_text("a note before the store\n")
+    return note
+
+
+LEAKED_FORMS = (
+    "wal-alone",
+    "gzip-store",
+    "tar-store",
+    "tar-gz-export",
+    "gzip-export",
+    "iterdump",
+    "headerless-export",
+    "utf16-export",
+    "utf16le-export-no-bom",
+    "json-array-export",
+    "padded-export",
+)
+"""Each form memory leaks in that ``roteiro-forbid-store`` must recognise by
+content, by name; :func:`plant_leaked` writes one."""
+
+
+def plant_leaked(folder: Path, how: str) -> Path:
+    return _leaked(folder, how)
+
+
 def plant_foreign_sqlite(path: Path) -> Path:
     """An SQLite database that is not a store."""
     conn = sqlite3.connect(path)
@@ -127,6 +233,9 @@ BAD_STORES: dict[str, Callable[[Path], object]] = {
         p, "INSERT INTO schema_migrations (version, name) VALUES (99, 'from the future')"
     ),
     "integrity": _corrupt_index,
+    "blob-anchor": lambda p: damage(p, "UPDATE agent_memory SET anchor_key = X'6869' WHERE id = 2"),
+    "sequence-text": lambda p: damage(p, "UPDATE sqlite_sequence SET seq = 'many'"),
+    "no-clock": lambda p: damage(p, "DELETE FROM agent_cache_clock"),
 }
 """Each way a store goes bad that ``roteiro-check-store`` must report, by name."""
 

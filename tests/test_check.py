@@ -210,3 +210,102 @@ def test_finding_renders_as_one_line_naming_table_and_row() -> None:
         "row": "id 4",
         "problem": "unknown kind 'rumour'",
     }
+
+
+# --- check finds everything export or import would trip on --------------------
+
+UNEXPORTABLE = [
+    ("record id -5", "UPDATE agent_memory SET id = -5 WHERE id = 3", "agent_memory", "id -5"),
+    ("blob tree witness", "UPDATE sync_state SET tree = X'00ff'", "sync_state", None),
+    ("blob node", "UPDATE nodes SET blob = X'00ff'", "nodes", "key 'file:a.py'"),
+    (
+        "blob record tree",
+        "UPDATE agent_memory SET tree = X'01' WHERE id = 3",
+        "agent_memory",
+        "id 3",
+    ),
+    (
+        "a clock before its start",
+        "UPDATE agent_cache_clock SET generation = -1",
+        "agent_cache_clock",
+        "id 0",
+    ),
+    (
+        "a sequence that is text",
+        "UPDATE sqlite_sequence SET seq = 'many'",
+        "sqlite_sequence",
+        "agent_memory",
+    ),
+    (
+        "sequence at its end",
+        "UPDATE sqlite_sequence SET seq = 9223372036854775807",
+        "sqlite_sequence",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "statement", "table", "row"), UNEXPORTABLE, ids=[u[0] for u in UNEXPORTABLE]
+)
+def test_check_finds_what_export_or_import_would_trip_on(
+    healthy: Path, tmp_path: Path, name: str, statement: str, table: str, row: str | None
+) -> None:
+    """Each plant breaks ``export`` or a re-``import``; check names it."""
+    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.transfer import import_lines, read_export
+
+    _plant(healthy, statement)
+    with (
+        pytest.raises(RoteiroError),
+        SQLiteStore(healthy) as store,
+        SQLiteStore(tmp_path / "copy.db") as copy,
+    ):
+        import_lines(copy, read_export(list(store.export_lines())))
+    findings = check_file(healthy)
+    assert any(f.table == table and (row is None or f.row == row) for f in findings), (
+        name,
+        findings,
+    )
+
+
+def test_check_of_an_empty_file_agrees_with_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zero bytes is a store not yet written, as a missing file is: ``list``
+    answers it like a new store, and ``check`` says there is nothing to check
+    (as for a missing file), never that it is not a database."""
+    from roteiro_memory.cli.main import main
+    from roteiro_memory.exitcodes import ExitCode
+
+    monkeypatch.chdir(tmp_path)
+    empty, missing = tmp_path / "empty.db", tmp_path / "missing.db"
+    empty.touch()
+    assert main(["check", "--db", str(missing)]) == main(["check", "--db", str(empty)])
+    _, err = capsys.readouterr()
+    assert "not an SQLite database" not in err
+    assert "nothing to check" in err
+    assert "empty" in err
+    assert empty.stat().st_size == 0, "check changed the empty file"
+    assert main(["list", "--db", str(empty), "--no-sync"]) == ExitCode.NOTHING
+    assert capsys.readouterr().err == ""
+    assert main(["check", "--db", str(empty)]) == ExitCode.OK, "list made it a store"
+
+
+def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(
+    tmp_path: Path,
+) -> None:
+    """Recognised by the same rule as opening: a Rails-shaped database (text
+    versions) is one finding saying it is not a store, never a traceback."""
+    path = tmp_path / "rails.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version varchar PRIMARY KEY)")
+    conn.execute("INSERT INTO schema_migrations VALUES ('20240101120000')")
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    findings = check_file(path)
+    assert len(findings) == 1, findings
+    assert "not a roteiro-memory store" in findings[0].problem
+    assert path.read_bytes() == before

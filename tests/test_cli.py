@@ -658,3 +658,118 @@ def test_protocol_still_serves(tmp_path: Path) -> None:
     reply = json.loads(done.stdout)
     assert reply["ok"] is True
     assert reply["result"]["protocol"] == "roteiro.conformance/v1"
+
+
+def _umask(mask: int) -> Any:
+    return lambda: os.umask(mask)
+
+
+def test_stores_and_exports_are_private_whatever_the_umask(repo: Repo, tmp_path: Path) -> None:
+    """A store made by the Python API, by ``protocol --db`` or through a
+    symlink, and an export written with -o, are 0600 under umask 000."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    old = os.umask(0)
+    try:
+        api = tmp_path / "api.db"
+        SQLiteStore(api).close()
+        (tmp_path / "link.db").symlink_to(tmp_path / "target.db")
+        with SQLiteStore(tmp_path / "link.db") as linked:
+            linked.record("lesson", "through a symlink")
+            assert stat.S_IMODE((tmp_path / "target.db-wal").stat().st_mode) == 0o600
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(api.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "target.db").stat().st_mode) == 0o600
+    served = tmp_path / "served.db"
+    assert SCRIPT is not None
+    done = subprocess.run(
+        [SCRIPT, "protocol", "--db", str(served)],
+        input='{"id": 1, "op": "memory.record", "args": {"kind": "lesson", "body": "x"}}\n',
+        capture_output=True,
+        text=True,
+        env=repo.env,
+        preexec_fn=_umask(0),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(served.stat().st_mode) == 0o600
+    out = tmp_path / "memory.jsonl"
+    out.write_text("")
+    out.chmod(0o666)
+    done = subprocess.run(
+        [SCRIPT, "export", "-o", str(out), "--db", str(served)],
+        capture_output=True,
+        text=True,
+        env=repo.env,
+        preexec_fn=_umask(0),
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text().count("\n") == 3  # the header, the record, the trailer
+
+
+def test_export_to_a_file_others_can_read_warns(repo: Repo, tmp_path: Path) -> None:
+    repo.add("a lesson")
+    shell_made = tmp_path / "out.jsonl"
+    with shell_made.open("w") as out:
+        shell_made.chmod(0o644)
+        assert SCRIPT is not None
+        done = subprocess.run(
+            [SCRIPT, "export"],
+            cwd=repo.root,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=repo.env,
+            check=False,
+        )
+    assert done.returncode == 0
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert "mode 0644" in lines[0]
+    assert "-o FILE" in lines[0]
+    assert "a lesson" in shell_made.read_text()
+    assert repo.run("export").stderr == ""
+
+
+def test_add_anchor_refuses_git_internals_and_paths_inside_a_submodule(repo: Repo) -> None:
+    """Neither is in the code graph, so an anchor there would read vanished at
+    once; like a missing path, it is refused and nothing is written."""
+    inner = repo.root / "vendor" / "lib"
+    inner.mkdir(parents=True)
+    nested = Repo(inner)
+    nested.git("init", "-q", "-b", "main")
+    nested.write("mod.py", "def f():\n    pass\n")
+    nested.commit("inner")
+    repo.git("add", "vendor/lib")
+    repo.commit("add a submodule")
+    for path in (".git/config", "vendor/lib/mod.py"):
+        done = repo.run("add", "a lesson", "--anchor", path)
+        assert done.returncode == 2, (path, done.stderr)
+        lines = done.stderr.splitlines()
+        assert len(lines) == 1, lines
+        assert "not in the code graph" in lines[0]
+    assert not repo.db.exists() or repo.json("list")["records"] == []
+
+
+def test_anchor_path_component_over_255_bytes_is_one_line(repo: Repo) -> None:
+    done = repo.run("add", "a lesson", "--anchor", "src/" + "a" * 300 + ".py")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    assert "over the 255" in done.stderr
+
+
+def test_touched_in_a_repository_with_no_commits_says_so(tmp_path: Path) -> None:
+    fresh = Repo(tmp_path / "fresh")
+    fresh.root.mkdir()
+    fresh.git("init", "-q", "-b", "main")
+    fresh.write("a.py", "x = 1\n")
+    done = fresh.run("recall", "--touched")
+    assert done.returncode == 2
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert "no commits yet" in lines[0]
+    assert "unknown revision 'HEAD'" in lines[0]

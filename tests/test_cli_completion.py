@@ -14,7 +14,7 @@ from roteiro_memory.cli import completion
 from roteiro_memory.cli.completion import SHELLS
 from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS, _parser, main
 
-COMMANDS = [name for name, *_ in _COMMANDS] + ["protocol"]
+COMMANDS = [name for name, *_ in _COMMANDS] + ["protocol", "eval"]
 ACTIONS = [name for name, *_ in _CACHE_ACTIONS]
 
 

@@ -4,6 +4,7 @@ kind, or taken the same way by every backend -- never a crash."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory import GraphNode, InvalidConfidence, SQLiteStore, Store
-from roteiro_memory.errors import Corrupt
+from roteiro_memory.errors import BadRequest, Corrupt, RoteiroError
 from roteiro_memory.protocol import Ops
 from roteiro_memory.transfer import ImportRefused, export_lines, read_export
 
@@ -95,3 +96,102 @@ def test_cache_put_refuses_payloads_json_does_not_have(tmp_path: Path, payload: 
     store = SQLiteStore(db)
     assert store.cache_entries() == []
     store.close()
+
+
+def test_recall_answers_a_query_of_thousands_of_words(store: Store) -> None:
+    """Every backend answers a long query alike: SQLite once built one
+    expression per token and hit its expression-tree limit at ~1,000 words,
+    PostgreSQL one parameter per token and hit the 65,535-parameter limit."""
+    words = [f"w{i}" for i in range(70_000)]
+    matching = store.record("lesson", " ".join(words[:1_200]))
+    store.record("lesson", " ".join(words[:999]))
+    assert [r.record.id for r in store.recall(" ".join(words[:1_200])).results] == [matching]
+    assert store.recall(" ".join(words)).results == []
+    both = store.recall("W1 w2", limit=None).results
+    assert len(both) == 2
+
+
+def test_anchor_over_the_size_limit_is_refused_by_every_backend(store: Store) -> None:
+    """A record's and a cache entry's anchor have a limit like a body's, the
+    one rule of semantics every backend applies; nothing is written."""
+    from roteiro_memory.errors import InvalidAnchor
+    from roteiro_memory.semantics import MAX_ANCHOR_BYTES
+
+    before = store.snapshot()
+    huge = "file:" + "a" * (10 * 1024 * 1024)
+    with pytest.raises(InvalidAnchor, match=f"over the {MAX_ANCHOR_BYTES}-byte limit") as raised:
+        store.record("lesson", "x", anchor=huge)
+    assert len(str(raised.value)) < 300
+    with pytest.raises(InvalidAnchor):
+        store.cache_put("k", "fp", "1", anchor="é" * (MAX_ANCHOR_BYTES // 2 + 1))
+    assert store.snapshot() == before
+    longest = "x" * MAX_ANCHOR_BYTES
+    record = store.get(store.record("lesson", "x", anchor=longest))
+    assert record is not None
+    assert record.anchor is not None
+    assert record.anchor.key == longest
+    store.cache_put("k", "fp", "1", anchor=longest)
+
+
+def test_anchor_over_the_size_limit_is_a_bad_request_on_the_wire(store: Store) -> None:
+    before = store.snapshot()
+    with pytest.raises(BadRequest, match="anchor"):
+        Ops(store).call("memory.record", {"kind": "bogus", "body": "x", "anchor": "a" * 5000})
+    assert store.snapshot() == before
+
+
+def test_negative_zero_confidence_is_stored_as_zero_by_every_backend(store: Store) -> None:
+    record = store.get(store.record("lesson", "x", confidence=-0.0))
+    assert record is not None
+    assert math.copysign(1.0, record.confidence or 0.0) == 1.0
+    assert record.to_json()["confidence"] == 0.0
+    assert json.dumps(record.to_json()["confidence"]) == "0.0"
+
+
+def test_error_messages_quote_a_bounded_excerpt_of_a_body(tmp_path: Path) -> None:
+    """A 60 KB body with one byte that is not UTF-8 (and a secret after it)
+    is refused in one short line that quotes neither all of it nor the secret."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    body = b"x" * 60_000 + b"\xff" + b" SECRET-TOKEN-123"
+    db = str(tmp_path / "memory.db").encode()
+    done = subprocess.run(
+        [b"roteiro-memory", b"add", body, b"--db", db], capture_output=True, env=env, timeout=60
+    )
+    assert done.returncode == 2
+    assert len(done.stderr) < 400, len(done.stderr)
+    assert b"SECRET" not in done.stderr
+    assert len(done.stderr.splitlines()) == 1
+    wire = Ops(SQLiteStore.temporary())
+    for args in (
+        {"kind": "lesson", "body": "y" * 60_000 + "\ud800 SECRET"},
+        {"kind": "lesson", "body": "ok", "scope": "s" * 60_000 + " SECRET"},
+        {"kind": "l" * 60_000 + " SECRET", "body": "ok"},
+    ):
+        with pytest.raises(RoteiroError) as raised:
+            wire.call("memory.record", args)
+        assert len(str(raised.value)) < 400
+        assert "SECRET" not in str(raised.value)
+    wire.store.close()
+
+
+def test_import_refusals_quote_a_bounded_excerpt() -> None:
+    """An export line with a 60 KB value of the wrong type is refused without
+    echoing the value (it may hold a secret)."""
+    lines = _export()
+    lines.append(
+        json.dumps(
+            {
+                "type": "node",
+                "key": "k",
+                "kind": None,
+                "name": None,
+                "path": None,
+                "blob": ["b" * 60_000, "SECRET"],
+            }
+        )
+    )
+    with pytest.raises(ImportRefused) as raised:
+        read_export(lines)
+    assert "line 2" in str(raised.value)
+    assert len(str(raised.value)) < 500
+    assert "SECRET" not in str(raised.value)

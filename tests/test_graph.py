@@ -118,9 +118,9 @@ def test_sync_hashes_only_changed_files_and_parses_only_changed_python(
     hashed: list[str] = []
     real = gitgraph._hash_path
 
-    def spy(r: Repo, path: str) -> FileEntry | None:
+    def spy(r: Repo, path: str, **options: bool) -> FileEntry | str | None:
         hashed.append(path)
-        return real(r, path)
+        return real(r, path, **options)
 
     monkeypatch.setattr(gitgraph, "_hash_path", spy)
     report = sync(db, repo)
@@ -230,3 +230,43 @@ def test_replace_graph_makes_the_graph_exactly_what_is_given(store: Store) -> No
     before = store.snapshot()
     assert store.replace_graph(list(reversed(wanted)), "t1") == (0, 0)
     assert store.snapshot() == before
+
+
+def test_untracked_file_hashed_streaming(repo: Repo) -> None:
+    """An untracked file is hashed a chunk at a time: hashing 12 MiB allocates
+    a small fraction of it, and the blob id is git's."""
+    import tracemalloc
+
+    big = repo.root / "notes.txt"
+    with big.open("wb") as out:
+        for n in range(12):
+            out.write(bytes([65 + n]) * (1024 * 1024))
+    tracemalloc.start()
+    try:
+        files = gitgraph.working_files(repo)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * 1024 * 1024, peak
+    assert files["notes.txt"].blob == git(repo.root, "hash-object", "notes.txt").strip()
+
+
+def test_untracked_file_that_cannot_be_source_has_no_node(repo: Repo, db: SQLiteStore) -> None:
+    """An untracked file over MAX_UNTRACKED_BYTES (never read), or with a NUL
+    byte in its first 8 KiB, gets no node; the sync that first meets it names
+    it, and the next, finding the tree unchanged, says nothing."""
+    with (repo.root / "huge.log").open("wb") as out:
+        out.truncate(gitgraph.MAX_UNTRACKED_BYTES + 1)
+    (repo.root / "blob.bin").write_bytes(b"head\0" + b"x" * 100)
+    (repo.root / "fine.txt").write_text("text\n")
+    report = sync(db, repo)
+    keys = {n.key for n in db.export_graph()}
+    assert "file:fine.txt" in keys
+    assert "file:huge.log" not in keys
+    assert "file:blob.bin" not in keys
+    named = dict(report.unparsable)
+    assert "MiB a source file may be" in named["huge.log"]
+    assert "NUL byte" in named["blob.bin"]
+    again = sync(db, repo)
+    assert again.up_to_date
+    assert again.unparsable == []

@@ -86,7 +86,9 @@ def test_tools_list_names_schemas_and_annotations(repo: GitRepo, tmp_path: Path)
     assert {"query", "kind", "anchor", "applicable_only", "limit"} <= set(
         tools["search"].input_schema["properties"]
     )
-    assert tools["search"].output_schema["properties"]["schema"] == {"const": "roteiro.recall/v1"}
+    assert tools["search"].output_schema["properties"]["schema"] == {
+        "enum": ["roteiro.recall/v1", "roteiro.search/v1"]
+    }
 
 
 def test_every_tool_returns_its_protocol_shape(repo: GitRepo, tmp_path: Path) -> None:
@@ -135,7 +137,7 @@ def test_every_tool_returns_its_protocol_shape(repo: GitRepo, tmp_path: Path) ->
     assert first["applies"] is True
     assert out["newer"]["id"] == 3
     assert [r["record"]["id"] for r in out["search"]["results"]] == [3]
-    assert out["search"]["schema"] == "roteiro.recall/v1"
+    assert out["search"]["schema"] == "roteiro.search/v1"  # a query: the ranking arm
     assert out["touched"]["results"] == []  # nothing changed since HEAD
     assert out["get"]["superseded_by"] == 3
     assert [r["id"] for r in out["list"]["records"]] == [3, 2, 1]

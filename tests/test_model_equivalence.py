@@ -201,6 +201,37 @@ class StoresAgree(RuleBasedStateMachine):
             )
         )
 
+    @rule(
+        query=queries.map(lambda q: q or ""),
+        scope=st.none() | scopes,
+        kind=st.none() | kinds,
+        anchor_key=anchors,
+        decay=decays,
+        applicable_only=st.booleans(),
+        limit=limits,
+    )
+    def search(
+        self,
+        query: str,
+        scope: str | None,
+        kind: str | None,
+        anchor_key: str | None,
+        decay: str,
+        applicable_only: bool,
+        limit: int | None,
+    ) -> None:
+        self.both(
+            lambda s: s.search(
+                query,
+                scope=scope,
+                kind=kind,
+                anchor_key=anchor_key,
+                decay=decay,
+                applicable_only=applicable_only,
+                limit=limit,
+            )
+        )
+
     # --- cache tier ----------------------------------------------------------
 
     @rule(
@@ -252,6 +283,10 @@ class StoresAgree(RuleBasedStateMachine):
         self.both(lambda s: s.reset())
 
     # --- the whole store, after every step --------------------------------------
+
+    @invariant()
+    def term_index_agrees_with_the_records(self) -> None:
+        assert self.sqlite.check() == []
 
     @invariant()
     def whole_stores_agree(self) -> None:

@@ -158,3 +158,44 @@ def test_a_server_loosening_the_wire_form_fails_its_cases(
         backend.close()
     failed = sorted(case_id for case_id, outcome in outcomes.items() if outcome.status == "failed")
     assert failed == [case_id], {k: o.message for k, o in outcomes.items() if not o.passed}
+
+
+def _plugin_run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "tests"), **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_backend_erasing_a_store_it_did_not_create_is_refused(tmp_path: Path) -> None:
+    """``ErasesForeignStore`` holds a team's records before the first reset: the
+    suite refuses it in one line and the records survive; only
+    ``--roteiro-allow-reset`` lets the suite erase them."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    victim = tmp_path / "team.db"
+    env = {"ROTEIRO_MUTANT_DB": str(victim)}
+    spec = ["--roteiro-conformance", "--roteiro-backend", "mutants:ErasesForeignStore"]
+    refused = _plugin_run(*spec, env=env, cwd=tmp_path)
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR, refused.stdout + refused.stderr
+    assert "already holds 2 record(s)" in refused.stderr
+    assert "--roteiro-allow-reset" in refused.stderr
+    store = SQLiteStore(victim)
+    try:
+        assert len(store.list(include_superseded=True).records) == 2
+    finally:
+        store.close()
+    allowed = _plugin_run(
+        *spec, "--roteiro-allow-reset", "-k", "ids-increase", env=env, cwd=tmp_path
+    )
+    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
+    store = SQLiteStore(victim)
+    try:
+        bodies = {r.body for r in store.list(include_superseded=True).records}
+        assert "retry at most three times" not in bodies
+    finally:
+        store.close()

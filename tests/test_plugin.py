@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from roteiro_memory.suite.cases import builtin_dir, load_cases
+from roteiro_memory.suite.durability import ENTRIES as DURABILITY_ENTRIES
 
 pytest_plugins = ["pytester"]
 
@@ -396,3 +399,231 @@ def test_a_factory_that_raises_is_a_usage_error(pytester: pytest.Pytester) -> No
     result.stderr.fnmatch_lines(
         ["*backend 'broken_backend:make' could not be created: RuntimeError: no database*"]
     )
+
+
+def _verdicts(run: pytest.RunResult) -> dict[str, str]:
+    """Each item's outcome, from ``-rA``'s short summary."""
+    found: dict[str, str] = {}
+    for line in run.outlines:
+        word, _, rest = line.partition(" ")
+        if word == "SKIPPED":  # SKIPPED [N] where: why -- several items to a line
+            found[rest.split(" ", 1)[1]] = word
+        elif word in ("PASSED", "FAILED", "XFAIL", "XPASS", "ERROR"):
+            found[rest.split(" ")[0]] = word
+    return found
+
+
+def test_two_runs_give_the_same_verdicts_without_ci(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against a backend that reports faults in the wrong order for some
+    inputs only, two runs of the whole suite agree, CI set or not; the seed
+    is printed.  (With random sequences they agreed by chance.)"""
+    import mutants
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("PYTHONPATH", str(Path(mutants.__file__).parent))
+    runs = []
+    for hash_seed in ("1", "2"):
+        monkeypatch.setenv("PYTHONHASHSEED", hash_seed)
+        run = pytester.runpytest_subprocess(
+            "--roteiro-conformance",
+            "--roteiro-backend",
+            "mutants:FaultOrderForCasedKinds",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+        )
+        runs.append(run)
+        assert "Properties used the fixed seed 0, the same every run" in run.stdout.str()
+    first, second = (_verdicts(run) for run in runs)
+    assert first == second
+    totals = runs[0].parseoutcomes()
+    assert totals == runs[1].parseoutcomes()
+    counted = sum(totals.get(word, 0) for word in ("passed", "failed", "skipped", "xfailed"))
+    assert counted == len(load_cases()) + 5 + len(DURABILITY_ENTRIES)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["./nope", "python -c 'import sys; sys.exit(3)'", "python -c 'raise SystemExit(1/0)'"],
+)
+def test_a_backend_that_cannot_start_is_one_error(pytester: pytest.Pytester, command: str) -> None:
+    """Not a failure per case, nor a traceback per property: one line, exit 4."""
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance", "--roteiro-backend", f"cmd:{command}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1, result.errlines
+    assert errors[0].startswith("ERROR: backend ")
+    assert "cannot be used: hello failed" in errors[0]
+    assert "restarted" not in errors[0]
+    assert "Traceback" not in result.stdout.str()
+    if "1/0" in command:
+        assert "ZeroDivisionError" in errors[0]
+
+
+def test_a_cmd_backend_over_a_store_holding_data_is_refused(pytester: pytest.Pytester) -> None:
+    """``cmd:roteiro-memory protocol --db victim.db`` on a team's store: refused, kept."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    victim = pytester.path / "victim.db"
+    store = SQLiteStore(victim)
+    store.record(kind="decision", body="keep the team's records")
+    store.close()
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        f"cmd:{sys.executable} -m roteiro_memory protocol --db {victim}",
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: backend *already holds 1 record(s)*--roteiro-allow-reset*"]
+    )
+    store = SQLiteStore(victim)
+    assert [r.body for r in store.list().records] == ["keep the team's records"]
+    store.close()
+
+
+def test_the_short_summary_shows_the_first_mismatch(
+    mutant: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``-ra`` names what differed, not the case again; so does each block's first line."""
+    monkeypatch.setenv("COLUMNS", "300")
+    args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
+    headline = "results.0.anchor_penalty: expected 0.25, actual 0.0"
+    for extra in ([], ["-n", "2"]):
+        result = mutant.runpytest_subprocess(
+            *args, "-ra", "-o", "console_output_style=classic", *extra
+        )
+        result.stdout.fnmatch_lines([f"FAILED conformance/ranking.yaml::{FAILING} - {headline}"])
+
+
+@pytest.mark.parametrize("style", ["short", "line"])
+def test_tb_short_and_line_shorten_the_block(mutant: pytest.Pytester, style: str) -> None:
+    args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
+    full = mutant.runpytest(*args).stdout.str()
+    result = mutant.runpytest(*args, f"--tb={style}")
+    text = result.stdout.str()
+    assert len(text.splitlines()) < len(full.splitlines())
+    where = f"{builtin_dir() / 'ranking.yaml'}:{_step_line(FAILING, 4)}"
+    if style == "line":
+        result.stdout.fnmatch_lines(
+            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0"]
+        )
+        assert "clause:" not in text
+    else:
+        assert "results.0.anchor_penalty: expected 0.25, actual 0.0" in text
+        assert "op: memory.recall {}" in text
+
+
+def test_a_skip_points_at_the_yaml_case(mutant: pytest.Pytester) -> None:
+    result = mutant.runpytest(
+        "--roteiro-conformance", "--roteiro-backend", "mutant_backend:episodic_only", "-rs"
+    )
+    skips = [line for line in result.outlines if line.startswith("SKIPPED")]
+    assert skips
+    # A case's skip names its YAML line; a durability entry, which has none,
+    # the suite module that defines it -- never the plugin.
+    cases = [line for line in skips if "suite/durability.py:" not in line]
+    assert cases
+    assert all(".yaml:" in line and "plugin.py" not in line for line in cases), skips
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_a_node_id_from_a_failed_line_runs_that_case(
+    pytester: pytest.Pytester, xdist: list[str]
+) -> None:
+    """Also in a project with a ``conformance/`` folder of its own."""
+    own = pytester.mkdir("conformance")
+    (own / "test_theirs.py").write_text("def test_theirs():\n    pass\n", encoding="utf-8")
+    (own / "ranking.yaml").write_text("not: a case file\n", encoding="utf-8")
+    result = pytester.runpytest_subprocess(
+        "--roteiro-conformance",
+        "-p",
+        "no:cacheprovider",
+        "-v",
+        f"conformance/ranking.yaml::{FAILING}",
+        "conformance/properties.yaml::prop-reads-never-mutate",
+        *xdist,
+    )
+    result.assert_outcomes(passed=2)
+    ran = [line for line in result.outlines if f"conformance/ranking.yaml::{FAILING}" in line]
+    assert any("PASSED" in line for line in ran)
+    whole = pytester.runpytest_subprocess("--roteiro-conformance", "conformance/ranking.yaml")
+    whole.assert_outcomes(passed=len([c for c in load_cases() if c.file.name == "ranking.yaml"]))
+    unknown = pytester.runpytest_subprocess("--roteiro-conformance", "conformance/ranking.yaml::no")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_ini_switch_keeps_the_projects_own_testpaths(pytester: pytest.Pytester) -> None:
+    """``roteiro_conformance = true`` adds the cases; it does not drop ``testpaths``."""
+    pytester.makeini(
+        "[pytest]\nroteiro_conformance = true\nroteiro_backend = memory\ntestpaths = tests\n"
+    )
+    tests = pytester.mkdir("tests")
+    (tests / "test_mine.py").write_text("def test_mine():\n    pass\n", encoding="utf-8")
+    result = pytester.runpytest("-k", "ids-increase or test_mine")
+    result.assert_outcomes(passed=2)
+    only_cases = pytester.runpytest("--roteiro-conformance", "-k", "ids-increase or test_mine")
+    only_cases.assert_outcomes(passed=1)
+
+
+def test_ini_paths_resolve_against_the_ini_file(pytester: pytest.Pytester) -> None:
+    """As pytest's ``paths`` type does: run from a subfolder, the report lands
+    beside the ini file, and the known-failures file is found there."""
+    pytester.makeini(
+        "[pytest]\nroteiro_report = out/report.json\nroteiro_known_failures = known.yaml\n"
+    )
+    pytester.path.joinpath("known.yaml").write_text("[]\n", encoding="utf-8")
+    sub = pytester.mkdir("sub")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        result = pytester.runpytest("--roteiro-conformance", "-k", "ids-increase")
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "out" / "report.json").is_file()
+    assert not (sub / "out").exists()
+
+
+def test_the_suite_without_its_extra_is_one_line(pytester: pytest.Pytester) -> None:
+    """Not ``INTERNALERROR ... No module named 'jsonschema'``: the install command."""
+    from roteiro_memory.suite.extras import suite_install_command
+
+    script = pytester.makepyfile(
+        run_without_jsonschema=(
+            "import sys\n"
+            "sys.modules['jsonschema'] = None\n"
+            "import pytest\n"
+            "sys.exit(pytest.main(['--roteiro-conformance', '-p', 'no:cacheprovider']))\n"
+        )
+    )
+    result = pytester.run(sys.executable, str(script))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    text = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in text
+    assert "Traceback" not in text
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines == [
+        f"ERROR: pytest --roteiro-conformance needs roteiro-memory's 'suite' extra "
+        f"(import of jsonschema halted; None in sys.modules); install it with: "
+        f"{suite_install_command()}"
+    ]
+
+
+def test_exploring_prints_a_seed_that_repeats_the_run(pytester: pytest.Pytester) -> None:
+    """``--roteiro-explore`` draws a seed and prints it; ``--roteiro-seed`` takes it back.
+    No ``.hypothesis`` folder is left behind."""
+    args = ["--roteiro-conformance", "-k", "prop-reads-never-mutate", "-p", "no:cacheprovider"]
+    explored = pytester.runpytest(*args, "--roteiro-explore")
+    explored.assert_outcomes(passed=1)
+    line = next(x for x in explored.outlines if x.startswith("Properties explored with seed"))
+    seed = line.split()[4].rstrip(":")
+    assert f"--roteiro-seed {seed} repeats this run" in line
+    repeated = pytester.runpytest(*args, "--roteiro-seed", seed)
+    repeated.assert_outcomes(passed=1)
+    assert line in repeated.outlines
+    report = pytester.path / "report.json"
+    pytester.runpytest_subprocess(*args, "--roteiro-report", str(report))
+    assert json.loads(report.read_text())["properties"] == {"seed": 0, "explore": False}
+    assert not (pytester.path / ".hypothesis").exists()

@@ -21,7 +21,7 @@ from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import Decay
 from roteiro_memory.store import MemoryWrite
 from roteiro_memory.stores.naming import open_store
-from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
 from roteiro_memory.stores.sql import expressions as sqlexpr
 
@@ -146,7 +146,9 @@ def test_concurrent_first_opens_of_one_schema_all_succeed(dsn: str) -> None:
         assert errors == []
         assert len(stores) == 8
         snapshot = stores[0].snapshot()
-        assert [r["version"] for r in snapshot["schema_migrations"]] == [1, 2, 3]
+        assert [r["version"] for r in snapshot["schema_migrations"]] == [
+            v for v, _, _ in MIGRATIONS
+        ]
         assert snapshot["agent_cache_clock"] == [{"id": 0, "ticks": 0, "generation": 0}]
     finally:
         for store in stores[1:]:
@@ -582,3 +584,34 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
         key=lambda k: sem.eviction_key(entries[k].anchor_state.applies, entries[k].last_used, k),
     )
     assert [key for key, _ in got] == want
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    ["postgresql://localhost/db?schema=", "postgresql://%zz@[::1"],
+    ids=["empty-schema", "malformed"],
+)
+def test_a_dsn_with_an_empty_schema_or_malformed_is_refused_in_one_line(dsn: str) -> None:
+    """An empty ``schema=`` no longer means the default silently; a DSN that
+    does not parse is a one-line error that does not echo it (a password)."""
+    with pytest.raises(StoreUnavailable) as raised:
+        PostgresStore(dsn)
+    message = str(raised.value)
+    assert "\n" not in message
+    assert "%zz" not in message
+    assert ("schema" in message) if "schema=" in dsn else ("malformed" in message)
+
+
+def test_sequence_overflow_reports_the_exhausted_sequence_on_postgres(pg: PostgresStore) -> None:
+    """As on SQLite: an id counter at the end of 64 bits is named, and the
+    refused write leaves the store as it was."""
+    from roteiro_memory.check import check_store
+    from roteiro_memory.errors import Corrupt
+
+    pg.record("lesson", "one")
+    pg.connection.execute("UPDATE agent_memory_ids SET last_id = %s WHERE id = 0", (2**63 - 1,))
+    before = pg.snapshot()
+    with pytest.raises(Corrupt, match=f"id counter is at {2**63 - 1}"):
+        pg.record("lesson", "two")
+    assert pg.snapshot() == before
+    assert any("largest 64-bit id" in str(f) for f in check_store(pg))

@@ -2,8 +2,9 @@
 
 In-process as ``--roteiro-backend postgres:DSN``, and through the wire as
 ``cmd:roteiro-memory protocol --backend postgres:DSN``, each against a schema
-of its own on the test server.  Every case must pass; none may be skipped
-but those checking Unsupported, since the backend declares every capability.
+of its own on the test server.  Every case must pass; none may be skipped but
+those checking Unsupported, since the backend declares every capability, and,
+in-process, the durability entries (which start cmd: instances).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import pg_server
 import pytest
 
 from roteiro_memory.suite.cases import load_cases
+from roteiro_memory.suite.durability import ENTRIES
 
 SUITE_SECONDS = 600
 
@@ -28,7 +30,7 @@ def _server_command() -> list[str]:
     return [script] if script else [sys.executable, "-m", "roteiro_memory"]
 
 
-def _run_suite(spec: str, tmp_path: Path) -> dict[str, int]:
+def _run_suite(spec: str, tmp_path: Path, *extra: str) -> dict[str, int]:
     report = tmp_path / "report.json"
     done = subprocess.run(
         [
@@ -43,6 +45,7 @@ def _run_suite(spec: str, tmp_path: Path) -> dict[str, int]:
             spec,
             "--roteiro-report",
             str(report),
+            *extra,
         ],
         cwd=tmp_path,
         capture_output=True,
@@ -67,8 +70,39 @@ def test_every_conformance_case_passes_against_postgres(form: str, tmp_path: Pat
         totals = _run_suite(spec, tmp_path)
     finally:
         pg_server.drop_schema(dsn)
+        pg_server.drop_named_schemas(dsn)
     assert totals["passed"] > 100
     assert totals["failed"] == 0
-    # Only the cases checking Unsupported skip a store declaring everything.
-    assert totals["skipped"] == sum(1 for case in load_cases() if case.without)
+    # Only the cases checking Unsupported skip a store declaring everything,
+    # and, in-process, the durability entries: they start cmd: instances.
+    unsupported = sum(1 for case in load_cases() if case.without)
+    assert totals["skipped"] == unsupported + (len(ENTRIES) if form == "in-process" else 0)
     assert totals["known-failing"] == 0
+
+
+def test_the_suite_on_a_dsn_works_in_a_throwaway_schema(tmp_path: Path) -> None:
+    """``postgres:DSN``, the DSN a team gives ``--db``, leaves that store's
+    schema as it was: the suite runs in a schema of its own, dropped after."""
+    import os
+
+    import psycopg
+
+    from roteiro_memory.stores.postgres.store import DEFAULT_SCHEMA, PostgresStore
+
+    dsn = pg_server.shared_server_dsn()
+    if os.environ.get(pg_server.DSN_ENV):
+        pytest.skip("uses the default schema, which a server the environment names may hold")
+    team = PostgresStore(dsn)
+    try:
+        team.record(kind="lesson", body="the team's lesson")
+        totals = _run_suite(f"postgres:{dsn}", tmp_path, "-k", "ids-increase or reset")
+        assert totals["passed"] >= 1
+        assert [r.body for r in team.list().records] == ["the team's lesson"]
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            left = conn.execute(
+                "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'roteiro_conformance%'"
+            ).fetchall()
+        assert left == []
+    finally:
+        team.drop()
+    assert DEFAULT_SCHEMA == "roteiro"

@@ -29,6 +29,9 @@ EXPECTED = {
     "clock": "agent_cache key 'context:a': last used at tick 99, but the clock is behind it",
     "newer": "schema_migrations version 99: schema version 99 is newer than this version knows",
     "integrity": "store: SQLite integrity check: row 1 missing from index idx_mem_anchor",
+    "blob-anchor": "agent_memory id 2: anchor_key or anchor_path is not text",
+    "sequence-text": "sqlite_sequence agent_memory: sequence holds 'many', not a whole number",
+    "no-clock": "agent_cache_clock: expected exactly one clock row, found 0",
 }
 """The start of a line the hook must print for each planted fault."""
 
@@ -110,3 +113,16 @@ def test_check_store_with_no_files_honours_the_environment(
     status, lines = _run(capsys)
     assert status == 1
     assert lines[0].startswith(f"{store}: {EXPECTED['kind']}")
+
+
+def test_check_store_with_an_unreachable_postgres_fails(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ROTEIRO_MEMORY_DB naming a server nobody answers at is a finding,
+    never a pass having checked nothing."""
+    monkeypatch.setenv("ROTEIRO_MEMORY_DB", "postgresql://127.0.0.1:1/nothing?connect_timeout=2")
+    status = main([])
+    out, _err = capsys.readouterr()
+    assert status == 1
+    assert "127.0.0.1" in out, out
+    assert "cannot" in out.lower(), out

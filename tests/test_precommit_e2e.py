@@ -33,6 +33,8 @@ from precommit_plants import (
 )
 from test_precommit_check_store import EXPECTED as STORE_FINDINGS
 
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+
 ROOT = Path(__file__).resolve().parents[1]
 GIT_IDENTITY = {
     "GIT_AUTHOR_NAME": "hooks",
@@ -134,7 +136,10 @@ def test_e2e_forbid_store(pre_commit_env: dict[str, str], hook_repo: Path, user_
         name = path.relative_to(user_repo)
         assert f"{name}: " in output
         assert f"unstage it with: git rm --cached -- {name}\n" in output
-    assert "notes.bin: a roteiro-memory store (schema version 3) must not be committed" in output
+    assert (
+        f"notes.bin: a roteiro-memory store (schema version {SCHEMA_VERSION}) must not be committed"
+        in output
+    )
     assert "copies/memory.db-wal: the write-ahead log of a roteiro-memory store" in output
     assert "copies/memory.db-shm: the shared-memory index of a roteiro-memory store" in output
     assert "backup.jsonl: a roteiro-memory export must not be committed" in output
@@ -188,3 +193,34 @@ def test_e2e_conformance(pre_commit_env: dict[str, str], hook_repo: Path, user_r
         "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
         "id differs (expected 1, actual 101)"
     ) in output
+
+
+def test_e2e_conformance_with_the_users_additional_dependencies(
+    pre_commit_env: dict[str, str], hook_repo: Path, user_repo: Path
+) -> None:
+    """A user's ``additional_dependencies`` (for their backend) replace the
+    manifest's list; the hook still finds the suite, which it installs itself."""
+    rev = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=hook_repo, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    config = user_repo / ".pre-commit-config.yaml"
+    config.write_text(
+        "repos:\n"
+        f"  - repo: {hook_repo}\n"
+        f"    rev: {rev}\n"
+        "    hooks:\n"
+        "      - id: roteiro-conformance\n"
+        "        args: [--backend, memory]\n"
+        "        additional_dependencies: [pip]\n",
+        encoding="utf-8",
+    )
+    _git(user_repo, "add", ".pre-commit-config.yaml")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "roteiro-conformance", "--all-files"],
+        cwd=user_repo,
+        env=pre_commit_env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

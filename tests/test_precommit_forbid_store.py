@@ -8,15 +8,18 @@ from pathlib import Path
 
 import pytest
 from precommit_plants import (
+    LEAKED_FORMS,
     open_store,
     plant_companions,
     plant_export,
     plant_foreign_sqlite,
+    plant_leaked,
     plant_store,
 )
 
 from roteiro_memory.precommit import sniff
 from roteiro_memory.precommit.forbid_store import main
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.transfer import EXPORT_FORMAT
 
 
@@ -61,7 +64,7 @@ def test_forbid_store_refuses_a_store_whatever_its_name(
     status, lines = _run(capsys, store)
     assert status == 1
     assert lines == [
-        f"{store}: a roteiro-memory store (schema version 3) must not be committed "
+        f"{store}: a roteiro-memory store (schema version {SCHEMA_VERSION}) must not be committed "
         "(memory is per-clone, unredacted prose); "
         f"unstage it with: git rm --cached -- {store}"
     ]
@@ -118,6 +121,36 @@ def test_forbid_store_sees_a_schema_only_in_the_log(tmp_path: Path) -> None:
     assert info is not None
 
 
+def test_forbid_store_knows_the_application_id() -> None:
+    """The hook keeps its own copy of the stamp so it need not import the store."""
+    from roteiro_memory.stores.sqlite.migrations import APPLICATION_ID
+
+    assert int.from_bytes(sniff.APPLICATION_ID_BYTES, "big") == APPLICATION_ID
+
+
+def test_forbid_store_knows_a_stamped_store_whatever_its_tables(tmp_path: Path) -> None:
+    """A file carrying the application id is a store even with its tables gone."""
+    import sqlite3
+
+    path = plant_store(tmp_path / "memory.db")
+    with open_store(path):
+        pass
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA foreign_keys = OFF")
+    for (table,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall():
+        conn.execute(f'DROP TABLE "{table}"')
+    conn.commit()
+    conn.execute("PRAGMA journal_mode = DELETE")
+    conn.close()
+    assert sniff.is_stamped(path)
+    info = sniff.store_info(path)
+    assert info is not None
+    assert info.readable
+    assert not sniff.is_stamped(plant_foreign_sqlite(tmp_path / "notes.db"))
+
+
 def test_forbid_store_knows_the_export_format() -> None:
     """The hook keeps its own copy of the tag so it need not import the exporter."""
     assert EXPORT_FORMAT.startswith(sniff.EXPORT_TAG_PREFIX)
@@ -166,3 +199,36 @@ def test_forbid_store_refuses_any_companion_beside_a_store(
     assert lines[1].startswith(
         f"{journal}: the rollback journal of a roteiro-memory store (beside memory.db) "
     )
+
+
+@pytest.mark.parametrize("how", LEAKED_FORMS)
+def test_forbid_store_recognises_memory_in_every_leaked_form(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    """A log without its database, a store or export inside gzip or tar, an
+    SQL dump, an export without its header, in UTF-16, as a JSON array or
+    behind 64 KiB of blanks: each is recognised by a bounded read of it."""
+    leaked = plant_leaked(tmp_path / "plant", how)
+    status, lines = _run(capsys, leaked)
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{leaked}: ")
+    assert "must not be committed" in lines[0]
+
+
+def test_forbid_store_is_silent_on_source_that_names_the_schema(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The project's own migrations and plants name the tables; they are source."""
+    import roteiro_memory.stores.sqlite.migrations as migrations
+
+    assert _run(capsys, Path(migrations.__file__), Path(__file__)) == (0, [])
+
+
+def test_forbid_store_knows_how_export_lines_begin(tmp_path: Path) -> None:
+    """The hook keeps its own copy of the line openings; they match the exporter's."""
+    text = plant_export(tmp_path / "e.jsonl", plant_store(tmp_path / "s.db")).read_text()
+    lines = text.splitlines()[1:]
+    kinds = {json.loads(line).get("type") for line in lines}
+    assert kinds == {"record", "cache", "end"}
+    assert all(line.startswith(sniff.EXPORT_LINE_PREFIXES) for line in lines)

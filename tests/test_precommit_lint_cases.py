@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -94,14 +95,116 @@ def test_lint_cases_checks_each_folder_on_its_own(
     assert lines[1].startswith(op.expected)
 
 
-def test_lint_cases_passes_over_reserved_files_that_are_not_cases(
+def test_lint_cases_reads_reserved_files_as_what_they_are(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A ``properties.yaml`` is checked as a properties file, never as a case file."""
     folder = tmp_path / "conformance"
     folder.mkdir()
     reserved = sorted(RESERVED_FILES - {"invariants.yaml"})
-    assert reserved, "the loader reserves names beside the registry"
-    files = [folder / name for name in reserved]
-    for path in files:
-        path.write_text("not: [a, case, file]\n")
-    assert _run(capsys, *files) == (0, [])
+    assert reserved == ["properties.yaml"], "the loader reserves names beside the registry"
+    (folder / "properties.yaml").write_text("not: [a, case, file]\n")
+    status, lines = _run(capsys, folder / "properties.yaml")
+    assert status == 1
+    assert all("properties.yaml" in line and "case " not in line for line in lines)
+    assert any("'properties' is a required property" in line for line in lines)
+
+
+def test_lint_cases_without_the_suite_extra_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pip install roteiro-memory`` alone: the exact install command, no traceback."""
+    from roteiro_memory.suite.extras import suite_install_command
+
+    monkeypatch.setitem(sys.modules, "jsonschema", None)
+    status = main([str(tmp_path / "a.yaml")])
+    out, err = capsys.readouterr()
+    assert status == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert "roteiro-lint-cases needs roteiro-memory's 'suite' extra" in err
+    assert err.strip().endswith(suite_install_command())
+    assert "'jsonschema>=4.20'" in suite_install_command()
+
+
+def _two_faults(folder: Path) -> Path:
+    path = folder / "conformance" / "two.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "cases:\n"
+        "  - {id: one, title: t, clause: c, invariant: ids-never-reused,\n"
+        "     requires: [episodic], stepz: []}\n"
+        "  - {id: two, title: t, clause: c, invariant: ids-never-reused,\n"
+        "     requires: [episodc], steps: [{op: memory.list}]}\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_lint_cases_reports_every_schema_error_of_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, lines = _run(capsys, "--no-shipped", _two_faults(tmp_path))
+    assert status == 1
+    assert any("case 'one'" in line and "'stepz' was unexpected" in line for line in lines)
+    assert any("case 'two'" in line and "did you mean 'episodic'?" in line for line in lines)
+
+
+def test_lint_cases_suggests_the_closest_tag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "conformance" / "typo.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "cases:\n"
+        "  - {id: one, title: t, clause: c, invariant: ids-never-reusd,\n"
+        "     requires: [episodic], steps: [{op: memory.lst, error: BadRequest}]}\n",
+        encoding="utf-8",
+    )
+    status, lines = _run(capsys, "--no-shipped", path)
+    assert status == 1
+    assert "unknown invariant 'ids-never-reusd'; did you mean 'ids-never-reused'?" in lines[0]
+
+
+def test_lint_cases_checks_a_properties_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "conformance" / "properties.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "properties:\n"
+        "  - {id: prop-x, property: reads-never-mutat, invariant: reads-never-mutate,\n"
+        "     requires: [snapshot]}\n",
+        encoding="utf-8",
+    )
+    status, lines = _run(capsys, "--no-shipped", path)
+    assert status == 1
+    assert len(lines) == 1
+    assert "did you mean 'reads-never-mutate'?" in lines[0]
+    shipped = builtin_dir() / "properties.yaml"
+    assert _run(capsys, shipped) == (0, [])
+
+
+def test_lint_cases_refuses_an_alias_bomb_in_args_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Nine levels of ten aliases stand for 10**9 values; refused in well under a second."""
+    import time
+
+    levels = ["a: &l0 [x, x, x, x, x, x, x, x, x, x]"]
+    for level in range(1, 9):
+        levels.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+    path = tmp_path / "conformance" / "bomb.yaml"
+    path.parent.mkdir()
+    path.write_text(
+        "\n".join(levels) + "\ncases:\n"
+        "  - {id: bomb, title: t, clause: c, invariant: ids-never-reused, requires: [episodic],\n"
+        "     steps: [{op: memory.list, args: {x: *l8}}]}\n",
+        encoding="utf-8",
+    )
+    started = time.perf_counter()
+    status, lines = _run(capsys, "--no-shipped", path)
+    assert time.perf_counter() - started < 5
+    assert status == 1
+    assert len(lines) == 1
+    assert "a YAML alias (*name) repeats a mapping or list here" in lines[0]

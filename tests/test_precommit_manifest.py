@@ -10,6 +10,7 @@ import tomllib
 from importlib import import_module
 from pathlib import Path
 
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,19 +36,56 @@ def test_manifest_offers_one_hook_per_module_each_a_console_script() -> None:
     ]
     for hook, module in zip(hooks, HOOK_MODULES, strict=True):
         assert hook["language"] == "python"
-        assert hook["entry"] == hook["id"]
+        assert str(hook["entry"]).split()[0] == hook["id"]
         assert scripts[str(hook["id"])] == f"roteiro_memory.precommit.{module}:main"
         assert callable(import_module(f"roteiro_memory.precommit.{module}").main)
 
 
-def test_manifest_lists_the_packages_the_hooks_need() -> None:
-    """The package itself needs nothing, so a hook that reads YAML or runs
-    pytest must bring its own."""
-    needs = {str(h["id"]): str(h.get("additional_dependencies", [])) for h in _manifest()}
-    assert needs["roteiro-forbid-store"] == needs["roteiro-check-store"] == "[]"
-    assert "'PyYAML" in needs["roteiro-lint-cases"]
-    assert "'jsonschema" in needs["roteiro-lint-cases"]
-    assert "'pytest" in needs["roteiro-conformance"]
+def test_manifest_leaves_additional_dependencies_to_the_user() -> None:
+    """A user's ``additional_dependencies`` (their backend) replace the
+    manifest's, so no hook relies on them: the hooks that need the suite
+    install its requirements themselves."""
+    for hook in _manifest():
+        assert "additional_dependencies" not in hook, hook["id"]
+    entries = {str(h["id"]): str(h["entry"]) for h in _manifest()}
+    assert entries["roteiro-lint-cases"].endswith(" --install-requirements")
+    assert entries["roteiro-conformance"].endswith(" --install-requirements")
+    assert entries["roteiro-forbid-store"] == "roteiro-forbid-store"
+
+
+def test_manifest_sets_stages_and_minimum_version_as_pre_commit_hooks_does() -> None:
+    for hook in _manifest():
+        assert hook["stages"] == ["pre-commit", "pre-push", "manual"], hook["id"]
+        assert hook["minimum_pre_commit_version"] == "3.2.0", hook["id"]
+
+
+def test_a_hook_installs_the_suite_requirements_it_misses(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--install-requirements`` runs pip for the suite's requirements once,
+    in this Python's environment, then checks again."""
+    from roteiro_memory.suite import extras
+
+    ran: list[list[str]] = []
+    missing = {"jsonschema"}
+
+    def pip(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        missing.clear()
+        return subprocess.CompletedProcess(argv, 0, "", "")
+
+    def importer(name: str) -> object:
+        if name in missing:
+            raise ImportError(f"No module named {name!r}")
+        return object()
+
+    monkeypatch.setattr(extras.subprocess, "run", pip)
+    monkeypatch.setattr(extras.importlib, "import_module", importer)
+    assert extras.ensure_suite("hook", ("yaml", "jsonschema"), install=False) is not None
+    assert ran == []
+    assert extras.ensure_suite("hook", ("yaml", "jsonschema"), install=True) is None
+    assert ran == [[sys.executable, "-m", "pip", "install", "-q", *extras.suite_requirements()]]
+    assert "installing the suite's requirements" in capsys.readouterr().err
 
 
 def test_dogfood_config_runs_the_linters_and_lint_cases_on_conformance() -> None:

@@ -16,7 +16,7 @@ from roteiro_memory.errors import BadRequest, Unsupported
 from roteiro_memory.protocol import OPS, Ops, check_args, handle_line
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
-from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.store import STORE_CAPABILITIES as CAPABILITIES
 from roteiro_memory.stores.model import ModelStore
 
 VALID: dict[str, dict[str, Any]] = {
@@ -34,6 +34,7 @@ VALID: dict[str, dict[str, Any]] = {
     "memory.get": {"id": 1},
     "memory.list": {},
     "memory.recall": {},
+    "memory.search": {"query": "retry"},
     "memory.forget": {"id": 1},
     "cache.put": {"key": "k", "fingerprint": "f", "json": "{}"},
     "cache.get": {"key": "k"},
@@ -61,6 +62,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "kind": None,
         "anchor_key": None,
         "query": None,
+        "decay": "none",
+        "applicable_only": False,
+        "limit": None,
+    },
+    "memory.search": {
+        "scope": None,
+        "kind": None,
+        "anchor_key": None,
         "decay": "none",
         "applicable_only": False,
         "limit": None,

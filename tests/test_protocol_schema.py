@@ -181,3 +181,22 @@ def test_a_result_of_the_wrong_shape_fails_the_case_naming_op_and_path() -> None
     assert len(outcome.message) < 400
     text = format_outcome(case, outcome)
     assert "  rules: P-record-shape, P-created-at (conformance/PROTOCOL.md)" in text
+
+
+@pytest.mark.parametrize("op", ["memory.record", "cache.put"])
+def test_the_anchor_limit_is_the_schema_s_and_the_server_s(op: str) -> None:
+    """PROTOCOL [P-validate-anchor]: the schema states the byte limit
+    (x-max-utf8-bytes) and the part JSON Schema can check (maxLength, code
+    points); on ASCII anchors both give the server's verdict exactly."""
+    from roteiro_memory.semantics import MAX_ANCHOR_BYTES
+
+    prop = SCHEMA_OPS[op]["args"]["properties"]["anchor"]
+    assert prop["x-max-utf8-bytes"] == prop["maxLength"] == MAX_ANCHOR_BYTES
+    validator = _args_validator(op)
+    for size in (MAX_ANCHOR_BYTES, MAX_ANCHOR_BYTES + 1):
+        args = {**VALID[op], "anchor": "a" * size}
+        assert validator.is_valid(args) == _server_accepts(op, args) == (size <= MAX_ANCHOR_BYTES)
+    # Two-byte characters: within maxLength, over the byte limit the schema names.
+    wide = {**VALID[op], "anchor": "é" * (MAX_ANCHOR_BYTES // 2 + 1)}
+    assert validator.is_valid(wide)
+    assert not _server_accepts(op, wide)

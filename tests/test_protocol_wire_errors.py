@@ -501,3 +501,86 @@ def test_bad_request(shared: WireServer, line: bytes, expected_id: int | None) -
     assert response["error"]["kind"] == "BadRequest", response
     assert shared.ok("store.snapshot") == before
     assert shared.alive
+
+
+# --- database failures: answered, and the server keeps serving ------------
+
+
+def _planted_failures(backend: str, db: str) -> None:
+    """Plant, behind the store's back, data the database itself refuses to
+    work with: a body that is not UTF-8, and an id sequence at its end."""
+    if backend == "sqlite":
+        conn = sqlite3.connect(db)
+        conn.execute("UPDATE agent_memory SET body = CAST(X'ff61' AS TEXT)")
+        conn.execute("UPDATE sqlite_sequence SET seq = 9223372036854775807")
+        conn.commit()
+        conn.close()
+        return
+    import psycopg
+
+    from roteiro_memory.stores.postgres.dsn import split_schema
+
+    rest, schema = split_schema(db)
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".agent_memory_ids SET last_id = 9223372036854775807')
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_protocol_server_answers_a_database_error(backend: str, tmp_path: Path) -> None:
+    """A failure of the database (an undecodable column, an overflowed id
+    sequence) is answered with kind Corrupt, and the server goes on serving."""
+    if backend == "sqlite":
+        db = str(tmp_path / "memory.db")
+        seed = SQLiteStore(db)
+    else:
+        import pg_server
+
+        from roteiro_memory.stores.postgres.store import PostgresStore
+
+        db = pg_server.fresh_store_dsn()
+        seed = PostgresStore(db)
+    seed.record("lesson", "planted")
+    seed.close()
+    _planted_failures(backend, db)
+    lines = [
+        request_line(1, "memory.get", {"id": 1}) if backend == "sqlite" else b"",
+        request_line(2, "memory.record", {"kind": "lesson", "body": "next"}),
+        request_line(3, "hello"),
+    ]
+    argv = [*server_argv(backend), "--db", db]
+    responses, stderr, status = run_lines(argv, [line for line in lines if line])
+    try:
+        assert status == 0, stderr
+        assert "Traceback" not in stderr
+        failed, last = responses[:-1], responses[-1]
+        assert failed
+        assert all(r["ok"] is False for r in failed), failed
+        assert all(r["error"]["kind"] == "Corrupt" for r in failed), failed
+        assert all("\n" not in r["error"]["message"] for r in failed)
+        assert last["id"] == 3
+        assert last["ok"] is True
+    finally:
+        if backend == "postgres":
+            pg_server.drop_schema(db)
+
+
+def test_a_locked_sqlite_store_is_reported_unavailable(tmp_path: Path) -> None:
+    """The one mapping of SQLite's failures: a lock held elsewhere is
+    StoreUnavailable, naming SQLite's own words, not Corrupt."""
+    from roteiro_memory.errors import StoreUnavailable
+    from roteiro_memory.stores.failures import unexpected
+
+    db = tmp_path / "memory.db"
+    SQLiteStore(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    waiter = sqlite3.connect(db, timeout=0, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError) as raised:
+        waiter.execute("BEGIN IMMEDIATE")
+    holder.execute("ROLLBACK")
+    holder.close()
+    waiter.close()
+    mapped = unexpected(raised.value)
+    assert isinstance(mapped, StoreUnavailable)
+    assert "database is locked" in str(mapped)
+    assert "SQLITE_BUSY" in str(mapped)

@@ -16,7 +16,7 @@ import pytest
 from wire import WireServer, request_line, run_lines, server_argv
 from wire_servers import BACKENDS, argv_for, backend, server, shared
 
-from roteiro_memory.store import CAPABILITIES
+from roteiro_memory.store import STORE_CAPABILITIES as CAPABILITIES
 
 # --- session ---------------------------------------------------------------
 
@@ -169,3 +169,48 @@ def test_output_is_utf8_whatever_the_locale(backend: str, tmp_path: Path) -> Non
     responses, stderr, code = run_lines(argv_for(backend, tmp_path), lines, env=env)
     assert code == 0, stderr
     assert responses[1]["result"]["body"] == body
+
+
+# --- reset of a store the server did not fill -----------------------------------
+
+
+def _team_store(path: Path) -> None:
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    store = SQLiteStore(path)
+    try:
+        store.record(kind="lesson", body="the team's lesson")
+    finally:
+        store.close()
+
+
+def test_reset_of_a_store_holding_data_is_refused(tmp_path: Path) -> None:
+    """``protocol --db FILE`` over a store that held records when it started
+    refuses reset with BadRequest, names the flag, and erases nothing."""
+    db = tmp_path / "team.db"
+    _team_store(db)
+    lines = [request_line(1, "reset"), request_line(2, "memory.list")]
+    responses, _, status = run_lines(server_argv("sqlite", db), lines)
+    assert status == 0
+    assert responses[0]["ok"] is False
+    assert responses[0]["error"]["kind"] == "BadRequest"
+    assert "--allow-reset" in responses[0]["error"]["message"]
+    assert responses[1]["result"]["live"] == 1
+
+
+def test_allow_reset_lets_the_server_erase_a_store_holding_data(tmp_path: Path) -> None:
+    db = tmp_path / "team.db"
+    _team_store(db)
+    argv = [*server_argv("sqlite", db), "--allow-reset"]
+    responses, _, _ = run_lines(argv, [request_line(1, "reset"), request_line(2, "memory.list")])
+    assert responses[0] == {"id": 1, "ok": True, "result": None}
+    assert responses[1]["result"]["live"] == 0
+
+
+def test_a_store_the_server_made_may_always_be_reset(tmp_path: Path) -> None:
+    """The default temporary store, or a new ``--db`` file, is the server's own."""
+    write = request_line(2, "memory.record", {"kind": "lesson", "body": "b"})
+    lines = [request_line(1, "reset"), write, request_line(3, "reset")]
+    for argv in (server_argv("sqlite"), server_argv("sqlite", tmp_path / "new.db")):
+        responses, _, _ = run_lines(argv, lines)
+        assert [r["ok"] for r in responses] == [True, True, True]

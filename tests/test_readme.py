@@ -40,3 +40,20 @@ def test_readme_precommit_snippet_offers_every_hook() -> None:
     offered = {hook["id"] for hook in yaml.safe_load(manifest)}
     shown = {hook["id"] for repo in yaml.safe_load(snippet)["repos"] for hook in repo["hooks"]}
     assert shown == offered
+
+
+def test_suite_readme_installs_only_what_exists() -> None:
+    """No release is on the package index: the implementers' README installs
+    from a clone or from the wheel built there, named with this version."""
+    import tomllib
+
+    text = (README.parent / "conformance" / "README.md").read_text(encoding="utf-8")
+    version = tomllib.loads((README.parent / "pyproject.toml").read_text("utf-8"))["project"][
+        "version"
+    ]
+    installs = re.findall(r"pip install '([^']+)'", text)
+    assert installs, "the suite's README shows how to install it"
+    assert all(not target.startswith("roteiro-memory") for target in installs), installs
+    wheels = [t for t in installs if t.endswith(".whl[suite]")]
+    assert wheels
+    assert all(f"roteiro_memory-{version}-py3-none-any.whl" in w for w in wheels)

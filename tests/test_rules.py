@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory.suite.cases import Case, CaseFileError, load_cases, load_file, load_registry
+from roteiro_memory.suite.durability import ENTRIES as DURABILITY_ENTRIES
 from roteiro_memory.suite.rules import (
     RULE_TAG,
     protocol_rules,
@@ -43,7 +44,9 @@ def test_every_rule_has_a_well_formed_tag_and_some_text() -> None:
 
 
 def test_every_rule_is_cited_by_a_case(cases: list[Case]) -> None:
+    """A YAML case, or a durability entry (which runs no YAML steps)."""
     cited = collections.Counter(tag for case in cases for tag in case.rules)
+    cited.update(tag for entry in DURABILITY_ENTRIES for tag in entry.rules)
     uncited = [tag for tag in protocol_rules() if tag not in cited]
     assert not uncited, f"PROTOCOL.md rules no case cites: {uncited}"
 
@@ -149,3 +152,10 @@ def test_cases_use_only_code_points_whose_unicode_properties_are_settled(
         )
         inert = not ch.isspace() and ch.lower() == ch == ch.upper()
         assert settled or inert, f"U+{ord(ch):04X} {unicodedata.name(ch, '?')}"
+
+
+def test_every_durability_entry_cites_defined_rules() -> None:
+    defined = protocol_rules()
+    for entry in DURABILITY_ENTRIES:
+        assert entry.rules, entry.id
+        assert all(tag in defined for tag in entry.rules), (entry.id, entry.rules)

@@ -13,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -99,15 +100,19 @@ def test_a_store_missing_a_migration_gets_only_that_one(tmp_path: Path) -> None:
         store.record("lesson", "older than the cache tier")
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE agent_cache; DROP TABLE agent_cache_clock;"
+        "DROP INDEX idx_mem_confidence;"
         f" DELETE FROM schema_migrations WHERE version = {SCHEMA_VERSION};"
     )
     conn.close()
     earlier = _migration_rows(path)
     with SQLiteStore(path) as store:
         assert store.get(1) is not None
-        assert store.cache_stats(0).generation == 0
-        store.cache_put("k", "f", "1")
+        assert store.recall(limit=1).results[0].record.id == 1
+        indexes = {
+            row[0]
+            for row in store.connection.execute("SELECT name FROM sqlite_master WHERE type='index'")
+        }
+        assert "idx_mem_confidence" in indexes
     rows = _migration_rows(path)
     assert rows[:-1] == earlier, "an applied migration was applied again"
     assert [v for v, _, _ in rows] == [v for v, _, _ in MIGRATIONS]
@@ -122,7 +127,8 @@ def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
     SQLiteStore(path).close()
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
+        "DROP TABLE memory_terms; DROP TABLE memory_term_df; DROP TABLE memory_stats;"
+        " DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
         " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
         " DELETE FROM agent_cache;"
     )
@@ -346,3 +352,218 @@ def test_threads_opening_one_fresh_path_at_once_all_succeed(tmp_path: Path) -> N
         thread.join(timeout=120)
     assert sorted(outcomes, key=repr) == [1, 2, 3, 4], outcomes
     assert len(_migration_rows(path)) == len(MIGRATIONS)
+
+
+# --- recognising our own store (item: a foreign database is left untouched) --
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    from roteiro_memory.cli.main import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _foreign_with_migrations(path: Path, version_type: str, version: object) -> None:
+    conn = sqlite3.connect(path)
+    conn.execute(f"CREATE TABLE schema_migrations (version {version_type} PRIMARY KEY, name TEXT)")
+    conn.execute("INSERT INTO schema_migrations VALUES (?, 'create users')", (version,))
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)")
+    conn.execute("INSERT INTO users (email) VALUES ('a@example.com')")
+    conn.commit()
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("version_type", "version"), [("INTEGER", 1), ("varchar", "20240101120000")]
+)
+def test_foreign_database_with_schema_migrations_left_untouched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], version_type: str, version: object
+) -> None:
+    """Another tool's database with its own schema_migrations (a Rails one has
+    ``version varchar``) is refused before anything is written, by the store
+    and by a read command alike."""
+    path = tmp_path / "theirs.db"
+    _foreign_with_migrations(path, version_type, version)
+    message = _assert_refused_untouched(path)
+    assert str(path) in message
+    assert "not a roteiro-memory store" in message
+    digest = _digest(path)
+    status, out, err = _cli(capsys, "list", "--db", path, "--no-sync")
+    assert status == 3
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert "not a roteiro-memory store" in err
+    assert _digest(path) == digest
+    assert _side_files(path) == []
+    conn = sqlite3.connect(path)
+    try:
+        tables = {
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        assert tables == {"schema_migrations", "users"}
+        assert conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone() == (1,)
+    finally:
+        conn.close()
+
+
+def test_foreign_database_imitating_our_migrations_with_other_tables_left_untouched(
+    tmp_path: Path,
+) -> None:
+    """Without our application id, only the exact schema fingerprint of an
+    earlier version's store is taken for ours: one more table and it is not."""
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA application_id = 0")
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+    conn.close()
+    assert "not a roteiro-memory store" in _assert_refused_untouched(path)
+
+
+def test_new_store_carries_the_application_id(tmp_path: Path) -> None:
+    from roteiro_memory.stores.sqlite.migrations import APPLICATION_ID
+
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    assert int.from_bytes(path.read_bytes()[68:72], "big") == APPLICATION_ID != 0
+
+
+def _as_earlier_version(path: Path, *, drop_last_migration: bool = False) -> None:
+    """A store as an earlier version left it: no application id (and,
+    optionally, at migration 3: before the term index and the recall index)."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA application_id = 0")
+    if drop_last_migration:
+        conn.executescript(
+            "DROP INDEX idx_mem_confidence; DROP TABLE memory_terms;"
+            " DROP TABLE memory_term_df; DROP TABLE memory_stats;"
+            " DELETE FROM schema_migrations WHERE version > 3;"
+        )
+    conn.close()
+
+
+def test_store_from_an_earlier_version_is_recognised_and_stamped_with_its_migration(
+    tmp_path: Path,
+) -> None:
+    from roteiro_memory.stores.sqlite.migrations import APPLICATION_ID
+
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "from an earlier version")
+    _as_earlier_version(path, drop_last_migration=True)
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None
+        assert store.connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+        assert store.migrated is not None
+        assert store.migrated[0] == 3
+        # Migration 4 indexed the record it found.
+        assert [r.record.id for r in store.search("earlier").results] == [1]
+        assert store.check() == []
+    assert [v for v, _, _ in _migration_rows(path)] == [v for v, _, _ in MIGRATIONS]
+    assert SCHEMA_VERSION == 5
+
+
+def test_store_from_an_earlier_version_at_the_current_schema_opens(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+    _as_earlier_version(path)
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None
+
+
+def test_read_command_migrating_an_older_store_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "from an earlier version")
+    _as_earlier_version(path, drop_last_migration=True)
+    status, out, err = _cli(capsys, "list", "--db", path, "--no-sync")
+    assert status == 0
+    assert "from an earlier version" in out
+    assert "migrated" in err, err
+    assert str(SCHEMA_VERSION) in err
+    status, out, err = _cli(capsys, "list", "--db", path, "--no-sync")
+    assert status == 0
+    assert err == ""
+
+
+# --- reads do not wait for the write lock --------------------------------------
+
+
+@pytest.fixture
+def held_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A store with one record and one cache entry, whose write lock another
+    connection holds, and a short busy timeout for this process's opens."""
+    from roteiro_memory.stores.sqlite.store import BUSY_TIMEOUT_ENV
+
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "readable while a writer works")
+        store.cache_put("k", "f", "1")
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "300")
+    writer = sqlite3.connect(path, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("INSERT INTO nodes (key) VALUES ('file:held.py')")
+    try:
+        yield path
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["list", "--no-sync"], ["show", "1"], ["export"], ["cache", "stats"], ["check"]],
+    ids=lambda argv: " ".join(argv),
+)
+def test_read_commands_answer_while_another_process_holds_the_write_lock(
+    held_store: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    status, _out, err = _cli(capsys, *argv, "--db", held_store)
+    assert status == 0, err
+    assert err == ""
+
+
+def test_write_command_lock_timeout_says_busy(
+    held_store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, err = _cli(capsys, "add", "waits", "--db", held_store, "--no-sync")
+    assert status != 0
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert "busy: another process holds the store" in err
+    assert "corrupt" not in err.lower()
+    assert "not a usable" not in err
+
+
+def test_busy_timeout_is_configurable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from roteiro_memory.stores.sqlite.store import BUSY_TIMEOUT_ENV
+
+    with SQLiteStore(tmp_path / "a.db", busy_timeout_ms=1234) as store:
+        assert store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 1234
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "250")
+    with SQLiteStore(tmp_path / "b.db") as store:
+        assert store.connection.execute("PRAGMA busy_timeout").fetchone()[0] == 250
+    monkeypatch.setenv(BUSY_TIMEOUT_ENV, "soon")
+    with pytest.raises(RoteiroError, match=f"{BUSY_TIMEOUT_ENV}.*'soon'"):
+        SQLiteStore(tmp_path / "c.db")
+
+
+def test_store_from_an_earlier_version_after_analyze_is_still_recognised(tmp_path: Path) -> None:
+    """SQLite's own tables (``sqlite_stat1`` after ANALYZE) are not part of
+    the fingerprint."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "analysed")
+    _as_earlier_version(path)
+    conn = sqlite3.connect(path)
+    conn.execute("ANALYZE")
+    conn.close()
+    with SQLiteStore(path) as store:
+        assert store.get(1) is not None

@@ -116,3 +116,105 @@ def test_export_and_check_read_through_the_store_helper(tmp_path: Path, operatio
         finally:
             store._conn = real
         assert not real.in_transaction
+
+
+# --- an error means nothing was written -------------------------------------
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    from roteiro_memory.cli.main import main
+
+    status = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_add_over_a_blob_tree_witness_commits_nothing_and_reports_corrupt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write that would read back a value this version never writes fails
+    before COMMIT: the error and an unchanged store, never both a commit and
+    an error."""
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.set_tree("t1")
+        store.connection.execute("UPDATE sync_state SET tree = X'00ff'")
+        before = store.snapshot()
+    status, out, err = _cli(capsys, "add", "refused", "--db", path, "--no-sync")
+    assert status == 3
+    assert out == ""
+    assert "sync_state" in err, err
+    assert len(err.splitlines()) == 1, err
+    with SQLiteStore(path) as store:
+        assert store.snapshot() == before
+
+
+def test_cache_put_over_a_blob_node_commits_nothing(tmp_path: Path) -> None:
+    from roteiro_memory.errors import Corrupt
+    from roteiro_memory.results import GraphNode
+
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b1")])
+        store.connection.execute("UPDATE nodes SET blob = X'00ff'")
+        before = store.snapshot()
+        with pytest.raises(Corrupt, match="nodes"):
+            store.cache_put("k", "fp", "1", anchor="file:a.py")
+        with pytest.raises(Corrupt, match="nodes"):
+            store.record("lesson", "anchored", anchor="file:a.py")
+        assert store.snapshot() == before
+
+
+# --- the real error, never "cannot rollback" ----------------------------------
+
+
+def test_import_onto_a_full_disk_reports_the_full_disk(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "a.db") as source:
+        for index in range(200):
+            source.record("lesson", f"lesson {index} " + "x" * 400)
+        lines = list(source.export_lines())
+    with SQLiteStore(tmp_path / "b.db") as target:
+        before = target.snapshot()
+        pages = target.connection.execute("PRAGMA page_count").fetchone()[0]
+        target.connection.execute(f"PRAGMA max_page_count = {pages + 2}")
+        with pytest.raises(sqlite3.Error, match="full") as failed:
+            target.import_export(read_export(lines))
+        assert "rollback" not in str(failed.value)
+        assert not target.connection.in_transaction
+        assert target.snapshot() == before
+
+
+def test_db_dev_null_reports_the_real_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    for argv in (["list", "--no-sync"], ["add", "x", "--no-sync"]):
+        status, out, err = _cli(capsys, *argv, "--db", "/dev/null")
+        assert status != 0
+        assert out == ""
+        assert len(err.splitlines()) == 1, err
+        assert "/dev/null" in err
+        assert "not a regular file" in err
+        assert "rollback" not in err
+
+
+def test_sequence_overflow_reports_the_exhausted_sequence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "one")
+        store.connection.execute(
+            "UPDATE sqlite_sequence SET seq = ? WHERE name = 'agent_memory'", (2**63 - 1,)
+        )
+        before = store.snapshot()
+    status, out, err = _cli(capsys, "add", "two", "--db", path, "--no-sync")
+    assert status == 3
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
+    assert "sequence" in err
+    assert str(2**63 - 1) in err
+    assert "rollback" not in err
+    with SQLiteStore(path) as store:
+        assert store.snapshot() == before

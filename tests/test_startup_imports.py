@@ -73,12 +73,15 @@ def _loaded(module: str, argv: list[str], cwd: Path) -> set[str]:
         ["--json", "--db", "x.db", "--no-sync", "add", "a lesson", "--anchor", "file:a.py"],
         ["--json", "--db", "x.db", "--no-sync", "show", "1"],
         ["--json", "--db", "x.db", "cache", "stats"],
-        ["--json", "--db", "x.db", "pack"],
+        ["--json", "--db", "x.db", "--no-sync", "pack"],
     ],
 )
 def test_json_commands_on_a_named_store_load_no_git_and_nothing_heavy(
     tmp_path: Path, argv: list[str]
 ) -> None:
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    SQLiteStore(tmp_path / "x.db").close()  # a store to read, so each command opens it
     loaded = _loaded("roteiro_memory.cli", argv, tmp_path) - _floor()
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
     assert not loaded & GIT, sorted(loaded & GIT)

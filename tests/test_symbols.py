@@ -124,3 +124,11 @@ def test_python_paths_by_suffix() -> None:
     assert is_python_path("src/a.py")
     assert is_python_path("stubs/a.pyi")
     assert not is_python_path("src/a.pyc")
+
+
+def test_a_parse_warning_without_a_line_names_none() -> None:
+    """A NUL byte has no line: the warning says what is wrong, not "line None"."""
+    with pytest.raises(SymbolError) as raised:
+        definitions(b"x = 1\0\n")
+    assert "None" not in str(raised.value)
+    assert "null bytes" in str(raised.value)

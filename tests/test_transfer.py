@@ -110,6 +110,18 @@ def _index(lines: list[str], type_: str) -> int:
     return next(i for i, line in enumerate(lines) if json.loads(line).get("type") == type_)
 
 
+def _resealed(lines: list[str]) -> list[str]:
+    """``lines`` with a trailer that matches them again, so what is refused
+    is the content, not the digest."""
+    from roteiro_memory.transfer import export_trailer
+
+    try:
+        body = [line for line in lines if json.loads(line).get("type") != "end"]
+    except ValueError:
+        return lines  # refused at that line, before any trailer is read
+    return [*body, export_trailer(body)] if body else body
+
+
 @pytest.mark.parametrize(
     ("mangle", "message"),
     [
@@ -129,9 +141,186 @@ def _index(lines: list[str], type_: str) -> int:
 )
 def test_a_bad_export_is_refused_by_line(tmp_path: Path, mangle: object, message: str) -> None:
     assert callable(mangle)
-    lines = mangle(_lines(tmp_path))
+    lines = _resealed(mangle(_lines(tmp_path)))
     with SQLiteStore(tmp_path / "target.db") as target:
         before = target.snapshot()
         with pytest.raises(ImportRefused, match=message):
             import_lines(target, read_export(lines))
         assert target.snapshot() == before
+
+
+# --- the integrity trailer -----------------------------------------------------
+
+
+def _import_refused(tmp_path: Path, lines: list[str], message: str) -> None:
+    with SQLiteStore(tmp_path / "target.db") as target:
+        before = target.snapshot()
+        with pytest.raises(ImportRefused, match=message):
+            import_lines(target, read_export(lines))
+        assert target.snapshot() == before
+
+
+@pytest.mark.parametrize("keep", [-1, -2, 3, 1], ids=lambda n: f"cut-at-{n}")
+def test_truncated_export_refused(tmp_path: Path, keep: int) -> None:
+    """Cut at a line boundary anywhere, an export is refused, not imported short."""
+    lines = _lines(tmp_path)
+    _import_refused(tmp_path, lines[:keep], "truncated|end line|trailer")
+
+
+def test_export_with_records_removed_from_the_middle_refused(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    record = _index(lines, "record")
+    _import_refused(tmp_path, [*lines[:record], *lines[record + 1 :]], "records|digest")
+
+
+def test_export_with_a_line_changed_refused_by_its_digest(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    record = _index(lines, "record")
+    _import_refused(tmp_path, _edit(lines, record, body="rewritten"), "digest")
+
+
+def test_export_with_lines_after_its_trailer_refused(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    _import_refused(tmp_path, [*lines, lines[1]], "after the end line")
+
+
+def test_export_ends_with_a_trailer_of_counts_and_digest(tmp_path: Path) -> None:
+    lines = _lines(tmp_path)
+    header, trailer = json.loads(lines[0]), json.loads(lines[-1])
+    assert header["format"] == "roteiro-memory.export/v2"
+    assert trailer["type"] == "end"
+    assert trailer["counts"] == {
+        "nodes": sum('"type": "node"' in line for line in lines),
+        "records": sum('"type": "record"' in line for line in lines),
+        "cache": sum('"type": "cache"' in line for line in lines),
+    }
+    assert len(trailer["sha256"]) == 64
+
+
+def test_old_export_without_trailer_imports_with_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A v1 export never had a trailer: it is still read, with a warning that
+    a truncated one could not be told apart."""
+    from roteiro_memory.cli.main import main
+
+    lines = _lines(tmp_path)
+    if json.loads(lines[-1]).get("type") == "end":
+        lines = lines[:-1]
+    lines = _edit(lines, 0, format="roteiro-memory.export/v1")
+    parsed = read_export(lines)
+    assert parsed.warnings
+    assert "trailer" in parsed.warnings[0]
+    source = tmp_path / "old.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+    status = main(["import", str(source), "--db", str(tmp_path / "new.db")])
+    _out, err = capsys.readouterr()
+    assert status == 0
+    assert "trailer" in err
+    assert "v1" in err
+    assert len(err.splitlines()) == 1
+
+
+_FULL_DISK_EXPORT = r"""
+import resource, signal, sys
+from roteiro_memory.cli.main import main
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = int(sys.argv[3])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+sys.exit(main(["export", "--db", sys.argv[1], "--output", sys.argv[2]]))
+"""
+
+
+def test_export_failing_half_way_removes_its_partial_file(tmp_path: Path) -> None:
+    """A disk that fills during an export (here a file size limit) leaves no
+    partial export behind, and an earlier export at that path as it was."""
+    import subprocess
+    import sys
+
+    db = tmp_path / "memory.db"
+    with SQLiteStore(db) as store:
+        for index in range(300):
+            store.record("lesson", f"lesson {index} " + "x" * 500)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    limit = db.stat().st_size + 64 * 1024  # room for the store's side files only
+    out = tmp_path / "backup.jsonl"
+    for earlier in (None, "an earlier export\n"):
+        if earlier is not None:
+            out.write_text(earlier)
+        done = subprocess.run(
+            [sys.executable, "-c", _FULL_DISK_EXPORT, str(db), str(out), str(64 * 1024)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode != 0, done.stderr
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert str(out) in done.stderr
+        if earlier is None:
+            assert not out.exists(), "a partial export was left behind"
+        else:
+            assert out.read_text() == earlier
+        assert sorted(p.name for p in tmp_path.iterdir() if "backup" in p.name) == (
+            [] if earlier is None else ["backup.jsonl"]
+        )
+    assert limit > 0
+
+
+# --- import validates what check validates --------------------------------------
+
+
+def _with_cache(lines: list[str], index: int, **changes: object) -> list[str]:
+    return _edit(lines, _index(lines, "cache") + index, **changes)
+
+
+@pytest.mark.parametrize(
+    ("mangle", "message"),
+    [
+        (lambda ls: _edit(ls, 0, sequence=2**63 - 1), "sequence"),
+        (lambda ls: _edit(ls, 0, clock={"ticks": 0, "generation": 9}), "clock is behind"),
+        (lambda ls: _with_cache(ls, 0, generation=99), "clock is behind"),
+        (lambda ls: _with_cache(ls, 0, hits=-1), "hits -1 is negative"),
+        (
+            lambda ls: _with_cache(
+                ls, 1, last_used=json.loads(ls[_index(ls, "cache")])["last_used"]
+            ),
+            "shares tick",
+        ),
+        (
+            lambda ls: _edit(
+                ls, _index(ls, "record"), id=-5, superseded_by=None, superseded_at=None
+            ),
+            "-5",
+        ),
+    ],
+    ids=[
+        "sequence-at-max",
+        "ticks-behind",
+        "generation-behind",
+        "negative-hits",
+        "shared-tick",
+        "negative-id",
+    ],
+)
+def test_import_refuses_what_check_refuses(tmp_path: Path, mangle: object, message: str) -> None:
+    """Import runs check's own judgements over the parsed export before
+    writing: an export that imports is one ``check`` passes."""
+    assert callable(mangle)
+    _import_refused(tmp_path, _resealed(mangle(_lines(tmp_path))), message)
+
+
+@pytest.mark.parametrize("version", [True, 0, -7, "3", 3.0, None])
+def test_import_refuses_a_schema_version_that_is_not_a_known_one(
+    tmp_path: Path, version: object
+) -> None:
+    lines = _edit(_lines(tmp_path), 0, schema_version=version)
+    with pytest.raises(ImportRefused, match=r"line 1: schema_version .* expected a whole number"):
+        read_export(lines)
+
+
+def test_import_refuses_a_line_nested_too_deeply(tmp_path: Path) -> None:
+    deep = "[" * 100_000 + "]" * 100_000
+    lines = _lines(tmp_path)
+    with pytest.raises(ImportRefused, match=r"line 2: .*nested"):
+        read_export([lines[0], deep, *lines[1:]])

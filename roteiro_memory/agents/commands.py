@@ -44,12 +44,13 @@ def cmd_mcp(args: argparse.Namespace, session: Session) -> int:
 
 def _budget(text: str) -> int:
     from roteiro_memory.agents import MIN_BUDGET
-    from roteiro_memory.errors import UsageError
+    from roteiro_memory.errors import UsageError, excerpt
 
     value = sem.parse_whole_number(text)
     if value is None or not sem.fits_int64(value) or value < MIN_BUDGET:
         raise UsageError(
-            f"invalid --budget {text!r}: expected a whole number of tokens, at least {MIN_BUDGET}"
+            f"invalid --budget {excerpt(text)}: expected a whole number of tokens, "
+            f"at least {MIN_BUDGET}"
         )
     return value
 
@@ -82,7 +83,7 @@ def cmd_pack(args: argparse.Namespace, session: Session) -> int:
     session-start hook never fails a first session."""
     from roteiro_memory.agents.pack import select
     from roteiro_memory.cli.output import emit
-    from roteiro_memory.errors import UsageError
+    from roteiro_memory.errors import UsageError, excerpt
 
     budget = _budget(args.budget)
     recall = pack_recall(session, args.touched)
@@ -91,7 +92,7 @@ def cmd_pack(args: argparse.Namespace, session: Session) -> int:
     try:
         pack = select(recall, budget, args.touched)
     except ValueError as error:
-        raise UsageError(f"invalid --budget {args.budget!r}: {error}") from None
+        raise UsageError(f"invalid --budget {excerpt(args.budget)}: {error}") from None
     if args.json:
         emit(pack.to_json())
     else:

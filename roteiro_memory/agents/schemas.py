@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from roteiro_memory.lexical import SEARCH_SCHEMA
 from roteiro_memory.results import MEMORY_SCHEMA, RECALL_SCHEMA
 from roteiro_memory.semantics import AnchorState, MemoryKind
 
@@ -60,14 +61,17 @@ _DECAY: Schema = {
 
 _RECALLED: Schema = _object(
     {
+        "relevance": {"type": "number"},
         "score": {"type": "number"},
         "base_confidence": {"type": "number"},
         "anchor_penalty": {"type": "number"},
         "decay_factor": {"type": "number"},
         "age": {"type": "integer", "minimum": 0},
         "record": RECORD,
-    }
+    },
+    optional=("relevance",),
 )
+"""A ranked record; ``relevance`` only from ``memory.search``."""
 
 _COUNTS: Schema = {
     "live": {"type": "integer", "minimum": 0},
@@ -76,14 +80,18 @@ _COUNTS: Schema = {
 
 RECALL: Schema = _object(
     {
-        "schema": {"const": RECALL_SCHEMA},
+        "schema": {"enum": [RECALL_SCHEMA, SEARCH_SCHEMA]},
         "generation": {"type": "integer", "minimum": 0},
         "decay": _DECAY,
         "reproducible": {"type": "boolean"},
+        "terms": {"type": "array", "items": {"type": "string"}},
         "results": {"type": "array", "items": _RECALLED},
         **_COUNTS,
-    }
+    },
+    optional=("terms",),
 )
+"""``memory.recall``'s shape, or ``memory.search``'s (a query given): its
+``terms`` and each result's ``relevance`` besides."""
 
 LISTING: Schema = _object(
     {

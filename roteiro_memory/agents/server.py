@@ -31,6 +31,7 @@ from mcp.server.stdio import stdio_server
 
 from roteiro_memory import __version__
 from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call
+from roteiro_memory.errors import excerpt
 
 if TYPE_CHECKING:
     from roteiro_memory.cli.session import Session
@@ -82,7 +83,7 @@ def build(session: Session) -> Server[Any]:
         except ToolError as error:
             return _result(error.to_json(), error.text(), is_error=True)
         except Exception as error:  # a bug must not take the agent's server down
-            failed = ToolError("Internal", f"{type(error).__name__}: {error}")
+            failed = ToolError("Internal", f"{type(error).__name__}: {excerpt(str(error))}")
             return _result(failed.to_json(), failed.text(), is_error=True)
         return _result(result, json.dumps(result, ensure_ascii=False), is_error=False)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.agents import schemas
-from roteiro_memory.errors import BadRequest, NotFound, RoteiroError, Unsupported
+from roteiro_memory.errors import BadRequest, NotFound, RoteiroError, excerpt
 from roteiro_memory.results import MemoryRecord, Recall
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class Arguments:
         unknown = sorted(set(self.given) - set(allowed["properties"]))
         if unknown:
             raise BadRequest(
-                f"{tool}: unknown argument {unknown[0]!r}; expected only "
+                f"{tool}: unknown argument {excerpt(unknown[0])}; expected only "
                 f"{', '.join(allowed['properties'])}"
             )
         for name in allowed.get("required", ()):
@@ -93,7 +93,9 @@ class Arguments:
 
     def _bad(self, name: str, expected: str) -> BadRequest:
         value = self.given[name]
-        return BadRequest(f"{self.tool}: argument {name!r} is {value!r}: expected {expected}")
+        return BadRequest(
+            f"{self.tool}: argument {name!r} is {excerpt(value)}: expected {expected}"
+        )
 
     def text(self, name: str) -> str | None:
         value = self.given.get(name)
@@ -148,26 +150,32 @@ def ranked(
     graph: Graph | None = None,
     anchors: sem.AnchorFilter | None = None,
 ) -> Recall:
-    """Ranked live records: the store's ``search`` when it has one and a query
-    is given, else ``recall``; both return the same :class:`Recall`."""
-    filters: dict[str, Any] = {
-        "scope": scope,
-        "kind": kind,
-        "anchor_key": anchor_key,
-        "decay": decay or sem.Decay.none(),
-        "applicable_only": applicable_only,
-        "limit": limit,
-        "graph": graph,
-        "anchors": anchors,
-    }
-    search = getattr(store, "search", None)
-    if search is not None and query is not None and query.strip():
-        try:
-            found: Recall = search(query, **filters)
-            return found
-        except Unsupported:
-            pass  # a backend without the ranking arm: recall is the contract's
-    return store.recall(query, **filters)
+    """Ranked live records: the store's ``search`` for a query, else
+    ``recall``; both return the same :class:`Recall`."""
+    chosen = decay or sem.Decay.none()
+    if query is not None and query.strip():
+        return store.search(
+            query,
+            scope=scope,
+            kind=kind,
+            anchor_key=anchor_key,
+            decay=chosen,
+            applicable_only=applicable_only,
+            limit=limit,
+            graph=graph,
+            anchors=anchors,
+        )
+    return store.recall(
+        query,
+        scope=scope,
+        kind=kind,
+        anchor_key=anchor_key,
+        decay=chosen,
+        applicable_only=applicable_only,
+        limit=limit,
+        graph=graph,
+        anchors=anchors,
+    )
 
 
 def _anchor(session: Session, args: Arguments, name: str = "anchor") -> AnchorSpec | None:
@@ -419,8 +427,9 @@ TOOLS: tuple[Tool, ...] = (
         "penalty (valid 1.0, unanchored 0.9, unverifiable 0.5, vanished 0.35, drifted 0.25). "
         "Call it before changing code you have not worked on. Each result carries the "
         "record's anchor_state: `drifted` or `vanished` means the code changed since it was "
-        "written, so check it still holds. Every query word must appear in the body or the "
-        "anchor; omit the query to rank everything.",
+        "written, so check it still holds. With a query, records holding any of its words "
+        "(body or anchor; folded and stemmed) are ranked by BM25 relevance times that "
+        "evidence; omit the query to rank everything.",
         _input(
             {
                 "query": {"type": "string", "description": "Words to look for (optional)."},
@@ -511,14 +520,19 @@ _BY_NAME = {tool.name: tool for tool in TOOLS}
 
 def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> JSON:
     """Run tool ``name``; its structured result, or :class:`ToolError`."""
-    import sqlite3
+    from roteiro_memory.stores.failures import from_database
 
     tool = _BY_NAME.get(name)
     if tool is None:
-        raise ToolError("BadRequest", f"no tool {name!r}; expected one of {', '.join(_BY_NAME)}")
+        raise ToolError(
+            "BadRequest", f"no tool {excerpt(name)}; expected one of {', '.join(_BY_NAME)}"
+        )
     try:
         return tool.run(session, Arguments(name, arguments, tool.input_schema))
     except RoteiroError as error:
         raise ToolError(error.kind, str(error)) from None
-    except sqlite3.Error as error:
-        raise ToolError("Corrupt", f"the store failed: {error}") from None
+    except Exception as error:
+        failed = from_database(error)  # mapped once per store family, as everywhere
+        if failed is None:
+            raise  # a bug: the server answers it as Internal and keeps serving
+        raise ToolError(failed.kind, str(failed)) from None

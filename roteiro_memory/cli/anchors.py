@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from roteiro_memory.cli.filters import FILE_PREFIX, PY_PREFIX
-from roteiro_memory.errors import AnchorError, SymbolError
+from roteiro_memory.errors import AnchorError, SymbolError, excerpt
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -22,6 +22,13 @@ if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
 
 __all__ = ["AnchorError", "AnchorSpec", "names_a_path", "parse_anchor", "verify_anchor"]
+
+_NAME_MAX = 255
+"""The longest file name, in bytes, on the systems git runs on."""
+
+_LS_FILES = ("git", "--literal-pathspecs")
+_LISTED = ("-z", "--cached", "--others", "--exclude-standard")
+"""``git ls-files`` options listing what the graph holds."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
 
@@ -44,15 +51,22 @@ class AnchorSpec:
 def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
     if repo is None:
         raise AnchorError(
-            f"--anchor {spec!r} names a path, which needs a git repository; run inside one, "
+            f"--anchor {excerpt(spec)} names a path, which needs a git repository; run inside one, "
             f"or give a raw key such as 'file:src/app.py'"
         )
     full = os.path.normpath(os.path.join(os.getcwd(), text))
     relative = os.path.relpath(full, repo.root)
     if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
         raise AnchorError(
-            f"--anchor {spec!r}: {full} is not a file inside the repository at {repo.root}"
+            f"--anchor {excerpt(spec)}: {full} is not a file inside the repository at {repo.root}"
         )
+    for part in Path(relative).parts:
+        size = len(os.fsencode(part))
+        if size > _NAME_MAX:
+            raise AnchorError(
+                f"--anchor {excerpt(spec)}: the path component {excerpt(part, 40)} is {size} "
+                f"bytes, over the {_NAME_MAX} a file name may be, so no such file exists"
+            )
     return Path(relative).as_posix()
 
 
@@ -78,7 +92,8 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         path_text, _, qualname = spec.partition("::")
         if not path_text or not qualname:
             raise AnchorError(
-                f"--anchor {spec!r}: expected PATH::QUALNAME, e.g. src/app/retry.py::Retry.run"
+                f"--anchor {excerpt(spec)}: expected PATH::QUALNAME, "
+                "e.g. src/app/retry.py::Retry.run"
             )
         path = _repo_path(path_text, repo, spec)
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
@@ -103,18 +118,31 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):
         raise AnchorError(
-            f"--anchor: no file {spec.path!r} in the working tree of {repo.root}; "
+            f"--anchor: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
             "expected a tracked or untracked, not ignored, file"
         )
-    ignored = subprocess.run(
-        ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
+    # What the graph holds: tracked, or untracked and not ignored.  Neither
+    # holds a file under .git or inside a submodule (git refuses those).
+    listed = subprocess.run(
+        [*_LS_FILES, "-C", str(repo.root), "ls-files", *_LISTED, "--", spec.path],
         capture_output=True,
         check=False,
     )
-    if ignored.returncode == 0:
+    if os.fsencode(spec.path) not in listed.stdout.split(b"\0"):
+        ignored = subprocess.run(
+            ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
+            capture_output=True,
+            check=False,
+        )
+        if ignored.returncode == 0:
+            raise AnchorError(
+                f"--anchor: {excerpt(spec.path)} is ignored by git, so it is not in the code "
+                "graph; anchor to a tracked or untracked, not ignored, file"
+            )
         raise AnchorError(
-            f"--anchor: {spec.path!r} is ignored by git, so it is not in the code graph; "
-            "anchor to a tracked or untracked, not ignored, file"
+            f"--anchor: {excerpt(spec.path)} is not a file of this repository's working tree "
+            "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
+            "tracked or untracked, not ignored, file"
         )
     if spec.qualname is None:
         return
@@ -133,6 +161,6 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     if spec.qualname not in names:
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise AnchorError(
-            f"--anchor: {spec.path} defines no {spec.qualname!r}; "
+            f"--anchor: {spec.path} defines no {excerpt(spec.qualname)}; "
             f"expected one of: {shown or '(it defines no functions or classes)'}"
         )

@@ -15,20 +15,25 @@ revision: ``--no-sync --db`` never loads it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
+import stat
 import sys
 from collections.abc import Callable
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.cli.filters import each_kind, listed, recalled
-from roteiro_memory.cli.output import emit, missing, say
+from roteiro_memory.cli.output import emit, missing, say, warn
 from roteiro_memory.cli.session import Session, anchor_filter
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
     RoteiroError,
     StoreUnavailable,
+    StreamClosed,
     UsageError,
+    excerpt,
 )
 from roteiro_memory.exitcodes import ExitCode
 
@@ -44,6 +49,26 @@ __all__ = ["HANDLERS", "UsageError"]
 OK, NOTHING = ExitCode.OK, ExitCode.NOTHING
 
 
+def read_stdin(what: str) -> str:
+    """All of standard input as UTF-8 text, ``what`` naming it in errors: a
+    closed descriptor (``<&-``), a read error or bytes that are not UTF-8 are
+    one-line errors, before anything is written."""
+    if sys.stdin is None:
+        raise StreamClosed(f"standard input is closed, but {what} is read from it (-)")
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as error:
+        reason = error.strerror or error
+        raise StreamClosed(f"cannot read {what} from standard input ({reason})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{what} on standard input is not valid UTF-8: byte {data[error.start]:#04x} "
+            f"at offset {error.start}; only UTF-8 text can be stored"
+        ) from None
+
+
 # --- Parsing values ---------------------------------------------------------
 
 
@@ -54,7 +79,7 @@ def whole(text: str | None, option: str, *, positive: bool = False) -> int | Non
     value = sem.parse_whole_number(text)
     if value is None or not sem.fits_int64(value) or (positive and value == 0):
         allowed = "a positive whole number" if positive else "a whole number (0 = no limit)"
-        raise UsageError(f"invalid {option} {text!r}: expected {allowed}")
+        raise UsageError(f"invalid {option} {excerpt(text)}: expected {allowed}")
     return value
 
 
@@ -71,7 +96,7 @@ def confidence(text: str | None) -> float | None:
         value = float(text)
     except ValueError:
         raise InvalidConfidence(
-            f"invalid --confidence {text!r}: expected a number from 0 to 1, e.g. 0.8"
+            f"invalid --confidence {excerpt(text)}: expected a number from 0 to 1, e.g. 0.8"
         ) from None
     return value
 
@@ -84,7 +109,7 @@ def budget(text: str | None) -> int:
         return sem.parse_cache_budget(text)
     except RoteiroError:
         raise UsageError(
-            f"invalid --budget-mb {text!r}: expected a whole number of megabytes "
+            f"invalid --budget-mb {excerpt(text)}: expected a whole number of megabytes "
             f"(ASCII digits) whose byte count fits in 64 bits"
         ) from None
 
@@ -117,7 +142,7 @@ def _verify(spec: AnchorSpec | None, session: Session) -> None:
 
 
 def cmd_add(args: argparse.Namespace, session: Session) -> int:
-    body = sys.stdin.read() if args.body == "-" else args.body
+    body = read_stdin("the body") if args.body == "-" else args.body
     valid = sem.validate_write(args.kind, args.scope, body, confidence(args.confidence))
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
     spec = _anchor_spec(session, args.anchor)
@@ -196,11 +221,15 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     touched = session.touched(args.touched) if args.touched is not None else None
     key, anchors = anchor_filter(specs, touched)
+    # Words a person types are a question: the ranking arm answers it (the
+    # evaluation measures it better, docs/eval.md); --filter keeps the exact
+    # conjunctive match.  No words: every live record, ranked by evidence.
     graph = session.graph_for(args.rev)
+    ask = store.recall if query is None or args.filter else store.search
     recall = recalled(
         kinds,
-        lambda kind: store.recall(
-            query,
+        lambda kind: ask(
+            query,  # type: ignore[arg-type]  # search is asked only with words
             scope=args.scope,
             kind=kind,
             anchor_key=key,
@@ -326,7 +355,7 @@ def cmd_cache_get(args: argparse.Namespace, session: Session) -> int:
     session.sync()
     entry = store.cache_get(args.key)
     if entry is None:
-        return missing(args, f"no cache entry {args.key!r}")
+        return missing(args, f"no cache entry {excerpt(args.key)}")
     if args.json:
         emit(entry.to_json())
     else:
@@ -339,13 +368,16 @@ def _not_json(name: str) -> None:
 
 
 def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
-    import json
-
-    payload = sys.stdin.read() if args.payload in (None, "-") else args.payload
+    payload = read_stdin("the cache payload") if args.payload in (None, "-") else args.payload
     try:
         json.loads(payload, parse_constant=_not_json)
     except ValueError as error:
         raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
+    except RecursionError:
+        raise UsageError(
+            "invalid cache payload: it nests arrays or objects too deeply to read "
+            f"({len(payload)} characters); store a flatter value"
+        ) from None
     spec = _anchor_spec(session, args.anchor)
     _verify(spec, session)
     store = session.store()
@@ -358,18 +390,18 @@ def cmd_cache_put(args: argparse.Namespace, session: Session) -> int:
             put["anchor"] = spec.key
         emit(put)
     else:
-        say(f"cached {args.key!r} ({size} bytes)")
+        say(f"cached {excerpt(args.key)} ({size} bytes)")
     return OK
 
 
 def cmd_cache_forget(args: argparse.Namespace, session: Session) -> int:
     found = session.store().cache_forget(args.key)
     if not found:
-        return missing(args, f"no cache entry {args.key!r}")
+        return missing(args, f"no cache entry {excerpt(args.key)}")
     if args.json:
         emit({"key": args.key})
     else:
-        say(f"forgot cache entry {args.key!r}")
+        say(f"forgot cache entry {excerpt(args.key)}")
     return OK
 
 
@@ -389,6 +421,10 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
         path = session.store_path()
         if not path.exists():
             raise StoreUnavailable(f"no store at {path}: nothing to check")
+        if path.is_file() and path.stat().st_size == 0:
+            # Zero bytes is a store not yet written, as a missing file is:
+            # any command that records makes it a store.
+            raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
         findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
@@ -411,36 +447,83 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         )
     store = session.store(must_exist=True)
     if to_stdout:
+        _warn_if_stdout_is_shared()
         for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
+    from pathlib import Path
+
+    # Written beside the target and moved over it whole: an export that fails
+    # half-way (a full disk) leaves no partial file, and an earlier one intact.
+    target = Path(args.output)
+    if not target.name or "\x00" in args.output:
+        raise UsageError(
+            f"invalid --output {excerpt(args.output)}: expected a file name without NUL bytes"
+        )
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     written = 0
     try:
-        with open(args.output, "w", encoding="utf-8") as out:
+        # Private like the store it copies, whatever the umask.
+        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.fchmod(handle, 0o600)
+        with open(handle, "w", encoding="utf-8") as out:
             for line in store.export_lines():
                 out.write(line + "\n")
                 written += 1
-    except OSError as error:
-        raise UsageError(f"cannot write {args.output}: {error.strerror}") from None
+        os.replace(partial, target)
+    except BaseException as error:
+        # Never made when its name is refused; the error that matters is this one.
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        if isinstance(error, (OSError, ValueError)):
+            reason = getattr(error, "strerror", None) or str(error)
+            raise UsageError(
+                f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
+                "(free some space, or choose another --output)"
+            ) from None
+        raise
     if args.json:
         emit({"output": args.output, "lines": written})
     return OK
+
+
+def _warn_if_stdout_is_shared() -> None:
+    """Warn when the export goes to a regular file others may read (the shell
+    created it with the umask's mode): it holds every record, unredacted."""
+    try:
+        info = os.fstat(sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
+        warn(
+            f"standard output is a file others can read (mode {stat.S_IMODE(info.st_mode):04o}) "
+            "and an export holds every record unredacted; chmod 600 it, or write with "
+            "-o FILE, which is created 0600"
+        )
 
 
 def cmd_import(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.transfer import read_export
 
     if args.file == "-":
-        lines = sys.stdin.read().splitlines()
+        lines = read_stdin("the export").splitlines()
     else:
         from pathlib import Path
 
         try:
             lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as error:
+        except (OSError, ValueError) as error:  # ValueError: not UTF-8, or a NUL in the path
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
-    parsed = read_export(lines)
+    try:
+        parsed = read_export(lines)
+    except RecursionError:
+        raise UsageError(
+            f"cannot import {excerpt(args.file)}: a line nests arrays or objects too deeply "
+            "to be an export"
+        ) from None
+    for warning in parsed.warnings:
+        warn(f"{args.file}: {warning}")
     counts = session.store().import_export(parsed)
     if args.json:
         emit(counts)
@@ -487,6 +570,10 @@ HANDLERS: dict[str, Callable[[argparse.Namespace, Session], int]] = {
 
 def run(name: str, args: argparse.Namespace) -> int:
     """Run the handler for ``name`` in a session it closes."""
+    if sys.stdout is None:
+        raise StreamClosed(
+            f"standard output is closed (>&-), but {name} reports there; run it with stdout open"
+        )
     session = Session(args)
     try:
         return HANDLERS[name](args, session)

@@ -70,17 +70,12 @@ def recalled(
     recalls = [query(kind) for kind in kinds]
     if len(recalls) == 1:
         return recalls[0]
-    from roteiro_memory.results import Recall
+    from roteiro_memory.valueclass import replace
 
     results = sorted(
         (result for recall in recalls for result in recall.results),
         key=lambda result: sem.rank_key(result.score, result.record.id),
     )
-    first = recalls[0]
-    return Recall(
-        generation=first.generation,
-        decay=first.decay,
-        results=sem.apply_limit(results, limit),
-        live=first.live,
-        superseded=first.superseded,
-    )
+    # Every part counted the same store and asked the same terms: only the
+    # results differ.
+    return replace(recalls[0], results=sem.apply_limit(results, limit))

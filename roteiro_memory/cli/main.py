@@ -182,7 +182,16 @@ def _add_list(parser: argparse.ArgumentParser) -> None:
 
 def _add_recall(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "query", nargs="*", help="words every recalled record must contain (body or anchor)"
+        "query",
+        nargs="*",
+        help="what you are looking for, in any words: records holding any of them, ranked by "
+        "relevance (BM25) times confidence, anchor state and age",
+    )
+    parser.add_argument(
+        "--filter",
+        action="store_true",
+        help="match the words exactly instead: only records containing every one of them "
+        "(body or anchor), ranked by confidence, anchor state and age",
     )
     _filters(parser, limit=RECALL_LIMIT)
     parser.add_argument(
@@ -399,8 +408,9 @@ _COMMANDS: tuple[tuple[str, str, str, Configure], ...] = (
     ),
     (
         "recall",
-        "recall live records ranked by confidence, anchor state and age",
-        "roteiro-memory recall retry backoff --applicable-only --limit 5\n"
+        "recall live records: the most relevant to your words, or all, ranked by evidence",
+        "roteiro-memory recall why does the retry give up --applicable-only --limit 5\n"
+        "  roteiro-memory recall --filter retry backoff  # every word, as a substring\n"
         "  roteiro-memory recall --rev main          # is it valid on main?\n"
         "  roteiro-memory recall --touched           # about what this change touches",
         _add_recall,
@@ -479,7 +489,13 @@ def _add_protocol(commands: argparse._SubParsersAction[_Parser]) -> None:
     protocol.add_argument(
         "--db",
         metavar="PATH",
-        help="the SQLite file to serve (default: a new temporary file)",
+        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
+        "names, declaring shared and crash; else a new temporary file)",
+    )
+    protocol.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="let reset erase a --db store that already holds data (refused otherwise)",
     )
 
 
@@ -533,16 +549,43 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
         configure(sub)
     if only is None or only == "protocol":
         _add_protocol(commands)
+        # Named only: its options (and the harness) load when it is run.
+        commands.add_parser("eval", help=EVAL_SUMMARY, add_help=False)
+    elif only == "eval":
+        from roteiro_memory.evaluation.__main__ import add_parser
+
+        add_parser(commands)
     return parser
 
 
+EVAL_SUMMARY = "measure the retrieval arms (filter, search, bm25s) on a dataset"
+
+
+def _eval(arguments: Sequence[str]) -> int:
+    """``roteiro-memory eval ...``: the evaluation's own command line."""
+    from roteiro_memory.evaluation.__main__ import main as evaluation_main
+
+    at = list(arguments).index("eval")
+    return evaluation_main(arguments[at + 1 :])
+
+
 def _protocol(args: argparse.Namespace) -> int:
-    from roteiro_memory.protocol import serve
+    from roteiro_memory.named_store import SERVER_CAPABILITIES, can_share, named_value, open_named
+    from roteiro_memory.protocol import reset_refusal, serve
     from roteiro_memory.stores.naming import open_store
 
-    store = open_store(args.backend, args.db)
+    named = named_value() if args.db is None and can_share(args.backend) else None
+    if named is not None:
+        # The suite names the store: it is shared, and it outlives this process.
+        store = open_named(args.backend, named)
+        capabilities: tuple[str, ...] = SERVER_CAPABILITIES
+    else:
+        store, capabilities = open_store(args.backend, args.db), ()
     try:
-        return serve(store)
+        # A store this server made (the temporary default, or a new --db) is
+        # empty, and may always be reset; one that holds data is the user's.
+        refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        return serve(store, server_capabilities=capabilities, refuse_reset=refusal)
     finally:
         store.close()
 
@@ -610,7 +653,7 @@ def _merge_globals(given: dict[str, str | bool], args: argparse.Namespace) -> No
 def _command_name(argv: Sequence[str]) -> str | None:
     """The subcommand, when it is the first argument (global options have
     been split off); None for anything else, so the full parser reports it."""
-    names = {c[0] for c in _COMMANDS} | {"protocol"}
+    names = {c[0] for c in _COMMANDS} | {"protocol", "eval"}
     return argv[0] if argv and argv[0] in names else None
 
 
@@ -660,13 +703,15 @@ def _refuse(as_json: bool, kind: str, message: str, prog: str, status: int) -> i
 
 
 def _main(arguments: list[str], as_json: bool) -> int:
+    from roteiro_memory.errors import excerpt
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
         if not is_utf8(argument):
             # The shell passed bytes that are not UTF-8: nothing can store them.
             raise UsageFailure(
-                f"argument {argument!r} is not valid UTF-8; every argument must be UTF-8 text"
+                f"argument {excerpt(argument)} is not valid UTF-8; "
+                "every argument must be UTF-8 text"
             )
     given, rest = split_globals(arguments)
     parser = _parser(_command_name(rest))
@@ -685,6 +730,13 @@ def _main(arguments: list[str], as_json: bool) -> int:
         if not as_json:
             parser.print_usage(sys.stderr)
         raise UsageFailure("a command is required")
+    if args.command == "eval":
+        if given:
+            raise UsageFailure(
+                f"{'/'.join('--' + d.replace('_', '-') for d in given)} does not apply to eval: "
+                "give eval's own options after it (roteiro-memory eval --help)"
+            )
+        return _eval(rest)
     _merge_globals(given, args)
     from roteiro_memory.errors import Corrupt, RoteiroError
 
@@ -702,9 +754,8 @@ def _main(arguments: list[str], as_json: bool) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import sqlite3
-
     from roteiro_memory.cli.commands import run
+    from roteiro_memory.errors import RoteiroError
 
     name = f"cache {args.action}" if args.command == "cache" else args.command
     if isinstance(sys.stdout, io.TextIOWrapper):
@@ -712,7 +763,19 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.reconfigure(errors="backslashreplace")
     try:
         return run(name, args)
-    except sqlite3.Error as error:
+    except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
+        raise
+    except Exception as error:  # the last resort: one line, never a traceback
+        # A database error is mapped by its store family (sqlite3's included);
+        # anything else is reported as Corrupt, naming it.  Either way the
+        # store failed: the store's exit status.
+        from roteiro_memory.stores.failures import unexpected
+
+        failure = unexpected(error)
         return _refuse(
-            args.json, "Corrupt", f"the store failed: {error}", "roteiro-memory", ExitCode.STORE
+            getattr(args, "json", False),
+            failure.kind,
+            str(failure),
+            "roteiro-memory",
+            ExitCode.STORE,
         )

@@ -92,7 +92,18 @@ class Session:
             prepare(location)
             from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-            self._store = SQLiteStore(location.path)
+            store = SQLiteStore(location.path)
+            self._store = store
+            if store.migrated is not None:
+                from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+
+                # Any command, reads too, migrates an older store; it says so.
+                version, names = store.migrated
+                warn(
+                    f"{location.path}: migrated the store from schema version {version} to "
+                    f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
+                    "roteiro-memory cannot open it now"
+                )
         return self._store
 
     def sync(self, *, announce: bool = False) -> SyncReport | None:

@@ -5,7 +5,9 @@ this project's schema, whatever their names) are checked; other files are not
 this hook's business and are passed over in silence.  With no files, the
 repository's own store is checked: the one ``roteiro-memory`` uses here
 (``ROTEIRO_MEMORY_DB``, else ``roteiro/memory.db`` in the git common
-directory), when it exists.
+directory), when it exists and is not empty; a PostgreSQL store named by
+``ROTEIRO_MEMORY_DB`` is checked through the server, and one that cannot be
+reached is a finding, never a pass.
 
 The checking is :func:`roteiro_memory.check.check_store`, the same that
 ``roteiro-memory check`` runs; this module only chooses files and prints
@@ -24,7 +26,38 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["check", "main", "own_store"]
+__all__ = ["check", "check_server", "main", "own_server", "own_store"]
+
+
+def own_server() -> str | None:
+    """The PostgreSQL DSN ``ROTEIRO_MEMORY_DB`` names, or None."""
+    from roteiro_memory.repo.location import DB_ENV
+    from roteiro_memory.stores.naming import parse_store_name
+
+    named = os.environ.get(DB_ENV)
+    if not named:
+        return None
+    name = parse_store_name("sqlite", named)
+    return name.target if name is not None and name.kind == "postgres" else None
+
+
+def check_server(dsn: str) -> Iterator[Finding]:
+    """One finding per problem in the PostgreSQL store at ``dsn``, or one
+    saying why it could not be checked."""
+    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    try:
+        store = PostgresStore(dsn)
+    except RoteiroError as error:
+        yield Finding("roteiro-check-store", f"{error}; nothing was checked")
+        return
+    try:
+        where = store.describe()
+        for finding in store.check():
+            yield Finding(where, finding.problem, _where(finding.table, finding.row))
+    finally:
+        store.close()
 
 
 def own_store() -> Path | None:
@@ -41,7 +74,8 @@ def own_store() -> Path | None:
             return None
         common_dir = repo.common_dir
     path = locate(None, os.environ, common_dir).path
-    return path if path.is_file() else None
+    # Zero bytes is a store not yet written, as everywhere: nothing to check.
+    return path if path.is_file() and path.stat().st_size > 0 else None
 
 
 def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
@@ -77,6 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from roteiro_memory.errors import RoteiroError
 
         try:
+            server = own_server()
+            if server is not None:
+                return report(check_server(server))
             own = own_store()
         except RoteiroError as error:
             return report([Finding("roteiro-check-store", str(error))])

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import Finding, parser, report
 
 __all__ = ["main", "run_suite"]
@@ -166,7 +167,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     cli.add_argument("--known-failures", metavar="FILE", help="YAML list of expected failures")
     cli.add_argument("--timeout", type=float, metavar="SECONDS", help="per request, cmd: only")
+    cli.add_argument(
+        "--install-requirements",
+        action="store_true",
+        help="first install the suite's requirements into this environment if they are "
+        "missing (the pre-commit hook does, as pre-commit installs only the package)",
+    )
     args = cli.parse_args(argv)
+    from roteiro_memory.suite.extras import SUITE_MODULES, ensure_suite
+
+    missing = ensure_suite(
+        "roteiro-conformance", ("pytest", *SUITE_MODULES), install=args.install_requirements
+    )
+    if missing is not None:
+        print(missing, file=sys.stderr)
+        return int(ExitCode.USAGE)
     return report(run_suite(args))
 
 

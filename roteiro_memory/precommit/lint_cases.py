@@ -6,19 +6,23 @@ registry, ops the protocol has, references to values an earlier step saved,
 capabilities that cover the ops.  A folder of case files is what the suite
 loads together (``--roteiro-cases DIR``), so each folder is checked on its own:
 against its ``invariants.yaml`` (checked itself when it is among the files)
-over the shipped registry (other reserved names, such as ``properties.yaml``,
-are not case files and are passed over), and for case ids used twice -- by two of its
+over the shipped registry (a ``properties.yaml`` is checked against its own
+schema and the property names; other reserved names are passed over), and for
+case ids used twice -- by two of its
 files, or by one of its files and a shipped file it does not replace (a file
 replaces the shipped file of the same name).  pre-commit passes only the
-files that changed, so the folder's other files are read for their ids.
+files that changed, so the folder's other files are read for their ids.  Every
+schema error of a file is reported, one line each.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import parser, report
 
 if TYPE_CHECKING:
@@ -65,12 +69,19 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
         load_file,
         load_registry,
     )
+    from roteiro_memory.suite.properties import PROPERTIES_FILE, load_properties
 
     try:
         registry = load_registry([folder])
     except CaseFileError as error:
         yield str(error)
         return
+    for path in paths:
+        if path.name == PROPERTIES_FILE:
+            try:
+                load_properties(path, registry)
+            except CaseFileError as error:
+                yield from map(str, error.every)
     cases = [p for p in paths if p.name not in RESERVED_FILES and not p.name.startswith("_")]
     passed = {p.resolve() for p in cases}
     siblings = [p for p in case_files([folder], builtin=False) if p.resolve() not in passed]
@@ -84,7 +95,7 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
         try:
             loaded = load_file(path, registry)
         except CaseFileError as error:
-            yield str(error)
+            yield from map(str, error.every)
             continue
         for case in loaded:
             duplicate = claim_case_id(seen, case)
@@ -114,7 +125,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_false",
         help="do not compare case ids with the cases this package ships",
     )
+    cli.add_argument(
+        "--install-requirements",
+        action="store_true",
+        help="first install the suite's requirements into this environment if they are "
+        "missing (the pre-commit hook does, as pre-commit installs only the package)",
+    )
     args = cli.parse_args(argv)
+    if not args.files:
+        return int(ExitCode.OK)
+    from roteiro_memory.suite.extras import ensure_suite
+
+    missing = ensure_suite(
+        "roteiro-lint-cases", ("yaml", "jsonschema"), install=args.install_requirements
+    )
+    if missing is not None:
+        print(missing, file=sys.stderr)
+        return int(ExitCode.USAGE)
     return report(lint(args.files, shipped=args.shipped))
 
 

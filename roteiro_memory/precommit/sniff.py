@@ -4,6 +4,7 @@ A name proves nothing (a store can be called anything; ``notes.db`` may be
 someone else's database), so every test here reads the file:
 
 * a **store** is an SQLite database (its first 16 bytes are the SQLite header)
+  that carries this project's ``PRAGMA application_id`` in its header, or
   whose schema holds this project's tables: ``agent_memory``, or a
   ``schema_migrations`` that records one of this project's migrations;
 * a **companion** is a file named ``DB-wal``, ``DB-shm`` or ``DB-journal``
@@ -12,7 +13,16 @@ someone else's database), so every test here reads the file:
   known by its magic number, whose frames carry this project's schema is a
   store's log wherever it lies;
 * an **export** is JSON Lines whose first record carries the export format's
-  tag.
+  tag, or (its header cut off) is a node, record or cache line of one; or a
+  JSON array of those; in UTF-8 or UTF-16, after any amount of blank space;
+* an **SQL dump** (``iterdump``, ``.dump``) is text that opens a transaction
+  and creates this project's tables;
+* any of these inside a **gzip** file or a **tar** archive (or both) is what
+  it wraps.
+
+Every read is bounded: at most :data:`_SCAN_BYTES` of content (past at most
+:data:`_BLANK_BYTES` of leading blank space), and as much unpacked from a
+wrapper.
 
 Reading never changes anything: a database is opened ``immutable`` (so SQLite
 creates no ``-wal`` or ``-shm`` file beside it) and only ever read.  Nothing
@@ -31,6 +41,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "APPLICATION_ID_BYTES",
     "EXPORT_TAG_FIELD",
     "EXPORT_TAG_PREFIX",
     "SQLITE_HEADER",
@@ -38,6 +49,7 @@ __all__ = [
     "StoreInfo",
     "What",
     "is_sqlite",
+    "is_stamped",
     "is_wal",
     "read_schema",
     "recognise",
@@ -48,6 +60,12 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 """The first four bytes of a WAL file, big-endian; the last bit names the
 byte order of its checksums."""
+APPLICATION_ID_BYTES = b"RoMm"
+"""A store's ``PRAGMA application_id``, as the header keeps it (big-endian, at
+:data:`_APPLICATION_ID_OFFSET`); kept here rather than imported, so a hook
+starts fast, and a test keeps it in step with
+:data:`roteiro_memory.stores.sqlite.migrations.APPLICATION_ID`."""
+_APPLICATION_ID_OFFSET = 68
 SCHEMA_SIGNATURES = (b"CREATE TABLE agent_memory", b"CREATE TABLE agent_cache")
 """Text of this project's schema as SQLite keeps it in ``sqlite_master``."""
 EXPORT_TAG_FIELD = "format"
@@ -57,8 +75,22 @@ this prefix whatever the version (kept here rather than imported, so a hook
 starts fast; a test keeps it in step with :mod:`roteiro_memory.transfer`)."""
 _SCAN_BYTES = 1 << 20
 """How much of a damaged database is scanned for the schema's text."""
-_EXPORT_LINE_BYTES = 1 << 16
-"""How much of a file is read looking for an export's first record."""
+_BLANK_BYTES = 1 << 24
+"""How much leading blank space is skipped looking for content."""
+WAL_SIGNATURES = (*SCHEMA_SIGNATURES, b"agent_memory")
+"""A log's frames name the store's tables in its schema, or, written after
+the schema, in ``sqlite_sequence`` (every record write updates that row)."""
+EXPORT_LINE_PREFIXES = (
+    '{"type": "node", "key": ',
+    '{"type": "record", "id": ',
+    '{"type": "cache", "key": ',
+    '{"type": "end", "counts": ',
+)
+"""How an export's node, record, cache and trailer lines begin, as the exporter writes
+them (a test keeps these in step with :mod:`roteiro_memory.transfer`)."""
+DUMP_OPENINGS = ("BEGIN TRANSACTION;", "PRAGMA foreign_keys=OFF;")
+"""How ``Connection.iterdump`` and the sqlite3 shell's ``.dump`` begin."""
+_WRAPPER_DEPTH = 3
 
 
 class What(enum.Enum):
@@ -69,6 +101,7 @@ class What(enum.Enum):
     SHM = "the shared-memory index of a roteiro-memory store"
     JOURNAL = "the rollback journal of a roteiro-memory store"
     EXPORT = "a roteiro-memory export"
+    DUMP = "an SQL dump of a roteiro-memory store"
 
 
 _COMPANIONS = {"-wal": What.WAL, "-shm": What.SHM, "-journal": What.JOURNAL}
@@ -108,6 +141,13 @@ def _head(path: str | os.PathLike[str], size: int) -> bytes:
 
 def is_sqlite(path: str | os.PathLike[str]) -> bool:
     return _head(path, len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
+def is_stamped(path: Path) -> bool:
+    """Whether the header of the database at ``path`` carries this project's
+    application id: a file stamped so is a store, whatever its schema says."""
+    end = _APPLICATION_ID_OFFSET + len(APPLICATION_ID_BYTES)
+    return _head(path, end)[_APPLICATION_ID_OFFSET:end] == APPLICATION_ID_BYTES
 
 
 def is_wal(path: str | os.PathLike[str]) -> bool:
@@ -151,6 +191,14 @@ def _carries_schema(path: Path) -> bool:
     return any(signature in data for signature in SCHEMA_SIGNATURES)
 
 
+def _is_our_wal(data: bytes) -> bool:
+    return (
+        len(data) >= 4
+        and int.from_bytes(data[:4], "big") in WAL_MAGIC
+        and any(signature in data for signature in WAL_SIGNATURES)
+    )
+
+
 def store_info(path: Path) -> StoreInfo | None:
     """What the schema of ``path`` says, or None when it is not a store.
 
@@ -162,14 +210,15 @@ def store_info(path: Path) -> StoreInfo | None:
         return None
     import sqlite3
 
+    stamped = is_stamped(path)
     try:
         tables, migrations = read_schema(path)
     except sqlite3.DatabaseError:
-        if _carries_schema(path):
+        if stamped or _carries_schema(path):
             return StoreInfo(frozenset(), (), readable=False)
         return None
     ours = _our_migration_names()
-    if "agent_memory" in tables or any(name in ours for _, name in migrations):
+    if stamped or "agent_memory" in tables or any(name in ours for _, name in migrations):
         return StoreInfo(tables, migrations, readable=True)
     if not tables:
         wal = path.with_name(path.name + "-wal")
@@ -186,36 +235,160 @@ def _companion_of(path: Path) -> tuple[str, Path] | None:
     return None
 
 
-def _export_tag(path: Path) -> str | None:
-    """The format tag of the export at ``path``, or None when it is not one."""
-    head = _head(path, _EXPORT_LINE_BYTES)
-    line = head.lstrip(b"\xef\xbb\xbf \t\r\n").split(b"\n", 1)[0]
-    if not line.startswith(b"{"):
+_BLANK = b" \t\r\n"
+_PLAIN_BYTES = 512
+"""How much of a file :func:`_plainly_none` reads: a tar header's magic lies
+at 257, within it."""
+
+
+def _content(path: Path) -> bytes:
+    """The first :data:`_SCAN_BYTES` of ``path`` past its leading blank space
+    (at most :data:`_BLANK_BYTES` of it)."""
+    try:
+        with path.open("rb") as handle:
+            skipped = 0
+            while skipped <= _BLANK_BYTES:
+                chunk = handle.read(1 << 16)
+                if not chunk:
+                    return b""
+                rest = chunk.lstrip(_BLANK)
+                if rest:
+                    return rest + handle.read(_SCAN_BYTES - len(rest))
+                skipped += len(chunk)
+    except OSError:
+        pass
+    return b""
+
+
+def _text(data: bytes) -> str | None:
+    """``data`` as text, UTF-16 when its byte order mark or its NULs say so;
+    None when it is neither UTF-8 nor UTF-16."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data[: len(data) // 2 * 2].decode("utf-16", "replace")
+    sample = data[:64]
+    if len(sample) >= 8 and sample[1::2] == bytes(len(sample[1::2])):
+        return data[: len(data) // 2 * 2].decode("utf-16-le", "replace")
+    if len(sample) >= 8 and sample[0::2] == bytes(len(sample[0::2])):
+        return data[: len(data) // 2 * 2].decode("utf-16-be", "replace")
+    if b"\0" in sample:
         return None
+    return data.decode("utf-8", "replace").lstrip("\ufeff")
+
+
+def _is_export_item(item: object) -> bool:
+    """Whether a JSON value is an export's header, or one of its lines."""
+    if not isinstance(item, dict):
+        return False
     import json
 
+    tag = item.get(EXPORT_TAG_FIELD)
+    if isinstance(tag, str) and tag.startswith(EXPORT_TAG_PREFIX):
+        return True
+    return json.dumps(item).startswith(EXPORT_LINE_PREFIXES)
+
+
+def _export_text(text: str) -> bool:
+    """Whether ``text`` opens an export: JSON Lines, or a JSON array of lines."""
+    import json
+
+    text = text.lstrip(" \t\r\n\ufeff")
+    if text.startswith("["):
+        try:
+            first, _ = json.JSONDecoder().raw_decode(
+                text, len(text[1:]) - len(text[1:].lstrip()) + 1
+            )
+        except ValueError:
+            return False
+        return _is_export_item(first)
+    line = text.split("\n", 1)[0].rstrip("\r")
+    if line.startswith(EXPORT_LINE_PREFIXES):
+        return True  # a record line may be longer than what was read
     try:
-        first = json.loads(line)
+        return line.startswith("{") and _is_export_item(json.loads(line))
     except ValueError:
+        return False
+
+
+def _dump_text(text: str) -> bool:
+    text = text.lstrip(" \t\r\n\ufeff")
+    return text.startswith(DUMP_OPENINGS) and any(
+        signature.decode() in text for signature in SCHEMA_SIGNATURES
+    )
+
+
+def _gunzip(data: bytes) -> bytes:
+    import zlib
+
+    try:
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, _SCAN_BYTES)
+    except zlib.error:
+        return b""
+
+
+def _tar_members(data: bytes) -> list[tuple[str, bytes]]:
+    """The (name, content) of each regular member of a ustar archive whose
+    header lies within ``data``; content as far as ``data`` holds it."""
+    members: list[tuple[str, bytes]] = []
+    offset = 0
+    while offset + 512 <= len(data) and data[offset + 257 : offset + 262] == b"ustar":
+        header = data[offset : offset + 512]
+        name = header[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+        try:
+            size = int(header[124:136].split(b"\0", 1)[0].strip() or b"0", 8)
+        except ValueError:
+            break
+        start = offset + 512
+        if header[156:157] in (b"0", b"\0"):
+            members.append((name, data[start : start + size]))
+        offset = start + (size + 511) // 512 * 512
+    return members
+
+
+def _inside(data: bytes, depth: int = 0) -> tuple[What, str] | None:
+    """What the bytes opening a file (or unpacked from one) hold, and where."""
+    if data.startswith(SQLITE_HEADER) and any(s in data for s in SCHEMA_SIGNATURES):
+        return What.STORE, ""
+    if _is_our_wal(data):
+        return What.WAL, ""
+    if depth < _WRAPPER_DEPTH and data.startswith(b"\x1f\x8b"):
+        found = _inside(_gunzip(data), depth + 1)
+        return None if found is None else (found[0], _wrapped("gzip-compressed", found[1]))
+    if depth < _WRAPPER_DEPTH and data[257:262] == b"ustar":
+        for name, content in _tar_members(data):
+            found = _inside(content, depth + 1)
+            if found is not None:
+                return found[0], _wrapped(f"in a tar archive, as {name}", found[1])
         return None
-    if not isinstance(first, dict):
+    text = _text(data)
+    if text is None:
         return None
-    tag = first.get(EXPORT_TAG_FIELD)
-    return tag if isinstance(tag, str) and tag.startswith(EXPORT_TAG_PREFIX) else None
+    if _export_text(text):
+        return What.EXPORT, ""
+    if _dump_text(text):
+        return What.DUMP, ""
+    return None
+
+
+def _wrapped(how: str, inner: str) -> str:
+    return f"{how}, {inner}" if inner else how
 
 
 def _plainly_none(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is, by its first bytes and its name alone, none of
-    what :func:`recognise` looks for: most files a commit passes are, and
-    they are passed over without loading pathlib."""
+    """Whether ``path`` is, by its name and first bytes alone, none of what
+    :func:`recognise` looks for, so that it is passed over without loading
+    pathlib: most files a commit passes are ASCII text whose first non-blank
+    byte opens neither an export (``{``, ``[``) nor a dump.  Anything else --
+    a NUL or a byte past ASCII (a database, a WAL, gzip, tar, UTF-16, a byte
+    order mark), or blank space throughout what was read -- is looked at in
+    full."""
     name = os.fspath(path)
     if name.endswith(tuple(_COMPANIONS)):
         return False
-    head = _head(name, len(SQLITE_HEADER))
-    if head == SQLITE_HEADER or (len(head) >= 4 and int.from_bytes(head[:4], "big") in WAL_MAGIC):
+    head = _head(name, _PLAIN_BYTES)
+    start = head.lstrip(_BLANK)
+    if not start or not head.isascii() or b"\0" in head:
         return False
-    start = head.lstrip(b"\xef\xbb\xbf \t\r\n")
-    return bool(start) and not start.startswith(b"{")
+    return not start.startswith((b"{", b"[", *(o.encode() for o in DUMP_OPENINGS)))
 
 
 def recognise(path: str | os.PathLike[str]) -> Recognised | None:
@@ -229,13 +402,12 @@ def recognise(path: str | os.PathLike[str]) -> Recognised | None:
     if info is not None:
         detail = f"schema version {info.version}" if info.version is not None else ""
         return Recognised(file, What.STORE, detail)
-    if is_wal(file) and _carries_schema(file):
-        return Recognised(file, What.WAL)
+    found = _inside(_content(file))
+    if found is not None and found[0] is What.WAL:
+        return Recognised(file, *found)
     companion = _companion_of(file)
     if companion is not None:
         suffix, database = companion
         if database.is_file() and store_info(database) is not None:
             return Recognised(file, _COMPANIONS[suffix], f"beside {database.name}")
-    if _export_tag(file) is not None:
-        return Recognised(file, What.EXPORT)
-    return None
+    return None if found is None else Recognised(file, *found)

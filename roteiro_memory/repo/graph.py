@@ -27,14 +27,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from roteiro_memory.errors import GitError, SymbolError
+from roteiro_memory.errors import GitError, SymbolError, excerpt
 from roteiro_memory.repo.symbols import blob_id, definitions, is_python_path
 from roteiro_memory.results import GraphNode
 from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
+    from typing import Any, BinaryIO, NamedTuple
 
     from roteiro_memory.store import Store
 
@@ -63,6 +63,18 @@ _GITLINK = "160000"
 _SYMLINK = "120000"
 _REGULAR = "100644"
 _EXECUTABLE = "100755"
+
+MAX_UNTRACKED_BYTES = 16 * 1024 * 1024
+"""An untracked file larger than this is taken for a log, a dump or a build
+product, not source: it gets no node and is not read (untracked files are
+hashed on every sync, as git keeps no stat cache for them)."""
+
+SNIFF_BYTES = 8192
+"""An untracked file with a NUL byte this near its start is binary, as git
+decides it: no node either."""
+
+_CHUNK_BYTES = 1 << 20
+"""Files are hashed this much at a time, never read whole."""
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a sync reads and parses files."""
@@ -167,9 +179,11 @@ def _split_z(data: bytes) -> list[str]:
     return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
 
 
-def _hash_path(repo: Repo, path: str) -> FileEntry | None:
-    """Hash the file at ``path`` as it is on disk; None when it is gone or is
-    not a file (a directory where a file was)."""
+def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry | str | None:
+    """Hash the file at ``path`` as it is on disk, streamed; None when it is
+    gone or is not a file (a directory where a file was).  An untracked file
+    that cannot be source (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`)
+    is not hashed: the reason it has no node is returned instead."""
     full = repo.root / path
     try:
         info = full.lstat()
@@ -178,18 +192,58 @@ def _hash_path(repo: Repo, path: str) -> FileEntry | None:
             return FileEntry(path, _SYMLINK, blob_id(target, repo.object_format))
         if not stat.S_ISREG(info.st_mode):
             return None
-        content = full.read_bytes()
+        if untracked and info.st_size > MAX_UNTRACKED_BYTES:
+            return (
+                f"is an untracked file of {info.st_size:,} bytes, over the "
+                f"{MAX_UNTRACKED_BYTES // (1024 * 1024)} MiB a source file may be, so it has "
+                "no node and is not read; add it to .gitignore to say so"
+            )
+        with full.open("rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+            if untracked and b"\0" in head:
+                return (
+                    f"is an untracked binary file (a NUL byte in its first {SNIFF_BYTES:,} "
+                    "bytes), so it has no node; add it to .gitignore to say so"
+                )
+            blob = _stream_blob_id(handle, head, repo.object_format)
     except (FileNotFoundError, NotADirectoryError):
         return None
     mode = _EXECUTABLE if info.st_mode & stat.S_IXUSR else _REGULAR
-    return FileEntry(path, mode, blob_id(content, repo.object_format))
+    return FileEntry(path, mode, blob)
 
 
-def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, FileEntry]:
+def _stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> str:
+    """:func:`blob_id` of the open file whose first bytes were ``head``, read a
+    chunk at a time.  A file that grows or shrinks while read is read again
+    (at most twice): git's header names the size before the content."""
+    new = _hasher(object_format)
+    for _ in range(3):
+        size = os.fstat(handle.fileno()).st_size
+        digest = new()
+        digest.update(b"blob %d\x00" % size)
+        digest.update(head)
+        read = len(head)
+        while chunk := handle.read(_CHUNK_BYTES):
+            digest.update(chunk)
+            read += len(chunk)
+        if read == size:
+            break
+        handle.seek(0)
+        head = handle.read(SNIFF_BYTES)
+    hexdigest: str = digest.hexdigest()
+    return hexdigest
+
+
+def working_files(
+    repo: Repo,
+    progress: Progress | None = None,
+    left_out: list[tuple[str, str]] | None = None,
+) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
-    being read; the rest are hashed from disk.
+    being read; the rest are hashed from disk.  An untracked file that cannot
+    be source is left out, and ``(path, reason)`` added to ``left_out``.
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
@@ -232,13 +286,17 @@ def working_files(repo: Repo, progress: Progress | None = None) -> dict[str, Fil
             continue
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
     to_hash = sorted(dirty) + untracked
+    new = set(untracked)
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
         if previous is not None and previous.mode == _GITLINK:
             files[path] = previous
         else:
-            entry = _hash_path(repo, path)
-            if entry is not None:
+            entry = _hash_path(repo, path, untracked=path in new)
+            if isinstance(entry, str):
+                if left_out is not None:
+                    left_out.append((path, entry))
+            elif entry is not None:
                 files[path] = entry
         if progress is not None:
             progress(done, len(to_hash))
@@ -282,7 +340,7 @@ def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
     return _hash_tree(root, _hasher(object_format))
 
 
-def _hasher(object_format: str) -> Callable[[bytes], Any]:
+def _hasher(object_format: str) -> Callable[..., Any]:
     if object_format == "sha1":
         try:
             # CPython's own SHA-1, the one hashlib falls back to: every sync
@@ -469,7 +527,8 @@ def sync(
     (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
     that differ, so a sync racing another never leaves a mixed graph.
     """
-    files = working_files(repo, hash_progress)
+    left_out: list[tuple[str, str]] = []
+    files = working_files(repo, hash_progress, left_out)
     tree = tree_id(files.values(), repo.object_format)
     if store.tree() == tree:
         return SyncReport(tree=tree, files=len(files), up_to_date=True)
@@ -494,7 +553,7 @@ def sync(
         written=written,
         removed=removed,
         parsed=parsed,
-        unparsable=unparsable,
+        unparsable=left_out + unparsable,
     )
 
 
@@ -504,14 +563,23 @@ def sync(
 def resolve_tree(repo: Repo, rev: str) -> str:
     """The tree id ``rev`` names; :class:`GitError` naming the revision if none."""
     if not rev or rev.startswith("-"):
-        raise GitError(f"invalid revision {rev!r}: expected a commit, branch or tag name")
+        raise GitError(f"invalid revision {excerpt(rev)}: expected a commit, branch or tag name")
     try:
         out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
     except GitError:
+        pass
+    else:
+        return out.decode("ascii").strip()
+    try:
+        repo.git("rev-parse", "--verify", "--quiet", "HEAD")
+    except GitError:
         raise GitError(
-            f"unknown revision {rev!r}: expected a commit, branch or tag of {repo.root}"
+            f"unknown revision {excerpt(rev)}: the repository at {repo.root} has no commits "
+            "yet, so there is no revision to compare with; commit once, then try again"
         ) from None
-    return out.decode("ascii").strip()
+    raise GitError(
+        f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
+    )
 
 
 def _cat_blobs(repo: Repo, blobs: Sequence[str]) -> list[bytes]:

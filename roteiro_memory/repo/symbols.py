@@ -139,7 +139,9 @@ def definitions(source: bytes, object_format: str = "sha1") -> list[Definition]:
     try:
         tree = ast.parse(source, type_comments=False)
     except SyntaxError as error:
-        raise SymbolError(f"line {error.lineno}: {error.msg}") from None
+        # Some faults (a NUL byte, an unknown encoding) have no line, or line 0.
+        where = f"line {error.lineno}: " if error.lineno else ""
+        raise SymbolError(f"{where}{error.msg}") from None
     except (ValueError, RecursionError, MemoryError) as error:
         raise SymbolError(str(error) or type(error).__name__) from None
     lines = _utf8_lines(source)

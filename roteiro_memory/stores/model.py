@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import NotFound
 from roteiro_memory.results import (
@@ -29,7 +30,7 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.valueclass import replace
 
 __all__ = ["ModelStore"]
@@ -88,9 +89,13 @@ class ModelStore(Store):
     """The reference model: nothing persisted beyond this object's lifetime."""
 
     name = "memory"
+    capabilities = STORE_CAPABILITIES
 
-    def __init__(self) -> None:
+    def __init__(self, tokenizer: lexical.Tokenizer = lexical.TOKENIZER) -> None:
+        """``tokenizer`` other than the default is for measuring variants
+        (``roteiro_memory.evaluation``) only: PROTOCOL fixes the default."""
         self._state = _fresh()
+        self._tokenizer = tokenizer
 
     # --- rows as results -------------------------------------------------
 
@@ -167,7 +172,9 @@ class ModelStore(Store):
     # --- episodic tier ---------------------------------------------------
 
     def _write(self, state: _State, write: MemoryWrite) -> int:
-        valid = sem.validate_write(write.kind, write.scope, write.body, write.confidence)
+        valid = sem.validate_write(
+            write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
+        )
         if write.supersedes is not None:
             target = state.records.get(write.supersedes)
             sem.check_supersedes(
@@ -269,6 +276,74 @@ class ModelStore(Store):
             superseded=superseded,
         )
 
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> Recall:
+        parsed_decay = Decay.parse(decay)
+        # Liveness is the corpus's to decide; the filters only narrow it.
+        wanted = {row.id for row in self._matching(scope, kind, anchor_key, True, anchors)}
+        corpus = self._search_corpus()
+        documents = {
+            row.id: lexical.Document(
+                row.id,
+                lexical.document_terms(row.body, row.anchor_key, row.anchor_path, self._tokenizer),
+            )
+            for row in corpus
+        }
+        stats = self._statistics(documents.values(), wanted)
+        terms = lexical.query_terms(query, self._tokenizer)
+        generation = max(self._state.records, default=0)
+        ranked: builtins.list[Recalled] = []
+        for row in corpus:
+            if row.id not in wanted:
+                continue
+            relevance = self._relevance(terms, documents[row.id], stats)
+            if relevance <= 0.0:
+                continue
+            record = self._record(row, graph)
+            if applicable_only and not record.applies:
+                continue
+            evidence = Recalled.rank(record, generation, parsed_decay)
+            score = lexical.combine(relevance, evidence.score)
+            ranked.append(replace(evidence, score=score, relevance=relevance))
+        ranked.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
+        counts = self._counts()
+        return Recall(
+            generation=generation,
+            decay=parsed_decay,
+            results=sem.apply_limit(ranked, limit),
+            live=counts[0],
+            superseded=counts[1],
+            schema=lexical.SEARCH_SCHEMA,
+            terms=list(terms),
+        )
+
+    def _search_corpus(self) -> builtins.list[_Row]:
+        """The records search ranks and counts: every live one, newest first."""
+        return self._matching(None, None, None, include_superseded=False)
+
+    def _statistics(
+        self, documents: Iterable[lexical.Document], wanted: set[int]
+    ) -> lexical.CorpusStats:
+        """Statistics over the whole corpus; ``wanted`` (the filtered ids) is
+        deliberately unused -- filters never change a record's relevance."""
+        return lexical.CorpusStats.of(documents)
+
+    def _relevance(
+        self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
+    ) -> float:
+        return lexical.relevance(terms, document, stats)
+
     def forget(self, id: int) -> MemoryForgotten:
         if id not in self._state.records:
             raise NotFound(f"no memory record with id {id} to forget")
@@ -284,6 +359,7 @@ class ModelStore(Store):
     # --- cache tier ------------------------------------------------------
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         state = self._state
         node = state.nodes.get(anchor) if anchor is not None else None
         state.ticks += 1

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import StoreUnavailable, excerpt
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.postgres.dsn import is_uri as is_postgres_uri
@@ -56,7 +56,7 @@ def parse_store_name(
     elif backend.startswith(POSTGRES_BACKEND_PREFIX):
         if named is not None:
             raise StoreUnavailable(
-                f"backend {backend!r} already names the database; drop --db {named!r}"
+                f"backend {excerpt(backend)} already names the database; drop --db {excerpt(named)}"
             )
         dsn = backend[len(POSTGRES_BACKEND_PREFIX) :]
     elif backend == "postgres" or (backend == "sqlite" and is_postgres_uri(named)):
@@ -91,7 +91,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
     name = parse_store_name(backend, db)
     if name is None:
         raise StoreUnavailable(
-            f"unknown backend {backend!r}: expected one of {', '.join(BACKENDS)}, "
+            f"unknown backend {excerpt(backend)}: expected one of {', '.join(BACKENDS)}, "
             "postgres:DSN, or a postgresql:// URI"
         )
     if name.kind == "postgres":

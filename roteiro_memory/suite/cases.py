@@ -12,6 +12,7 @@ This module does not import pytest.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -36,12 +37,14 @@ __all__ = [
     "builtin_dir",
     "case_files",
     "claim_case_id",
+    "did_you_mean",
     "json_path",
     "line_at",
     "load_cases",
     "load_file",
     "load_registry",
     "read_yaml",
+    "schema_problem",
 ]
 
 JSON = Any
@@ -169,17 +172,59 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _constru
 
 
 def read_yaml(path: Path) -> JSON:
+    """A YAML file's document, its mappings remembering their lines.
+
+    A mapping or list written once and repeated by an alias (``*name``) is
+    refused: aliases nested in aliases (a "billion laughs" bomb) stand for more
+    values than memory holds once anything walks the document, and a case
+    file has no need of them.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise CaseFileError(path, f"cannot be read: {error}") from error
     try:
-        return yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
+        document = yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(error, "problem", None) or str(error)
         raise CaseFileError(path, f"is not valid YAML: {problem}", line=line) from error
+    repeated = _repeated_container(document)
+    if repeated is not None:
+        where, line = repeated
+        raise CaseFileError(
+            path,
+            "a YAML alias (*name) repeats a mapping or list here; case files do not "
+            "allow aliases of them: write the value out",
+            line=line,
+            path=where,
+        )
+    return document
+
+
+def _repeated_container(document: JSON) -> tuple[str, int | None] | None:
+    """Where a mapping or list first appears a second time (only an alias
+    does that), visiting each object once; or None."""
+    seen: set[int] = set()
+    stack: list[tuple[JSON, list[str | int], int | None]] = [(document, [], None)]
+    while stack:
+        node, parts, line = stack.pop()
+        if not isinstance(node, (dict, list)):
+            continue
+        line = getattr(node, "line", line)
+        if id(node) in seen:
+            return json_path(parts) or "(top level)", line
+        seen.add(id(node))
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        stack.extend((value, [*parts, key], line) for key, value in items)
+    return None
+
+
+def did_you_mean(value: object, allowed: Iterable[str]) -> str:
+    """``; did you mean 'x'?`` for the closest of ``allowed``, or nothing."""
+    close = difflib.get_close_matches(str(value), list(allowed), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 def line_at(document: JSON, path: Sequence[str | int]) -> int | None:
@@ -334,20 +379,27 @@ def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:
-        error = min(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
-        error = jsonschema.exceptions.best_match([error]) or error
-        parts = list(error.absolute_path)
-        case_id = _case_id_along(document, parts)
-        inner = parts[2:] if len(parts) >= 2 and parts[0] == "cases" else parts
-        raise CaseFileError(
-            path,
-            _schema_problem(error),
-            line=line_at(document, parts),
-            case_id=case_id,
-            path=json_path(inner) or "(top level)",
+        first = min(errors, key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+        found = [_schema_error(path, document, e) for e in errors]
+        primary = found[errors.index(first)]
+        primary.more = tuple(
+            sorted((f for f in found if f is not primary), key=lambda f: f.line or 0)
         )
+        raise primary
     topic = document.get("topic", path.stem)
     return [_build_case(path, topic, raw, registry) for raw in document["cases"]]
+
+
+def _schema_error(path: Path, document: JSON, error: jsonschema.ValidationError) -> CaseFileError:
+    parts = list(error.absolute_path)
+    inner = parts[2:] if len(parts) >= 2 and parts[0] == "cases" else parts
+    return CaseFileError(
+        path,
+        schema_problem(error),
+        line=line_at(document, parts),
+        case_id=_case_id_along(document, parts),
+        path=json_path(inner) or "(top level)",
+    )
 
 
 def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
@@ -362,7 +414,8 @@ def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
     return None
 
 
-def _schema_problem(error: jsonschema.ValidationError) -> str:
+def schema_problem(error: jsonschema.ValidationError) -> str:
+    """A schema error in words: what is allowed, and the closest allowed value."""
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {', '.join(allowed)}"
@@ -380,7 +433,8 @@ def _schema_problem(error: jsonschema.ValidationError) -> str:
         best = jsonschema.exceptions.best_match(error.context)
         return f"{error.instance!r} fits none of the allowed forms ({best.message})"
     if error.validator == "enum":
-        return f"{error.instance!r} is not allowed; expected one of {error.validator_value}"
+        hint = did_you_mean(error.instance, [str(v) for v in error.validator_value])
+        return f"{error.instance!r} is not allowed{hint}; expected one of {error.validator_value}"
     return str(error.message)
 
 
@@ -431,8 +485,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
 
     if raw["invariant"] not in registry:
         raise fail(
-            f"unknown invariant {raw['invariant']!r}: add it to {REGISTRY_FILE} or use one of "
-            f"{', '.join(sorted(registry))}",
+            f"unknown invariant {raw['invariant']!r}{did_you_mean(raw['invariant'], registry)} "
+            f"(add it to {REGISTRY_FILE}, or use one of {', '.join(sorted(registry))})",
             "invariant",
         )
     requires = tuple(raw.get("requires", ()))
@@ -461,7 +515,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         named = "raw" not in raw_step
         if named and op not in OP_CAPABILITY and raw_step.get("error") != "BadRequest":
             raise fail(
-                f"unknown op {op!r}: expected one of {', '.join(OP_CAPABILITY)} (a step may "
+                f"unknown op {op!r}{did_you_mean(op, OP_CAPABILITY)}: expected one of "
+                f"{', '.join(OP_CAPABILITY)} (a step may "
                 "name an op outside PROTOCOL only when it expects error: BadRequest)",
                 f"{where}.op",
                 line,

@@ -23,6 +23,7 @@ import difflib
 import importlib
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import threading
@@ -51,6 +52,14 @@ Factory = Callable[[], object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest response line read from a program; a longer one (or bytes that
+never end a line) fails the request rather than filling the suite's memory."""
+_OVERLONG = b""
+"""Queued in place of a line longer than :data:`MAX_LINE_BYTES` (``readline``
+never returns an empty line before end of output)."""
+RESTARTED = "; the program was restarted for the next case"
+"""How a failure's message ends when the program was killed for it."""
 
 
 def sqlite_store() -> object:
@@ -79,12 +88,26 @@ def _names_postgres(spec: str) -> bool:
     return name is not None and name.kind == "postgres"
 
 
-def _postgres(spec: str) -> object:
+def _postgres(spec: str) -> Backend:
+    """The PostgreSQL store ``spec`` names, in-process.
+
+    A DSN that names no schema gets a throwaway one, created now and dropped
+    when the backend closes, so the suite never resets the schema a team's
+    ``--db DSN`` uses (``roteiro`` by default).  A DSN naming its schema
+    (``?schema=NAME``) is used as named.
+    """
     from roteiro_memory.errors import RoteiroError
-    from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.naming import open_store, parse_store_name
+    from roteiro_memory.stores.postgres.dsn import split_schema
+    from roteiro_memory.stores.postgres.store import PostgresStore
 
     try:
-        return open_store(spec)
+        name = parse_store_name(spec)
+        dsn = name.target if name is not None and name.target is not None else spec
+        if split_schema(dsn)[1] is not None:
+            return InProcessBackend(open_store(spec), spec)
+        schema = f"roteiro_conformance_{os.getpid()}_{secrets.token_hex(4)}"
+        return _ThrowawaySchema(PostgresStore(dsn, schema=schema), spec)
     except RoteiroError as error:
         raise BackendSpecError(f"backend {spec!r}: {error}") from None
 
@@ -157,7 +180,11 @@ class InProcessBackend:
         try:
             return json.loads(json.dumps(result, allow_nan=False))
         except (TypeError, ValueError) as error:
-            raise BackendFailure(f"{op} returned a value that is not JSON: {result!r}") from error
+            shown = repr(result)
+            shown = shown if len(shown) <= 500 else shown[:500] + "..."
+            raise BackendFailure(f"{op} returned a value that is not JSON: {shown}") from error
+        except RecursionError:
+            raise BackendFailure(f"{op} returned a value nested too deeply to read") from None
 
     def hello(self) -> JSON:
         """The backend's answer to ``hello``, asked once."""
@@ -178,6 +205,13 @@ class InProcessBackend:
         closer = getattr(getattr(self._target, "store", self._target), "close", None)
         if callable(closer):
             closer()
+
+
+class _ThrowawaySchema(InProcessBackend):
+    """A PostgreSQL store in a schema made for this run, dropped on close."""
+
+    def close(self) -> None:
+        self._target.store.drop()
 
 
 def _as_caller(target: object, name: str) -> Any:
@@ -238,12 +272,21 @@ class SubprocessBackend:
     stderr tail) and the next request starts a fresh program.
     """
 
-    def __init__(self, argv: list[str], *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         if not argv:
             raise BackendSpecError("cmd: needs a command line, e.g. 'cmd:my-store --protocol'")
         self.argv = argv
         self.name = f"cmd:{shlex.join(argv)}"
         self.timeout = timeout
+        self.env = dict(env or {})
+        """Variables added to the program's environment (the durability
+        entries name the store this way)."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._lines: collections.deque[bytes | None] = collections.deque()
         self._ready = threading.Condition()
@@ -262,7 +305,7 @@ class SubprocessBackend:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
             )
         except OSError as error:
             raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
@@ -277,10 +320,15 @@ class SubprocessBackend:
         return proc
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
-        for line in iter(stream.readline, b""):
-            with self._ready:
-                sink.append(line)
-                self._ready.notify_all()
+        with contextlib.suppress(OSError, ValueError):  # the stream closed under us
+            while line := stream.readline(MAX_LINE_BYTES + 1):
+                overlong = len(line) > MAX_LINE_BYTES
+                with self._ready:
+                    sink.append(_OVERLONG if overlong else line)
+                    self._ready.notify_all()
+                if overlong:
+                    # Read no further: the program is killed by the request.
+                    return
         with self._ready:
             sink.append(None)
             self._ready.notify_all()
@@ -291,6 +339,18 @@ class SubprocessBackend:
 
     def stderr_tail(self) -> str | None:
         return "\n".join(self._stderr) or None
+
+    @property
+    def pid(self) -> int | None:
+        """The running program's process id; None when none is running."""
+        proc = self._proc
+        return proc.pid if proc is not None and proc.poll() is None else None
+
+    def kill(self) -> None:
+        """SIGKILL the program between requests, as a crash would: no shutdown,
+        nothing flushed.  The next request starts it afresh.  (To kill it while
+        a request waits, signal :attr:`pid`: that request then fails.)"""
+        self._kill()
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
@@ -303,7 +363,9 @@ class SubprocessBackend:
             proc.wait(timeout=5)
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             if stream is not None:
-                stream.close()
+                # Closing stdin flushes what the dead program never read.
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def _fail(self, message: str) -> BackendFailure:
         # Give the stderr reader a moment to drain what the program said last.
@@ -313,13 +375,18 @@ class SubprocessBackend:
         tail = self.stderr_tail()
         self._kill()
         self.restarts += 1
-        return BackendFailure(f"{message}; the program was restarted for the next case", tail)
+        return BackendFailure(message + RESTARTED, tail)
 
     def _read_line(self, proc: subprocess.Popen[bytes], op: str) -> bytes:
         with self._ready:
             if not self._ready.wait_for(lambda: bool(self._lines), timeout=self.timeout):
                 raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
             line = self._lines.popleft()
+        if line is _OVERLONG:
+            raise self._fail(
+                f"{op}: the response is longer than {MAX_LINE_BYTES} bytes without ending "
+                "its line (the protocol's responses are one JSON line each)"
+            )
         if line is None:
             try:
                 status = proc.wait(timeout=2)
@@ -413,6 +480,10 @@ class SubprocessBackend:
             response = json.loads(line)
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
+        except RecursionError:
+            raise self._fail(
+                f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
+            ) from None
         problem = _response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
@@ -509,7 +580,7 @@ def resolve_backend(
     if spec in named:
         return InProcessBackend(named[spec](), spec)
     if ":" in spec and _names_postgres(spec):
-        return InProcessBackend(_postgres(spec), spec)
+        return _postgres(spec)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:

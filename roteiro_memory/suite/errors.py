@@ -15,7 +15,8 @@ __all__ = ["BackendFailure", "BackendSpecError", "CaseFileError", "OpError"]
 class CaseFileError(Exception):
     """A case file (or registry, or known-failures file) that cannot be used.
 
-    ``str()`` reads ``FILE:LINE: case 'ID': at PATH: PROBLEM``.
+    ``str()`` reads ``FILE:LINE: case 'ID': at PATH: PROBLEM``; :attr:`every`
+    lists this fault and the others found with it.
     """
 
     def __init__(
@@ -32,6 +33,9 @@ class CaseFileError(Exception):
         self.line = line
         self.case_id = case_id
         self.path = path
+        self.more: tuple[CaseFileError, ...] = ()
+        """Further faults found in the same file with this one (every schema
+        error at once), for a reader that lists them all."""
         where = self.file if line is None else f"{self.file}:{line}"
         parts = [where]
         if case_id is not None:
@@ -39,6 +43,11 @@ class CaseFileError(Exception):
         if path:
             parts.append(f"at {path}")
         super().__init__(": ".join([*parts, problem]))
+
+    @property
+    def every(self) -> list[CaseFileError]:
+        """This fault and the others found in the same file."""
+        return [self, *self.more]
 
 
 class BackendSpecError(ValueError):

@@ -7,27 +7,38 @@ tag, with which Hypothesis settings.  A failure is shrunk to a shortest
 sequence and reported as a YAML case -- the steps, with ``save``/``$ref`` for
 ids and the expectation that failed -- ready to paste into ``conformance/``.
 
-Runs are reproducible when the ``CI`` environment variable is set
-(derandomized) and never write a ``.hypothesis`` folder (no example database).
+Runs are reproducible: every property draws its sequences from one seed
+(:data:`DEFAULT_SEED` unless the run explores, with a seed of its own that the
+report prints), and never writes a ``.hypothesis`` folder (no example database).
 
 This module does not import pytest.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
+import shutil
+import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
-from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings
 
-from roteiro_memory.suite.cases import Invariant, builtin_dir, json_path, line_at, read_yaml
+from roteiro_memory.suite.cases import (
+    Invariant,
+    builtin_dir,
+    did_you_mean,
+    json_path,
+    line_at,
+    read_yaml,
+    schema_problem,
+)
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError
 from roteiro_memory.suite.runner import Backend, json_equal, render
 from roteiro_memory.suite.sequences import (
@@ -44,6 +55,7 @@ from roteiro_memory.suite.sequences import (
 )
 
 __all__ = [
+    "DEFAULT_SEED",
     "PROPERTIES",
     "PROPERTIES_FILE",
     "Property",
@@ -57,6 +69,9 @@ __all__ = [
 JSON = Any
 PROPERTIES_FILE = "properties.yaml"
 SCHEMA_FILE = "property.schema.json"
+DEFAULT_SEED = 0
+"""The seed of a run that does not explore: every run tries the same sequences,
+so a verdict (and a known-failures entry) never depends on the run."""
 
 
 class Violation(AssertionError):
@@ -418,14 +433,21 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
     document = read_yaml(path)
     errors = list(jsonschema.Draft202012Validator(_schema()).iter_errors(document))
     if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        parts = list(error.absolute_path)
-        raise CaseFileError(
-            path,
-            str(error.message),
-            line=line_at(document, parts),
-            path=json_path(parts) or "(top level)",
-        )
+        best = jsonschema.exceptions.best_match(errors)
+
+        def located(error: Any) -> CaseFileError:
+            parts = list(error.absolute_path)
+            return CaseFileError(
+                path,
+                schema_problem(error),
+                line=line_at(document, parts),
+                path=json_path(parts) or "(top level)",
+            )
+
+        primary = located(best)
+        others = [located(e) for e in errors if e is not best]
+        primary.more = tuple(sorted(others, key=lambda f: f.line or 0))
+        raise primary
     out: list[PropertySpec] = []
     seen: set[str] = set()
     for index, raw in enumerate(document["properties"]):
@@ -440,11 +462,13 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
         seen.add(raw["id"])
         if raw["property"] not in PROPERTIES:
             raise fail(
-                f"unknown property {raw['property']!r}: expected one of {', '.join(PROPERTIES)}",
+                f"unknown property {raw['property']!r}{did_you_mean(raw['property'], PROPERTIES)}"
+                f": expected one of {', '.join(PROPERTIES)}",
                 "property",
             )
         if raw["invariant"] not in registry:
-            raise fail(f"unknown invariant {raw['invariant']!r}", "invariant")
+            hint = did_you_mean(raw["invariant"], registry)
+            raise fail(f"unknown invariant {raw['invariant']!r}{hint}", "invariant")
         rule = PROPERTIES[raw["property"]]
         requires = tuple(raw.get("requires", ()))
         missing = [c for c in rule.requires if c not in requires]
@@ -491,12 +515,14 @@ class PropertyOutcome:
 
 
 def hypothesis_settings(spec: PropertySpec) -> settings:
-    """The settings a property runs with: the entry's budget; derandomized
-    under CI; never an example database in the user's folder."""
+    """The settings a property runs with: the entry's budget, and never an
+    example database in the user's folder.  The sequences tried depend only on
+    the seed :func:`run_property` is given (a profile's ``derandomize``,
+    ``database`` and ``max_examples`` are not used)."""
     return settings(
         max_examples=spec.max_examples,
         stateful_step_count=spec.max_steps,
-        derandomize=bool(os.environ.get("CI")),
+        derandomize=False,
         database=None,
         deadline=None,
         report_multiple_bugs=False,
@@ -506,10 +532,44 @@ def hypothesis_settings(spec: PropertySpec) -> settings:
     )
 
 
-def run_property(spec: PropertySpec, backend: Backend) -> PropertyOutcome:
-    """Run one property against ``backend``; a failure carries its shrunk case."""
+@contextlib.contextmanager
+def _private_storage() -> Iterator[None]:
+    """Hypothesis's storage folder pointed at a temporary one while a property
+    runs: with no example database it still caches the constants it reads
+    from local modules there, which would leave a ``.hypothesis`` folder in
+    the user's working directory.  The folder in force before is restored."""
+    from hypothesis import configuration
+
+    previous = getattr(configuration, "__hypothesis_home_directory", None)
+    folder = tempfile.mkdtemp(prefix="roteiro-hypothesis-")
+    configuration.set_hypothesis_home_dir(folder)
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(previous)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Crashed(Exception):
+    """The backend failed during a sequence; carries the sequence, so the
+    shrunk one that still makes it fail can be shown."""
+
+    def __init__(self, failure: BackendFailure, calls: Sequence[Call]) -> None:
+        self.failure = failure
+        self.calls = list(calls)
+        super().__init__(failure.message)
+
+
+def run_property(
+    spec: PropertySpec, backend: Backend, *, seed_value: int = DEFAULT_SEED
+) -> PropertyOutcome:
+    """Run one property against ``backend`` with the sequences ``seed_value``
+    draws; a failure (a broken rule or a crash) carries its shrunk case."""
     started = time.perf_counter()
-    declared = backend.capabilities()
+    try:
+        declared = backend.capabilities()
+    except BackendFailure as failure:
+        return _backend_failed(spec, failure, started)
     missing = [c for c in spec.requires if c not in declared]
     if missing:
         return PropertyOutcome(
@@ -520,44 +580,75 @@ def run_property(spec: PropertySpec, backend: Backend) -> PropertyOutcome:
         )
     rule = PROPERTIES[spec.rule]
 
+    @seed(seed_value)
     @hypothesis_settings(spec)
     @given(sequences(declared, spec.max_steps))
     def check(calls: list[Call]) -> None:
-        backend.call("reset", {})
-        rule.check(backend, calls)
+        try:
+            backend.call("reset", {})
+            rule.check(backend, calls)
+        except BackendFailure as failure:
+            raise _Crashed(failure, calls) from None
+        except RecursionError:
+            deep = BackendFailure("a result is nested too deeply to compare")
+            raise _Crashed(deep, calls) from None
 
     try:
-        check()
+        with _private_storage():
+            check()
     except Violation as violation:
-        case_yaml = render_case(
-            violation.steps,
-            case_id=f"{spec.id}-counterexample",
-            title=f"Counterexample to {spec.rule} found by {spec.id}",
-            clause=spec.clause,
-            invariant=spec.invariant,
-        )
-        return PropertyOutcome(
-            spec.id,
-            "failed",
-            violation.message,
-            case_yaml,
-            tuple(violation.steps),
-            time.perf_counter() - started,
-        )
-    except BackendFailure as failure:
-        detail = f"\n{failure.stderr}" if failure.stderr else ""
-        return PropertyOutcome(
-            spec.id,
-            "failed",
-            f"the backend failed: {failure.message}{detail}",
-            duration=time.perf_counter() - started,
-        )
+        return _failed(spec, violation.message, violation.steps, started)
+    except _Crashed as crash:
+        detail = f"\n{crash.failure.stderr}" if crash.failure.stderr else ""
+        steps = [CaseStep(call) for call in crash.calls]
+        message = f"the backend failed: {crash.failure.message}{detail}"
+        return _failed(spec, message, steps, started, what="crash of the backend")
     return PropertyOutcome(spec.id, "passed", duration=time.perf_counter() - started)
 
 
-def format_property_outcome(spec: PropertySpec, outcome: PropertyOutcome) -> str:
-    """A failed outcome in the property's terms, with its case to paste."""
+def _failed(
+    spec: PropertySpec,
+    message: str,
+    steps: Sequence[CaseStep],
+    started: float,
+    *,
+    what: str | None = None,
+) -> PropertyOutcome:
+    case_yaml = render_case(
+        steps,
+        case_id=f"{spec.id}-counterexample",
+        title=f"Counterexample to {spec.rule} found by {spec.id}"
+        if what is None
+        else f"A {what} found by {spec.id}",
+        clause=spec.clause,
+        invariant=spec.invariant,
+    )
+    return PropertyOutcome(
+        spec.id, "failed", message, case_yaml, tuple(steps), time.perf_counter() - started
+    )
+
+
+def _backend_failed(spec: PropertySpec, failure: BackendFailure, started: float) -> PropertyOutcome:
+    detail = f"\n{failure.stderr}" if failure.stderr else ""
+    return PropertyOutcome(
+        spec.id,
+        "failed",
+        f"the backend failed: {failure.message}{detail}",
+        duration=time.perf_counter() - started,
+    )
+
+
+def format_property_outcome(
+    spec: PropertySpec, outcome: PropertyOutcome, *, style: str = "long"
+) -> str:
+    """A failed outcome in the property's terms, led by its message's first
+    line, with its case to paste (``style`` ``line``: that first line only)."""
+    first = outcome.message.splitlines()[0] if outcome.message else outcome.status
+    first = first if len(first) <= 200 else first[:197] + "..."
+    if style == "line":
+        return f"{spec.file}:{spec.line}: {first}"
     lines = [
+        first,
         f"property {spec.id} ({spec.rule}): {spec.title}",
         f"  invariant: {spec.invariant}",
         f"  clause: {spec.clause}",

@@ -36,6 +36,7 @@ __all__ = [
     "judge",
     "load_known_failures",
     "markdown_summary",
+    "seed_line",
     "write_report",
 ]
 
@@ -256,7 +257,10 @@ def compliance_table(
 
 
 def _report(
-    results: Sequence[Mapping[str, Any]], registry: Mapping[str, Invariant], backend: str
+    results: Sequence[Mapping[str, Any]],
+    registry: Mapping[str, Invariant],
+    backend: str,
+    seed: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
@@ -266,6 +270,7 @@ def _report(
         "backend": backend,
         "implementation": implementation,
         "declared_capabilities": declared,
+        "properties": dict(seed) if seed is not None else None,
         "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "compliance": compliance(results, registry),
         "invariants": [
@@ -293,6 +298,8 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     declared = report.get("declared_capabilities")
     if declared is not None:
         out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]
+    if report.get("properties"):
+        out += ["", seed_line(report["properties"]["seed"], report["properties"]["explore"])]
     out += ["", "## Compliance by capability", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "---|" * len(_COLUMNS))
@@ -317,16 +324,31 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def seed_line(seed: int, explore: bool) -> str:
+    """How the properties drew their sequences, and how to draw them again."""
+    if explore:
+        return (
+            f"Properties explored with seed {seed}: --roteiro-seed {seed} repeats this run; "
+            "pin what they found by pasting the case they printed."
+        )
+    return (
+        f"Properties used the fixed seed {seed}, the same every run; "
+        "--roteiro-explore tries new sequences."
+    )
+
+
 def write_report(
     path: Path,
     *,
     results: Sequence[Mapping[str, Any]],
     registry: Mapping[str, Invariant],
     backend: str,
+    seed: Mapping[str, Any] | None = None,
 ) -> tuple[Path, Path]:
     """Write the JSON report to ``path`` and its Markdown summary beside it
-    (same name, ``.md``); both paths are returned."""
-    report = _report(results, registry, backend)
+    (same name, ``.md``); both paths are returned.  ``seed`` is
+    ``{"seed": N, "explore": bool}`` when properties ran."""
+    report = _report(results, registry, backend, seed)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = path.with_suffix(".md")

@@ -29,6 +29,7 @@ __all__ = [
     "OpError",
     "Outcome",
     "format_outcome",
+    "headline",
     "resolve_path",
     "run_case",
 ]
@@ -320,7 +321,13 @@ def run_case(case: Case, backend: Backend) -> Outcome:
             "skipped",
             f"backend {backend.name!r} is driven in-process; this case sends raw wire lines",
         )
-    outcome = _run_steps(case, backend)
+    try:
+        outcome = _run_steps(case, backend)
+    except RecursionError:
+        # A result nested deeper than Python can walk: the backend's fault.
+        outcome = Outcome(
+            case.id, "failed", "a result is nested too deeply to compare", op=None, args=None
+        )
     return Outcome(**{**outcome.__dict__, "duration": time.perf_counter() - started})
 
 
@@ -486,9 +493,42 @@ def _compare_snapshots(step: Step, backend: Backend, saved: dict[str, JSON]) -> 
             )
 
 
-def format_outcome(case: Case, outcome: Outcome, *, clause: str | None = None) -> str:
-    """A failed or skipped outcome as an assertion message in the case's terms."""
-    lines = [f"case {case.id}: {case.title}"]
+def _short(value: JSON, width: int = 80) -> str:
+    text = render(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def headline(outcome: Outcome) -> str:
+    """A failed outcome in one line: the first mismatch
+    (``results.0.anchor_penalty: expected 0.25, actual 0.0``), else the message's
+    first line.  It leads the failure's block and pytest's ``-ra`` line."""
+    if outcome.path is not None:
+        return (
+            f"{outcome.path}: expected {_short(outcome.expected)}, actual {_short(outcome.actual)}"
+        )
+    first = outcome.message.splitlines()[0] if outcome.message else outcome.status
+    return first if len(first) <= 200 else first[:197] + "..."
+
+
+def format_outcome(
+    case: Case, outcome: Outcome, *, clause: str | None = None, style: str = "long"
+) -> str:
+    """A failed or skipped outcome as an assertion message in the case's terms,
+    led by its :func:`headline`.  ``style`` ``short`` keeps the step, the op and
+    expected against actual (no clause, diff or stderr); ``line`` is the
+    headline at the case's file and line."""
+    where = f"{case.file}:{outcome.line or case.line}"
+    if style == "line":
+        return f"{where}: {headline(outcome)}"
+    if style == "short" and outcome.status == "failed":
+        lines = [headline(outcome), f"case {case.id}, step {outcome.step} at {where}"]
+        if outcome.op is not None:
+            lines.append(f"  op: {outcome.op} {_short(outcome.args, 200)}")
+        if outcome.path is None:
+            lines.append(f"  {outcome.message}")
+        return "\n".join(lines)
+    lines = [headline(outcome)] if outcome.status == "failed" else []
+    lines.append(f"case {case.id}: {case.title}")
     lines.append(f"  clause: {clause or case.clause}")
     lines.append(f"  invariant: {case.invariant}")
     if case.rules:

@@ -14,8 +14,20 @@ from __future__ import annotations
 
 __all__ = ["CAPABILITIES", "CORE", "ERROR_KINDS", "OP_CAPABILITY", "SESSION_END"]
 
-CAPABILITIES: tuple[str, ...] = ("episodic", "cache", "graph", "snapshot", "budget", "durable")
-"""Every capability PROTOCOL names."""
+CAPABILITIES: tuple[str, ...] = (
+    "episodic",
+    "cache",
+    "graph",
+    "snapshot",
+    "budget",
+    "durable",
+    "search",
+    "shared",
+    "crash",
+)
+"""Every capability PROTOCOL names.  ``shared`` and ``crash`` have no ops of
+their own: the suite checks them by starting several instances of a ``cmd:``
+backend on one store, and by killing one (:mod:`.durability`)."""
 
 CORE = "core"
 """The pseudo-capability of invariants every backend must keep (the session ops)."""
@@ -32,6 +44,7 @@ OP_CAPABILITY: dict[str, str | None] = {
     "memory.get": "episodic",
     "memory.list": "episodic",
     "memory.recall": "episodic",
+    "memory.search": "search",
     "memory.forget": "episodic",
     "cache.put": "cache",
     "cache.get": "cache",

@@ -26,10 +26,12 @@ from roteiro_memory.check import (
     cache_findings,
     memory_findings,
     schema_findings,
+    sequence_findings,
     supersession,
 )
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 
 if TYPE_CHECKING:
     import psycopg
@@ -62,6 +64,7 @@ def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]
     findings += _records(conn)
     # The rules are the SQLite check's own, over the same (decoded) rows.
     findings += supersession(conn)
+    findings += index.check(conn, index.POSTGRES)
     findings += _cache(conn)
     return findings
 
@@ -84,15 +87,7 @@ def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     largest = max([0, *(row[0] for row in rows)])
     counter = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
     last_id = counter[0] if counter else 0
-    if last_id < largest:
-        out.append(
-            Finding(
-                "agent_memory_ids",
-                None,
-                f"id counter {last_id} is behind the largest id {largest}: ids would be reused",
-            )
-        )
-    return out
+    return out + sequence_findings("agent_memory_ids", None, "id counter", last_id, largest)
 
 
 def _decoded_record(raw: tuple[Any, ...]) -> MemoryRow | Finding:

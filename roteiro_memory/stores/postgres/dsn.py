@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 import urllib.parse
 
+from roteiro_memory.errors import StoreUnavailable
+
 __all__ = ["URI_PREFIXES", "is_uri", "split_schema"]
 
 URI_PREFIXES = ("postgresql://", "postgres://")
@@ -29,10 +31,18 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     """The DSN without its ``schema`` parameter, and that parameter (or None).
 
     Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
-    text with ``schema=NAME``.
+    text with ``schema=NAME``.  Raises StoreUnavailable, in one line that
+    does not quote the DSN, when a URI cannot be parsed.
     """
     if is_uri(dsn):
-        parts = urllib.parse.urlsplit(dsn)
+        try:
+            parts = urllib.parse.urlsplit(dsn)
+        except ValueError as error:
+            # Not quoted: a DSN may carry a password.
+            raise StoreUnavailable(
+                f"the PostgreSQL DSN is malformed ({error}); expected "
+                "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
+            ) from None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         schemas = [value for name, value in query if name == "schema"]
         if not schemas:

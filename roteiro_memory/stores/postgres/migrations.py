@@ -19,15 +19,21 @@ and why:
   them out of order.  The counter's row lock serialises record writes, so ids
   become visible in increasing order, and it survives ``forget`` so an id is
   never handed out twice.
+* Terms in ``memory_terms`` and ``memory_term_df`` are ``bytea`` too, for
+  the same byte order.
 * ``created_at`` and ``superseded_at`` are text in the protocol's UTC
   ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
 """
 
 from __future__ import annotations
 
-from roteiro_memory.semantics import KIND_TOKENS
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
+from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
+from roteiro_memory.stores.sql import index
+
+__all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 
@@ -106,7 +112,48 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         INSERT INTO agent_cache_clock (id, ticks, generation) VALUES (0, 0, 0);
         """,
     ),
+    (
+        4,
+        "memory_terms: the term index memory.search ranks by, built from the records",
+        """
+        CREATE TABLE memory_terms (
+            record_id bigint NOT NULL REFERENCES agent_memory(id),
+            term      bytea NOT NULL,
+            tf        bigint NOT NULL CHECK (tf > 0),
+            length    bigint NOT NULL CHECK (length >= tf),
+            PRIMARY KEY (term, record_id)
+        );
+        CREATE INDEX idx_terms_record ON memory_terms(record_id);
+        CREATE TABLE memory_term_df (
+            term bytea PRIMARY KEY,
+            live bigint NOT NULL
+        );
+        CREATE TABLE memory_stats (
+            id         integer PRIMARY KEY CHECK (id = 0),
+            records    bigint NOT NULL,
+            live       bigint NOT NULL,
+            live_terms bigint NOT NULL
+        );
+        INSERT INTO memory_stats (id, records, live, live_terms) VALUES (0, 0, 0, 0);
+        """,
+    ),
+    (
+        5,
+        "idx_mem_confidence: live records in recall's bound order, for a top-k that stops early",
+        f"""
+        CREATE INDEX idx_mem_confidence
+            ON agent_memory((COALESCE(confidence, {DEFAULT_BASE_CONFIDENCE!r})) DESC, id DESC)
+            WHERE superseded_by IS NULL;
+        """,
+    ),
 )
+
+BUILDS: dict[int, Callable[[Any], None]] = {
+    4: lambda conn: index.rebuild(conn, index.POSTGRES),
+}
+"""What a migration derives from the stored data after its statements run,
+in the same transaction: a store that had records before the term index
+gets their postings."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a schema above it is refused."""

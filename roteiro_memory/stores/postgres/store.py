@@ -38,9 +38,10 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, excerpt
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -54,29 +55,36 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
 from roteiro_memory.stores.postgres import transfer as pg_transfer
 from roteiro_memory.stores.postgres.dsn import split_schema
-from roteiro_memory.stores.postgres.migrations import MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
+from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
+from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import index, ranking
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
+    RECALL_BOUND,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
     TextSets,
+    recall_bounds_sql,
     recall_sql,
     record_filters,
+    records_sql,
+    search_sql,
 )
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.transfer import Export
+from roteiro_memory.valueclass import replace
 
 if TYPE_CHECKING:
     import psycopg
@@ -138,10 +146,33 @@ def _node_relation(graph: Graph | None, params: dict[str, object]) -> str:
     return f"(SELECT key, blob FROM {GRAPH_NODES})"
 
 
+def _search_terms(
+    terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
+) -> tuple[str, str]:
+    """The per-posting weight and the term condition of a search over
+    ``terms``, binding each term and its IDF into ``params``."""
+    real = sqlexpr.POSTGRES.real
+    cases = []
+    for number, term in enumerate(terms):
+        params[f"term{number}"] = _b(term)
+        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        cases.append(f"WHEN %(term{number})s THEN CAST(%(idf{number})s AS {real})")
+    params["average_length"] = corpus.average_length
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.POSTGRES,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=f"CAST(%(average_length)s AS {real})",
+    )
+    params["terms"] = [_b(term) for term in terms]
+    return weight, "t.term = ANY(%(terms)s)"
+
+
 def _check_schema_name(schema: str) -> str:
     if not _SCHEMA_NAME.fullmatch(schema):
         raise StoreUnavailable(
-            f"invalid PostgreSQL schema name {schema!r}: expected a letter or underscore "
+            f"invalid PostgreSQL schema name {excerpt(schema)}: expected a letter or underscore "
             "followed by letters, digits or underscores, at most 63 characters"
         )
     return schema
@@ -220,6 +251,7 @@ class PostgresStore(Store):
     """The two-tier store in one schema of a PostgreSQL database."""
 
     name = "postgres"
+    capabilities = STORE_CAPABILITIES
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         stripped, named = split_schema(dsn)
@@ -228,10 +260,21 @@ class PostgresStore(Store):
                 f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
             )
         self.dsn = stripped
-        self.schema = _check_schema_name(schema or named or DEFAULT_SCHEMA)
+        chosen = schema if schema is not None else named
+        if chosen == "":
+            raise StoreUnavailable(
+                "the PostgreSQL schema parameter is empty (schema=): name a schema, e.g. "
+                f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
+            )
+        self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._conn = self._open()
 
     # --- connection and schema -------------------------------------------
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if is_psycopg_error(error):
+            return from_psycopg(error)
+        return super().failure(error)
 
     def describe(self) -> str:
         """Where the store lives, without any password."""
@@ -321,6 +364,8 @@ class PostgresStore(Store):
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version in BUILDS:
+                    BUILDS[version](conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                     (version, name),
@@ -374,12 +419,22 @@ class PostgresStore(Store):
             # so ids commit in increasing order.  A refusal below rolls the
             # reservation back with everything else.
             row = conn.execute(
-                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s WHERE id = 0"
+                "UPDATE agent_memory_ids SET last_id = last_id + %(n)s"
+                " WHERE id = 0 AND last_id <= %(room)s"
                 " RETURNING last_id - %(n)s, (SELECT tree FROM sync_state WHERE id = 0)",
-                {"n": len(batch)},
+                {"n": len(batch), "room": sem.INT64_MAX - len(batch)},
             ).fetchone()
             if row is None:
-                raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                counter = conn.execute(
+                    "SELECT last_id FROM agent_memory_ids WHERE id = 0"
+                ).fetchone()
+                if counter is None:
+                    raise Corrupt(f"{self.describe()}: the id counter row is missing")
+                raise Corrupt(
+                    f"{self.describe()}: agent_memory: the id counter is at {counter[0]}, so "
+                    f"{len(batch)} more ids would pass the largest 64-bit id {sem.INT64_MAX}; "
+                    "this store can take no more records: record into a new store"
+                )
             base, tree = int(row[0]), row[1]
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
@@ -431,6 +486,11 @@ class PostgresStore(Store):
                     " WHERE m.id = v.target",
                     (list(successors), list(targets)),
                 )
+            postings = [
+                (new_id, index.posting(ok.body, write.anchor, _t(row[5])))
+                for new_id, write, ok, row in zip(ids, batch, valid, rows, strict=True)
+            ]
+            index.written(conn, index.POSTGRES, [w.supersedes for w in batch], base, postings)
         return ids
 
     @staticmethod
@@ -536,9 +596,15 @@ class PostgresStore(Store):
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, False, anchors)
         nodes = _node_relation(graph, params)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"position(%(token{index})s IN m.search) > 0")
-            params[f"token{index}"] = _b(token)
+        tokens = sem.query_tokens(query)
+        if tokens:
+            # One bound array, not one parameter per token: a statement takes
+            # at most 65,535 parameters.
+            where.append(
+                "NOT EXISTS (SELECT 1 FROM unnest(%(tokens)s::bytea[]) AS t(token)"
+                " WHERE position(t.token IN m.search) = 0)"
+            )
+            params["tokens"] = [_b(token) for token in tokens]
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
@@ -546,17 +612,118 @@ class PostgresStore(Store):
         )
         params.update(score_params)
         keep = sem.effective_limit(limit)
-        if keep is not None:
-            params["limit"] = keep
-        sql = recall_sql(score, where, nodes, None if keep is None else "%(limit)s")
         with self._reading() as conn:
             generation = self._generation(conn)
             params["generation"] = generation
-            rows = conn.execute(sql, params).fetchall()
+
+            def bounds(size: int) -> list[tuple[int, float, float]]:
+                sql = recall_bounds_sql(score, where, nodes, "%(size)s")
+                return conn.execute(sql, {**params, "size": size}).fetchall()
+
+            results = None
+            if keep is not None and parsed.mode == "none":
+                # With decay, age decides more than confidence and the bound
+                # rarely stops the read: the full pass is then the faster.
+                ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
+                if ids is not None:
+                    results = sorted(
+                        (
+                            Recalled.rank(record, generation, parsed)
+                            for record in self._records(conn, nodes, params, ids)
+                        ),
+                        key=lambda r: sem.rank_key(r.score, r.record.id),
+                    )
+            if results is None:
+                # No limit, or the bound did not decide: one ranked pass.
+                if keep is not None:
+                    params["limit"] = keep
+                sql = recall_sql(score, where, nodes, None if keep is None else "%(limit)s")
+                rows = conn.execute(sql, params).fetchall()
+                results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
             live, superseded = self._counts(conn)
-        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    @staticmethod
+    def _records(
+        conn: psycopg.Connection[tuple[Any, ...]],
+        nodes: str,
+        params: dict[str, object],
+        ids: Sequence[int],
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids``, in no particular order (``params`` binds the
+        node relation)."""
+        if not ids:
+            return []
+        sql = records_sql(nodes, "m.id = ANY(%(ids)s)")
+        return [_record_from_row(row) for row in conn.execute(sql, {**params, "ids": list(ids)})]
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        terms = lexical.query_terms(query)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
+        nodes = _node_relation(graph, params)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            generation = self._generation(conn)
+            params["generation"] = generation
+            stats = index.read_stats(conn, index.POSTGRES, terms)
+            corpus = stats.corpus
+            results: builtins.list[Recalled] = []
+            if terms and corpus.total_terms:
+                weight, term_match = _search_terms(terms, corpus, params)
+                floor = f"CAST({ranking.EVIDENCE_FLOOR!r} AS double precision)"
+                # Base confidence bounds the evidence (penalty and decay never
+                # exceed 1) without joining a node per candidate.
+                bound = f"GREATEST({RECALL_BOUND}, {floor})"
+                node_join = nodes if applicable_only else None
+
+                def bounds(size: int | None) -> list[tuple[int, float]]:
+                    sql = search_sql(weight, bound, term_match, where, node_join, "%(size)s")
+                    return conn.execute(sql, {**params, "size": size}).fetchall()
+
+                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                    postings = index.read_postings(conn, index.POSTGRES, ids, terms)
+                    out = []
+                    for record in self._records(conn, nodes, params, ids):
+                        p = postings[record.id]
+                        value = lexical.weigh(terms, p.counts, p.length, corpus)
+                        evidence = Recalled.rank(record, generation, parsed)
+                        out.append(
+                            replace(
+                                evidence,
+                                score=lexical.combine(value, evidence.score),
+                                relevance=value,
+                            )
+                        )
+                    return out
+
+                results = ranking.top(
+                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                )
+        return Recall(
+            generation=generation,
+            decay=parsed,
+            results=results,
+            live=corpus.documents,
+            superseded=stats.records - corpus.documents,
+            schema=lexical.SEARCH_SCHEMA,
+            terms=list(terms),
         )
 
     def forget(self, id: int) -> MemoryForgotten:
@@ -570,16 +737,23 @@ class PostgresStore(Store):
                 is None
             ):
                 raise NotFound(f"no memory record with id {id} to forget")
-            restored = [
+            live = (
+                conn.execute(
+                    "SELECT 1 FROM agent_memory WHERE id = %s AND superseded_by IS NULL", (id,)
+                ).fetchone()
+                is not None
+            )
+            restored = sorted(
                 row[0]
                 for row in conn.execute(
                     "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
                     " WHERE superseded_by = %s RETURNING id",
                     (id,),
                 )
-            ]
+            )
+            index.forgotten(conn, index.POSTGRES, id, live, restored)
             conn.execute("DELETE FROM agent_memory WHERE id = %s", (id,))
-        return MemoryForgotten(id=id, restored=sorted(restored))
+        return MemoryForgotten(id=id, restored=restored)
 
     # --- cache tier ------------------------------------------------------
 
@@ -595,6 +769,7 @@ class PostgresStore(Store):
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             # Ticking takes the clock row's lock before the table is touched,
@@ -799,7 +974,11 @@ class PostgresStore(Store):
         with self._atomic() as conn:
             conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0 FOR UPDATE")
             self._lock_clock(conn)
-            conn.execute("TRUNCATE agent_memory, agent_cache, nodes, sync_state")
+            conn.execute(
+                "TRUNCATE memory_terms, memory_term_df, agent_memory, agent_cache,"
+                " nodes, sync_state"
+            )
+            index.clear(conn)
             conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")
             conn.execute("UPDATE agent_memory_ids SET last_id = 0")
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
 from roteiro_memory.transfer import (
     CACHE,
@@ -26,6 +27,7 @@ from roteiro_memory.transfer import (
     export_items,
     pointer_rows,
     record_rows,
+    sealed,
 )
 
 if TYPE_CHECKING:
@@ -59,12 +61,12 @@ def export_lines(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[str]:
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
     sequence = last_id[0] if last_id and last_id[0] else None
     tree = {"tree": _decoded(witness[0])} if witness else None
-    yield export_header(sequence, ticks, generation, tree)
+    header = export_header(sequence, ticks, generation, tree)
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from export_items(select, _decoded)
+    yield from sealed(header, export_items(select, _decoded))
 
 
 def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> dict[str, int]:
@@ -96,6 +98,7 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
             "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
             pointer_rows(parsed),
         )
+        index.rebuild(cur.connection, index.POSTGRES)  # derived data: rebuilt, never exported
         cur.execute(
             "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
             (parsed.header.get("sequence") or 0,),

@@ -32,6 +32,10 @@ __all__ = [
     "AGENT_MEMORY",
     "CACHE_CHECKED",
     "CACHE_READ",
+    "DERIVED_TABLES",
+    "MEMORY_STATS",
+    "MEMORY_TERMS",
+    "MEMORY_TERM_DF",
     "NODES",
     "RECORD_READ",
     "SCHEMA_MIGRATIONS",
@@ -101,6 +105,25 @@ a payload's overflow pages."""
 
 AGENT_CACHE_CLOCK: Columns = (Column("id", int), Column("ticks", int), Column("generation", int))
 
+MEMORY_TERMS: Columns = (
+    Column("record_id", int),
+    Column("term", str),
+    Column("tf", int),
+    Column("length", int),
+)
+"""The term index's postings (:mod:`.index`): derived from the records."""
+
+MEMORY_TERM_DF: Columns = (Column("term", str), Column("live", int))
+"""How many live records hold each term."""
+
+MEMORY_STATS: Columns = (
+    Column("id", int),
+    Column("records", int),
+    Column("live", int),
+    Column("live_terms", int),
+)
+"""The one row of counts a search reads instead of scanning the records."""
+
 TABLES: dict[str, Columns] = {
     "schema_migrations": SCHEMA_MIGRATIONS,
     "nodes": NODES,
@@ -108,8 +131,18 @@ TABLES: dict[str, Columns] = {
     "agent_memory": AGENT_MEMORY,
     "agent_cache": AGENT_CACHE,
     "agent_cache_clock": AGENT_CACHE_CLOCK,
+    "memory_terms": MEMORY_TERMS,
+    "memory_term_df": MEMORY_TERM_DF,
+    "memory_stats": MEMORY_STATS,
 }
 """Every table both stores hold, in the order a snapshot lists them."""
+
+DERIVED_TABLES = ("memory_terms", "memory_term_df", "memory_stats")
+"""The tables derived from the records (the term index): an export leaves
+them out and an import rebuilds them."""
+
+SNAPSHOT_ORDER: dict[str, str] = {"memory_terms": "record_id, term"}
+"""How a snapshot orders a table whose first column is not its key."""
 
 
 RECORD_READ: Columns = AGENT_MEMORY[:-1]

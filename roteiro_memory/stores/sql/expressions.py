@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from roteiro_memory.lexical import BM25
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
     ANCHOR_RULE,
@@ -33,6 +34,7 @@ __all__ = [
     "most_recently_used",
     "pinned_expr",
     "score_expr",
+    "term_weight_expr",
 ]
 
 
@@ -245,3 +247,17 @@ def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) ->
         f"CASE WHEN {key} = {mru} OR ({generation} >= {current} AND ({applies}) = 1)"
         " THEN 1 ELSE 0 END"
     )
+
+
+def term_weight_expr(
+    dialect: Dialect, *, tf: str, length: str, idf: str, average_length: str
+) -> str:
+    """:func:`roteiro_memory.lexical.term_weight` as SQL over the columns (or
+    bound parameters) named, the constants of :data:`~roteiro_memory.lexical.BM25`
+    written in, in the same grouping: each term's weight is the Python double."""
+    k1, b = BM25.k1, BM25.b
+    count = f"CAST({tf} AS {dialect.real})"
+    ratio = f"(CAST({length} AS {dialect.real}) / {average_length})"
+    one, k1_sql, b_sql = _real(1.0, dialect), _real(k1, dialect), _real(b, dialect)
+    norm = f"{k1_sql} * ({one} - {b_sql} + {b_sql} * {ratio})"
+    return f"{idf} * (({count} * {_real(k1 + 1.0, dialect)}) / ({count} + {norm}))"

@@ -24,15 +24,19 @@ __all__ = [
     "CACHE_NAMES",
     "MEMORY_ANCHOR",
     "NODE_UPSERT",
+    "RECALL_BOUND",
     "RECORD_COLS",
     "RECORD_FROM",
     "RECORD_NAMES",
     "SNAPSHOT_TABLES",
     "TextSets",
     "insert",
+    "recall_bounds_sql",
     "recall_sql",
     "record_filters",
     "record_from",
+    "records_sql",
+    "search_sql",
     "select_all",
 ]
 
@@ -67,7 +71,8 @@ MEMORY_ANCHOR = {
 """The anchor columns of a record read through :data:`RECORD_FROM`."""
 
 SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
-    (table, cols.select_list(columns), columns[0].name) for table, columns in cols.TABLES.items()
+    (table, cols.select_list(columns), cols.SNAPSHOT_ORDER.get(table, columns[0].name))
+    for table, columns in cols.TABLES.items()
 )
 """``(table, columns, order)`` for each table a snapshot holds; each backend
 adds the table its id sequence lives in."""
@@ -140,6 +145,63 @@ def recall_sql(score: str, where: Sequence[str], nodes: str, limit: str | None) 
         f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
         " ORDER BY r.score DESC, r.id DESC"
     )
+
+
+RECALL_BOUND = f"COALESCE(m.confidence, {sem.DEFAULT_BASE_CONFIDENCE!r})"
+"""A record's base confidence: never below its recall score, since penalty
+and decay never exceed 1.  The expression ``idx_mem_confidence`` indexes
+over the live records, written the same so the planner matches them."""
+
+
+def recall_bounds_sql(
+    score: str, where: Sequence[str], nodes: str, limit: str, hint: str = ""
+) -> str:
+    """Recall's candidates as ``(id, bound, score)`` in descending bound order then
+    newest id -- the order of ``idx_mem_confidence`` -- so a top-k reads
+    from the front and stops early (:mod:`.ranking`).  ``hint`` follows the
+    table's alias: SQLite's planner prefers the narrower liveness index
+    unless told (``INDEXED BY``), which would sort every live record."""
+    sql = (
+        f"SELECT m.id, {RECALL_BOUND} AS bound, {score} AS score FROM agent_memory m{hint}"
+        f" LEFT JOIN {nodes} n ON n.key = m.anchor_key WHERE "
+    )
+    return sql + " AND ".join(where) + f" ORDER BY {RECALL_BOUND} DESC, m.id DESC LIMIT {limit}"
+
+
+def records_sql(nodes: str, ids: str) -> str:
+    """The records meeting ``ids`` (a condition on ``m.id``), as
+    :data:`RECORD_COLS`."""
+    return f"SELECT {RECORD_COLS}{record_from(nodes)} WHERE {ids}"
+
+
+def search_sql(
+    weight: str,
+    bound: str,
+    term_match: str,
+    where: Sequence[str],
+    nodes: str | None,
+    limit: str | None,
+) -> str:
+    """The candidates of a search, best first by an upper bound of their
+    score: the live records meeting ``where`` holding a term of
+    ``term_match`` (a condition on the posting ``t``), their relevance summed
+    in SQL from ``weight`` times ``bound`` (an upper bound of their evidence,
+    over ``m``'s columns), at most ``limit`` of them, as ``(id, bound)``.
+    ``where`` may name the node ``n`` when ``nodes`` names its relation.
+
+    SQL's SUM adds in no promised order, so the exact relevance is
+    computed again in Python; this only says which records to fetch."""
+    # Grouped by the posting's id (one record, so MAX is its bound): the
+    # planner then walks the term's postings rather than every live record.
+    sql = (
+        f"SELECT t.record_id, SUM({weight}) * MAX({bound}) AS bound FROM memory_terms t"
+        " JOIN agent_memory m ON m.id = t.record_id"
+    )
+    if nodes is not None:
+        sql += f" LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+    sql += f" WHERE {term_match}" + "".join(f" AND {condition}" for condition in where)
+    sql += " GROUP BY t.record_id ORDER BY bound DESC, t.record_id DESC"
+    return sql if limit is None else sql + f" LIMIT {limit}"
 
 
 def select_all(table: str, columns: Sequence[cols.Column], order: str) -> str:

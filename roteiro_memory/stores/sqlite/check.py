@@ -11,7 +11,12 @@ the caller's read transaction.  Either reports, one finding per offending row:
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
-* an id sequence behind the largest id (ids would be handed out twice).
+* an id sequence that is not an integer, behind the largest id (ids would
+  be handed out twice), or at the end of 64 bits (no record can be added);
+* any stored value an export line cannot carry in its column (binary data,
+  a non-finite real, text where a number belongs): what ``export``, or an
+  ``import`` of its output, would trip on.
+* a term index that disagrees with the records (:func:`roteiro_memory.check.index_findings`).
 """
 
 from __future__ import annotations
@@ -27,15 +32,33 @@ from roteiro_memory.check import (
     cache_findings,
     memory_findings,
     schema_findings,
+    sequence_findings,
     supersession,
 )
+from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
+from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sqlite.migrations import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+    recognised,
+)
 from roteiro_memory.stores.sqlite.transactions import reading
+from roteiro_memory.transfer import holds
 
 __all__ = ["check_connection", "check_file"]
 
-_TABLES = ("nodes", "sync_state", "agent_memory", "agent_cache", "agent_cache_clock")
+_TABLES = (
+    "nodes",
+    "sync_state",
+    "agent_memory",
+    "agent_cache",
+    "agent_cache_clock",
+    "memory_terms",
+    "memory_term_df",
+    "memory_stats",
+)
 _CHECKED = cols.pick(
     cols.AGENT_MEMORY,
     "id",
@@ -93,6 +116,11 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
         for line in str(row[0]).splitlines()
         if line.strip() and not line.startswith("*** in database")
     ]
+    why = recognised(conn)
+    if why is not None:
+        # Recognised by the rule opening uses: another tool's tables are not
+        # judged by this store's rules.
+        return [*findings, Finding("store", None, f"not a roteiro-memory store {why}")]
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings.extend(_schema(conn, tables))
     missing = [t for t in _TABLES if t not in tables]
@@ -103,9 +131,35 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
+        if {"memory_terms", "memory_term_df", "memory_stats"} <= tables:
+            findings.extend(index.check(conn, index.SQLITE))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
+    findings.extend(_values(conn, tables))
     return findings
+
+
+def _values(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    """Each stored value an export line could not carry in its column."""
+    out: list[Finding] = []
+    for table, columns in cols.TABLES.items():
+        if table == "schema_migrations" or table not in tables:
+            continue
+        key = columns[0].name
+        sql = f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {key}"
+        for row in conn.execute(sql):
+            for column, value in zip(columns, row, strict=True):
+                if not holds(column, value):
+                    expected = column.type.__name__ + (" or null" if column.nullable else "")
+                    out.append(
+                        Finding(
+                            table,
+                            f"{key} {row[0]!r}",
+                            f"{column.name} holds {value!r}, which this version never writes "
+                            f"(expected {expected}): export would refuse it",
+                        )
+                    )
+    return out
 
 
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
@@ -143,14 +197,17 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             "SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'"
         ).fetchone()
         seq = seq_row[0] if seq_row else 0
-        if seq < largest:
+        if type(seq) is not int:
             out.append(
                 Finding(
                     "sqlite_sequence",
                     "agent_memory",
-                    f"sequence {seq} is behind the largest id {largest}: ids would be reused",
+                    f"sequence holds {excerpt(seq)}, not a whole number: no id can be "
+                    "handed out, and export would refuse it",
                 )
             )
+        else:
+            out += sequence_findings("sqlite_sequence", "agent_memory", "sequence", seq, largest)
     return out
 
 

@@ -16,12 +16,32 @@ Departures from the seed's proposed shapes, each for a reason:
 
 from __future__ import annotations
 
-from roteiro_memory.semantics import KIND_TOKENS
+import re
+import sqlite3
+from collections.abc import Callable
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "SQLITE_HEADER"]
+from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
+from roteiro_memory.stores.sql import index
+
+__all__ = [
+    "APPLICATION_ID",
+    "BUILDS",
+    "MIGRATIONS",
+    "SCHEMA_VERSION",
+    "SQLITE_HEADER",
+    "created_tables",
+    "recognised",
+]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 """The first bytes of every SQLite database file."""
+
+APPLICATION_ID = int.from_bytes(b"RoMm", "big")
+"""``PRAGMA application_id`` of a roteiro-memory store: stamped in the same
+transaction as a migration, so a file carrying it is ours.  (Not a migration:
+it lives in the file header, not in the schema.)  A store an earlier version
+wrote carries none and is recognised by its exact schema instead
+(:func:`recognised`)."""
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 
@@ -91,7 +111,92 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         INSERT INTO agent_cache_clock (id, ticks, generation) VALUES (0, 0, 0);
         """,
     ),
+    (
+        4,
+        "memory_terms: the term index memory.search ranks by, built from the records",
+        """
+        CREATE TABLE memory_terms (
+            record_id INTEGER NOT NULL REFERENCES agent_memory(id),
+            term      TEXT NOT NULL,
+            tf        INTEGER NOT NULL CHECK (tf > 0),
+            length    INTEGER NOT NULL CHECK (length >= tf),
+            PRIMARY KEY (term, record_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX idx_terms_record ON memory_terms(record_id);
+        CREATE TABLE memory_term_df (
+            term TEXT PRIMARY KEY,
+            live INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_stats (
+            id         INTEGER PRIMARY KEY CHECK (id = 0),
+            records    INTEGER NOT NULL,
+            live       INTEGER NOT NULL,
+            live_terms INTEGER NOT NULL
+        );
+        INSERT INTO memory_stats (id, records, live, live_terms) VALUES (0, 0, 0, 0);
+        """,
+    ),
+    (
+        5,
+        "idx_mem_confidence: live records in recall's bound order, for a top-k that stops early",
+        f"""
+        CREATE INDEX idx_mem_confidence
+            ON agent_memory(COALESCE(confidence, {DEFAULT_BASE_CONFIDENCE!r}) DESC, id DESC)
+            WHERE superseded_by IS NULL;
+        """,
+    ),
 )
+
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    4: lambda conn: index.rebuild(conn, index.SQLITE),
+}
+"""What a migration derives from the stored data after its statements run,
+in the same transaction: a store that had records before the term index
+gets their postings."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
+
+
+def created_tables(versions: set[int]) -> set[str]:
+    """The tables the migrations numbered ``versions`` create, with
+    ``schema_migrations``: exactly the tables (other than SQLite's own) of a
+    store at those migrations."""
+    sql = "".join(body for version, _, body in MIGRATIONS if version in versions)
+    return {"schema_migrations", *re.findall(r"CREATE TABLE (\w+)", sql)}
+
+
+def recognised(conn: sqlite3.Connection) -> str | None:
+    """Whether the database open on ``conn`` is a roteiro-memory store: one
+    that carries :data:`APPLICATION_ID`, or an empty one, or one whose schema
+    is exactly what an earlier version (which stamped no id) left --
+    ``schema_migrations`` with our columns recording our first migrations by
+    number and name, and exactly their tables (SQLite's own, such as
+    ``sqlite_stat1`` after ANALYZE, aside).  None when it is; else why not,
+    to follow "not a roteiro-memory store"."""
+    stamp = conn.execute("PRAGMA application_id").fetchone()[0]
+    if stamp == APPLICATION_ID:
+        return None
+    why = (
+        f"(application id {stamp:#x}, not {APPLICATION_ID:#x}, and its tables and "
+        "schema_migrations are not those of an earlier roteiro-memory)"
+    )
+    if stamp:
+        return why
+    tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables and conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
+        return None  # a new, empty database
+    if "schema_migrations" not in tables:
+        return why
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")]
+    if columns != ["version", "name", "applied_at"]:
+        return why
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+    recorded = [tuple(row) for row in rows]
+    ours = [(version, name) for version, name, _ in MIGRATIONS]
+    if not recorded or recorded != ours[: len(recorded)]:
+        return why
+    expected = created_tables({version for version, _ in recorded})
+    if {t for t in tables if not t.startswith("sqlite_")} != expected:
+        return why
+    return None

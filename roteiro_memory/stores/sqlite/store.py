@@ -18,8 +18,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -33,26 +34,40 @@ from roteiro_memory.results import (
     Recalled,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
-from roteiro_memory.store import Graph, MemoryWrite, Store
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import index, ranking
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
 from roteiro_memory.stores.sql.shape import (
     CACHE_NAMES,
+    RECALL_BOUND,
     RECORD_NAMES,
     SNAPSHOT_TABLES,
     TextSets,
+    recall_bounds_sql,
     recall_sql,
     record_filters,
+    records_sql,
+    search_sql,
 )
 from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, SQLITE_HEADER
-from roteiro_memory.stores.sqlite.transactions import atomic, reading
+from roteiro_memory.stores.sqlite.failures import from_sqlite
+from roteiro_memory.stores.sqlite.migrations import (
+    APPLICATION_ID,
+    BUILDS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    SQLITE_HEADER,
+    recognised,
+)
+from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, busy, reading
+from roteiro_memory.valueclass import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -62,7 +77,7 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
 
 SETS = TextSets(
     member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
@@ -76,7 +91,21 @@ SETS = TextSets(
 
 
 BUSY_TIMEOUT_MS = 60_000
-"""How long a writer waits for another process's write to finish."""
+"""How long a writer waits for another process's write to finish, unless
+:data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
+
+
+def _busy_timeout() -> int:
+    text = os.environ.get(BUSY_TIMEOUT_ENV)
+    if text is None:
+        return BUSY_TIMEOUT_MS
+    if not (text.isascii() and text.isdigit() and int(text) < 2**31):
+        raise StoreUnavailable(
+            f"{BUSY_TIMEOUT_ENV} is {text!r}: expected a whole number of milliseconds "
+            f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
+        )
+    return int(text)
+
 
 _CHUNK = 500
 
@@ -84,6 +113,12 @@ GRAPH_TABLE = "temp.roteiro_graph"
 """Where a read given a ``graph`` loads it: a TEMP table lives on the
 connection only, so resolving against another graph writes nothing to the
 store."""
+
+TOKEN_TABLE = "temp.roteiro_tokens"
+"""Where recall puts its query's tokens, matched by one condition however
+many there are: one expression per token would exceed SQLite's
+expression-depth limit (1,000) on a long query.  TEMP, like
+:data:`GRAPH_TABLE`, so a read writes nothing to the store."""
 
 SWEEP_COLS = cols.select_list(cols.SWEEP_READ, "c") + ", n.key, n.blob"
 """The columns eviction is decided by, and no payload: what
@@ -121,6 +156,17 @@ def _stored(
         return value
     expected = ("null or " if null else "") + _TYPE_NAMES[kind]
     raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
+
+
+def _clock(row: Sequence[Any] | None, column: str) -> int:
+    """A value of the cache clock's one row, which only a hand deletes."""
+    if row is None:
+        raise Corrupt(
+            "agent_cache_clock: the cache clock row is missing; "
+            "run `roteiro-memory check` on the store"
+        )
+    value: int = _stored("agent_cache_clock", 0, column, cols.decode((column,), row)[column], int)
+    return value
 
 
 def _record_from_row(raw: Sequence[Any]) -> MemoryRecord:
@@ -207,10 +253,37 @@ class SweepRow:
         )
 
 
+def _search_terms(
+    terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
+) -> tuple[str, str]:
+    """The per-posting weight and the term condition of a search over
+    ``terms``, binding each term and its IDF into ``params``."""
+    cases = []
+    for number, term in enumerate(terms):
+        params[f"term{number}"] = term
+        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        cases.append(f"WHEN :term{number} THEN :idf{number}")
+    params["average_length"] = corpus.average_length
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.SQLITE,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=":average_length",
+    )
+    marks = ", ".join(f":term{number}" for number in range(len(terms)))
+    return weight, f"t.term IN ({marks})"
+
+
 def _check_is_store(path: Path) -> None:
     """Refuse, without touching it, a file that is not an SQLite database."""
     if path.is_dir():
         raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+    if path.exists() and not path.is_file():
+        raise StoreUnavailable(
+            f"{path}: not a regular file, so not a roteiro-memory store; "
+            "choose a file path with --db"
+        )
     try:
         with path.open("rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
@@ -220,6 +293,21 @@ def _check_is_store(path: Path) -> None:
         raise StoreUnavailable(f"{path}: cannot be read ({error.strerror})") from None
     if header and header != SQLITE_HEADER:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
+
+
+def create_private(path: Path) -> None:
+    """Create the file ``path`` names (through a symlink, its target), empty and
+    mode 0600 whatever the umask, unless it exists: memory is unredacted
+    prose, and SQLite gives the ``-wal`` and ``-shm`` files the same mode."""
+    target = Path(os.path.realpath(path))
+    try:
+        handle = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except OSError:
+        return  # it exists, or cannot be made: opening it says which
+    try:
+        os.fchmod(handle, 0o600)
+    finally:
+        os.close(handle)
 
 
 def _plain(value: Any) -> Any:
@@ -236,10 +324,15 @@ class SQLiteStore(Store):
     """The two-tier store in one SQLite file."""
 
     name = "sqlite"
+    capabilities = STORE_CAPABILITIES
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
         self.path = Path(path)
+        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self.migrated: tuple[int, builtins.list[str]] | None = None
+        """Set when opening migrated an existing store: the schema version it
+        was at, and the names of the migrations applied."""
         self._conn = self._open()
 
     @classmethod
@@ -256,21 +349,29 @@ class SQLiteStore(Store):
 
     def _open(self) -> sqlite3.Connection:
         _check_is_store(self.path)
+        create_private(self.path)
         try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
         try:
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            current = self._check_schema(conn)
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            # Read without the write lock: a store that needs nothing opens
+            # beside a writer, and one that is not ours is refused unwritten.
+            with reading(conn):
+                pending = self._pending(conn)
             conn.execute("PRAGMA foreign_keys = ON")
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
-            if not current:
-                # A store with every migration recorded is opened without
-                # taking the write lock: most commands only read.
+            if pending:
                 self._migrate(conn)
+        except sqlite3.OperationalError as error:
+            refusal = busy(conn, error)
+            conn.close()
+            if refusal is not None:
+                raise refusal from None
+            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
@@ -279,47 +380,65 @@ class SQLiteStore(Store):
             raise
         return conn
 
-    def _check_schema(self, conn: sqlite3.Connection) -> bool:
-        """Refuse a database that is not ours, or that a newer version wrote;
-        whether every migration this version knows is already applied."""
-        tables = {
-            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-        if not tables:
-            return False
-        if "schema_migrations" not in tables:
+    def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
+        """The migrations this store still needs, having checked it is ours:
+        it carries :data:`APPLICATION_ID`, or is empty, or has exactly the
+        schema an earlier version (which stamped no id) left.  Anything else,
+        or a schema a newer version wrote, is refused before anything is
+        written."""
+        why = recognised(conn)
+        if why is not None:
             raise Corrupt(
-                f"{self.path}: an SQLite database but not a roteiro-memory store "
-                "(it has no schema_migrations table); refusing to change it"
+                f"{self.path}: an SQLite database but not a roteiro-memory store {why}; "
+                "refusing to change it: choose the path of a store, or a new one, with --db"
             )
-        newest = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[
-            0
-        ]
+        applied = self._applied(conn)
+        newest = max(applied, default=0)
         if newest > SCHEMA_VERSION:
             raise Corrupt(
                 f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
                 f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
             )
-        applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        return applied >= {version for version, _, _ in MIGRATIONS}
+        return [m for m in MIGRATIONS if m[0] not in applied]
+
+    def _applied(self, conn: sqlite3.Connection) -> set[int]:
+        tables = conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        if tables is None:
+            return set()
+        versions = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+        wrong = sorted(repr(v) for v in versions if type(v) is not int)
+        if wrong:
+            raise Corrupt(
+                f"{self.path}: schema_migrations holds version {wrong[0]}, not a whole number; "
+                "run `roteiro-memory check` on it"
+            )
+        return versions
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         with atomic(conn):
+            pending = self._pending(conn)  # again under the lock: another may have migrated
+            if not pending:
+                return
+            earlier = self._applied(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for version, name, sql in MIGRATIONS:
-                if version in applied:
-                    continue
+            for version, name, sql in pending:
                 for statement in sql.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                if version in BUILDS:
+                    BUILDS[version](conn)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (version, name)
                 )
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+        if earlier:
+            self.migrated = (max(earlier), [name for _, name, _ in pending])
 
     def _atomic(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """One write transaction, holding the write lock from its start
@@ -363,19 +482,29 @@ class SQLiteStore(Store):
             # Ids this batch will get: AUTOINCREMENT hands out one past the
             # larger of the sequence and the largest id, and the write lock is
             # ours, so they are contiguous.
-            base = int(
+            base = _stored(
+                "sqlite_sequence",
+                "agent_memory",
+                "seq",
                 conn.execute(
                     "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence"
                     " WHERE name = 'agent_memory'), 0),"
                     " COALESCE((SELECT MAX(id) FROM agent_memory), 0))"
-                ).fetchone()[0]
+                ).fetchone()[0],
+                int,
             )
+            if base > sem.INT64_MAX - len(batch):
+                raise Corrupt(
+                    f"agent_memory: the id sequence is at {base}, so {len(batch)} more ids would "
+                    f"pass the largest 64-bit id {sem.INT64_MAX}; this store can take no more "
+                    "records: record into a new store"
+                )
             valid = self._check_writes(conn, batch, base)
             evidence = self._anchor_evidence(
                 conn, {w.anchor for w in batch if w.anchor is not None}
             )
             tree_row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-            tree = tree_row[0] if tree_row else None
+            tree = _stored("sync_state", 0, "tree", tree_row[0], str, True) if tree_row else None
             rows = []
             for write, ok in zip(batch, valid, strict=True):
                 blob, path = (
@@ -419,6 +548,18 @@ class SQLiteStore(Store):
                     if write.supersedes is not None
                 ],
             )
+            # Read back before COMMIT: a record a read would refuse is never
+            # committed, so an error always means nothing was written.
+            for row in conn.execute(
+                f"SELECT {RECORD_COLS}{_record_from('nodes')} WHERE m.id BETWEEN ? AND ?",
+                (ids[0], ids[-1]),
+            ):
+                _record_from_row(row)
+            postings = [
+                (new_id, index.posting(row[5], row[2], row[4]))
+                for new_id, row in zip(ids, rows, strict=True)
+            ]
+            index.written(conn, index.SQLITE, [w.supersedes for w in batch], base, postings)
         return ids
 
     @staticmethod
@@ -452,7 +593,10 @@ class SQLiteStore(Store):
             for key, blob, path in conn.execute(
                 f"SELECT key, blob, path FROM nodes WHERE key IN ({marks})", chunk
             ):
-                found[key] = (blob, path)
+                found[key] = (
+                    _stored("nodes", key, "blob", blob, str, True),
+                    _stored("nodes", key, "path", path, str, True),
+                )
         return found
 
     @staticmethod
@@ -468,6 +612,17 @@ class SQLiteStore(Store):
         conn.execute(f"DELETE FROM {GRAPH_TABLE}")
         conn.executemany(f"INSERT INTO {GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
         return GRAPH_TABLE
+
+    @staticmethod
+    def _load_tokens(conn: sqlite3.Connection, tokens: Sequence[str]) -> None:
+        """Put a query's tokens in :data:`TOKEN_TABLE`, each once."""
+        conn.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {TOKEN_TABLE.split('.')[1]} (token TEXT PRIMARY KEY)"
+        )
+        conn.execute(f"DELETE FROM {TOKEN_TABLE}")
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {TOKEN_TABLE} (token) VALUES (?)", ((t,) for t in tokens)
+        )
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
         if not sem.fits_int64(id):
@@ -538,28 +693,136 @@ class SQLiteStore(Store):
     ) -> Recall:
         parsed = Decay.parse(decay)
         where, params = self._filters(scope, kind, anchor_key, False, anchors)
-        for index, token in enumerate(sem.query_tokens(query)):
-            where.append(f"instr(m.search, :token{index}) > 0")
-            params[f"token{index}"] = token
+        tokens = sem.query_tokens(query)
+        if tokens:
+            where.append(
+                f"NOT EXISTS (SELECT 1 FROM {TOKEN_TABLE} t WHERE instr(m.search, t.token) = 0)"
+            )
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
         score, score_params = sqlexpr.score_expr(
             parsed, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **_MEMORY_ANCHOR
         )
         params.update(score_params)
+        keep = sem.effective_limit(limit)
         with self._reading() as conn:
+            if tokens:
+                self._load_tokens(conn, tokens)
             nodes = self._node_table(conn, graph)
-            keep = sem.effective_limit(limit)
-            if keep is not None:
-                params["limit"] = keep
-            sql = recall_sql(score, where, nodes, None if keep is None else ":limit")
             generation = self._generation(conn)
             params["generation"] = generation
-            rows = conn.execute(sql, params).fetchall()
+
+            def bounds(size: int) -> list[tuple[int, float, float]]:
+                sql = recall_bounds_sql(
+                    score, where, nodes, ":size", hint=" INDEXED BY idx_mem_confidence"
+                )
+                return conn.execute(sql, {**params, "size": size}).fetchall()
+
+            results = None
+            if keep is not None and parsed.mode == "none":
+                # With decay, age decides more than confidence and the bound
+                # rarely stops the read: the full pass is then the faster.
+                ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
+                if ids is not None:
+                    results = sorted(
+                        (
+                            Recalled.rank(record, generation, parsed)
+                            for record in self._records(conn, nodes, ids)
+                        ),
+                        key=lambda r: sem.rank_key(r.score, r.record.id),
+                    )
+            if results is None:
+                # No limit, or the bound did not decide: one ranked pass.
+                if keep is not None:
+                    params["limit"] = keep
+                sql = recall_sql(score, where, nodes, None if keep is None else ":limit")
+                rows = conn.execute(sql, params).fetchall()
+                results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
             live, superseded = self._counts(conn)
-        results = [Recalled.rank(_record_from_row(row), generation, parsed) for row in rows]
         return Recall(
             generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    @staticmethod
+    def _records(
+        conn: sqlite3.Connection, nodes: str, ids: Sequence[int]
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids``, in no particular order."""
+        out: builtins.list[MemoryRecord] = []
+        for start in range(0, len(ids), _CHUNK):
+            chunk = list(ids[start : start + _CHUNK])
+            condition, chunk_params = index.SQLITE.any_of("m.id", chunk)
+            out.extend(
+                _record_from_row(row)
+                for row in conn.execute(records_sql(nodes, condition), chunk_params)
+            )
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: MemoryKind | str | None = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> Recall:
+        parsed = Decay.parse(decay)
+        terms = lexical.query_terms(query)
+        where, params = self._filters(scope, kind, anchor_key, False, anchors)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**_MEMORY_ANCHOR)}) = 1")
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            nodes = self._node_table(conn, graph)
+            generation = self._generation(conn)
+            params["generation"] = generation
+            stats = index.read_stats(conn, index.SQLITE, terms)
+            corpus = stats.corpus
+            results: builtins.list[Recalled] = []
+            if terms and corpus.total_terms:
+                weight, term_match = _search_terms(terms, corpus, params)
+                # Base confidence bounds the evidence (penalty and decay never
+                # exceed 1) without joining a node per candidate.
+                bound = f"max({RECALL_BOUND}, {ranking.EVIDENCE_FLOOR!r})"
+                node_join = nodes if applicable_only else None
+
+                def bounds(size: int | None) -> list[tuple[int, float]]:
+                    sql = search_sql(weight, bound, term_match, where, node_join, ":size")
+                    size_params = {**params, "size": -1 if size is None else size}
+                    return conn.execute(sql, size_params).fetchall()
+
+                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                    postings = index.read_postings(conn, index.SQLITE, ids, terms)
+                    out = []
+                    for record in self._records(conn, nodes, ids):
+                        p = postings[record.id]
+                        value = lexical.weigh(terms, p.counts, p.length, corpus)
+                        evidence = Recalled.rank(record, generation, parsed)
+                        out.append(
+                            replace(
+                                evidence,
+                                score=lexical.combine(value, evidence.score),
+                                relevance=value,
+                            )
+                        )
+                    return out
+
+                results = ranking.top(
+                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                )
+        return Recall(
+            generation=generation,
+            decay=parsed,
+            results=results,
+            live=corpus.documents,
+            superseded=stats.records - corpus.documents,
+            schema=lexical.SEARCH_SCHEMA,
+            terms=list(terms),
         )
 
     def forget(self, id: int) -> MemoryForgotten:
@@ -575,11 +838,18 @@ class SQLiteStore(Store):
                     "SELECT id FROM agent_memory WHERE superseded_by = ? ORDER BY id", (id,)
                 )
             ]
+            live = (
+                conn.execute(
+                    "SELECT superseded_by FROM agent_memory WHERE id = ?", (id,)
+                ).fetchone()[0]
+                is None
+            )
             conn.execute(
                 "UPDATE agent_memory SET superseded_by = NULL, superseded_at = NULL"
                 " WHERE superseded_by = ?",
                 (id,),
             )
+            index.forgotten(conn, index.SQLITE, id, live, restored)
             conn.execute("DELETE FROM agent_memory WHERE id = ?", (id,))
         return MemoryForgotten(id=id, restored=restored)
 
@@ -587,25 +857,28 @@ class SQLiteStore(Store):
 
     @staticmethod
     def _next_tick(conn: sqlite3.Connection) -> int:
-        return int(
+        return _clock(
             conn.execute(
                 "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
-            ).fetchone()[0]
+            ).fetchone(),
+            "ticks",
         )
 
     @staticmethod
     def _cache_generation(conn: sqlite3.Connection) -> int:
-        return int(
-            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone()[0]
+        return _clock(
+            conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone(),
+            "generation",
         )
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        sem.check_anchor(anchor)
         size = sem.cache_entry_bytes(key, fingerprint, json)
         with self._atomic() as conn:
             blob = None
             if anchor is not None:
                 node = conn.execute("SELECT blob FROM nodes WHERE key = ?", (anchor,)).fetchone()
-                blob = node[0] if node else None
+                blob = _stored("nodes", anchor, "blob", node[0], str, True) if node else None
             tick = self._next_tick(conn)
             conn.execute(
                 "INSERT INTO agent_cache (key, fingerprint, bytes, generation, last_used, hits,"
@@ -615,6 +888,10 @@ class SQLiteStore(Store):
                 " last_used = excluded.last_used, anchor_key = excluded.anchor_key,"
                 " anchor_blob = excluded.anchor_blob, json = excluded.json",
                 (key, fingerprint, size, self._cache_generation(conn), tick, anchor, blob, json),
+            )
+            # Read back before COMMIT, as a record write does.
+            _entry_from_row(
+                conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = ?", (key,)).fetchone()
             )
 
     def cache_get(self, key: str) -> CacheEntry | None:
@@ -691,11 +968,12 @@ class SQLiteStore(Store):
                 "DELETE FROM agent_cache WHERE key = ?", sorted((key,) for key, _ in doomed)
             )
             freed = sum(size for _, size in doomed)
-            new_generation = int(
+            new_generation = _clock(
                 conn.execute(
                     "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
                     " RETURNING generation"
-                ).fetchone()[0]
+                ).fetchone(),
+                "generation",
             )
         retained = held - freed
         return CacheSweep(
@@ -796,6 +1074,7 @@ class SQLiteStore(Store):
 
     def reset(self) -> None:
         with self._atomic() as conn:
+            index.clear(conn)
             conn.execute("DELETE FROM agent_memory")
             conn.execute("DELETE FROM agent_cache")
             conn.execute("DELETE FROM nodes")
@@ -813,6 +1092,11 @@ class SQLiteStore(Store):
 
     def describe(self) -> str:
         return str(self.path)
+
+    def failure(self, error: Exception) -> RoteiroError:
+        if isinstance(error, sqlite3.Error):
+            return from_sqlite(error)
+        return super().failure(error)
 
     def check(self) -> builtins.list[Finding]:
         with self._reading() as conn:

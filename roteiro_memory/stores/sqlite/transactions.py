@@ -15,7 +15,14 @@ import contextlib
 import sqlite3
 from collections.abc import Iterator
 
-__all__ = ["atomic", "reading"]
+from roteiro_memory.errors import StoreUnavailable
+
+__all__ = ["BUSY_TIMEOUT_ENV", "atomic", "busy", "reading"]
+
+BUSY_TIMEOUT_ENV = "ROTEIRO_MEMORY_BUSY_TIMEOUT_MS"
+"""How long, in milliseconds, to wait for another process's write lock."""
+
+_SQLITE_BUSY = 5
 
 
 @contextlib.contextmanager
@@ -35,7 +42,10 @@ def reading(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
 
 @contextlib.contextmanager
 def _transaction(conn: sqlite3.Connection, begin: str) -> Iterator[None]:
-    conn.execute(begin)
+    try:
+        conn.execute(begin)
+    except sqlite3.OperationalError as error:
+        raise busy(conn, error) or error from None
     try:
         yield
         conn.execute("COMMIT")
@@ -53,3 +63,18 @@ def rollback(conn: sqlite3.Connection, cause: BaseException) -> None:
         conn.execute("ROLLBACK")
     except sqlite3.Error as failed:
         cause.add_note(f"(and the rollback that followed failed too: {failed})")
+
+
+def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreUnavailable | None:
+    """The error to raise for ``error`` when it is a lock wait that timed out
+    (another process's write), never to be mistaken for a damaged store;
+    None for any other error."""
+    if getattr(error, "sqlite_errorcode", 0) & 0xFF != _SQLITE_BUSY:
+        return None
+    rows = conn.execute("PRAGMA database_list").fetchall()
+    path = next((row[2] for row in rows if row[1] == "main"), "the store")
+    waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    return StoreUnavailable(
+        f"{path}: busy: another process holds the store's write lock (waited {waited} ms); "
+        f"retry when it has finished, or set {BUSY_TIMEOUT_ENV} to wait longer"
+    )

@@ -14,8 +14,9 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from roteiro_memory.errors import Corrupt
+from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
 from roteiro_memory.transfer import (
     CACHE,
@@ -28,6 +29,7 @@ from roteiro_memory.transfer import (
     export_items,
     pointer_rows,
     record_rows,
+    sealed,
 )
 
 __all__ = ["export_lines", "import_export"]
@@ -38,7 +40,7 @@ def _exportable(value: Any) -> Any:
     writes (binary data, a non-finite real) is refused rather than exported."""
     if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
         raise Corrupt(
-            f"the store holds {value!r}, which this version never writes; "
+            f"the store holds {excerpt(value)}, which this version never writes; "
             "run `roteiro-memory check` to find the row"
         )
     return value
@@ -48,18 +50,24 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """The store as JSON Lines, header first, read through ``conn`` (inside
     the caller's read transaction)."""
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
-    ticks, generation = conn.execute(
-        "SELECT ticks, generation FROM agent_cache_clock WHERE id = 0"
-    ).fetchone()
+    clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
+    if clock is None:
+        raise Corrupt(
+            "agent_cache_clock: the cache clock row is missing; run `roteiro-memory check`"
+        )
+    ticks, generation = (_exportable(value) for value in clock)
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    yield export_header(
-        seq[0] if seq else None, ticks, generation, {"tree": witness[0]} if witness else None
+    header = export_header(
+        _exportable(seq[0]) if seq else None,
+        ticks,
+        generation,
+        {"tree": _exportable(witness[0])} if witness else None,
     )
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from export_items(select, _exportable)
+    yield from sealed(header, export_items(select, _exportable))
 
 
 def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
@@ -86,6 +94,7 @@ def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
         "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
         pointer_rows(parsed),
     )
+    index.rebuild(conn, index.SQLITE)  # derived data: rebuilt, never exported
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
     if parsed.header.get("sequence") is not None:
         conn.execute(

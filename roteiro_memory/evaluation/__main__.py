@@ -1,0 +1,146 @@
+"""The command line of the evaluation: ``python -m roteiro_memory.evaluation``.
+
+``add_parser`` and ``main`` are what ``roteiro-memory eval`` wires in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory import lexical
+from roteiro_memory.evaluation import report
+from roteiro_memory.evaluation.arms import ARMS
+from roteiro_memory.evaluation.corpus import Dataset
+from roteiro_memory.evaluation.datasets.coding import DEFAULT_SEED, coding
+from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
+from roteiro_memory.evaluation.datasets.locomo import locomo
+from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
+from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
+
+__all__ = ["add_parser", "main", "parse_tokenizer"]
+
+DATASETS = ("coding", "locomo", "longmemeval")
+_SWITCHES = {
+    "punct": "split_punctuation",
+    "case": "split_case",
+    "fold": "fold_case",
+    "stop": "stop_words",
+    "stem": "stem",
+}
+
+
+def parse_tokenizer(name: str) -> lexical.Tokenizer:
+    """A tokenizer from its name (``punct+fold+stem``, ``raw`` for none)."""
+    if name == "raw":
+        return lexical.Tokenizer(False, False, False, False, False)
+    parts = name.split("+")
+    unknown = [p for p in parts if p not in _SWITCHES]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown tokenizer switch {unknown[0]!r} in {name!r}: expected 'raw' or "
+            f"switches joined by '+' from {', '.join(_SWITCHES)}"
+        )
+    return lexical.Tokenizer(**{field: key in parts for key, field in _SWITCHES.items()})
+
+
+def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
+    """Add ``eval`` to a command line's subcommands (of any parser class)."""
+    _configure(subparsers.add_parser("eval", help="measure retrieval arms on a dataset"))
+
+
+def _configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", choices=DATASETS)
+    parser.add_argument("path", nargs="?", type=Path, help="the dataset file (public datasets)")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="coding generator seed")
+    parser.add_argument("--sample", type=int, help="keep the first N conversations/instances")
+    parser.add_argument("--granularity", choices=GRANULARITIES, default="session")
+    parser.add_argument(
+        "--arms", default=",".join(ARMS), help=f"comma-separated, from {', '.join(ARMS)}"
+    )
+    parser.add_argument(
+        "--tokenizer",
+        type=parse_tokenizer,
+        default=lexical.TOKENIZER,
+        help=f"search tokenizer variant, to measure one (default {lexical.TOKENIZER.name})",
+    )
+    parser.add_argument(
+        "--store",
+        choices=STORES,
+        default=DEFAULT_STORE,
+        help=f"the store the filter and search arms run on (default {DEFAULT_STORE}; "
+        "memory to measure a --tokenizer variant)",
+    )
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--no-timing", action="store_true", help="leave latency out")
+    parser.add_argument("--output", type=Path, help="also write the JSON result to this file")
+    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw recall_any@k per arm")
+
+
+def _dataset(args: argparse.Namespace) -> Dataset:
+    if args.dataset == "coding":
+        return coding(args.seed)
+    if args.path is None:
+        raise DatasetFileError(
+            f"{args.dataset} is read from a path you give, never downloaded: "
+            f"python -m roteiro_memory.evaluation {args.dataset} PATH"
+        )
+    if args.dataset == "locomo":
+        return locomo(args.path, args.sample)
+    return longmemeval(args.path, args.granularity, args.sample)
+
+
+def _progress() -> Callable[[int], None] | None:
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int) -> None:
+        sys.stderr.write(f"\r{'#' * min(done, 40):<40} {done} haystack(s)")
+        sys.stderr.flush()
+
+    return show
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m roteiro_memory.evaluation")
+    _configure(parser)
+    args = parser.parse_args(argv)
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        parser.error(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
+    try:
+        dataset = _dataset(args)
+        progress = _progress()
+        if args.tokenizer != lexical.TOKENIZER and args.store != "memory":
+            parser.error(
+                f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
+                f"store's term index holds the protocol's tokenizer only"
+            )
+        result = evaluate(
+            dataset,
+            arms,
+            store=args.store,
+            tokenizer=args.tokenizer,
+            timing=not args.no_timing,
+            progress=progress,
+        )
+        if progress is not None:
+            sys.stderr.write("\n")
+    except DatasetFileError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    text = report.to_json(result)
+    if args.output is not None:
+        args.output.write_text(text, encoding="utf-8")
+    sys.stdout.write(text if args.json else report.table(result))
+    if args.plot is not None:
+        report.plot(result, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

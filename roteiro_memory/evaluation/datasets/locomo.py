@@ -1,0 +1,86 @@
+"""LoCoMo (``locomo10.json``, CC BY-NC 4.0): one haystack per conversation.
+
+Each turn is a record under its ``dia_id`` (``speaker: text``, an image
+turn's caption appended); sessions are found by ``session_<n>`` and taken in
+numeric order.  Questions of category 5 (adversarial) are left out, as most
+retrieval reports do; an evidence string may hold several ids separated by
+``;``; ids naming no turn are counted and dropped, and a question left with
+no evidence is excluded.  The file is read from the operator's path only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory.evaluation.corpus import Dataset, DatasetInfo, Haystack, Item, Query, Source
+from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, iter_array, sha256
+
+__all__ = ["CATEGORIES", "LICENCE", "locomo"]
+
+LICENCE = "CC BY-NC 4.0"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_SESSION = re.compile(r"^session_(\d+)$")
+
+
+def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
+    sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
+    for _, key in sessions:
+        for turn in conversation[key] or []:
+            text = str(turn.get("text", ""))
+            caption = turn.get("blip_caption")
+            if caption:
+                text = f"{text} [image: {caption}]"
+            yield Item(str(turn["dia_id"]), f"{turn.get('speaker', '')}: {text}")
+
+
+def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
+    if not isinstance(sample.get("conversation"), dict) or not isinstance(sample.get("qa"), list):
+        raise DatasetFileError(
+            f"conversation {sample.get('sample_id')!r}: expected 'conversation' and 'qa'"
+        )
+    items = tuple(_turns(sample["conversation"]))
+    known = {item.key for item in items}
+    queries: list[Query] = []
+    for number, qa in enumerate(sample["qa"]):
+        category = qa.get("category")
+        if category == 5:
+            info.exclude("adversarial (category 5)")
+            continue
+        ids = [
+            part.strip()
+            for entry in qa.get("evidence") or []
+            for part in str(entry).split(";")
+            if part.strip()
+        ]
+        unresolved = [i for i in ids if i not in known]
+        if unresolved:
+            info.exclude("evidence ids naming no turn", len(unresolved))
+        gold = frozenset(i for i in ids if i in known)
+        if not gold:
+            info.exclude("no resolvable evidence")
+            continue
+        style = (
+            CATEGORIES.get(category, f"category-{category}") if isinstance(category, int) else "?"
+        )
+        queries.append(
+            Query(f"{sample.get('sample_id')}:{number}", str(qa["question"]), gold, style)
+        )
+    return Haystack(items, tuple(queries))
+
+
+def locomo(path: Path, sample: int | None = None) -> Dataset:
+    """LoCoMo from ``path``; ``sample`` keeps the first N conversations."""
+    info = DatasetInfo(
+        "locomo", LICENCE, sample, None, Source(path.name, sha256(path)) if path.is_file() else None
+    )
+
+    def stream() -> Iterator[Haystack]:
+        for index, conversation in enumerate(iter_array(path)):
+            if sample is not None and index >= sample:
+                return
+            yield _haystack(conversation, info)
+
+    return Dataset(info, stream())

@@ -1,0 +1,89 @@
+"""LongMemEval (``longmemeval_{oracle,s,m}.json`` and the ``_cleaned``
+files, MIT): each instance is one question with its own haystack.
+
+As the authors' retrieval evaluation does, only user turns are indexed: at
+``session`` granularity one record per session (its user turns joined by
+spaces, under the session id), at ``turn`` granularity one per user turn
+(``{session_id}_{i+1}``, i counting every turn).  Gold is the evidence
+sessions (ids starting ``answer_``) with a user turn marked ``has_answer``,
+or at turn level those user turns.  Abstention questions (``_abs``) and
+questions with no user-side evidence are excluded and counted.  Instances
+are streamed one at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory.evaluation.corpus import Dataset, DatasetInfo, Haystack, Item, Query, Source
+from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, iter_array, sha256
+
+__all__ = ["GRANULARITIES", "LICENCE", "longmemeval"]
+
+LICENCE = "MIT"
+GRANULARITIES = ("session", "turn")
+
+
+def _haystack(instance: dict[str, Any], granularity: str, info: DatasetInfo) -> Haystack | None:
+    question_id = str(instance.get("question_id"))
+    sessions = instance.get("haystack_sessions")
+    session_ids = instance.get("haystack_session_ids")
+    if not isinstance(sessions, list) or not isinstance(session_ids, list):
+        raise DatasetFileError(
+            f"instance {question_id!r}: expected lists 'haystack_sessions' and "
+            "'haystack_session_ids'"
+        )
+    if question_id.endswith("_abs"):
+        info.exclude("abstention (_abs)")
+        return None
+    items: list[Item] = []
+    gold: set[str] = set()
+    for session_id, turns in zip(session_ids, sessions, strict=True):
+        evidence = str(session_id).startswith("answer_")
+        user = [(i, t) for i, t in enumerate(turns) if t.get("role") == "user"]
+        if granularity == "session":
+            body = " ".join(str(t.get("content", "")) for _, t in user)
+            items.append(Item(str(session_id), body))
+            if evidence and any(t.get("has_answer") for _, t in user):
+                gold.add(str(session_id))
+        else:
+            for i, turn in user:
+                key = f"{session_id}_{i + 1}"
+                items.append(Item(key, str(turn.get("content", ""))))
+                if evidence and turn.get("has_answer"):
+                    gold.add(key)
+    if not gold:
+        info.exclude("no user-side evidence")
+        return None
+    query = Query(
+        question_id, str(instance["question"]), frozenset(gold), str(instance["question_type"])
+    )
+    return Haystack(tuple(items), (query,))
+
+
+def longmemeval(path: Path, granularity: str = "session", sample: int | None = None) -> Dataset:
+    """LongMemEval from ``path``; ``sample`` keeps the first N instances."""
+    if granularity not in GRANULARITIES:
+        raise ValueError(
+            f"unknown granularity {granularity!r}: expected one of {', '.join(GRANULARITIES)}"
+        )
+    info = DatasetInfo(
+        "longmemeval",
+        LICENCE,
+        sample,
+        None,
+        Source(path.name, sha256(path)) if path.is_file() else None,
+        options={"granularity": granularity},
+    )
+
+    def stream() -> Iterator[Haystack]:
+        for index, instance in enumerate(iter_array(path)):
+            if sample is not None and index >= sample:
+                return
+            haystack = _haystack(instance, granularity, info)
+            if haystack is not None:
+                yield haystack
+
+    return Dataset(info, stream())

@@ -1,0 +1,392 @@
+"""The lexical ranking arm of ``memory.search``, as pure rules with no I/O.
+
+Three rules, each one definition that every store computes the same way:
+
+* the **tokenizer** -- how a body, an anchor key, an anchor path and a query
+  become terms (:class:`Tokenizer`, the chosen switches in :data:`TOKENIZER`);
+* **relevance** -- Okapi BM25 with the constants of :data:`BM25`, statistics
+  taken over the live records of the whole store (:class:`CorpusStats`),
+  summed over the distinct query terms in code-point order so every backend
+  adds the same doubles in the same order;
+* the **combination** with the ADR-0013 evidence --
+  ``score = relevance * (base_confidence * anchor_penalty * decay_factor)``
+  (:func:`combine`), ties going to the newest id (:func:`search_key`).
+
+A record is a candidate exactly when it holds at least one query term, so its
+relevance is positive (every IDF is); evidence then only demotes it.  A SQL
+store keeps a term table and reads these constants; it never restates them.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.valueclass import valueclass
+
+__all__ = [
+    "BM25",
+    "IDF_SMOOTHING",
+    "SEARCH_SCHEMA",
+    "STEM_RULES",
+    "STOP_WORDS",
+    "TOKENIZER",
+    "Bm25",
+    "CorpusStats",
+    "Document",
+    "Ranked",
+    "Tokenizer",
+    "combine",
+    "document_terms",
+    "idf",
+    "rank",
+    "relevance",
+    "search_key",
+    "stem",
+    "term_weight",
+    "weigh",
+]
+
+SEARCH_SCHEMA = "roteiro.search/v1"
+"""The schema a ``memory.search`` result names."""
+
+
+# --- The tokenizer -------------------------------------------------------------
+
+STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a about above after again all am an and any are as at be been before being
+    below between both but by can could did do does doing down during each few
+    for from further had has have having he her here hers him his how i if in
+    into is it its itself just me more most my no nor not now of off on once
+    only or other our ours out over own same she should so some such than that
+    the their theirs them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will
+    with would you your yours
+    """.split()  # noqa: SIM905 -- a word list reads better as prose than as 120 quoted strings
+)
+"""English function words dropped when :attr:`Tokenizer.stop_words` is on.
+Lower-case; a token is compared after folding."""
+
+STEM_RULES: tuple[tuple[str, str], ...] = (
+    ("ies", "y"),
+    ("sses", "ss"),
+    ("ss", "ss"),
+    ("ing", ""),
+    ("ed", ""),
+    ("es", "e"),
+    ("s", ""),
+)
+"""The suffix step of :func:`stem`: the first rule whose suffix ends the word
+is the only one tried, and replaces the suffix when at least :data:`MIN_STEM`
+letters remain.  ``ss`` maps
+to itself so ``class`` keeps its final ``s``."""
+
+MIN_STEM = 3
+"""Fewest letters a stemming step may leave."""
+
+KEEP_DOUBLE = frozenset("lsz")
+"""Doubled final letters that :func:`stem` keeps (``call``, ``pass``, ``buzz``)."""
+
+_VOWELS = frozenset("aeiou")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper for lower-case ASCII words, in three steps:
+    one :data:`STEM_RULES` suffix, then a doubled final consonant undoubled
+    (``runn`` -> ``run``), then one final ``e`` dropped -- so ``cache``,
+    ``caches``, ``cached`` and ``caching`` all become ``cach``.  Any other
+    token (digits, capitals, non-ASCII, punctuation) is returned unchanged."""
+    if not (word.isascii() and word.isalpha() and word.islower()):
+        return word
+    for suffix, replacement in STEM_RULES:
+        if word.endswith(suffix):
+            shorter = word[: len(word) - len(suffix)] + replacement
+            if len(shorter) >= MIN_STEM:
+                word = shorter
+            break
+    if (
+        len(word) > MIN_STEM
+        and word[-1] == word[-2]
+        and word[-1] not in _VOWELS
+        and word[-1] not in KEEP_DOUBLE
+    ):
+        word = word[:-1]
+    if word.endswith("e") and len(word) - 1 >= MIN_STEM:
+        word = word[:-1]
+    return word
+
+
+def _is_word_char(char: str) -> bool:
+    """Letters, marks and numbers (Unicode general categories L*, M*, N*)."""
+    return unicodedata.category(char)[0] in "LMN"
+
+
+def _chunks(text: str, split_punctuation: bool) -> list[str]:
+    """Maximal runs of word characters, or of non-White_Space characters."""
+    out: list[str] = []
+    word: list[str] = []
+    for char in text:
+        keep = _is_word_char(char) if split_punctuation else char not in sem.WHITE_SPACE
+        if keep:
+            word.append(char)
+        elif word:
+            out.append("".join(word))
+            word = []
+    if word:
+        out.append("".join(word))
+    return out
+
+
+def _case_parts(chunk: str) -> list[str]:
+    """``chunk`` split where its case changes: before an upper-case letter
+    that follows a lower-case one (``cacheSweep``), and before the last
+    capital of a run followed by a lower-case letter (``HTTPServer``)."""
+    parts: list[str] = []
+    start = 0
+    for i in range(1, len(chunk)):
+        before, here = chunk[i - 1], chunk[i]
+        after = chunk[i + 1] if i + 1 < len(chunk) else ""
+        if here.isupper() and (before.islower() or (before.isupper() and after.islower())):
+            parts.append(chunk[start:i])
+            start = i
+    parts.append(chunk[start:])
+    return parts
+
+
+@valueclass
+class Tokenizer:
+    """How text becomes terms.  Each switch is one step, applied in this order:
+
+    1. ``split_punctuation``: terms are maximal runs of letters, marks and
+       numbers, so ``.``, ``_``, ``::``, ``/``, ``-`` and quotes all split;
+       off, terms are maximal runs of non-White_Space characters.
+    2. ``split_case``: each term is split again where camelCase changes case.
+    3. ``fold_case``: each term is lower-cased (``str.lower``).
+    4. ``stop_words``: terms in :data:`STOP_WORDS` are dropped.
+    5. ``stem``: each term goes through :func:`stem`.
+    """
+
+    split_punctuation: bool = True
+    split_case: bool = True
+    fold_case: bool = True
+    stop_words: bool = True
+    stem: bool = True
+
+    @property
+    def name(self) -> str:
+        """The switches that are on, joined by ``+`` (``raw`` when none is)."""
+        names = [
+            name
+            for name, on in (
+                ("punct", self.split_punctuation),
+                ("case", self.split_case),
+                ("fold", self.fold_case),
+                ("stop", self.stop_words),
+                ("stem", self.stem),
+            )
+            if on
+        ]
+        return "+".join(names) or "raw"
+
+    def terms(self, text: str) -> tuple[str, ...]:
+        """The terms of ``text``, in order, repeats kept."""
+        return _terms(text, self)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    # Cached because a store tokenizes every live record on each search; the
+    # result depends on nothing but its two arguments.
+    out: list[str] = []
+    for chunk in _chunks(text, tokenizer.split_punctuation):
+        for part in _case_parts(chunk) if tokenizer.split_case else [chunk]:
+            term = part.lower() if tokenizer.fold_case else part
+            if tokenizer.stop_words and term.lower() in STOP_WORDS:
+                continue
+            out.append(stem(term) if tokenizer.stem else term)
+    return tuple(out)
+
+
+TOKENIZER = Tokenizer(split_case=False)
+"""The tokenizer ``memory.search`` uses, chosen by measurement (``docs/eval.md``):
+punctuation split, case folded, stop words dropped, stemmed; camelCase is not
+split, which measured slightly worse on ``coding`` (identifier queries)."""
+
+
+def document_terms(
+    body: str,
+    anchor_key: str | None,
+    anchor_path: str | None,
+    tokenizer: Tokenizer = TOKENIZER,
+) -> tuple[str, ...]:
+    """A record's terms: those of its body, then of its anchor key, then of its
+    captured anchor path, each tokenized on its own so no term spans two of
+    them.  Scope is not searched, as in ``memory.recall``."""
+    return tuple(
+        term
+        for part in (body, anchor_key or "", anchor_path or "")
+        for term in tokenizer.terms(part)
+    )
+
+
+# --- Relevance -----------------------------------------------------------------
+
+
+@valueclass
+class Bm25:
+    """The two Okapi BM25 constants: ``k1`` saturates term frequency, ``b``
+    sets how much a long record is normalised against the average length."""
+
+    k1: float = 1.2
+    b: float = 0.75
+
+
+BM25 = Bm25()
+"""The constants ``memory.search`` uses."""
+
+IDF_SMOOTHING = 0.5
+"""Added to both counts inside the IDF, so a term in every record keeps a
+positive weight: ``ln(1 + (N - n + 0.5) / (n + 0.5)) > 0`` whenever n <= N."""
+
+
+@valueclass
+class Document:
+    """One record as the ranking sees it: its id and its terms."""
+
+    id: int
+    terms: tuple[str, ...]
+
+    @functools.cached_property
+    def counts(self) -> Mapping[str, int]:
+        """How often each term occurs (computed once, not a field)."""
+        return Counter(self.terms)
+
+    @property
+    def length(self) -> int:
+        """The record's length in terms, repeats counted."""
+        return len(self.terms)
+
+
+@valueclass
+class CorpusStats:
+    """What relevance is normalised by: counted over every live record of the
+    store, whatever the search's filters, so a record's relevance does not
+    depend on which other records a filter hides."""
+
+    documents: int
+    total_terms: int
+    document_frequency: Mapping[str, int]
+
+    @classmethod
+    def of(cls, documents: Iterable[Document]) -> CorpusStats:
+        count = 0
+        total = 0
+        frequency: Counter[str] = Counter()
+        for document in documents:
+            count += 1
+            total += document.length
+            frequency.update(document.counts.keys())
+        return cls(count, total, dict(frequency))
+
+    @property
+    def average_length(self) -> float:
+        """``total_terms / documents`` as a double division (0.0 when empty)."""
+        return float(self.total_terms) / float(self.documents) if self.documents else 0.0
+
+
+def idf(frequency: int, documents: int) -> float:
+    """``ln(1 + (N - n + 0.5) / (n + 0.5))`` for a term in ``n`` of ``N`` records."""
+    n, big_n = float(frequency), float(documents)
+    return math.log(1.0 + (big_n - n + IDF_SMOOTHING) / (n + IDF_SMOOTHING))
+
+
+def term_weight(
+    count: int, length: int, average_length: float, term_idf: float, params: Bm25 = BM25
+) -> float:
+    """One term's share: ``idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * (dl / avgdl)))``,
+    evaluated in exactly that grouping."""
+    tf = float(count)
+    norm = params.k1 * (1.0 - params.b + params.b * (float(length) / average_length))
+    return term_idf * ((tf * (params.k1 + 1.0)) / (tf + norm))
+
+
+def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]:
+    """The distinct terms of a query in code-point order: the order relevance
+    sums them in.  A repeated query word counts once."""
+    return tuple(sorted(set(tokenizer.terms(query))))
+
+
+def relevance(
+    terms: Sequence[str], document: Document, stats: CorpusStats, params: Bm25 = BM25
+) -> float:
+    """BM25 of ``document`` for the distinct, sorted ``terms``: the term
+    weights of the terms it holds, added left to right starting from 0.0.
+    0.0 exactly when it holds none of them."""
+    return weigh(terms, document.counts, document.length, stats, params)
+
+
+def weigh(
+    terms: Sequence[str],
+    counts: Mapping[str, int],
+    length: int,
+    stats: CorpusStats,
+    params: Bm25 = BM25,
+) -> float:
+    """:func:`relevance` from a record's term counts and length, as a store's
+    term index holds them: the same additions in the same order."""
+    total = 0.0
+    for term in terms:
+        count = counts.get(term, 0)
+        if count:
+            weight = idf(stats.document_frequency[term], stats.documents)
+            total += term_weight(count, length, stats.average_length, weight, params)
+    return total
+
+
+def combine(relevance_value: float, evidence: float) -> float:
+    """The search score: relevance times the ADR-0013 evidence score
+    (``base_confidence * anchor_penalty * decay_factor``, as recall computes
+    it).  Evidence demotes and never promotes past relevance: it is at most 1."""
+    return relevance_value * evidence
+
+
+def search_key(score_value: float, record_id: int) -> tuple[float, int]:
+    """Sort key for search: best score first, ties to the newest id (ascending sort)."""
+    return sem.rank_key(score_value, record_id)
+
+
+@valueclass
+class Ranked:
+    """One candidate of :func:`rank`: its id and relevance."""
+
+    id: int
+    relevance: float
+
+
+def rank(
+    query: str,
+    documents: Sequence[Document],
+    candidates: Iterable[int] | None = None,
+    tokenizer: Tokenizer = TOKENIZER,
+    params: Bm25 = BM25,
+) -> list[Ranked]:
+    """The reference lexical ranking: statistics over ``documents`` (the live
+    records), candidates those of ``candidates`` (default: all) holding any
+    query term, best relevance first, ties to the newest id."""
+    terms = query_terms(query, tokenizer)
+    stats = CorpusStats.of(documents)
+    allowed = None if candidates is None else set(candidates)
+    out = []
+    for document in documents:
+        if allowed is not None and document.id not in allowed:
+            continue
+        value = relevance(terms, document, stats, params)
+        if value > 0.0:
+            out.append(Ranked(document.id, value))
+    out.sort(key=lambda r: search_key(r.relevance, r.id))
+    return out

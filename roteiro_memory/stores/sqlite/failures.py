@@ -1,0 +1,44 @@
+"""What an ``sqlite3.Error`` the store did not expect is reported as.
+
+The one place SQLite's failures become this package's errors: a store that
+cannot be used right now (locked, busy, full, an I/O failure, read-only) is
+:class:`StoreUnavailable`; anything else (an undecodable column, a malformed
+database, a statement the stored data makes fail) is :class:`Corrupt`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, excerpt
+
+__all__ = ["from_sqlite"]
+
+_UNAVAILABLE = (
+    "SQLITE_BUSY",
+    "SQLITE_LOCKED",
+    "SQLITE_FULL",
+    "SQLITE_IOERR",
+    "SQLITE_CANTOPEN",
+    "SQLITE_READONLY",
+    "SQLITE_NOMEM",
+    "SQLITE_PERM",
+    "SQLITE_INTERRUPT",
+)
+"""Result codes (and their extended forms, which share the prefix) of a
+store that is sound but cannot be used at the moment."""
+
+
+def from_sqlite(error: sqlite3.Error) -> RoteiroError:
+    """The error ``error`` is reported as, its message naming SQLite's."""
+    name = getattr(error, "sqlite_errorname", None) or type(error).__name__
+    said = excerpt(str(error), 200)
+    if name.startswith(_UNAVAILABLE):
+        return StoreUnavailable(
+            f"the SQLite store is unavailable: {said} ({name}); nothing was changed, "
+            "try again once the cause (another writer, a full disk) is gone"
+        )
+    return Corrupt(
+        f"the SQLite store failed: {said} ({name}); nothing was changed; "
+        "run `roteiro-memory check` on the store"
+    )

@@ -1,0 +1,256 @@
+"""No command ends in a traceback: every subcommand, given hostile arguments
+or run on every planted bad store, exits with a documented status (0, 1, 2,
+or 3 for a store that is corrupt or failing) with at most one line on
+stderr; closed or undecodable standard streams are one-line errors too."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from precommit_plants import BAD_STORES, plant_bad_store, plant_store
+
+from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+HOSTILE = (
+    "",
+    " ",
+    "-",
+    "\x1b[2J\x00",
+    "x" * 70_000,
+    "-1",
+    "18446744073709551616",
+    "1e999",
+    "no/such/folder/x",
+    "a::",
+    "::b",
+    "file:",
+    "[" * 5_000,
+    "\u202e\ufeff",
+)
+"""Values no option or argument should crash on.  Each names, as a path, a
+file inside the test's folder or none at all: ``export -o VALUE`` writes
+there, so no value may climb out of it."""
+
+cli = importlib.import_module("roteiro_memory.cli.main")
+
+POSITIONAL = {
+    "add": ["a body"],
+    "show": ["1"],
+    "forget": ["1"],
+    "import": ["missing.jsonl"],
+    "cache get": ["context:a"],
+    "cache put": ["k", "fp", "1"],
+    "cache forget": ["context:a"],
+}
+"""Benign positional arguments, by subcommand; the others take none."""
+
+
+def _subcommands() -> list[str]:
+    """Every subcommand the parser builds, ``cache`` actions included: a new
+    one joins these tests without an edit here."""
+    names = []
+    for name, *_ in cli._COMMANDS:
+        if name == "cache":
+            names += [f"cache {action}" for action, *_ in cli._CACHE_ACTIONS]
+        else:
+            names.append(name)
+    return names
+
+
+def _options(name: str) -> list[str]:
+    """The options of subcommand ``name`` that take a value."""
+    parser = cli._parser(name.split()[0])
+    found: list[str] = []
+
+    def walk(p: argparse.ArgumentParser, words: list[str]) -> None:
+        for action in p._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for choice, sub in action.choices.items():
+                    if not words or words[0] == choice:
+                        walk(sub, words[1:])
+            elif (
+                action.option_strings and action.nargs != 0 and "--db" not in action.option_strings
+            ):
+                found.append(action.option_strings[-1])
+
+    walk(parser, name.split())
+    return sorted(set(found) - {"--help"})
+
+
+def _run(argv: list[str], stdin: bytes = b"") -> tuple[int, list[str], str]:
+    """``main(argv)`` in this process: exit status, stderr lines, stdout."""
+    # Standard output has a binary buffer, as a real one does (the mcp
+    # server writes to it).
+    out, err = io.BytesIO(), io.StringIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    wrapper = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stdout, sys.stderr = wrapper, err
+    try:
+        try:
+            status = cli.main(argv)
+        except SystemExit as exit_:
+            status = int(exit_.code or 0)
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+    # The mcp server closes the stream it was given when it ends.
+    written = b""
+    if not out.closed:
+        written = out.getvalue()
+        wrapper.detach()  # so collecting the wrapper leaves ``out`` alone
+    return status, err.getvalue().splitlines(), written.decode("utf-8", "replace")
+
+
+def _one_line(argv: list[str], status: int, lines: list[str]) -> None:
+    shown = [a[:40] for a in argv]
+    assert status in (ExitCode.OK, ExitCode.NOTHING, ExitCode.USAGE, ExitCode.STORE), (
+        shown,
+        status,
+        lines,
+    )
+    assert len(lines) <= 1, (shown, lines[:3])
+    assert not any("Traceback" in line for line in lines), (shown, lines)
+    # The last resort answers what nothing reports on purpose: none of these.
+    assert not any("unexpected failure" in line for line in lines), (shown, lines)
+    if status in (ExitCode.USAGE, ExitCode.STORE):
+        assert lines, (shown, "a refusal says why")
+
+
+@pytest.fixture
+def outside(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder outside any repository, with no store named by the environment."""
+    for name in list(os.environ):
+        if name.startswith("ROTEIRO_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", _subcommands())
+def test_every_subcommand_answers_hostile_arguments_in_one_line(outside: Path, name: str) -> None:
+    for value in HOSTILE:
+        if "\0" not in value and len(value) < 4096:
+            # export -o writes wherever a value points: never outside this folder.
+            assert (outside / value).resolve().is_relative_to(outside.resolve()), value
+    db = outside / "memory.db"
+    plant_store(db)
+    words = name.split()
+    benign = POSITIONAL.get(name, [])
+    runs: list[list[str]] = []
+    for value in HOSTILE:
+        if benign:
+            for index in range(len(benign)):
+                runs.append([*words, *benign[:index], value, *benign[index + 1 :]])
+        for option in _options(name):
+            runs.append([*words, *benign, f"{option}={value}"])
+    for argv in runs:
+        status, lines, _ = _run([*argv, "--db", str(db)], stdin=b"[" * 5_000)
+        _one_line(argv, status, lines)
+
+
+@pytest.mark.parametrize("how", sorted(BAD_STORES))
+def test_every_subcommand_on_every_planted_store_is_one_line(outside: Path, how: str) -> None:
+    """A store damaged behind the library's back is reported, never a crash;
+    ``check`` finds every one of them."""
+    pristine = plant_bad_store(outside / "planted.db", how)
+    for name in _subcommands():
+        db = outside / "copy.db"
+        shutil.copyfile(pristine, db)
+        argv = [*name.split(), *POSITIONAL.get(name, []), "--db", str(db)]
+        if name == "import":
+            argv = ["import", "-", "--db", str(outside / "fresh.db")]
+            (outside / "fresh.db").unlink(missing_ok=True)
+        status, lines, _ = _run(argv, stdin=b"")
+        _one_line(argv, status, lines)
+        if name == "check":
+            assert status == 1, (how, lines)
+        db.unlink()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+
+def _script(
+    args: list[str], *, close: int | None = None, stdin: bytes = b"", cwd: Path
+) -> subprocess.CompletedProcess[bytes]:
+    """The console script, with file descriptor ``close`` closed before it starts."""
+    script = shutil.which("roteiro-memory")
+    assert script is not None
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+
+    def closing() -> None:
+        if close is not None:
+            os.close(close)
+
+    return subprocess.run(
+        [script, *args],
+        input=None if close == 0 else stdin,
+        stdin=subprocess.DEVNULL if close == 0 else None,
+        capture_output=True,
+        preexec_fn=closing,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "close"),
+    [
+        (["add", "-"], 0),
+        (["cache", "put", "k", "fp"], 0),
+        (["import", "-"], 0),
+        (["list"], 1),
+        (["protocol"], 1),
+        (["protocol"], 0),
+    ],
+    ids=[
+        "add-stdin",
+        "cache-put-stdin",
+        "import-stdin",
+        "list-stdout",
+        "protocol-stdout",
+        "protocol-stdin",
+    ],
+)
+def test_a_closed_standard_stream_is_a_one_line_error(
+    tmp_path: Path, args: list[str], close: int
+) -> None:
+    db = tmp_path / "memory.db"
+    argv = [*args, "--db", str(db)]
+    done = _script(argv, close=close, cwd=tmp_path)
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    assert done.returncode == 2, lines
+    assert len(lines) == 1, lines
+    assert "standard " in lines[0]
+    assert "closed" in lines[0]
+    if db.exists():
+        with SQLiteStore(db) as store:
+            assert store.list().records == []
+            assert store.cache_entries() == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "said"),
+    [(b'{"a": "\xff"}', "not valid UTF-8"), (b"[" * 5_000 + b"]" * 5_000, "too deeply")],
+    ids=["not-utf8", "deep"],
+)
+def test_cache_put_stdin_that_cannot_be_read_is_one_line(
+    tmp_path: Path, payload: bytes, said: str
+) -> None:
+    db = tmp_path / "memory.db"
+    done = _script(["cache", "put", "k", "fp", "--db", str(db)], stdin=payload, cwd=tmp_path)
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    assert done.returncode == 2
+    assert len(lines) == 1, lines
+    assert said in lines[0]

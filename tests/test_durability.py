@@ -1,0 +1,151 @@
+"""The durability entries against the reference, through ``cmd:``, and against
+servers that lose writes.
+
+The reference passes every entry over SQLite and over PostgreSQL; the
+``private-copy`` mutant (lost updates between instances) fails every shared
+entry and passes the crash ones, the ``stale-reads`` mutant (loses nothing,
+but its readers lag) fails every shared entry, the ``write-behind`` mutant
+(answers before it saves) fails every crash entry, and the
+``torn-supersession`` mutant (saves a successor before its predecessor's
+pointer) fails the crash entry with supersessions.  Each passing run's figures are
+printed and kept as the test's ``durability`` property.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pg_server
+import pytest
+from wire import server_argv
+
+from roteiro_memory.suite.drivers import SubprocessBackend, resolve_backend
+from roteiro_memory.suite.durability import ENTRIES, DurabilitySpec, run_durability
+
+MUTANTS = Path(__file__).with_name("durability_mutants.py")
+SHARED = [e for e in ENTRIES if e.capability == "shared"]
+CRASH = [e for e in ENTRIES if e.capability == "crash"]
+
+
+def _ids(entries: list[DurabilitySpec]) -> list[str]:
+    return [e.id for e in entries]
+
+
+def _mutant(mode: str) -> SubprocessBackend:
+    return SubprocessBackend([sys.executable, str(MUTANTS), mode])
+
+
+def _passes(
+    entry: DurabilitySpec, backend: SubprocessBackend, record: Callable[[str, object], None]
+) -> None:
+    outcome = run_durability(entry, backend)
+    assert outcome.status == "passed", outcome.message + (outcome.stderr or "")
+    print(f"{entry.id}: {outcome.message}")
+    record("durability", outcome.figures.to_json())
+    figures = outcome.figures
+    assert figures.present == figures.acknowledged + figures.landed
+    if figures.seconds >= entry.seconds:
+        return  # a loaded machine: the run stopped at its bound, fewer operations
+    if entry.capability == "shared":
+        assert figures.writers == entry.writers
+        assert figures.readers == entry.readers
+        assert figures.operations == entry.writers * entry.operations
+        assert figures.reads == entry.readers * entry.operations
+    else:
+        assert figures.kills == entry.kills
+        assert figures.operations == entry.operations
+
+
+@pytest.fixture
+def postgres_server() -> Iterator[SubprocessBackend]:
+    """The reference server over a fresh schema of the test server; the schemas
+    made for the stores the entries name are dropped after."""
+    dsn = pg_server.fresh_store_dsn()
+    try:
+        yield SubprocessBackend(server_argv(f"postgres:{dsn}"))
+    finally:
+        pg_server.drop_named_schemas(dsn)
+        pg_server.drop_schema(dsn)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=_ids(list(ENTRIES)))
+def test_durability_reference_sqlite_passes(
+    entry: DurabilitySpec, record_property: Callable[[str, object], None]
+) -> None:
+    _passes(entry, SubprocessBackend(server_argv("sqlite")), record_property)
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=_ids(list(ENTRIES)))
+def test_durability_reference_postgres_passes(
+    entry: DurabilitySpec,
+    postgres_server: SubprocessBackend,
+    record_property: Callable[[str, object], None],
+) -> None:
+    _passes(entry, postgres_server, record_property)
+
+
+@pytest.mark.parametrize("entry", SHARED, ids=_ids(SHARED))
+def test_durability_lost_update_mutant_fails_shared(entry: DurabilitySpec) -> None:
+    outcome = run_durability(entry, _mutant("private-copy"))
+    assert outcome.status == "failed"
+    assert "handed out twice" in outcome.message or "not in the listing" in outcome.message
+
+
+@pytest.mark.parametrize("entry", CRASH, ids=_ids(CRASH))
+def test_durability_lost_update_mutant_survives_kills(entry: DurabilitySpec) -> None:
+    """It saves before it answers, so the crash entries rightly pass: they
+    judge what a kill loses, not what sharing does."""
+    outcome = run_durability(entry, _mutant("private-copy"))
+    assert outcome.status == "passed", outcome.message
+
+
+@pytest.mark.parametrize("entry", SHARED, ids=_ids(SHARED))
+def test_durability_stale_reads_mutant_fails_shared_though_nothing_is_lost(
+    entry: DurabilitySpec,
+) -> None:
+    """Every write is there; only the serial-order check sees the readers lag."""
+    outcome = run_durability(entry, _mutant("stale-reads"))
+    assert outcome.status == "failed"
+    assert "no serial order of the acknowledged operations explains" in outcome.message
+    assert outcome.figures.present == outcome.figures.acknowledged
+
+
+@pytest.mark.parametrize("entry", CRASH, ids=_ids(CRASH))
+def test_durability_write_behind_mutant_fails_crash(entry: DurabilitySpec) -> None:
+    outcome = run_durability(entry, _mutant("write-behind"))
+    assert outcome.status == "failed"
+    assert "acknowledged writes are not there" in outcome.message
+
+
+def test_durability_torn_supersession_mutant_fails_as_half_applied() -> None:
+    """Its records survive; only the supersession pointer may lag a kill."""
+    records, supersession = CRASH
+    assert run_durability(records, _mutant("torn-supersession")).status == "passed"
+    outcome = run_durability(supersession, _mutant("torn-supersession"))
+    assert outcome.status == "failed"
+    assert "half applied" in outcome.message
+
+
+def test_durability_in_process_backend_is_skipped_naming_the_capability() -> None:
+    outcome = run_durability(ENTRIES[0], resolve_backend("sqlite"))
+    assert outcome.status == "skipped"
+    assert "'shared'" in outcome.message
+    assert "cmd:" in outcome.message
+
+
+def test_durability_server_without_the_capability_is_skipped() -> None:
+    """The memory store cannot be shared: its server ignores the variable and
+    does not declare the capabilities."""
+    outcome = run_durability(CRASH[0], SubprocessBackend(server_argv("memory")))
+    assert outcome.status == "skipped"
+    assert "does not declare 'crash'" in outcome.message
+    assert "ROTEIRO_CONFORMANCE_STORE" in outcome.message
+
+
+def test_durability_cmd_spec_through_resolve_backend() -> None:
+    spec = "cmd:" + shlex.join(server_argv("sqlite"))
+    outcome = run_durability(CRASH[0], resolve_backend(spec))
+    assert outcome.status == "passed", outcome.message

@@ -1,0 +1,153 @@
+"""The search rules of roteiro_memory.lexical and the model store's search."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory import lexical
+from roteiro_memory.errors import Unsupported
+from roteiro_memory.results import GraphNode
+from roteiro_memory.store import DEFAULT_CAPABILITIES
+from roteiro_memory.stores.model import ModelStore
+
+
+@pytest.mark.parametrize(
+    ("text", "terms"),
+    [
+        ("py:app/retry.py::Retry.run", ("py", "app", "retry", "py", "retry", "run")),
+        ("cache_sweep", ("cach", "sweep")),
+        ("CacheSweep", ("cachesweep",)),
+        ("HTTPServer", ("httpserver",)),
+        ("Retry.run", ("retry", "run")),
+        ("src/app/retry.py", ("src", "app", "retry", "py")),
+        ("TimeoutError: timed out after 3 attempts", ("timeouterror", "tim", "3", "attempt")),
+        ("The caches were cached while caching", ("cach", "cach", "cach")),
+        ("café naïve", ("café", "naïve")),
+    ],
+)
+def test_tokenizer_splits_identifiers_paths_errors_and_prose(
+    text: str, terms: tuple[str, ...]
+) -> None:
+    assert lexical.TOKENIZER.terms(text) == terms
+
+
+def test_case_split_variant_splits_camel_case() -> None:
+    variant = lexical.Tokenizer(split_case=True)
+    assert variant.terms("CacheSweep HTTPServer") == ("cach", "sweep", "http", "server")
+
+
+def test_raw_tokenizer_keeps_whitespace_chunks_as_written() -> None:
+    raw = lexical.Tokenizer(False, False, False, False, False)
+    assert raw.terms("Retry.run  the cache_sweep") == ("Retry.run", "the", "cache_sweep")
+    assert raw.name == "raw"
+
+
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [
+        ("retries", "retry"),
+        ("classes", "class"),
+        ("running", "run"),
+        ("call", "call"),
+        ("thing", "thing"),
+        ("use", "use"),
+        ("Caches", "Caches"),
+        ("v2", "v2"),
+    ],
+)
+def test_stem_strips_one_suffix_and_leaves_other_tokens(word: str, stem: str) -> None:
+    assert lexical.stem(word) == stem
+
+
+def test_idf_is_positive_even_for_a_term_in_every_record() -> None:
+    assert lexical.idf(2, 2) == pytest.approx(math.log(1.2))
+    assert all(lexical.idf(n, 10) > 0 for n in range(11))
+
+
+def test_bm25_numbers_match_the_formula_by_hand() -> None:
+    docs = [
+        lexical.Document(1, ("retry", "retry", "backof")),
+        lexical.Document(2, ("retry", "giv")),
+        lexical.Document(3, ("backof", "jitter")),
+    ]
+    ranked = lexical.rank("retry", docs)
+    idf = math.log(1 + 1.5 / 2.5)
+    norm = 1.2 * (0.25 + 0.75 * (3 / (7 / 3)))
+    assert [r.id for r in ranked] == [1, 2]
+    assert ranked[0].relevance == pytest.approx(idf * 4.4 / (2 + norm), abs=1e-12)
+
+
+def test_relevance_sums_terms_in_code_point_order() -> None:
+    assert lexical.query_terms("zeta alpha zeta Mid") == ("alpha", "mid", "zeta")
+
+
+def _store_with_pair() -> tuple[ModelStore, int, int]:
+    store = ModelStore()
+    old = store.record("decision", "use library alpha for retry")
+    new = store.record("decision", "use library beta for retry", supersedes=old)
+    return store, old, new
+
+
+def test_search_never_returns_superseded() -> None:
+    store, old, new = _store_with_pair()
+    assert [r.record.id for r in store.search("alpha retry").results] == [new]
+    store.forget(new)
+    assert [r.record.id for r in store.search("alpha retry").results] == [old]
+
+
+def test_search_never_mutates_the_store() -> None:
+    store, _, _ = _store_with_pair()
+    store.put_nodes([GraphNode("fn:a", blob="b1")])
+    store.record("lesson", "retry upload", anchor="fn:a")
+    store.put_nodes([GraphNode("fn:a", blob="b2")])
+    before = store.snapshot()
+    store.search("retry", decay="linear", applicable_only=True, limit=1)
+    assert store.snapshot() == before
+
+
+def test_search_demotes_a_drifted_record_and_never_drops_it() -> None:
+    store = ModelStore()
+    store.put_nodes([GraphNode("fn:x", blob="b1"), GraphNode("fn:y", blob="b1")])
+    drifted = store.record("lesson", "retry budget", anchor="fn:x")
+    valid = store.record("lesson", "retry budget", anchor="fn:y")
+    store.put_nodes([GraphNode("fn:x", blob="b2")])
+    results = store.search("retry").results
+    assert [r.record.id for r in results] == [valid, drifted]
+    assert results[0].relevance == results[1].relevance
+    assert results[1].score == pytest.approx(results[0].score / 4)
+
+
+def test_search_is_byte_identical_twice_with_decay_none() -> None:
+    store, _, _ = _store_with_pair()
+    store.record("pattern", "retry with backoff", confidence=0.7)
+    assert store.search("retry backoff").to_json() == store.search("retry backoff").to_json()
+
+
+def test_search_results_all_have_positive_relevance() -> None:
+    store = ModelStore()
+    for body in ("retry upload", "nothing here", "retry", "upload twice"):
+        store.record("lesson", body)
+    found = store.search("retry upload the")
+    assert found.terms == ["retry", "upload"]
+    assert len(found.results) == 3
+    assert all((r.relevance or 0) > 0 for r in found.results)
+
+
+def test_store_without_term_index_refuses_search_and_leaves_it_undeclared(tmp_path: Path) -> None:
+    from roteiro_memory.store import Store
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    class NoIndex(SQLiteStore):
+        """A backend that keeps the contract's default: no term index."""
+
+        capabilities = DEFAULT_CAPABILITIES
+        search = Store.search  # type: ignore[assignment]  # the contract's refusal
+
+    assert "search" not in DEFAULT_CAPABILITIES
+    assert "search" in SQLiteStore.capabilities
+    assert "search" in ModelStore.capabilities
+    with NoIndex(tmp_path / "memory.db") as store, pytest.raises(Unsupported, match="'search'"):
+        store.search("retry")

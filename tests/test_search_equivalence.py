@@ -1,0 +1,277 @@
+"""Search and limited recall give the model's results on SQLite and
+PostgreSQL, to the last bit, on random corpora.
+
+Search: the same random writes, supersessions and forgets go to the model and
+both database stores; every search (random query, filters, decay, limit) must
+give the same JSON -- relevance and score doubles included -- and the term
+index must pass ``check`` afterwards.  Recall: the top-k that stops early
+(:mod:`roteiro_memory.stores.sql.ranking`) must give the first k of the full
+ranking, on corpora full of ties.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pg_server
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from roteiro_memory.errors import RoteiroError
+from roteiro_memory.results import GraphNode
+from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
+
+VOCABULARY = [
+    "cache",
+    "caches",
+    "caching",
+    "migration",
+    "migrations",
+    "timeout",
+    "the",
+    "lock",
+    "Parser::parse",
+    "src/db.py",
+    "retry",
+    "\u00e9cole",
+    "flaky",
+]
+NODES = [
+    GraphNode("sym:a", "fn", "a", "src/cache.py", "b1"),
+    GraphNode("sym:b", "fn", "b", "src/migration/run.py", None),
+]
+
+bodies = st.lists(st.sampled_from(VOCABULARY), min_size=1, max_size=8).map(" ".join)
+confidences = st.none() | st.sampled_from([0.0, 0.25, 0.5, 1.0])
+anchors = st.none() | st.sampled_from(["sym:a", "sym:b", "sym:gone"])
+scopes = st.sampled_from(["repo", "team"])
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("write"), bodies, scopes, anchors, confidences, st.none()),
+        st.tuples(st.just("write"), bodies, scopes, anchors, confidences, st.integers(1, 20)),
+        st.tuples(st.just("forget"), st.integers(1, 20)),
+    ),
+    min_size=1,
+    max_size=24,
+)
+queries = st.lists(st.sampled_from([*VOCABULARY, "nothing", "cached"]), max_size=3).map(" ".join)
+decays = st.sampled_from(["none", "linear:4", "exponential:2"])
+limits = st.none() | st.integers(min_value=0, max_value=5)
+
+
+def comparable(value: Any) -> Any:
+    if hasattr(value, "to_json"):
+        value = value.to_json()
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items() if k not in HUMAN_ONLY}
+    if isinstance(value, list):
+        return [comparable(item) for item in value]
+    return value
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Store]]:
+    folder: Path = tmp_path_factory.mktemp("search-equivalence")
+    opened: list[Store] = [ModelStore(), SQLiteStore(folder / "memory.db")]
+    opened.append(pg_server.throwaway_store())
+    try:
+        yield opened
+    finally:
+        for store in opened:
+            store.close()
+
+
+def _load(stores: list[Store], ops: list[tuple[Any, ...]]) -> None:
+    for store in stores:
+        store.reset()
+        store.put_nodes(NODES)
+    for op in ops:
+        outcomes = []
+        for store in stores:
+            try:
+                if op[0] == "write":
+                    _, body, scope, anchor, confidence, supersedes = op
+                    write = MemoryWrite("lesson", body, scope, anchor, confidence, supersedes)
+                    outcomes.append(comparable(store.record_many([write])))
+                else:
+                    outcomes.append(comparable(store.forget(op[1])))
+            except RoteiroError as error:
+                outcomes.append(error.kind)
+        assert all(outcome == outcomes[0] for outcome in outcomes), op
+
+
+@settings(max_examples=40)
+@given(
+    ops=operations,
+    query=queries,
+    scope=st.none() | scopes,
+    anchor_key=anchors,
+    decay=decays,
+    applicable_only=st.booleans(),
+    limit=limits,
+)
+def test_search_gives_the_models_doubles_on_every_store(
+    stores: list[Store],
+    ops: list[tuple[Any, ...]],
+    query: str,
+    scope: str | None,
+    anchor_key: str | None,
+    decay: str,
+    applicable_only: bool,
+    limit: int | None,
+) -> None:
+    _load(stores, ops)
+    found = [
+        comparable(
+            store.search(
+                query,
+                scope=scope,
+                anchor_key=anchor_key,
+                decay=decay,
+                applicable_only=applicable_only,
+                limit=limit,
+            )
+        )
+        for store in stores
+    ]
+    assert found[1] == found[0]
+    assert found[2] == found[0]
+    for store in stores[1:]:
+        assert store.check() == []
+
+
+@settings(max_examples=40)
+@given(
+    ops=operations,
+    query=st.none() | st.sampled_from(["cache", "migration timeout", "zzz"]),
+    applicable_only=st.booleans(),
+    decay=decays,
+    limit=st.integers(min_value=1, max_value=6),
+)
+def test_limited_recall_is_the_head_of_the_full_ranking(
+    stores: list[Store],
+    ops: list[tuple[Any, ...]],
+    query: str | None,
+    applicable_only: bool,
+    decay: str,
+    limit: int,
+) -> None:
+    _load(stores, ops)
+    for store in stores:
+        full = comparable(store.recall(query, decay=decay, applicable_only=applicable_only))
+        top = comparable(
+            store.recall(query, decay=decay, applicable_only=applicable_only, limit=limit)
+        )
+        assert top["results"] == full["results"][:limit], store.name
+        assert {k: v for k, v in top.items() if k != "results"} == {
+            k: v for k, v in full.items() if k != "results"
+        }
+
+
+def test_limited_recall_stops_early_on_sqlite(tmp_path: Path) -> None:
+    """With the strongest records first in the index's order, the top-k reads
+    a few dozen candidates, not the store."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record_many(
+            MemoryWrite("lesson", f"lesson {i}", confidence=(i % 90) / 100) for i in range(3000)
+        )
+        statements: list[str] = []
+        store.connection.set_trace_callback(statements.append)
+        found = store.recall(limit=5)
+        store.connection.set_trace_callback(None)
+        assert [r.record.id for r in found.results] == [2970, 2880, 2790, 2700, 2610]
+        reads = [s for s in statements if "ORDER BY COALESCE" in s]
+        assert 1 <= len(reads) <= 3, statements
+        assert not any("WITH ranked" in s for s in statements), "fell back to the full pass"
+
+
+def test_search_reads_statistics_without_scanning_records(tmp_path: Path) -> None:
+    """N, the total length and n(t) come from the index's own rows."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record_many(MemoryWrite("lesson", f"cache lesson {i}") for i in range(50))
+        statements: list[str] = []
+        store.connection.set_trace_callback(statements.append)
+        store.search("cache", limit=3)
+        store.connection.set_trace_callback(None)
+        assert not any("COUNT(" in s.upper() for s in statements), statements
+
+
+def test_migration_builds_the_index_of_an_older_store(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    model = ModelStore()
+    with SQLiteStore(path) as store:
+        for target in (store, model):
+            target.record("lesson", "cache migrations time out")
+            target.record("lesson", "retry the flaky cache", supersedes=1)
+            target.record("lesson", "the lock times out")
+        conn = store.connection
+        conn.executescript(
+            "DROP TABLE memory_terms; DROP TABLE memory_term_df; DROP TABLE memory_stats;"
+            " DROP INDEX idx_mem_confidence; DELETE FROM schema_migrations WHERE version >= 4;"
+        )
+    with SQLiteStore(path) as store:
+        assert store.check() == []
+        assert comparable(store.search("cache timeout")) == comparable(
+            model.search("cache timeout")
+        )
+
+
+def test_migration_builds_the_index_of_an_older_postgres_store() -> None:
+    model = ModelStore()
+    store = pg_server.throwaway_store()
+    try:
+        for target in (store, model):
+            target.record("lesson", "cache migrations time out")
+            target.record("lesson", "retry the flaky cache", supersedes=1)
+        store.connection.execute(
+            "DROP TABLE memory_terms, memory_term_df, memory_stats;"
+            " DROP INDEX idx_mem_confidence; DELETE FROM schema_migrations WHERE version >= 4"
+        )
+        reopened = PostgresStore(store.dsn, store.schema)
+        try:
+            assert reopened.check() == []
+            assert comparable(reopened.search("cache")) == comparable(model.search("cache"))
+        finally:
+            reopened.close()
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "table"),
+    [
+        ("UPDATE memory_terms SET tf = tf + 1 WHERE record_id = 1", "memory_terms"),
+        ("UPDATE memory_term_df SET live = live + 1", "memory_term_df"),
+        ("UPDATE memory_stats SET live = live + 1", "memory_stats"),
+        ("DELETE FROM memory_terms WHERE record_id = 2", "memory_terms"),
+    ],
+)
+def test_check_reports_an_index_that_disagrees_with_the_records(
+    tmp_path: Path, damage: str, table: str
+) -> None:
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record("lesson", "cache migrations time out")
+        store.record("lesson", "retry the flaky cache")
+        assert store.check() == []
+        store.connection.execute(damage)
+        assert table in {finding.table for finding in store.check()}
+
+
+def test_import_rebuilds_the_index(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "a.db") as source, SQLiteStore(tmp_path / "b.db") as target:
+        source.record("lesson", "cache migrations time out")
+        source.record("lesson", "retry the flaky cache", supersedes=1)
+        from roteiro_memory.transfer import read_export
+
+        target.import_export(read_export(source.export_lines()))
+        assert target.check() == []
+        assert comparable(target.search("cache")) == comparable(source.search("cache"))
+        assert target.snapshot()["memory_terms"] == source.snapshot()["memory_terms"]
