@@ -240,3 +240,37 @@ def test_two_protocol_servers_on_one_store_see_each_others_writes(tmp_path: Path
         assert first.ok("cache.get", {"key": "k"})["hits"] == 1
         assert first.ok("store.snapshot") == second.ok("store.snapshot")
         assert first.ok("memory.record", {"kind": "lesson", "body": "d"}) == {"id": 3}
+
+
+def _open_when_released(path: str, release: Any, results: Any) -> None:
+    release.wait()
+    try:
+        SQLiteStore(path, busy_timeout_ms=5_000).close()
+        results.put("opened")
+    except Exception as error:  # reported to the test, which names it
+        results.put(f"{type(error).__name__}: {error}")
+
+
+def test_processes_opening_one_new_store_at_once_all_open_it(tmp_path: Path) -> None:
+    """Switching a new file to WAL needs every other connection's lock gone:
+    two processes switching it at once each hold what the other waits for,
+    and SQLite answers one busy without waiting.  The store looks again
+    instead of reporting a busy store (one trial in a dozen did)."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    failures = []
+    for trial in range(60):
+        path = str(tmp_path / f"new-{trial}.db")
+        release, results = context.Barrier(2), context.Queue()
+        workers = [
+            context.Process(target=_open_when_released, args=(path, release, results))
+            for _ in range(2)
+        ]
+        for worker in workers:
+            worker.start()
+        outcomes = [results.get(timeout=60) for _ in workers]
+        for worker in workers:
+            worker.join(timeout=60)
+        failures += [(trial, outcome) for outcome in outcomes if outcome != "opened"]
+    assert not failures, failures[:3]

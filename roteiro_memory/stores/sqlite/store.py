@@ -66,7 +66,13 @@ from roteiro_memory.stores.sqlite.migrations import (
     SQLITE_HEADER,
     recognised,
 )
-from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, atomic, busy, reading
+from roteiro_memory.stores.sqlite.transactions import (
+    BUSY_TIMEOUT_ENV,
+    atomic,
+    busy,
+    enter_wal,
+    reading,
+)
 from roteiro_memory.valueclass import replace
 
 TYPE_CHECKING = False
@@ -361,8 +367,7 @@ class SQLiteStore(Store):
             with reading(conn):
                 pending = self._pending(conn)
             conn.execute("PRAGMA foreign_keys = ON")
-            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute("PRAGMA journal_mode = WAL")
+            enter_wal(conn, self._busy_ms)
             conn.execute("PRAGMA synchronous = NORMAL")
             if pending:
                 self._migrate(conn)

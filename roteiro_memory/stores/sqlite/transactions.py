@@ -17,12 +17,14 @@ from collections.abc import Iterator
 
 from roteiro_memory.errors import StoreUnavailable
 
-__all__ = ["BUSY_TIMEOUT_ENV", "atomic", "busy", "reading"]
+__all__ = ["BUSY_TIMEOUT_ENV", "atomic", "busy", "enter_wal", "reading"]
 
 BUSY_TIMEOUT_ENV = "ROTEIRO_MEMORY_BUSY_TIMEOUT_MS"
 """How long, in milliseconds, to wait for another process's write lock."""
 
 _SQLITE_BUSY = 5
+_WAL_RETRY_S = 0.002
+"""How long a switch to WAL that lost a race waits before looking again."""
 
 
 @contextlib.contextmanager
@@ -78,3 +80,27 @@ def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreUnavailable | N
         f"{path}: busy: another process holds the store's write lock (waited {waited} ms); "
         f"retry when it has finished, or set {BUSY_TIMEOUT_ENV} to wait longer"
     )
+
+
+def enter_wal(conn: sqlite3.Connection, wait_ms: int) -> None:
+    """Put the database in WAL mode, which it keeps from then on.
+
+    The switch needs every other connection's lock gone.  When two processes
+    switch a new file at once, each holds the shared lock the other's switch
+    waits for, and SQLite answers one of them busy at once, without waiting
+    (it would be a deadlock).  So a switch answered busy looks again: the
+    other process has usually switched the file itself by then; else it
+    tries once more, until ``wait_ms`` have passed, as for any lock."""
+    import time
+
+    deadline = time.monotonic() + wait_ms / 1000
+    while conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+        except sqlite3.OperationalError as error:
+            lost = getattr(error, "sqlite_errorcode", 0) & 0xFF == _SQLITE_BUSY
+            if not lost or time.monotonic() >= deadline:
+                raise
+            time.sleep(_WAL_RETRY_S)
+        else:
+            return  # a file that cannot be WAL (no shared memory) keeps its mode
