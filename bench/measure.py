@@ -34,6 +34,7 @@ __all__ = [
     "interleave",
     "measure_runs",
     "ratio_check",
+    "wall_ratio_check",
 ]
 
 Trial = Callable[[], AbstractContextManager[Callable[[], object]]]
@@ -110,6 +111,11 @@ def ratio_check(name: str, subject: list[float], floor: list[float], bound: floa
             f"  (median of {len(subject)}; min/min {best:.2f}x)"
         ),
     )
+
+
+def wall_ratio_check(name: str, subject: Timing, floor: Timing, bound: float) -> Check:
+    """:func:`ratio_check` of the timings' wall times."""
+    return ratio_check(name, subject.wall, floor.wall, bound)
 
 
 def cpu_ratio_check(name: str, subject: Timing, floor: Timing, bound: float) -> Check:

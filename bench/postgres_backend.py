@@ -4,8 +4,11 @@ The same methods as ``sqlite_backend``.  A store's locator is a DSN naming a
 database of its own on the server (``roteiro_bench_<label>``), so ``clone``
 is ``CREATE DATABASE ... TEMPLATE`` and ``discard`` drops the database.  The
 floors are the plain queries a measurement is compared with, written against
-the PostgreSQL schema: fetching every live row's ranking inputs, and reading
-the sweep's columns and deleting the same keys in one transaction.
+the PostgreSQL schema: fetching every live row's ranking inputs, reading
+the sweep's columns and deleting the same keys in one transaction, and the
+term index queried by hand for the search arm (``bench/search.py``).  A store
+kept between runs (``keep``) is a database of its own too, named by its label
+and the schema version.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from psycopg import sql
 from workload import CacheRow
 
 from roteiro_memory.semantics import AnchorState
+from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.postgres.store import CACHE_FROM, SWEEP_COLS, PostgresStore
 from roteiro_memory.stores.sql import expressions as sqlexpr
 
@@ -107,6 +111,35 @@ class PostgresBackend:
         with psycopg.connect(locator) as conn:
             row = conn.execute("SELECT pg_database_size(current_database())").fetchone()
         return int(row[0]) if row else 0
+
+    def keep(self, label: str, build: Callable[[PostgresStore], object]) -> tuple[str, bool]:
+        """The locator of a store kept between runs as its own database (the
+        schema version in its name), built by ``build`` when there is none
+        yet, then vacuumed and analyzed; and whether it was built now.  Drop
+        the database (``roteiro_bench_search_...``) to rebuild."""
+        kept = f"{label}-v{SCHEMA_VERSION}"
+        with psycopg.connect(self.dsn, autocommit=True) as conn:
+            found = conn.execute(
+                "SELECT 1 FROM pg_database WHERE datname = %s", (self._database(kept),)
+            ).fetchone()
+        if found is not None:
+            return self.locator(kept), False
+        partial = f"{kept}-partial"
+        store = self.create(partial)
+        try:
+            build(store)
+            # What autovacuum would do soon after a bulk load: planner
+            # statistics and a visibility map, before anything is timed.
+            store.connection.execute("VACUUM ANALYZE")
+        finally:
+            store.close()
+        self._admin(
+            sql.SQL("ALTER DATABASE {} RENAME TO {}").format(
+                sql.Identifier(self._database(partial)), sql.Identifier(self._database(kept))
+            )
+        )
+        self._admin(sql.SQL("CHECKPOINT"))
+        return self.locator(kept), True
 
     # --- bulk setup ----------------------------------------------------
 
@@ -229,3 +262,91 @@ class PostgresBackend:
         with contextlib.suppress(psycopg.Error):
             for row in store.connection.execute(f"EXPLAIN {statement}"):
                 yield str(row[0])
+
+
+# --- the search arm and early-stop recall (bench/search.py) --------------------
+
+_REAL = "double precision"
+
+
+def search_floor(store: PostgresStore, query: str) -> list[tuple[int, float]]:
+    """The term index queried by hand for its top 10 by relevance alone: the
+    statistics read from the index's own rows, then one statement summing
+    each live record's BM25 weights over the query's postings."""
+    from roteiro_memory import lexical
+
+    conn = store.connection
+    terms = lexical.query_terms(query)
+    keys = [term.encode("utf-8") for term in terms]
+    row = conn.execute("SELECT live, live_terms FROM memory_stats WHERE id = 0").fetchone()
+    live, live_terms = (int(row[0]), int(row[1])) if row else (0, 0)
+    found = {
+        bytes(term): int(n)
+        for term, n in conn.execute(
+            "SELECT term, live FROM memory_term_df WHERE term = ANY(%s)", (keys,)
+        )
+    }
+    params: dict[str, Any] = {
+        "terms": keys,
+        "avg": float(live_terms) / float(live) if live else 0.0,
+    }
+    cases = []
+    for k, key in enumerate(keys):
+        params[f"t{k}"] = key
+        params[f"idf{k}"] = lexical.idf(found.get(key, 0), live)
+        cases.append(f"WHEN %(t{k})s THEN CAST(%(idf{k})s AS {_REAL})")
+    weight = sqlexpr.term_weight_expr(
+        sqlexpr.POSTGRES,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=f"CAST(%(avg)s AS {_REAL})",
+    )
+    statement = (
+        f"SELECT t.record_id, SUM({weight}) AS s FROM memory_terms t"
+        " JOIN agent_memory m ON m.id = t.record_id"
+        " WHERE t.term = ANY(%(terms)s) AND m.superseded_by IS NULL"
+        " GROUP BY t.record_id ORDER BY s DESC, t.record_id DESC LIMIT 10"
+    )
+    return [(int(record_id), float(s)) for record_id, s in conn.execute(statement, params)]
+
+
+def frequencies(store: PostgresStore, terms: Sequence[str]) -> dict[str, int]:
+    """How many live records hold each of ``terms``, from the index."""
+    rows = store.connection.execute(
+        "SELECT term, live FROM memory_term_df WHERE term = ANY(%s)",
+        ([term.encode("utf-8") for term in terms],),
+    )
+    return {bytes(term).decode("utf-8"): int(n) for term, n in rows}
+
+
+def recall_full_scan(store: PostgresStore) -> list[int]:
+    """Recall limit 10 as it ran before the early stop: every live record
+    scored and sorted in SQL, the ten decoded and ranked, in one read-only
+    snapshot with the counts; their ids."""
+    from roteiro_memory.results import Recalled
+    from roteiro_memory.semantics import Decay
+    from roteiro_memory.stores.postgres.store import _record_from_row
+    from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR, recall_sql
+
+    decay = Decay.parse("none")
+    score, params = sqlexpr.score_expr(
+        decay, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+    )
+    conn = store.connection
+    conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+    try:
+        row = conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()
+        generation = int(row[0]) if row else 0
+        statement = recall_sql(score, ["m.superseded_by IS NULL"], "nodes", "%(limit)s")
+        rows = conn.execute(statement, {**params, "limit": 10, "generation": generation})
+        ranked = [Recalled.rank(_record_from_row(r), generation, decay) for r in rows.fetchall()]
+        conn.execute("SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory").fetchone()
+    finally:
+        conn.execute("COMMIT")
+    return [r.record.id for r in ranked]
+
+
+# Methods of PostgresBackend, written beside the floors they measure against.
+for _name in ("search_floor", "frequencies", "recall_full_scan"):
+    setattr(PostgresBackend, _name, staticmethod(globals()[_name]))

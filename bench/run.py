@@ -56,8 +56,9 @@ from workload import MIB, QUICK, Sizes
 BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": SQLiteBackend}
 """Benchmark backends by name, each built from the scratch directory.
 PostgreSQL is not among them: ``--postgres [DSN]`` runs ``bench/postgres.py``
-after SQLite, whose ratios are of wall-clock time, since the server does the
-work in another process."""
+after SQLite (recall, sweep and search, with the same ``--search-records``),
+whose ratios are of wall-clock time, since the server does the work in
+another process."""
 TARGETS = ("recall", "sweep", "record_many", "search")
 
 
@@ -94,8 +95,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DSN",
         nargs="?",
         const="",
-        help="also measure recall and sweep on PostgreSQL (bench/postgres.py), at DSN or on"
-        " a throwaway server when none is given",
+        help="also measure recall, sweep and search on PostgreSQL (bench/postgres.py), at DSN"
+        " or on a server it starts when none is given",
     )
     parser.add_argument(
         "--search-records",
@@ -122,6 +123,12 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "repeat": args.repeat,
     }
     return replace(sizes, **{name: value for name, value in chosen.items() if value is not None})
+
+
+def _search_counts(args: argparse.Namespace) -> list[int]:
+    """The record counts of the search targets."""
+    chosen: list[int] | None = args.search_records
+    return chosen or ([20_000] if args.quick else [100_000, 1_000_000])
 
 
 def _sweep_child(backend: str, scratch: Path) -> Any:
@@ -208,13 +215,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"bench: backend {backend.name}, {sizes.repeat} timed runs each, scratch {scratch}",
             flush=True,
         )
-        counts = args.search_records or ([20_000] if args.quick else [100_000, 1_000_000])
+        counts = _search_counts(args)
         checks = _run(backend, sizes, only, args.profile, counts)
     if args.postgres is not None:
         import postgres
 
-        pg_only = [target for target in only if target in ("recall", "sweep")]
-        checks += postgres.run_checks(args.postgres or None, sizes, pg_only)
+        pg_only = [target for target in only if target in postgres.TARGETS]
+        checks += postgres.run_checks(args.postgres or None, sizes, pg_only, counts)
     print(_summary(checks), flush=True)
     return ExitCode.OK if all(check.ok for check in checks) else ExitCode.OVER
 

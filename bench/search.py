@@ -6,61 +6,78 @@
    own rows), for N = 100,000 and 1,000,000 by default.
 6. ``recall`` limit 10 (decay none), which reads live records in confidence
    order and stops early, over the largest N: at most 0.25x the full-scan
-   ranking recall ran before (every live record scored and sorted in SQL).
+   ranking recall ran before (every live record scored and sorted in SQL),
+   with the same ids in the same order.
 
-A store of N records is built once through ``record_many`` and kept under
-the system's temporary directory (``roteiro-bench-search/``), so later runs
-reuse it; delete the folder to rebuild.
+Written once for any backend with the methods below (``sqlite_backend``,
+``postgres_backend``).  A store of N records is built once through
+``record_many`` and kept by the backend (``keep``), so later runs reuse it:
+SQLite keeps a file under the system's temporary directory
+(``roteiro-bench-search/``), PostgreSQL a database on its server (see
+``bench/postgres.py``).  Ratios are of CPU time on SQLite, of wall-clock
+time on PostgreSQL (``ratio``).
 """
 
 from __future__ import annotations
 
-import tempfile
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from measure import Check, cpu_ratio_check, measure_runs
-from targets import RECALL_LIMIT, Report, _steady, diagnose
+from measure import Check, Timing, cpu_ratio_check, measure_runs
+from targets import RECALL_LIMIT, Backend, Report, _steady, diagnose
 from workload import QUERY, Sizes, build_episodic
 
-from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-from roteiro_memory.stores.sqlite.store import SQLiteStore
-
-__all__ = ["EARLY_RECALL_BOUND", "SEARCH_BOUND", "search_checks"]
+__all__ = ["EARLY_RECALL_BOUND", "SEARCH_BOUND", "SearchBackend", "search_checks"]
 
 SEARCH_BOUND = 1.5
 EARLY_RECALL_BOUND = 0.25
-CACHE = Path(tempfile.gettempdir()) / "roteiro-bench-search"
+
+Ratio = Callable[[str, Timing, Timing, float], Check]
+"""How a subject's timings are judged against its floor's."""
 
 
-def _store(records: int, sizes: Sizes, report: Report) -> SQLiteStore:
+class SearchBackend(Backend, Protocol):
+    """What the search targets need beyond :class:`targets.Backend`."""
+
+    def keep(self, label: str, build: Callable[[Any], object]) -> tuple[str, bool]: ...
+    def search_floor(self, store: Any, query: str) -> list[tuple[int, float]]: ...
+    def frequencies(self, store: Any, terms: Sequence[str]) -> dict[str, int]: ...
+    def recall_full_scan(self, store: Any) -> list[int]: ...
+
+
+def _store(backend: SearchBackend, records: int, sizes: Sizes, report: Report) -> Any:
     """A store holding ``records`` live records, built once and kept."""
-    CACHE.mkdir(exist_ok=True)
-    path = CACHE / f"search-{records}-v{SCHEMA_VERSION}.db"
-    if path.exists():
-        store = SQLiteStore(path)
-        report(f"search store: {records:,} live records, reused {path}")
-        return store
-    partial = path.with_suffix(".partial")
-    partial.unlink(missing_ok=True)
     start = time.perf_counter()
-    store = SQLiteStore(partial)
-    build_episodic(store, replace(sizes, records=records))
-    store.close()
-    partial.rename(path)
-    report(f"search store: {records:,} live records, built in {time.perf_counter() - start:.0f} s")
-    return SQLiteStore(path)
+    locator, built = backend.keep(
+        f"search-{records}", lambda store: build_episodic(store, replace(sizes, records=records))
+    )
+    if built:
+        report(
+            f"search store: {records:,} live records, built in {time.perf_counter() - start:.0f} s"
+        )
+    else:
+        report(f"search store: {records:,} live records, reused {locator}")
+    return backend.open(locator)
 
 
 def search_checks(
-    backend: Any, sizes: Sizes, report: Report, debug: Report | None, counts: list[int]
+    backend: SearchBackend,
+    sizes: Sizes,
+    report: Report,
+    debug: Report | None,
+    counts: list[int],
+    *,
+    ratio: Ratio = cpu_ratio_check,
+    prefix: str = "",
 ) -> list[Check]:
+    """Targets 5 and 6 over stores of ``counts`` live records, the early
+    stop over the largest; check names start with ``prefix``."""
     checks: list[Check] = []
     largest = max(counts)
     for records in counts:
-        store = _store(records, sizes, report)
+        store = _store(backend, records, sizes, report)
         try:
             # The floor ranks by relevance alone; the arm multiplies in the
             # evidence, so their top 10 may differ while the work is the same.
@@ -87,8 +104,8 @@ def search_checks(
         finally:
             store.close()
         checks.append(
-            cpu_ratio_check(
-                f"search 2-token limit=10, {records:,}",
+            ratio(
+                f"{prefix}search 2-token limit=10, {records:,}",
                 times["search"],
                 times["floor"],
                 SEARCH_BOUND,
@@ -96,8 +113,8 @@ def search_checks(
         )
         if records == largest:
             checks.append(
-                cpu_ratio_check(
-                    f"recall early stop vs full, {records:,}",
+                ratio(
+                    f"{prefix}recall early stop vs full, {records:,}",
                     times["early stop"],
                     times["full scan"],
                     EARLY_RECALL_BOUND,

@@ -15,6 +15,7 @@ import contextlib
 import os
 import shutil
 import sqlite3
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from workload import CacheRow
 
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import CACHE_FROM, SWEEP_COLS, SQLiteStore
 
 __all__ = ["SQLiteBackend"]
@@ -44,6 +46,8 @@ INDEX_WRITTEN = (
 the floor inserts them too, so it does all the writing ``record_many`` does."""
 STATS_WRITTEN = "records, live, live_terms"
 _CACHE_CHUNK = 2_048
+KEPT = Path(tempfile.gettempdir()) / "roteiro-bench-search"
+"""Where stores kept between runs live (:meth:`SQLiteBackend.keep`)."""
 
 
 class SQLiteBackend:
@@ -90,6 +94,25 @@ class SQLiteBackend:
     @staticmethod
     def size_bytes(locator: str) -> int:
         return os.path.getsize(locator)
+
+    @staticmethod
+    def keep(label: str, build: Callable[[SQLiteStore], object]) -> tuple[str, bool]:
+        """The locator of a store kept between runs under :data:`KEPT` (the
+        schema version in its name), built by ``build`` when there is none
+        yet; and whether it was built now.  Delete the file to rebuild."""
+        KEPT.mkdir(exist_ok=True)
+        path = KEPT / f"{label}-v{SCHEMA_VERSION}.db"
+        if path.exists():
+            return str(path), False
+        partial = path.with_suffix(".partial")
+        partial.unlink(missing_ok=True)
+        store = SQLiteStore(partial)
+        try:
+            build(store)
+        finally:
+            store.close()
+        partial.rename(path)
+        return str(path), True
 
     # --- bulk setup ----------------------------------------------------
 

@@ -67,13 +67,24 @@ def _run_as() -> dict[str, Any]:
 
 
 class PostgresServer:
-    """One PostgreSQL cluster in a temporary folder, on a Unix socket there."""
+    """One PostgreSQL cluster in a temporary folder, on a Unix socket there.
 
-    def __init__(self) -> None:
-        # A Unix socket's path is limited to about 100 bytes: a long TMPDIR
-        # would not fit, so fall back to /tmp then.
-        base = None if len(tempfile.gettempdir()) <= 60 else "/tmp"
-        self.root = Path(tempfile.mkdtemp(prefix="rmpg-", dir=base))
+    Given ``root``, the cluster lives in that folder instead and is kept when
+    the server stops: a later server on the same ``root`` starts on it again
+    (``initdb`` only when it holds no cluster yet), with everything stored in
+    it.  The folder's path must be short enough for a socket path (about 100
+    bytes)."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.kept = root is not None
+        if root is None:
+            # A Unix socket's path is limited to about 100 bytes: a long TMPDIR
+            # would not fit, so fall back to /tmp then.
+            base = None if len(tempfile.gettempdir()) <= 60 else "/tmp"
+            root = Path(tempfile.mkdtemp(prefix="rmpg-", dir=base))
+        else:
+            root.mkdir(parents=True, exist_ok=True)
+        self.root = root
         self.data = self.root / "data"
         self.log = self.root / "server.log"
         self._as = _run_as()
@@ -107,6 +118,9 @@ class PostgresServer:
     def start(self) -> PostgresServer:
         if self._as:
             os.chown(self.root, self._as["user"], self._as["group"])
+        if self.kept and (self.data / "PG_VERSION").exists():
+            self._start()
+            return self
         self._run(
             "initdb",
             "--pgdata",
@@ -121,6 +135,10 @@ class PostgresServer:
             "C",
             "--no-sync",
         )
+        self._start()
+        return self
+
+    def _start(self) -> None:
         options = (
             f"-k {self.socket_dir} -c listen_addresses='' -c fsync=off"
             " -c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
@@ -139,17 +157,17 @@ class PostgresServer:
             "start",
         )
         self.running = True
-        return self
 
     def stop(self) -> None:
-        """Stop the server (fast shutdown) and delete the cluster."""
+        """Stop the server (fast shutdown) and delete the cluster, unless it
+        is kept."""
         try:
             if self.running:
                 self._run("pg_ctl", "--pgdata", str(self.data), "--mode", "fast", "--wait", "stop")
                 self.running = False
         finally:
             # A server that would not stop keeps its folder, for its log.
-            if not self.running:
+            if not self.running and not self.kept:
                 shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> PostgresServer:
