@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 __all__ = ["SHELLS", "Level", "emit_script", "levels", "script"]
 
@@ -136,6 +136,37 @@ def _value_dests(all_levels: Sequence[Level]) -> dict[str, str]:
     return flags
 
 
+def _value_functions(
+    fn: str,
+    all_levels: Sequence[Level],
+    action: Callable[[str], str],
+    otherwise: str | None = None,
+) -> list[str]:
+    """The two shell functions bash and zsh share: ``FN_dest FLAG`` names the
+    value an option takes, ``FN_values DEST`` completes it by ``action(DEST)``
+    (``otherwise`` for a value with no arm, when given)."""
+    dests = _value_dests(all_levels)
+    value_arms = [
+        f"        {dest}) {action(dest)} ;;"
+        for dest in sorted(set(dests.values()) | {"shell", "file"})
+    ]
+    if otherwise is not None:
+        value_arms.append(f"        *) {otherwise} ;;")
+    return [
+        f"{fn}_dest() {{",
+        '    case "$1" in',
+        *(f"        {flag}) echo {dest} ;;" for flag, dest in sorted(dests.items())),
+        "    esac",
+        "}",
+        "",
+        f"{fn}_values() {{",
+        '    case "$1" in',
+        *value_arms,
+        "    esac",
+        "}",
+    ]
+
+
 def _bash(all_levels: Sequence[Level]) -> str:
     words = _word_values()
     tables = _tables(all_levels)
@@ -148,36 +179,22 @@ def _bash(all_levels: Sequence[Level]) -> str:
     for name, entries in tables.items():
         out += [f"{fn}_{name}() {{", '    case "$1" in', *_cases(entries, indent="        ")]
         out += ["    esac", "}", ""]
-    value_arms = []
-    for dest in sorted(set(_value_dests(all_levels).values()) | {"shell", "file"}):
-        if dest in FILE_VALUES:
-            action = 'COMPREPLY=($(compgen -f -- "$cur"))'
-        elif dest in REV_VALUES:
-            action = (
-                "COMPREPLY=($(compgen -W \"$(git for-each-ref --format='%(refname:short)' "
-                '2>/dev/null) HEAD" -- "$cur"))'
-            )
-        elif dest in words:
-            action = f'COMPREPLY=($(compgen -W {_quote(" ".join(words[dest]))} -- "$cur"))'
-        else:
-            action = "COMPREPLY=()"
-        value_arms.append(f"        {dest}) {action} ;;")
-    flag_arms = [
-        f"        {flag}) echo {dest} ;;" for flag, dest in sorted(_value_dests(all_levels).items())
-    ]
+    out += _value_functions(
+        fn,
+        all_levels,
+        lambda dest: (
+            'COMPREPLY=($(compgen -f -- "$cur"))'
+            if dest in FILE_VALUES
+            else "COMPREPLY=($(compgen -W \"$(git for-each-ref --format='%(refname:short)' "
+            '2>/dev/null) HEAD" -- "$cur"))'
+            if dest in REV_VALUES
+            else f'COMPREPLY=($(compgen -W {_quote(" ".join(words[dest]))} -- "$cur"))'
+            if dest in words
+            else "COMPREPLY=()"
+        ),
+        otherwise="COMPREPLY=()",
+    )
     out += [
-        f"{fn}_dest() {{",
-        '    case "$1" in',
-        *flag_arms,
-        "    esac",
-        "}",
-        "",
-        f"{fn}_values() {{",
-        '    case "$1" in',
-        *value_arms,
-        "        *) COMPREPLY=() ;;",
-        "    esac",
-        "}",
         "",
         f"{fn}() {{",
         '    local cur="${COMP_WORDS[COMP_CWORD]}" path="" word skip=0 i',
@@ -230,35 +247,21 @@ def _zsh(all_levels: Sequence[Level]) -> str:
                 _quote(f"{n}:{h.replace(':', chr(92) + ':')}") for n, h in level.commands
             )
             described.append(f"        {_quote(level.path)}) described=({items}) ;;")
-    value_arms = []
-    for dest in sorted(set(_value_dests(all_levels).values()) | {"shell", "file"}):
-        if dest in FILE_VALUES:
-            action = "_files"
-        elif dest in REV_VALUES:
-            action = (
-                "compadd -- ${(f)\"$(git for-each-ref --format='%(refname:short)' "
-                '2>/dev/null)"} HEAD'
-            )
-        elif dest in words:
-            action = f"compadd -- {' '.join(words[dest])}"
-        else:
-            action = ":"
-        value_arms.append(f"        {dest}) {action} ;;")
-    flag_arms = [
-        f"        {flag}) echo {dest} ;;" for flag, dest in sorted(_value_dests(all_levels).items())
-    ]
+    out += _value_functions(
+        fn,
+        all_levels,
+        lambda dest: (
+            "_files"
+            if dest in FILE_VALUES
+            else "compadd -- ${(f)\"$(git for-each-ref --format='%(refname:short)' "
+            '2>/dev/null)"} HEAD'
+            if dest in REV_VALUES
+            else f"compadd -- {' '.join(words[dest])}"
+            if dest in words
+            else ":"
+        ),
+    )
     out += [
-        f"{fn}_dest() {{",
-        '    case "$1" in',
-        *flag_arms,
-        "    esac",
-        "}",
-        "",
-        f"{fn}_values() {{",
-        '    case "$1" in',
-        *value_arms,
-        "    esac",
-        "}",
         "",
         f"{fn}() {{",
         '    local cur="${words[CURRENT]}" path="" word skip=0 i',
