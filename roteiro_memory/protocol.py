@@ -262,7 +262,7 @@ class Ops:
         self.implementation = implementation or f"roteiro-memory ({store.name})"
         self.server_capabilities = tuple(server_capabilities)
         """Declared beside the store's own: ``shared`` and ``crash`` when the
-        suite named the store (:mod:`roteiro_memory.named_store`)."""
+        suite named the store (:mod:`roteiro_memory.stores.named`)."""
         self.refuse_reset = refuse_reset
         """Why ``reset`` is refused (see :func:`reset_refusal`), or None."""
         self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {

@@ -11,8 +11,8 @@ import pg_server
 import pytest
 from wire import server_argv
 
-from roteiro_memory.named_store import STORE_ENV, can_share, named_value, schema_for
 from roteiro_memory.store import SERVER_CAPABILITIES, STORE_CAPABILITIES
+from roteiro_memory.stores.named import STORE_ENV, can_share, named_value, schema_for
 from roteiro_memory.suite import durability
 from roteiro_memory.suite.drivers import SubprocessBackend
 
