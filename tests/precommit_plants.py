@@ -132,6 +132,11 @@ def _leaked(folder: Path, how: str) -> Path:
         return _gzip(folder / "e.jsonl.gz", _export_text(folder).encode())
     if how == "iterdump":
         return _dump(folder / "memory.sql", plant_store(folder / "m.db"))
+    if how == "padded-iterdump":
+        # Blank space that pushes the dump's opening across the hook's first read.
+        dump = _dump(folder / "memory.sql", plant_store(folder / "m.db"))
+        dump.write_text(" " * 500 + dump.read_text())
+        return dump
     text = _export_text(folder)
     out = folder / "leaked.txt"
     if how == "headerless-export":
@@ -162,6 +167,7 @@ LEAKED_FORMS = (
     "tar-gz-export",
     "gzip-export",
     "iterdump",
+    "padded-iterdump",
     "headerless-export",
     "utf16-export",
     "utf16le-export-no-bom",

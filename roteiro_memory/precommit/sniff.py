@@ -236,6 +236,9 @@ def _companion_of(path: Path) -> tuple[str, Path] | None:
 
 
 _BLANK = b" \t\r\n"
+_OPENINGS = (b"{", b"[", *(opening.encode() for opening in DUMP_OPENINGS))
+"""How what :func:`recognise` looks at for text may begin: an export, its
+JSON array, an SQL dump."""
 _PLAIN_BYTES = 512
 """How much of a file :func:`_plainly_none` reads: a tar header's magic lies
 at 257, within it."""
@@ -388,7 +391,10 @@ def _plainly_none(path: str | os.PathLike[str]) -> bool:
     start = head.lstrip(_BLANK)
     if not start or not head.isascii() or b"\0" in head:
         return False
-    return not start.startswith((b"{", b"[", *(o.encode() for o in DUMP_OPENINGS)))
+    # An opening cut off where the read ended may still be one.
+    return not any(
+        start.startswith(opening) or opening.startswith(start) for opening in _OPENINGS
+    )
 
 
 def recognise(path: str | os.PathLike[str]) -> Recognised | None:
