@@ -211,6 +211,7 @@ def _script(
         (["cache", "put", "k", "fp"], 0),
         (["import", "-"], 0),
         (["list"], 1),
+        (["--json", "list"], 1),
         (["protocol"], 1),
         (["protocol"], 0),
     ],
@@ -219,6 +220,7 @@ def _script(
         "cache-put-stdin",
         "import-stdin",
         "list-stdout",
+        "json-list-stdout",
         "protocol-stdout",
         "protocol-stdin",
     ],
@@ -240,6 +242,32 @@ def test_a_closed_standard_stream_is_a_one_line_error(
             assert store.cache_entries() == []
 
 
+def test_a_json_failure_nobody_can_read_is_one_line_on_stderr(tmp_path: Path) -> None:
+    """Under ``--json`` a failure goes in the envelope on stdout; with stdout
+    closed, or its reader gone, it is the one line on stderr instead."""
+    closed = _script(["--json", "no-such-command"], close=1, cwd=tmp_path)
+    script = shutil.which("roteiro-memory")
+    assert script is not None
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        gone = subprocess.run(
+            [script, "--json", "no-such-command"],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=tmp_path,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    for done in (closed, gone):
+        lines = done.stderr.decode("utf-8", "replace").splitlines()
+        assert done.returncode == 2, lines
+        assert len(lines) == 1, lines
+        assert "invalid choice: 'no-such-command'" in lines[0]
+
+
 @pytest.mark.parametrize(
     ("payload", "said"),
     [(b'{"a": "\xff"}', "not valid UTF-8"), (b"[" * 5_000 + b"]" * 5_000, "too deeply")],
@@ -254,3 +282,35 @@ def test_cache_put_stdin_that_cannot_be_read_is_one_line(
     assert done.returncode == 2
     assert len(lines) == 1, lines
     assert said in lines[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "a body", "--anchor", "LONG", "--anchor", "file:b.py"],
+        ["--db", "LONG", "list", "--db", "other.db"],
+        ["--db", "LONG", "--db", "other.db", "list"],
+    ],
+    ids=["option-twice", "db-before-and-after", "global-db-twice"],
+)
+def test_a_value_given_twice_is_quoted_as_a_bounded_excerpt(
+    tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from roteiro_memory.cli.main import main
+
+    long = "a" * 60_000 + "SECRET"
+    status = main([long if arg == "LONG" else arg for arg in argv])
+    err = capsys.readouterr().err
+    assert status == ExitCode.USAGE
+    assert "given twice" in err
+    assert "SECRET" not in err
+    assert len(err) < 1_000
+
+
+def test_warnings_escape_control_characters(capsys: pytest.CaptureFixture[str]) -> None:
+    from roteiro_memory.cli.output import warn
+
+    warn("\x1b[2Jexport.jsonl: an export from before the trailer")
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    assert "\\x1b[2Jexport.jsonl" in err

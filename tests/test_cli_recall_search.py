@@ -3,6 +3,7 @@ keeps the exact conjunctive match; ``eval`` runs the evaluation harness."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -75,3 +76,17 @@ def test_the_command_line_does_not_import_the_evaluation_to_start() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "False"
     assert "eval" in done.stdout
+
+
+def test_eval_under_json_answers_in_the_envelope(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--json", "eval", "coding", "--arms", "bogus"]) == 2
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["ok"] is False
+    assert refused["error"]["kind"] == "BadRequest"
+    assert "unknown arm 'bogus'" in refused["error"]["message"]
+    assert main(["eval", "coding", "--json", "--no-timing", "--arms", "search"]) == 0
+    answered = json.loads(capsys.readouterr().out)
+    assert answered["schema"] == "roteiro.cli/v1"
+    assert answered["ok"] is True
+    assert answered["result"]["schema"] == "roteiro.eval/v1"
+    assert list(answered["result"]["arms"]) == ["search"]

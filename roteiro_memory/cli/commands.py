@@ -429,7 +429,7 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})
     else:
-        from roteiro_memory.cli.render import printable
+        from roteiro_memory.cli.output import printable
 
         for finding in findings:
             say(printable(str(finding)))  # a finding may quote stored text

@@ -17,6 +17,7 @@ import io
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.terminal import columns
 
@@ -78,7 +79,7 @@ class _Once(argparse.Action):
         if self.dest in seen:
             previous = getattr(namespace, self.dest)
             raise UsageFailure(
-                f"{option_string} given twice ({previous!r}, then {values!r}); "
+                f"{option_string} given twice ({excerpt(previous)}, then {excerpt(values)}); "
                 f"{self.because}: give it once",
                 parser.prog,
             )
@@ -561,12 +562,25 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
 EVAL_SUMMARY = "measure the retrieval arms (filter, search, bm25s) on a dataset"
 
 
-def _eval(arguments: Sequence[str]) -> int:
-    """``roteiro-memory eval ...``: the evaluation's own command line."""
-    from roteiro_memory.evaluation.__main__ import main as evaluation_main
+def _eval(args: argparse.Namespace) -> int:
+    """``roteiro-memory eval ...``: the evaluation's options, parsed by this
+    command line, run; the table, or under ``--json`` the result in the
+    envelope."""
+    from roteiro_memory.evaluation import report
+    from roteiro_memory.evaluation.__main__ import EvaluationRefused, run
+    from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
 
-    at = list(arguments).index("eval")
-    return evaluation_main(arguments[at + 1 :])
+    try:
+        result = run(args)
+    except (EvaluationRefused, DatasetFileError) as error:
+        raise UsageFailure(str(error), "roteiro-memory eval") from None
+    if args.json:
+        from roteiro_memory.cli.output import emit
+
+        emit(result)
+    else:
+        sys.stdout.write(report.table(result))
+    return ExitCode.OK
 
 
 def _protocol(args: argparse.Namespace) -> int:
@@ -592,9 +606,9 @@ def _protocol(args: argparse.Namespace) -> int:
 
 GLOBAL_FLAGS = {"--json": "json", "--no-sync": "no_sync"}
 GLOBAL_VALUES = {"--db": "db"}
-NEVER_SYNCS = frozenset({"sync", "completion"})
+NEVER_SYNCS = frozenset({"sync", "completion", "eval"})
 """Commands that refuse a global ``--no-sync``: ``sync`` would contradict it,
-and ``completion`` has no store.  Every other command accepts it; those that
+and ``completion`` and ``eval`` have no store to sync.  Every other command accepts it; those that
 never sync first (``forget``, ``check``, ...) have nothing to skip."""
 
 
@@ -616,7 +630,8 @@ def split_globals(arguments: Sequence[str]) -> tuple[dict[str, str | bool], list
             dest = GLOBAL_VALUES[name]
             if dest in given and given[dest] != value:
                 raise UsageFailure(
-                    f"{name} given twice ({given[dest]!r}, then {value!r}); give it once"
+                    f"{name} given twice ({excerpt(given[dest])}, then {excerpt(value)}); "
+                    "give it once"
                 )
             given[dest] = value
         else:
@@ -644,7 +659,8 @@ def _merge_globals(given: dict[str, str | bool], args: argparse.Namespace) -> No
         current = getattr(args, dest)
         if dest == "db" and current is not None and current != value:
             raise UsageFailure(
-                f"--db given twice ({value!r} before {name}, {current!r} after it); give it once"
+                f"--db given twice ({excerpt(value)} before {name}, {excerpt(current)} after it); "
+                "give it once"
             )
         if current in (None, False):
             setattr(args, dest, value)
@@ -691,19 +707,13 @@ def _refuse(as_json: bool, kind: str, message: str, prog: str, status: int) -> i
     """Report a failure: one envelope on stdout under ``--json``, else one
     line on stderr (control characters escaped, so a value quoted back cannot
     drive the terminal)."""
-    if as_json:
-        from roteiro_memory.cli.envelope import failure, write
+    from roteiro_memory.cli.output import fail
 
-        write(failure(kind, message))
-    else:
-        from roteiro_memory.cli.render import printable
-
-        sys.stderr.write(f"{prog}: error: {printable(message)}\n")
+    fail(as_json, kind, message, f"{prog}: error: {message}")
     return status
 
 
 def _main(arguments: list[str], as_json: bool) -> int:
-    from roteiro_memory.errors import excerpt
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
@@ -730,14 +740,9 @@ def _main(arguments: list[str], as_json: bool) -> int:
         if not as_json:
             parser.print_usage(sys.stderr)
         raise UsageFailure("a command is required")
-    if args.command == "eval":
-        if given:
-            raise UsageFailure(
-                f"{'/'.join('--' + d.replace('_', '-') for d in given)} does not apply to eval: "
-                "give eval's own options after it (roteiro-memory eval --help)"
-            )
-        return _eval(rest)
     _merge_globals(given, args)
+    if args.command == "eval":
+        return _eval(args)
     from roteiro_memory.errors import Corrupt, RoteiroError
 
     try:

@@ -5,6 +5,8 @@ warnings and refusals on stderr -- or, under ``--json``, in the envelope."""
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 
 from roteiro_memory.exitcodes import ExitCode
@@ -13,7 +15,22 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["emit", "missing", "refuse", "say", "warn"]
+__all__ = ["emit", "fail", "missing", "printable", "refuse", "say", "warn"]
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
+bidirectional overrides that reorder what is shown; tab and newline pass."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``)
+    instead of sent to the terminal; tabs and newlines are kept."""
+    return _CONTROL.sub(_escape, text)
 
 
 def emit(value: Any) -> None:
@@ -23,15 +40,28 @@ def emit(value: Any) -> None:
     write(success(value))
 
 
+def fail(as_json: bool, kind: str, message: str, line: str) -> None:
+    """Report a failure once: under ``--json`` the envelope of ``kind`` on
+    stdout; else -- or when stdout is closed, or its reader has gone -- ``line``
+    on stderr, control characters escaped."""
+    if as_json and sys.stdout is not None:
+        from roteiro_memory.cli.envelope import failure, write
+
+        try:
+            write(failure(kind, message))
+            return
+        except BrokenPipeError:
+            # Nothing more reaches that reader, not even the flush at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+    sys.stderr.write(printable(line) + "\n")
+
+
 def refuse(args: argparse.Namespace, kind: str, message: str, code: ExitCode) -> int:
     """Report a refusal: under ``--json`` an envelope of ``kind``, else a line
     on stderr; returns the exit status ``code``."""
-    if getattr(args, "json", False):
-        from roteiro_memory.cli.envelope import failure, write
-
-        write(failure(kind, message))
-    else:
-        sys.stderr.write(f"roteiro-memory: {message}\n")
+    fail(getattr(args, "json", False), kind, message, f"roteiro-memory: {message}")
     return code
 
 
@@ -46,4 +76,5 @@ def say(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
+    """A warning on stderr, control characters escaped (it may quote a name)."""
+    sys.stderr.write(f"roteiro-memory: warning: {printable(text)}\n")

@@ -12,11 +12,11 @@ piped or redirected, every body is whole.
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from collections.abc import Sequence
 
+from roteiro_memory.cli.output import printable
 from roteiro_memory.semantics import AnchorState
 
 TYPE_CHECKING = False
@@ -59,22 +59,6 @@ and survives any terminal encoding."""
 def state_label(state: AnchorState) -> str:
     """``~ drifted``: the state's mark and its name."""
     return f"{STATE_MARKS[state]} {state.value}"
-
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
-bidirectional overrides that reorder what is shown; tab and newline pass."""
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``)
-    instead of sent to the terminal; tabs and newlines are kept."""
-    return _CONTROL.sub(_escape, text)
 
 
 def anchor_label(key: str | None) -> str:

@@ -129,9 +129,7 @@ class Session:
                 hash_bar.close()
                 parse_bar.close()
         for path, problem in report.unparsable:
-            from roteiro_memory.cli.render import printable
-
-            warn(f"{printable(path)} {problem}")
+            warn(f"{path} {problem}")
         self.synced = report
         return report
 

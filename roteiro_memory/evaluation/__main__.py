@@ -1,6 +1,7 @@
 """The command line of the evaluation: ``python -m roteiro_memory.evaluation``.
 
-``add_parser`` and ``main`` are what ``roteiro-memory eval`` wires in.
+``add_parser`` and ``run`` are what ``roteiro-memory eval`` wires in (which
+puts the result, under ``--json``, in its envelope).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from roteiro_memory.evaluation.datasets.locomo import locomo
 from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
 from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
 
-__all__ = ["add_parser", "main", "parse_tokenizer"]
+__all__ = ["EvaluationRefused", "add_parser", "main", "parse_tokenizer", "run"]
 
 DATASETS = ("coding", "locomo", "longmemeval")
 _SWITCHES = {
@@ -31,6 +32,10 @@ _SWITCHES = {
     "stop": "stop_words",
     "stem": "stem",
 }
+
+
+class EvaluationRefused(Exception):
+    """A command line that parses but asks for what cannot be run."""
 
 
 def parse_tokenizer(name: str) -> lexical.Tokenizer:
@@ -86,7 +91,7 @@ def _dataset(args: argparse.Namespace) -> Dataset:
     if args.path is None:
         raise DatasetFileError(
             f"{args.dataset} is read from a path you give, never downloaded: "
-            f"python -m roteiro_memory.evaluation {args.dataset} PATH"
+            f"roteiro-memory eval {args.dataset} PATH"
         )
     if args.dataset == "locomo":
         return locomo(args.path, args.sample)
@@ -104,41 +109,51 @@ def _progress() -> Callable[[int], None] | None:
     return show
 
 
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Run the evaluation the parsed command line asks for, writing its
+    ``--output`` and ``--plot`` files; the result.  :class:`EvaluationRefused`
+    for arms or a tokenizer that cannot be run, :class:`DatasetFileError` for
+    a dataset file that cannot be read, before anything is run."""
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise EvaluationRefused(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
+    if args.tokenizer != lexical.TOKENIZER and args.store != "memory":
+        raise EvaluationRefused(
+            f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
+            f"store's term index holds the protocol's tokenizer only"
+        )
+    dataset = _dataset(args)
+    progress = _progress()
+    result = evaluate(
+        dataset,
+        arms,
+        store=args.store,
+        tokenizer=args.tokenizer,
+        timing=not args.no_timing,
+        progress=progress,
+    )
+    if progress is not None:
+        sys.stderr.write("\n")
+    if args.output is not None:
+        args.output.write_text(report.to_json(result), encoding="utf-8")
+    if args.plot is not None:
+        report.plot(result, args.plot)
+    return result
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m roteiro_memory.evaluation")
     _configure(parser)
     args = parser.parse_args(argv)
-    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    unknown = [a for a in arms if a not in ARMS]
-    if unknown:
-        parser.error(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
     try:
-        dataset = _dataset(args)
-        progress = _progress()
-        if args.tokenizer != lexical.TOKENIZER and args.store != "memory":
-            parser.error(
-                f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
-                f"store's term index holds the protocol's tokenizer only"
-            )
-        result = evaluate(
-            dataset,
-            arms,
-            store=args.store,
-            tokenizer=args.tokenizer,
-            timing=not args.no_timing,
-            progress=progress,
-        )
-        if progress is not None:
-            sys.stderr.write("\n")
+        result = run(args)
+    except EvaluationRefused as error:
+        parser.error(str(error))
     except DatasetFileError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    text = report.to_json(result)
-    if args.output is not None:
-        args.output.write_text(text, encoding="utf-8")
-    sys.stdout.write(text if args.json else report.table(result))
-    if args.plot is not None:
-        report.plot(result, args.plot)
+    sys.stdout.write(report.to_json(result) if args.json else report.table(result))
     return 0
 
 

@@ -392,9 +392,7 @@ def _plainly_none(path: str | os.PathLike[str]) -> bool:
     if not start or not head.isascii() or b"\0" in head:
         return False
     # An opening cut off where the read ended may still be one.
-    return not any(
-        start.startswith(opening) or opening.startswith(start) for opening in _OPENINGS
-    )
+    return not any(start.startswith(opening) or opening.startswith(start) for opening in _OPENINGS)
 
 
 def recognise(path: str | os.PathLike[str]) -> Recognised | None:
