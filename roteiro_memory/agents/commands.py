@@ -70,12 +70,13 @@ def pack_recall(session: Session, touched: str | None) -> Recall | None:
     session.check_revs(touched=touched)
     store = session.store()
     session.sync()
-    recall = store.recall()
     if touched is None:
-        return recall
-    keys = session.touched(touched)
-    kept = [r for r in recall.results if r.record.anchor and r.record.anchor.key in keys]
-    return Recall(recall.generation, recall.decay, kept, recall.live, recall.superseded)
+        return store.recall()
+    from roteiro_memory.cli.session import anchor_filter
+
+    # As recall --touched filters: in the store, before it ranks.
+    _, anchors = anchor_filter(None, session.touched(touched))
+    return store.recall(anchors=anchors)
 
 
 def cmd_pack(args: argparse.Namespace, session: Session) -> int:
