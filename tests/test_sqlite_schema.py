@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
@@ -287,6 +288,7 @@ def test_foreign_keys_reject_a_dangling_supersession_pointer(tmp_path: Path) -> 
 
 _OPENER = r"""
 import json
+import os
 import sys
 
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -490,6 +492,22 @@ def test_read_command_migrating_an_older_store_says_so(
     status, out, err = _cli(capsys, "list", "--db", path, "--no-sync")
     assert status == 0
     assert err == ""
+
+
+def test_protocol_server_migrating_an_older_store_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "from an earlier version")
+    _as_earlier_version(path, drop_last_migration=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    argv = [sys.executable, "-m", "roteiro_memory", "protocol", "--db", str(path)]
+    first = subprocess.run(argv, input=b"", capture_output=True, env=env, timeout=60, check=False)
+    assert first.returncode == 0, first.stderr
+    said = first.stderr.decode()
+    assert "migrated the store" in said, said
+    assert str(SCHEMA_VERSION) in said, said
+    again = subprocess.run(argv, input=b"", capture_output=True, env=env, timeout=60, check=False)
+    assert again.stderr == b""
 
 
 # --- reads do not wait for the write lock --------------------------------------

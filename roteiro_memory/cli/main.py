@@ -595,6 +595,9 @@ def _protocol(args: argparse.Namespace) -> int:
         capabilities: tuple[str, ...] = SERVER_CAPABILITIES
     else:
         store, capabilities = open_store(args.backend, args.db), ()
+    from roteiro_memory.cli.session import announce_migration
+
+    announce_migration(store)
     try:
         # A store this server made (the temporary default, or a new --db) is
         # empty, and may always be reset; one that holds data is the user's.
@@ -608,8 +611,9 @@ GLOBAL_FLAGS = {"--json": "json", "--no-sync": "no_sync"}
 GLOBAL_VALUES = {"--db": "db"}
 NEVER_SYNCS = frozenset({"sync", "completion", "eval"})
 """Commands that refuse a global ``--no-sync``: ``sync`` would contradict it,
-and ``completion`` and ``eval`` have no store to sync.  Every other command accepts it; those that
-never sync first (``forget``, ``check``, ...) have nothing to skip."""
+and ``completion`` and ``eval`` have no store to sync.  Every other command
+accepts it; those that never sync first (``forget``, ``check``, ...) have
+nothing to skip."""
 
 
 def split_globals(arguments: Sequence[str]) -> tuple[dict[str, str | bool], list[str]]:

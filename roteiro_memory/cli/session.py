@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo, SyncReport
     from roteiro_memory.store import Graph, Store
 
-__all__ = ["Session", "anchor_filter"]
+__all__ = ["Session", "anchor_filter", "announce_migration"]
 
 
 class Session:
@@ -94,16 +94,7 @@ class Session:
 
             store = SQLiteStore(location.path)
             self._store = store
-            if store.migrated is not None:
-                from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-
-                # Any command, reads too, migrates an older store; it says so.
-                version, names = store.migrated
-                warn(
-                    f"{location.path}: migrated the store from schema version {version} to "
-                    f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
-                    "roteiro-memory cannot open it now"
-                )
+            announce_migration(store)
         return self._store
 
     def sync(self, *, announce: bool = False) -> SyncReport | None:
@@ -166,6 +157,23 @@ class Session:
 
 
 # --- Anchor filters ---------------------------------------------------------
+
+
+def announce_migration(store: Store) -> None:
+    """Say so when opening ``store`` migrated it: any command, reads too,
+    migrates an older SQLite store, and after it earlier versions cannot
+    open it."""
+    migrated = getattr(store, "migrated", None)
+    if migrated is None:
+        return
+    from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+
+    version, names = migrated
+    warn(
+        f"{store.describe()}: migrated the store from schema version {version} to "
+        f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
+        "roteiro-memory cannot open it now"
+    )
 
 
 def anchor_filter(
