@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wire_servers import RECORD_FIELDS
 
 from roteiro_memory.exitcodes import ExitCode
 
@@ -429,20 +430,7 @@ def test_json_prints_the_protocol_shapes(repo: Repo) -> None:
     listing = repo.json("list")
     assert listing["schema"] == "roteiro.memory/v1"
     record = listing["records"][0]
-    assert list(record) == [
-        "id",
-        "scope",
-        "kind",
-        "anchor",
-        "anchor_state",
-        "applies",
-        "body",
-        "confidence",
-        "tree",
-        "created_at",
-        "superseded_by",
-        "superseded_at",
-    ]
+    assert list(record) == list(RECORD_FIELDS)
     assert record["id"] == lesson
     assert record["confidence"] == 0.9
     assert record["tree"] == repo.json("sync")["tree"]

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wire_servers import RECORD_FIELDS
 
 from roteiro_memory.cli.envelope import SCHEMA, iso_utc
 from roteiro_memory.cli.main import ExitCode, main
@@ -28,20 +29,7 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
-RECORD_KEYS = [
-    "id",
-    "scope",
-    "kind",
-    "anchor",
-    "anchor_state",
-    "applies",
-    "body",
-    "confidence",
-    "tree",
-    "created_at",
-    "superseded_by",
-    "superseded_at",
-]
+RECORD_KEYS = list(RECORD_FIELDS)
 
 
 @pytest.fixture

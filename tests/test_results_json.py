@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 import pytest
+from wire_servers import RECORD_KEYS
 
 from roteiro_memory.results import CACHE_SCHEMA, MEMORY_SCHEMA, RECALL_SCHEMA, GraphNode
 from roteiro_memory.semantics import Decay
@@ -19,19 +20,6 @@ from roteiro_memory.store import Store
 
 UTC_SECONDS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")
 
-RECORD_KEYS = {
-    "id",
-    "scope",
-    "kind",
-    "anchor_state",
-    "applies",
-    "body",
-    "confidence",
-    "tree",
-    "created_at",
-    "superseded_by",
-    "superseded_at",
-}
 ENTRY_KEYS = {"key", "fingerprint", "json", "bytes", "generation", "last_used", "hits"}
 
 

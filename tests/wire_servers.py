@@ -19,10 +19,11 @@ from wire import WireServer, server_argv
 BACKENDS = ("sqlite", "memory")
 
 
-RECORD_KEYS = {
+RECORD_FIELDS = (
     "id",
     "scope",
     "kind",
+    "anchor",
     "anchor_state",
     "applies",
     "body",
@@ -31,7 +32,10 @@ RECORD_KEYS = {
     "created_at",
     "superseded_by",
     "superseded_at",
-}
+)
+"""A record's JSON fields, in the order every surface writes them;
+``anchor`` is left out when the record has none."""
+RECORD_KEYS = set(RECORD_FIELDS) - {"anchor"}
 
 
 RECALLED_KEYS = {"score", "base_confidence", "anchor_penalty", "decay_factor", "age", "record"}
