@@ -3,6 +3,7 @@ repositories: anchors drift exactly when the code they describe changes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -210,6 +211,30 @@ def test_an_untracked_file_is_in_the_graph(repo: Repo) -> None:
     assert repo.state(lesson) == "valid"
     repo.write("notes/todo.py", "def later():\n    return 1\n")
     assert repo.state(lesson) == "drifted"
+
+
+def test_a_store_inside_the_working_tree_is_not_in_its_graph(repo: Repo) -> None:
+    """``--db`` inside the working tree: the store's file and its WAL are not
+    code, so no node is made of them; one line says the store is not
+    ignored, none once it is; every other untracked file is in the graph."""
+    first = repo.run("--db", "memory.db", "add", "stores may live in the tree")
+    assert first.returncode == 0, first.stderr
+    repo.write("notes.txt", "an untracked note\n")
+    done = repo.run("--db", "memory.db", "list")
+    assert done.returncode == 0, done.stderr
+    # The -wal and -shm exist while list syncs: only the store itself is named.
+    assert done.stderr.splitlines() == [
+        "roteiro-memory: warning: memory.db is this command's store, inside the working "
+        "tree and not ignored by git; add it to .gitignore so that it is never committed"
+    ]
+    repo.write(".gitignore", "memory.db*\n")
+    ignored = repo.run("--db", "memory.db", "list")
+    assert ignored.returncode == 0, ignored.stderr
+    assert ignored.stderr == ""
+    with contextlib.closing(sqlite3.connect(repo.root / "memory.db")) as conn:
+        keys = {row[0] for row in conn.execute("SELECT key FROM nodes")}
+    assert {"file:README.txt", "file:notes.txt"} <= keys
+    assert not [key for key in keys if key.startswith("file:memory.db")]
 
 
 def test_a_python_file_that_does_not_parse_keeps_its_records(repo: Repo) -> None:

@@ -108,14 +108,15 @@ class Session:
         from roteiro_memory.repo.graph import sync
 
         store = self.store()
+        skip = self._own_files(repo)
         if not sys.stderr.isatty():
-            report = sync(store, repo)
+            report = sync(store, repo, skip=skip)
         else:
             from roteiro_memory.cli.render import ProgressBar
 
             parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
             try:
-                report = sync(store, repo, parse_bar, hash_bar)
+                report = sync(store, repo, parse_bar, hash_bar, skip)
             finally:
                 hash_bar.close()
                 parse_bar.close()
@@ -123,6 +124,24 @@ class Session:
             warn(f"{path} {problem}")
         self.synced = report
         return report
+
+    def _own_files(self, repo: Repo) -> dict[str, str | None]:
+        """The store's file and its companions, as repository paths, when the
+        store lives in the working tree (``--db`` inside it): they are not
+        code, and the graph leaves them out -- saying once, for the file
+        itself, that git does not ignore it."""
+        if self.dsn() is not None:
+            return {}
+        store = os.path.realpath(self.store_path())
+        relative = os.path.relpath(store, os.path.realpath(repo.root))
+        if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+            return {}
+        name = relative.replace(os.sep, "/")
+        said = (
+            "is this command's store, inside the working tree and not ignored by git; "
+            "add it to .gitignore so that it is never committed"
+        )
+        return {name: said, **{name + suffix: None for suffix in ("-wal", "-shm", "-journal")}}
 
     def check_revs(self, **revs: str | None) -> None:
         """Refuse an unknown revision before anything is synced or written."""

@@ -238,12 +238,15 @@ def working_files(
     repo: Repo,
     progress: Progress | None = None,
     left_out: list[tuple[str, str]] | None = None,
+    skip: Mapping[str, str | None] | None = None,
 ) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
     being read; the rest are hashed from disk.  An untracked file that cannot
-    be source is left out, and ``(path, reason)`` added to ``left_out``.
+    be source is left out, and ``(path, reason)`` added to ``left_out``; so is
+    an untracked path in ``skip`` (the store's own files), with the reason
+    ``skip`` gives, or silently when that is None.
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
@@ -277,6 +280,11 @@ def working_files(
         output[name] = out
     files: dict[str, FileEntry] = {}
     dirty, untracked = _changed(output["status"])
+    if skip:
+        for path in untracked:
+            if path in skip and skip[path] is not None and left_out is not None:
+                left_out.append((path, str(skip[path])))
+        untracked = [path for path in untracked if path not in skip]
     for item in _split_z(output["index"]):
         # "<mode> <blob> <stage>\t<path>": fixed-width up to the tab.
         tab = item.index("\t")
@@ -519,6 +527,7 @@ def sync(
     repo: Repo,
     progress: Progress | None = None,
     hash_progress: Progress | None = None,
+    skip: Mapping[str, str | None] | None = None,
 ) -> SyncReport:
     """Bring the store's nodes and tree witness up to the working tree.
 
@@ -526,9 +535,11 @@ def sync(
     Otherwise the graph and witness are replaced together
     (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
     that differ, so a sync racing another never leaves a mixed graph.
+    ``skip`` names untracked paths that are not the code (the store's own
+    files, when it lives in the working tree; :func:`working_files`).
     """
     left_out: list[tuple[str, str]] = []
-    files = working_files(repo, hash_progress, left_out)
+    files = working_files(repo, hash_progress, left_out, skip)
     tree = tree_id(files.values(), repo.object_format)
     if store.tree() == tree:
         return SyncReport(tree=tree, files=len(files), up_to_date=True)
