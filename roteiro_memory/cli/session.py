@@ -128,8 +128,8 @@ class Session:
     def _own_files(self, repo: Repo) -> dict[str, str | None]:
         """The store's file and its companions, as repository paths, when the
         store lives in the working tree (``--db`` inside it): they are not
-        code, and the graph leaves them out -- saying once, for the file
-        itself, that git does not ignore it."""
+        code, and the graph leaves them out (the sync that meets the file
+        itself saying that git does not ignore it)."""
         if self.dsn() is not None:
             return {}
         store = os.path.realpath(self.store_path())
