@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -126,8 +127,17 @@ def _is_word_char(char: str) -> bool:
     return unicodedata.category(char)[0] in "LMN"
 
 
+_ASCII_WORDS = re.compile("[A-Za-z0-9]+")
+"""Runs of word characters in ASCII text: its only letters, marks and numbers
+are these (most of what is stored is ASCII, and a pattern reads it at C speed)."""
+_ASCII_NON_SPACE = re.compile("[^\t\n\v\f\r ]+")
+"""Runs of non-White_Space characters in ASCII text."""
+
+
 def _chunks(text: str, split_punctuation: bool) -> list[str]:
     """Maximal runs of word characters, or of non-White_Space characters."""
+    if text.isascii():
+        return (_ASCII_WORDS if split_punctuation else _ASCII_NON_SPACE).findall(text)
     out: list[str] = []
     word: list[str] = []
     for char in text:
@@ -208,8 +218,12 @@ def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
             term = part.lower() if tokenizer.fold_case else part
             if tokenizer.stop_words and term.lower() in STOP_WORDS:
                 continue
-            out.append(stem(term) if tokenizer.stem else term)
+            out.append(_stemmed(term) if tokenizer.stem else term)
     return tuple(out)
+
+
+_stemmed = functools.lru_cache(maxsize=1 << 16)(stem)
+""":func:`stem`, remembered: a store's words repeat far more than they vary."""
 
 
 TOKENIZER = Tokenizer(split_case=False)

@@ -24,8 +24,10 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
+from roteiro_memory import semantics as sem
 from roteiro_memory.check import (
     Finding,
     MemoryRow,
@@ -139,27 +141,64 @@ def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     return findings
 
 
+_CHUNK_ROWS = 65_536
+"""Rows judged at a time by :func:`_values`."""
+
+
 def _values(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    """Each stored value an export line could not carry in its column."""
+    """Each stored value an export line could not carry in its column, in
+    row order.  Read a chunk of rows at a time, a column whose values all
+    plainly hold (:func:`_plainly_holds`) is passed whole; the values of any
+    other are judged one by one by :func:`~roteiro_memory.transfer.holds`."""
     out: list[Finding] = []
     for table, columns in cols.TABLES.items():
         if table == "schema_migrations" or table not in tables:
             continue
         key = columns[0].name
-        sql = f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {key}"
-        for row in conn.execute(sql):
-            for column, value in zip(columns, row, strict=True):
-                if not holds(column, value):
-                    expected = column.type.__name__ + (" or null" if column.nullable else "")
-                    out.append(
-                        Finding(
-                            table,
-                            f"{key} {row[0]!r}",
-                            f"{column.name} holds {value!r}, which this version never writes "
-                            f"(expected {expected}): export would refuse it",
-                        )
+        cursor = conn.execute(f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {key}")
+        while rows := cursor.fetchmany(_CHUNK_ROWS):
+            bad = sorted(
+                (at, place)
+                for place, column in enumerate(columns)
+                if not _plainly_holds(column, [row[place] for row in rows])
+                for at, row in enumerate(rows)
+                if not holds(column, row[place])
+            )
+            for at, place in bad:
+                row, column = rows[at], columns[place]
+                expected = column.type.__name__ + (" or null" if column.nullable else "")
+                out.append(
+                    Finding(
+                        table,
+                        f"{key} {row[0]!r}",
+                        f"{column.name} holds {row[place]!r}, which this version never writes "
+                        f"(expected {expected}): export would refuse it",
                     )
+                )
     return out
+
+
+def _plainly_holds(column: cols.Column, values: list[Any]) -> bool:
+    """Whether every value of ``values`` is one :func:`holds` accepts in
+    ``column``, judged a whole column at a time: every value of the column's
+    type (an integer too, for a float column) or null where null is allowed,
+    integers within 64 bits, text that UTF-8 can carry.  False sends the
+    column to the value-by-value judgement, which finds the same."""
+    kinds = set(map(type, values))
+    allowed = {column.type, int} if column.type is float else {column.type}
+    if column.nullable:
+        allowed.add(type(None))
+    if not kinds <= allowed:
+        return False
+    if int in kinds:
+        ints = [value for value in values if type(value) is int]
+        if not sem.fits_int64(min(ints)) or not sem.fits_int64(max(ints)):
+            return False
+    if column.type is str:
+        texts = [value for value in values if value is not None]
+        if not "".join(texts).isascii():
+            return all(sem.is_utf8(text) for text in texts)
+    return True
 
 
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
