@@ -6,6 +6,8 @@ import math
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from roteiro_memory import lexical
 from roteiro_memory.errors import Unsupported
@@ -151,3 +153,31 @@ def test_store_without_term_index_refuses_search_and_leaves_it_undeclared(tmp_pa
     assert "search" in ModelStore.capabilities
     with NoIndex(tmp_path / "memory.db") as store, pytest.raises(Unsupported, match="'search'"):
         store.search("retry")
+
+
+def _runs_by_category(text: str, split_punctuation: bool) -> list[str]:
+    """PROTOCOL's rule, character by character: maximal runs of letters,
+    marks and numbers (or of non-White_Space characters)."""
+    import unicodedata
+
+    from roteiro_memory.semantics import WHITE_SPACE
+
+    runs: list[str] = []
+    run = ""
+    for char in text:
+        if unicodedata.category(char)[0] in "LMN" if split_punctuation else char not in WHITE_SPACE:
+            run += char
+        elif run:
+            runs.append(run)
+            run = ""
+    return [*runs, run] if run else runs
+
+
+@given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)), split=st.booleans())
+def test_ascii_text_splits_into_the_runs_the_categories_give(text: str, split: bool) -> None:
+    assert lexical._chunks(text, split) == _runs_by_category(text, split)
+
+
+@given(text=st.text(), split=st.booleans())
+def test_any_text_splits_into_the_runs_the_categories_give(text: str, split: bool) -> None:
+    assert lexical._chunks(text, split) == _runs_by_category(text, split)
