@@ -13,21 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_cli import GIT_ENV
 from wire_servers import RECORD_FIELDS
 
 from roteiro_memory.cli.envelope import SCHEMA, iso_utc
 from roteiro_memory.cli.main import ExitCode, main
 from roteiro_memory.errors import ERROR_KINDS
 from roteiro_memory.stores.sqlite.store import SQLiteStore
-
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "Test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
 
 RECORD_KEYS = list(RECORD_FIELDS)
 
