@@ -160,6 +160,26 @@ class Recalled:
         factor = decay.factor(age)
         return cls(sem.score(base, penalty, factor), base, penalty, factor, age, record)
 
+    @classmethod
+    def found(
+        cls, record: MemoryRecord, generation: int, decay: Decay, relevance: float
+    ) -> Recalled:
+        """``record`` as a ``memory.search`` result: the evidence of
+        :meth:`rank`, its score times ``relevance`` (every store's one rule)."""
+        from roteiro_memory import lexical
+
+        evidence = cls.rank(record, generation, decay)
+        score = lexical.combine(relevance, evidence.score)
+        return cls(
+            score,
+            evidence.base_confidence,
+            evidence.anchor_penalty,
+            evidence.decay_factor,
+            evidence.age,
+            record,
+            relevance,
+        )
+
     def to_json(self) -> JSON:
         out: dict[str, JSON] = {} if self.relevance is None else {"relevance": self.relevance}
         return {

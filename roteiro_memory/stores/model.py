@@ -313,9 +313,7 @@ class ModelStore(Store):
             record = self._record(row, graph)
             if applicable_only and not record.applies:
                 continue
-            evidence = Recalled.rank(record, generation, parsed_decay)
-            score = lexical.combine(relevance, evidence.score)
-            ranked.append(replace(evidence, score=score, relevance=relevance))
+            ranked.append(Recalled.found(record, generation, parsed_decay, relevance))
         ranked.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
         counts = self._counts()
         return Recall(

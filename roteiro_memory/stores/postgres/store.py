@@ -84,7 +84,6 @@ from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
 from roteiro_memory.transfer import Export
-from roteiro_memory.valueclass import replace
 
 if TYPE_CHECKING:
     import psycopg
@@ -699,19 +698,14 @@ class PostgresStore(Store):
 
                 def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
                     postings = index.read_postings(conn, index.POSTGRES, ids, terms)
-                    out = []
-                    for record in self._records(conn, nodes, params, ids):
-                        p = postings[record.id]
-                        value = lexical.weigh(terms, p.counts, p.length, corpus)
-                        evidence = Recalled.rank(record, generation, parsed)
-                        out.append(
-                            replace(
-                                evidence,
-                                score=lexical.combine(value, evidence.score),
-                                relevance=value,
-                            )
-                        )
-                    return out
+                    return index.found(
+                        self._records(conn, nodes, params, ids),
+                        postings,
+                        terms,
+                        corpus,
+                        generation,
+                        parsed,
+                    )
 
                 results = ranking.top(
                     bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ

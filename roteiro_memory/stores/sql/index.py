@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
+from roteiro_memory.results import Recalled
 from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.check import Finding
+    from roteiro_memory.results import MemoryRecord
+    from roteiro_memory.semantics import Decay
 
 __all__ = [
     "POSTGRES",
@@ -177,6 +180,25 @@ def read_postings(
             counts.setdefault(record_id, {})[d.untext(term)] = count
             lengths[record_id] = length
     return {record_id: Posting(counts[record_id], lengths[record_id]) for record_id in counts}
+
+
+def found(
+    records: Iterable[MemoryRecord],
+    postings: Mapping[int, Posting],
+    terms: Sequence[str],
+    corpus: lexical.CorpusStats,
+    generation: int,
+    decay: Decay,
+) -> list[Recalled]:
+    """The search results of ``records`` (each a candidate, so holding one of
+    ``terms``), scored from their stored postings exactly as the model scores
+    them (:meth:`~roteiro_memory.results.Recalled.found`)."""
+    out = []
+    for record in records:
+        posting = postings[record.id]
+        relevance = lexical.weigh(terms, posting.counts, posting.length, corpus)
+        out.append(Recalled.found(record, generation, decay, relevance))
+    return out
 
 
 def delete_postings(conn: Any, d: IndexDialect, record_id: int) -> None:

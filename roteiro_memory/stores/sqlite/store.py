@@ -73,7 +73,6 @@ from roteiro_memory.stores.sqlite.transactions import (
     enter_wal,
     reading,
 )
-from roteiro_memory.valueclass import replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -803,19 +802,9 @@ class SQLiteStore(Store):
 
                 def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
                     postings = index.read_postings(conn, index.SQLITE, ids, terms)
-                    out = []
-                    for record in self._records(conn, nodes, ids):
-                        p = postings[record.id]
-                        value = lexical.weigh(terms, p.counts, p.length, corpus)
-                        evidence = Recalled.rank(record, generation, parsed)
-                        out.append(
-                            replace(
-                                evidence,
-                                score=lexical.combine(value, evidence.score),
-                                relevance=value,
-                            )
-                        )
-                    return out
+                    return index.found(
+                        self._records(conn, nodes, ids), postings, terms, corpus, generation, parsed
+                    )
 
                 results = ranking.top(
                     bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
