@@ -242,24 +242,8 @@ def _remember(session: Session, args: Arguments) -> JSON:
     spec = _anchor(session, args)
     if spec is not None:
         verify_anchor(spec, session.repo)
-    store = session.store()
-    if supersedes is not None:
-        target = store.get(supersedes)
-        sem.check_supersedes(
-            supersedes, target is not None, target.superseded_by if target else None
-        )
-    session.sync()
-    new_id = store.record(
-        valid.kind,
-        valid.body,
-        scope=valid.scope,
-        anchor=spec.key if spec else None,
-        confidence=valid.confidence,
-        supersedes=supersedes,
-    )
-    record = store.get(new_id)
-    assert record is not None  # just written, and only forget removes a record
-    return {"id": new_id, "record": record.to_json()}
+    record = session.remember(valid, spec, supersedes)
+    return {"id": record.id, "record": record.to_json()}
 
 
 def _search(session: Session, args: Arguments) -> JSON:

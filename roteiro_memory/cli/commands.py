@@ -147,23 +147,7 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
     supersedes = whole(args.supersedes, "--supersedes", positive=True)
     spec = _anchor_spec(session, args.anchor)
     _verify(spec, session)
-    store = session.store()
-    if supersedes is not None:
-        target = store.get(supersedes)
-        sem.check_supersedes(
-            supersedes, target is not None, target.superseded_by if target else None
-        )
-    session.sync()
-    new_id = store.record(
-        valid.kind,
-        valid.body,
-        scope=valid.scope,
-        anchor=spec.key if spec else None,
-        confidence=valid.confidence,
-        supersedes=supersedes,
-    )
-    record = store.get(new_id)
-    assert record is not None
+    record = session.remember(valid, spec, supersedes)
     if args.json:
         emit(record.to_json())
         return OK
@@ -175,7 +159,7 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
         else ""
     )
     replaced = f", superseding {supersedes}" if supersedes is not None else ""
-    say(f"recorded {new_id} ({record.kind.value}{where}{replaced})")
+    say(f"recorded {record.id} ({record.kind.value}{where}{replaced})")
     return OK
 
 

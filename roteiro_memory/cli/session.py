@@ -17,7 +17,7 @@ from roteiro_memory.cli.filters import PY_PREFIX
 from roteiro_memory.cli.output import warn
 from roteiro_memory.errors import GitError, StoreUnavailable
 from roteiro_memory.repo.location import locate, prepare
-from roteiro_memory.semantics import AnchorFilter
+from roteiro_memory.semantics import AnchorFilter, check_supersedes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
     from roteiro_memory.cli.anchors import AnchorSpec
     from roteiro_memory.repo.graph import Repo, SyncReport
+    from roteiro_memory.results import MemoryRecord
+    from roteiro_memory.semantics import ValidWrite
     from roteiro_memory.store import Graph, Store
 
 __all__ = ["Session", "anchor_filter", "announce_migration"]
@@ -142,6 +144,32 @@ class Session:
             "add it to .gitignore so that it is never committed"
         )
         return {name: said, **{name + suffix: None for suffix in ("-wal", "-shm", "-journal")}}
+
+    def remember(
+        self, valid: ValidWrite, spec: AnchorSpec | None, supersedes: int | None
+    ) -> MemoryRecord:
+        """Write one validated record, as ``add`` and the MCP ``remember``
+        both do: the record it supersedes checked before anything syncs or is
+        written, the graph synced so the anchor captures the blob the tree
+        holds now, and the record read back with its anchor state."""
+        store = self.store()
+        if supersedes is not None:
+            target = store.get(supersedes)
+            check_supersedes(
+                supersedes, target is not None, target.superseded_by if target else None
+            )
+        self.sync()
+        new_id = store.record(
+            valid.kind,
+            valid.body,
+            scope=valid.scope,
+            anchor=spec.key if spec else None,
+            confidence=valid.confidence,
+            supersedes=supersedes,
+        )
+        record = store.get(new_id)
+        assert record is not None  # just written, and only forget removes a record
+        return record
 
     def check_revs(self, **revs: str | None) -> None:
         """Refuse an unknown revision before anything is synced or written."""
