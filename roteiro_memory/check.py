@@ -131,6 +131,22 @@ class MemoryRow:
     superseded_at: object
     vocabulary: tuple[object, object] | None = None
 
+    @classmethod
+    def of(cls, row: Mapping[str, Any], search: object) -> MemoryRow:
+        """A row read by column name whose schema does not constrain its kind
+        and confidence (SQLite's, an export's): both judged by the vocabulary."""
+        return cls(
+            row["id"],
+            row["scope"],
+            row["anchor_key"],
+            row["anchor_path"],
+            row["body"],
+            search,
+            row["superseded_by"],
+            row["superseded_at"],
+            vocabulary=(row["kind"], row["confidence"]),
+        )
+
 
 def memory_findings(rows: Iterable[MemoryRow | Finding]) -> list[Finding]:
     """Every problem in each row of ``agent_memory``, in order; a row the

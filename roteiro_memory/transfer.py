@@ -388,17 +388,7 @@ def _judged(parsed: Export) -> None:
     import never writes what ``check`` refuses (nor what later writes trip on)."""
     records = parsed.records
     findings = memory_findings(
-        MemoryRow(
-            r["id"],
-            r["scope"],
-            r["anchor_key"],
-            r["anchor_path"],
-            r["body"],
-            sem.search_text(r["body"], r["anchor_key"], r["anchor_path"]),
-            r["superseded_by"],
-            r["superseded_at"],
-            vocabulary=(r["kind"], r["confidence"]),
-        )
+        MemoryRow.of(r, sem.search_text(r["body"], r["anchor_key"], r["anchor_path"]))
         for r in records
     )
     findings += supersession_findings(

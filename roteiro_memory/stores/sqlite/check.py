@@ -216,20 +216,7 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
             f"SELECT {cols.select_list(_CHECKED)} FROM agent_memory ORDER BY id"
         )
     ]
-    out = memory_findings(
-        MemoryRow(
-            r["id"],
-            r["scope"],
-            r["anchor_key"],
-            r["anchor_path"],
-            r["body"],
-            r["search"],
-            r["superseded_by"],
-            r["superseded_at"],
-            vocabulary=(r["kind"], r["confidence"]),
-        )
-        for r in rows
-    )
+    out = memory_findings(MemoryRow.of(r, r["search"]) for r in rows)
     largest = max([0, *(r["id"] for r in rows)])
     if "sqlite_sequence" in tables:
         seq_row = conn.execute(
