@@ -205,6 +205,12 @@ def _add_recall(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only records whose anchor is valid here, or that have none",
     )
+    _add_touched(parser)
+    _common(parser, syncs=True)
+
+
+def _add_touched(parser: argparse.ArgumentParser) -> None:
+    """``--touched [REV]``, as ``recall`` and ``pack`` take it."""
     parser.add_argument(
         "--touched",
         nargs="?",
@@ -213,7 +219,6 @@ def _add_recall(parser: argparse.ArgumentParser) -> None:
         help="only records anchored to files or symbols that differ between REV "
         "(default HEAD) and the working tree",
     )
-    _common(parser, syncs=True)
 
 
 def _add_show(parser: argparse.ArgumentParser) -> None:
@@ -382,14 +387,7 @@ def _add_pack(parser: argparse.ArgumentParser) -> None:
         help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
         f"(default {DEFAULT_PACK_BUDGET}, at least 100)",
     )
-    parser.add_argument(
-        "--touched",
-        nargs="?",
-        const="HEAD",
-        metavar="REV",
-        help="only records anchored to files or symbols that differ between REV "
-        "(default HEAD) and the working tree",
-    )
+    _add_touched(parser)
     _common(parser, syncs=True)
 
 
