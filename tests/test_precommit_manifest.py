@@ -53,6 +53,15 @@ def test_manifest_leaves_additional_dependencies_to_the_user() -> None:
     assert entries["roteiro-forbid-store"] == "roteiro-forbid-store"
 
 
+def test_hooks_that_judge_files_together_or_install_run_in_one_process() -> None:
+    """pre-commit splits the files among parallel processes unless a hook
+    asks otherwise: a case id used in two files would go unseen when the
+    files land in different processes, and two processes would install the
+    suite's requirements at once."""
+    serial = {str(h["id"]) for h in _manifest() if h.get("require_serial") is True}
+    assert serial == {"roteiro-lint-cases", "roteiro-conformance"}
+
+
 def test_manifest_sets_stages_and_minimum_version_as_pre_commit_hooks_does() -> None:
     for hook in _manifest():
         assert hook["stages"] == ["pre-commit", "pre-push", "manual"], hook["id"]
