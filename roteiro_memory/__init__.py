@@ -13,8 +13,6 @@ explicit pointer; recall ranks at read time and reads never write.
 
 from __future__ import annotations
 
-import importlib
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
 DISTRIBUTION = "roteiro-memory"
@@ -125,6 +123,8 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'roteiro_memory' has no attribute {name!r}")
+    import importlib
+
     return getattr(importlib.import_module(module), name)
 
 

@@ -396,8 +396,9 @@ def _strip_white_space(text: str) -> str:
     return text.strip(_WHITE_SPACE_CHARS)
 
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-"""Unicode general category Cc."""
+_CONTROL = "[\x00-\x1f\x7f-\x9f]"
+"""Unicode general category Cc (a pattern, compiled when first used: start-up
+compiles no expression a command may not need)."""
 
 
 def is_utf8(text: str) -> bool:
@@ -460,7 +461,7 @@ def validate_write(
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
         )
-    if _CONTROL.search(scope):
+    if re.search(_CONTROL, scope):
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
         )

@@ -4,8 +4,9 @@ Every command pays for what it imports, and :mod:`dataclasses` costs more than
 the rest of a ``recall`` put together: it imports :mod:`inspect` (and with it
 :mod:`ast`, :mod:`dis`, :mod:`tokenize`) and compiles five or six methods per
 class.  This decorator builds a class's ``__init__`` from one small compiled
-function and its ``__eq__``, ``__hash__`` and ``__repr__`` from
-:func:`operator.attrgetter`, importing nothing else.
+function (compiled when the first instance is made) and its ``__eq__``,
+``__hash__`` and ``__repr__`` from :func:`operator.attrgetter`, importing
+nothing else.
 
 What it does, and no more:
 
@@ -85,8 +86,10 @@ def replace(instance: _T, **changes: object) -> _T:
 
 
 def _init(cls: type, names: list[str]) -> Callable[..., None]:
-    """``__init__`` for ``names``, compiled once: as fast to call as the one
-    dataclasses writes."""
+    """``__init__`` for ``names``: as fast to call as the one dataclasses
+    writes, and compiled when the first instance is made -- a module defines
+    many value classes, and a command instantiates few of them.  Defaults are
+    read (and field order checked) now, at class creation."""
     defaults: dict[str, object] = {}
     factories: dict[str, Callable[[], object]] = {}
     params, body = [], []
@@ -113,11 +116,19 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
     if "__post_init__" in cls.__dict__:
         body.append("    self.__post_init__()")
     source += "\n".join(body) if body else "    pass"
-    scope: dict[str, Any] = {"_v_": defaults, "_f_": factories, "_MISSING": _MISSING}
-    exec(source, scope)  # built from the class's own field names only
-    made: Callable[..., None] = scope["__init__"]
-    made.__qualname__ = f"{cls.__qualname__}.__init__"
-    return made
+
+    def __init__(self: object, *args: object, **kwargs: object) -> None:
+        # The first instance: compile the real __init__, put it in this
+        # one's place, and run it.
+        scope: dict[str, Any] = {"_v_": defaults, "_f_": factories, "_MISSING": _MISSING}
+        exec(source, scope)  # built from the class's own field names only
+        made: Callable[..., None] = scope["__init__"]
+        made.__qualname__ = f"{cls.__qualname__}.__init__"
+        setattr(cls, "__init__", made)  # noqa: B010 -- mypy refuses the assignment
+        made(self, *args, **kwargs)
+
+    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    return __init__
 
 
 def _is_classvar(annotation: object) -> bool:

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -105,6 +106,27 @@ def test_recall_that_syncs_first_loads_nothing_heavy(tmp_path: Path) -> None:
     loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
     assert "roteiro_memory.repo.graph" in loaded, "the probe synced"
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
+
+
+def test_recall_in_a_settled_repository_runs_no_git(tmp_path: Path) -> None:
+    """The stat cache vouches for the tree: no git, and no pathlib (beyond
+    the floor: an editable install's finder loads it for ``python -c pass``)."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
+    (tmp_path / "mod.py").write_text("def f():\n    return 1\n")
+    for step in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *step], cwd=tmp_path, env=env, check=True)
+    _loaded("roteiro_memory.cli", ["sync"], tmp_path)
+    time.sleep(2.2)  # the stat cache's racy window
+    asked = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path)
+    assert "roteiro_memory.repo.graph" in asked, "no cache yet: this one asks git and writes it"
+    assert (tmp_path / ".git" / "roteiro" / "statcache.json").exists()
+    loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
+    assert "roteiro_memory.repo.statcache" in loaded, "the probe read the cache"
+    assert not loaded & (GIT | HEAVY | {"pathlib"}), sorted(loaded & (GIT | HEAVY | {"pathlib"}))
 
 
 @pytest.mark.parametrize(

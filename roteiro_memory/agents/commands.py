@@ -65,7 +65,7 @@ def pack_recall(session: Session, touched: str | None) -> Recall | None:
             if getattr(session.args, "db", None) is not None or DB_ENV in os.environ:
                 raise  # an empty --db or variable is a mistake worth naming
             return None  # not in a repository, and no store named: nothing to read
-        if not path.exists():
+        if not os.path.exists(path):
             return None
     session.check_revs(touched=touched)
     store = session.store()

@@ -15,7 +15,6 @@ revision: ``--no-sync --db`` never loads it.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import stat
@@ -274,7 +273,7 @@ def _plural(count: int, noun: str) -> str:
 def cmd_sync(args: argparse.Namespace, session: Session) -> int:
     session.require_repo("sync")
     session.store()
-    report = session.sync()
+    report = session.sync(full=True)
     assert report is not None
     if args.json:
         emit(report.to_json())
@@ -403,9 +402,9 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
         from roteiro_memory.stores.sqlite.check import check_file
 
         path = session.store_path()
-        if not path.exists():
+        if not os.path.exists(path):
             raise StoreUnavailable(f"no store at {path}: nothing to check")
-        if path.is_file() and path.stat().st_size == 0:
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
             # Zero bytes is a store not yet written, as a missing file is:
             # any command that records makes it a store.
             raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
@@ -457,6 +456,8 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         os.replace(partial, target)
     except BaseException as error:
         # Never made when its name is refused; the error that matters is this one.
+        import contextlib
+
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)
         if isinstance(error, (OSError, ValueError)):

@@ -31,7 +31,8 @@ SCHEMA = "roteiro.cli/v1"
 TIMESTAMP_FIELDS = frozenset({"created_at", "superseded_at"})
 """The fields, at any depth of a result, that hold a stored UTC timestamp."""
 
-_STORED = re.compile(r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)")
+_STORED = r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2}(?:\.\d+)?)"
+"""A stored timestamp: a pattern, compiled when first used."""
 
 
 def iso_utc(stored: str) -> str:
@@ -39,7 +40,7 @@ def iso_utc(stored: str) -> str:
     zone (``2026-03-01T12:00:05Z``).  A value in any other form is returned
     as it is: only an import of hand-edited data can put one in a store, and
     ``check`` is where such data is judged, not here."""
-    match = _STORED.fullmatch(stored)
+    match = re.fullmatch(_STORED, stored)
     return f"{match[1]}T{match[2]}Z" if match else stored
 
 

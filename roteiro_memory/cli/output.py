@@ -17,9 +17,10 @@ if TYPE_CHECKING:
 
 __all__ = ["emit", "fail", "missing", "printable", "refuse", "say", "warn"]
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 """C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
-bidirectional overrides that reorder what is shown; tab and newline pass."""
+bidirectional overrides that reorder what is shown; tab and newline pass.  A
+pattern, compiled when first used (start-up compiles nothing it may not need)."""
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -30,7 +31,7 @@ def _escape(match: re.Match[str]) -> str:
 def printable(text: str) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``)
     instead of sent to the terminal; tabs and newlines are kept."""
-    return _CONTROL.sub(_escape, text)
+    return re.sub(_CONTROL, _escape, text)
 
 
 def emit(value: Any) -> None:

@@ -17,12 +17,11 @@ from roteiro_memory.cli.filters import PY_PREFIX
 from roteiro_memory.cli.output import warn
 from roteiro_memory.errors import GitError, StoreUnavailable
 from roteiro_memory.repo.location import locate, prepare
+from roteiro_memory.repo.statcache import Place, StatCache, discover
 from roteiro_memory.semantics import AnchorFilter, check_supersedes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from roteiro_memory.cli.anchors import AnchorSpec
     from roteiro_memory.repo.graph import Repo, SyncReport
     from roteiro_memory.results import MemoryRecord
@@ -37,18 +36,49 @@ class Session:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self._place: Place | None = None
+        self._cache: StatCache | None = None
         self._repo: Repo | None = None
         self._looked = False
         self._store: Store | None = None
-        self.synced: SyncReport | None = None
+
+    def place(self) -> Place | None:
+        """Where the repository is: from its stat cache when that can be
+        trusted (:func:`~roteiro_memory.repo.statcache.discover`, no git
+        run), else from git; None outside any."""
+        if not self._looked:
+            self._looked = True
+            self._cache = discover(os.environ)
+            if self._cache is not None:
+                self._place = self._cache.place
+            else:
+                from roteiro_memory.repo.graph import find_repo
+
+                repo = find_repo()
+                if repo is not None:
+                    self._repo = repo
+                    self._place = Place(
+                        root=str(repo.root),
+                        git_dir=str(repo.git_dir),
+                        common_dir=str(repo.common_dir),
+                        object_format=repo.object_format,
+                    )
+        return self._place
 
     @property
     def repo(self) -> Repo | None:
-        if not self._looked:
-            from roteiro_memory.repo.graph import find_repo
+        place = self.place()
+        if self._repo is None and place is not None:
+            from pathlib import Path
 
-            self._repo = find_repo()
-            self._looked = True
+            from roteiro_memory.repo.graph import Repo
+
+            self._repo = Repo(
+                root=Path(place.root),
+                common_dir=Path(place.common_dir),
+                object_format=place.object_format,
+                git_dir=Path(place.git_dir),
+            )
         return self._repo
 
     def require_repo(self, what: str) -> Repo:
@@ -57,13 +87,13 @@ class Session:
             raise GitError(f"{what} needs a git repository: run it inside one")
         return repo
 
-    def _location_repo(self) -> Path | None:
+    def _location_repo(self) -> str | None:
         if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
-            repo = self.repo
-            return repo.common_dir if repo is not None else None
+            place = self.place()
+            return place.common_dir if place is not None else None
         return None
 
-    def store_path(self) -> Path:
+    def store_path(self) -> str:
         return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
 
     def dsn(self) -> str | None:
@@ -86,7 +116,7 @@ class Session:
             self._store = PostgresStore(str(self.dsn()))
         if self._store is None:
             location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
-            if must_exist and not location.path.exists():
+            if must_exist and not os.path.exists(location.path):
                 raise StoreUnavailable(
                     f"no store at {location.path} ({location.origin}): nothing has been "
                     "recorded there yet"
@@ -99,18 +129,40 @@ class Session:
             announce_migration(store)
         return self._store
 
-    def sync(self, *, announce: bool = False) -> SyncReport | None:
+    def _store_identity(self, store: Store) -> str:
+        """Which store this is, for the stat cache: the real path of its file,
+        or where a PostgreSQL store lives (never with its password)."""
+        if self.dsn() is not None:
+            return store.describe()
+        return os.path.realpath(self.store_path())
+
+    def sync(self, *, full: bool = False) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
-        or there is no repository to sync from."""
+        or there is no repository to sync from.
+
+        The repository's stat cache answers first: when it vouches that the
+        tree is what the store's graph was synced from, git is not run and
+        None is returned, as it is when nothing syncs.  ``full`` (the
+        ``sync`` command) always asks git.  A sync through git that finds the
+        tree settled writes the cache for the next command."""
         if getattr(self.args, "no_sync", False):
             return None
-        repo = self.repo
-        if repo is None:
+        place = self.place()
+        if place is None:
             return None
+        store = self.store()
+        identity = self._store_identity(store)
+        cache = self._cache
+        if not full and cache is not None and cache.unchanged(identity, store.tree(), os.environ):
+            return None
+        import time
+
+        from roteiro_memory.repo import statcache
         from roteiro_memory.repo.graph import sync
 
-        store = self.store()
+        repo = self.require_repo("sync")
         skip = self._own_files(repo)
+        started = time.time_ns()
         if not sys.stderr.isatty():
             report = sync(store, repo, skip=skip)
         else:
@@ -124,7 +176,16 @@ class Session:
                 parse_bar.close()
         for path, problem in report.unparsable:
             warn(f"{path} {problem}")
-        self.synced = report
+        self._cache = statcache.record(
+            repo,
+            place,
+            identity,
+            report.tree,
+            started,
+            report.listed,
+            report.submodules,
+            os.environ,
+        )
         return report
 
     def _own_files(self, repo: Repo) -> dict[str, str | None]:

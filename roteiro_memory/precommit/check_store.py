@@ -73,7 +73,9 @@ def own_store() -> Path | None:
         if repo is None:
             return None
         common_dir = repo.common_dir
-    path = locate(None, os.environ, common_dir).path
+    from pathlib import Path
+
+    path = Path(locate(None, os.environ, common_dir).path)
     # Zero bytes is a store not yet written, as everywhere: nothing to check.
     return path if path.is_file() and path.stat().st_size > 0 else None
 

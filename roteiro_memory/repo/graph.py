@@ -98,18 +98,21 @@ class Repo:
     """The git directory shared by every worktree of the clone."""
     object_format: str
     """``sha1`` or ``sha256``: how blob and tree ids are hashed."""
+    git_dir: Path | None = None
+    """This worktree's own git directory (its index, the stat cache)."""
 
-    def git(self, *args: str, input: bytes | None = None) -> bytes:
-        """Run ``git args`` at the top level; its stdout, or :class:`GitError`."""
-        return _run(["git", "-C", str(self.root), *args], input=input)
+    def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+        """Run ``git args`` at the top level; its stdout, or :class:`GitError`
+        when it exits with a status not in ``ok``."""
+        return _run(["git", "-C", str(self.root), *args], input=input, ok=ok)
 
 
-def _run(argv: Sequence[str], input: bytes | None = None) -> bytes:
+def _run(argv: Sequence[str], input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
     try:
         done = subprocess.run(argv, input=input, capture_output=True, check=False, env=_git_env())
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH; install git to use it") from None
-    if done.returncode != 0:
+    if done.returncode not in ok:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = message[-1] if message else f"exit status {done.returncode}"
         raise GitError(f"git {argv[3] if len(argv) > 3 else ''} failed: {detail}")
@@ -138,6 +141,7 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
                 "--show-toplevel",
                 "--git-common-dir",
                 "--show-object-format",
+                "--absolute-git-dir",
             ],
             capture_output=True,
             check=False,
@@ -146,13 +150,18 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
     except FileNotFoundError:
         return None
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 3:
+    if done.returncode != 0 or len(lines) != 4:
         return None
     root = Path(lines[0])
     common = Path(lines[1])
     if not common.is_absolute():
         common = here / common
-    return Repo(root=root, common_dir=common.resolve(), object_format=lines[2])
+    return Repo(
+        root=root,
+        common_dir=common.resolve(),
+        object_format=lines[2],
+        git_dir=Path(lines[3]).resolve(),
+    )
 
 
 # --- The working tree -------------------------------------------------------
@@ -508,6 +517,10 @@ class SyncReport:
     removed: int = 0
     parsed: list[str] = field(default_factory=list)
     unparsable: list[tuple[str, str]] = field(default_factory=list)
+    listed: list[str] = field(default_factory=list)
+    """Every path git listed that is not a submodule or one of ``skip``:
+    what the stat cache watches (:mod:`roteiro_memory.repo.statcache`)."""
+    submodules: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -541,8 +554,13 @@ def sync(
     left_out: list[tuple[str, str]] = []
     files = working_files(repo, hash_progress, left_out, skip)
     tree = tree_id(files.values(), repo.object_format)
+    submodules = [path for path, entry in files.items() if entry.mode == _GITLINK]
+    listed = [path for path, entry in files.items() if entry.mode != _GITLINK]
+    listed += [path for path, _ in left_out if path not in (skip or ())]
     if store.tree() == tree:
-        return SyncReport(tree=tree, files=len(files), up_to_date=True)
+        return SyncReport(
+            tree=tree, files=len(files), up_to_date=True, listed=listed, submodules=submodules
+        )
     stored = _Stored.of(store.export_graph())
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
@@ -565,6 +583,8 @@ def sync(
         removed=removed,
         parsed=parsed,
         unparsable=left_out + unparsable,
+        listed=listed,
+        submodules=submodules,
     )
 
 

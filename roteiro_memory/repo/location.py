@@ -5,13 +5,16 @@ By default the store is ``roteiro/memory.db`` inside the repository's git
 committed or pushed because git does not track its own directory.  Memory is
 unredacted prose, so the folder is created 0700 and the file 0600.
 ``--db PATH`` or :data:`DB_ENV` choose another file.
+
+Paths are strings here, as given: every command that opens a store comes
+through this module, and :mod:`pathlib` would cost a ``recall`` more start-up
+than its query.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.valueclass import valueclass
@@ -29,7 +32,7 @@ STORE_FILE = "memory.db"
 class Location:
     """A store file and how it was chosen."""
 
-    path: Path
+    path: str
     origin: str
     """``--db``, the environment variable's name, or ``repository``."""
 
@@ -37,7 +40,7 @@ class Location:
 def locate(
     db: str | None,
     environ: Mapping[str, str],
-    common_dir: Path | None,
+    common_dir: str | os.PathLike[str] | None,
 ) -> Location:
     """The store to open: ``db``, else :data:`DB_ENV`, else the repository's.
 
@@ -46,19 +49,19 @@ def locate(
     if db is not None:
         if not db.strip():
             raise StoreUnavailable("--db is empty: expected the path of a store file")
-        return Location(Path(db), "--db")
+        return Location(db, "--db")
     from_env = environ.get(DB_ENV)
     if from_env is not None:
         if not from_env.strip():
             raise StoreUnavailable(
                 f"{DB_ENV} is set but empty: expected the path of a store file, or unset it"
             )
-        return Location(Path(from_env), DB_ENV)
+        return Location(from_env, DB_ENV)
     if common_dir is None:
         raise StoreUnavailable(
             f"not inside a git repository: run in one, or choose a store with --db PATH or {DB_ENV}"
         )
-    return Location(common_dir / STORE_DIR / STORE_FILE, "repository")
+    return Location(os.path.join(common_dir, STORE_DIR, STORE_FILE), "repository")
 
 
 def prepare(location: Location) -> None:
@@ -71,14 +74,19 @@ def prepare(location: Location) -> None:
     """
     path = location.path
     if location.origin == "repository":
+        parent = os.path.dirname(path)
         try:
-            path.parent.mkdir(mode=0o700, exist_ok=True)
-            os.chmod(path.parent, 0o700)
+            try:
+                os.mkdir(parent, 0o700)
+            except FileExistsError:
+                if not os.path.isdir(parent):
+                    raise
+            os.chmod(parent, 0o700)
         except OSError as error:
             raise StoreUnavailable(
-                f"{path.parent}: cannot create the store folder ({error.strerror})"
+                f"{parent}: cannot create the store folder ({error.strerror})"
             ) from None
-    if path.exists() or path.is_symlink():
+    if os.path.lexists(path):
         if location.origin == "repository":
             os.chmod(path, 0o600)
         return

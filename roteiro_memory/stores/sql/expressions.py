@@ -10,9 +10,8 @@ Numbers that vary are bound as named parameters, never formatted in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from roteiro_memory.lexical import BM25
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
     ANCHOR_RULE,
@@ -61,6 +60,17 @@ POSTGRES = Dialect(
     param="%({name})s",
     traps_underflow=True,
 )
+
+
+def any_of_positional(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+    """``column`` in ``values`` with positional ``?`` parameters (SQLite)."""
+    return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+
+
+def any_of_array(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
+    """``column`` in ``values`` as one array parameter (PostgreSQL)."""
+    return f"{column} = ANY(%s)", [list(values)]
+
 
 _HALF_POWER_ZERO = 1075.0
 """``0.5 ** x`` rounds to 0 exactly when ``x >= 1075``: 2**-1075 is half the
@@ -255,6 +265,8 @@ def term_weight_expr(
     """:func:`roteiro_memory.lexical.term_weight` as SQL over the columns (or
     bound parameters) named, the constants of :data:`~roteiro_memory.lexical.BM25`
     written in, in the same grouping: each term's weight is the Python double."""
+    from roteiro_memory.lexical import BM25
+
     k1, b = BM25.k1, BM25.b
     count = f"CAST({tf} AS {dialect.real})"
     ratio = f"(CAST({length} AS {dialect.real}) / {average_length})"

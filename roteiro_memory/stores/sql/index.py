@@ -22,14 +22,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from roteiro_memory import lexical
 from roteiro_memory.results import Recalled
+from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from roteiro_memory import lexical
     from roteiro_memory.check import Finding
     from roteiro_memory.results import MemoryRecord
     from roteiro_memory.semantics import Decay
@@ -66,6 +67,8 @@ class Posting:
 
 def posting(body: str, anchor_key: str | None, anchor_path: str | None) -> Posting:
     """The posting of a record, from the one tokenizer."""
+    from roteiro_memory import lexical
+
     terms = lexical.document_terms(body, anchor_key, anchor_path)
     return Posting(Counter(terms), len(terms))
 
@@ -127,17 +130,14 @@ SQLITE = IndexDialect(
     text=lambda term: term,
     untext=lambda raw: str(raw),
     many=_sqlite_many,
-    any_of=lambda column, values: (
-        f"{column} IN ({', '.join('?' * len(values))})",
-        list(values),
-    ),
+    any_of=sqlexpr.any_of_positional,
 )
 POSTGRES = IndexDialect(
     mark="%s",
     text=lambda term: term.encode("utf-8", "surrogatepass"),
     untext=_decode,
     many=_postgres_many,
-    any_of=lambda column, values: (f"{column} = ANY(%s)", [list(values)]),
+    any_of=sqlexpr.any_of_array,
 )
 
 
@@ -193,6 +193,8 @@ def found(
     """The search results of ``records`` (each a candidate, so holding one of
     ``terms``), scored from their stored postings exactly as the model scores
     them (:meth:`~roteiro_memory.results.Recalled.found`)."""
+    from roteiro_memory import lexical
+
     out = []
     for record in records:
         posting = postings[record.id]
@@ -272,6 +274,8 @@ class Stats:
 
 def read_stats(conn: Any, d: IndexDialect, terms: Sequence[str]) -> Stats:
     """The store's counts and the corpus statistics of ``terms``."""
+    from roteiro_memory import lexical
+
     row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
     records, live, live_terms = (int(v) for v in row) if row else (0, 0, 0)
     frequency: dict[str, int] = dict.fromkeys(terms, 0)

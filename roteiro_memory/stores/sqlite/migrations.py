@@ -21,7 +21,6 @@ import sqlite3
 from collections.abc import Callable
 
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
-from roteiro_memory.stores.sql import index
 
 __all__ = [
     "APPLICATION_ID",
@@ -147,9 +146,14 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
 )
 
-BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    4: lambda conn: index.rebuild(conn, index.SQLITE),
-}
+
+def _build_term_index(conn: sqlite3.Connection) -> None:
+    from roteiro_memory.stores.sql import index
+
+    index.rebuild(conn, index.SQLITE)
+
+
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {4: _build_term_index}
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index
 gets their postings."""

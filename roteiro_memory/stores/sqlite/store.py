@@ -10,15 +10,12 @@ expressions :mod:`roteiro_memory.stores.sql.expressions` renders from the semant
 from __future__ import annotations
 
 import builtins
-import contextlib
 import json
 import math
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 
-from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
 from roteiro_memory.results import (
@@ -37,7 +34,7 @@ from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
-from roteiro_memory.stores.sql import index, ranking
+from roteiro_memory.stores.sql import ranking
 from roteiro_memory.stores.sql.shape import CACHE_APPLIES as _CACHE_APPLIES
 from roteiro_memory.stores.sql.shape import CACHE_COLS as CACHE_COLS
 from roteiro_memory.stores.sql.shape import CACHE_FROM as CACHE_FROM
@@ -68,6 +65,7 @@ from roteiro_memory.stores.sqlite.migrations import (
 )
 from roteiro_memory.stores.sqlite.transactions import (
     BUSY_TIMEOUT_ENV,
+    Transaction,
     atomic,
     busy,
     enter_wal,
@@ -77,8 +75,10 @@ from roteiro_memory.stores.sqlite.transactions import (
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import tempfile
+    from pathlib import Path
     from typing import Any
 
+    from roteiro_memory import lexical
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
@@ -263,6 +263,8 @@ def _search_terms(
 ) -> tuple[str, str]:
     """The per-posting weight and the term condition of a search over
     ``terms``, binding each term and its IDF into ``params``."""
+    from roteiro_memory import lexical
+
     cases = []
     for number, term in enumerate(terms):
         params[f"term{number}"] = term
@@ -280,17 +282,17 @@ def _search_terms(
     return weight, f"t.term IN ({marks})"
 
 
-def _check_is_store(path: Path) -> None:
+def _check_is_store(path: str) -> None:
     """Refuse, without touching it, a file that is not an SQLite database."""
-    if path.is_dir():
+    if os.path.isdir(path):
         raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
-    if path.exists() and not path.is_file():
+    if os.path.exists(path) and not os.path.isfile(path):
         raise StoreUnavailable(
             f"{path}: not a regular file, so not a roteiro-memory store; "
             "choose a file path with --db"
         )
     try:
-        with path.open("rb") as handle:
+        with open(path, "rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
     except FileNotFoundError:
         return
@@ -300,11 +302,11 @@ def _check_is_store(path: Path) -> None:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
 
 
-def create_private(path: Path) -> None:
+def create_private(path: str | os.PathLike[str]) -> None:
     """Create the file ``path`` names (through a symlink, its target), empty and
     mode 0600 whatever the umask, unless it exists: memory is unredacted
     prose, and SQLite gives the ``-wal`` and ``-shm`` files the same mode."""
-    target = Path(os.path.realpath(path))
+    target = os.path.realpath(path)
     try:
         handle = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
     except OSError:
@@ -332,7 +334,8 @@ class SQLiteStore(Store):
     capabilities = STORE_CAPABILITIES
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
-        self.path = Path(path)
+        self.file = os.fspath(path)
+        """The store's file, as given."""
         self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self.migrated: tuple[int, builtins.list[str]] | None = None
@@ -346,19 +349,26 @@ class SQLiteStore(Store):
         import tempfile
 
         scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-")
-        store = cls(Path(scratch.name) / "memory.db")
+        store = cls(os.path.join(scratch.name, "memory.db"))
         store._scratch = scratch
         return store
+
+    @property
+    def path(self) -> Path:
+        """The store's file."""
+        from pathlib import Path
+
+        return Path(self.file)
 
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        _check_is_store(self.path)
-        create_private(self.path)
+        _check_is_store(self.file)
+        create_private(self.file)
         try:
-            conn = sqlite3.connect(self.path, timeout=self._busy_ms / 1000, isolation_level=None)
+            conn = sqlite3.connect(self.file, timeout=self._busy_ms / 1000, isolation_level=None)
         except sqlite3.Error as error:
-            raise StoreUnavailable(f"{self.path}: cannot be opened ({error})") from None
+            raise StoreUnavailable(f"{self.file}: cannot be opened ({error})") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             # Read without the write lock: a store that needs nothing opens
@@ -375,10 +385,10 @@ class SQLiteStore(Store):
             conn.close()
             if refusal is not None:
                 raise refusal from None
-            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
+            raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
         except sqlite3.DatabaseError as error:
             conn.close()
-            raise Corrupt(f"{self.path}: not a usable roteiro-memory store ({error})") from None
+            raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
         except BaseException:
             conn.close()
             raise
@@ -393,14 +403,14 @@ class SQLiteStore(Store):
         why = recognised(conn)
         if why is not None:
             raise Corrupt(
-                f"{self.path}: an SQLite database but not a roteiro-memory store {why}; "
+                f"{self.file}: an SQLite database but not a roteiro-memory store {why}; "
                 "refusing to change it: choose the path of a store, or a new one, with --db"
             )
         applied = self._applied(conn)
         newest = max(applied, default=0)
         if newest > SCHEMA_VERSION:
             raise Corrupt(
-                f"{self.path}: written by a newer roteiro-memory (schema version {newest}; "
+                f"{self.file}: written by a newer roteiro-memory (schema version {newest}; "
                 f"this version knows up to {SCHEMA_VERSION}); upgrade roteiro-memory to open it"
             )
         return [m for m in MIGRATIONS if m[0] not in applied]
@@ -415,7 +425,7 @@ class SQLiteStore(Store):
         wrong = sorted(repr(v) for v in versions if type(v) is not int)
         if wrong:
             raise Corrupt(
-                f"{self.path}: schema_migrations holds version {wrong[0]}, not a whole number; "
+                f"{self.file}: schema_migrations holds version {wrong[0]}, not a whole number; "
                 "run `roteiro-memory check` on it"
             )
         return versions
@@ -444,12 +454,12 @@ class SQLiteStore(Store):
         if earlier:
             self.migrated = (max(earlier), [name for _, name, _ in pending])
 
-    def _atomic(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def _atomic(self) -> Transaction:
         """One write transaction, holding the write lock from its start
         (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`)."""
         return atomic(self._conn)
 
-    def _reading(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+    def _reading(self) -> Transaction:
         """One read transaction, so a read's several queries see one state."""
         return reading(self._conn)
 
@@ -479,6 +489,8 @@ class SQLiteStore(Store):
         return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
 
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        from roteiro_memory.stores.sql import index
+
         batch = list(writes)
         if not batch:
             return []
@@ -755,7 +767,7 @@ class SQLiteStore(Store):
         out: builtins.list[MemoryRecord] = []
         for start in range(0, len(ids), _CHUNK):
             chunk = list(ids[start : start + _CHUNK])
-            condition, chunk_params = index.SQLITE.any_of("m.id", chunk)
+            condition, chunk_params = sqlexpr.any_of_positional("m.id", chunk)
             out.extend(
                 _record_from_row(row)
                 for row in conn.execute(records_sql(nodes, condition), chunk_params)
@@ -775,6 +787,9 @@ class SQLiteStore(Store):
         graph: Graph | None = None,
         anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
+        from roteiro_memory import lexical
+        from roteiro_memory.stores.sql import index
+
         parsed = Decay.parse(decay)
         terms = lexical.query_terms(query)
         where, params = self._filters(scope, kind, anchor_key, False, anchors)
@@ -820,6 +835,8 @@ class SQLiteStore(Store):
         )
 
     def forget(self, id: int) -> MemoryForgotten:
+        from roteiro_memory.stores.sql import index
+
         with self._atomic() as conn:
             if (
                 not sem.fits_int64(id)
@@ -1067,6 +1084,8 @@ class SQLiteStore(Store):
         self._conn = conn
 
     def reset(self) -> None:
+        from roteiro_memory.stores.sql import index
+
         with self._atomic() as conn:
             index.clear(conn)
             conn.execute("DELETE FROM agent_memory")
@@ -1085,7 +1104,7 @@ class SQLiteStore(Store):
     # --- integrity and transfer -----------------------------------------
 
     def describe(self) -> str:
-        return str(self.path)
+        return str(self.file)
 
     def failure(self, error: Exception) -> RoteiroError:
         if isinstance(error, sqlite3.Error):

@@ -11,13 +11,15 @@ raised.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
-from collections.abc import Iterator
 
 from roteiro_memory.errors import StoreUnavailable
 
-__all__ = ["BUSY_TIMEOUT_ENV", "atomic", "busy", "enter_wal", "reading"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import TracebackType
+
+__all__ = ["BUSY_TIMEOUT_ENV", "Transaction", "atomic", "busy", "enter_wal", "reading"]
 
 BUSY_TIMEOUT_ENV = "ROTEIRO_MEMORY_BUSY_TIMEOUT_MS"
 """How long, in milliseconds, to wait for another process's write lock."""
@@ -27,33 +29,50 @@ _WAL_RETRY_S = 0.002
 """How long a switch to WAL that lost a race waits before looking again."""
 
 
-@contextlib.contextmanager
-def atomic(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def atomic(conn: sqlite3.Connection) -> Transaction:
     """One write transaction, holding the write lock from its start:
     committed if the body returns, rolled back if it (or the commit) raises."""
-    with _transaction(conn, "BEGIN IMMEDIATE"):
-        yield conn
+    return Transaction(conn, "BEGIN IMMEDIATE")
 
 
-@contextlib.contextmanager
-def reading(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+def reading(conn: sqlite3.Connection) -> Transaction:
     """One read transaction, so a read's several queries see one state."""
-    with _transaction(conn, "BEGIN"):
-        yield conn
+    return Transaction(conn, "BEGIN")
 
 
-@contextlib.contextmanager
-def _transaction(conn: sqlite3.Connection, begin: str) -> Iterator[None]:
-    try:
-        conn.execute(begin)
-    except sqlite3.OperationalError as error:
-        raise busy(conn, error) or error from None
-    try:
-        yield
-        conn.execute("COMMIT")
-    except BaseException as error:
-        rollback(conn, error)
-        raise
+class Transaction:
+    """A transaction as a ``with`` block: begun on entry, committed when the
+    body returns, rolled back when it (or the commit) raises.  A class rather
+    than :func:`contextlib.contextmanager`: every command opens one, and
+    :mod:`contextlib` would cost start-up more than this does."""
+
+    __slots__ = ("begin", "conn")
+
+    def __init__(self, conn: sqlite3.Connection, begin: str) -> None:
+        self.conn = conn
+        self.begin = begin
+
+    def __enter__(self) -> sqlite3.Connection:
+        try:
+            self.conn.execute(self.begin)
+        except sqlite3.OperationalError as error:
+            raise busy(self.conn, error) or error from None
+        return self.conn
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if error is not None:
+            rollback(self.conn, error)
+            return  # the body's error goes on
+        try:
+            self.conn.execute("COMMIT")
+        except BaseException as failed:
+            rollback(self.conn, failed)
+            raise
 
 
 def rollback(conn: sqlite3.Connection, cause: BaseException) -> None:

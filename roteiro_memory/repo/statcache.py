@@ -1,0 +1,459 @@
+"""The stat cache: proof, without running git, that the working tree is what
+the last sync saw.
+
+Every command that reads syncs first, and asking git whether anything changed
+costs a command line several processes -- more than the rest of a ``recall``.
+So a sync that finds the tree settled leaves, in the worktree's own git
+directory (``roteiro/statcache.json``), what it stood on: the repository's
+facts as git gave them, the tree witness it left in the store, and the stat
+data (mode, inode, size, modification and change times, in nanoseconds) of
+
+* every file the graph holds, and every untracked file it left out;
+* every directory git walks for untracked files -- all of them but git's own,
+  ignored ones and submodules -- so a file created anywhere changes one;
+* what decides which files there are: the worktree's index, the clone's
+  ``config``, ``info/exclude`` and ``info/attributes``, every configuration
+  file git read and the ignore file it names (present or not, so that one
+  appearing counts too).
+
+The next command finds the repository by looking for ``.git`` upwards from
+where it runs, as git does, and takes the cache's word only when all of this
+holds: the ``.git`` found is the one the cache was written beside, no
+environment variable changes how git finds or reads the repository (a
+``GIT_*`` variable other than :data:`_HARMLESS`), the configuration files
+are still the ones the environment names, the store is the same store with
+the same witness, and every stat matches.  Anything else -- a cache missing,
+unreadable or of another version -- and the command asks git, as it always
+did; the cache is never more than a shortcut to the answer git would give.
+
+Racy timestamps, as git calls them: a file changed within a timestamp's
+granularity of being looked at could change again without its stat data
+changing.  So nothing is written while anything the cache would stand on
+changed less than :data:`RACY_NS` before the sync began; the command after
+the next quiet moment writes it.  A tree of more than :data:`MAX_ENTRIES`
+files and directories gets no cache, so that reading it stays cheap beside
+asking git; nor does a sparse checkout (a file it lists is not there to
+stat).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
+    from roteiro_memory.repo.graph import Repo
+
+__all__ = ["MAX_ENTRIES", "RACY_NS", "Place", "StatCache", "discover", "record", "settled_since"]
+
+VERSION = 1
+CACHE_DIR = "roteiro"
+CACHE_FILE = "statcache.json"
+
+RACY_NS = 2_000_000_000
+"""How long ago (2 s, the coarsest timestamps a file system in use keeps)
+everything must have last changed for a sync to write the cache."""
+
+MAX_ENTRIES = 100_000
+"""At most this many files and directories are stat-checked (a quarter of a
+second on a laptop); above it the cache is not written."""
+
+_HARMLESS = (
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+    "GIT_SSH",
+    "GIT_SSL_",
+    "GIT_HTTP_",
+    "GIT_CURL_",
+    "GIT_PROXY_",
+    "GIT_TRACE",
+    "GIT_PS1_",
+    "GIT_MERGE_",
+    "GIT_ASKPASS",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_REFLOG_ACTION",
+    "GIT_PROTOCOL",
+    "GIT_ALLOW_PROTOCOL",
+    "GIT_OPTIONAL_LOCKS",
+    "GIT_FLUSH",
+    "GIT_ADVICE",
+    # These move configuration files; which files they name is part of
+    # what the cache compares (:func:`_config_candidates`).
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+)
+"""Prefixes of the ``GIT_*`` variables that change nothing about which files
+git lists or how it hashes them -- identities, transports, tracing, prompts,
+editors.  A command run with any other set (``GIT_DIR``, ``GIT_INDEX_FILE``,
+``GIT_CONFIG_COUNT`` ...) asks git every time."""
+
+
+@valueclass
+class Place:
+    """Where a repository is, as git answered: all paths absolute."""
+
+    root: str
+    """The top level of the working tree."""
+    git_dir: str
+    """This worktree's git directory (the cache lives here)."""
+    common_dir: str
+    """The git directory shared by every worktree of the clone."""
+    object_format: str
+
+
+_PLACE_FIELDS = {"root", "git_dir", "common_dir", "object_format"}
+
+
+def _stat(path: str) -> list[int] | None:
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _config_candidates(environ: Mapping[str, str]) -> list[str]:
+    """The configuration files git would read beyond the repository's own,
+    whether they exist or not, as the environment names them."""
+    home = environ.get("HOME", "")
+    xdg = environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    found = []
+    if environ.get("GIT_CONFIG_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
+        found.append(environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))
+    if "GIT_CONFIG_GLOBAL" in environ:
+        found.append(environ["GIT_CONFIG_GLOBAL"])
+    else:
+        found += [os.path.join(xdg, "git", "config")] if xdg else []
+        found += [os.path.join(home, ".gitconfig")] if home else []
+    found += [os.path.join(xdg, "git", "ignore")] if xdg else []
+    return found
+
+
+def _environment_allows(environ: Mapping[str, str]) -> bool:
+    return not any(name.startswith("GIT_") and not name.startswith(_HARMLESS) for name in environ)
+
+
+class StatCache:
+    """One worktree's cache, as read from its file."""
+
+    def __init__(self, place: Place, data: dict[str, object]) -> None:
+        self.place = place
+        self._data = data
+
+    def unchanged(self, store: str, tree: str | None, environ: Mapping[str, str]) -> bool:
+        """Whether ``store``, whose tree witness is ``tree``, is synced with
+        the working tree as it is now, by the cache's word."""
+        data = self._data
+        if tree is None or data.get("store") != store or data.get("tree") != tree:
+            return False
+        if data.get("candidates") != _config_candidates(environ):
+            return False
+        watched = data.get("watched")
+        if not isinstance(watched, list):
+            return False
+        for item in watched:
+            if not _is_entry(item) or _stat(item[0]) != item[1]:
+                return False
+        return self._tree_unchanged(data.get("paths"), data.get("stats"))
+
+    def _tree_unchanged(self, paths: object, stats: object) -> bool:
+        """Whether every file and folder of ``paths`` has the stat data
+        ``stats`` holds for it, five numbers each: the loop every command
+        runs, kept to one system call and five comparisons a path."""
+        if type(paths) is not list or type(stats) is not list or len(stats) != 5 * len(paths):
+            return False
+        if not all(type(path) is str for path in paths):
+            return False
+        root = self.place.root
+        lstat, join = os.lstat, os.path.join
+        at = 0
+        try:
+            for path in paths:
+                info = lstat(join(root, path) if path else root)
+                if (
+                    info.st_mtime_ns != stats[at + 3]
+                    or info.st_ctime_ns != stats[at + 4]
+                    or info.st_size != stats[at + 2]
+                    or info.st_ino != stats[at + 1]
+                    or info.st_mode != stats[at]
+                ):
+                    return False
+                at += 5
+        except OSError:
+            return False  # gone: every path was there when the cache was written
+        return True
+
+
+def _is_entry(item: object) -> bool:
+    """Whether ``item`` is ``[path, stat or null]`` as :func:`record` writes
+    it (a pair, before JSON makes it a list): a cache is read as untrusted
+    input, and anything else refutes it."""
+    if not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[0], str):
+        return False
+    recorded = item[1]
+    return recorded is None or (
+        isinstance(recorded, list)
+        and len(recorded) == 5
+        and all(type(value) is int for value in recorded)
+    )
+
+
+def _dot_git(directory: str) -> tuple[str, list[int]] | None:
+    """``directory``'s ``.git`` -- the git directory it is or names -- and
+    the identity (device, inode) of that entry; None when there is none."""
+    entry = os.path.join(directory, ".git")
+    try:
+        info = os.lstat(entry)
+    except OSError:
+        return None
+    if stat.S_ISDIR(info.st_mode):
+        return entry, [info.st_dev, info.st_ino]
+    if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
+        return None
+    try:
+        with open(entry, "rb") as handle:
+            text = handle.read().decode("utf-8", "surrogateescape").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    return os.path.join(directory, text[len("gitdir: ") :]), [info.st_dev, info.st_ino]
+
+
+def discover(environ: Mapping[str, str]) -> StatCache | None:
+    """The cache of the repository the current directory is in, found
+    without git; None when there is none to trust, and git must be asked."""
+    if not _environment_allows(environ):
+        return None
+    try:
+        here = os.getcwd()
+        device = os.stat(here).st_dev
+    except OSError:
+        return None
+    directory = here
+    while (found := _dot_git(directory)) is None:
+        parent = os.path.dirname(directory)
+        try:
+            if parent == directory or os.stat(parent).st_dev != device:
+                return None  # git stops at the root and at a file system's edge
+        except OSError:
+            return None
+        directory = parent
+    git_dir, identity = found
+    path = os.path.join(git_dir, CACHE_DIR, CACHE_FILE)
+    try:
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read())
+    except (OSError, ValueError, RecursionError):
+        return None  # no cache, or one that cannot be read: git is asked
+    if not isinstance(data, dict) or data.get("version") != VERSION:
+        return None
+    facts = data.get("place")
+    if (
+        not isinstance(facts, dict)
+        or set(facts) != _PLACE_FIELDS
+        or not all(isinstance(value, str) for value in facts.values())
+        or facts["root"] != directory
+        or data.get("dot_git") != identity
+        or facts["git_dir"] != os.path.realpath(git_dir)
+    ):
+        return None
+    inside = os.path.relpath(here, facts["git_dir"])
+    if inside == os.curdir or not inside.startswith(os.pardir):
+        return None  # in the git directory itself, where git finds no work tree
+    return StatCache(Place(**facts), data)
+
+
+# --- Writing ----------------------------------------------------------------
+
+
+def settled_since(started_ns: int, stats: Iterable[list[int] | None]) -> bool:
+    """Whether nothing of ``stats`` changed less than :data:`RACY_NS` before
+    ``started_ns`` or after it."""
+    limit = started_ns - RACY_NS
+    return all(s is None or (s[3] < limit and s[4] < limit) for s in stats)
+
+
+def _directories(root: str, skip: set[str]) -> list[str] | None:
+    """Every directory under ``root`` git walks for untracked files, as
+    paths relative to it (``""`` is ``root``), not entering ``.git``, links
+    or ``skip``; None when there are more than :data:`MAX_ENTRIES`."""
+    found: list[str] = []
+    pending = [""]
+    while pending:
+        relative = pending.pop()
+        found.append(relative)
+        if len(found) > MAX_ENTRIES:
+            return None
+        with os.scandir(os.path.join(root, relative) if relative else root) as listing:
+            for entry in listing:
+                if entry.name == ".git" or not entry.is_dir(follow_symlinks=False):
+                    continue
+                below = f"{relative}/{entry.name}" if relative else entry.name
+                if below not in skip:
+                    pending.append(below)
+    return found
+
+
+def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
+    """From git: the ignored directories (which need no watching), and every
+    configuration file it read plus the ignore file the configuration names."""
+    listed = repo.git(
+        "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
+    )
+    # A folder listed here holds only ignored files, but only one that is
+    # itself ignored stays so whatever is created in it: check-ignore says
+    # which (exit status 1 when none is).
+    candidates = [
+        item[:-1]
+        for item in listed.decode("utf-8", "surrogateescape").split("\0")
+        if item.endswith("/")
+    ]
+    directories: set[str] = set()
+    if candidates:
+        answer = repo.git(
+            "check-ignore",
+            "-z",
+            "--stdin",
+            input="\0".join(candidates).encode("utf-8", "surrogateescape") + b"\0",
+            ok=(0, 1),
+        )
+        directories = {
+            item.rstrip("/")
+            for item in answer.decode("utf-8", "surrogateescape").split("\0")
+            if item
+        }
+    listing = repo.git("config", "-z", "--list", "--show-origin")
+    files: list[str] = []
+    items = listing.decode("utf-8", "surrogateescape").split("\0")
+    for origin, setting in zip(items[::2], items[1::2], strict=False):
+        if origin.startswith("file:"):
+            files.append(os.path.join(str(repo.root), origin[len("file:") :]))
+        key, _, value = setting.partition("\n")
+        if key == "core.excludesfile" and value:
+            files.append(os.path.expanduser(value))
+    return directories, files
+
+
+def _cache_path(place: Place) -> str:
+    return os.path.join(place.git_dir, CACHE_DIR, CACHE_FILE)
+
+
+def record(
+    repo: Repo,
+    place: Place,
+    store: str,
+    tree: str,
+    started_ns: int,
+    paths: Iterable[str],
+    submodules: Iterable[str],
+    environ: Mapping[str, str],
+) -> StatCache | None:
+    """Write the cache for ``store`` synced to ``tree`` from the ``paths`` a
+    sync begun at ``started_ns`` listed, when the tree has settled, and
+    return it (a long-lived process, the MCP server, goes on with it); else
+    remove any earlier one and return None.
+
+    A git directory that cannot be written to only means the next command
+    asks git again: that failure is not the command's, and is not raised.
+    """
+    target = _cache_path(place)
+    data = _snapshot(repo, place, store, tree, started_ns, paths, submodules, environ)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        if data is None:
+            if os.path.lexists(target):
+                os.unlink(target)
+            return None
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return None
+    try:
+        with open(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(temporary, target)
+    except OSError:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)  # the rename did not happen: nothing else to undo
+        return None
+    return StatCache(place, data)
+
+
+def _snapshot(
+    repo: Repo,
+    place: Place,
+    store: str,
+    tree: str,
+    started_ns: int,
+    paths: Iterable[str],
+    submodules: Iterable[str],
+    environ: Mapping[str, str],
+) -> dict[str, object] | None:
+    if not _environment_allows(environ):
+        return None
+    dot_git = _dot_git(place.root)
+    if dot_git is None or os.path.realpath(dot_git[0]) != place.git_dir:
+        return None
+    files = sorted(set(paths))
+    if len(files) > MAX_ENTRIES:
+        return None
+    # The files first: when they are still moving (or missing, as in a sparse
+    # checkout), nothing more is asked of git.
+    entries = [(relative, _stat(os.path.join(place.root, relative))) for relative in files]
+    if any(info is None for _, info in entries):
+        return None  # gone since git listed it: the tree is moving
+    if not settled_since(started_ns, [info for _, info in entries]):
+        return None
+    ignored, configured = _git_facts(repo)
+    directories = _directories(place.root, ignored | set(submodules))
+    if directories is None or len(directories) + len(files) > MAX_ENTRIES:
+        return None
+    candidates = _config_candidates(environ)
+    watched_paths = [
+        os.path.join(place.git_dir, "index"),
+        os.path.join(place.git_dir, "config.worktree"),
+        os.path.join(place.common_dir, "config"),
+        os.path.join(place.common_dir, "info", "exclude"),
+        os.path.join(place.common_dir, "info", "attributes"),
+        *candidates,
+        *configured,
+    ]
+    watched = [(path, _stat(path)) for path in dict.fromkeys(watched_paths)]
+    folders = [
+        (relative, _stat(os.path.join(place.root, relative) if relative else place.root))
+        for relative in directories
+    ]
+    if any(info is None for _, info in folders):
+        return None
+    if not settled_since(started_ns, [info for _, info in watched + folders]):
+        return None
+    entries += folders
+    return {
+        "version": VERSION,
+        "place": {
+            "root": place.root,
+            "git_dir": place.git_dir,
+            "common_dir": place.common_dir,
+            "object_format": place.object_format,
+        },
+        "dot_git": dot_git[1],
+        "store": store,
+        "tree": tree,
+        "candidates": candidates,
+        "watched": watched,
+        "paths": [path for path, _ in entries],
+        "stats": [number for _, info in entries if info is not None for number in info],
+    }
