@@ -171,28 +171,10 @@ def main() -> int:
         # stat cache stands on.  Once the edits are older than that, one more
         # refresh and the index stays as it is, as on a tree nobody is editing.
         time.sleep(2.2)
-        subprocess.run(
-            ["git", "status", "--porcelain"],
-            cwd=root,
-            env=ENV,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        subprocess.run(
-            [script, "add", "the widget grows by whole units", "--db", str(warm_db)],
-            cwd=root,
-            env=ENV,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        git(root, "status", "--porcelain")
+        run(root, [script, "add", "the widget grows by whole units", "--db", str(warm_db)])()
         time.sleep(2.2)  # the stat cache's racy window (RACY_NS), and a margin
-        subprocess.run(
-            [script, "recall", "--json", "--db", str(warm_db)],
-            cwd=root,
-            env=ENV,
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
+        run(root, [script, "recall", "--json", "--db", str(warm_db)])()
         if not (root / ".git" / "roteiro" / "statcache.json").exists():
             raise SystemExit("bench/sync.py: the settled recall wrote no stat cache")
 

@@ -367,59 +367,30 @@ def record(
     A git directory that cannot be written to only means the next command
     asks git again: that failure is not the command's, and is not raised.
     """
-    target = _cache_path(place)
-    data = _snapshot(repo, place, store, tree, started_ns, paths, submodules, environ)
-    temporary = f"{target}.{os.getpid()}.tmp"
-    try:
-        if data is None:
-            if os.path.lexists(target):
-                os.unlink(target)
-            return None
-        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    except OSError:
-        return None
-    try:
-        with open(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(temporary, target)
-    except OSError:
-        import contextlib
-
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)  # the rename did not happen: nothing else to undo
-        return None
-    return StatCache(place, data)
-
-
-def _snapshot(
-    repo: Repo,
-    place: Place,
-    store: str,
-    tree: str,
-    started_ns: int,
-    paths: Iterable[str],
-    submodules: Iterable[str],
-    environ: Mapping[str, str],
-) -> dict[str, object] | None:
     if not _environment_allows(environ):
+        _forget(place)
         return None
     dot_git = _dot_git(place.root)
     if dot_git is None or os.path.realpath(dot_git[0]) != place.git_dir:
+        _forget(place)
         return None
     files = sorted(set(paths))
     if len(files) > MAX_ENTRIES:
+        _forget(place)
         return None
     # The files first: when they are still moving (or missing, as in a sparse
     # checkout), nothing more is asked of git.
     entries = [(relative, _stat(os.path.join(place.root, relative))) for relative in files]
     if any(info is None for _, info in entries):
-        return None  # gone since git listed it: the tree is moving
+        _forget(place)  # gone since git listed it: the tree is moving
+        return None
     if not settled_since(started_ns, [info for _, info in entries]):
+        _forget(place)
         return None
     ignored, configured = _git_facts(repo)
     directories = _directories(place.root, ignored | set(submodules))
     if directories is None or len(directories) + len(files) > MAX_ENTRIES:
+        _forget(place)
         return None
     candidates = _config_candidates(environ)
     watched_paths = [
@@ -437,11 +408,13 @@ def _snapshot(
         for relative in directories
     ]
     if any(info is None for _, info in folders):
+        _forget(place)
         return None
     if not settled_since(started_ns, [info for _, info in watched + folders]):
+        _forget(place)
         return None
     entries += folders
-    return {
+    data: dict[str, object] = {
         "version": VERSION,
         "place": {
             "root": place.root,
@@ -457,3 +430,36 @@ def _snapshot(
         "paths": [path for path, _ in entries],
         "stats": [number for _, info in entries if info is not None for number in info],
     }
+    return _write(place, data)
+
+
+def _forget(place: Place) -> None:
+    """Remove the worktree's cache, if any: the tree it stood on is moving."""
+    target = _cache_path(place)
+    try:
+        if os.path.lexists(target):
+            os.unlink(target)
+    except OSError:
+        return  # left behind, it still refutes itself: what moved has other stat data now
+
+
+def _write(place: Place, data: dict[str, object]) -> StatCache | None:
+    """Write ``data`` as the worktree's cache, atomically and private."""
+    target = _cache_path(place)
+    temporary = f"{target}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    except OSError:
+        return None
+    try:
+        with open(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(temporary, target)
+    except OSError:
+        import contextlib
+
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)  # the rename did not happen: nothing else to undo
+        return None
+    return StatCache(place, data)
