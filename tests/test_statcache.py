@@ -16,6 +16,7 @@ import pytest
 from test_cli import GIT_ENV, RETRY, SCRIPT
 
 from roteiro_memory.cli.session import Session
+from roteiro_memory.errors import GitError
 from roteiro_memory.repo import graph, statcache
 from roteiro_memory.repo.graph import SyncReport, find_repo, tree_id, working_files
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -77,7 +78,9 @@ def settled_cache(db: str | None = None) -> None:
 
 
 def cache_file() -> Path:
-    return Path(".git", "roteiro", "statcache.json")
+    """The cache of the worktree the test is in."""
+    git_dir = git(Path.cwd(), "rev-parse", "--absolute-git-dir").strip()
+    return Path(git_dir, "roteiro", "statcache.json")
 
 
 def witness_matches_the_tree(root: Path) -> bool:
@@ -410,3 +413,154 @@ def test_a_cache_that_cannot_be_written_leaves_the_command_working(
     assert sync_once(db) is not None
     assert witness_matches_the_tree_of(root, db)
     assert not list(root.glob(".git/roteiro*.tmp"))
+
+
+def test_a_folder_that_cannot_be_listed_gets_no_cache_and_no_failure(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    listed = os.scandir
+
+    def refuse_logs(path: str) -> object:
+        if str(path).endswith("logs"):
+            raise PermissionError(13, "Permission denied", path)
+        return listed(path)
+
+    monkeypatch.setattr(os, "scandir", refuse_logs)
+    time.sleep(QUIET_S)
+    assert sync_once() is not None
+    assert not cache_file().exists()
+
+
+def test_git_failing_after_the_sync_costs_only_the_cache(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(repo: object) -> None:
+        raise GitError("git config failed: bad config line 1")
+
+    monkeypatch.setattr(statcache, "_git_facts", broken)
+    time.sleep(QUIET_S)
+    assert sync_once() is not None
+    assert not cache_file().exists()
+    assert witness_matches_the_tree(root)
+
+
+# --- Where git would look elsewhere, or read more than the tree ----------------
+
+
+def test_a_dot_git_that_is_a_link_is_left_to_git(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git follows a ``.git`` link to another repository; so must the
+    command, and not take the cache of the one around it."""
+    settled_cache()
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    inner = root / "inner"
+    inner.mkdir()
+    (inner / ".git").symlink_to(other / ".git")
+    monkeypatch.chdir(inner)
+    assert statcache.discover(os.environ) is None
+    session = command()
+    place = session.place()
+    session.close()
+    assert place is not None
+    assert Path(place.root) == inner.resolve()
+
+
+def test_inside_a_bare_repository_in_the_tree_the_cache_is_not_trusted(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git(root, "clone", "-q", "--bare", str(root), str(root / "backup.git"))
+    settled_cache()
+    monkeypatch.chdir(root / "backup.git")
+    assert statcache.discover(os.environ) is None
+
+
+def test_an_ignore_file_reached_through_a_link_is_watched_through_it(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = tmp_path / "dotfiles-ignore"
+    real.write_text("notes.txt\n")
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "ignore").symlink_to(real)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    (root / "notes.txt").write_text("ignored for now\n")
+    settled_cache()
+    assert sync_once() is None
+    real.write_text("")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_an_ignore_file_that_ignores_itself_is_watched(root: Path) -> None:
+    (root / "gen").mkdir()
+    (root / "gen" / ".gitignore").write_text("*\n")
+    (root / "gen" / "out.py").write_text("x = 1\n")
+    settled_cache()
+    with open(root / "gen" / ".gitignore", "r+") as handle:  # in place: the folder is untouched
+        handle.truncate(0)
+        handle.write("")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_an_included_configuration_that_appears_is_seen(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "gitconfig"
+    config.write_text("[include]\n\tpath = gitconfig.local\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    (root / "draft.txt").write_text("draft\n")
+    excludes = tmp_path / "excludes"
+    excludes.write_text("draft.txt\n")
+    settled_cache()
+    (tmp_path / "gitconfig.local").write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_a_global_attributes_file_is_watched(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    xdg = tmp_path / "xdg"
+    (xdg / "git").mkdir(parents=True)
+    (xdg / "git" / "attributes").write_text("*.txt text\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    settled_cache()
+    (xdg / "git" / "attributes").write_text("")
+    assert sync_once() is not None
+
+
+def test_a_relative_excludes_file_is_read_from_the_top_level(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (root / ".git" / "myignore").write_text("scratch.txt\n")
+    git(root, "config", "core.excludesFile", ".git/myignore")
+    (root / "scratch.txt").write_text("scratch\n")
+    monkeypatch.chdir(root / "src")
+    settled_cache()
+    (root / ".git" / "myignore").write_text("")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_a_tree_holding_a_repository_of_its_own_gets_no_cache(root: Path) -> None:
+    """Whether git leaves a nested repository's files out depends on more
+    than any stat the cache could keep."""
+    nested = root / "vendor" / "lib"
+    nested.mkdir(parents=True)
+    git(nested, "init", "-q", "-b", "main")
+    time.sleep(QUIET_S)
+    assert sync_once() is not None
+    assert not cache_file().exists()
+
+
+def test_a_cache_naming_a_file_no_file_can_have_is_asked_past(root: Path) -> None:
+    settled_cache()
+    data = json.loads(cache_file().read_text())
+    data["paths"][0] = "a\0b"
+    data["watched"][0][0] = "c\0d"
+    cache_file().write_text(json.dumps(data))
+    assert sync_once() is not None

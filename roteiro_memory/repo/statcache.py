@@ -9,22 +9,35 @@ facts as git gave them, the tree witness it left in the store, and the stat
 data (mode, inode, size, modification and change times, in nanoseconds) of
 
 * every file the graph holds, and every untracked file it left out;
-* every directory git walks for untracked files -- all of them but git's own,
-  ignored ones and submodules -- so a file created anywhere changes one;
-* what decides which files there are: the worktree's index, the clone's
-  ``config``, ``info/exclude`` and ``info/attributes``, every configuration
-  file git read and the ignore file it names (present or not, so that one
-  appearing counts too).
+* every directory git walks for untracked files -- all but ``.git``, the
+  ones git ignores and submodules -- so a file created anywhere changes one,
+  and every ``.gitignore`` and ``.gitattributes`` in them, ignored or not;
+* what decides which files there are, read through links as git reads them:
+  the worktree's index and ``HEAD``, the clone's ``config``,
+  ``info/exclude`` and ``info/attributes``, every configuration file git
+  read, the files those include and the ignore and attributes files they
+  name, and the global and system ones the environment names (present or
+  not, so that one appearing counts too).
+
+A tree holding a repository of its own below its top level gets no cache
+(whether git leaves that repository's files out depends on more than a
+stat), nor does one with a folder that cannot be listed.
 
 The next command finds the repository by looking for ``.git`` upwards from
-where it runs, as git does, and takes the cache's word only when all of this
-holds: the ``.git`` found is the one the cache was written beside, no
-environment variable changes how git finds or reads the repository (a
-``GIT_*`` variable other than :data:`_HARMLESS`), the configuration files
-are still the ones the environment names, the store is the same store with
-the same witness, and every stat matches.  Anything else -- a cache missing,
-unreadable or of another version -- and the command asks git, as it always
-did; the cache is never more than a shortcut to the answer git would give.
+where it runs, as git does, giving up -- and asking git -- at a directory
+that is itself a git directory (a bare repository, the inside of ``.git``)
+or a ``.git`` that is not plainly a git directory or a ``gitdir:`` file.  It
+takes the cache's word for where the repository is only when the ``.git``
+found is the one the cache was written beside, no environment variable
+changes how git finds or reads the repository (a ``GIT_*`` variable other
+than :data:`_HARMLESS`), the environment names the same global files, and
+the repository's own files are as they were; and for the tree only when,
+besides, the store is the same store with the same witness and every stat
+matches.  Anything else -- a cache missing, unreadable or of another
+version -- and the command asks git, as it always did; the cache is never
+more than a shortcut to the answer git would give.  One gap is known: a
+system configuration file created where this git build (not the usual
+``/etc/gitconfig``) looks for it goes unseen until something else changes.
 
 Racy timestamps, as git calls them: a file changed within a timestamp's
 granularity of being looked at could change again without its stat data
@@ -42,6 +55,7 @@ import json
 import os
 import stat
 
+from roteiro_memory.errors import GitError
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -114,29 +128,33 @@ class Place:
 _PLACE_FIELDS = {"root", "git_dir", "common_dir", "object_format"}
 
 
-def _stat(path: str) -> list[int] | None:
+def _stat(path: str, *, follow: bool = False) -> list[int] | None:
+    """The stat data the cache keeps of ``path`` (of a link itself, unless
+    ``follow``: git hashes a link's text, but reads a configuration or ignore
+    file through one); None when there is nothing there to stat."""
     try:
-        info = os.lstat(path)
-    except OSError:
-        return None
+        info = os.stat(path) if follow else os.lstat(path)
+    except (OSError, ValueError):
+        return None  # ValueError: a name no file can have (a NUL), from a damaged cache
     return [info.st_mode, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
 
 
-def _config_candidates(environ: Mapping[str, str]) -> list[str]:
-    """The configuration files git would read beyond the repository's own,
-    whether they exist or not, as the environment names them."""
+def _config_candidates(environ: Mapping[str, str], root: str) -> list[str]:
+    """The configuration, ignore and attributes files git would read beyond
+    the repository's own, whether they exist or not, as the environment names
+    them (a relative name is git's, run at the top level ``root``)."""
     home = environ.get("HOME", "")
     xdg = environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
     found = []
     if environ.get("GIT_CONFIG_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
-        found.append(environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))
+        found += [environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"), "/etc/gitattributes"]
     if "GIT_CONFIG_GLOBAL" in environ:
         found.append(environ["GIT_CONFIG_GLOBAL"])
     else:
         found += [os.path.join(xdg, "git", "config")] if xdg else []
         found += [os.path.join(home, ".gitconfig")] if home else []
-    found += [os.path.join(xdg, "git", "ignore")] if xdg else []
-    return found
+    found += [os.path.join(xdg, "git", name) for name in ("ignore", "attributes")] if xdg else []
+    return [os.path.join(root, path) for path in found]
 
 
 def _environment_allows(environ: Mapping[str, str]) -> bool:
@@ -150,21 +168,27 @@ class StatCache:
         self.place = place
         self._data = data
 
+    def place_holds(self, environ: Mapping[str, str]) -> bool:
+        """Whether the repository is where the cache says: its own files (the
+        index, ``HEAD``, the configuration, ignore and attributes files) are
+        as they were, and the environment names the same ones."""
+        data = self._data
+        if data.get("candidates") != _config_candidates(environ, self.place.root):
+            return False
+        watched = data.get("watched")
+        if not isinstance(watched, list):
+            return False
+        return all(_is_entry(item) and _stat(item[0], follow=True) == item[1] for item in watched)
+
     def unchanged(self, store: str, tree: str | None, environ: Mapping[str, str]) -> bool:
         """Whether ``store``, whose tree witness is ``tree``, is synced with
         the working tree as it is now, by the cache's word."""
         data = self._data
         if tree is None or data.get("store") != store or data.get("tree") != tree:
             return False
-        if data.get("candidates") != _config_candidates(environ):
-            return False
-        watched = data.get("watched")
-        if not isinstance(watched, list):
-            return False
-        for item in watched:
-            if not _is_entry(item) or _stat(item[0]) != item[1]:
-                return False
-        return self._tree_unchanged(data.get("paths"), data.get("stats"))
+        return self.place_holds(environ) and self._tree_unchanged(
+            data.get("paths"), data.get("stats")
+        )
 
     def _tree_unchanged(self, paths: object, stats: object) -> bool:
         """Whether every file and folder of ``paths`` has the stat data
@@ -189,8 +213,8 @@ class StatCache:
                 ):
                     return False
                 at += 5
-        except OSError:
-            return False  # gone: every path was there when the cache was written
+        except (OSError, ValueError):
+            return False  # gone (every path was there when the cache was written), or no name
         return True
 
 
@@ -208,31 +232,53 @@ def _is_entry(item: object) -> bool:
     )
 
 
+def _is_git_directory(path: str) -> bool:
+    """Whether ``path`` looks like a git directory, as git tests one: a
+    ``HEAD``, and objects (its own or, for a linked worktree, the clone's)."""
+    join, exists = os.path.join, os.path.exists
+    return os.path.isfile(join(path, "HEAD")) and (
+        os.path.isdir(join(path, "objects")) or exists(join(path, "commondir"))
+    )
+
+
 def _dot_git(directory: str) -> tuple[str, list[int]] | None:
-    """``directory``'s ``.git`` -- the git directory it is or names -- and
-    the identity (device, inode) of that entry; None when there is none."""
+    """``directory``'s ``.git`` entry, when it is a git directory or a
+    ``gitdir:`` file naming one: the git directory and the entry's identity
+    (device, inode).  None for anything else there -- a link, a file of
+    another kind, a git directory git would not take -- which only git can
+    judge."""
     entry = os.path.join(directory, ".git")
     try:
         info = os.lstat(entry)
-    except OSError:
+    except (OSError, ValueError):
         return None
+    identity = [info.st_dev, info.st_ino]
     if stat.S_ISDIR(info.st_mode):
-        return entry, [info.st_dev, info.st_ino]
+        return (entry, identity) if _is_git_directory(entry) else None
     if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
         return None
     try:
         with open(entry, "rb") as handle:
-            text = handle.read().decode("utf-8", "surrogateescape").strip()
+            text = handle.read().decode("utf-8", "surrogateescape")
     except OSError:
         return None
-    if not text.startswith("gitdir: "):
+    lines = text.splitlines()
+    if len(lines) != 1 or not lines[0].startswith("gitdir: "):
         return None
-    return os.path.join(directory, text[len("gitdir: ") :]), [info.st_dev, info.st_ino]
+    target = os.path.join(directory, lines[0][len("gitdir: ") :].strip())
+    return (target, identity) if _is_git_directory(target) else None
 
 
 def discover(environ: Mapping[str, str]) -> StatCache | None:
     """The cache of the repository the current directory is in, found
-    without git; None when there is none to trust, and git must be asked."""
+    without git, when it can be trusted to say where that repository is;
+    None when git must be asked.
+
+    The search is git's, upwards from the current directory, on one file
+    system; it gives up -- leaving the question to git -- at anything git
+    might read otherwise: a directory that is itself a git directory (a bare
+    repository, the inside of ``.git``), or a ``.git`` that is not plainly
+    one."""
     if not _environment_allows(environ):
         return None
     try:
@@ -241,7 +287,14 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
     except OSError:
         return None
     directory = here
-    while (found := _dot_git(directory)) is None:
+    while True:
+        if _is_git_directory(directory):
+            return None
+        if os.path.lexists(os.path.join(directory, ".git")):
+            found = _dot_git(directory)
+            if found is None:
+                return None
+            break
         parent = os.path.dirname(directory)
         try:
             if parent == directory or os.stat(parent).st_dev != device:
@@ -256,11 +309,12 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
             data = json.loads(handle.read())
     except (OSError, ValueError, RecursionError):
         return None  # no cache, or one that cannot be read: git is asked
-    if not isinstance(data, dict) or data.get("version") != VERSION:
+    if not isinstance(data, dict) or type(data.get("version")) is not int:
         return None
     facts = data.get("place")
     if (
-        not isinstance(facts, dict)
+        data["version"] != VERSION
+        or not isinstance(facts, dict)
         or set(facts) != _PLACE_FIELDS
         or not all(isinstance(value, str) for value in facts.values())
         or facts["root"] != directory
@@ -268,10 +322,8 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
         or facts["git_dir"] != os.path.realpath(git_dir)
     ):
         return None
-    inside = os.path.relpath(here, facts["git_dir"])
-    if inside == os.curdir or not inside.startswith(os.pardir):
-        return None  # in the git directory itself, where git finds no work tree
-    return StatCache(Place(**facts), data)
+    cache = StatCache(Place(**facts), data)
+    return cache if cache.place_holds(environ) else None
 
 
 # --- Writing ----------------------------------------------------------------
@@ -284,25 +336,42 @@ def settled_since(started_ns: int, stats: Iterable[list[int] | None]) -> bool:
     return all(s is None or (s[3] < limit and s[4] < limit) for s in stats)
 
 
-def _directories(root: str, skip: set[str]) -> list[str] | None:
-    """Every directory under ``root`` git walks for untracked files, as
-    paths relative to it (``""`` is ``root``), not entering ``.git``, links
-    or ``skip``; None when there are more than :data:`MAX_ENTRIES`."""
+_RULE_FILES = frozenset({".gitignore", ".gitattributes"})
+"""Files in the tree that change what git lists or how it compares: watched
+wherever they are, even when ignored themselves (``*`` in a tool's own
+``.gitignore`` ignores that file too)."""
+
+
+def _directories(root: str, skip: set[str]) -> tuple[list[str], list[str]] | None:
+    """Every directory under ``root`` git walks for untracked files, and
+    every ignore or attributes file in them, as paths relative to ``root``
+    (``""`` is ``root``), not entering links or ``skip``.  None -- no cache
+    -- when there are more than :data:`MAX_ENTRIES`, when one cannot be
+    listed (what git cannot see into, the cache cannot watch), or when one
+    holds a ``.git`` of its own: whether git takes that for a nested
+    repository (and leaves its files out) depends on more than its stat."""
     found: list[str] = []
+    rules: list[str] = []
     pending = [""]
     while pending:
         relative = pending.pop()
         found.append(relative)
-        if len(found) > MAX_ENTRIES:
+        if len(found) + len(rules) > MAX_ENTRIES:
             return None
-        with os.scandir(os.path.join(root, relative) if relative else root) as listing:
-            for entry in listing:
-                if entry.name == ".git" or not entry.is_dir(follow_symlinks=False):
-                    continue
-                below = f"{relative}/{entry.name}" if relative else entry.name
-                if below not in skip:
-                    pending.append(below)
-    return found
+        try:
+            with os.scandir(os.path.join(root, relative) if relative else root) as listing:
+                for entry in listing:
+                    below = f"{relative}/{entry.name}" if relative else entry.name
+                    if entry.name == ".git":
+                        if relative:
+                            return None
+                    elif entry.name in _RULE_FILES:
+                        rules.append(below)
+                    elif entry.is_dir(follow_symlinks=False) and below not in skip:
+                        pending.append(below)
+        except OSError:
+            return None
+    return found, rules
 
 
 def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
@@ -336,12 +405,22 @@ def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
     listing = repo.git("config", "-z", "--list", "--show-origin")
     files: list[str] = []
     items = listing.decode("utf-8", "surrogateescape").split("\0")
+    root = str(repo.root)
     for origin, setting in zip(items[::2], items[1::2], strict=False):
-        if origin.startswith("file:"):
-            files.append(os.path.join(str(repo.root), origin[len("file:") :]))
+        source = os.path.join(root, origin[len("file:") :]) if origin.startswith("file:") else None
+        if source is not None:
+            files.append(source)
         key, _, value = setting.partition("\n")
-        if key == "core.excludesfile" and value:
-            files.append(os.path.expanduser(value))
+        if not value:
+            continue
+        if key in ("core.excludesfile", "core.attributesfile"):
+            # A relative name is git's, run at the top level.
+            files.append(os.path.join(root, os.path.expanduser(value)))
+        elif key == "include.path" or (key.startswith("includeif.") and key.endswith(".path")):
+            # Whether it exists or not: one that appears changes the
+            # configuration.  A relative name is the including file's.
+            base = os.path.dirname(source) if source is not None else root
+            files.append(os.path.join(base, os.path.expanduser(value)))
     return directories, files
 
 
@@ -387,14 +466,22 @@ def record(
     if not settled_since(started_ns, [info for _, info in entries]):
         _forget(place)
         return None
-    ignored, configured = _git_facts(repo)
-    directories = _directories(place.root, ignored | set(submodules))
-    if directories is None or len(directories) + len(files) > MAX_ENTRIES:
+    try:
+        ignored, configured = _git_facts(repo)
+    except GitError:
+        _forget(place)  # the sync itself succeeded: only the shortcut is lost
+        return None
+    walked = _directories(place.root, ignored | set(submodules))
+    if walked is None or len(walked[0]) + len(walked[1]) + len(files) > MAX_ENTRIES:
         _forget(place)
         return None
-    candidates = _config_candidates(environ)
+    directories, rules = walked
+    listed = set(files)
+    rules = [relative for relative in rules if relative not in listed]
+    candidates = _config_candidates(environ, place.root)
     watched_paths = [
         os.path.join(place.git_dir, "index"),
+        os.path.join(place.git_dir, "HEAD"),  # includeIf "onbranch:"
         os.path.join(place.git_dir, "config.worktree"),
         os.path.join(place.common_dir, "config"),
         os.path.join(place.common_dir, "info", "exclude"),
@@ -402,10 +489,10 @@ def record(
         *candidates,
         *configured,
     ]
-    watched = [(path, _stat(path)) for path in dict.fromkeys(watched_paths)]
+    watched = [(path, _stat(path, follow=True)) for path in dict.fromkeys(watched_paths)]
     folders = [
         (relative, _stat(os.path.join(place.root, relative) if relative else place.root))
-        for relative in directories
+        for relative in [*directories, *rules]
     ]
     if any(info is None for _, info in folders):
         _forget(place)
@@ -447,9 +534,12 @@ def _write(place: Place, data: dict[str, object]) -> StatCache | None:
     """Write ``data`` as the worktree's cache, atomically and private."""
     target = _cache_path(place)
     temporary = f"{target}.{os.getpid()}.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if os.path.lexists(temporary):
+            os.unlink(temporary)  # left by a process of this id that died writing
+        descriptor = os.open(temporary, flags, 0o600)
     except OSError:
         return None
     try:
