@@ -477,15 +477,22 @@ def test_inside_a_bare_repository_in_the_tree_the_cache_is_not_trusted(
     assert statcache.discover(os.environ) is None
 
 
+@pytest.fixture
+def global_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``$XDG_CONFIG_HOME/git``, where git looks for the global ignore and
+    attributes files."""
+    made = tmp_path / "xdg" / "git"
+    made.mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(made.parent))
+    return made
+
+
 def test_an_ignore_file_reached_through_a_link_is_watched_through_it(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    root: Path, tmp_path: Path, global_git: Path
 ) -> None:
     real = tmp_path / "dotfiles-ignore"
     real.write_text("notes.txt\n")
-    xdg = tmp_path / "xdg"
-    (xdg / "git").mkdir(parents=True)
-    (xdg / "git" / "ignore").symlink_to(real)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    (global_git / "ignore").symlink_to(real)
     (root / "notes.txt").write_text("ignored for now\n")
     settled_cache()
     assert sync_once() is None
@@ -521,15 +528,10 @@ def test_an_included_configuration_that_appears_is_seen(
     assert witness_matches_the_tree(root)
 
 
-def test_a_global_attributes_file_is_watched(
-    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    xdg = tmp_path / "xdg"
-    (xdg / "git").mkdir(parents=True)
-    (xdg / "git" / "attributes").write_text("*.txt text\n")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+def test_a_global_attributes_file_is_watched(root: Path, global_git: Path) -> None:
+    (global_git / "attributes").write_text("*.txt text\n")
     settled_cache()
-    (xdg / "git" / "attributes").write_text("")
+    (global_git / "attributes").write_text("")
     assert sync_once() is not None
 
 
