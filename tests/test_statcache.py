@@ -566,3 +566,96 @@ def test_a_cache_naming_a_file_no_file_can_have_is_asked_past(root: Path) -> Non
     data["watched"][0][0] = "c\0d"
     cache_file().write_text(json.dumps(data))
     assert sync_once() is not None
+
+
+def test_system_attributes_are_watched_whatever_git_config_nosystem() -> None:
+    """git reads the system attributes file unless GIT_ATTR_NOSYSTEM (which
+    turns the cache off), even when GIT_CONFIG_NOSYSTEM skips the system
+    configuration."""
+    named = statcache._config_candidates({"GIT_CONFIG_NOSYSTEM": "1", "HOME": "/h"}, "/r")
+    assert "/etc/gitattributes" in named
+    assert "/etc/gitconfig" not in named
+
+
+def test_a_folder_named_like_pathspec_magic_is_not_taken_for_an_ignored_one(
+    root: Path,
+) -> None:
+    (root / ".gitignore").write_text("*.log\n/build/\n*.o\n")
+    (root / "build").mkdir()
+    (root / "build" / "a.o").write_text("")
+    (root / ":build").mkdir()
+    (root / ":build" / "x.o").write_text("")
+    settled_cache()
+    (root / ":build" / "new.py").write_text("x = 1\n")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_a_repository_someone_else_owns_is_left_to_git(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git refuses it unless safe.directory lets it through: only git can say."""
+    settled_cache()
+    assert statcache.discover(os.environ) is not None
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(root).st_uid + 1)
+    assert statcache.discover(os.environ) is None
+
+
+def test_a_worktree_pointed_at_another_clone_finds_that_clone(
+    root: Path, worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = tmp_path / "other-clone"
+    git(root, "clone", "-q", str(root), str(other))
+    monkeypatch.chdir(worktree)
+    settled_cache()
+    mine = Path(git(worktree, "rev-parse", "--absolute-git-dir").strip())
+    (mine / "commondir").write_text(f"{other / '.git'}\n")
+    session = command()
+    place = session.place()
+    session.close()
+    assert place is not None
+    assert Path(place.common_dir) == (other / ".git").resolve()
+
+
+def test_a_dot_git_git_would_not_take_is_left_to_git(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner = root / "inner"
+    inner.mkdir()
+    git(inner, "init", "-q", "-b", "main")
+    (inner / "i.py").write_text("y = 2\n")
+    git(inner, "add", "-A")
+    git(inner, "commit", "-q", "-m", "inner")
+    monkeypatch.chdir(inner)
+    settled_cache()
+    assert statcache.discover(os.environ) is not None
+    git(inner, "pack-refs", "--all")
+    for folder in sorted((inner / ".git" / "refs").rglob("*"), reverse=True):
+        folder.rmdir() if folder.is_dir() else folder.unlink()
+    (inner / ".git" / "refs").rmdir()  # git now takes inner/.git for no repository
+    assert statcache.discover(os.environ) is None
+
+
+def test_a_bare_repository_with_a_linked_head_on_the_way_up_is_left_to_git(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settled_cache()
+    bare = root / "sub"
+    for folder in ("objects", "refs"):
+        (bare / folder).mkdir(parents=True)
+    (bare / "HEAD").symlink_to("refs/heads/main")  # dangling, as git allows
+    monkeypatch.chdir(bare)
+    assert statcache.discover(os.environ) is None
+
+
+def test_a_gitfile_is_read_as_git_reads_it(
+    root: Path, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(worktree)
+    settled_cache()
+    assert statcache.discover(os.environ) is not None
+    gitfile = worktree / ".git"
+    text = gitfile.read_text().rstrip("\n")
+    with open(gitfile, "r+") as handle:  # in place: the same inode
+        handle.write(text + " \n")  # a trailing space is part of the path for git
+    assert statcache.discover(os.environ) is None

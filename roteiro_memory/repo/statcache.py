@@ -13,7 +13,8 @@ data (mode, inode, size, modification and change times, in nanoseconds) of
   ones git ignores and submodules -- so a file created anywhere changes one,
   and every ``.gitignore`` and ``.gitattributes`` in them, ignored or not;
 * what decides which files there are, read through links as git reads them:
-  the worktree's index and ``HEAD``, the clone's ``config``,
+  the worktree's index, ``HEAD`` and ``commondir`` (and its gitfile, in a
+  linked worktree), the clone's ``config``,
   ``info/exclude`` and ``info/attributes``, every configuration file git
   read, the files those include and the ignore and attributes files they
   name, and the global and system ones the environment names (present or
@@ -25,8 +26,10 @@ stat), nor does one with a folder that cannot be listed.
 
 The next command finds the repository by looking for ``.git`` upwards from
 where it runs, as git does, giving up -- and asking git -- at a directory
-that is itself a git directory (a bare repository, the inside of ``.git``)
-or a ``.git`` that is not plainly a git directory or a ``gitdir:`` file.  It
+that may itself be a git directory (a bare repository, the inside of
+``.git``), at a ``.git`` that is not plainly a git directory or a
+``gitdir:`` file naming one, and at a repository this user does not own
+(git's ``safe.directory`` is for git to apply).  It
 takes the cache's word for where the repository is only when the ``.git``
 found is the one the cache was written beside, no environment variable
 changes how git finds or reads the repository (a ``GIT_*`` variable other
@@ -147,7 +150,8 @@ def _config_candidates(environ: Mapping[str, str], root: str) -> list[str]:
     xdg = environ.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
     found = []
     if environ.get("GIT_CONFIG_NOSYSTEM", "").lower() not in ("1", "true", "yes", "on"):
-        found += [environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"), "/etc/gitattributes"]
+        found.append(environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))
+    found.append("/etc/gitattributes")  # read unless GIT_ATTR_NOSYSTEM, which turns the cache off
     if "GIT_CONFIG_GLOBAL" in environ:
         found.append(environ["GIT_CONFIG_GLOBAL"])
     else:
@@ -232,12 +236,58 @@ def _is_entry(item: object) -> bool:
     )
 
 
+def _read_small(path: str) -> str | None:
+    """The text of a small file git keeps one line in (``HEAD``, a gitfile,
+    ``commondir``), its line ending dropped as git drops it; None when it is
+    not a plain small file."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
+            return None
+        with open(path, "rb") as handle:
+            text = handle.read().decode("utf-8", "surrogateescape")
+    except (OSError, ValueError):
+        return None
+    text = text.rstrip("\r\n")
+    return None if "\n" in text or "\r" in text else text
+
+
+def _may_be_git_directory(path: str) -> bool:
+    """Whether git might take ``path`` for a git directory (a bare
+    repository, or the inside of ``.git``): it has a ``HEAD`` of any kind.
+    Loose on purpose: where it says yes, the search stops and git is asked."""
+    return os.path.lexists(os.path.join(path, "HEAD"))
+
+
 def _is_git_directory(path: str) -> bool:
-    """Whether ``path`` looks like a git directory, as git tests one: a
-    ``HEAD``, and objects (its own or, for a linked worktree, the clone's)."""
-    join, exists = os.path.join, os.path.exists
-    return os.path.isfile(join(path, "HEAD")) and (
-        os.path.isdir(join(path, "objects")) or exists(join(path, "commondir"))
+    """Whether ``path`` is plainly a git directory, as git tests one: a
+    ``HEAD`` naming a branch or a commit, and ``objects`` and ``refs`` in
+    it or, for a linked worktree, in the clone's directory its ``commondir``
+    names.  Strict on purpose: where it says no, git is asked."""
+    head_path = os.path.join(path, "HEAD")
+    if os.path.islink(head_path):
+        try:
+            named = os.readlink(head_path)
+        except OSError:
+            return False
+        if not named.startswith("refs/"):
+            return False
+    else:
+        head = _read_small(head_path)
+        if head is None:
+            return False
+        if not head.startswith("ref: refs/") and not (
+            len(head) in (40, 64) and all(c in "0123456789abcdef" for c in head)
+        ):
+            return False
+    common = path
+    if os.path.lexists(os.path.join(path, "commondir")):
+        clone = _read_small(os.path.join(path, "commondir"))
+        if not clone:
+            return False
+        common = os.path.join(path, clone)
+    return os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
+        os.path.join(common, "refs")
     )
 
 
@@ -255,18 +305,22 @@ def _dot_git(directory: str) -> tuple[str, list[int]] | None:
     identity = [info.st_dev, info.st_ino]
     if stat.S_ISDIR(info.st_mode):
         return (entry, identity) if _is_git_directory(entry) else None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
+    text = _read_small(entry)
+    if text is None or not text.startswith("gitdir: "):
         return None
-    try:
-        with open(entry, "rb") as handle:
-            text = handle.read().decode("utf-8", "surrogateescape")
-    except OSError:
-        return None
-    lines = text.splitlines()
-    if len(lines) != 1 or not lines[0].startswith("gitdir: "):
-        return None
-    target = os.path.join(directory, lines[0][len("gitdir: ") :].strip())
+    target = os.path.join(directory, text[len("gitdir: ") :])
     return (target, identity) if _is_git_directory(target) else None
+
+
+def _owned(*paths: str) -> bool:
+    """Whether this user owns every one of ``paths``: git refuses a
+    repository someone else owns (``safe.directory``), and only git can say
+    whether this one is let through."""
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    try:
+        return all(uid is None or os.stat(path).st_uid == uid for path in paths)
+    except (OSError, ValueError):
+        return False
 
 
 def discover(environ: Mapping[str, str]) -> StatCache | None:
@@ -288,7 +342,7 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
         return None
     directory = here
     while True:
-        if _is_git_directory(directory):
+        if _may_be_git_directory(directory):
             return None
         if os.path.lexists(os.path.join(directory, ".git")):
             found = _dot_git(directory)
@@ -303,6 +357,8 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
             return None
         directory = parent
     git_dir, identity = found
+    if not _owned(directory, os.path.join(directory, ".git"), git_dir):
+        return None
     path = os.path.join(git_dir, CACHE_DIR, CACHE_FILE)
     try:
         with open(path, "rb") as handle:
@@ -390,15 +446,17 @@ def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
     ]
     directories: set[str] = set()
     if candidates:
+        # Each as "./PATH": check-ignore reads pathspecs, and a folder named
+        # ":build" is not the pathspec magic it would otherwise be.
         answer = repo.git(
             "check-ignore",
             "-z",
             "--stdin",
-            input="\0".join(candidates).encode("utf-8", "surrogateescape") + b"\0",
+            input="".join(f"./{path}\0" for path in candidates).encode("utf-8", "surrogateescape"),
             ok=(0, 1),
         )
         directories = {
-            item.rstrip("/")
+            item.removeprefix("./").rstrip("/")
             for item in answer.decode("utf-8", "surrogateescape").split("\0")
             if item
         }
@@ -450,6 +508,7 @@ def record(
         _forget(place)
         return None
     dot_git = _dot_git(place.root)
+    dot_git_path = os.path.join(place.root, ".git")
     if dot_git is None or os.path.realpath(dot_git[0]) != place.git_dir:
         _forget(place)
         return None
@@ -482,6 +541,8 @@ def record(
     watched_paths = [
         os.path.join(place.git_dir, "index"),
         os.path.join(place.git_dir, "HEAD"),  # includeIf "onbranch:"
+        os.path.join(place.git_dir, "commondir"),  # a linked worktree's clone
+        *([dot_git_path] if os.path.isfile(dot_git_path) else []),  # a gitfile's target
         os.path.join(place.git_dir, "config.worktree"),
         os.path.join(place.common_dir, "config"),
         os.path.join(place.common_dir, "info", "exclude"),
