@@ -19,6 +19,7 @@ from roteiro_memory.repo.graph import (
     sync,
     touched_keys,
     tree_id,
+    working_files,
 )
 from roteiro_memory.results import GraphNode
 from roteiro_memory.store import Store
@@ -139,6 +140,24 @@ def test_sync_removes_nodes_of_deleted_files(repo: Repo, db: SQLiteStore) -> Non
     keys = {n.key for n in db.export_graph()}
     assert not any("pkg/b.py" in key for key in keys)
     assert report.removed == 3
+
+
+def test_a_tracked_file_beyond_a_folder_turned_link_has_no_node(
+    repo: Repo, db: SQLiteStore, tmp_path: Path
+) -> None:
+    """git never follows a link on the way to a path: it reports the file
+    deleted, and the graph must agree, whatever lies behind the link."""
+    outside = tmp_path / "elsewhere"
+    (repo.root / "pkg").rename(outside)
+    (repo.root / "pkg").symlink_to(outside)
+    report = sync(db, repo)
+    keys = {n.key for n in db.export_graph()}
+    assert not any(key.startswith(("file:pkg/", "py:pkg/")) for key in keys), sorted(keys)
+    assert "file:pkg" in keys  # the link itself is a file of the tree
+    files = working_files(repo)
+    assert report.tree == tree_id(files.values())
+    (outside / "a.py").write_text("def f():\n    return 99\n")
+    assert sync(db, repo).up_to_date
 
 
 def test_ignored_files_are_not_nodes(repo: Repo, db: SQLiteStore) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import stat
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -659,3 +660,73 @@ def test_a_gitfile_is_read_as_git_reads_it(
     with open(gitfile, "r+") as handle:  # in place: the same inode
         handle.write(text + " \n")  # a trailing space is part of the path for git
     assert statcache.discover(os.environ) is None
+
+
+def test_a_folder_named_like_an_ignore_file_is_walked(root: Path) -> None:
+    (root / "odd" / ".gitignore" / "sub").mkdir(parents=True)
+    (root / "odd" / ".gitignore" / "sub" / "kept.txt").write_text("x\n")
+    settled_cache()
+    (root / "odd" / ".gitignore" / "sub" / "new.py").write_text("y = 1\n")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_a_tree_git_asks_an_fsmonitor_about_gets_no_cache(root: Path, tmp_path: Path) -> None:
+    """What the hook answers can change with no stat the cache keeps."""
+    hook = tmp_path / "fsmonitor-hook"
+    hook.write_text("#!/bin/sh\nexit 1\n")  # "no answer": git looks at every file itself
+    hook.chmod(0o755)
+    git(root, "config", "core.fsmonitor", str(hook))
+    time.sleep(QUIET_S)
+    assert sync_once() is not None
+    assert not cache_file().exists()
+
+
+def test_a_fifo_where_the_cache_would_be_holds_nothing_up(root: Path) -> None:
+    settled_cache()
+    cache_file().unlink()
+    os.mkfifo(cache_file())
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.append(statcache.discover(os.environ)))
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "discover blocked on a FIFO"
+    assert found == [None]
+
+
+def test_a_split_index_is_watched_through_its_index(root: Path) -> None:
+    """A split index's shared part is never rewritten in place (git names a
+    new one, and rewrites the index that points at it), and git touches it
+    whenever it reads it: the index alone is watched."""
+    git(root, "config", "core.splitIndex", "true")
+    git(root, "update-index", "--split-index")
+    settled_cache()
+    assert sync_once() is None
+    (root / "README.txt").write_text("staged with a split index\n")
+    git(root, "add", "README.txt")
+    assert sync_once() is not None
+    assert witness_matches_the_tree(root)
+
+
+def test_a_relative_store_means_where_the_command_started(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server opens its store, then works from the top level: the
+    store it names, and leaves out of the graph, stays the one it opened."""
+    monkeypatch.chdir(root / "src")
+    (root / ".gitignore").write_text("*.log\n")
+    session = command(db="mem.db")
+    try:
+        session.store()
+        monkeypatch.chdir(root)
+        time.sleep(QUIET_S)
+        session.sync()
+        session.sync()
+        keys = {node.key for node in session.store().export_graph()}
+    finally:
+        session.close()
+    assert not any("mem.db" in key for key in keys), sorted(keys)
+    assert (root / "src" / "mem.db").exists()
+    assert not (root / "mem.db").exists()
+    written = json.loads(cache_file().read_text())
+    assert written["store"] == os.path.realpath(root / "src" / "mem.db")

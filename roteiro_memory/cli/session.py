@@ -16,7 +16,7 @@ from collections.abc import Collection, Iterable
 from roteiro_memory.cli.filters import PY_PREFIX
 from roteiro_memory.cli.output import warn
 from roteiro_memory.errors import GitError, StoreUnavailable
-from roteiro_memory.repo.location import locate, prepare
+from roteiro_memory.repo.location import Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover
 from roteiro_memory.semantics import AnchorFilter, check_supersedes
 
@@ -40,6 +40,8 @@ class Session:
         self._cache: StatCache | None = None
         self._repo: Repo | None = None
         self._looked = False
+        self._located: Location | None = None
+        self._store_file: str | None = None
         self._store: Store | None = None
 
     def place(self) -> Place | None:
@@ -93,8 +95,24 @@ class Session:
             return place.common_dir if place is not None else None
         return None
 
+    def _location(self) -> Location:
+        """The store file and how it was chosen, found once: a relative
+        ``--db`` means the folder the command (or the MCP server, which then
+        moves to the repository's top level) was started in."""
+        if self._located is None:
+            found = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
+            self._located = found
+            self._store_file = os.path.realpath(found.path)
+        return self._located
+
     def store_path(self) -> str:
-        return locate(getattr(self.args, "db", None), os.environ, self._location_repo()).path
+        return self._location().path
+
+    def _real_store_path(self) -> str:
+        """The store file's real path, as it was when first found."""
+        self._location()
+        assert self._store_file is not None
+        return self._store_file
 
     def dsn(self) -> str | None:
         """The PostgreSQL DSN the store is named by (``--db`` or
@@ -115,7 +133,7 @@ class Session:
 
             self._store = PostgresStore(str(self.dsn()))
         if self._store is None:
-            location = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
+            location = self._location()
             if must_exist and not os.path.exists(location.path):
                 raise StoreUnavailable(
                     f"no store at {location.path} ({location.origin}): nothing has been "
@@ -134,7 +152,7 @@ class Session:
         or where a PostgreSQL store lives (never with its password)."""
         if self.dsn() is not None:
             return store.describe()
-        return os.path.realpath(self.store_path())
+        return self._real_store_path()
 
     def sync(self, *, full: bool = False) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
@@ -195,7 +213,7 @@ class Session:
         itself saying that git does not ignore it)."""
         if self.dsn() is not None:
             return {}
-        store = os.path.realpath(self.store_path())
+        store = self._real_store_path()
         relative = os.path.relpath(store, os.path.realpath(repo.root))
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
             return {}

@@ -194,6 +194,8 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
     that cannot be source (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`)
     is not hashed: the reason it has no node is returned instead."""
     full = repo.root / path
+    if "/" in path and _beyond_a_link(repo.root, path):
+        return None  # git takes such a path for deleted: its folder is a link now
     try:
         info = full.lstat()
         if stat.S_ISLNK(info.st_mode):
@@ -219,6 +221,20 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
         return None
     mode = _EXECUTABLE if info.st_mode & stat.S_IXUSR else _REGULAR
     return FileEntry(path, mode, blob)
+
+
+def _beyond_a_link(root: Path, path: str) -> bool:
+    """Whether a folder on the way to ``path`` is a symbolic link, which git
+    never follows: a file there is not the working tree's."""
+    folder = root
+    for part in path.split("/")[:-1]:
+        folder = folder / part
+        try:
+            if stat.S_ISLNK(os.lstat(folder).st_mode):
+                return True
+        except OSError:
+            return False  # gone: lstat of the file itself says so
+    return False
 
 
 def _stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> str:

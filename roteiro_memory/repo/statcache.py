@@ -22,7 +22,8 @@ data (mode, inode, size, modification and change times, in nanoseconds) of
 
 A tree holding a repository of its own below its top level gets no cache
 (whether git leaves that repository's files out depends on more than a
-stat), nor does one with a folder that cannot be listed.
+stat), nor does one with a folder that cannot be listed, nor one git asks
+an fsmonitor hook about (the hook's answers are not stat data).
 
 The next command finds the repository by looking for ``.git`` upwards from
 where it runs, as git does, giving up -- and asking git -- at a directory
@@ -38,9 +39,12 @@ the repository's own files are as they were; and for the tree only when,
 besides, the store is the same store with the same witness and every stat
 matches.  Anything else -- a cache missing, unreadable or of another
 version -- and the command asks git, as it always did; the cache is never
-more than a shortcut to the answer git would give.  One gap is known: a
-system configuration file created where this git build (not the usual
-``/etc/gitconfig``) looks for it goes unseen until something else changes.
+more than a shortcut to the answer git would give.  Two gaps are known: a
+system configuration or attributes file where a git build other than the
+usual looks for it (not ``/etc/gitconfig``, ``/etc/gitattributes``) is not
+watched; and a clean filter (``filter.*.clean``, git-lfs's among them) whose
+program changes what it makes of a file the index holds stale stat data
+for is not noticed until that file or the configuration changes.
 
 Racy timestamps, as git calls them: a file changed within a timestamp's
 granularity of being looked at could change again without its stat data
@@ -76,6 +80,10 @@ CACHE_FILE = "statcache.json"
 RACY_NS = 2_000_000_000
 """How long ago (2 s, the coarsest timestamps a file system in use keeps)
 everything must have last changed for a sync to write the cache."""
+
+MAX_CACHE_BYTES = 64 * 1024 * 1024
+"""A cache file larger than this (far beyond what :data:`MAX_ENTRIES`
+make) is not read."""
 
 MAX_ENTRIES = 100_000
 """At most this many files and directories are stat-checked (a quarter of a
@@ -236,19 +244,36 @@ def _is_entry(item: object) -> bool:
     )
 
 
+def _read_regular(path: str, limit: int) -> bytes | None:
+    """The bytes of ``path`` when it is a regular file (not through a link)
+    of at most ``limit`` bytes; None otherwise.  Opened without blocking, so
+    a FIFO planted there cannot hold a command up."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except (OSError, ValueError):
+        return None
+    try:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with open(descriptor, "rb", closefd=False) as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(descriptor)
+    return data if len(data) <= limit else None
+
+
 def _read_small(path: str) -> str | None:
     """The text of a small file git keeps one line in (``HEAD``, a gitfile,
     ``commondir``), its line ending dropped as git drops it; None when it is
     not a plain small file."""
-    try:
-        info = os.lstat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > 4096:
-            return None
-        with open(path, "rb") as handle:
-            text = handle.read().decode("utf-8", "surrogateescape")
-    except (OSError, ValueError):
+    data = _read_regular(path, 4096)
+    if data is None:
         return None
-    text = text.rstrip("\r\n")
+    text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
     return None if "\n" in text or "\r" in text else text
 
 
@@ -359,12 +384,13 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
     git_dir, identity = found
     if not _owned(directory, os.path.join(directory, ".git"), git_dir):
         return None
-    path = os.path.join(git_dir, CACHE_DIR, CACHE_FILE)
+    raw = _read_regular(os.path.join(git_dir, CACHE_DIR, CACHE_FILE), MAX_CACHE_BYTES)
+    if raw is None:
+        return None  # no cache, or none that can be read: git is asked
     try:
-        with open(path, "rb") as handle:
-            data = json.loads(handle.read())
-    except (OSError, ValueError, RecursionError):
-        return None  # no cache, or one that cannot be read: git is asked
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
     if not isinstance(data, dict) or type(data.get("version")) is not int:
         return None
     facts = data.get("place")
@@ -421,18 +447,21 @@ def _directories(root: str, skip: set[str]) -> tuple[list[str], list[str]] | Non
                     if entry.name == ".git":
                         if relative:
                             return None
+                    elif entry.is_dir(follow_symlinks=False):
+                        if below not in skip:
+                            pending.append(below)  # whatever its name: a folder is walked
                     elif entry.name in _RULE_FILES:
                         rules.append(below)
-                    elif entry.is_dir(follow_symlinks=False) and below not in skip:
-                        pending.append(below)
         except OSError:
             return None
     return found, rules
 
 
-def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
+def _git_facts(repo: Repo) -> tuple[set[str], list[str]] | None:
     """From git: the ignored directories (which need no watching), and every
-    configuration file it read plus the ignore file the configuration names."""
+    configuration file it read plus the files the configuration names.  None
+    when an fsmonitor hook answers git's questions about the tree: what it
+    says can change with no stat the cache keeps changing."""
     listed = repo.git(
         "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"
     )
@@ -469,6 +498,8 @@ def _git_facts(repo: Repo) -> tuple[set[str], list[str]]:
         if source is not None:
             files.append(source)
         key, _, value = setting.partition("\n")
+        if key == "core.fsmonitor" and value.lower() not in ("", "false", "no", "off", "0"):
+            return None
         if not value:
             continue
         if key in ("core.excludesfile", "core.attributesfile"):
@@ -526,10 +557,13 @@ def record(
         _forget(place)
         return None
     try:
-        ignored, configured = _git_facts(repo)
+        facts = _git_facts(repo)
     except GitError:
-        _forget(place)  # the sync itself succeeded: only the shortcut is lost
+        facts = None  # the sync itself succeeded: only the shortcut is lost
+    if facts is None:
+        _forget(place)
         return None
+    ignored, configured = facts
     walked = _directories(place.root, ignored | set(submodules))
     if walked is None or len(walked[0]) + len(walked[1]) + len(files) > MAX_ENTRIES:
         _forget(place)
