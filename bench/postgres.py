@@ -48,7 +48,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from measure import Check, measure_runs, ratio_check, wall_ratio_check
-from run import _search_counts, _sizes
+from run import _search_counts, _sizes, add_search_records
 from search import search_checks
 from targets import (
     RECALL_BOUND,
@@ -211,14 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget-mib", type=int)
     parser.add_argument("--batch", type=int)
     parser.add_argument("--repeat", type=int, help="timed runs of each (default 7)")
-    parser.add_argument(
-        "--search-records",
-        type=int,
-        action="append",
-        metavar="N",
-        help="live records for the search and early-stop recall targets (repeatable;"
-        " default 100000 and 1000000, 20000 with --quick)",
-    )
+    add_search_records(parser)
     parser.add_argument("--only", choices=TARGETS, action="append")
     args = parser.parse_args(argv)
     checks = run_checks(args.dsn, _sizes(args), args.only or list(TARGETS), _search_counts(args))

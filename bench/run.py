@@ -98,14 +98,7 @@ def _parser() -> argparse.ArgumentParser:
         help="also measure recall, sweep and search on PostgreSQL (bench/postgres.py), at DSN"
         " or on a server it starts when none is given",
     )
-    parser.add_argument(
-        "--search-records",
-        type=int,
-        action="append",
-        metavar="N",
-        help="live records for the search and early-stop recall targets (repeatable;"
-        " default 100000 and 1000000, 20000 with --quick)",
-    )
+    add_search_records(parser)
     # Internal: the fresh process the sweep's memory is measured in.
     parser.add_argument("--sweep-memory", nargs=4, help=argparse.SUPPRESS)
     return parser
@@ -123,6 +116,19 @@ def _sizes(args: argparse.Namespace) -> Sizes:
         "repeat": args.repeat,
     }
     return replace(sizes, **{name: value for name, value in chosen.items() if value is not None})
+
+
+def add_search_records(parser: argparse.ArgumentParser) -> None:
+    """``--search-records``, read by :func:`_search_counts`: one option for
+    this script and ``bench/postgres.py``."""
+    parser.add_argument(
+        "--search-records",
+        type=int,
+        action="append",
+        metavar="N",
+        help="live records for the search and early-stop recall targets (repeatable;"
+        " default 100000 and 1000000, 20000 with --quick)",
+    )
 
 
 def _search_counts(args: argparse.Namespace) -> list[int]:

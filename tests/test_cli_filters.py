@@ -47,6 +47,21 @@ def _cli(*argv: str) -> tuple[int, Any]:
     return status, json.loads(out.getvalue())["result"]
 
 
+def _both(
+    writes: list[MemoryWrite], command: str, options: list[str]
+) -> tuple[ModelStore, int, Any]:
+    """The model holding ``writes``, and what ``command`` with ``options``
+    answers (exit status, ``result``) on an SQLite store holding the same."""
+    model = ModelStore()
+    model.record_many(writes)
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "m.db")
+        with SQLiteStore(db) as store:
+            store.record_many(writes)
+        status, result = _cli(command, "--db", db, *options)
+    return model, status, result
+
+
 def _options(kind_values: list[str], anchor_values: list[str], limit: int) -> list[str]:
     argv = ["--limit", str(limit)]
     for kind in kind_values:
@@ -70,13 +85,7 @@ def _union(model: ModelStore, kind_values: list[str], anchor_values: list[str]) 
 def test_repeated_filters_list_the_union_newest_first(
     writes: list[MemoryWrite], kind_values: list[str], anchor_values: list[str], limit: int
 ) -> None:
-    model = ModelStore()
-    model.record_many(writes)
-    with tempfile.TemporaryDirectory() as folder:
-        db = str(Path(folder) / "m.db")
-        with SQLiteStore(db) as store:
-            store.record_many(writes)
-        status, listing = _cli("list", "--db", db, *_options(kind_values, anchor_values, limit))
+    model, status, listing = _both(writes, "list", _options(kind_values, anchor_values, limit))
     expected = sorted(_union(model, kind_values, anchor_values), reverse=True)
     if limit:
         expected = expected[:limit]
@@ -89,13 +98,7 @@ def test_repeated_filters_list_the_union_newest_first(
 def test_repeated_filters_recall_the_union_in_rank_order(
     writes: list[MemoryWrite], kind_values: list[str], anchor_values: list[str], limit: int
 ) -> None:
-    model = ModelStore()
-    model.record_many(writes)
-    with tempfile.TemporaryDirectory() as folder:
-        db = str(Path(folder) / "m.db")
-        with SQLiteStore(db) as store:
-            store.record_many(writes)
-        _, recall = _cli("recall", "--db", db, *_options(kind_values, anchor_values, limit))
+    model, _, recall = _both(writes, "recall", _options(kind_values, anchor_values, limit))
     wanted = _union(model, kind_values, anchor_values)
     ranked = [r.record.id for r in model.recall().results if r.record.id in wanted]
     assert [r["record"]["id"] for r in recall["results"]] == (ranked[:limit] if limit else ranked)
