@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from roteiro_memory.cli import main
+from roteiro_memory.cli import console
 
-raise SystemExit(main())
+console()

@@ -4,9 +4,9 @@ Every command pays for what it imports, and :mod:`dataclasses` costs more than
 the rest of a ``recall`` put together: it imports :mod:`inspect` (and with it
 :mod:`ast`, :mod:`dis`, :mod:`tokenize`) and compiles five or six methods per
 class.  This decorator builds a class's ``__init__`` from one small compiled
-function (compiled when the first instance is made) and its ``__eq__``,
-``__hash__`` and ``__repr__`` from :func:`operator.attrgetter`, importing
-nothing else.
+function (compiled once the class has made :data:`COMPILE_AFTER` instances,
+which most never do in one command) and its ``__eq__``, ``__hash__`` and
+``__repr__`` from :func:`operator.attrgetter`, importing nothing else.
 
 What it does, and no more:
 
@@ -85,11 +85,18 @@ def replace(instance: _T, **changes: object) -> _T:
     return type(instance)(**values)
 
 
+COMPILE_AFTER = 64
+"""How many instances a value class binds with :func:`_bind` before it
+compiles its own ``__init__``: compiling one costs about what binding a
+hundred instances that way does (and as much as importing a small module),
+while a command makes most of the value classes it uses a few times."""
+
+
 def _init(cls: type, names: list[str]) -> Callable[..., None]:
-    """``__init__`` for ``names``: as fast to call as the one dataclasses
-    writes, and compiled when the first instance is made -- a module defines
-    many value classes, and a command instantiates few of them.  Defaults are
-    read (and field order checked) now, at class creation."""
+    """``__init__`` for ``names``: the first :data:`COMPILE_AFTER` instances
+    are bound by :func:`_bind`, and then an ``__init__`` as fast to call as
+    the one dataclasses writes is compiled and takes its place.  Defaults
+    are read (and field order checked) now, at class creation."""
     defaults: dict[str, object] = {}
     factories: dict[str, Callable[[], object]] = {}
     params, body = [], []
@@ -113,22 +120,73 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
             params.append(name)
         body.append(f"    _d_[{name!r}] = {name}")
     source = f"def __init__(self, {', '.join(params)}):\n    _d_ = self.__dict__\n"
-    if "__post_init__" in cls.__dict__:
+    post_init = "__post_init__" in cls.__dict__
+    if post_init:
         body.append("    self.__post_init__()")
     source += "\n".join(body) if body else "    pass"
+    qualname = f"{cls.__qualname__}.__init__"
+
+    made = 0
 
     def __init__(self: object, *args: object, **kwargs: object) -> None:
-        # The first instance: compile the real __init__, put it in this
-        # one's place, and run it.
+        nonlocal made
+        made += 1
+        if made < COMPILE_AFTER:
+            self.__dict__.update(_bind(qualname, names, defaults, factories, args, kwargs))
+            if post_init:
+                self.__post_init__()  # type: ignore[attr-defined]
+            return
+        # Enough instances: compile the real __init__, put it in this one's
+        # place, and run it.
         scope: dict[str, Any] = {"_v_": defaults, "_f_": factories, "_MISSING": _MISSING}
         exec(source, scope)  # built from the class's own field names only
-        made: Callable[..., None] = scope["__init__"]
-        made.__qualname__ = f"{cls.__qualname__}.__init__"
-        setattr(cls, "__init__", made)  # noqa: B010 -- mypy refuses the assignment
-        made(self, *args, **kwargs)
+        compiled: Callable[..., None] = scope["__init__"]
+        compiled.__qualname__ = qualname
+        setattr(cls, "__init__", compiled)  # noqa: B010 -- mypy refuses the assignment
+        compiled(self, *args, **kwargs)
 
-    __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+    __init__.__qualname__ = qualname
     return __init__
+
+
+def _bind(
+    qualname: str,
+    names: list[str],
+    defaults: dict[str, object],
+    factories: dict[str, Callable[[], object]],
+    args: tuple[object, ...],
+    kwargs: dict[str, object],
+) -> dict[str, object]:
+    """The fields' values for one call, bound as the compiled ``__init__``
+    binds them (positionally or by name, defaults and factories for what is
+    not given), with the same :class:`TypeError` for a call it refuses."""
+    if len(args) > len(names):
+        raise TypeError(
+            f"{qualname}() takes {len(names) + 1} positional arguments "
+            f"but {len(args) + 1} were given"
+        )
+    given = dict(zip(names, args, strict=False))  # fewer arguments than fields
+    for name, value in kwargs.items():
+        if name in given:
+            raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
+        if name not in names:
+            raise TypeError(f"{qualname}() got an unexpected keyword argument {name!r}")
+        given[name] = value
+    missing = [n for n in names if n not in given and n not in defaults and n not in factories]
+    if missing:
+        raise TypeError(
+            f"{qualname}() missing {len(missing)} required argument"
+            f"{'s' if len(missing) > 1 else ''}: {', '.join(map(repr, missing))}"
+        )
+    values: dict[str, object] = {}
+    for name in names:
+        if name in given:
+            values[name] = given[name]
+        elif name in factories:
+            values[name] = factories[name]()
+        else:
+            values[name] = defaults[name]
+    return values
 
 
 def _is_classvar(annotation: object) -> bool:

@@ -388,6 +388,22 @@ def test_store_lives_in_the_git_common_dir_private(repo: Repo) -> None:
     assert repo.git("status", "--porcelain") == ""
 
 
+def test_a_repository_store_is_made_private_again_and_a_private_one_left_untouched(
+    repo: Repo,
+) -> None:
+    repo.add("a lesson")
+    repo.db.chmod(0o644)
+    repo.db.parent.chmod(0o755)
+    repo.ok("list")
+    assert stat.S_IMODE(repo.db.stat().st_mode) == 0o600
+    assert stat.S_IMODE(repo.db.parent.stat().st_mode) == 0o700
+    # Already private: a read leaves the file as it is, not even its ctime
+    # changes (the folder's do, as SQLite makes and removes its WAL files).
+    before = repo.db.stat().st_ctime_ns
+    repo.ok("list")
+    assert repo.db.stat().st_ctime_ns == before
+
+
 def test_worktrees_share_one_store(repo: Repo, tmp_path: Path) -> None:
     other = tmp_path / "other"
     repo.git("worktree", "add", "-q", "-b", "side", str(other))

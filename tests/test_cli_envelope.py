@@ -251,6 +251,20 @@ def test_iso_utc_leaves_a_value_in_another_form_as_it_is() -> None:
     assert iso_utc("2026-03-01 12:00:05") == "2026-03-01T12:00:05Z"
     assert iso_utc("2026-03-01 12:00:05.250") == "2026-03-01T12:00:05.250Z"
     assert iso_utc("yesterday") == "yesterday"
+    for other in (
+        "2026-03-01T12:00:05",
+        "2026-03-01  12:00:05",
+        "2026-03-01 12:00:05 ",
+        "2026-03-01 12:00:05.",
+        "2026-03-01 12:00:05.2a",
+        "2026-3-01 12:00:05",
+        "2026-03-01 12:00",
+        "2026/03/01 12:00:05",
+        "\uff12026-03-01 12:00:05",
+        "2026-03-01 12:00:05.\u0665",
+        "",
+    ):
+        assert iso_utc(other) == other, other
 
 
 def test_help_is_text_and_exits_zero_even_under_json(

@@ -4,12 +4,21 @@ path: the same construction, equality, hashing, frozenness and repr."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
 from roteiro_memory.results import GraphNode, MemoryForgotten
 from roteiro_memory.semantics import Decay
-from roteiro_memory.valueclass import FrozenInstanceError, field, fields, replace, valueclass
+from roteiro_memory.valueclass import (
+    COMPILE_AFTER,
+    FrozenInstanceError,
+    field,
+    fields,
+    replace,
+    valueclass,
+)
 
 
 @valueclass
@@ -87,3 +96,55 @@ def test_match_args_follow_the_fields() -> None:
     match MemoryForgotten(3, [1]):
         case MemoryForgotten(found, restored):
             assert (found, restored) == (3, [1])
+
+
+def _fresh_bag() -> Any:
+    @valueclass(frozen=False)
+    class Fresh:
+        name: str
+        items: list[str] = field(default_factory=list)
+        label: str = field(default="bag")
+
+    return Fresh
+
+
+def _outcome(make: Callable[[], object]) -> str:
+    try:
+        return repr(make()).removeprefix("_fresh_bag.<locals>.")
+    except TypeError:
+        return "TypeError"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda cls: cls("n"),
+        lambda cls: cls("n", ["i"]),
+        lambda cls: cls(name="n", label="l"),
+        lambda cls: cls("n", label="l", items=["i"]),
+        lambda cls: cls(),
+        lambda cls: cls("n", ["i"], "l", "extra"),
+        lambda cls: cls("n", name="again"),
+        lambda cls: cls("n", colour="red"),
+    ],
+    ids=["one", "two", "names", "mixed", "none", "too-many", "twice", "unknown"],
+)
+def test_the_first_instance_is_bound_as_the_compiled_init_binds_the_rest(
+    call: Callable[[Any], object],
+) -> None:
+    # A value class binds its first instances without compiling anything,
+    # and then compiles its __init__: both agree on every call.
+    first = _fresh_bag()
+    compiled = _fresh_bag()
+    for number in range(COMPILE_AFTER):
+        compiled(f"warm-up {number}")
+    assert compiled.__init__.__code__.co_varnames[:4] == ("self", "name", "items", "label")
+    assert _outcome(lambda: call(first)) == _outcome(lambda: call(compiled))
+
+
+def test_a_factory_default_is_fresh_for_the_first_instance_too() -> None:
+    cls = _fresh_bag()
+    made = [cls(f"bag {number}") for number in range(COMPILE_AFTER + 2)]
+    made[0].items.append("x")
+    made[-1].items.append("y")
+    assert [bag.items for bag in made[1:-1]] == [[]] * COMPILE_AFTER

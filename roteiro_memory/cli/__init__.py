@@ -4,6 +4,6 @@
 
 from __future__ import annotations
 
-from roteiro_memory.cli.main import main
+from roteiro_memory.cli.main import console, main
 
-__all__ = ["main"]
+__all__ = ["console", "main"]

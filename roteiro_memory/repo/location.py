@@ -67,10 +67,11 @@ def locate(
 def prepare(location: Location) -> None:
     """Create the store's file, private, if it does not exist yet.
 
-    The repository's folder is made 0700 and its file 0600 every time (SQLite
-    gives its WAL and shared-memory files the database file's mode).  A file
-    chosen with ``--db`` or the environment is created 0600 but an existing
-    one, and its folder, are left as their owner set them.
+    The repository's folder is kept 0700 and its file 0600 (SQLite gives its
+    WAL and shared-memory files the database file's mode): made so when they
+    are not, and left untouched when they are, so a read changes nothing on
+    disk.  A file chosen with ``--db`` or the environment is created 0600 but
+    an existing one, and its folder, are left as their owner set them.
     """
     path = location.path
     if location.origin == "repository":
@@ -81,14 +82,14 @@ def prepare(location: Location) -> None:
             except FileExistsError:
                 if not os.path.isdir(parent):
                     raise
-            os.chmod(parent, 0o700)
+            _keep_mode(parent, 0o700)
         except OSError as error:
             raise StoreUnavailable(
                 f"{parent}: cannot create the store folder ({error.strerror})"
             ) from None
     if os.path.lexists(path):
         if location.origin == "repository":
-            os.chmod(path, 0o600)
+            _keep_mode(path, 0o600)
         return
     try:
         handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
@@ -101,3 +102,10 @@ def prepare(location: Location) -> None:
         ) from None
     os.close(handle)
     os.chmod(path, 0o600)
+
+
+def _keep_mode(path: str, mode: int) -> None:
+    """Give ``path`` (through a link, its target, as chmod does) ``mode``
+    unless it has it already."""
+    if os.stat(path).st_mode & 0o7777 != mode:
+        os.chmod(path, mode)

