@@ -24,7 +24,7 @@ exist once.  The rules, one :class:`Finding` per offending row:
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol
@@ -419,20 +419,27 @@ def index_findings(
     term's live frequency the number of live records holding it, and the
     ``(records, live, live_terms)`` row the counts of the records."""
     out: list[Finding] = []
-    stored: dict[int, dict[str, tuple[int, int]]] = {}
+    # Each record's postings as {term: tf}, and the one length they all give
+    # (None where they disagree): a posting equals what is wanted when its tf
+    # is the term's count and its length the record's number of terms.
+    stored: defaultdict[int, dict[str, int]] = defaultdict(dict)
+    lengths: dict[int, int | None] = {}
     for record_id, term, count, length in postings:
-        stored.setdefault(record_id, {})[term] = (count, length)
+        stored[record_id][term] = count
+        if lengths.setdefault(record_id, length) != length:
+            lengths[record_id] = None
     expected_frequency: Counter[str] = Counter()
     total = live = live_terms = 0
     for record in records:
         terms = lexical.document_terms(record.body, record.anchor_key, record.anchor_path)
-        wanted = {term: (n, len(terms)) for term, n in Counter(terms).items()}
+        wanted = dict(Counter(terms))
         total += 1
         if record.live:
             live += 1
             live_terms += len(terms)
             expected_frequency.update(wanted.keys())
-        if stored.pop(record.id, {}) != wanted:
+        held = stored.pop(record.id, {})
+        if held != wanted or (held and lengths.get(record.id) != len(terms)):
             out.append(
                 Finding(
                     "memory_terms",

@@ -212,14 +212,18 @@ class Tokenizer:
 def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
     # Cached because a store tokenizes every live record on each search; the
     # result depends on nothing but its two arguments.
-    out: list[str] = []
-    for chunk in _chunks(text, tokenizer.split_punctuation):
-        for part in _case_parts(chunk) if tokenizer.split_case else [chunk]:
-            term = part.lower() if tokenizer.fold_case else part
-            if tokenizer.stop_words and term.lower() in STOP_WORDS:
-                continue
-            out.append(_stemmed(term) if tokenizer.stem else term)
-    return tuple(out)
+    # One step at a time over the whole list, each as the Tokenizer's
+    # docstring orders them.
+    terms = _chunks(text, tokenizer.split_punctuation)
+    if tokenizer.split_case:
+        terms = [part for chunk in terms for part in _case_parts(chunk)]
+    if tokenizer.fold_case:
+        terms = [term.lower() for term in terms]
+    if tokenizer.stop_words:
+        terms = [term for term in terms if term.lower() not in STOP_WORDS]
+    if tokenizer.stem:
+        terms = [_stemmed(term) for term in terms]
+    return tuple(terms)
 
 
 _stemmed = functools.lru_cache(maxsize=1 << 16)(stem)

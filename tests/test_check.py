@@ -3,6 +3,7 @@ a healthy store passes."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from roteiro_memory.check import Finding, check_store
 from roteiro_memory.results import GraphNode
-from roteiro_memory.stores.sqlite.check import check_file
+from roteiro_memory.stores.sqlite.check import check_connection, check_file
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
@@ -309,3 +310,32 @@ def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(
     assert len(findings) == 1, findings
     assert "not a roteiro-memory store" in findings[0].problem
     assert path.read_bytes() == before
+
+
+def test_a_check_runs_with_the_collector_paused_and_leaves_it_as_it_was(healthy: Path) -> None:
+    # With a threshold of 1 every new container starts a collection: a check
+    # that did not pause the collector would run hundreds of them.
+    collections: list[str] = []
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(phase)
+
+    threshold = gc.get_threshold()
+    conn = sqlite3.connect(healthy)
+    gc.callbacks.append(seen)
+    try:
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            gc.set_threshold(1)
+            before = len(collections)
+            assert check_connection(conn) == []
+            during = len(collections) - before
+            gc.set_threshold(*threshold)
+            assert gc.isenabled() is enabled
+            assert during < 5, f"{during} collections during a check"
+    finally:
+        gc.callbacks.remove(seen)
+        gc.set_threshold(*threshold)
+        gc.enable()
+        conn.close()

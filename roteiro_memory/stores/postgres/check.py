@@ -29,6 +29,7 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession,
 )
+from roteiro_memory.collector import paused
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
@@ -60,12 +61,13 @@ _CACHE_NAMES = cols.names(cols.CACHE_CHECKED)
 def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     """Every problem found through ``conn``, inside the caller's read
     snapshot; empty when the store is healthy."""
-    findings = _schema(conn)
-    findings += _records(conn)
-    # The rules are the SQLite check's own, over the same (decoded) rows.
-    findings += supersession(conn)
-    findings += index.check(conn, index.POSTGRES)
-    findings += _cache(conn)
+    with paused():  # every row at once, and no cycle among them
+        findings = _schema(conn)
+        findings += _records(conn)
+        # The rules are the SQLite check's own, over the same (decoded) rows.
+        findings += supersession(conn)
+        findings += index.check(conn, index.POSTGRES)
+        findings += _cache(conn)
     return findings
 
 

@@ -109,6 +109,9 @@ class IndexDialect:
     """``executemany`` on a connection."""
     any_of: Callable[[str, Sequence[Any]], tuple[str, list[Any]]]
     """``column`` in ``values``, as SQL and its positional parameters."""
+    reads_text: bool
+    """Whether a term is read back as the text it was bound as (SQLite's
+    ``TEXT``), so that postings are compared as they are read."""
 
 
 def _sqlite_many(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -131,6 +134,7 @@ SQLITE = IndexDialect(
     untext=lambda raw: str(raw),
     many=_sqlite_many,
     any_of=sqlexpr.any_of_positional,
+    reads_text=True,
 )
 POSTGRES = IndexDialect(
     mark="%s",
@@ -138,6 +142,7 @@ POSTGRES = IndexDialect(
     untext=_decode,
     many=_postgres_many,
     any_of=sqlexpr.any_of_array,
+    reads_text=False,
 )
 
 
@@ -345,12 +350,14 @@ def check(conn: Any, d: IndexDialect) -> list[Finding]:
         if not isinstance(text[0], str):
             continue
         records.append(IndexedRecord(record_id, text[0], text[1], text[2], superseded_by is None))
-    postings = [
-        (record_id, d.untext(term), count, length)
-        for record_id, term, count, length in conn.execute(
-            "SELECT record_id, term, tf, length FROM memory_terms"
+    # Where terms are read back as text, read as they are stored: a term that
+    # is not text (a damaged store) then equals no term a record gives.
+    postings = conn.execute("SELECT record_id, term, tf, length FROM memory_terms")
+    if not d.reads_text:
+        postings = (
+            (record_id, d.untext(term), count, length)
+            for record_id, term, count, length in postings
         )
-    ]
     frequencies = [
         (d.untext(term), live)
         for term, live in conn.execute("SELECT term, live FROM memory_term_df")

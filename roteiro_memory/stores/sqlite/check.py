@@ -37,6 +37,7 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession,
 )
+from roteiro_memory.collector import paused
 from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
@@ -110,6 +111,11 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
 
 def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     """Every problem found through an open connection to a store."""
+    with paused():  # every row at once, and no cycle among them
+        return _check(conn)
+
+
+def _check(conn: sqlite3.Connection) -> list[Finding]:
     # A row of integrity_check may hold several lines; each is its own finding.
     findings = [
         Finding("store", None, f"SQLite integrity check: {line}")
@@ -149,10 +155,12 @@ def _values(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
     """Each stored value an export line could not carry in its column, in
     row order.  Read a chunk of rows at a time, a column whose values all
     plainly hold (:func:`_plainly_holds`) is passed whole; the values of any
-    other are judged one by one by :func:`~roteiro_memory.transfer.holds`."""
+    other are judged one by one by :func:`~roteiro_memory.transfer.holds`.
+    The term index's tables are no export's (:data:`~.columns.DERIVED_TABLES`):
+    the index check compares what they hold with the records instead."""
     out: list[Finding] = []
     for table, columns in cols.TABLES.items():
-        if table == "schema_migrations" or table not in tables:
+        if table == "schema_migrations" or table in cols.DERIVED_TABLES or table not in tables:
             continue
         key = columns[0].name
         cursor = conn.execute(f"SELECT {cols.select_list(columns)} FROM {table} ORDER BY {key}")
