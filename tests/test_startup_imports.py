@@ -5,6 +5,7 @@ interpreter itself loads for ``python -c pass`` here."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -141,3 +142,33 @@ def test_a_hook_given_an_ordinary_file_loads_nothing_heavy(tmp_path: Path, modul
         loaded
     )
     assert "roteiro_memory.precommit.sniff" in loaded, "the probe ran the hook"
+
+
+def test_main_in_process_leaves_the_collector_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
+    from roteiro_memory.cli import main
+
+    before = (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled())
+    assert main(["--version"]) == 0
+    assert (gc.get_threshold(), gc.get_freeze_count(), gc.isenabled()) == before
+    assert capsys.readouterr().out.startswith("roteiro-memory ")
+
+
+def test_the_console_script_tunes_the_collector_and_exits_with_mains_status(
+    tmp_path: Path,
+) -> None:
+    # What the collector looks like once the command has returned, as an
+    # exit handler sees it: young generation every 10,000, everything frozen.
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print(gc.get_threshold()[0], gc.get_freeze_count() > 0,"
+        " file=sys.stderr))\n"
+        "from roteiro_memory.cli import console\n"
+        f"sys.argv = ['roteiro-memory', 'list', '--json', '--db', {str(tmp_path / 'm.db')!r}]\n"
+        "console()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1, done.stderr  # an empty store: nothing listed
+    assert json.loads(done.stdout)["ok"] is True
+    assert done.stderr.split() == ["10000", "True"]
