@@ -131,7 +131,7 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
     def __init__(self: object, *args: object, **kwargs: object) -> None:
         nonlocal made
         made += 1
-        if made < COMPILE_AFTER:
+        if made <= COMPILE_AFTER:
             self.__dict__.update(_bind(qualname, names, defaults, factories, args, kwargs))
             if post_init:
                 self.__post_init__()  # type: ignore[attr-defined]

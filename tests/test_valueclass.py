@@ -138,6 +138,8 @@ def test_the_first_instance_is_bound_as_the_compiled_init_binds_the_rest(
     compiled = _fresh_bag()
     for number in range(COMPILE_AFTER):
         compiled(f"warm-up {number}")
+    assert "name" not in compiled.__init__.__code__.co_varnames, "bound, not compiled, so far"
+    compiled("one more")
     assert compiled.__init__.__code__.co_varnames[:4] == ("self", "name", "items", "label")
     assert _outcome(lambda: call(first)) == _outcome(lambda: call(compiled))
 
