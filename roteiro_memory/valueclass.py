@@ -99,7 +99,6 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
     are read (and field order checked) now, at class creation."""
     defaults: dict[str, object] = {}
     factories: dict[str, Callable[[], object]] = {}
-    params, body = [], []
     for name in names:
         default = cls.__dict__.get(name, _MISSING)
         if isinstance(default, _Default):
@@ -107,23 +106,12 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
             setattr(cls, name, default)
         if isinstance(default, _Factory):
             factories[name] = default.make
-            params.append(f"{name}=_MISSING")
-            body.append(f"    _d_[{name!r}] = _f_[{name!r}]() if {name} is _MISSING else {name}")
             delattr(cls, name)
-            continue
-        if default is not _MISSING:
+        elif default is not _MISSING:
             defaults[name] = default
-            params.append(f"{name}=_v_[{name!r}]")
         elif defaults or factories:
             raise TypeError(f"{cls.__name__}: field {name!r} without a default follows one with")
-        else:
-            params.append(name)
-        body.append(f"    _d_[{name!r}] = {name}")
-    source = f"def __init__(self, {', '.join(params)}):\n    _d_ = self.__dict__\n"
     post_init = "__post_init__" in cls.__dict__
-    if post_init:
-        body.append("    self.__post_init__()")
-    source += "\n".join(body) if body else "    pass"
     qualname = f"{cls.__qualname__}.__init__"
 
     made = 0
@@ -139,7 +127,7 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
         # Enough instances: compile the real __init__, put it in this one's
         # place, and run it.
         scope: dict[str, Any] = {"_v_": defaults, "_f_": factories, "_MISSING": _MISSING}
-        exec(source, scope)  # built from the class's own field names only
+        exec(_init_source(names, defaults, factories, post_init), scope)
         compiled: Callable[..., None] = scope["__init__"]
         compiled.__qualname__ = qualname
         setattr(cls, "__init__", compiled)  # noqa: B010 -- mypy refuses the assignment
@@ -147,6 +135,30 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
 
     __init__.__qualname__ = qualname
     return __init__
+
+
+def _init_source(
+    names: list[str],
+    defaults: dict[str, object],
+    factories: dict[str, Callable[[], object]],
+    post_init: bool,
+) -> str:
+    """The source of the compiled ``__init__``: each field a parameter (its
+    default read from ``_v_``, a factory's marked ``_MISSING`` and called
+    from ``_f_``), stored straight into the instance's ``__dict__``; built
+    from the class's own field names only."""
+    params, body = [], []
+    for name in names:
+        if name in factories:
+            params.append(f"{name}=_MISSING")
+            body.append(f"    _d_[{name!r}] = _f_[{name!r}]() if {name} is _MISSING else {name}")
+            continue
+        params.append(f"{name}=_v_[{name!r}]" if name in defaults else name)
+        body.append(f"    _d_[{name!r}] = {name}")
+    if post_init:
+        body.append("    self.__post_init__()")
+    source = f"def __init__(self, {', '.join(params)}):\n    _d_ = self.__dict__\n"
+    return source + ("\n".join(body) if body else "    pass")
 
 
 def _bind(
