@@ -85,6 +85,9 @@ def replace(instance: _T, **changes: object) -> _T:
     return type(instance)(**values)
 
 
+_RESERVED = frozenset({"self", "_d_", "_f_", "_v_", "_MISSING"})
+"""Names the compiled ``__init__`` gives its own parameters and globals."""
+
 COMPILE_AFTER = 64
 """How many instances a value class binds with :func:`_bind` before it
 compiles its own ``__init__``: compiling one costs about what binding a
@@ -100,6 +103,9 @@ def _init(cls: type, names: list[str]) -> Callable[..., None]:
     defaults: dict[str, object] = {}
     factories: dict[str, Callable[[], object]] = {}
     for name in names:
+        if name in _RESERVED:
+            # The compiled __init__ uses these names itself.
+            raise TypeError(f"{cls.__name__}: a field may not be named {name!r}")
         default = cls.__dict__.get(name, _MISSING)
         if isinstance(default, _Default):
             default = default.value
@@ -171,7 +177,8 @@ def _bind(
 ) -> dict[str, object]:
     """The fields' values for one call, bound as the compiled ``__init__``
     binds them (positionally or by name, defaults and factories for what is
-    not given), with the same :class:`TypeError` for a call it refuses."""
+    not given); a call it would refuse raises :class:`TypeError` here too,
+    worded by this function rather than by Python."""
     if len(args) > len(names):
         raise TypeError(
             f"{qualname}() takes {len(names) + 1} positional arguments "

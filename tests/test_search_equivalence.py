@@ -260,6 +260,12 @@ def test_migration_builds_the_index_of_an_older_postgres_store() -> None:
         ),
         ("UPDATE memory_terms SET term = CAST(term AS BLOB) WHERE record_id = 1", "memory_terms"),
         ("UPDATE memory_terms SET tf = tf + 0.5 WHERE record_id = 1", "memory_terms"),
+        ("UPDATE memory_term_df SET live = live + 0.5", "memory_term_df"),
+        ("UPDATE memory_stats SET records = records + 0.5", "memory_stats"),
+        (
+            "UPDATE memory_stats SET live_terms = CAST(CAST(live_terms AS TEXT) AS BLOB)",
+            "memory_stats",
+        ),
     ],
 )
 def test_check_reports_an_index_that_disagrees_with_the_records(

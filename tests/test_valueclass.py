@@ -150,3 +150,9 @@ def test_a_factory_default_is_fresh_for_the_first_instance_too() -> None:
     made[0].items.append("x")
     made[-1].items.append("y")
     assert [bag.items for bag in made[1:-1]] == [[]] * COMPILE_AFTER
+
+
+@pytest.mark.parametrize("name", ["self", "_d_", "_f_", "_v_", "_MISSING"])
+def test_a_field_named_as_the_compiled_init_names_its_own_is_refused_at_once(name: str) -> None:
+    with pytest.raises(TypeError, match=f"may not be named '{name}'"):
+        valueclass(type("Clash", (), {"__annotations__": {name: "int"}}))

@@ -363,5 +363,6 @@ def check(conn: Any, d: IndexDialect) -> list[Finding]:
         for term, live in conn.execute("SELECT term, live FROM memory_term_df")
     ]
     row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
-    stats = None if row is None else (int(row[0]), int(row[1]), int(row[2]))
+    # As stored: a count held as a fraction or as bytes is found, not rounded.
+    stats = None if row is None else (row[0], row[1], row[2])
     return index_findings(records, postings, frequencies, stats)
