@@ -535,38 +535,50 @@ def record(
     A git directory that cannot be written to only means the next command
     asks git again: that failure is not the command's, and is not raised.
     """
-    if not _environment_allows(environ):
+    data = _gather(repo, place, store, tree, started_ns, paths, submodules, environ)
+    if data is None:
         _forget(place)
+        return None
+    return _write(place, data)
+
+
+def _gather(
+    repo: Repo,
+    place: Place,
+    store: str,
+    tree: str,
+    started_ns: int,
+    paths: Iterable[str],
+    submodules: Iterable[str],
+    environ: Mapping[str, str],
+) -> dict[str, object] | None:
+    """What :func:`record` writes, or None when no cache can vouch for this
+    tree now (see the module's docstring for each reason)."""
+    if not _environment_allows(environ):
         return None
     dot_git = _dot_git(place.root)
     dot_git_path = os.path.join(place.root, ".git")
     if dot_git is None or os.path.realpath(dot_git[0]) != place.git_dir:
-        _forget(place)
         return None
     files = sorted(set(paths))
     if len(files) > MAX_ENTRIES:
-        _forget(place)
         return None
     # The files first: when they are still moving (or missing, as in a sparse
     # checkout), nothing more is asked of git.
     entries = [(relative, _stat(os.path.join(place.root, relative))) for relative in files]
     if any(info is None for _, info in entries):
-        _forget(place)  # gone since git listed it: the tree is moving
-        return None
+        return None  # gone since git listed it: the tree is moving
     if not settled_since(started_ns, [info for _, info in entries]):
-        _forget(place)
         return None
     try:
         facts = _git_facts(repo)
     except GitError:
-        facts = None  # the sync itself succeeded: only the shortcut is lost
+        return None  # the sync itself succeeded: only the shortcut is lost
     if facts is None:
-        _forget(place)
         return None
     ignored, configured = facts
     walked = _directories(place.root, ignored | set(submodules))
     if walked is None or len(walked[0]) + len(walked[1]) + len(files) > MAX_ENTRIES:
-        _forget(place)
         return None
     directories, rules = walked
     listed = set(files)
@@ -590,13 +602,11 @@ def record(
         for relative in [*directories, *rules]
     ]
     if any(info is None for _, info in folders):
-        _forget(place)
         return None
     if not settled_since(started_ns, [info for _, info in watched + folders]):
-        _forget(place)
         return None
     entries += folders
-    data: dict[str, object] = {
+    return {
         "version": VERSION,
         "place": {
             "root": place.root,
@@ -612,7 +622,6 @@ def record(
         "paths": [path for path, _ in entries],
         "stats": [number for _, info in entries if info is not None for number in info],
     }
-    return _write(place, data)
 
 
 def _forget(place: Place) -> None:

@@ -364,5 +364,5 @@ def check(conn: Any, d: IndexDialect) -> list[Finding]:
     ]
     row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
     # As stored: a count held as a fraction or as bytes is found, not rounded.
-    stats = None if row is None else (row[0], row[1], row[2])
+    stats = None if row is None else tuple(row)
     return index_findings(records, postings, frequencies, stats)

@@ -1108,7 +1108,7 @@ class SQLiteStore(Store):
     # --- integrity and transfer -----------------------------------------
 
     def describe(self) -> str:
-        return str(self.file)
+        return self.file
 
     def failure(self, error: Exception) -> RoteiroError:
         if isinstance(error, sqlite3.Error):
