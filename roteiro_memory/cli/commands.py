@@ -39,7 +39,7 @@ from roteiro_memory.exitcodes import ExitCode
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any
+    from typing import Any, TextIO
 
     from roteiro_memory.cli.anchors import AnchorSpec
 
@@ -434,39 +434,31 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         for line in store.export_lines():
             sys.stdout.write(line + "\n")
         return OK
-    from pathlib import Path
+    from roteiro_memory import privatefile
 
-    # Written beside the target and moved over it whole: an export that fails
-    # half-way (a full disk) leaves no partial file, and an earlier one intact.
-    target = Path(args.output)
-    if not target.name or "\x00" in args.output:
+    # Written beside the target and moved over it whole (private like the
+    # store it copies): an export that fails half-way (a full disk) leaves no
+    # partial file, and an earlier one intact.
+    if not os.path.basename(args.output) or "\x00" in args.output:
         raise UsageError(
             f"invalid --output {excerpt(args.output)}: expected a file name without NUL bytes"
         )
-    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     written = 0
-    try:
-        # Private like the store it copies, whatever the umask.
-        handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.fchmod(handle, 0o600)
-        with open(handle, "w", encoding="utf-8") as out:
-            for line in store.export_lines():
-                out.write(line + "\n")
-                written += 1
-        os.replace(partial, target)
-    except BaseException as error:
-        # Never made when its name is refused; the error that matters is this one.
-        import contextlib
 
-        with contextlib.suppress(OSError):
-            partial.unlink(missing_ok=True)
-        if isinstance(error, (OSError, ValueError)):
-            reason = getattr(error, "strerror", None) or str(error)
-            raise UsageError(
-                f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
-                "(free some space, or choose another --output)"
-            ) from None
-        raise
+    def write(out: TextIO) -> None:
+        nonlocal written
+        for line in store.export_lines():
+            out.write(line + "\n")
+            written += 1
+
+    try:
+        privatefile.replace(args.output, write)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise UsageError(
+            f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
+            "(free some space, or choose another --output)"
+        ) from None
     if args.json:
         emit({"output": args.output, "lines": written})
     return OK

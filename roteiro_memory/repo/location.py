@@ -91,17 +91,15 @@ def prepare(location: Location) -> None:
         if location.origin == "repository":
             _keep_mode(path, 0o600)
         return
+    from roteiro_memory import privatefile
+
     try:
-        handle = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except FileExistsError:
-        return
+        privatefile.create(path)
     except OSError as error:
         raise StoreUnavailable(
             f"{path}: cannot create the store ({error.strerror}); "
             f"choose another with --db PATH or {DB_ENV}"
         ) from None
-    os.close(handle)
-    os.chmod(path, 0o600)
 
 
 def _keep_mode(path: str, mode: int) -> None:

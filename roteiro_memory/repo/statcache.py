@@ -635,25 +635,14 @@ def _forget(place: Place) -> None:
 
 
 def _write(place: Place, data: dict[str, object]) -> StatCache | None:
-    """Write ``data`` as the worktree's cache, atomically and private."""
+    """Write ``data`` as the worktree's cache, whole and private; None when
+    it cannot be written, which only means the next command asks git."""
+    from roteiro_memory import privatefile
+
     target = _cache_path(place)
-    temporary = f"{target}.{os.getpid()}.tmp"
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
     try:
         os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
-        if os.path.lexists(temporary):
-            os.unlink(temporary)  # left by a process of this id that died writing
-        descriptor = os.open(temporary, flags, 0o600)
+        privatefile.replace(target, lambda out: json.dump(data, out, separators=(",", ":")))
     except OSError:
-        return None
-    try:
-        with open(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, separators=(",", ":"))
-        os.replace(temporary, target)
-    except OSError:
-        import contextlib
-
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)  # the rename did not happen: nothing else to undo
         return None
     return StatCache(place, data)

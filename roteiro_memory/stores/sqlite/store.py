@@ -281,8 +281,10 @@ def _search_terms(
     return weight, f"t.term IN ({marks})"
 
 
-def _check_is_store(path: str) -> None:
-    """Refuse, without touching it, a file that is not an SQLite database."""
+def _existing(path: str) -> bool:
+    """Whether a file is at ``path`` already (through a symlink, at its
+    target); a directory, a special file, or a file that is not an SQLite
+    database is refused without being touched."""
     if os.path.isdir(path):
         raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
     if os.path.exists(path) and not os.path.isfile(path):
@@ -294,26 +296,12 @@ def _check_is_store(path: str) -> None:
         with open(path, "rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
     except FileNotFoundError:
-        return
+        return False
     except OSError as error:
         raise StoreUnavailable(f"{path}: cannot be read ({error.strerror})") from None
     if header and header != SQLITE_HEADER:
         raise Corrupt(f"{path}: not a roteiro-memory store (not an SQLite database)")
-
-
-def create_private(path: str | os.PathLike[str]) -> None:
-    """Create the file ``path`` names (through a symlink, its target), empty and
-    mode 0600 whatever the umask, unless it exists: memory is unredacted
-    prose, and SQLite gives the ``-wal`` and ``-shm`` files the same mode."""
-    target = os.path.realpath(path)
-    try:
-        handle = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    except OSError:
-        return  # it exists, or cannot be made: opening it says which
-    try:
-        os.fchmod(handle, 0o600)
-    finally:
-        os.close(handle)
+    return True
 
 
 def _plain(value: Any) -> Any:
@@ -362,8 +350,15 @@ class SQLiteStore(Store):
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        _check_is_store(self.file)
-        create_private(self.file)
+        if not _existing(self.file):
+            from roteiro_memory import privatefile
+
+            try:
+                privatefile.create(self.file)
+            except OSError as error:
+                raise StoreUnavailable(
+                    f"{self.file}: cannot create the store ({error.strerror})"
+                ) from None
         try:
             conn = sqlite3.connect(self.file, timeout=self._busy_ms / 1000, isolation_level=None)
         except sqlite3.Error as error:

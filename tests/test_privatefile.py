@@ -1,0 +1,106 @@
+"""The two ways a file of ours is made, private whatever the umask."""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory import privatefile
+
+
+@pytest.fixture
+def loose_umask() -> Iterator[None]:
+    """A umask that would take the owner's write bit away (and leave others'
+    read bits alone): what is made must be 0600 anyway."""
+    earlier = os.umask(0o222)
+    try:
+        yield
+    finally:
+        os.umask(earlier)
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_create_makes_an_empty_private_file_whatever_the_umask(
+    tmp_path: Path, loose_umask: None
+) -> None:
+    target = tmp_path / "memory.db"
+    assert privatefile.create(target) is True
+    assert target.read_bytes() == b""
+    assert _mode(target) == 0o600
+
+
+def test_create_leaves_what_is_there_untouched(tmp_path: Path) -> None:
+    target = tmp_path / "memory.db"
+    target.write_text("not ours to change\n")
+    target.chmod(0o644)
+    assert privatefile.create(target) is False
+    assert target.read_text() == "not ours to change\n"
+    assert _mode(target) == 0o644
+
+
+def test_create_through_a_dangling_symlink_makes_its_target(tmp_path: Path) -> None:
+    link = tmp_path / "memory.db"
+    link.symlink_to(tmp_path / "real.db")
+    assert privatefile.create(link) is True
+    assert link.is_symlink()
+    assert _mode(tmp_path / "real.db") == 0o600
+
+
+def test_create_raises_what_stops_it(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        privatefile.create(tmp_path / "no such folder" / "memory.db")
+
+
+def test_replace_writes_the_whole_file_private(tmp_path: Path, loose_umask: None) -> None:
+    target = tmp_path / "export.jsonl"
+    target.write_text("an earlier export\n")
+    privatefile.replace(target, lambda out: out.write("línea 1\nline 2\n"))
+    assert target.read_text(encoding="utf-8") == "línea 1\nline 2\n"
+    assert _mode(target) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export.jsonl"]
+
+
+@pytest.mark.parametrize("earlier", [None, "an earlier export\n"])
+def test_a_replace_that_fails_half_way_leaves_the_target_as_it_was(
+    tmp_path: Path, earlier: str | None
+) -> None:
+    target = tmp_path / "export.jsonl"
+    if earlier is not None:
+        target.write_text(earlier)
+
+    def write(out: object) -> None:
+        out.write("half of it\n")  # type: ignore[attr-defined]
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        privatefile.replace(target, write)
+    if earlier is None:
+        assert not target.exists()
+    else:
+        assert target.read_text() == earlier
+    assert [p.name for p in tmp_path.iterdir()] == ([] if earlier is None else ["export.jsonl"])
+
+
+def test_replace_removes_what_a_dead_process_of_its_id_left(tmp_path: Path) -> None:
+    target = tmp_path / "statcache.json"
+    stale = tmp_path / f".statcache.json.{os.getpid()}.tmp"
+    stale.write_text("{half")
+    privatefile.replace(target, lambda out: out.write("{}"))
+    assert target.read_text() == "{}"
+    assert not stale.exists()
+
+
+def test_replace_never_writes_through_a_link_planted_at_its_temporary(tmp_path: Path) -> None:
+    victim = tmp_path / "someone else's file"
+    victim.write_text("theirs\n")
+    (tmp_path / f".export.jsonl.{os.getpid()}.tmp").symlink_to(victim)
+    privatefile.replace(tmp_path / "export.jsonl", lambda out: out.write("ours\n"))
+    assert victim.read_text() == "theirs\n"
+    assert (tmp_path / "export.jsonl").read_text() == "ours\n"
