@@ -7,13 +7,16 @@ whatever the umask.  The two ways one is made are implemented here once:
   store before SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` files
   the database file's mode);
 * :func:`replace` writes a whole file beside its target and renames it over
-  the target, so a write that fails half-way (a full disk, a signal) leaves
-  no partial file, and an earlier one as it was.
+  the target, so a write that fails half-way (a full disk, Ctrl-C) leaves no
+  partial file, and an earlier one as it was.  (A process killed outright
+  leaves its temporary: nothing runs to remove it.)
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +52,16 @@ def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> 
     ``write`` fills a new file beside the target (``.NAME.PID.tmp``), which is
     renamed over the target once it is complete.  Whatever fails -- opening,
     ``write`` itself, the rename -- the new file is removed and the failure
-    raised, and ``target`` is as it was."""
+    raised, and ``target`` is as it was.  A target that is there and neither
+    a regular file nor a symlink (a directory, a device such as
+    ``/dev/null``, a FIFO) is refused with :class:`FileExistsError` before
+    anything is written: renaming over it would put a file in its place."""
+    if os.path.lexists(target):
+        mode = os.lstat(target).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            raise FileExistsError(
+                errno.EEXIST, "it is there and not a regular file, so it is not replaced"
+            )
     folder, name = os.path.split(os.fspath(target))
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     if os.path.lexists(temporary):

@@ -576,6 +576,12 @@ BAD_INPUT = [
     (["show"], "ID"),
     (["cache", "get"], "KEY"),
     (["export", "-o", "/no-such-dir/dump.jsonl"], "/no-such-dir/dump.jsonl"),
+    (["export", "-o", ".git/roteiro/memory.db"], "the store being exported"),
+    (["export", "-o", ".git/roteiro/memory.db-wal"], "the store being exported"),
+    (["export", "-o", ".git/roteiro/../roteiro/memory.db"], "the store being exported"),
+    (["export", "-o", "."], "'.'"),
+    (["export", "-o", "src/."], "'src/.'"),
+    (["export", "-o", "src"], "not a regular file"),
     (["check", "--db", "no-such.db"], "no-such.db"),
     (["sync", "--db", ""], "--db"),
     (["add", "x", "--anchor", ""], "--anchor"),
@@ -737,6 +743,49 @@ def test_stores_and_exports_are_private_whatever_the_umask(repo: Repo, tmp_path:
     assert done.returncode == 0, done.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     assert out.read_text().count("\n") == 3  # the header, the record, the trailer
+
+
+def test_export_never_puts_a_file_in_place_of_a_fifo_or_the_stores_hard_link(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """What ``-o`` names is replaced only when it is a regular file (or a
+    symlink): a FIFO, or a device such as ``/dev/null``, stays what it was, and
+    a hard link to the store is the store."""
+    repo.add("a lesson")
+    outputs = tmp_path / "outputs"
+    outputs.mkdir()
+    fifo = outputs / "pipe"
+    os.mkfifo(fifo)
+    os.link(repo.db, outputs / "also-the-store.db")
+    before = repo.snapshot()
+    for output, named in ((fifo, "not a regular file"), (outputs / "also-the-store.db", "store")):
+        done = repo.run("export", "-o", str(output))
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert named in done.stderr
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert repo.snapshot() == before
+    assert sorted(p.name for p in outputs.iterdir()) == ["also-the-store.db", "pipe"]
+
+
+def test_a_dangling_symlink_as_the_repositorys_store_is_created_at_its_target(
+    repo: Repo, tmp_path: Path
+) -> None:
+    folder = repo.db.parent
+    folder.mkdir(mode=0o700, exist_ok=True)
+    repo.db.symlink_to(tmp_path / "real.db")
+    repo.add("a lesson through the link")
+    assert repo.db.is_symlink()
+    assert stat.S_IMODE((tmp_path / "real.db").stat().st_mode) == 0o600
+    assert [r["body"] for r in repo.json("list")["records"]] == ["a lesson through the link"]
+    repo.db.unlink()
+    repo.db.symlink_to(tmp_path / "no such folder" / "real.db")
+    done = repo.run("list")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        f"roteiro-memory: error: {repo.db}: cannot create the store (No such file or directory); "
+        "choose another with --db PATH or ROTEIRO_MEMORY_DB"
+    ]
 
 
 def test_export_to_a_file_others_can_read_warns(repo: Repo, tmp_path: Path) -> None:

@@ -104,3 +104,25 @@ def test_replace_never_writes_through_a_link_planted_at_its_temporary(tmp_path: 
     privatefile.replace(tmp_path / "export.jsonl", lambda out: out.write("ours\n"))
     assert victim.read_text() == "theirs\n"
     assert (tmp_path / "export.jsonl").read_text() == "ours\n"
+
+
+@pytest.mark.parametrize("make", [os.mkfifo, os.mkdir], ids=["fifo", "directory"])
+def test_replace_refuses_what_is_not_a_regular_file(tmp_path: Path, make: object) -> None:
+    target = tmp_path / "out.jsonl"
+    make(target)  # type: ignore[operator]
+    kind = stat.S_IFMT(os.lstat(target).st_mode)
+    with pytest.raises(FileExistsError, match="not a regular file"):
+        privatefile.replace(target, lambda out: out.write("x"))
+    assert stat.S_IFMT(os.lstat(target).st_mode) == kind
+    assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
+
+
+def test_replace_puts_a_file_in_place_of_a_symlink_and_leaves_its_target(tmp_path: Path) -> None:
+    theirs = tmp_path / "theirs.txt"
+    theirs.write_text("theirs\n")
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(theirs)
+    privatefile.replace(link, lambda out: out.write("ours\n"))
+    assert not link.is_symlink()
+    assert link.read_text() == "ours\n"
+    assert theirs.read_text() == "theirs\n"

@@ -439,9 +439,14 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     # Written beside the target and moved over it whole (private like the
     # store it copies): an export that fails half-way (a full disk) leaves no
     # partial file, and an earlier one intact.
-    if not os.path.basename(args.output) or "\x00" in args.output:
+    if os.path.basename(args.output) in ("", ".", "..") or "\x00" in args.output:
         raise UsageError(
             f"invalid --output {excerpt(args.output)}: expected a file name without NUL bytes"
+        )
+    if session.dsn() is None and _is_the_store(args.output, session.store_file()):
+        raise UsageError(
+            f"invalid --output {excerpt(args.output)}: that is the store being exported "
+            "(or one of its files), which the export would overwrite; choose another path"
         )
     written = 0
 
@@ -455,13 +460,29 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
         privatefile.replace(args.output, write)
     except (OSError, ValueError) as error:
         reason = getattr(error, "strerror", None) or str(error)
+        remedy = (
+            "choose another --output, or leave -o out to write to stdout"
+            if isinstance(error, FileExistsError)  # a directory, a device, a FIFO
+            else "free some space, or choose another --output"
+        )
         raise UsageError(
-            f"cannot write {excerpt(args.output)}: {reason}; nothing was written there "
-            "(free some space, or choose another --output)"
+            f"cannot write {excerpt(args.output)}: {reason}; nothing was written there ({remedy})"
         ) from None
     if args.json:
         emit({"output": args.output, "lines": written})
     return OK
+
+
+def _is_the_store(output: str, store_file: str) -> bool:
+    """Whether writing ``output`` would replace the SQLite store at
+    ``store_file`` or one of the side files SQLite keeps beside it."""
+    own = {os.path.realpath(store_file + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
+    if os.path.realpath(output) in own:
+        return True
+    try:
+        return os.path.samefile(output, store_file)  # a hard link to it
+    except OSError:
+        return False  # nothing there yet, so nothing of the store's
 
 
 def _warn_if_stdout_is_shared() -> None:

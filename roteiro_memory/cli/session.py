@@ -108,7 +108,7 @@ class Session:
     def store_path(self) -> str:
         return self._location().path
 
-    def _real_store_path(self) -> str:
+    def store_file(self) -> str:
         """The store file's real path, as it was when first found."""
         self._location()
         assert self._store_file is not None
@@ -152,7 +152,7 @@ class Session:
         or where a PostgreSQL store lives (never with its password)."""
         if self.dsn() is not None:
             return store.describe()
-        return self._real_store_path()
+        return self.store_file()
 
     def sync(self, *, full: bool = False) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
@@ -213,7 +213,7 @@ class Session:
         itself saying that git does not ignore it)."""
         if self.dsn() is not None:
             return {}
-        store = self._real_store_path()
+        store = self.store_file()
         relative = os.path.relpath(store, os.path.realpath(repo.root))
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
             return {}

@@ -87,7 +87,7 @@ def prepare(location: Location) -> None:
             raise StoreUnavailable(
                 f"{parent}: cannot create the store folder ({error.strerror})"
             ) from None
-    if os.path.lexists(path):
+    if os.path.exists(path):  # through a symlink: a dangling one is created below
         if location.origin == "repository":
             _keep_mode(path, 0o600)
         return
