@@ -585,3 +585,17 @@ def test_store_from_an_earlier_version_after_analyze_is_still_recognised(tmp_pat
     conn.close()
     with SQLiteStore(path) as store:
         assert store.get(1) is not None
+
+
+def test_a_store_named_in_memory_makes_no_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``:memory:`` is SQLite's name for a database in memory: the store
+    works there, and nothing is left in the folder it was opened from."""
+    from roteiro_memory.stores.sqlite.store import IN_MEMORY
+
+    monkeypatch.chdir(tmp_path)
+    with SQLiteStore(IN_MEMORY) as store:
+        assert store.record("lesson", "kept in memory") == 1
+        assert [r.body for r in store.list().records] == ["kept in memory"]
+    assert list(tmp_path.iterdir()) == []

@@ -81,7 +81,11 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.transfer import Export
 
-__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "SQLITE_HEADER", "SQLiteStore"]
+__all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "IN_MEMORY", "SQLITE_HEADER", "SQLiteStore"]
+
+IN_MEMORY = ":memory:"
+"""The file name SQLite opens as a database in memory, as :mod:`sqlite3`
+does: a store named so lives and dies with its connection, and no file is made."""
 
 SETS = TextSets(
     member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
@@ -315,7 +319,8 @@ def _plain(value: Any) -> Any:
 
 
 class SQLiteStore(Store):
-    """The two-tier store in one SQLite file."""
+    """The two-tier store in one SQLite file (or, named :data:`IN_MEMORY`,
+    in memory)."""
 
     name = "sqlite"
     capabilities = STORE_CAPABILITIES
@@ -350,7 +355,7 @@ class SQLiteStore(Store):
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        if not _existing(self.file):
+        if self.file != IN_MEMORY and not _existing(self.file):
             from roteiro_memory import privatefile
 
             try:
