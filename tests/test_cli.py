@@ -584,6 +584,7 @@ BAD_INPUT = [
     (["export", "-o", "src"], "not a regular file"),
     (["check", "--db", "no-such.db"], "no-such.db"),
     (["sync", "--db", ""], "--db"),
+    (["add", "x", "--db", ":memory:"], "--db names ':memory:'"),
     (["add", "x", "--anchor", ""], "--anchor"),
     (["frobnicate"], "frobnicate"),
     (["list", "--no-such-option"], "--no-such-option"),
@@ -605,6 +606,19 @@ def test_bad_input_exits_two_with_one_line_and_changes_nothing(
     assert named in lines[0]
     assert done.stdout == ""
     assert repo.snapshot() == before
+
+
+def test_a_store_in_memory_is_refused_and_no_file_is_made(repo: Repo) -> None:
+    """``:memory:`` would keep nothing from one command to the next, and
+    opening it made an empty file of that name where the command ran."""
+    repo.env["ROTEIRO_MEMORY_DB"] = ":memory:"
+    done = repo.run("add", "a lesson")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "roteiro-memory: error: ROTEIRO_MEMORY_DB names ':memory:', a database in memory, "
+        "which keeps nothing from one command to the next; choose the path of a store file"
+    ]
+    assert not (repo.root / ":memory:").exists()
 
 
 def test_bad_budget_in_the_environment_is_refused(repo: Repo) -> None:

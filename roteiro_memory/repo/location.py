@@ -49,19 +49,32 @@ def locate(
     if db is not None:
         if not db.strip():
             raise StoreUnavailable("--db is empty: expected the path of a store file")
-        return Location(db, "--db")
+        return _named(db, "--db")
     from_env = environ.get(DB_ENV)
     if from_env is not None:
         if not from_env.strip():
             raise StoreUnavailable(
                 f"{DB_ENV} is set but empty: expected the path of a store file, or unset it"
             )
-        return Location(from_env, DB_ENV)
+        return _named(from_env, DB_ENV)
     if common_dir is None:
         raise StoreUnavailable(
             f"not inside a git repository: run in one, or choose a store with --db PATH or {DB_ENV}"
         )
     return Location(os.path.join(common_dir, STORE_DIR, STORE_FILE), "repository")
+
+
+def _named(path: str, origin: str) -> Location:
+    """The store file ``origin`` names, which must be a file: SQLite's name
+    for a database in memory would keep nothing from one command to the next."""
+    from roteiro_memory.stores.sqlite.store import IN_MEMORY
+
+    if path == IN_MEMORY:
+        raise StoreUnavailable(
+            f"{origin} names {IN_MEMORY!r}, a database in memory, which keeps nothing "
+            "from one command to the next; choose the path of a store file"
+        )
+    return Location(path, origin)
 
 
 def prepare(location: Location) -> None:
