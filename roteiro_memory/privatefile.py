@@ -1,7 +1,8 @@
 """Files only their owner may read: the store, its exports and the stat cache.
 
-Memory is unredacted prose, so every file this package makes is mode 0600
-whatever the umask.  The two ways one is made are implemented here once:
+Memory is unredacted prose, so every file holding it (or facts about the
+repository it is anchored in) is mode 0600 whatever the umask.  The two ways
+one is made are implemented here once:
 
 * :func:`create` makes an empty file unless something is there already (a
   store before SQLite opens it; SQLite gives its ``-wal`` and ``-shm`` files
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-__all__ = ["MODE", "create", "replace"]
+__all__ = ["MODE", "check_replaceable", "create", "replace"]
 
 MODE = 0o600
 """Read and write for the owner, nothing for anyone else."""
@@ -46,28 +47,49 @@ def create(path: str | os.PathLike[str]) -> bool:
     return True
 
 
+_KINDS = {  # what a path that is not a regular file is, for a message
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFSOCK: "a socket",
+}
+
+
+def check_replaceable(target: str | os.PathLike[str]) -> None:
+    """Refuse, with :class:`FileExistsError`, a ``target`` that :func:`replace`
+    would put a file in place of though it is not one: a directory, a FIFO, a
+    device, a socket -- or a symlink to one (``/dev/stdout``).  Nothing there,
+    a regular file, or a symlink to a regular file or to nothing, is
+    replaceable (a symlink is replaced itself; what it pointed to is left)."""
+    try:
+        mode = os.stat(target).st_mode  # through a symlink: what it points to
+    except FileNotFoundError:
+        return  # nothing there, or a symlink to nothing
+    if not stat.S_ISREG(mode):
+        raise FileExistsError(
+            errno.EEXIST,
+            f"it is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}; only a regular "
+            "file, or a symlink to one, is replaced",
+        )
+
+
 def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:
     """Make ``target`` a private file holding what ``write`` writes (UTF-8).
 
     ``write`` fills a new file beside the target (``.NAME.PID.tmp``), which is
     renamed over the target once it is complete.  Whatever fails -- opening,
-    ``write`` itself, the rename -- the new file is removed and the failure
-    raised, and ``target`` is as it was.  A target that is there and neither
-    a regular file nor a symlink (a directory, a device such as
-    ``/dev/null``, a FIFO) is refused with :class:`FileExistsError` before
-    anything is written: renaming over it would put a file in its place."""
-    if os.path.lexists(target):
-        mode = os.lstat(target).st_mode
-        if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
-            raise FileExistsError(
-                errno.EEXIST, "it is there and not a regular file, so it is not replaced"
-            )
+    ``write`` itself, the rename, an interrupt -- the new file is removed and
+    the failure raised, and ``target`` is as it was.  A target that is not
+    replaceable (:func:`check_replaceable`) is refused before anything is
+    written."""
+    check_replaceable(target)
     folder, name = os.path.split(os.fspath(target))
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     if os.path.lexists(temporary):
         os.unlink(temporary)  # left by a process of this id that died writing
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-    handle = os.open(temporary, flags, MODE)
+    # O_EXCL: a name that is taken, a planted symlink included, is refused.
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, MODE)
     try:
         with open(handle, "w", encoding="utf-8") as out:
             os.fchmod(out.fileno(), MODE)

@@ -581,7 +581,7 @@ BAD_INPUT = [
     (["export", "-o", ".git/roteiro/../roteiro/memory.db"], "the store being exported"),
     (["export", "-o", "."], "'.'"),
     (["export", "-o", "src/."], "'src/.'"),
-    (["export", "-o", "src"], "not a regular file"),
+    (["export", "-o", "src"], "it is a directory"),
     (["check", "--db", "no-such.db"], "no-such.db"),
     (["sync", "--db", ""], "--db"),
     (["add", "x", "--db", ":memory:"], "--db names ':memory:'"),
@@ -609,15 +609,18 @@ def test_bad_input_exits_two_with_one_line_and_changes_nothing(
 
 
 def test_a_store_in_memory_is_refused_and_no_file_is_made(repo: Repo) -> None:
-    """``:memory:`` would keep nothing from one command to the next, and
-    opening it made an empty file of that name where the command ran."""
+    """``:memory:`` would keep nothing from one command to the next (nor, for
+    the MCP server, after it), and opening it made an empty file of that name
+    where the command ran."""
     repo.env["ROTEIRO_MEMORY_DB"] = ":memory:"
-    done = repo.run("add", "a lesson")
-    assert done.returncode == 2
-    assert done.stderr.splitlines() == [
-        "roteiro-memory: error: ROTEIRO_MEMORY_DB names ':memory:', a database in memory, "
-        "which keeps nothing from one command to the next; choose the path of a store file"
-    ]
+    for command in (["add", "a lesson"], ["mcp"]):
+        done = repo.run(*command)
+        assert done.returncode == 2
+        assert done.stderr.splitlines() == [
+            "roteiro-memory: error: ROTEIRO_MEMORY_DB names ':memory:', a database in memory, "
+            "which keeps nothing once the process ends and shares nothing with another; "
+            "choose the path of a store file"
+        ]
     assert not (repo.root / ":memory:").exists()
 
 
@@ -763,23 +766,33 @@ def test_export_never_puts_a_file_in_place_of_a_fifo_or_the_stores_hard_link(
     repo: Repo, tmp_path: Path
 ) -> None:
     """What ``-o`` names is replaced only when it is a regular file (or a
-    symlink): a FIFO, or a device such as ``/dev/null``, stays what it was, and
-    a hard link to the store is the store."""
+    symlink to one): a FIFO, a symlink to one (as ``/dev/stdout`` may be), or
+    a device such as ``/dev/null`` stays what it was, and a hard link to the
+    store is a name of the store."""
     repo.add("a lesson")
     outputs = tmp_path / "outputs"
     outputs.mkdir()
     fifo = outputs / "pipe"
     os.mkfifo(fifo)
+    (outputs / "link-to-the-fifo").symlink_to(fifo)
     os.link(repo.db, outputs / "also-the-store.db")
     before = repo.snapshot()
-    for output, named in ((fifo, "not a regular file"), (outputs / "also-the-store.db", "store")):
+    for output, named in (
+        (fifo, "it is a FIFO"),
+        (outputs / "link-to-the-fifo", "it is a FIFO"),
+        (outputs / "also-the-store.db", "a name of the store"),
+    ):
         done = repo.run("export", "-o", str(output))
         assert done.returncode == 2, done.stderr
         assert len(done.stderr.splitlines()) == 1, done.stderr
         assert named in done.stderr
     assert stat.S_ISFIFO(fifo.lstat().st_mode)
     assert repo.snapshot() == before
-    assert sorted(p.name for p in outputs.iterdir()) == ["also-the-store.db", "pipe"]
+    assert sorted(p.name for p in outputs.iterdir()) == [
+        "also-the-store.db",
+        "link-to-the-fifo",
+        "pipe",
+    ]
 
 
 def test_a_dangling_symlink_as_the_repositorys_store_is_created_at_its_target(

@@ -68,8 +68,13 @@ def test_replace_writes_the_whole_file_private(tmp_path: Path, loose_umask: None
 
 
 @pytest.mark.parametrize("earlier", [None, "an earlier export\n"])
+@pytest.mark.parametrize(
+    "failure",
+    [OSError(28, "No space left on device"), KeyboardInterrupt()],
+    ids=["full-disk", "ctrl-c"],
+)
 def test_a_replace_that_fails_half_way_leaves_the_target_as_it_was(
-    tmp_path: Path, earlier: str | None
+    tmp_path: Path, earlier: str | None, failure: BaseException
 ) -> None:
     target = tmp_path / "export.jsonl"
     if earlier is not None:
@@ -77,9 +82,9 @@ def test_a_replace_that_fails_half_way_leaves_the_target_as_it_was(
 
     def write(out: object) -> None:
         out.write("half of it\n")  # type: ignore[attr-defined]
-        raise OSError(28, "No space left on device")
+        raise failure
 
-    with pytest.raises(OSError, match="No space left"):
+    with pytest.raises(type(failure)):
         privatefile.replace(target, write)
     if earlier is None:
         assert not target.exists()
@@ -111,7 +116,7 @@ def test_replace_refuses_what_is_not_a_regular_file(tmp_path: Path, make: object
     target = tmp_path / "out.jsonl"
     make(target)  # type: ignore[operator]
     kind = stat.S_IFMT(os.lstat(target).st_mode)
-    with pytest.raises(FileExistsError, match="not a regular file"):
+    with pytest.raises(FileExistsError, match="only a regular file, or a symlink to one"):
         privatefile.replace(target, lambda out: out.write("x"))
     assert stat.S_IFMT(os.lstat(target).st_mode) == kind
     assert [p.name for p in tmp_path.iterdir()] == ["out.jsonl"]
@@ -126,3 +131,25 @@ def test_replace_puts_a_file_in_place_of_a_symlink_and_leaves_its_target(tmp_pat
     assert not link.is_symlink()
     assert link.read_text() == "ours\n"
     assert theirs.read_text() == "theirs\n"
+
+
+def test_replace_refuses_a_symlink_to_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """A link to a FIFO or a terminal (``/dev/stdout``) would be replaced by a
+    file, so it is refused as what it points to is."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(fifo)
+    with pytest.raises(FileExistsError, match="it is a FIFO"):
+        privatefile.replace(link, lambda out: out.write("x"))
+    assert link.is_symlink()
+    assert stat.S_ISFIFO(os.stat(link).st_mode)
+
+
+def test_replace_puts_a_file_in_place_of_a_dangling_symlink(tmp_path: Path) -> None:
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(tmp_path / "nothing here")
+    privatefile.replace(link, lambda out: out.write("ours\n"))
+    assert not link.is_symlink()
+    assert link.read_text() == "ours\n"
+    assert not (tmp_path / "nothing here").exists()

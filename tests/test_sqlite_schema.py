@@ -494,6 +494,28 @@ def test_read_command_migrating_an_older_store_says_so(
     assert err == ""
 
 
+def test_a_refused_export_leaves_an_older_store_unmigrated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``export -o`` judges its output before it opens the store: a refused
+    one leaves a store an earlier version wrote exactly as it was."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "from an earlier version")
+    _as_earlier_version(path, drop_last_migration=True)
+    digest = _digest(path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for output in (path, f"{path}-wal", fifo, f"{tmp_path}/", "a\x00b"):
+        status, out, err = _cli(capsys, "export", "--db", path, "-o", output)
+        assert status == 2, err
+        assert out == ""
+        assert len(err.splitlines()) == 1, err
+        assert "migrated" not in err
+    assert _digest(path) == digest
+    assert _side_files(path) == []
+
+
 def test_protocol_server_migrating_an_older_store_says_so(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     with SQLiteStore(path) as store:

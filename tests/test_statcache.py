@@ -413,7 +413,7 @@ def test_a_cache_that_cannot_be_written_leaves_the_command_working(
     assert sync_once(db) is not None
     assert sync_once(db) is not None
     assert witness_matches_the_tree_of(root, db)
-    assert not list(root.glob(".git/roteiro*.tmp"))
+    assert not list((root / ".git").rglob("*.tmp"))
 
 
 def test_a_folder_that_cannot_be_listed_gets_no_cache_and_no_failure(

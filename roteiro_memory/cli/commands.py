@@ -428,6 +428,8 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
             "export --json needs -o FILE: the export itself is JSON Lines on stdout, and "
             "--json prints the envelope saying what was written to FILE"
         )
+    if not to_stdout:
+        _check_output(args.output, session)  # before the store is opened (or migrated)
     store = session.store(must_exist=True)
     if to_stdout:
         _warn_if_stdout_is_shared()
@@ -437,17 +439,8 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory import privatefile
 
     # Written beside the target and moved over it whole (private like the
-    # store it copies): an export that fails half-way (a full disk) leaves no
-    # partial file, and an earlier one intact.
-    if os.path.basename(args.output) in ("", ".", "..") or "\x00" in args.output:
-        raise UsageError(
-            f"invalid --output {excerpt(args.output)}: expected a file name without NUL bytes"
-        )
-    if session.dsn() is None and _is_the_store(args.output, session.store_file()):
-        raise UsageError(
-            f"invalid --output {excerpt(args.output)}: that is the store being exported "
-            "(or one of its files), which the export would overwrite; choose another path"
-        )
+    # store it copies): an export that fails half-way (a full disk, Ctrl-C)
+    # leaves no partial file, and an earlier one intact.
     written = 0
 
     def write(out: TextIO) -> None:
@@ -459,30 +452,68 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     try:
         privatefile.replace(args.output, write)
     except (OSError, ValueError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        remedy = (
-            "choose another --output, or leave -o out to write to stdout"
-            if isinstance(error, FileExistsError)  # a directory, a device, a FIFO
-            else "free some space, or choose another --output"
-        )
-        raise UsageError(
-            f"cannot write {excerpt(args.output)}: {reason}; nothing was written there ({remedy})"
-        ) from None
+        raise _cannot_write(args.output, error) from None
     if args.json:
         emit({"output": args.output, "lines": written})
     return OK
 
 
-def _is_the_store(output: str, store_file: str) -> bool:
-    """Whether writing ``output`` would replace the SQLite store at
-    ``store_file`` or one of the side files SQLite keeps beside it."""
-    own = {os.path.realpath(store_file + suffix) for suffix in ("", "-wal", "-shm", "-journal")}
-    if os.path.realpath(output) in own:
-        return True
+_STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
+"""The store file's name and the suffixes of the files SQLite keeps beside it."""
+
+
+def _check_output(output: str, session: Session) -> None:
+    """Refuse an ``--output`` the export must not be written to: a name that
+    is no file's, one of the store's own names (writing there would leave
+    the store under that name an export), or what is not replaceable
+    (:func:`roteiro_memory.privatefile.check_replaceable`)."""
+    if "\x00" in output:
+        raise UsageError(f"invalid --output {excerpt(output)}: a file name holds no NUL byte")
+    if os.path.basename(output) in ("", ".", ".."):
+        raise UsageError(
+            f"invalid --output {excerpt(output)}: that names a folder; "
+            "expected the path of a file, such as memory.jsonl"
+        )
+    if session.dsn() is None and _names_the_store(output, session.real_store_path()):
+        raise UsageError(
+            f"invalid --output {excerpt(output)}: that is a name of the store being exported "
+            "(or of a file SQLite keeps beside it); choose another path"
+        )
+    from roteiro_memory import privatefile
+
     try:
-        return os.path.samefile(output, store_file)  # a hard link to it
-    except OSError:
-        return False  # nothing there yet, so nothing of the store's
+        privatefile.check_replaceable(output)
+    except OSError as error:
+        raise _cannot_write(output, error) from None
+
+
+def _names_the_store(output: str, store_file: str) -> bool:
+    """Whether ``output`` is a name of the SQLite store at ``store_file`` or
+    of a side file beside it: the same path once symlinks are resolved, or
+    the same file (a hard link, another case on a case-insensitive disk)."""
+    real = os.path.realpath(output)
+    for suffix in _STORE_SIDE_FILES:
+        own = store_file + suffix
+        if real == os.path.realpath(own):
+            return True
+        try:
+            if os.path.samefile(output, own):
+                return True
+        except OSError:
+            continue  # one of them is not there: not the same file
+    return False
+
+
+def _cannot_write(output: str, error: OSError | ValueError) -> UsageError:
+    reason = getattr(error, "strerror", None) or str(error)
+    remedy = (
+        "choose another --output, or leave -o out to write to stdout"
+        if isinstance(error, FileExistsError)  # not replaceable
+        else "free some space, or choose another --output"
+    )
+    return UsageError(
+        f"cannot write {excerpt(output)}: {reason}; nothing was written there ({remedy})"
+    )
 
 
 def _warn_if_stdout_is_shared() -> None:

@@ -108,7 +108,7 @@ class Session:
     def store_path(self) -> str:
         return self._location().path
 
-    def store_file(self) -> str:
+    def real_store_path(self) -> str:
         """The store file's real path, as it was when first found."""
         self._location()
         assert self._store_file is not None
@@ -152,7 +152,7 @@ class Session:
         or where a PostgreSQL store lives (never with its password)."""
         if self.dsn() is not None:
             return store.describe()
-        return self.store_file()
+        return self.real_store_path()
 
     def sync(self, *, full: bool = False) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
@@ -213,7 +213,7 @@ class Session:
         itself saying that git does not ignore it)."""
         if self.dsn() is not None:
             return {}
-        store = self.store_file()
+        store = self.real_store_path()
         relative = os.path.relpath(store, os.path.realpath(repo.root))
         if relative == os.pardir or relative.startswith(os.pardir + os.sep):
             return {}

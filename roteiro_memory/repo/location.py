@@ -66,13 +66,14 @@ def locate(
 
 def _named(path: str, origin: str) -> Location:
     """The store file ``origin`` names, which must be a file: SQLite's name
-    for a database in memory would keep nothing from one command to the next."""
-    from roteiro_memory.stores.sqlite.store import IN_MEMORY
+    for a database in memory would keep nothing once the process ends, and
+    share nothing with another (the MCP server's included)."""
+    from roteiro_memory.stores.sqlite import IN_MEMORY
 
     if path == IN_MEMORY:
         raise StoreUnavailable(
-            f"{origin} names {IN_MEMORY!r}, a database in memory, which keeps nothing "
-            "from one command to the next; choose the path of a store file"
+            f"{origin} names {IN_MEMORY!r}, a database in memory, which keeps nothing once "
+            "the process ends and shares nothing with another; choose the path of a store file"
         )
     return Location(path, origin)
 
@@ -102,7 +103,7 @@ def prepare(location: Location) -> None:
             ) from None
     if os.path.exists(path):  # through a symlink: a dangling one is created below
         if location.origin == "repository":
-            _keep_mode(path, 0o600)
+            _keep_mode(path, 0o600)  # privatefile.MODE, without loading it on every command
         return
     from roteiro_memory import privatefile
 

@@ -54,6 +54,7 @@ from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
+from roteiro_memory.stores.sqlite import IN_MEMORY
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
     BUILDS,
@@ -83,9 +84,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "IN_MEMORY", "SQLITE_HEADER", "SQLiteStore"]
 
-IN_MEMORY = ":memory:"
-"""The file name SQLite opens as a database in memory, as :mod:`sqlite3`
-does: a store named so lives and dies with its connection, and no file is made."""
 
 SETS = TextSets(
     member=lambda column, param: f"{column} IN (SELECT value FROM json_each({param}))",
