@@ -57,11 +57,12 @@ _KINDS = {  # what a path that is not a regular file is, for a message
 
 
 def check_replaceable(target: str | os.PathLike[str]) -> None:
-    """Refuse, with :class:`FileExistsError`, a ``target`` that :func:`replace`
-    would put a file in place of though it is not one: a directory, a FIFO, a
-    device, a socket -- or a symlink to one (``/dev/stdout``).  Nothing there,
-    a regular file, or a symlink to a regular file or to nothing, is
-    replaceable (a symlink is replaced itself; what it pointed to is left)."""
+    """Refuse, with :class:`FileExistsError`, a ``target`` that is there and
+    is not a regular file -- a directory, a FIFO, a device, a socket, or a
+    symlink to one (``/dev/stdout``) -- since :func:`replace` would put a file
+    in its place.  Nothing there, a regular file, or a symlink to a regular
+    file or to nothing is replaceable: a symlink is replaced itself, and what
+    it pointed to is left as it was."""
     try:
         mode = os.stat(target).st_mode  # through a symlink: what it points to
     except FileNotFoundError:
