@@ -458,10 +458,6 @@ def cmd_export(args: argparse.Namespace, session: Session) -> int:
     return OK
 
 
-_STORE_SIDE_FILES = ("", "-wal", "-shm", "-journal")
-"""The store file's name and the suffixes of the files SQLite keeps beside it."""
-
-
 def _check_output(output: str, session: Session) -> None:
     """Refuse an ``--output`` the export must not be written to: a name that
     is no file's, one of the store's own names (writing there would leave
@@ -491,8 +487,10 @@ def _names_the_store(output: str, store_file: str) -> bool:
     """Whether ``output`` is a name of the SQLite store at ``store_file`` or
     of a side file beside it: the same path once symlinks are resolved, or
     the same file (a hard link, another case on a case-insensitive disk)."""
+    from roteiro_memory.stores.sqlite import SIDE_FILES
+
     real = os.path.realpath(output)
-    for suffix in _STORE_SIDE_FILES:
+    for suffix in ("", *SIDE_FILES):
         own = store_file + suffix
         if real == os.path.realpath(own):
             return True

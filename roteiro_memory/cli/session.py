@@ -222,7 +222,9 @@ class Session:
             "is this command's store, inside the working tree and not ignored by git; "
             "add it to .gitignore so that it is never committed"
         )
-        return {name: said, **{name + suffix: None for suffix in ("-wal", "-shm", "-journal")}}
+        from roteiro_memory.stores.sqlite import SIDE_FILES
+
+        return {name: said, **{name + suffix: None for suffix in SIDE_FILES}}
 
     def remember(
         self, valid: ValidWrite, spec: AnchorSpec | None, supersedes: int | None
