@@ -1,14 +1,24 @@
 """One exception tree, rooted at :class:`RoteiroError`.
 
-Each class carries ``kind``, the PROTOCOL error kind it is reported as, and
-also inherits the built-in it resembles so callers can catch it either way.
-Messages name the offending value, what is allowed, and where it came from.
+Each class carries its consequences, as click's exceptions carry
+``exit_code``: ``kind``, the PROTOCOL error kind it is reported as on every
+surface (the wire, the ``--json`` envelope, an MCP tool result), and
+``exit_status``, the :class:`~roteiro_memory.exitcodes.ExitCode` a command
+ends with.  Each also inherits the built-in it resembles, so callers can
+catch it either way.  Messages name the offending value, what is allowed, and
+where it came from.
+
+The classes are defined in PROTOCOL's order of kinds, so :data:`ERROR_KINDS`
+is read off them.
 """
 
 from __future__ import annotations
 
+from roteiro_memory.exitcodes import ExitCode
+
 __all__ = [
     "ERROR_KINDS",
+    "Absent",
     "AlreadySuperseded",
     "AnchorError",
     "BadRequest",
@@ -22,6 +32,7 @@ __all__ = [
     "InvalidDecay",
     "InvalidKind",
     "InvalidScope",
+    "InvalidStoreName",
     "NotFound",
     "ResetRefused",
     "RoteiroError",
@@ -51,10 +62,22 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     return text
 
 
-class RoteiroError(Exception):
-    """Base of every error this package raises on purpose."""
+_CLASSES: list[type[RoteiroError]] = []
+"""Every error class, in the order defined."""
 
-    kind = "RoteiroError"
+
+class RoteiroError(Exception):
+    """Base of every error this package raises on purpose; never raised itself."""
+
+    kind: str = "BadRequest"
+    """The PROTOCOL error kind it is reported as."""
+    exit_status: ExitCode = ExitCode.USAGE
+    """The status a command that fails with it exits with: by default, a
+    request that was refused and changed nothing."""
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        _CLASSES.append(cls)
 
 
 class InvalidKind(RoteiroError, ValueError):
@@ -73,13 +96,6 @@ class InvalidBody(RoteiroError, ValueError):
     """A body that is empty, blank, or over the byte limit."""
 
     kind = "InvalidBody"
-
-
-class InvalidAnchor(RoteiroError, ValueError):
-    """An anchor over the size limit; reported as ``BadRequest``, the kind
-    PROTOCOL gives a malformed argument, as no kind of its own exists."""
-
-    kind = "BadRequest"
 
 
 class InvalidConfidence(RoteiroError, ValueError):
@@ -106,6 +122,13 @@ class NotFound(RoteiroError, LookupError):
     kind = "NotFound"
 
 
+class Absent(NotFound):
+    """The record or cache entry a command names to read or forget is not
+    there: an answer, not a refusal, so its exit status says "nothing"."""
+
+    exit_status = ExitCode.NOTHING
+
+
 class AlreadySuperseded(RoteiroError, ValueError):
     """A record named as superseded that another record already supersedes."""
 
@@ -117,6 +140,7 @@ class Corrupt(RoteiroError):
     or a store written by a newer schema than this version knows."""
 
     kind = "Corrupt"
+    exit_status = ExitCode.STORE
 
 
 class Unsupported(RoteiroError):
@@ -133,9 +157,20 @@ class BadRequest(RoteiroError, ValueError):
 
 
 class StoreUnavailable(RoteiroError):
-    """A store that cannot be opened or reached (a path, a server, a driver)."""
+    """A store that is not damaged but cannot be used now: busy beyond the
+    wait, a server that is down, a file that cannot be opened or created, a
+    missing driver, no repository to find it in.  Never reported as
+    ``Corrupt``, so nobody repairs a store that is sound."""
 
-    kind = "Corrupt"
+    kind = "Unavailable"
+    exit_status = ExitCode.STORE
+
+
+class InvalidAnchor(RoteiroError, ValueError):
+    """An anchor over the size limit; reported as ``BadRequest``, the kind
+    PROTOCOL gives a malformed argument, as no kind of its own exists."""
+
+    kind = "BadRequest"
 
 
 class StreamClosed(RoteiroError, OSError):
@@ -150,6 +185,14 @@ class StreamClosed(RoteiroError, OSError):
 
 class UsageError(RoteiroError, ValueError):
     """A command-line value that is malformed; the message names it."""
+
+    kind = "BadRequest"
+
+
+class InvalidStoreName(RoteiroError, ValueError):
+    """A store named wrongly: an empty ``--db``, SQLite's name for a database
+    in memory, a malformed DSN or schema, an unknown backend, or two names
+    that contradict each other.  Nothing was opened."""
 
     kind = "BadRequest"
 
@@ -186,20 +229,9 @@ class ResetRefused(RoteiroError, PermissionError):
     kind = "BadRequest"
 
 
-ERROR_KINDS: tuple[str, ...] = (
-    "InvalidKind",
-    "InvalidScope",
-    "InvalidBody",
-    "InvalidConfidence",
-    "InvalidDecay",
-    "InvalidBudget",
-    "NotFound",
-    "AlreadySuperseded",
-    "Corrupt",
-    "Unsupported",
-    "BadRequest",
-)
-"""Every error kind PROTOCOL names, in its order."""
+ERROR_KINDS: tuple[str, ...] = tuple(dict.fromkeys(cls.kind for cls in _CLASSES))
+"""Every error kind PROTOCOL names, in its order: the kinds of the classes,
+in the order they are defined."""
 
 
 def unexpected_failure(error: BaseException) -> Corrupt:

@@ -27,6 +27,7 @@ from roteiro_memory.errors import (
     Unsupported,
     excerpt,
 )
+from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
@@ -417,7 +418,7 @@ def serve(
             ) from None
         if done:
             break
-    return 0
+    return ExitCode.OK
 
 
 def _standard(name: str, stream: TextIO | None) -> TextIO:

@@ -74,6 +74,7 @@ __all__ = [
     "matches_query",
     "parse_cache_budget",
     "parse_kind",
+    "parse_kinds",
     "parse_whole_number",
     "query_tokens",
     "rank_key",
@@ -159,6 +160,21 @@ def parse_kind(value: MemoryKind | str) -> MemoryKind:
     raise InvalidKind(
         f"unknown memory kind {excerpt(value)}: expected one of {', '.join(KIND_TOKENS)}"
     )
+
+
+def parse_kinds(
+    value: MemoryKind | str | Iterable[MemoryKind | str] | None,
+) -> frozenset[MemoryKind] | None:
+    """The kinds a ``kind`` filter keeps: None for every kind (None, or an
+    empty collection), else the set of those named, each checked by
+    :func:`parse_kind` so a bad one is :class:`InvalidKind` before anything is
+    read."""
+    if value is None:
+        return None
+    if isinstance(value, (MemoryKind, str)):
+        return frozenset({parse_kind(value)})
+    kinds = frozenset(parse_kind(item) for item in value)
+    return kinds or None
 
 
 class AnchorState(enum.Enum):

@@ -94,6 +94,12 @@ __all__ = [
 Graph = Mapping[str, str | None]
 """A graph as anchors see it: node key -> blob (None when the node has none)."""
 
+if TYPE_CHECKING:
+    KindFilter = MemoryKind | str | Iterable[MemoryKind | str] | None
+    """What the ``kind`` of ``list``, ``recall`` and ``search`` takes: one kind,
+    any of several (:func:`~roteiro_memory.semantics.parse_kinds`), or None for
+    every kind."""
+
 STORE_CAPABILITIES: tuple[str, ...] = (
     "episodic",
     "cache",
@@ -179,7 +185,7 @@ class Store(abc.ABC):
         self,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
@@ -188,6 +194,10 @@ class Store(abc.ABC):
     ) -> MemoryListing:
         """Matching records newest first; ``limit`` (None or 0 = all) keeps the
         newest.  ``live``/``superseded`` count the whole store.
+
+        ``kind`` (on ``list``, ``recall`` and ``search``) keeps records of that
+        kind, or of any of several: the store filters, orders and limits the
+        union itself, so no ranking rule runs outside a store.
 
         ``anchors`` (on ``list``, ``recall`` and ``search``, not a PROTOCOL argument) keeps
         only records whose anchor it matches, before the limit."""
@@ -198,7 +208,7 @@ class Store(abc.ABC):
         query: str | None = None,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,
@@ -214,7 +224,7 @@ class Store(abc.ABC):
         query: str,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,

@@ -15,6 +15,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from roteiro_memory import semantics as sem
 from roteiro_memory.cli import filters
 from roteiro_memory.cli.main import main
 from roteiro_memory.repo import graph
@@ -110,8 +111,9 @@ def test_one_value_each_is_left_to_the_store() -> None:
     from roteiro_memory.cli.anchors import AnchorSpec
     from roteiro_memory.cli.session import anchor_filter
 
-    assert filters.each_kind(None) == [None]
-    assert filters.each_kind(["lesson", "lesson"]) == [filters.sem.MemoryKind.LESSON]
+    assert sem.parse_kinds(None) is None
+    assert sem.parse_kinds([]) is None
+    assert sem.parse_kinds(["lesson", "lesson"]) == {sem.MemoryKind.LESSON}
     symbol = AnchorSpec("py:a.py::f", "a.py", "f")
     assert anchor_filter([symbol, symbol]) == ("py:a.py::f", None)
     key, anchors = anchor_filter([symbol, AnchorSpec("file:b.py", "b.py", None)])

@@ -50,3 +50,31 @@ def test_exitcodes_a_corrupt_store_is_not_a_usage_error(tmp_path: Path) -> None:
     junk.write_text("not a database\n")
     assert main(["list", "--db", str(junk)]) == ExitCode.STORE
     assert main(["list", "--limit", "lots", "--db", str(junk)]) == ExitCode.USAGE
+
+
+def _documented_kinds() -> dict[int, set[str]]:
+    """The status table of docs/cli.md: each status and the error kinds it lists."""
+    text = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\d+)` \| .* \| (.*) \|$", text, flags=re.MULTILINE)
+    return {int(status): set(re.findall(r"`(\w+)`", kinds)) for status, kinds in rows}
+
+
+def test_exitcodes_every_error_class_is_in_its_documented_row() -> None:
+    """Each class carries its kind and status; the table says the same of
+    every one, and names no kind that no class of that status has."""
+    from roteiro_memory import errors
+
+    documented = _documented_kinds()
+    carried: dict[int, set[str]] = {}
+    for cls in errors._CLASSES:
+        assert cls.kind in documented[cls.exit_status], (cls.__name__, cls.kind, cls.exit_status)
+        carried.setdefault(int(cls.exit_status), set()).add(cls.kind)
+    assert {s: k for s, k in documented.items() if k} == carried
+
+
+def test_exitcodes_error_kinds_are_read_off_the_classes_in_protocol_order() -> None:
+    from roteiro_memory import errors
+
+    text = (ROOT / "conformance" / "PROTOCOL.md").read_text(encoding="utf-8")
+    table = text.split("## Error kinds", 1)[1].split("\n- ", 1)[0]
+    assert tuple(re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)) == errors.ERROR_KINDS

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import InvalidStoreName
 from roteiro_memory.stores.naming import StoreName, parse_store_name
 
 URI = "postgresql://h/db?schema=s"
@@ -48,7 +48,7 @@ def test_naming_accepts(given: tuple[str, str | None], expected: StoreName) -> N
 
 @pytest.mark.parametrize(("given", "problem"), REFUSED, ids=[repr(g) for g, _ in REFUSED])
 def test_naming_refuses_naming_the_fix(given: tuple[str, str | None], problem: str) -> None:
-    with pytest.raises(StoreUnavailable, match=problem):
+    with pytest.raises(InvalidStoreName, match=problem):
         parse_store_name(*given)
 
 

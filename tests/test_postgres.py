@@ -16,7 +16,13 @@ import pg_server
 import pytest
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import AlreadySuperseded, Corrupt, NotFound, StoreUnavailable
+from roteiro_memory.errors import (
+    AlreadySuperseded,
+    Corrupt,
+    InvalidStoreName,
+    NotFound,
+    StoreUnavailable,
+)
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import Decay
 from roteiro_memory.store import MemoryWrite
@@ -67,7 +73,7 @@ def test_split_schema_takes_the_schema_out_of_either_dsn_form(
 
 
 def test_schema_name_is_checked_before_connecting() -> None:
-    with pytest.raises(StoreUnavailable, match="invalid PostgreSQL schema name"):
+    with pytest.raises(InvalidStoreName, match="invalid PostgreSQL schema name"):
         PostgresStore("postgresql://nowhere.invalid/db", schema="a; DROP TABLE x")
 
 
@@ -82,7 +88,7 @@ def test_open_store_selects_postgres_by_every_spelling(dsn: str) -> None:
 
 
 def test_open_store_postgres_without_a_dsn_names_the_fix() -> None:
-    with pytest.raises(StoreUnavailable, match="needs a DSN"):
+    with pytest.raises(InvalidStoreName, match="needs a DSN"):
         open_store("postgres", None)
 
 

@@ -8,6 +8,7 @@ driven through a real subprocess.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -285,6 +286,7 @@ def test_every_error_kind_is_exercised_here() -> None:
         "Corrupt": test_a_row_with_an_unknown_kind_reads_as_corrupt,
         "Unsupported": test_unsupported_over_the_wire_form,
         "BadRequest": test_bad_request,
+        "Unavailable": test_a_store_locked_by_another_writer_is_unavailable_over_the_wire,
     }
     assert sorted(tested) == sorted(ERROR_KINDS)
 
@@ -562,6 +564,31 @@ def test_protocol_server_answers_a_database_error(backend: str, tmp_path: Path) 
     finally:
         if backend == "postgres":
             pg_server.drop_schema(db)
+
+
+def test_a_store_locked_by_another_writer_is_unavailable_over_the_wire(tmp_path: Path) -> None:
+    """A sound store that cannot be written now (another process holds the
+    write lock past the wait) is Unavailable, never Corrupt: nobody should
+    repair a store that is not damaged.  The server then goes on serving."""
+    db = tmp_path / "memory.db"
+    SQLiteStore(db).close()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        argv = [*server_argv("sqlite", db)]
+        lines = [request_line(1, "memory.record", {"kind": "lesson", "body": "x"})]
+        lines.append(request_line(2, "hello"))
+        env = {**os.environ, "ROTEIRO_MEMORY_BUSY_TIMEOUT_MS": "50"}
+        responses, stderr, status = run_lines(argv, lines, env=env)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert status == 0, stderr
+    refused, hello = responses
+    assert refused["ok"] is False
+    assert refused["error"]["kind"] == "Unavailable"
+    assert "busy" in refused["error"]["message"]
+    assert hello["ok"] is True
 
 
 def test_a_locked_sqlite_store_is_reported_unavailable(tmp_path: Path) -> None:

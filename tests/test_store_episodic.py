@@ -220,3 +220,30 @@ def test_ids_are_never_reused_after_the_newest_is_forgotten(store: Store) -> Non
     again = store.record("lesson", "after forgetting")
     assert again == newest + 1
     assert store.record_many([MemoryWrite("lesson", "batch")]) == [again + 1]
+
+
+# --- Several kinds at once -------------------------------------------------------
+
+
+def test_reads_take_several_kinds_and_rank_their_union_in_the_store(store: Store) -> None:
+    """A ``kind`` filter naming several kinds keeps any of them: the store
+    orders and limits the union itself, so no ranking rule runs outside it."""
+    ids = store.record_many(
+        [
+            MemoryWrite("lesson", "retry the upload", confidence=0.2),
+            MemoryWrite("decision", "retry uploads twice", confidence=0.9),
+            MemoryWrite("pattern", "retry with jitter", confidence=0.5),
+            MemoryWrite("outcome", "the upload retried", confidence=0.7),
+        ]
+    )
+    lesson, decision, pattern, _ = ids
+    both = ["lesson", "decision"]
+    assert [r.id for r in store.list(kind=both).records] == [decision, lesson]
+    assert [r.id for r in store.list(kind=both, limit=1).records] == [decision]
+    ranked = [r.record.id for r in store.recall(kind=["lesson", "pattern"]).results]
+    assert ranked == [pattern, lesson]
+    found = store.search("retry", kind=("decision", "pattern"), limit=1)
+    assert [r.record.id for r in found.results] == [decision]
+    assert [r.id for r in store.list(kind=[]).records] == list(reversed(ids))
+    with pytest.raises(InvalidKind):
+        store.list(kind=["lesson", "rumour"])

@@ -32,6 +32,7 @@ from mcp.server.stdio import stdio_server
 from roteiro_memory import __version__
 from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call
 from roteiro_memory.errors import excerpt
+from roteiro_memory.exitcodes import ExitCode
 
 if TYPE_CHECKING:
     from roteiro_memory.cli.session import Session
@@ -123,5 +124,5 @@ def serve(session: Session) -> int:
         anyio.run(main)
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: mcp: interrupted\n")
-        return 130
-    return 0
+        return ExitCode.INTERRUPTED
+    return ExitCode.OK

@@ -22,14 +22,12 @@ import sys
 from collections.abc import Callable
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.cli.filters import each_kind, listed, recalled
 from roteiro_memory.cli.output import emit, missing, say, warn
 from roteiro_memory.cli.session import Session, anchor_filter
 from roteiro_memory.errors import (
     InvalidConfidence,
     NotFound,
     RoteiroError,
-    StoreUnavailable,
     StreamClosed,
     UsageError,
     excerpt,
@@ -164,25 +162,20 @@ def cmd_add(args: argparse.Namespace, session: Session) -> int:
 
 def cmd_list(args: argparse.Namespace, session: Session) -> int:
     limit = whole(args.limit, "--limit")
-    kinds = each_kind(args.kind)
+    kinds = sem.parse_kinds(args.kind)
     specs = _anchor_specs(session, args.anchor)
     key, anchors = anchor_filter(specs)
     session.check_revs(rev=args.rev)
     store = session.store()
     session.sync()
-    graph = session.graph_for(args.rev)
-    listing = listed(
-        kinds,
-        lambda kind: store.list(
-            scope=args.scope,
-            kind=kind,
-            anchor_key=key,
-            include_superseded=args.all,
-            limit=limit,
-            graph=graph,
-            anchors=anchors,
-        ),
-        limit,
+    listing = store.list(
+        scope=args.scope,
+        kind=kinds,
+        anchor_key=key,
+        include_superseded=args.all,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
     if args.json:
         emit(listing.to_json())
@@ -196,7 +189,7 @@ def cmd_list(args: argparse.Namespace, session: Session) -> int:
 def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     decay = sem.Decay.parse(args.decay)
     limit = whole(args.limit, "--limit")
-    kinds = each_kind(args.kind)
+    kinds = sem.parse_kinds(args.kind)
     specs = _anchor_specs(session, args.anchor)
     query = " ".join(args.query) if args.query else None
     session.check_revs(rev=args.rev, touched=args.touched)
@@ -207,22 +200,17 @@ def cmd_recall(args: argparse.Namespace, session: Session) -> int:
     # Words a person types are a question: the ranking arm answers it (the
     # evaluation measures it better, docs/eval.md); --filter keeps the exact
     # conjunctive match.  No words: every live record, ranked by evidence.
-    graph = session.graph_for(args.rev)
     ask = store.recall if query is None or args.filter else store.search
-    recall = recalled(
-        kinds,
-        lambda kind: ask(
-            query,  # type: ignore[arg-type]  # search is asked only with words
-            scope=args.scope,
-            kind=kind,
-            anchor_key=key,
-            decay=decay,
-            applicable_only=args.applicable_only,
-            limit=limit,
-            graph=graph,
-            anchors=anchors,
-        ),
-        limit,
+    recall = ask(
+        query,  # type: ignore[arg-type]  # search is asked only with words
+        scope=args.scope,
+        kind=kinds,
+        anchor_key=key,
+        decay=decay,
+        applicable_only=args.applicable_only,
+        limit=limit,
+        graph=session.graph_for(args.rev),
+        anchors=anchors,
     )
     if args.json:
         emit(recall.to_json())
@@ -403,11 +391,11 @@ def cmd_check(args: argparse.Namespace, session: Session) -> int:
 
         path = session.store_path()
         if not os.path.exists(path):
-            raise StoreUnavailable(f"no store at {path}: nothing to check")
+            raise UsageError(f"no store at {path}: nothing to check")
         if os.path.isfile(path) and os.path.getsize(path) == 0:
             # Zero bytes is a store not yet written, as a missing file is:
             # any command that records makes it a store.
-            raise StoreUnavailable(f"no store at {path} (the file is empty): nothing to check")
+            raise UsageError(f"no store at {path} (the file is empty): nothing to check")
         findings = check_file(path)
     if args.json:
         emit({"store": str(path), "findings": [f.to_json() for f in findings]})

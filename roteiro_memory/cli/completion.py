@@ -19,6 +19,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.exitcodes import ExitCode
+
 __all__ = ["SHELLS", "Level", "emit_script", "levels", "script"]
 
 PROG = "roteiro-memory"
@@ -390,4 +392,4 @@ def emit_script(shell: str, parser: argparse.ArgumentParser, *, as_json: bool) -
         write(success({"shell": shell, "script": text}))
     else:
         sys.stdout.write(text)
-    return 0
+    return ExitCode.OK

@@ -795,7 +795,7 @@ def _main(arguments: list[str], as_json: bool) -> int:
     _merge_globals(given, args)
     if args.command == "eval":
         return _eval(args)
-    from roteiro_memory.errors import Corrupt, RoteiroError
+    from roteiro_memory.errors import RoteiroError
 
     try:
         if args.command == "protocol":
@@ -806,8 +806,7 @@ def _main(arguments: list[str], as_json: bool) -> int:
             return emit_script(args.shell, _parser(), as_json=args.json)
         return _run(args)
     except RoteiroError as error:
-        code = ExitCode.STORE if isinstance(error, Corrupt) else ExitCode.USAGE
-        return _refuse(as_json, error.kind, str(error), "roteiro-memory", code)
+        return _refuse(as_json, error.kind, str(error), "roteiro-memory", error.exit_status)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -824,8 +823,7 @@ def _run(args: argparse.Namespace) -> int:
         raise
     except Exception as error:  # the last resort: one line, never a traceback
         # A database error is mapped by its store family (sqlite3's included);
-        # anything else is reported as Corrupt, naming it.  Either way the
-        # store failed: the store's exit status.
+        # anything else is reported as Corrupt, naming it.
         from roteiro_memory.stores.failures import unexpected
 
         failure = unexpected(error)
@@ -834,5 +832,5 @@ def _run(args: argparse.Namespace) -> int:
             failure.kind,
             str(failure),
             "roteiro-memory",
-            ExitCode.STORE,
+            failure.exit_status,
         )

@@ -15,7 +15,7 @@ from collections.abc import Collection, Iterable
 
 from roteiro_memory.cli.filters import PY_PREFIX
 from roteiro_memory.cli.output import warn
-from roteiro_memory.errors import GitError, StoreUnavailable
+from roteiro_memory.errors import GitError, UsageError
 from roteiro_memory.repo.location import Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover
 from roteiro_memory.semantics import AnchorFilter, check_supersedes
@@ -135,7 +135,7 @@ class Session:
         if self._store is None:
             location = self._location()
             if must_exist and not os.path.exists(location.path):
-                raise StoreUnavailable(
+                raise UsageError(
                     f"no store at {location.path} ({location.origin}): nothing has been "
                     "recorded there yet"
                 )

@@ -21,6 +21,7 @@ from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
 from roteiro_memory.evaluation.datasets.locomo import locomo
 from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
 from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
+from roteiro_memory.exitcodes import ExitCode
 
 __all__ = ["EvaluationRefused", "add_parser", "main", "parse_tokenizer", "run"]
 
@@ -152,9 +153,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(error))
     except DatasetFileError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return ExitCode.USAGE
     sys.stdout.write(report.to_json(result) if args.json else report.table(result))
-    return 0
+    return ExitCode.OK
 
 
 if __name__ == "__main__":

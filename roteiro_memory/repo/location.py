@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import InvalidStoreName, StoreUnavailable
 from roteiro_memory.valueclass import valueclass
 
 __all__ = ["DB_ENV", "STORE_DIR", "STORE_FILE", "Location", "locate", "prepare"]
@@ -48,12 +48,12 @@ def locate(
     """
     if db is not None:
         if not db.strip():
-            raise StoreUnavailable("--db is empty: expected the path of a store file")
+            raise InvalidStoreName("--db is empty: expected the path of a store file")
         return _named(db, "--db")
     from_env = environ.get(DB_ENV)
     if from_env is not None:
         if not from_env.strip():
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 f"{DB_ENV} is set but empty: expected the path of a store file, or unset it"
             )
         return _named(from_env, DB_ENV)
@@ -71,7 +71,7 @@ def _named(path: str, origin: str) -> Location:
     from roteiro_memory.stores.sqlite import IN_MEMORY
 
     if path == IN_MEMORY:
-        raise StoreUnavailable(
+        raise InvalidStoreName(
             f"{origin} names {IN_MEMORY!r}, a database in memory, which keeps nothing once "
             "the process ends and shares nothing with another; choose the path of a store file"
         )

@@ -12,7 +12,7 @@ import copy
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
@@ -32,6 +32,9 @@ from roteiro_memory.results import (
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.valueclass import replace
+
+if TYPE_CHECKING:
+    from roteiro_memory.store import KindFilter
 
 __all__ = ["ModelStore"]
 
@@ -151,17 +154,17 @@ class ModelStore(Store):
     def _matching(
         self,
         scope: str | None,
-        kind: MemoryKind | str | None,
+        kind: KindFilter,
         anchor_key: str | None,
         include_superseded: bool,
         anchors: sem.AnchorFilter | None = None,
     ) -> builtins.list[_Row]:
-        wanted_kind = sem.parse_kind(kind) if kind is not None else None
+        wanted_kinds = sem.parse_kinds(kind)
         rows = [
             row
             for row in self._state.records.values()
             if (scope is None or row.scope == scope)
-            and (wanted_kind is None or row.kind is wanted_kind)
+            and (wanted_kinds is None or row.kind in wanted_kinds)
             and (anchor_key is None or row.anchor_key == anchor_key)
             and (anchors is None or anchors.matches(row.anchor_key))
             and (include_superseded or row.superseded_by is None)
@@ -228,7 +231,7 @@ class ModelStore(Store):
         self,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
@@ -245,7 +248,7 @@ class ModelStore(Store):
         query: str | None = None,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,
@@ -281,7 +284,7 @@ class ModelStore(Store):
         query: str,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,

@@ -22,7 +22,7 @@ import hashlib
 import os
 from collections.abc import Mapping
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import InvalidStoreName
 from roteiro_memory.store import SERVER_CAPABILITIES, Store
 
 __all__ = [
@@ -52,7 +52,7 @@ def can_share(backend: str) -> bool:
 
     try:
         name = parse_store_name(backend)
-    except StoreUnavailable:
+    except InvalidStoreName:
         return False
     return name is not None and name.kind in ("sqlite", "postgres")
 
@@ -83,7 +83,7 @@ def open_named(backend: str, value: str) -> Store:
             joiner = "&" if "?" in rest else "?"
             return PostgresStore(f"{rest}{joiner}schema={schema}")
         return PostgresStore(f"{rest} schema={schema}")
-    raise StoreUnavailable(
+    raise InvalidStoreName(
         f"{STORE_ENV}={value!r} names a store to share, but backend {backend!r} cannot "
         "share one: use --backend sqlite or --backend postgres:DSN, or unset the variable"
     )

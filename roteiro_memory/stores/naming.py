@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 from typing import Literal
 
-from roteiro_memory.errors import StoreUnavailable, excerpt
+from roteiro_memory.errors import InvalidStoreName, excerpt
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.postgres.dsn import is_uri as is_postgres_uri
@@ -47,7 +47,7 @@ def parse_store_name(
     ``sqlite`` with ``db`` names that file, or with a ``postgresql://`` (or
     ``postgres://``) URI as ``db`` that PostgreSQL store; ``memory`` names the
     model; ``postgres`` takes its DSN as ``db``; ``postgres:DSN`` and a bare
-    URI as ``backend`` name the DSN themselves.  Raises StoreUnavailable when
+    URI as ``backend`` name the DSN themselves.  Raises InvalidStoreName when
     the two contradict each other or a DSN is missing or empty.
     """
     named = os.fspath(db) if db is not None else None
@@ -55,27 +55,27 @@ def parse_store_name(
         dsn: str = backend
     elif backend.startswith(POSTGRES_BACKEND_PREFIX):
         if named is not None:
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 f"backend {excerpt(backend)} already names the database; drop --db {excerpt(named)}"
             )
         dsn = backend[len(POSTGRES_BACKEND_PREFIX) :]
     elif backend == "postgres" or (backend == "sqlite" and is_postgres_uri(named)):
         if named is None:
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 "the postgres backend needs a DSN: --db postgresql://HOST/DBNAME "
                 "(add ?schema=NAME to choose the schema), or --backend postgres:DSN"
             )
         dsn = named
     elif backend == "memory":
         if named is not None:
-            raise StoreUnavailable("the memory backend keeps nothing on disk and takes no --db")
+            raise InvalidStoreName("the memory backend keeps nothing on disk and takes no --db")
         return StoreName("memory")
     elif backend == "sqlite":
         return StoreName("sqlite", named)
     else:
         return None
     if not dsn.strip():
-        raise StoreUnavailable("postgres: the DSN is empty: expected postgresql://HOST/DBNAME")
+        raise InvalidStoreName("postgres: the DSN is empty: expected postgresql://HOST/DBNAME")
     return StoreName("postgres", dsn)
 
 
@@ -90,7 +90,7 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
     """
     name = parse_store_name(backend, db)
     if name is None:
-        raise StoreUnavailable(
+        raise InvalidStoreName(
             f"unknown backend {excerpt(backend)}: expected one of {', '.join(BACKENDS)}, "
             "postgres:DSN, or a postgresql:// URI"
         )

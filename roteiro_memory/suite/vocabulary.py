@@ -74,5 +74,6 @@ ERROR_KINDS: tuple[str, ...] = (
     "Corrupt",
     "Unsupported",
     "BadRequest",
+    "Unavailable",
 )
 """Every error kind PROTOCOL names, in its order: what a step's ``error`` may expect."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import InvalidStoreName
 
 __all__ = ["URI_PREFIXES", "is_uri", "split_schema"]
 
@@ -39,7 +39,7 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
             parts = urllib.parse.urlsplit(dsn)
         except ValueError as error:
             # Not quoted: a DSN may carry a password.
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 f"the PostgreSQL DSN is malformed ({error}); expected "
                 "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
             ) from None

@@ -41,7 +41,14 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import Finding
-from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, excerpt
+from roteiro_memory.errors import (
+    Corrupt,
+    InvalidStoreName,
+    NotFound,
+    RoteiroError,
+    StoreUnavailable,
+    excerpt,
+)
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -87,6 +94,8 @@ from roteiro_memory.transfer import Export
 
 if TYPE_CHECKING:
     import psycopg
+
+    from roteiro_memory.store import KindFilter
 
 __all__ = ["DEFAULT_SCHEMA", "INSTALL_HINT", "PostgresStore", "split_schema"]
 
@@ -170,7 +179,7 @@ def _search_terms(
 
 def _check_schema_name(schema: str) -> str:
     if not _SCHEMA_NAME.fullmatch(schema):
-        raise StoreUnavailable(
+        raise InvalidStoreName(
             f"invalid PostgreSQL schema name {excerpt(schema)}: expected a letter or underscore "
             "followed by letters, digits or underscores, at most 63 characters"
         )
@@ -255,13 +264,13 @@ class PostgresStore(Store):
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         stripped, named = split_schema(dsn)
         if schema is not None and named is not None and schema != named:
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 f"the DSN names schema {named!r} but schema {schema!r} was also given; name it once"
             )
         self.dsn = stripped
         chosen = schema if schema is not None else named
         if chosen == "":
-            raise StoreUnavailable(
+            raise InvalidStoreName(
                 "the PostgreSQL schema parameter is empty (schema=): name a schema, e.g. "
                 f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
             )
@@ -538,7 +547,7 @@ class PostgresStore(Store):
     @staticmethod
     def _filters(
         scope: str | None,
-        kind: MemoryKind | str | None,
+        kind: KindFilter,
         anchor_key: str | None,
         include_superseded: bool,
         anchors: sem.AnchorFilter | None = None,
@@ -558,7 +567,7 @@ class PostgresStore(Store):
         self,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
@@ -584,7 +593,7 @@ class PostgresStore(Store):
         query: str | None = None,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,
@@ -663,7 +672,7 @@ class PostgresStore(Store):
         query: str,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,

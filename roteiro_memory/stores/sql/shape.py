@@ -17,6 +17,10 @@ from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.valueclass import valueclass
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.store import KindFilter
+
 __all__ = [
     "CACHE_APPLIES",
     "CACHE_COLS",
@@ -94,7 +98,7 @@ class TextSets:
 
 def record_filters(
     scope: str | None,
-    kind: MemoryKind | str | None,
+    kind: KindFilter,
     anchor_key: str | None,
     include_superseded: bool,
     *,
@@ -120,9 +124,13 @@ def record_filters(
     if scope is not None:
         where.append(f"m.scope = {placeholder('scope')}")
         params["scope"] = text(scope)
-    if kind is not None:
-        where.append(f"m.kind = {placeholder('kind')}")
-        params["kind"] = sem.parse_kind(kind).value
+    kinds = sem.parse_kinds(kind)
+    if kinds is not None:
+        # In the vocabulary's order, so the same filter is the same statement.
+        names = [k.value for k in MemoryKind if k in kinds]
+        marks = ", ".join(placeholder(f"kind{n}") for n in range(len(names)))
+        where.append(f"m.kind IN ({marks})")
+        params.update({f"kind{n}": name for n, name in enumerate(names)})
     if anchor_key is not None:
         where.append(f"m.anchor_key = {placeholder('anchor_key')}")
         params["anchor_key"] = text(anchor_key)

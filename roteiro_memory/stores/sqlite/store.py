@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable
+from roteiro_memory.errors import Corrupt, NotFound, RoteiroError, StoreUnavailable, UsageError
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
 
     from roteiro_memory import lexical
     from roteiro_memory.check import Finding
+    from roteiro_memory.store import KindFilter
     from roteiro_memory.transfer import Export
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "IN_MEMORY", "SQLITE_HEADER", "SQLiteStore"]
@@ -106,7 +107,7 @@ def _busy_timeout() -> int:
     if text is None:
         return BUSY_TIMEOUT_MS
     if not (text.isascii() and text.isdigit() and int(text) < 2**31):
-        raise StoreUnavailable(
+        raise UsageError(
             f"{BUSY_TIMEOUT_ENV} is {text!r}: expected a whole number of milliseconds "
             f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
         )
@@ -655,7 +656,7 @@ class SQLiteStore(Store):
     @staticmethod
     def _filters(
         scope: str | None,
-        kind: MemoryKind | str | None,
+        kind: KindFilter,
         anchor_key: str | None,
         include_superseded: bool,
         anchors: sem.AnchorFilter | None = None,
@@ -675,7 +676,7 @@ class SQLiteStore(Store):
         self,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         include_superseded: bool = False,
         limit: int | None = None,
@@ -701,7 +702,7 @@ class SQLiteStore(Store):
         query: str | None = None,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,
@@ -781,7 +782,7 @@ class SQLiteStore(Store):
         query: str,
         *,
         scope: str | None = None,
-        kind: MemoryKind | str | None = None,
+        kind: KindFilter = None,
         anchor_key: str | None = None,
         decay: Decay | str = "none",
         applicable_only: bool = False,
