@@ -9,118 +9,94 @@ explicit pointer; recall ranks at read time and reads never write.
     >>> store = open_store("memory")
     >>> store.record("lesson", "CI runs on Ubuntu only")
     1
+
+The public names are listed once, as the re-exports (``import X as X``) of
+the ``TYPE_CHECKING`` block below: type checkers read them as written, and at
+run time :func:`__getattr__` reads the same block and imports each name on
+first use, so the command line starts without loading what it does not need.
 """
 
 from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start-up
 
-DISTRIBUTION = "roteiro-memory"
-"""The name this package is installed under, whose metadata holds the version."""
-
 if TYPE_CHECKING:
     from typing import Any
 
-    from roteiro_memory.errors import (
-        AlreadySuperseded,
-        BadRequest,
-        Corrupt,
-        InvalidBody,
-        InvalidBudget,
-        InvalidConfidence,
-        InvalidDecay,
-        InvalidKind,
-        InvalidScope,
-        NotFound,
-        RoteiroError,
-        StoreUnavailable,
-        Unsupported,
-    )
-    from roteiro_memory.results import (
-        CacheEntry,
-        CacheStats,
-        CacheSweep,
-        GraphNode,
-        MemoryAnchor,
-        MemoryForgotten,
-        MemoryListing,
-        MemoryRecord,
-        Recall,
-        Recalled,
-    )
-    from roteiro_memory.semantics import AnchorState, Decay, MemoryKind, parse_cache_budget
-    from roteiro_memory.store import MemoryWrite, Store
-    from roteiro_memory.stores.model import ModelStore
-    from roteiro_memory.stores.naming import open_store
-    from roteiro_memory.stores.sqlite.store import SQLiteStore
+    from roteiro_memory.errors import AlreadySuperseded as AlreadySuperseded
+    from roteiro_memory.errors import BadRequest as BadRequest
+    from roteiro_memory.errors import Corrupt as Corrupt
+    from roteiro_memory.errors import InvalidBody as InvalidBody
+    from roteiro_memory.errors import InvalidBudget as InvalidBudget
+    from roteiro_memory.errors import InvalidConfidence as InvalidConfidence
+    from roteiro_memory.errors import InvalidDecay as InvalidDecay
+    from roteiro_memory.errors import InvalidKind as InvalidKind
+    from roteiro_memory.errors import InvalidScope as InvalidScope
+    from roteiro_memory.errors import NotFound as NotFound
+    from roteiro_memory.errors import RoteiroError as RoteiroError
+    from roteiro_memory.errors import StoreUnavailable as StoreUnavailable
+    from roteiro_memory.errors import Unsupported as Unsupported
+    from roteiro_memory.results import CacheEntry as CacheEntry
+    from roteiro_memory.results import CacheStats as CacheStats
+    from roteiro_memory.results import CacheSweep as CacheSweep
+    from roteiro_memory.results import GraphNode as GraphNode
+    from roteiro_memory.results import MemoryAnchor as MemoryAnchor
+    from roteiro_memory.results import MemoryForgotten as MemoryForgotten
+    from roteiro_memory.results import MemoryListing as MemoryListing
+    from roteiro_memory.results import MemoryRecord as MemoryRecord
+    from roteiro_memory.results import Recall as Recall
+    from roteiro_memory.results import Recalled as Recalled
+    from roteiro_memory.semantics import AnchorState as AnchorState
+    from roteiro_memory.semantics import Decay as Decay
+    from roteiro_memory.semantics import MemoryKind as MemoryKind
+    from roteiro_memory.semantics import parse_cache_budget as parse_cache_budget
+    from roteiro_memory.store import MemoryWrite as MemoryWrite
+    from roteiro_memory.store import Store as Store
+    from roteiro_memory.stores.model import ModelStore as ModelStore
+    from roteiro_memory.stores.naming import open_store as open_store
+    from roteiro_memory.stores.sqlite.store import SQLiteStore as SQLiteStore
 
-# Where each public name lives.  Imported on first use, so the command line
-# starts without loading what a command does not need.
-_EXPORTS = {
-    "open_store": "roteiro_memory.stores.naming",
-    **dict.fromkeys(
-        [
-            "AlreadySuperseded",
-            "BadRequest",
-            "Corrupt",
-            "InvalidBody",
-            "InvalidBudget",
-            "InvalidConfidence",
-            "InvalidDecay",
-            "InvalidKind",
-            "InvalidScope",
-            "NotFound",
-            "RoteiroError",
-            "StoreUnavailable",
-            "Unsupported",
-        ],
-        "roteiro_memory.errors",
-    ),
-    "ModelStore": "roteiro_memory.stores.model",
-    **dict.fromkeys(
-        [
-            "CacheEntry",
-            "CacheStats",
-            "CacheSweep",
-            "GraphNode",
-            "MemoryAnchor",
-            "MemoryForgotten",
-            "MemoryListing",
-            "MemoryRecord",
-            "Recall",
-            "Recalled",
-        ],
-        "roteiro_memory.results",
-    ),
-    **dict.fromkeys(
-        ["AnchorState", "Decay", "MemoryKind", "parse_cache_budget"], "roteiro_memory.semantics"
-    ),
-    "SQLiteStore": "roteiro_memory.stores.sqlite.store",
-    "MemoryWrite": "roteiro_memory.store",
-    "Store": "roteiro_memory.store",
-}
+    __version__: str
 
 
-_VERSION: list[str] = []  # the version once read (no functools.cache at start-up)
+_PUBLIC: dict[str, str] = {}
+"""Each public name and the module it lives in, read from the block above."""
 
 
-def _version() -> str:
-    """The installed version, from the package metadata (``pyproject.toml`` is
-    its one source); read on first use, so start-up does not pay for it."""
-    if not _VERSION:
-        from importlib.metadata import PackageNotFoundError, version
+def _public() -> dict[str, str]:
+    if not _PUBLIC:
+        import ast
 
-        try:
-            _VERSION.append(version(DISTRIBUTION))
-        except PackageNotFoundError:  # a source checkout that was never installed
-            _VERSION.append("0+unknown")
-    return _VERSION[0]
+        with open(__file__, encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        block = next(
+            node
+            for node in tree.body
+            if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"
+        )
+        for node in block.body:
+            if isinstance(node, ast.ImportFrom) and node.module:
+                for alias in node.names:
+                    if alias.asname == alias.name:
+                        _PUBLIC[alias.name] = node.module
+    return _PUBLIC
 
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        return _version()
-    module = _EXPORTS.get(name)
+        from roteiro_memory.version import version
+
+        return version()
+    if name == "__all__":
+        return sorted([*_public(), "__version__"])
+    import os
+
+    here = os.path.dirname(__file__)
+    if os.path.exists(os.path.join(here, name + ".py")) or os.path.isdir(os.path.join(here, name)):
+        # ``from roteiro_memory import semantics`` asks here before importing
+        # the submodule: answered without reading the public names.
+        raise AttributeError(name)
+    module = _public().get(name)
     if module is None:
         raise AttributeError(f"module 'roteiro_memory' has no attribute {name!r}")
     import importlib
@@ -128,38 +104,5 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), name)
 
 
-__all__ = [
-    "AlreadySuperseded",
-    "AnchorState",
-    "BadRequest",
-    "CacheEntry",
-    "CacheStats",
-    "CacheSweep",
-    "Corrupt",
-    "Decay",
-    "GraphNode",
-    "InvalidBody",
-    "InvalidBudget",
-    "InvalidConfidence",
-    "InvalidDecay",
-    "InvalidKind",
-    "InvalidScope",
-    "MemoryAnchor",
-    "MemoryForgotten",
-    "MemoryKind",
-    "MemoryListing",
-    "MemoryRecord",
-    "MemoryWrite",
-    "ModelStore",
-    "NotFound",
-    "Recall",
-    "Recalled",
-    "RoteiroError",
-    "SQLiteStore",
-    "Store",
-    "StoreUnavailable",
-    "Unsupported",
-    "__version__",
-    "open_store",
-    "parse_cache_budget",
-]
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_public(), "__version__"})

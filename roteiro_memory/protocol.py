@@ -298,11 +298,11 @@ class Ops:
         self.store.reset()
 
     def hello(self) -> JSON:
-        from roteiro_memory import __version__
+        from roteiro_memory.version import version
 
         return {
             "protocol": PROTOCOL,
-            "implementation": {"name": self.implementation, "version": __version__},
+            "implementation": {"name": self.implementation, "version": version()},
             "capabilities": [*self.store.capabilities, *self.server_capabilities],
         }
 

@@ -419,11 +419,15 @@ def test_worktrees_share_one_store(repo: Repo, tmp_path: Path) -> None:
 
 
 def test_outside_a_repository_without_a_store_is_a_one_line_error(tmp_path: Path) -> None:
+    """No repository to find the store in: the store cannot be reached, which
+    is not a damaged store (kind Unavailable, the store's exit status)."""
     outside = Repo(tmp_path)
     done = outside.run("list")
-    assert done.returncode == 2
+    assert done.returncode == ExitCode.STORE
     assert "not inside a git repository" in done.stderr
     assert len(done.stderr.splitlines()) == 1
+    refused = outside.run("list", "--json")
+    assert json.loads(refused.stdout)["error"]["kind"] == "Unavailable"
 
 
 def test_db_and_environment_choose_the_store(repo: Repo, tmp_path: Path) -> None:
@@ -808,7 +812,7 @@ def test_a_dangling_symlink_as_the_repositorys_store_is_created_at_its_target(
     repo.db.unlink()
     repo.db.symlink_to(tmp_path / "no such folder" / "real.db")
     done = repo.run("list")
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == ExitCode.STORE, done.stderr  # sound, but it cannot be made
     assert done.stderr.splitlines() == [
         f"roteiro-memory: error: {repo.db}: cannot create the store (No such file or directory); "
         "choose another with --db PATH or ROTEIRO_MEMORY_DB"

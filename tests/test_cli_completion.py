@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory.cli import completion
+from roteiro_memory.cli.commands import cache, names
 from roteiro_memory.cli.completion import SHELLS
-from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS, _parser, main
+from roteiro_memory.cli.main import full_parser as _parser
+from roteiro_memory.cli.main import main
 
-COMMANDS = [name for name, *_ in _COMMANDS] + ["protocol", "eval"]
-ACTIONS = [name for name, *_ in _CACHE_ACTIONS]
+COMMANDS = list(names())
+ACTIONS = [name for name, *_ in cache.ACTIONS]
 
 
 @pytest.mark.parametrize("shell", SHELLS)

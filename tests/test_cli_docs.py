@@ -9,7 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from roteiro_memory.cli.main import _CACHE_ACTIONS, _COMMANDS
+from roteiro_memory.cli.commands import cache, names
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"
@@ -77,7 +77,7 @@ def test_the_documented_session_prints_what_the_page_shows(tmp_path: Path) -> No
 
 def test_the_page_names_every_command() -> None:
     text = DOC.read_text()
-    for name, *_ in _COMMANDS:
+    for name in names():
         assert f"`{name}" in text, name
-    for action, *_ in _CACHE_ACTIONS:
+    for action, *_ in cache.ACTIONS:
         assert action in text, action

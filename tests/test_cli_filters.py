@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.cli import filters
+from roteiro_memory.app import anchors as filters
 from roteiro_memory.cli.main import main
 from roteiro_memory.repo import graph
 from roteiro_memory.semantics import KIND_TOKENS
@@ -108,8 +108,7 @@ def test_repeated_filters_recall_the_union_in_rank_order(
 
 
 def test_one_value_each_is_left_to_the_store() -> None:
-    from roteiro_memory.cli.anchors import AnchorSpec
-    from roteiro_memory.cli.session import anchor_filter
+    from roteiro_memory.app.anchors import AnchorSpec, anchor_filter
 
     assert sem.parse_kinds(None) is None
     assert sem.parse_kinds([]) is None

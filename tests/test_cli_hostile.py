@@ -41,6 +41,8 @@ file inside the test's folder or none at all: ``export -o VALUE`` writes
 there, so no value may climb out of it."""
 
 cli = importlib.import_module("roteiro_memory.cli.main")
+commands = importlib.import_module("roteiro_memory.cli.commands")
+cache_command = importlib.import_module("roteiro_memory.cli.commands.cache")
 
 POSITIONAL = {
     "add": ["a body"],
@@ -58,9 +60,9 @@ def _subcommands() -> list[str]:
     """Every subcommand the parser builds, ``cache`` actions included: a new
     one joins these tests without an edit here."""
     names = []
-    for name, *_ in cli._COMMANDS:
+    for name in commands.names():
         if name == "cache":
-            names += [f"cache {action}" for action, *_ in cli._CACHE_ACTIONS]
+            names += [f"cache {action}" for action, *_ in cache_command.ACTIONS]
         else:
             names.append(name)
     return names
@@ -68,7 +70,8 @@ def _subcommands() -> list[str]:
 
 def _options(name: str) -> list[str]:
     """The options of subcommand ``name`` that take a value."""
-    parser = cli._parser(name.split()[0])
+    first = name.split()[0]
+    parser = cli.command_parser(first, commands.load(first))
     found: list[str] = []
 
     def walk(p: argparse.ArgumentParser, words: list[str]) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from test_cli import Repo
 
-from roteiro_memory.cli.main import RECALL_LIMIT
+from roteiro_memory.cli.commands.recall import LIMIT as RECALL_LIMIT
 
 
 def test_recall_defaults_to_the_best_ranked_and_limit_zero_is_everything(tmp_path: Path) -> None:

@@ -226,3 +226,72 @@ def test_layout_the_suite_imports_none_of_the_implementation() -> None:
         and not _within(f.split(" imports ", 1)[1], ("roteiro_memory.suite",))
     ]
     assert not found, "\n".join(found)
+
+
+FACADE = frozenset({"roteiro_memory", "roteiro_memory.__main__"})
+"""The public names and the ``python -m`` entry: the top, importing anything."""
+
+
+def _package(module: str) -> str:
+    """Which package ``module`` belongs to, at the level the layout is read:
+    the top-level packages (``roteiro_memory.cli``, ``roteiro_memory.stores``,
+    ``pytest_roteiro``), the library's own modules (``roteiro_memory`` core)
+    and the facade above everything."""
+    if module in FACADE:
+        return "roteiro_memory (public names)"
+    parts = module.split(".")
+    if parts[0] != "roteiro_memory":
+        return parts[0]
+    if len(parts) > 2 or _is_package(module):
+        return ".".join(parts[:2])
+    return "roteiro_memory (core)"
+
+
+def _package_graph() -> dict[str, frozenset[str]]:
+    edges: dict[str, set[str]] = {}
+    for module, targets in _graph().items():
+        source = _package(module)
+        edges.setdefault(source, set())
+        edges[source].update(_package(t) for t in targets if _package(t) != source)
+    return {package: frozenset(targets) for package, targets in edges.items()}
+
+
+def test_layout_the_package_graph_has_no_cycle() -> None:
+    """A package importing another that imports it back is a cycle, even when
+    no single module closes it (the command line and the agents' server both
+    reach the use cases; neither reaches the other's insides)."""
+    graph = _package_graph()
+    assert {"roteiro_memory.app", "roteiro_memory.cli", "roteiro_memory.agents"} <= set(graph)
+    cycles = _cycles(graph)
+    assert not cycles, "package cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_layout_front_ends_reach_the_store_through_the_use_cases() -> None:
+    """The command line, the agents' server and the wire server turn their
+    input into a request; what a request does lives in roteiro_memory.app,
+    which imports none of them."""
+    graph = _package_graph()
+    front_ends = {"roteiro_memory.cli", "roteiro_memory.agents"}
+    assert not graph["roteiro_memory.app"] & front_ends
+    assert "roteiro_memory.cli" not in graph["roteiro_memory.agents"]
+    assert "roteiro_memory.app" in graph["roteiro_memory.agents"]
+    assert "roteiro_memory.app" in graph["roteiro_memory.cli"]
+
+
+MAX_MODULE_LINES = 700
+
+
+def test_layout_no_module_is_longer_than_a_module_should_be() -> None:
+    """One module, one responsibility: a module past this is doing two jobs."""
+    long = {
+        module: lines
+        for module in _modules()
+        if (lines := len(_source(module).splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, long
+
+
+def _source(module: str) -> str:
+    path = ROOT / module.replace(".", "/")
+    path = path / "__init__.py" if _is_package(module) else path.with_suffix(".py")
+    return path.read_text(encoding="utf-8")

@@ -248,7 +248,7 @@ def test_errors_are_tool_errors_naming_the_kind_and_change_nothing(
     assert "'colour'" in texts[4]
     assert "'nothing'" in texts[5]
     assert "'body' is required" in texts[6]
-    assert "'limit' is -1" in texts[7]
+    assert "argument 'limit' -1" in texts[7]
     assert "42" in texts[11]
     assert "call list or search" in texts[11]
     assert "'one'" in texts[12]
@@ -320,7 +320,8 @@ def test_missing_sdk_is_one_line_naming_the_extra(repo: GitRepo, tmp_path: Path)
     )
     assert done.returncode == 2
     assert done.stderr == (
-        "roteiro-memory mcp needs the MCP SDK: pip install 'roteiro-memory[mcp]'\n"
+        "roteiro-memory: error: roteiro-memory mcp needs the MCP SDK: "
+        "pip install 'roteiro-memory[mcp]'\n"
     )
 
 

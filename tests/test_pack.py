@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from agent_repo import RETRY, GitRepo
 
-from roteiro_memory.agents.pack import MIN_BUDGET, PACK_SCHEMA, select, tokens
+from roteiro_memory.app.pack import MIN_BUDGET, PACK_SCHEMA, select, tokens
 from roteiro_memory.results import GraphNode
 from roteiro_memory.stores.model import ModelStore
 

@@ -3,7 +3,6 @@ differently has changed; anything it cannot vouch for is asked of git."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import stat
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 from test_cli import GIT_ENV, RETRY, SCRIPT
 
-from roteiro_memory.cli.session import Session
+from roteiro_memory.app.session import Session
 from roteiro_memory.errors import GitError
 from roteiro_memory.repo import graph, statcache
 from roteiro_memory.repo.graph import SyncReport, find_repo, tree_id, working_files
@@ -58,7 +57,7 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def command(db: str | None = None) -> Session:
     """The session one command of the command line works in."""
-    return Session(argparse.Namespace(db=db, no_sync=False))
+    return Session(db)
 
 
 def sync_once(db: str | None = None) -> SyncReport | None:

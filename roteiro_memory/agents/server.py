@@ -29,13 +29,13 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
-from roteiro_memory import __version__
-from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call
+from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
 from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.version import version
 
 if TYPE_CHECKING:
-    from roteiro_memory.cli.session import Session
+    from roteiro_memory.app.session import Session
 
 __all__ = ["INSTRUCTIONS", "build", "serve"]
 
@@ -90,7 +90,7 @@ def build(session: Session) -> Server[Any]:
 
     return Server(
         "roteiro-memory",
-        version=__version__,
+        version=version(),
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
@@ -107,6 +107,8 @@ def _result(structured: Any, text: str, *, is_error: bool) -> types.CallToolResu
 
 def serve(session: Session) -> int:
     """Serve until the client closes stdin; the exit status."""
+    # Refusals name a tool's arguments, not the command line's options.
+    session.spell = spell
     # Open the store before anything else, so a relative --db or
     # ROTEIRO_MEMORY_DB means what it meant where the server was started ...
     session.store()

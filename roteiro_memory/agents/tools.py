@@ -23,15 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.agents import schemas
-from roteiro_memory.errors import BadRequest, NotFound, RoteiroError, excerpt
-from roteiro_memory.results import MemoryRecord, Recall
+from roteiro_memory.app import records
+from roteiro_memory.errors import BadRequest, RoteiroError, excerpt
 
 if TYPE_CHECKING:
-    from roteiro_memory.cli.anchors import AnchorSpec
-    from roteiro_memory.cli.session import Session
-    from roteiro_memory.store import Graph, Store
+    from roteiro_memory.app.session import Session
 
-__all__ = ["SEARCH_LIMIT", "TOOLS", "Tool", "ToolError", "call", "ranked"]
+__all__ = ["SEARCH_LIMIT", "TOOLS", "Tool", "ToolError", "call", "spell"]
 
 JSON = Any
 Schema = dict[str, Any]
@@ -75,8 +73,9 @@ class ToolError(Exception):
 
 
 class Arguments:
-    """A call's arguments, read one by one; every fault names the argument,
-    the value given and what is allowed."""
+    """A call's arguments, checked against the tool's input schema for
+    unknown and missing names, then read one by one; every fault names the
+    argument, the value given and what is allowed."""
 
     def __init__(self, tool: str, given: Mapping[str, JSON] | None, allowed: Schema) -> None:
         self.tool = tool
@@ -109,189 +108,83 @@ class Arguments:
             raise self._bad(name, "true or false")
         return value
 
-    def whole(self, name: str, *, minimum: int, default: int | None = None) -> int | None:
+    def number(self, name: str, default: JSON = None) -> JSON:
+        """A number as given (``default`` when absent or null): the use case
+        reads it (:mod:`roteiro_memory.app.values`)."""
         value = self.given.get(name)
-        if value is None:
-            return default
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)  # JSON has one number type; 3.0 is the id 3
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self._bad(name, f"a whole number >= {minimum}")
-        if value < minimum or not sem.fits_int64(value):
-            raise self._bad(name, f"a whole number >= {minimum} that fits 64 bits")
-        return value
+        if isinstance(value, str):
+            raise self._bad(name, "a number, not a string")
+        return default if value is None else value
 
-    def number(self, name: str) -> float | None:
-        value = self.given.get(name)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self._bad(name, "a number from 0 to 1")
-        return float(value)
-
-    def kind(self, name: str = "kind") -> sem.MemoryKind | None:
+    def kinds(self, name: str = "kind") -> tuple[str, ...]:
         value = self.text(name)
-        return None if value is None else sem.parse_kind(value)
+        return () if value is None else (value,)
 
 
-# --- Reading the store --------------------------------------------------------
-
-
-def ranked(
-    store: Store,
-    query: str | None,
-    *,
-    scope: str | None = None,
-    kind: sem.MemoryKind | None = None,
-    anchor_key: str | None = None,
-    decay: sem.Decay | None = None,
-    applicable_only: bool = False,
-    limit: int | None = None,
-    graph: Graph | None = None,
-    anchors: sem.AnchorFilter | None = None,
-) -> Recall:
-    """Ranked live records: the store's ``search`` for a query, else
-    ``recall``; both return the same :class:`Recall`."""
-    chosen = decay or sem.Decay.none()
-    if query is not None and query.strip():
-        return store.search(
-            query,
-            scope=scope,
-            kind=kind,
-            anchor_key=anchor_key,
-            decay=chosen,
-            applicable_only=applicable_only,
-            limit=limit,
-            graph=graph,
-            anchors=anchors,
-        )
-    return store.recall(
-        query,
-        scope=scope,
-        kind=kind,
-        anchor_key=anchor_key,
-        decay=chosen,
-        applicable_only=applicable_only,
-        limit=limit,
-        graph=graph,
-        anchors=anchors,
-    )
-
-
-def _anchor(session: Session, args: Arguments, name: str = "anchor") -> AnchorSpec | None:
-    text = args.text(name)
-    if text is None:
-        return None
-    from roteiro_memory.cli.anchors import parse_anchor
-
-    return parse_anchor(text, session.repo)
-
-
-def _key(record: MemoryRecord) -> str | None:
-    return record.anchor.key if record.anchor else None
-
-
-def _recall(
-    session: Session,
-    args: Arguments,
-    *,
-    query: str | None,
-    touched_rev: str | None,
-) -> Recall:
-    """``recall`` with the CLI's filters: a bare path takes its symbols, and
-    ``touched_rev`` keeps records anchored to what changed since it."""
-    from roteiro_memory.cli.session import anchor_filter
-
-    kind = args.kind()
-    scope = args.text("scope")
-    decay = sem.Decay.parse(args.text("decay") or "none")
-    applicable_only = args.flag("applicable_only")
-    limit = args.whole("limit", minimum=0, default=SEARCH_LIMIT)
-    spec = _anchor(session, args)
-    session.check_revs(touched=touched_rev)
-    store = session.store()
-    session.sync()
-    touched = session.touched(touched_rev) if touched_rev is not None else None
-    key, anchors = anchor_filter([spec] if spec is not None else None, touched)
-    return ranked(
-        store,
-        query,
-        scope=scope,
-        kind=kind,
-        anchor_key=key,
-        decay=decay,
-        applicable_only=applicable_only,
-        limit=limit,
-        anchors=anchors,
-    )
+def spell(name: str) -> str:
+    """How a tool call names an input in a refusal: by its argument name."""
+    return f"argument {name!r}"
 
 
 # --- The tools ----------------------------------------------------------------
 
 
-def _remember(session: Session, args: Arguments) -> JSON:
-    from roteiro_memory.cli.anchors import verify_anchor
-
-    valid = sem.validate_write(
-        args.text("kind") or "",
-        args.text("scope") or sem.DEFAULT_SCOPE,
-        args.text("body") or "",
-        args.number("confidence"),
+def _selection(args: Arguments) -> records.Selection:
+    anchor = args.text("anchor")
+    return records.Selection(
+        kinds=args.kinds(), scope=args.text("scope"), anchors=(anchor,) if anchor else ()
     )
-    supersedes = args.whole("supersedes", minimum=1)
-    spec = _anchor(session, args)
-    if spec is not None:
-        verify_anchor(spec, session.repo)
-    record = session.remember(valid, spec, supersedes)
+
+
+def _ranked(session: Session, args: Arguments, *, query: str | None, touched: str | None) -> JSON:
+    selection = _selection(args)
+    return records.ranked(
+        session,
+        selection,
+        query=query,
+        decay=args.text("decay") or "none",
+        applicable_only=args.flag("applicable_only"),
+        limit=args.number("limit", SEARCH_LIMIT),
+        touched=touched,
+    ).to_json()
+
+
+def _remember(session: Session, args: Arguments) -> JSON:
+    record = records.remember(
+        session,
+        args.text("kind") or "",
+        args.text("body") or "",
+        scope=args.text("scope") or sem.DEFAULT_SCOPE,
+        anchor=args.text("anchor"),
+        confidence=args.number("confidence"),
+        supersedes=args.number("supersedes"),
+    )
     return {"id": record.id, "record": record.to_json()}
 
 
 def _search(session: Session, args: Arguments) -> JSON:
-    return _recall(session, args, query=args.text("query"), touched_rev=None).to_json()
+    return _ranked(session, args, query=args.text("query"), touched=None)
 
 
 def _touched(session: Session, args: Arguments) -> JSON:
-    rev = args.text("rev") or "HEAD"
-    return _recall(session, args, query=None, touched_rev=rev).to_json()
+    return _ranked(session, args, query=None, touched=args.text("rev") or "HEAD")
 
 
 def _get(session: Session, args: Arguments) -> JSON:
-    wanted = args.whole("id", minimum=1)
-    assert wanted is not None  # required by the schema, checked by Arguments
-    store = session.store()
-    session.sync()
-    record = store.get(wanted)
-    if record is None:
-        raise NotFound(f"no memory record with id {wanted}")
-    return record.to_json()
+    return records.get(session, args.number("id")).to_json()
 
 
 def _list(session: Session, args: Arguments) -> JSON:
-    from roteiro_memory.cli.session import anchor_filter
-
-    kind = args.kind()
-    scope = args.text("scope")
-    include_superseded = args.flag("include_superseded")
-    limit = args.whole("limit", minimum=0, default=LIST_LIMIT)
-    spec = _anchor(session, args)
-    key, anchors = anchor_filter([spec] if spec is not None else None)
-    store = session.store()
-    session.sync()
-    listing = store.list(
-        scope=scope,
-        kind=kind,
-        anchor_key=key,
-        include_superseded=include_superseded,
-        limit=limit,
-        anchors=anchors,
-    )
-    return listing.to_json()
+    return records.listing(
+        session,
+        _selection(args),
+        include_superseded=args.flag("include_superseded"),
+        limit=args.number("limit", LIST_LIMIT),
+    ).to_json()
 
 
 def _forget(session: Session, args: Arguments) -> JSON:
-    wanted = args.whole("id", minimum=1)
-    assert wanted is not None  # required by the schema, checked by Arguments
-    return session.store().forget(wanted).to_json()
+    return records.forget(session, args.number("id")).to_json()
 
 
 # --- Descriptions and input schemas -------------------------------------------

@@ -1,21 +1,21 @@
-"""What the command line prints besides tables: a command's result (the
-``--json`` envelope, :mod:`roteiro_memory.cli.envelope`), plain lines, and
-warnings and refusals on stderr -- or, under ``--json``, in the envelope."""
+"""The command line's streams: what it reads from standard input, and what
+it prints besides tables -- a command's result (the ``--json`` envelope,
+:mod:`roteiro_memory.cli.envelope`), plain lines, and warnings and refusals
+on stderr (or, under ``--json``, in the envelope)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
 
-from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.errors import StreamClosed, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["emit", "fail", "missing", "printable", "refuse", "say", "warn"]
+__all__ = ["emit", "fail", "printable", "read_stdin", "say", "warn"]
 
 _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 """C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
@@ -59,19 +59,6 @@ def fail(as_json: bool, kind: str, message: str, line: str) -> None:
     sys.stderr.write(printable(line) + "\n")
 
 
-def refuse(args: argparse.Namespace, kind: str, message: str, code: ExitCode) -> int:
-    """Report a refusal: under ``--json`` an envelope of ``kind``, else a line
-    on stderr; returns the exit status ``code``."""
-    fail(getattr(args, "json", False), kind, message, f"roteiro-memory: {message}")
-    return code
-
-
-def missing(args: argparse.Namespace, message: str) -> int:
-    """Report that the record or entry a command names is not there: exit
-    status 1, and under ``--json`` an envelope of kind ``NotFound``."""
-    return refuse(args, "NotFound", message, ExitCode.NOTHING)
-
-
 def say(text: str) -> None:
     sys.stdout.write(text + "\n")
 
@@ -79,3 +66,23 @@ def say(text: str) -> None:
 def warn(text: str) -> None:
     """A warning on stderr, control characters escaped (it may quote a name)."""
     sys.stderr.write(f"roteiro-memory: warning: {printable(text)}\n")
+
+
+def read_stdin(what: str) -> str:
+    """All of standard input as UTF-8 text, ``what`` naming it in errors: a
+    closed descriptor (``<&-``), a read error or bytes that are not UTF-8 are
+    one-line errors, before anything is written."""
+    if sys.stdin is None:
+        raise StreamClosed(f"standard input is closed, but {what} is read from it (-)")
+    try:
+        data = sys.stdin.buffer.read()
+    except OSError as error:
+        reason = error.strerror or error
+        raise StreamClosed(f"cannot read {what} from standard input ({reason})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{what} on standard input is not valid UTF-8: byte {data[error.start]:#04x} "
+            f"at offset {error.start}; only UTF-8 text can be stored"
+        ) from None

@@ -1,6 +1,6 @@
 """The command line of the evaluation: ``python -m roteiro_memory.evaluation``.
 
-``add_parser`` and ``run`` are what ``roteiro-memory eval`` wires in (which
+``configure`` and ``run`` are what ``roteiro-memory eval`` wires in (which
 puts the result, under ``--json``, in its envelope).
 """
 
@@ -15,15 +15,15 @@ from typing import Any
 from roteiro_memory import lexical
 from roteiro_memory.evaluation import report
 from roteiro_memory.evaluation.arms import ARMS
-from roteiro_memory.evaluation.corpus import Dataset
 from roteiro_memory.evaluation.datasets.coding import DEFAULT_SEED, coding
+from roteiro_memory.evaluation.datasets.corpus import Dataset
 from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
 from roteiro_memory.evaluation.datasets.locomo import locomo
 from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
 from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
 from roteiro_memory.exitcodes import ExitCode
 
-__all__ = ["EvaluationRefused", "add_parser", "main", "parse_tokenizer", "run"]
+__all__ = ["EvaluationRefused", "configure", "main", "parse_tokenizer", "run"]
 
 DATASETS = ("coding", "locomo", "longmemeval")
 _SWITCHES = {
@@ -53,12 +53,8 @@ def parse_tokenizer(name: str) -> lexical.Tokenizer:
     return lexical.Tokenizer(**{field: key in parts for key, field in _SWITCHES.items()})
 
 
-def add_parser(subparsers: argparse._SubParsersAction[Any]) -> None:
-    """Add ``eval`` to a command line's subcommands (of any parser class)."""
-    _configure(subparsers.add_parser("eval", help="measure retrieval arms on a dataset"))
-
-
-def _configure(parser: argparse.ArgumentParser) -> None:
+def configure(parser: argparse.ArgumentParser) -> None:
+    """The evaluation's options, on the parser of ``roteiro-memory eval`` or its own."""
     parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument("path", nargs="?", type=Path, help="the dataset file (public datasets)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="coding generator seed")
@@ -145,7 +141,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m roteiro_memory.evaluation")
-    _configure(parser)
+    configure(parser)
     args = parser.parse_args(argv)
     try:
         result = run(args)

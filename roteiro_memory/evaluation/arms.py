@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from roteiro_memory.evaluation.corpus import Query
+from roteiro_memory.evaluation.datasets.corpus import Query
 from roteiro_memory.store import Store
 
 __all__ = ["ARMS", "Arm", "Loaded", "make_arm"]

@@ -16,7 +16,7 @@ from typing import Any
 from roteiro_memory import lexical
 from roteiro_memory.evaluation import metrics
 from roteiro_memory.evaluation.arms import ARMS, Arm, Loaded, make_arm
-from roteiro_memory.evaluation.corpus import Dataset, Haystack, Item
+from roteiro_memory.evaluation.datasets.corpus import Dataset, Haystack, Item
 from roteiro_memory.semantics import MAX_BODY_BYTES
 from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.model import ModelStore

@@ -24,7 +24,7 @@ import hashlib
 import random
 from collections.abc import Iterator
 
-from roteiro_memory.evaluation.corpus import Dataset, DatasetInfo, Haystack, Item, Query
+from roteiro_memory.evaluation.datasets.corpus import Dataset, DatasetInfo, Haystack, Item, Query
 from roteiro_memory.results import GraphNode
 
 __all__ = ["DEFAULT_SEED", "LICENCE", "coding"]

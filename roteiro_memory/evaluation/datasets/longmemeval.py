@@ -17,7 +17,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from roteiro_memory.evaluation.corpus import Dataset, DatasetInfo, Haystack, Item, Query, Source
+from roteiro_memory.evaluation.datasets.corpus import (
+    Dataset,
+    DatasetInfo,
+    Haystack,
+    Item,
+    Query,
+    Source,
+)
 from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, iter_array, sha256
 
 __all__ = ["GRANULARITIES", "LICENCE", "longmemeval"]

@@ -1,4 +1,5 @@
-"""What ``--anchor`` names: a path, ``path::qualname``, or a raw node key.
+"""What an anchor names -- a path, ``path::qualname``, or a raw node key --
+and how the anchors a read names filter it.
 
 A path becomes ``file:<path>`` and ``path::qualname`` becomes
 ``py:<path>::<qualname>``, the path taken relative to the current directory
@@ -11,17 +12,33 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from roteiro_memory.cli.filters import FILE_PREFIX, PY_PREFIX
 from roteiro_memory.errors import AnchorError, SymbolError, excerpt
+from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
 
-__all__ = ["AnchorError", "AnchorSpec", "names_a_path", "parse_anchor", "verify_anchor"]
+__all__ = [
+    "FILE_PREFIX",
+    "PY_PREFIX",
+    "AnchorError",
+    "AnchorSpec",
+    "anchor_filter",
+    "names_a_path",
+    "parse_anchor",
+    "verify_anchor",
+]
+
+FILE_PREFIX = "file:"
+PY_PREFIX = "py:"
+"""The graph's key prefixes (kept here rather than imported from
+:mod:`roteiro_memory.repo.graph`, so a command that never syncs does not load
+git machinery; a test keeps them in step)."""
 
 _NAME_MAX = 255
 """The longest file name, in bytes, on the systems git runs on."""
@@ -164,3 +181,29 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
             f"--anchor: {spec.path} defines no {excerpt(spec.qualname)}; "
             f"expected one of: {shown or '(it defines no functions or classes)'}"
         )
+
+
+def anchor_filter(
+    specs: Iterable[AnchorSpec] | None, touched: Collection[str] | None = None
+) -> tuple[str | None, AnchorFilter | None]:
+    """How ``--anchor`` (each value given) and ``--touched`` filter, as the
+    store takes them: an exact key, or the anchors to keep -- the union of
+    every value's, a bare path being the file and every symbol in it; with
+    ``touched``, only the touched keys among those.  One symbol or raw key
+    is the exact key; anything else is one :class:`AnchorFilter`."""
+    unique = list({spec.key: spec for spec in specs or ()}.values())
+    key: str | None = None
+    anchors: AnchorFilter | None = None
+    bare = [spec for spec in unique if spec.path is not None and spec.qualname is None]
+    if len(unique) == 1 and not bare:
+        key = unique[0].key
+    elif unique:
+        anchors = AnchorFilter(
+            keys=frozenset(spec.key for spec in unique),
+            prefixes=tuple(f"{PY_PREFIX}{spec.path}::" for spec in bare),
+        )
+    if touched is None:
+        return key, anchors
+    if anchors is None:
+        anchors = AnchorFilter(keys=frozenset({key} if key is not None else touched))
+    return None, anchors.narrowed(touched)

@@ -1,7 +1,9 @@
 """The session digest: which records an agent should read first, and how.
 
-Pure: it is given a ranked :class:`~roteiro_memory.results.Recall` and
-returns text or JSON, so the same store and tree give the same bytes.
+:func:`select` is pure: it is given a ranked
+:class:`~roteiro_memory.results.Recall` and returns text or JSON, so the same
+store and tree give the same bytes; :func:`digest` is the use case that reads
+the recall from a session.
 
 What holds:
 
@@ -24,8 +26,9 @@ What holds:
 from __future__ import annotations
 
 import math
+import os
 
-from roteiro_memory.agents import DEFAULT_PACK_BUDGET, MIN_BUDGET
+from roteiro_memory import semantics as sem
 from roteiro_memory.results import Recall, Recalled
 from roteiro_memory.semantics import AnchorState, MemoryKind
 from roteiro_memory.valueclass import valueclass
@@ -34,15 +37,27 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from roteiro_memory.app.session import Session
+
 __all__ = [
     "DEFAULT_PACK_BUDGET",
     "MIN_BUDGET",
     "PACK_KINDS",
     "PACK_SCHEMA",
     "Pack",
+    "digest",
     "select",
     "tokens",
 ]
+
+DEFAULT_PACK_BUDGET = 2000
+"""Tokens the session digest may take unless told otherwise: enough for a few
+dozen short records, small next to any agent's context window."""
+
+MIN_BUDGET = 100
+"""The smallest budget accepted.  The title, summary and footer fit in it
+unless a very long ``--touched`` revision name makes them longer, which
+:func:`select` refuses by name rather than overflow."""
 
 PACK_SCHEMA = "roteiro.pack/v1"
 
@@ -196,3 +211,57 @@ def select(recall: Recall, budget: int, touched: str | None = None) -> Pack:
         if tokens(trial.markdown()) <= budget:
             chosen.append(candidate)
     return Pack(tuple(chosen), len(candidates), budget, touched, recall.live)
+
+
+def _ranked(session: Session, touched: str | None) -> Recall | None:
+    """Every live record ranked, limited to what ``touched`` changed when given;
+    None when there is no store to read yet (a first session)."""
+    from roteiro_memory.errors import StoreUnavailable
+    from roteiro_memory.repo.location import DB_ENV
+
+    if session.dsn() is None:
+        try:
+            path = session.store_path()
+        except StoreUnavailable:
+            if session.db is not None or DB_ENV in os.environ:
+                raise  # a store named and unusable is a mistake worth naming
+            return None  # not in a repository, and no store named: nothing to read
+        if not os.path.exists(path):
+            return None
+    session.check_revs(touched=touched)
+    store = session.store()
+    session.sync()
+    if touched is None:
+        return store.recall()
+    from roteiro_memory.app.anchors import anchor_filter
+
+    # As recall --touched filters: in the store, before it ranks.
+    _, anchors = anchor_filter(None, session.touched(touched))
+    return store.recall(anchors=anchors)
+
+
+def digest(session: Session, budget: object = None, touched: str | None = None) -> Pack:
+    """The digest of the session's store within ``budget`` tokens (text or a
+    JSON number; at least :data:`MIN_BUDGET`, by default
+    :data:`DEFAULT_PACK_BUDGET`), about what changed since ``touched`` when
+    given; an empty one when there is no store yet, so a session-start hook
+    never fails a first session."""
+    from roteiro_memory.app import values
+    from roteiro_memory.errors import UsageError, excerpt
+
+    what = session.spell("budget")
+    tokens_allowed = values.whole(
+        budget,
+        what,
+        minimum=MIN_BUDGET,
+        default=DEFAULT_PACK_BUDGET,
+        allowed=f"a whole number of tokens, at least {MIN_BUDGET}",
+    )
+    assert tokens_allowed is not None
+    recall = _ranked(session, touched)
+    if recall is None:
+        recall = Recall(0, sem.Decay.none(), [], 0, 0)
+    try:
+        return select(recall, tokens_allowed, touched)
+    except ValueError as error:
+        raise UsageError(f"invalid {what} {excerpt(budget)}: {error}") from None

@@ -1,41 +1,67 @@
-"""The repository and store one command works on: found from ``--db``,
+"""The repository and store one request works on: found from ``--db``,
 ``ROTEIRO_MEMORY_DB`` or the clone, opened lazily, and synced with the working
-tree before a read.  The command line and the MCP server share it, so an agent
-sees exactly the store and anchor states a person sees.
+tree before a read.  The command line, the MCP server and the hooks each open
+one, so an agent sees exactly the store and anchor states a person sees.
 
 Start-up: git machinery, the PostgreSQL module and the store are imported only
-when a command gets that far (``docs/cli.md`` lists what each command loads)."""
+when a request gets that far (``docs/cli.md`` lists what each command loads)."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections.abc import Collection, Iterable
+from collections.abc import Callable
 
-from roteiro_memory.cli.filters import PY_PREFIX
-from roteiro_memory.cli.output import warn
+from roteiro_memory.app.values import spell_option
 from roteiro_memory.errors import GitError, UsageError
-from roteiro_memory.repo.location import Location, locate, prepare
+from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover
-from roteiro_memory.semantics import AnchorFilter, check_supersedes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roteiro_memory.cli.anchors import AnchorSpec
+    from typing import Protocol
+
     from roteiro_memory.repo.graph import Repo, SyncReport
-    from roteiro_memory.results import MemoryRecord
-    from roteiro_memory.semantics import ValidWrite
     from roteiro_memory.store import Graph, Store
 
-__all__ = ["Session", "anchor_filter", "announce_migration"]
+    class Progress(Protocol):
+        """A progress display a sync reports to (the CLI's bar on a terminal)."""
+
+        def __call__(self, done: int, total: int) -> None: ...
+        def close(self) -> None: ...
+
+
+__all__ = ["Session", "announce_migration"]
+
+
+def _stderr(text: str) -> None:
+    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
 
 
 class Session:
-    """The repository and store one command works on, found and opened lazily."""
+    """The repository and store one request works on, found and opened lazily.
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
+    ``db`` names the store (``--db``; else :data:`~roteiro_memory.repo.location.DB_ENV`,
+    else the repository's); ``sync`` False reads the graph as last synced.
+    ``warn`` is told what a person should know (a migration, a file that does
+    not parse); ``progress``, when given, makes a display for a sync's
+    parsing and hashing; ``spell`` is how this surface names an input in a
+    refusal (``--limit`` on the command line, ``limit`` in a tool call)."""
+
+    def __init__(
+        self,
+        db: str | None = None,
+        *,
+        sync: bool = True,
+        warn: Callable[[str], None] = _stderr,
+        progress: Callable[[str], Progress] | None = None,
+        spell: Callable[[str], str] = spell_option,
+    ) -> None:
+        self.db = db
+        self.syncs = sync
+        self.warn = warn
+        self.spell = spell
+        self._progress = progress
         self._place: Place | None = None
         self._cache: StatCache | None = None
         self._repo: Repo | None = None
@@ -90,7 +116,7 @@ class Session:
         return repo
 
     def _location_repo(self) -> str | None:
-        if getattr(self.args, "db", None) is None and "ROTEIRO_MEMORY_DB" not in os.environ:
+        if self.db is None and DB_ENV not in os.environ:
             place = self.place()
             return place.common_dir if place is not None else None
         return None
@@ -100,7 +126,7 @@ class Session:
         ``--db`` means the folder the command (or the MCP server, which then
         moves to the repository's top level) was started in."""
         if self._located is None:
-            found = locate(getattr(self.args, "db", None), os.environ, self._location_repo())
+            found = locate(self.db, os.environ, self._location_repo())
             self._located = found
             self._store_file = os.path.realpath(found.path)
         return self._located
@@ -117,9 +143,7 @@ class Session:
     def dsn(self) -> str | None:
         """The PostgreSQL DSN the store is named by (``--db`` or
         ``ROTEIRO_MEMORY_DB``), or None when it is a file."""
-        named = getattr(self.args, "db", None)
-        if named is None:
-            named = os.environ.get("ROTEIRO_MEMORY_DB")
+        named = self.db if self.db is not None else os.environ.get(DB_ENV)
         if named is None or "://" not in named:
             return None  # a file path: start-up need not load the store-name parser
         from roteiro_memory.stores.naming import parse_store_name
@@ -144,7 +168,7 @@ class Session:
 
             store = SQLiteStore(location.path)
             self._store = store
-            announce_migration(store)
+            announce_migration(store, self.warn)
         return self._store
 
     def _store_identity(self, store: Store) -> str:
@@ -163,7 +187,7 @@ class Session:
         None is returned, as it is when nothing syncs.  ``full`` (the
         ``sync`` command) always asks git.  A sync through git that finds the
         tree settled writes the cache for the next command."""
-        if getattr(self.args, "no_sync", False):
+        if not self.syncs:
             return None
         place = self.place()
         if place is None:
@@ -181,19 +205,17 @@ class Session:
         repo = self.require_repo("sync")
         skip = self._own_files(repo)
         started = time.time_ns()
-        if not sys.stderr.isatty():
+        if self._progress is None:
             report = sync(store, repo, skip=skip)
         else:
-            from roteiro_memory.cli.render import ProgressBar
-
-            parse_bar, hash_bar = ProgressBar("parsing"), ProgressBar("hashing")
+            parse_bar, hash_bar = self._progress("parsing"), self._progress("hashing")
             try:
                 report = sync(store, repo, parse_bar, hash_bar, skip)
             finally:
                 hash_bar.close()
                 parse_bar.close()
         for path, problem in report.unparsable:
-            warn(f"{path} {problem}")
+            self.warn(f"{path} {problem}")
         self._cache = statcache.record(
             repo,
             place,
@@ -225,32 +247,6 @@ class Session:
         from roteiro_memory.stores.sqlite import SIDE_FILES
 
         return {name: said, **{name + suffix: None for suffix in SIDE_FILES}}
-
-    def remember(
-        self, valid: ValidWrite, spec: AnchorSpec | None, supersedes: int | None
-    ) -> MemoryRecord:
-        """Write one validated record, as ``add`` and the MCP ``remember``
-        both do: the record it supersedes checked before anything syncs or is
-        written, the graph synced so the anchor captures the blob the tree
-        holds now, and the record read back with its anchor state."""
-        store = self.store()
-        if supersedes is not None:
-            target = store.get(supersedes)
-            check_supersedes(
-                supersedes, target is not None, target.superseded_by if target else None
-            )
-        self.sync()
-        new_id = store.record(
-            valid.kind,
-            valid.body,
-            scope=valid.scope,
-            anchor=spec.key if spec else None,
-            confidence=valid.confidence,
-            supersedes=supersedes,
-        )
-        record = store.get(new_id)
-        assert record is not None  # just written, and only forget removes a record
-        return record
 
     def check_revs(self, **revs: str | None) -> None:
         """Refuse an unknown revision before anything is synced or written."""
@@ -284,10 +280,7 @@ class Session:
             self._store.close()
 
 
-# --- Anchor filters ---------------------------------------------------------
-
-
-def announce_migration(store: Store) -> None:
+def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> None:
     """Say so when opening ``store`` migrated it: any command, reads too,
     migrates an older SQLite store, and after it earlier versions cannot
     open it."""
@@ -302,29 +295,3 @@ def announce_migration(store: Store) -> None:
         f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
         "roteiro-memory cannot open it now"
     )
-
-
-def anchor_filter(
-    specs: Iterable[AnchorSpec] | None, touched: Collection[str] | None = None
-) -> tuple[str | None, AnchorFilter | None]:
-    """How ``--anchor`` (each value given) and ``--touched`` filter, as the
-    store takes them: an exact key, or the anchors to keep -- the union of
-    every value's, a bare path being the file and every symbol in it; with
-    ``touched``, only the touched keys among those.  One symbol or raw key
-    is the exact key; anything else is one :class:`AnchorFilter`."""
-    unique = list({spec.key: spec for spec in specs or ()}.values())
-    key: str | None = None
-    anchors: AnchorFilter | None = None
-    bare = [spec for spec in unique if spec.path is not None and spec.qualname is None]
-    if len(unique) == 1 and not bare:
-        key = unique[0].key
-    elif unique:
-        anchors = AnchorFilter(
-            keys=frozenset(spec.key for spec in unique),
-            prefixes=tuple(f"{PY_PREFIX}{spec.path}::" for spec in bare),
-        )
-    if touched is None:
-        return key, anchors
-    if anchors is None:
-        anchors = AnchorFilter(keys=frozenset({key} if key is not None else touched))
-    return None, anchors.narrowed(touched)

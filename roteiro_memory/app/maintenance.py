@@ -1,0 +1,143 @@
+"""A whole store's use cases: its integrity check, export and import.
+
+A file is checked read-only, never opened as a store (nor migrated); a
+server's store is checked through the store, on one snapshot.  An export to a
+file is written beside it and moved over it whole, private like the store it
+copies, and is refused before the store is opened when it would land on one
+of the store's own names or on something that is not a file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+
+from roteiro_memory.errors import UsageError, excerpt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from roteiro_memory.app.session import Session
+    from roteiro_memory.check import Finding
+
+__all__ = ["check", "export_lines", "export_to", "import_lines"]
+
+
+def check(session: Session) -> tuple[str, list[Finding]]:
+    """Where the store is, and every integrity problem found in it."""
+    if session.dsn() is not None:
+        store = session.store()
+        return store.describe(), store.check()
+    from roteiro_memory.stores.sqlite.check import check_file
+
+    path = session.store_path()
+    if not os.path.exists(path):
+        raise UsageError(f"no store at {path}: nothing to check")
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        # Zero bytes is a store not yet written, as a missing file is: any
+        # command that records makes it a store.
+        raise UsageError(f"no store at {path} (the file is empty): nothing to check")
+    return path, check_file(path)
+
+
+def export_lines(session: Session) -> Iterator[str]:
+    """The whole store as JSON Lines, header first, read on one snapshot."""
+    return session.store(must_exist=True).export_lines()
+
+
+def export_to(session: Session, output: str) -> int:
+    """Write the export to ``output`` whole (0600, moved into place), and say
+    how many lines; a refused ``output`` is refused before the store is opened."""
+    check_output(output, session)
+    store = session.store(must_exist=True)
+    from roteiro_memory import privatefile
+
+    written = 0
+
+    def write(out: TextIO) -> None:
+        nonlocal written
+        for line in store.export_lines():
+            out.write(line + "\n")
+            written += 1
+
+    try:
+        privatefile.replace(output, write)
+    except (OSError, ValueError) as error:
+        raise _cannot_write(output, error) from None
+    return written
+
+
+def check_output(output: str, session: Session) -> None:
+    """Refuse an export target that is no file's name, one of the store's own
+    names (writing there would leave the store under that name an export),
+    or what is not replaceable
+    (:func:`roteiro_memory.privatefile.check_replaceable`)."""
+    if "\x00" in output:
+        raise UsageError(f"invalid --output {excerpt(output)}: a file name holds no NUL byte")
+    if os.path.basename(output) in ("", ".", ".."):
+        raise UsageError(
+            f"invalid --output {excerpt(output)}: that names a folder; "
+            "expected the path of a file, such as memory.jsonl"
+        )
+    if session.dsn() is None and _names_the_store(output, session.real_store_path()):
+        raise UsageError(
+            f"invalid --output {excerpt(output)}: that is a name of the store being exported "
+            "(or of a file SQLite keeps beside it); choose another path"
+        )
+    from roteiro_memory import privatefile
+
+    try:
+        privatefile.check_replaceable(output)
+    except OSError as error:
+        raise _cannot_write(output, error) from None
+
+
+def _names_the_store(output: str, store_file: str) -> bool:
+    """Whether ``output`` is a name of the SQLite store at ``store_file`` or
+    of a side file beside it: the same path once symlinks are resolved, or
+    the same file (a hard link, another case on a case-insensitive disk)."""
+    from roteiro_memory.stores.sqlite import SIDE_FILES
+
+    real = os.path.realpath(output)
+    for suffix in ("", *SIDE_FILES):
+        own = store_file + suffix
+        if real == os.path.realpath(own):
+            return True
+        try:
+            if os.path.samefile(output, own):
+                return True
+        except OSError:
+            continue  # one of them is not there: not the same file
+    return False
+
+
+def _cannot_write(output: str, error: OSError | ValueError) -> UsageError:
+    reason = getattr(error, "strerror", None) or str(error)
+    remedy = (
+        "choose another --output, or leave -o out to write to stdout"
+        if isinstance(error, FileExistsError)  # not replaceable
+        else "free some space, or choose another --output"
+    )
+    return UsageError(
+        f"cannot write {excerpt(output)}: {reason}; nothing was written there ({remedy})"
+    )
+
+
+def import_lines(
+    session: Session, lines: Sequence[str], source: str, warn: Callable[[str], None]
+) -> dict[str, int]:
+    """Load an export (its ``lines``, read from ``source``) into the store,
+    which must be empty, all or nothing; the counts of what was loaded."""
+    from roteiro_memory.transfer import read_export
+
+    try:
+        parsed = read_export(lines)
+    except RecursionError:
+        raise UsageError(
+            f"cannot import {excerpt(source)}: a line nests arrays or objects too deeply "
+            "to be an export"
+        ) from None
+    for warning in parsed.warnings:
+        warn(f"{source}: {warning}")
+    return session.store().import_export(parsed)

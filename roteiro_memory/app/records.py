@@ -1,0 +1,205 @@
+"""The episodic tier's use cases: remember, get, forget, list, and ranked reads.
+
+Each checks everything it was given before it touches the store -- before
+even the incremental sync -- so a refused request leaves the store exactly as
+it was; then it opens the store, syncs the graph (so anchors resolve against
+the working tree now), and asks the store, which filters, ranks and limits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.app import values
+from roteiro_memory.errors import Absent, NotFound
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Collection
+
+    from roteiro_memory.app.anchors import AnchorSpec
+    from roteiro_memory.app.session import Session
+    from roteiro_memory.results import MemoryForgotten, MemoryListing, MemoryRecord, Recall
+
+__all__ = ["Selection", "forget", "get", "listing", "ranked", "remember"]
+
+
+@valueclass
+class Selection:
+    """Which records a read keeps, as a request names them: any of ``kinds``
+    (none: every kind), of ``scope`` when given, anchored to any of
+    ``anchors`` (a bare path also takes the symbols in that file), with
+    anchors resolved against commit ``rev`` instead of the working tree."""
+
+    kinds: tuple[str, ...] = ()
+    scope: str | None = None
+    anchors: tuple[str, ...] = ()
+    rev: str | None = None
+
+
+def anchor_specs(session: Session, texts: Sequence[str]) -> list[AnchorSpec]:
+    """What each anchor text names; a raw key needs no repository, so none is
+    looked for (no git is run)."""
+    if not texts:
+        return []
+    from roteiro_memory.app.anchors import names_a_path, parse_anchor
+
+    return [parse_anchor(text, session.repo if names_a_path(text) else None) for text in texts]
+
+
+def _anchor_filter(
+    specs: Sequence[AnchorSpec], touched: Collection[str] | None = None
+) -> tuple[str | None, sem.AnchorFilter | None]:
+    """:func:`~roteiro_memory.app.anchors.anchor_filter`, loaded only when a
+    read names anchors or a change."""
+    if not specs and touched is None:
+        return None, None
+    from roteiro_memory.app.anchors import anchor_filter
+
+    return anchor_filter(specs or None, touched)
+
+
+def anchor_spec(session: Session, text: str | None, *, verify: bool = False) -> AnchorSpec | None:
+    """The one anchor a write names, refused (when ``verify``) if it is a
+    path or symbol the working tree does not hold."""
+    if text is None:
+        return None
+    spec = anchor_specs(session, [text])[0]
+    if verify and spec.path is not None:
+        from roteiro_memory.app.anchors import verify_anchor
+
+        verify_anchor(spec, session.repo)
+    return spec
+
+
+def remember(
+    session: Session,
+    kind: str,
+    body: str,
+    *,
+    scope: str = sem.DEFAULT_SCOPE,
+    anchor: str | None = None,
+    confidence: object = None,
+    supersedes: object = None,
+) -> MemoryRecord:
+    """Write one record and return it as stored, with its anchor state: the
+    write checked (the PROTOCOL order), the anchor verified and the record it
+    supersedes looked up before anything syncs, the graph synced so the
+    anchor captures the blob the tree holds now.  ``confidence`` and
+    ``supersedes`` may be text or JSON numbers (:mod:`.values`)."""
+    spell = session.spell
+    valid = sem.validate_write(
+        kind, scope, body, values.confidence(confidence, spell("confidence"))
+    )
+    target_id = values.whole(supersedes, spell("supersedes"), minimum=1)
+    spec = anchor_spec(session, anchor, verify=True)
+    store = session.store()
+    if target_id is not None:
+        target = store.get(target_id)
+        sem.check_supersedes(
+            target_id, target is not None, target.superseded_by if target else None
+        )
+    session.sync()
+    new_id = store.record(
+        valid.kind,
+        valid.body,
+        scope=valid.scope,
+        anchor=spec.key if spec else None,
+        confidence=valid.confidence,
+        supersedes=target_id,
+    )
+    record = store.get(new_id)
+    assert record is not None  # just written, and only forget removes a record
+    return record
+
+
+def get(session: Session, record_id: object, *, rev: str | None = None) -> MemoryRecord:
+    """One record, superseded or not, its anchor resolved against the working
+    tree (or ``rev``); :class:`~roteiro_memory.errors.Absent` when there is none."""
+    wanted = values.record_id(record_id, session.spell("id"))
+    session.check_revs(rev=rev)
+    store = session.store()
+    session.sync()
+    record = store.get(wanted, graph=session.graph_for(rev))
+    if record is None:
+        raise Absent(f"no memory record with id {wanted}")
+    return record
+
+
+def forget(session: Session, record_id: object) -> MemoryForgotten:
+    """Delete one record, restoring what it superseded; Absent when there is none."""
+    wanted = values.record_id(record_id, session.spell("id"))
+    try:
+        return session.store().forget(wanted)
+    except NotFound as error:
+        raise Absent(str(error)) from None
+
+
+def listing(
+    session: Session,
+    selection: Selection,
+    *,
+    include_superseded: bool = False,
+    limit: object = None,
+) -> MemoryListing:
+    """The selected records, newest first; ``limit`` (None or 0: all) keeps the newest."""
+    keep = values.whole(limit, session.spell("limit"))
+    kinds = sem.parse_kinds(selection.kinds)
+    key, anchors = _anchor_filter(anchor_specs(session, selection.anchors))
+    session.check_revs(rev=selection.rev)
+    store = session.store()
+    session.sync()
+    return store.list(
+        scope=selection.scope,
+        kind=kinds,
+        anchor_key=key,
+        include_superseded=include_superseded,
+        limit=keep,
+        graph=session.graph_for(selection.rev),
+        anchors=anchors,
+    )
+
+
+def ranked(
+    session: Session,
+    selection: Selection,
+    *,
+    query: str | None = None,
+    exact: bool = False,
+    decay: str = "none",
+    applicable_only: bool = False,
+    limit: object = None,
+    touched: str | None = None,
+) -> Recall:
+    """The live selected records, ranked.
+
+    Words are a question: the ranking arm answers it (``memory.search``:
+    records holding any of them, relevance times evidence; the evaluation
+    measures it better, docs/eval.md), or with ``exact`` the conjunctive
+    match of ``memory.recall``.  No words (or only white space): every
+    selected record ranked by evidence.  ``touched`` keeps records anchored
+    to what differs between that revision and the working tree."""
+    parsed = sem.Decay.parse(decay)
+    keep = values.whole(limit, session.spell("limit"))
+    kinds = sem.parse_kinds(selection.kinds)
+    specs = anchor_specs(session, selection.anchors)
+    session.check_revs(rev=selection.rev, touched=touched)
+    store = session.store()
+    session.sync()
+    changed = session.touched(touched) if touched is not None else None
+    key, anchors = _anchor_filter(specs, changed)
+    words = query if query is not None and query.strip() else None
+    ask = store.recall if words is None or exact else store.search
+    return ask(
+        words,  # type: ignore[arg-type]  # search is asked only with words
+        scope=selection.scope,
+        kind=kinds,
+        anchor_key=key,
+        decay=parsed,
+        applicable_only=applicable_only,
+        limit=keep,
+        graph=session.graph_for(selection.rev),
+        anchors=anchors,
+    )

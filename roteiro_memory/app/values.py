@@ -1,0 +1,105 @@
+"""Numbers as a person types them or an agent sends them, read in one place.
+
+A command line gives text (``--limit 20``), a tool call gives JSON (``20``,
+or ``20.0``: JSON has one number type).  Each reader takes either and names
+the input the way its surface does -- ``what`` is ``--limit`` on the command
+line, ``limit`` in a tool call -- so the error says which input was wrong,
+what it held and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.errors import InvalidConfidence, RoteiroError, UsageError, excerpt
+
+__all__ = ["budget_bytes", "confidence", "record_id", "spell_option", "whole"]
+
+
+def _integer(value: object) -> int | None:
+    """The whole number ``value`` is (digits as text, or a JSON integer, or a
+    JSON number with no fraction); None for anything else."""
+    if isinstance(value, str):
+        return sem.parse_whole_number(value)
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def whole(
+    value: object,
+    what: str,
+    *,
+    minimum: int = 0,
+    default: int | None = None,
+    allowed: str | None = None,
+) -> int | None:
+    """The whole number ``value`` holds, at least ``minimum`` and fitting 64
+    bits; ``default`` when it is None.  ``allowed`` says what is allowed, in
+    the refusal (by default: what ``minimum`` implies, 0 meaning no limit)."""
+    if value is None:
+        return default
+    number = _integer(value)
+    if number is None or number < minimum or not sem.fits_int64(number):
+        if allowed is None:
+            allowed = {0: "a whole number (0 = no limit)", 1: "a positive whole number"}.get(
+                minimum, f"a whole number of at least {minimum}"
+            )
+        raise UsageError(f"invalid {what} {excerpt(value)}: expected {allowed}")
+    return number
+
+
+def record_id(value: object, what: str = "ID") -> int:
+    """A record's id: a positive whole number."""
+    number = whole(value, what, minimum=1)
+    if number is None:
+        raise UsageError(f"{what} is required: the id of a record")
+    return number
+
+
+def spell_option(name: str) -> str:
+    """How the command line names an input: ``--limit``, ``--budget-mb``;
+    the record id is the positional ``ID``."""
+    return "ID" if name == "id" else "--" + name.replace("_", "-")
+
+
+def confidence(value: object, what: str = "--confidence") -> float | None:
+    """A confidence as given (text or a JSON number); whether it is in [0, 1]
+    is :func:`~roteiro_memory.semantics.validate_write`'s rule."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            raise InvalidConfidence(
+                f"invalid {what} {excerpt(value)}: expected a number from 0 to 1, e.g. 0.8"
+            ) from None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidConfidence(f"invalid {what} {excerpt(value)}: expected a number from 0 to 1")
+    if isinstance(value, int):
+        try:
+            return float(value)
+        except OverflowError:
+            raise InvalidConfidence(
+                f"invalid {what}: an integer beyond any double, expected a number from 0 to 1"
+            ) from None
+    return value
+
+
+def budget_bytes(value: str | None, what: str = "--budget-mb") -> int:
+    """The cache budget in bytes: ``value`` (whole megabytes), else the
+    environment's :data:`~roteiro_memory.semantics.CACHE_BUDGET_ENV`, else
+    the default."""
+    if value is None:
+        return sem.parse_cache_budget(os.environ.get(sem.CACHE_BUDGET_ENV))
+    try:
+        return sem.parse_cache_budget(value)
+    except RoteiroError:
+        raise UsageError(
+            f"invalid {what} {excerpt(value)}: expected a whole number of megabytes "
+            f"(ASCII digits) whose byte count fits in 64 bits"
+        ) from None

@@ -1,0 +1,34 @@
+"""``roteiro-memory check``: a store's integrity and invariants, read-only."""
+
+from __future__ import annotations
+
+import argparse
+
+from roteiro_memory.cli.parser import add_common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.app.session import Session
+
+SUMMARY = "check a store's integrity and invariants"
+EXAMPLE = "roteiro-memory check --db backup.db"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.app import maintenance
+    from roteiro_memory.cli.output import emit, printable, say
+    from roteiro_memory.exitcodes import ExitCode
+
+    where, findings = maintenance.check(session)
+    if args.json:
+        emit({"store": where, "findings": [f.to_json() for f in findings]})
+    else:
+        for finding in findings:
+            say(printable(str(finding)))  # a finding may quote stored text
+        noun = "problem" if len(findings) == 1 else "problems"
+        say(f"{where}: {len(findings)} {noun}" if findings else f"{where}: ok")
+    return ExitCode.NOTHING if findings else ExitCode.OK

@@ -1,0 +1,60 @@
+"""``roteiro-memory protocol``: serve roteiro.conformance/v1 on stdin/stdout
+(:mod:`roteiro_memory.protocol`), the wire form the conformance suite drives."""
+
+from __future__ import annotations
+
+import argparse
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.app.session import Session
+
+SUMMARY = "serve roteiro.conformance/v1 on stdin/stdout"
+EXAMPLE = "roteiro-memory protocol --backend sqlite --db /tmp/memory.db"
+DESCRIPTION = (
+    "Serve the conformance protocol (one JSON request per line on stdin, one "
+    "response per line on stdout) over a fresh store."
+)
+REFUSES = {"json": "it always speaks roteiro.conformance/v1 JSON lines"}
+"""Global options that do not apply, and why."""
+OWN_STREAMS = True
+"""Standard input and output are the wire, which the server opens itself."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.add_argument("--backend", default="sqlite", help="sqlite (default) or memory")
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
+        "names, declaring shared and crash; else a new temporary file)",
+    )
+    parser.add_argument(
+        "--allow-reset",
+        action="store_true",
+        help="let reset erase a --db store that already holds data (refused otherwise)",
+    )
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.app.session import announce_migration
+    from roteiro_memory.protocol import reset_refusal, serve
+    from roteiro_memory.stores.named import SERVER_CAPABILITIES, can_share, named_value, open_named
+    from roteiro_memory.stores.naming import open_store
+
+    named = named_value() if args.db is None and can_share(args.backend) else None
+    if named is not None:
+        # The suite names the store: it is shared, and it outlives this process.
+        store = open_named(args.backend, named)
+        capabilities: tuple[str, ...] = SERVER_CAPABILITIES
+    else:
+        store, capabilities = open_store(args.backend, args.db), ()
+    announce_migration(store, session.warn)
+    try:
+        # A store this server made (the temporary default, or a new --db) is
+        # empty, and may always be reset; one that holds data is the user's.
+        refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        return serve(store, server_capabilities=capabilities, refuse_reset=refusal)
+    finally:
+        store.close()

@@ -1,0 +1,46 @@
+"""``roteiro-memory sync``: bring the code graph up to the working tree."""
+
+from __future__ import annotations
+
+import argparse
+
+from roteiro_memory.cli.parser import add_common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.app.session import Session
+
+SUMMARY = "update the code graph from the working tree"
+EXAMPLE = "roteiro-memory sync"
+SYNCS = False
+"""A global ``--no-sync`` would contradict the command."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_common(parser)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.cli.output import emit, say
+    from roteiro_memory.exitcodes import ExitCode
+
+    session.require_repo("sync")
+    session.store()
+    report = session.sync(full=True)
+    assert report is not None
+    if args.json:
+        emit(report.to_json())
+    elif report.up_to_date:
+        say(f"up to date: {_plural(report.files, 'file')}, tree {report.tree[:12]}")
+    else:
+        say(
+            f"synced {_plural(report.files, 'file')} and {_plural(report.symbols, 'symbol')} "
+            f"({_plural(len(report.parsed), 'file')} parsed, "
+            f"{_plural(report.written, 'node')} written, {report.removed} removed); "
+            f"tree {report.tree[:12]}"
+        )
+    return ExitCode.OK

@@ -1,0 +1,296 @@
+"""argparse as the command line uses it: usage errors reported in one line
+through :func:`~roteiro_memory.cli.main.main`, options that refuse being
+given twice, the option groups several commands share, and the global
+options.
+
+The global options ``--db``, ``--json`` and ``--no-sync`` may come before the
+command, as git's do (``roteiro-memory --db X add ...``), or after it where
+the command takes them.  They are split off by hand (:func:`split_globals`),
+not by argparse, because argparse would take the first ``--`` of the
+command's own arguments (``add -- -body``) with them.
+
+Start-up stays cheap: only argparse is imported, and only the invoked
+command's parser is built (:mod:`.commands`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from roteiro_memory.errors import excerpt
+from roteiro_memory.terminal import columns
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from roteiro_memory.cli.commands import Command
+
+__all__ = [
+    "ANCHOR_HELP",
+    "GLOBAL_FLAGS",
+    "GLOBAL_VALUES",
+    "KINDS_HELP",
+    "Exited",
+    "Parser",
+    "UsageFailure",
+    "add_common",
+    "add_filters",
+    "add_globals",
+    "add_touched",
+    "described",
+    "json_requested",
+    "merge_globals",
+    "once",
+    "split_globals",
+]
+
+
+class UsageFailure(Exception):
+    """Bad usage, found before anything ran: reported by ``main`` as one
+    line (or one envelope) and exit status ``ExitCode.USAGE``."""
+
+    def __init__(self, message: str, prog: str = "roteiro-memory") -> None:
+        super().__init__(message)
+        self.prog = prog
+
+
+class Exited(Exception):
+    """argparse finished the command line itself (``--help``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors through ``main``, in one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse's own contract: error() must not return.
+        raise UsageFailure(message, self.prog)
+
+    _width: int | None = None
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # The width HelpFormatter would ask shutil for (see roteiro_memory.terminal),
+        # asked once per parser: argparse makes a formatter for every option added.
+        if self._width is None:
+            self._width = columns() - 2
+        # Every HelpFormatter takes width; typeshed's protocol names only prog.
+        return self.formatter_class(prog=self.prog, width=self._width)  # type: ignore[call-arg]
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        # After --help: main returns the status rather than raising SystemExit.
+        if message:
+            sys.stderr.write(message)
+        raise Exited(status)
+
+
+class _Once(argparse.Action):
+    """An option that takes one value: given twice, it is refused rather than
+    letting the last one silently win."""
+
+    because = "it takes one value"
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: str | Sequence[Any] | None,
+        option_string: str | None = None,
+    ) -> None:
+        seen: set[str] = namespace.__dict__.setdefault("_given_once", set())
+        if self.dest in seen:
+            previous = getattr(namespace, self.dest)
+            raise UsageFailure(
+                f"{option_string} given twice ({excerpt(previous)}, then {excerpt(values)}); "
+                f"{self.because}: give it once",
+                parser.prog,
+            )
+        seen.add(self.dest)
+        setattr(namespace, self.dest, values)
+
+
+def once(reason: str) -> type[argparse.Action]:
+    """An action refusing a second value, ``reason`` saying why."""
+    return type("Once", (_Once,), {"because": reason})
+
+
+def described(summary: str, example: str) -> dict[str, Any]:
+    """How a command's own ``--help`` describes it."""
+    return {
+        "description": summary[0].upper() + summary[1:] + ".",
+        "epilog": f"example:\n  {example}",
+        "formatter_class": argparse.RawDescriptionHelpFormatter,
+    }
+
+
+KINDS_HELP = "lesson, attempt, decision, pattern or outcome"
+ANCHOR_HELP = (
+    "a file path, PATH::QUALNAME (e.g. src/app/retry.py::Retry.run) or a raw node key "
+    "(file:PATH, py:PATH::QUALNAME)"
+)
+
+
+def add_common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
+    """``--db`` and ``--json``, and ``--no-sync`` for a command that syncs."""
+    parser.add_argument(
+        "--db",
+        metavar="PATH",
+        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+        "repository's git common directory)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
+        "instead of a table",
+    )
+    if syncs:
+        parser.add_argument(
+            "--no-sync",
+            action="store_true",
+            help="resolve anchors against the graph as last synced, without syncing first",
+        )
+
+
+def add_filters(parser: argparse.ArgumentParser, *, limit: int | None = None) -> None:
+    """What ``list`` and ``recall`` select by: kinds, scope, anchors, limit, revision."""
+    parser.add_argument(
+        "--kind",
+        action="append",
+        help=f"only records of this kind: {KINDS_HELP}; repeat for any of several",
+    )
+    parser.add_argument("--scope", help="only records of this scope")
+    parser.add_argument(
+        "--anchor",
+        metavar="ANCHOR",
+        action="append",
+        help=f"only records anchored here: {ANCHOR_HELP}; a bare path also takes the "
+        "symbols in that file; repeat for any of several",
+    )
+    parser.add_argument(
+        "--limit",
+        metavar="N",
+        default=None if limit is None else str(limit),
+        help="at most N records (0 = all)"
+        + ("" if limit is None else f"; default {limit}, the best-ranked"),
+    )
+    parser.add_argument(
+        "--rev",
+        metavar="REV",
+        help="resolve anchors against this commit instead of the working tree "
+        "(the stored graph is not changed)",
+    )
+
+
+def add_touched(parser: argparse.ArgumentParser) -> None:
+    """``--touched [REV]``, as ``recall`` and ``pack`` take it."""
+    parser.add_argument(
+        "--touched",
+        nargs="?",
+        const="HEAD",
+        metavar="REV",
+        help="only records anchored to files or symbols that differ between REV "
+        "(default HEAD) and the working tree",
+    )
+
+
+# --- The global options ---------------------------------------------------------
+
+GLOBAL_FLAGS = {"--json": "json", "--no-sync": "no_sync"}
+GLOBAL_VALUES = {"--db": "db"}
+
+
+def add_globals(parser: argparse.ArgumentParser) -> None:
+    """Declare the global options, for ``--help`` and for completion;
+    :func:`split_globals` is what takes them off the command line."""
+    group = parser.add_argument_group(
+        "global options (before the command, or after it where the command takes them)"
+    )
+    # SUPPRESS: never set on the namespace here, so a command that has no such
+    # option is told so (merge_globals) rather than handed a default.
+    group.add_argument(
+        "--db",
+        metavar="PATH",
+        default=argparse.SUPPRESS,
+        help="the store file or postgresql:// DSN",
+    )
+    group.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print one JSON envelope"
+    )
+    group.add_argument(
+        "--no-sync",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="do not sync the code graph first",
+    )
+
+
+def split_globals(arguments: Sequence[str]) -> tuple[dict[str, str | bool], list[str]]:
+    """The global options before the command, and the rest of the line."""
+    given: dict[str, str | bool] = {}
+    index = 0
+    while index < len(arguments):
+        argument = arguments[index]
+        name, equals, value = argument.partition("=")
+        if argument in GLOBAL_FLAGS:
+            given[GLOBAL_FLAGS[argument]] = True
+        elif name in GLOBAL_VALUES:
+            if not equals:
+                index += 1
+                if index == len(arguments):
+                    raise UsageFailure(f"argument {name}: expected one argument")
+                value = arguments[index]
+            dest = GLOBAL_VALUES[name]
+            if dest in given and given[dest] != value:
+                raise UsageFailure(
+                    f"{name} given twice ({excerpt(given[dest])}, then {excerpt(value)}); "
+                    "give it once"
+                )
+            given[dest] = value
+        else:
+            break
+        index += 1
+    return given, list(arguments[index:])
+
+
+def merge_globals(given: dict[str, str | bool], args: argparse.Namespace, command: Command) -> None:
+    """Apply the global options to the command's arguments, refusing one the
+    command has no use for and a value given twice, differently."""
+    from roteiro_memory.cli.commands import syncs
+
+    name = args.command
+    refuses: dict[str, str] = getattr(command, "REFUSES", {})
+    for dest, value in given.items():
+        option = "--" + dest.replace("_", "-")
+        if dest == "no_sync":
+            if not syncs(command):
+                raise UsageFailure(f"{option} does not apply to {name}")
+            args.no_sync = True
+            continue
+        if dest in refuses or not hasattr(args, dest):
+            why = refuses.get(dest, "it takes no such option")
+            raise UsageFailure(f"{option} does not apply to {name}: {why}")
+        current = getattr(args, dest)
+        if dest == "db" and current is not None and current != value:
+            raise UsageFailure(
+                f"--db given twice ({excerpt(value)} before {name}, {excerpt(current)} after it); "
+                "give it once"
+            )
+        if current in (None, False):
+            setattr(args, dest, value)
+
+
+def json_requested(arguments: Sequence[str]) -> bool:
+    """Whether ``--json`` is on the command line (before any ``--``), so that
+    even a command line that does not parse is answered with an envelope."""
+    for argument in arguments:
+        if argument == "--":
+            return False
+        if argument == "--json":
+            return True
+    return False
