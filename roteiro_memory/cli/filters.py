@@ -1,15 +1,9 @@
-"""The graph's key prefixes, as anchors are written from ``--anchor``."""
+"""The graph's key prefixes, as anchors are written from ``--anchor``: the
+key rule's own (:mod:`roteiro_memory.repo.languages`, which loads no git
+machinery), named here for the command line."""
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    pass
+from roteiro_memory.repo.languages import FILE_PREFIX, KEY_PREFIXES, PY_PREFIX
 
-__all__ = ["FILE_PREFIX", "PY_PREFIX"]
-
-FILE_PREFIX = "file:"
-PY_PREFIX = "py:"
-"""The graph's key prefixes (kept here rather than imported from
-:mod:`roteiro_memory.repo.graph`, so a command that never syncs does not load
-git machinery; a test keeps them in step)."""
+__all__ = ["FILE_PREFIX", "KEY_PREFIXES", "PY_PREFIX"]

@@ -13,7 +13,6 @@ import os
 import sys
 from collections.abc import Collection, Iterable
 
-from roteiro_memory.cli.filters import PY_PREFIX
 from roteiro_memory.cli.output import warn
 from roteiro_memory.errors import GitError, UsageError
 from roteiro_memory.repo.location import Location, locate, prepare
@@ -194,6 +193,8 @@ class Session:
                 parse_bar.close()
         for path, problem in report.unparsable:
             warn(f"{path} {problem}")
+        for notice in report.notices:
+            warn(notice)
         self._cache = statcache.record(
             repo,
             place,
@@ -315,13 +316,15 @@ def anchor_filter(
     unique = list({spec.key: spec for spec in specs or ()}.values())
     key: str | None = None
     anchors: AnchorFilter | None = None
-    bare = [spec for spec in unique if spec.path is not None and spec.qualname is None]
+    bare = [spec.path for spec in unique if spec.path is not None and spec.qualname is None]
     if len(unique) == 1 and not bare:
         key = unique[0].key
     elif unique:
+        from roteiro_memory.repo.languages import language_of, symbol_prefix
+
         anchors = AnchorFilter(
             keys=frozenset(spec.key for spec in unique),
-            prefixes=tuple(f"{PY_PREFIX}{spec.path}::" for spec in bare),
+            prefixes=tuple(symbol_prefix(path) for path in bare if language_of(path)),
         )
     if touched is None:
         return key, anchors
