@@ -39,6 +39,7 @@ __all__ = [
     "StoreUnavailable",
     "StreamClosed",
     "SymbolError",
+    "SymbolsUnavailable",
     "Unsupported",
     "UsageError",
     "excerpt",
@@ -211,6 +212,13 @@ class GitError(RoteiroError, ValueError):
 
 class SymbolError(RoteiroError, ValueError):
     """Source that cannot be parsed into definitions; the message names where and why."""
+
+    kind = "BadRequest"
+
+
+class SymbolsUnavailable(SymbolError):
+    """Source whose language's parser is not installed (the ``symbols`` extra);
+    the message names the language and the install line."""
 
     kind = "BadRequest"
 

@@ -71,7 +71,17 @@ SUCCESSES: list[tuple[list[str], int, list[str] | None]] = [
     (
         ["sync"],
         ExitCode.OK,
-        ["tree", "up_to_date", "files", "symbols", "written", "removed", "parsed", "unparsable"],
+        [
+            "tree",
+            "up_to_date",
+            "files",
+            "symbols",
+            "written",
+            "removed",
+            "parsed",
+            "unparsable",
+            "notices",
+        ],
     ),
     (["cache", "stats"], ExitCode.OK, ["schema", "entries", "bytes", "budget_bytes", "generation"]),
     (

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import anchors as filters
 from roteiro_memory.cli.main import main
-from roteiro_memory.repo import graph
+from roteiro_memory.repo import graph, languages
 from roteiro_memory.semantics import KIND_TOKENS
 from roteiro_memory.store import MemoryWrite
 from roteiro_memory.stores.model import ModelStore
@@ -122,7 +122,17 @@ def test_one_value_each_is_left_to_the_store() -> None:
     assert anchors.prefixes == ("py:b.py::",)
 
 
-def test_graph_prefixes_are_the_graphs_own() -> None:
-    """filters keeps its own copy so that a command that never syncs does not
-    import the git machinery; the copies must agree."""
+def test_graph_prefixes_are_the_key_rules_own() -> None:
+    """One table names every prefix: the command line's and the graph's are its."""
+    assert filters.KEY_PREFIXES is languages.KEY_PREFIXES
     assert (filters.FILE_PREFIX, filters.PY_PREFIX) == (graph.FILE_PREFIX, graph.PY_PREFIX)
+    assert set(languages.SYMBOL_PREFIXES) == {"py:", "ts:", "js:", "go:", "rs:", "java:"}
+
+
+def test_a_bare_path_filters_its_symbols_by_its_languages_prefix() -> None:
+    from roteiro_memory.app.anchors import AnchorSpec, anchor_filter
+
+    specs = [AnchorSpec(f"file:{path}", path, None) for path in ("web.ts", "a.go", "notes.txt")]
+    _, anchors = anchor_filter(specs)
+    assert anchors is not None
+    assert anchors.prefixes == ("ts:web.ts::", "go:a.go::")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from roteiro_memory.repo import graph as gitgraph
+from roteiro_memory.repo import nodes as graphnodes
 from roteiro_memory.repo.graph import (
     FileEntry,
     Repo,
@@ -41,20 +42,43 @@ def git(root: Path, *args: str) -> str:
     ).stdout
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    root = tmp_path / "r"
+def committed(root: Path, files: dict[str, str]) -> Repo:
+    """A repository at ``root`` with ``files`` (path -> text) committed."""
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / "pkg").mkdir()
-    (root / "pkg" / "a.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return 2\n")
-    (root / "pkg" / "b.py").write_text("class C:\n    def m(self):\n        pass\n")
-    (root / "data.txt").write_text("data\n")
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "init")
     found = find_repo(root)
     assert found is not None
     return found
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return committed(
+        tmp_path / "r",
+        {
+            "pkg/a.py": "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+            "pkg/b.py": "class C:\n    def m(self):\n        pass\n",
+            "data.txt": "data\n",
+        },
+    )
+
+
+def spy_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of the files parsed from now on, in order."""
+    parsed: list[str] = []
+    real = graphnodes._symbol_nodes
+
+    def spy(path: str, source: bytes, object_format: str) -> list[GraphNode]:
+        parsed.append(path)
+        return real(path, source, object_format)
+
+    monkeypatch.setattr(graphnodes, "_symbol_nodes", spy)
+    return parsed
 
 
 @pytest.fixture
@@ -174,14 +198,7 @@ def test_rev_graph_reuses_unchanged_symbols_and_parses_the_rest(
 ) -> None:
     (repo.root / "pkg" / "a.py").write_text("def f():\n    return 3\n")
     sync(db, repo)
-    parsed: list[str] = []
-    real = gitgraph._symbol_nodes
-
-    def spy(path: str, source: bytes, object_format: str) -> list[GraphNode]:
-        parsed.append(path)
-        return real(path, source, object_format)
-
-    monkeypatch.setattr(gitgraph, "_symbol_nodes", spy)
+    parsed = spy_parses(monkeypatch)
     tree, graph = rev_graph(repo, "HEAD", db.export_graph())
     assert parsed == ["pkg/a.py"]
     assert tree == git(repo.root, "rev-parse", "HEAD^{tree}").strip()

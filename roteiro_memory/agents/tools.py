@@ -192,7 +192,8 @@ def _forget(session: Session, args: Arguments) -> JSON:
 _KIND: Schema = {"enum": list(sem.KIND_TOKENS)}
 _ANCHOR_TEXT = (
     "A repository path relative to the repository root (src/app/retry.py), or "
-    "PATH::QUALNAME for a function or class in a Python file (src/app/retry.py::Retry.run)"
+    "PATH::QUALNAME for a function, class or method in a Python, TypeScript, JavaScript, "
+    "Go, Rust or Java file (src/app/retry.py::Retry.run, web/cart.ts::Cart.total)"
 )
 _FILTERS: Schema = {
     "kind": {**_KIND, "description": "Only records of this kind."},

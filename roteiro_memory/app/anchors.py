@@ -2,10 +2,12 @@
 and how the anchors a read names filter it.
 
 A path becomes ``file:<path>`` and ``path::qualname`` becomes
-``py:<path>::<qualname>``, the path taken relative to the current directory
-and written from the repository's top level.  A value that already starts
-with a key prefix (``file:``, ``py:``, or any other ``scheme:`` that is not an
-existing path) is used as it is.
+``<prefix><path>::<qualname>``, the prefix the path's language's
+(``py:`` for Python; :mod:`roteiro_memory.repo.languages`), the path taken
+relative to the current directory and written from the repository's top
+level.  A value that already starts with a key prefix (``file:``, ``py:``,
+``ts:``..., or any other ``scheme:`` that is not an existing path) is used as
+it is.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from roteiro_memory.errors import AnchorError, SymbolError, excerpt
+from roteiro_memory.errors import AnchorError, SymbolError, SymbolsUnavailable, excerpt
+from roteiro_memory.repo.languages import FILE_PREFIX, KEY_PREFIXES, PY_PREFIX
 from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.valueclass import valueclass
 
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FILE_PREFIX",
+    "KEY_PREFIXES",
     "PY_PREFIX",
     "AnchorError",
     "AnchorSpec",
@@ -33,12 +37,6 @@ __all__ = [
     "parse_anchor",
     "verify_anchor",
 ]
-
-FILE_PREFIX = "file:"
-PY_PREFIX = "py:"
-"""The graph's key prefixes (kept here rather than imported from
-:mod:`roteiro_memory.repo.graph`, so a command that never syncs does not load
-git machinery; a test keeps them in step)."""
 
 _NAME_MAX = 255
 """The longest file name, in bytes, on the systems git runs on."""
@@ -90,7 +88,7 @@ def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
 def names_a_path(spec: str) -> bool:
     """Whether ``spec`` names a path (and so needs the repository), rather
     than being a raw key: the rule :func:`parse_anchor` follows."""
-    if spec.startswith((FILE_PREFIX, PY_PREFIX)):
+    if spec.startswith(KEY_PREFIXES):
         return False
     return "::" in spec or not (_SCHEME.match(spec) and not os.path.lexists(spec))
 
@@ -101,9 +99,9 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         raise AnchorError(
             "--anchor is empty: expected a path, path::qualname or a key such as file:PATH"
         )
-    if spec.startswith((FILE_PREFIX, PY_PREFIX)):
+    if spec.startswith(KEY_PREFIXES):
         return AnchorSpec(spec, None, None)
-    from roteiro_memory.repo.graph import file_key, symbol_key
+    from roteiro_memory.repo.languages import described, file_key, language_of, symbol_key
 
     if "::" in spec:
         path_text, _, qualname = spec.partition("::")
@@ -113,6 +111,11 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
                 "e.g. src/app/retry.py::Retry.run"
             )
         path = _repo_path(path_text, repo, spec)
+        if language_of(path) is None:
+            raise AnchorError(
+                f"--anchor {excerpt(spec)}: symbols are read from {described()} files only; "
+                "anchor to the file instead"
+            )
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
     if _SCHEME.match(spec) and not os.path.lexists(spec):
         return AnchorSpec(spec, None, None)
@@ -130,7 +133,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
         return
     import subprocess
 
-    from roteiro_memory.repo.symbols import definitions, is_python_path
+    from roteiro_memory.repo.symbols import file_symbols
 
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):
@@ -163,18 +166,18 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
         )
     if spec.qualname is None:
         return
-    if not is_python_path(spec.path):
-        raise AnchorError(
-            f"--anchor {spec.path}::{spec.qualname}: symbols are read from Python files "
-            "(.py, .pyi) only; anchor to the file instead"
-        )
     try:
-        names = [d.qualname for d in definitions(full.read_bytes(), repo.object_format)]
+        found = file_symbols(spec.path, full.read_bytes(), repo.object_format)
+    except SymbolsUnavailable as error:
+        raise AnchorError(
+            f"--anchor {spec.path}::{spec.qualname}: {error}; or anchor to the file"
+        ) from None
     except SymbolError as error:
         raise AnchorError(
             f"--anchor: {spec.path} does not parse ({error}), so its symbols cannot be "
             "anchored; fix it or anchor to the file"
         ) from None
+    names = [d.qualname for d in found]
     if spec.qualname not in names:
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise AnchorError(
@@ -194,13 +197,15 @@ def anchor_filter(
     unique = list({spec.key: spec for spec in specs or ()}.values())
     key: str | None = None
     anchors: AnchorFilter | None = None
-    bare = [spec for spec in unique if spec.path is not None and spec.qualname is None]
+    bare = [spec.path for spec in unique if spec.path is not None and spec.qualname is None]
     if len(unique) == 1 and not bare:
         key = unique[0].key
     elif unique:
+        from roteiro_memory.repo.languages import language_of, symbol_prefix
+
         anchors = AnchorFilter(
             keys=frozenset(spec.key for spec in unique),
-            prefixes=tuple(f"{PY_PREFIX}{spec.path}::" for spec in bare),
+            prefixes=tuple(symbol_prefix(path) for path in bare if language_of(path)),
         )
     if touched is None:
         return key, anchors

@@ -166,12 +166,9 @@ def _where(recalled: Recalled) -> str:
     record = recalled.record
     parts = []
     if record.anchor is not None:
-        key = record.anchor.key
-        for prefix in ("py:", "file:"):
-            if key.startswith(prefix):
-                key = key[len(prefix) :]
-                break
-        parts.append(f"`{key}`")
+        from roteiro_memory.repo.languages import anchor_text
+
+        parts.append(f"`{anchor_text(record.anchor.key)}`")
     if record.confidence is not None:
         parts.append(f"confidence {record.confidence:g}")
     state = record.anchor_state

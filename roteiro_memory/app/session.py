@@ -216,6 +216,8 @@ class Session:
                 parse_bar.close()
         for path, problem in report.unparsable:
             self.warn(f"{path} {problem}")
+        for notice in report.notices:
+            self.warn(notice)
         self._cache = statcache.record(
             repo,
             place,

@@ -63,14 +63,12 @@ def state_label(state: AnchorState) -> str:
 
 def anchor_label(key: str | None) -> str:
     """An anchor key in the form ``--anchor`` takes: a path for a file node,
-    ``path::qualname`` for a Python symbol, the raw key otherwise."""
+    ``path::qualname`` for a symbol, the raw key otherwise."""
     if key is None:
         return "-"
-    if key.startswith("file:"):
-        return _one_line(key[len("file:") :])
-    if key.startswith("py:"):
-        return _one_line(key[len("py:") :])
-    return _one_line(key)
+    from roteiro_memory.repo.languages import anchor_text
+
+    return _one_line(anchor_text(key))
 
 
 def _width() -> int | None:

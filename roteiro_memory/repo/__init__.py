@@ -1,3 +1,5 @@
-"""The repository side: the code graph read from git (:mod:`.graph`), Python
-symbols and their blobs (:mod:`.symbols`), and where a clone's store lives
-(:mod:`.location`)."""
+"""The repository side: the code graph read from git (:mod:`.graph`, its nodes
+:mod:`.nodes`), which files have symbols and their keys (:mod:`.languages`),
+the symbols of a file of any of those languages and their blobs
+(:mod:`.symbols`), the stat cache (:mod:`.statcache`), and where a clone's
+store lives (:mod:`.location`)."""

@@ -1,16 +1,17 @@
-"""The code graph, read from git: file nodes and Python symbol nodes.
+"""The code graph, read from git: file nodes and symbol nodes.
 
 Two graphs are built here.  The *working* graph is what :func:`sync` writes
 into a store: one ``file:<path>`` node per tracked or untracked-but-not-ignored
 file, its blob the git blob id of the content on disk, and one
-``py:<path>::<qualname>`` node per Python definition (:mod:`symbols`).  A
+``<prefix><path>::<qualname>`` node per definition in a file of a language
+with symbols (``py:`` for Python; :mod:`.languages`, :mod:`.nodes`).  A
 *revision* graph (:func:`rev_graph`) is the same thing for a commit, built in
 memory and never written, so "is this lesson valid on main?" costs no store
 write.
 
 Sync is incremental.  Git's index already knows which tracked files are
 unchanged (``diff-files`` compares against its stat cache), so only files it
-reports changed, and untracked files, are hashed; a Python file is re-parsed
+reports changed, and untracked files, are hashed; a source file is re-parsed
 only when its blob differs from the one the store holds.  The tree witness is
 the id of the tree git would write for the synced files, computed here
 without writing any object; when it equals the stored witness nothing is
@@ -22,19 +23,36 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from roteiro_memory.errors import GitError, SymbolError, excerpt
-from roteiro_memory.repo.symbols import blob_id, definitions, is_python_path
+from roteiro_memory.errors import GitError, excerpt
+from roteiro_memory.repo import unread
+from roteiro_memory.repo.binding import blob_id
+from roteiro_memory.repo.languages import (
+    FILE_PREFIX,
+    PY_PREFIX,
+    SYMBOL_PREFIXES,
+    file_key,
+    symbol_key,
+)
+from roteiro_memory.repo.nodes import (
+    EXECUTABLE,
+    GITLINK,
+    REGULAR,
+    SYMLINK,
+    FileEntry,
+    Progress,
+    Stored,
+    build,
+)
 from roteiro_memory.results import GraphNode
 from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, NamedTuple
+    from typing import Any, BinaryIO
 
     from roteiro_memory.store import Store
 
@@ -56,13 +74,6 @@ __all__ = [
     "working_files",
 ]
 
-FILE_PREFIX = "file:"
-PY_PREFIX = "py:"
-
-_GITLINK = "160000"
-_SYMLINK = "120000"
-_REGULAR = "100644"
-_EXECUTABLE = "100755"
 
 MAX_UNTRACKED_BYTES = 16 * 1024 * 1024
 """An untracked file larger than this is taken for a log, a dump or a build
@@ -75,17 +86,6 @@ decides it: no node either."""
 
 _CHUNK_BYTES = 1 << 20
 """Files are hashed this much at a time, never read whole."""
-
-Progress = Callable[[int, int], None]
-"""Called with (done, total) while a sync reads and parses files."""
-
-
-def file_key(path: str) -> str:
-    return f"{FILE_PREFIX}{path}"
-
-
-def symbol_key(path: str, qualname: str) -> str:
-    return f"{PY_PREFIX}{path}::{qualname}"
 
 
 @valueclass
@@ -167,23 +167,6 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
 # --- The working tree -------------------------------------------------------
 
 
-if TYPE_CHECKING:
-
-    class FileEntry(NamedTuple):
-        path: str
-        mode: str
-        blob: str
-
-else:
-    # collections.namedtuple, not typing.NamedTuple: the same class, without
-    # importing typing at start-up.
-    FileEntry = namedtuple("FileEntry", ["path", "mode", "blob"])
-FileEntry.__doc__ = """One file of a graph: its path from the top level, mode and blob id.
-
-A named tuple rather than a value class: a sync builds one per file, and
-tuples are several times cheaper to make."""
-
-
 def _split_z(data: bytes) -> list[str]:
     return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
 
@@ -200,7 +183,7 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
         info = full.lstat()
         if stat.S_ISLNK(info.st_mode):
             target = os.fsencode(os.readlink(full))
-            return FileEntry(path, _SYMLINK, blob_id(target, repo.object_format))
+            return FileEntry(path, SYMLINK, blob_id(target, repo.object_format))
         if not stat.S_ISREG(info.st_mode):
             return None
         if untracked and info.st_size > MAX_UNTRACKED_BYTES:
@@ -219,7 +202,7 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
             blob = _stream_blob_id(handle, head, repo.object_format)
     except (FileNotFoundError, NotADirectoryError):
         return None
-    mode = _EXECUTABLE if info.st_mode & stat.S_IXUSR else _REGULAR
+    mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
     return FileEntry(path, mode, blob)
 
 
@@ -322,7 +305,7 @@ def working_files(
     new = set(untracked)
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
-        if previous is not None and previous.mode == _GITLINK:
+        if previous is not None and previous.mode == GITLINK:
             files[path] = previous
         else:
             entry = _hash_path(repo, path, untracked=path in new)
@@ -405,122 +388,6 @@ def _hash_tree(folder: dict[str, Any], hasher: Callable[[bytes], Any]) -> str:
     return str(hasher(b"tree %d\x00%s" % (len(body), body)).hexdigest())
 
 
-# --- Nodes ------------------------------------------------------------------
-
-
-def _file_node(entry: FileEntry) -> GraphNode:
-    return GraphNode(
-        key=file_key(entry.path),
-        kind="file",
-        name=entry.path.rsplit("/", 1)[-1],
-        path=entry.path,
-        blob=entry.blob,
-    )
-
-
-def _reuse(stored: _Stored, make: Callable[[FileEntry], GraphNode], entry: FileEntry) -> GraphNode:
-    """The stored file node for ``entry`` when it is already exactly right,
-    else a new one: an unchanged tree costs no new objects."""
-    old = stored.nodes.get(FILE_PREFIX + entry.path)
-    if old is not None and (old.blob, old.path, old.kind) == (entry.blob, entry.path, "file"):
-        return old
-    return make(entry)
-
-
-def _symbol_nodes(path: str, source: bytes, object_format: str) -> list[GraphNode]:
-    return [
-        GraphNode(symbol_key(path, d.qualname), d.kind, d.qualname, path, d.blob)
-        for d in definitions(source, object_format)
-    ]
-
-
-def _unverifiable(previous: Sequence[GraphNode]) -> list[GraphNode]:
-    """The symbols a file had, kept with no blob: it no longer parses, so
-    anchors on them read back unverifiable rather than valid or vanished."""
-    return [GraphNode(n.key, n.kind, n.name, n.path, None) for n in previous]
-
-
-@valueclass(frozen=False)
-class _Stored:
-    """A graph as a store holds it, indexed by file."""
-
-    file_blobs: dict[str, str | None]
-    symbols: dict[str, list[GraphNode]]
-    nodes: dict[str, GraphNode]
-
-    @classmethod
-    def of(cls, nodes: Iterable[GraphNode]) -> _Stored:
-        file_blobs: dict[str, str | None] = {}
-        symbols: dict[str, list[GraphNode]] = {}
-        by_key: dict[str, GraphNode] = {}
-        for node in nodes:
-            by_key[node.key] = node
-            if node.key.startswith(FILE_PREFIX) and node.path is not None:
-                file_blobs[node.path] = node.blob
-            elif node.key.startswith(PY_PREFIX) and node.path is not None:
-                symbols.setdefault(node.path, []).append(node)
-        return cls(file_blobs, symbols, by_key)
-
-
-def _graph_of(
-    files: Mapping[str, FileEntry],
-    stored: _Stored,
-    read: Callable[[Sequence[str]], Mapping[str, bytes]],
-    object_format: str,
-    progress: Progress | None,
-) -> tuple[list[GraphNode], list[str], list[tuple[str, str]]]:
-    """The nodes of ``files``: symbols reused from ``stored`` where a Python
-    file's blob is unchanged, parsed from ``read`` where it is not.
-
-    Returns the nodes, the paths parsed, and (path, problem) for each file
-    left out or not parsed.
-    """
-    problems: list[tuple[str, str]] = []
-    named: dict[str, FileEntry] = {}
-    for path, entry in files.items():
-        if path.isascii() or _is_utf8(path):
-            named[path] = entry
-        else:
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            problems.append((shown, "has a name that is not UTF-8, so it has no node"))
-    nodes = [_reuse(stored, _file_node, entry) for entry in named.values()]
-    fresh: list[str] = []
-    for path, entry in named.items():
-        if not is_python_path(path) or entry.mode not in (_REGULAR, _EXECUTABLE):
-            continue
-        if path in stored.file_blobs and stored.file_blobs[path] == entry.blob:
-            nodes.extend(stored.symbols.get(path, ()))
-        else:
-            fresh.append(path)
-    batch = 256
-    for start in range(0, len(fresh), batch):
-        chunk = fresh[start : start + batch]
-        sources = read(chunk)
-        for path in chunk:
-            try:
-                nodes.extend(_symbol_nodes(path, sources[path], object_format))
-            except SymbolError as error:
-                problems.append(
-                    (
-                        path,
-                        f"does not parse ({error}); its file node is kept and anchors on "
-                        "its symbols read unverifiable until it does",
-                    )
-                )
-                nodes.extend(_unverifiable(stored.symbols.get(path, ())))
-        if progress is not None:
-            progress(min(start + batch, len(fresh)), len(fresh))
-    return nodes, fresh, problems
-
-
-def _is_utf8(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 @valueclass(frozen=False)
 class SyncReport:
     """What one sync found and wrote."""
@@ -537,6 +404,10 @@ class SyncReport:
     """Every path git listed that is not a submodule or one of ``skip``:
     what the stat cache watches (:mod:`roteiro_memory.repo.statcache`)."""
     submodules: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+    """Lines said once about the graph as a whole: that the symbols of some
+    files could not be read, by the sync that first meets them so
+    (:mod:`roteiro_memory.repo.nodes`)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -548,6 +419,7 @@ class SyncReport:
             "removed": self.removed,
             "parsed": len(self.parsed),
             "unparsable": [{"path": p, "reason": r} for p, r in self.unparsable],
+            "notices": self.notices,
         }
 
 
@@ -560,8 +432,10 @@ def sync(
 ) -> SyncReport:
     """Bring the store's nodes and tree witness up to the working tree.
 
-    Writes nothing when the working tree's tree id equals the stored witness.
-    Otherwise the graph and witness are replaced together
+    Writes nothing when the working tree's tree id equals the stored witness
+    -- unless the last sync left files unread for want of a parser that can
+    be found now (:mod:`.unread`), which this one reads.  Otherwise the graph
+    and witness are replaced together
     (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
     that differ, so a sync racing another never leaves a mixed graph.
     ``skip`` names untracked paths that are not the code (the store's own
@@ -570,14 +444,15 @@ def sync(
     left_out: list[tuple[str, str]] = []
     files = working_files(repo, hash_progress, left_out, skip)
     tree = tree_id(files.values(), repo.object_format)
-    submodules = [path for path, entry in files.items() if entry.mode == _GITLINK]
-    listed = [path for path, entry in files.items() if entry.mode != _GITLINK]
+    submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
+    listed = [path for path, entry in files.items() if entry.mode != GITLINK]
     listed += [path for path, _ in left_out if path not in (skip or ())]
-    if store.tree() == tree:
+    left_unread = unread.languages(repo.git_dir)
+    if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
         return SyncReport(
             tree=tree, files=len(files), up_to_date=True, listed=listed, submodules=submodules
         )
-    stored = _Stored.of(store.export_graph())
+    stored = Stored.of(store.export_graph())
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
         out: dict[str, bytes] = {}
@@ -588,19 +463,22 @@ def sync(
                 out[path] = b"\0"  # vanished since listed: reported as not parsing
         return out
 
-    nodes, parsed, unparsable = _graph_of(files, stored, read, repo.object_format, progress)
-    written, removed = store.replace_graph(nodes, tree)
+    built = build(files, stored, read, repo.object_format, progress)
+    written, removed = store.replace_graph(built.nodes, tree)
+    if repo.git_dir is not None and (built.unread or left_unread):
+        unread.note(repo.git_dir, built.unread)
     return SyncReport(
         tree=tree,
         files=len(files),
         up_to_date=False,
-        symbols=sum(1 for node in nodes if node.key.startswith(PY_PREFIX)),
+        symbols=sum(1 for node in built.nodes if node.key.startswith(SYMBOL_PREFIXES)),
         written=written,
         removed=removed,
-        parsed=parsed,
-        unparsable=left_out + unparsable,
+        parsed=built.parsed,
+        unparsable=left_out + built.problems,
         listed=listed,
         submodules=submodules,
+        notices=[built.notice] if built.notice else [],
     )
 
 
@@ -662,7 +540,7 @@ def rev_graph(
 ) -> tuple[str, dict[str, str | None]]:
     """The tree id of ``rev`` and its graph as key -> blob, built in memory.
 
-    Symbols of a Python file whose blob equals the stored one are taken from
+    Symbols of a file whose blob equals the stored one are taken from
     ``stored`` (the synced working graph); only files that differ are read
     from git and parsed.
     """
@@ -673,8 +551,8 @@ def rev_graph(
     def read(paths: Sequence[str]) -> dict[str, bytes]:
         return dict(zip(paths, _cat_blobs(repo, [by_blob[p] for p in paths]), strict=True))
 
-    nodes, _, _ = _graph_of(files, _Stored.of(stored), read, repo.object_format, None)
-    return tree, graph_blobs(nodes)
+    built = build(files, Stored.of(stored), read, repo.object_format, None)
+    return tree, graph_blobs(built.nodes)
 
 
 def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:

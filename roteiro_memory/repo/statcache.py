@@ -46,6 +46,10 @@ watched; and a clean filter (``filter.*.clean``, git-lfs's among them) whose
 program changes what it makes of a file the index holds stale stat data
 for is not noticed until that file or the configuration changes.
 
+While the last sync left files unread because their parser was missing
+(:mod:`.unread`), the cache does not vouch for the tree once that parser can
+be found: the next command asks git, and its sync reads them.
+
 Racy timestamps, as git calls them: a file changed within a timestamp's
 granularity of being looked at could change again without its stat data
 changing.  So nothing is written while anything the cache would stand on
@@ -198,6 +202,12 @@ class StatCache:
         data = self._data
         if tree is None or data.get("store") != store or data.get("tree") != tree:
             return False
+        left = data.get("unread")
+        if left:
+            from roteiro_memory.repo import unread
+
+            if not isinstance(left, list) or unread.installed(map(str, left)):
+                return False  # files left unread can be read now
         return self.place_holds(environ) and self._tree_unchanged(
             data.get("paths"), data.get("stats")
         )
@@ -606,6 +616,8 @@ def _gather(
     if not settled_since(started_ns, [info for _, info in watched + folders]):
         return None
     entries += folders
+    from roteiro_memory.repo import unread
+
     return {
         "version": VERSION,
         "place": {
@@ -617,6 +629,7 @@ def _gather(
         "dot_git": dot_git[1],
         "store": store,
         "tree": tree,
+        "unread": unread.languages(place.git_dir),
         "candidates": candidates,
         "watched": watched,
         "paths": [path for path, _ in entries],

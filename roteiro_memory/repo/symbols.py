@@ -1,25 +1,27 @@
-"""Python definitions as graph nodes, each with the blob id of its own text.
+"""The definitions of a file as graph nodes: :func:`file_symbols` for a file
+of any language in :mod:`~roteiro_memory.repo.languages`; Python read here
+with the standard library's :mod:`ast`, the others with tree-sitter
+(:mod:`.treesitter`, loaded only when such a file is read).  Blob ids and the
+rule for a name bound twice are :mod:`.binding`'s, shared by every language.
 
-A definition's text runs from its first decorator (a decorator changes
+A Python definition's text runs from its first decorator (a decorator changes
 behaviour, so it belongs to the definition) to the end of its last statement,
-exactly as written.  Its blob id is the git-style id of that text, so an
-anchor on ``Retry.run`` stays valid when another function in the file changes
-and drifts when ``Retry.run`` itself does -- reformatting included.
-
-Qualified names nest with dots through classes and functions alike:
-``Outer.Inner.method`` and, for a function defined inside another, ``f.inner``
-(no ``<locals>`` segment).  Definitions under ``if``/``try``/``with``/loops
-count at the level they are bound.  When one name is bound by several
-definitions -- a property and its setter, or a conditional redefinition -- the
-node's text is all of them in source order, so a change to any one drifts it.
+exactly as written.  Qualified names nest with dots through classes and
+functions alike: ``Outer.Inner.method`` and, for a function defined inside
+another, ``f.inner`` (no ``<locals>`` segment).  Definitions under
+``if``/``try``/``with``/loops count at the level they are bound.  When one name
+is bound by several definitions -- a property and its setter, or a conditional
+redefinition -- the node's text is all of them in source order, so a change to
+any one drifts it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from roteiro_memory.errors import SymbolError
-from roteiro_memory.valueclass import valueclass
+from roteiro_memory.errors import SymbolError, SymbolsUnavailable
+from roteiro_memory.repo.binding import Definition, bind, blob_id
+from roteiro_memory.repo.languages import PYTHON, described, language_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,41 +32,22 @@ __all__ = [
     "PYTHON_SUFFIXES",
     "Definition",
     "SymbolError",
+    "SymbolsUnavailable",
     "blob_id",
     "definitions",
+    "file_symbols",
     "is_python_path",
 ]
 
-PYTHON_SUFFIXES = (".py", ".pyi")
-"""Files whose definitions become nodes."""
+PYTHON_SUFFIXES = PYTHON.suffixes
+"""Files whose definitions :mod:`ast` reads."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
 
 
-@valueclass
-class Definition:
-    """One qualified name bound by ``def``/``class`` and the blob of its text."""
-
-    qualname: str
-    kind: str
-    """``class``, ``function`` or ``method`` (a function bound in a class body)."""
-    blob: str
-
-
-def blob_id(content: bytes, object_format: str = "sha1") -> str:
-    """The id git gives a blob with ``content``: the hash of a ``blob <size>``
-    header, a NUL and the content."""
-    import hashlib  # here, not at the top: a sync with nothing changed hashes no blob
-
-    digest = hashlib.new(object_format)
-    digest.update(b"blob %d\x00" % len(content))
-    digest.update(content)
-    return digest.hexdigest()
-
-
 def is_python_path(path: str) -> bool:
     """Whether ``path`` names a Python source file by its suffix."""
-    return path.endswith(PYTHON_SUFFIXES)
+    return language_of(path) is PYTHON
 
 
 def _utf8_lines(source: bytes) -> list[bytes]:
@@ -145,12 +128,23 @@ def definitions(source: bytes, object_format: str = "sha1") -> list[Definition]:
     except (ValueError, RecursionError, MemoryError) as error:
         raise SymbolError(str(error) or type(error).__name__) from None
     lines = _utf8_lines(source)
-    texts: dict[str, list[bytes]] = {}
-    kinds: dict[str, str] = {}
-    for qualname, kind, node in _walk(tree.body, "", False):
-        texts.setdefault(qualname, []).append(_text(lines, node))
-        kinds.setdefault(qualname, kind)
-    return [
-        Definition(name, kinds[name], blob_id(b"\n".join(texts[name]), object_format))
-        for name in sorted(texts)
-    ]
+    found = ((name, kind, _text(lines, node)) for name, kind, node in _walk(tree.body, "", False))
+    return bind(found, object_format)
+
+
+def file_symbols(path: str, source: bytes, object_format: str = "sha1") -> list[Definition]:
+    """Every definition in ``source``, the content of the file at ``path``,
+    read by the rules of the file's language, sorted by qualname.
+
+    Raises :class:`SymbolError` when the source does not parse or ``path`` is
+    of no language with symbols, and :class:`SymbolsUnavailable` when the
+    language's parser is not installed.
+    """
+    language = language_of(path)
+    if language is None:
+        raise SymbolError(f"symbols are read from {described()} files only")
+    if language is PYTHON:
+        return definitions(source, object_format)
+    from roteiro_memory.repo import treesitter
+
+    return treesitter.definitions(language, path, source, object_format)

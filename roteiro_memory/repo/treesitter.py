@@ -1,0 +1,142 @@
+"""Definitions of the languages read with tree-sitter (the ``symbols`` extra).
+
+Loaded only when a file of such a language must be parsed, and it loads one
+grammar at a time, the first time a file of that grammar is read.  What a
+definition is in each language is :mod:`.grammars`'s; here the tree is
+walked by those rules and each definition's text cut from the source: the
+bytes of its syntax node, from the first decorator or attribute that belongs
+to it, exactly as written (:mod:`.binding` hashes them).
+
+A tree with a syntax error is a :class:`~roteiro_memory.errors.SymbolError`
+naming the line of the first error, as a Python file that does not parse is:
+tree-sitter recovers from errors, but the definitions it recovers around one
+are a guess, and an anchor must not read valid or vanished from a guess.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from roteiro_memory.errors import SymbolError, SymbolsUnavailable
+from roteiro_memory.repo.binding import Definition, bind
+from roteiro_memory.repo.grammars import RULES, TYPE_KINDS, Rules
+from roteiro_memory.repo.languages import SYMBOLS_EXTRA, Language
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser
+
+__all__ = ["available", "definitions"]
+
+_COMMENTS = frozenset({"comment", "line_comment", "block_comment"})
+
+_parsers: dict[tuple[str, str], Parser | SymbolsUnavailable] = {}
+"""Each grammar's parser once made, or why none can be: a missing package is
+looked for once per process, not once per file."""
+
+
+def _parser(language: Language, path: str) -> Parser:
+    suffix = path[path.rfind(".") :]
+    grammar = language.grammars[suffix]
+    made = _parsers.get(grammar)
+    if made is None:
+        made = _parsers[grammar] = _load(language, grammar)
+    if isinstance(made, SymbolsUnavailable):
+        raise made
+    return made
+
+
+def _load(language: Language, grammar: tuple[str, str]) -> Parser | SymbolsUnavailable:
+    import importlib
+
+    module, function = grammar
+    try:
+        from tree_sitter import Language as Grammar
+        from tree_sitter import Parser
+
+        loaded = importlib.import_module(module)
+    except ImportError as error:
+        missing = error.name or module
+        return SymbolsUnavailable(
+            f"{language.name} symbols are read with tree-sitter and {language.package}, "
+            f"and {missing} is not installed; {SYMBOLS_EXTRA}"
+        )
+    return Parser(Grammar(getattr(loaded, function)()))
+
+
+def available(language: Language, path: str) -> bool:
+    """Whether the parser for ``path``, a file of ``language``, is installed."""
+    try:
+        _parser(language, path)
+    except SymbolsUnavailable:
+        return False
+    return True
+
+
+def definitions(
+    language: Language, path: str, source: bytes, object_format: str = "sha1"
+) -> list[Definition]:
+    """Every definition in ``source`` (the file at ``path``, of ``language``),
+    sorted by qualname.
+
+    Raises :class:`SymbolsUnavailable` when the parser is not installed and
+    :class:`SymbolError` when the source has a syntax error.
+    """
+    tree = _parser(language, path).parse(source)
+    root = tree.root_node
+    if root.has_error:
+        raise SymbolError(_first_error(root))
+    rules = RULES[language.name]
+    found = (
+        (qualname, kind, source[start:end])
+        for qualname, kind, start, end in _walk(root, "", "", rules, False)
+    )
+    return bind(found, object_format)
+
+
+def _walk(
+    node: Node, prefix: str, outer: str, rules: Rules, own: bool
+) -> Iterator[tuple[str, str, int, int]]:
+    """``(qualname, kind, start, end)`` of every definition bound in
+    ``node``, depth first in source order.  ``outer`` is the kind of the
+    definition ``node`` is in; ``own`` whether ``node`` is that definition
+    itself, whose :attr:`Rules.values` are walked too."""
+    for child in node.named_children:
+        named = rules.named(child)
+        if named is None or not named[0]:
+            if child.type in rules.bodies or (own and child.type in rules.values):
+                yield from _walk(child, prefix, outer, rules, False)
+            continue
+        name, kind = named
+        if kind == "function" and outer in TYPE_KINDS:
+            kind = "method"
+        qualname = f"{prefix}{name}"
+        yield qualname, kind, _start(child, rules), child.end_byte
+        yield from _walk(child, f"{qualname}.", kind, rules, True)
+
+
+def _start(node: Node, rules: Rules) -> int:
+    """Where the definition's text starts: at the first of the decorators or
+    attributes right before it (comments between them allowed)."""
+    start = node.start_byte
+    before = node.prev_named_sibling
+    while before is not None and (before.type in rules.leading or before.type in _COMMENTS):
+        if before.type in rules.leading:
+            start = before.start_byte
+        before = before.prev_named_sibling
+    return start
+
+
+def _first_error(root: Node) -> str:
+    """``line N: ...`` for the first error in the tree, found by following
+    the children that hold one."""
+    node = root
+    while not (node.is_error or node.is_missing):
+        following = next((child for child in node.children if child.has_error), None)
+        if following is None:
+            break
+        node = following
+    line = node.start_point[0] + 1
+    if node.is_missing:
+        return f"line {line}: expected {node.type!r}"
+    return f"line {line}: syntax error"

@@ -1,0 +1,76 @@
+"""Which languages a worktree's last sync could not read symbols of, kept
+beside the stat cache (``<git dir>/roteiro/unread``, one name a line).
+
+A sync that finds the tree unchanged writes nothing and reads no file; but a
+file whose parser was missing then, and is installed now, must be read,
+though nothing in the tree changed.  This file is what says so cheaply: the
+sync that leaves files unread writes it, the one that leaves none removes
+it, and while it names a language whose grammar can now be found, neither
+the tree witness (:func:`roteiro_memory.repo.graph.sync`) nor the stat cache
+(:mod:`.statcache`) vouches that the store is up to date.  Finding a grammar
+looks it up on the import path; it loads nothing.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import TextIO
+
+__all__ = ["installed", "languages", "note"]
+
+_FILE = os.path.join("roteiro", "unread")
+
+
+def note(git_dir: str | os.PathLike[str], names: Iterable[str]) -> None:
+    """Record ``names`` as the languages left unread (none: remove the file).
+    A git directory that cannot be written to only costs the shortcut."""
+    path = os.path.join(git_dir, _FILE)
+    wanted = sorted(set(names))
+    try:
+        if not wanted:
+            if os.path.lexists(path):
+                os.unlink(path)
+            return
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        from roteiro_memory import privatefile
+
+        def write(out: TextIO) -> None:
+            out.writelines(f"{name}\n" for name in wanted)
+
+        privatefile.replace(path, write)
+    except OSError:
+        return
+
+
+def languages(git_dir: str | os.PathLike[str] | None) -> list[str]:
+    """The languages the last sync left unread; none when it left none."""
+    if git_dir is None:
+        return []
+    try:
+        with open(os.path.join(git_dir, _FILE), encoding="utf-8") as handle:
+            return [line.strip() for line in handle if line.strip()]
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
+def installed(names: Iterable[str]) -> bool:
+    """Whether tree-sitter and the grammar of any language in ``names`` can
+    be imported now."""
+    import importlib.util
+
+    from roteiro_memory.repo.languages import LANGUAGES
+
+    wanted = set(names)
+    modules = {
+        module
+        for language in LANGUAGES
+        if language.name in wanted
+        for module, _ in language.grammars.values()
+    }
+    if not modules or importlib.util.find_spec("tree_sitter") is None:
+        return False
+    return any(importlib.util.find_spec(module) is not None for module in modules)

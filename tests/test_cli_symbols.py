@@ -1,0 +1,263 @@
+"""Anchors on symbols beyond Python, through the console script in real git
+repositories: a neighbour's edit leaves an anchor valid, the symbol's own
+edit drifts it, its removal vanishes it, and an enclosing type follows its
+members as a Python class does (a Go type excepted: its methods are not in
+its text)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from test_cli import Repo
+
+
+class Case(NamedTuple):
+    path: str
+    source: str
+    symbol: str
+    """The anchored symbol's qualified name."""
+    enclosing: str | None
+    follows: bool
+    """Whether the enclosing type's anchor drifts with the symbol's edit."""
+    neighbour: tuple[str, str]
+    own: tuple[str, str]
+    removal: tuple[str, str]
+
+
+TYPESCRIPT = """\
+export function render(size: number): string {
+  return `${size}px`;
+}
+
+export function layout(width: number): number {
+  return width * 2;
+}
+"""
+
+GO = """\
+package cart
+
+type Cart struct {
+	items []string
+}
+
+func (c *Cart) Add(item string) {
+	c.items = append(c.items, item)
+}
+
+func (c Cart) Len() int {
+	return len(c.items)
+}
+"""
+
+RUST = """\
+pub struct Cart {
+    items: Vec<String>,
+}
+
+impl Cart {
+    pub fn add(&mut self, item: String) {
+        self.items.push(item);
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+}
+"""
+
+JAVA = """\
+package shop;
+
+public class Cart {
+    private int count;
+
+    public void add(int n) {
+        count += n;
+    }
+
+    public int size() {
+        return count;
+    }
+}
+"""
+
+JAVASCRIPT = """\
+export class Cart {
+  constructor() { this.items = []; }
+
+  total() {
+    return this.items.length;
+  }
+
+  clear() {
+    this.items = [];
+  }
+}
+"""
+
+CASES = {
+    "typescript function": Case(
+        "web/app.ts",
+        TYPESCRIPT,
+        "render",
+        None,
+        False,
+        ("width * 2", "width * 3"),
+        ("`${size}px`", "`${size}em`"),
+        (TYPESCRIPT.split("export function layout")[0], ""),
+    ),
+    "go method": Case(
+        "cart/cart.go",
+        GO,
+        "Cart.Add",
+        "Cart",
+        False,
+        ("return len(c.items)", "return cap(c.items)"),
+        ("append(c.items, item)", "append(c.items, item, item)"),
+        (GO[GO.index("func (c *Cart) Add") : GO.index("func (c Cart) Len")], ""),
+    ),
+    "rust impl method": Case(
+        "src/cart.rs",
+        RUST,
+        "Cart.add",
+        "Cart",
+        True,
+        ("items: Vec<String>,\n}\n", "items: Vec<String>,\n}\n\npub fn other() {}\n"),
+        ("self.items.push(item);", "self.items.insert(0, item);"),
+        (RUST[RUST.index("    pub fn add") : RUST.index("    pub fn len")], ""),
+    ),
+    "java method": Case(
+        "src/shop/Cart.java",
+        JAVA,
+        "Cart.add",
+        "Cart",
+        True,
+        ("package shop;", "package shop;\n\nimport java.util.List;"),
+        ("count += n;", "count += 2 * n;"),
+        (JAVA[JAVA.index("    public void add") : JAVA.index("    public int size")], ""),
+    ),
+    "javascript method": Case(
+        "web/cart.mjs",
+        JAVASCRIPT,
+        "Cart.total",
+        "Cart",
+        True,
+        ("export class Cart", "// the cart\nexport class Cart"),
+        ("this.items.length", "this.items.length + 0"),
+        (JAVASCRIPT[JAVASCRIPT.index("  total()") : JAVASCRIPT.index("  clear()")], ""),
+    ),
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    made = Repo(root)
+    made.git("init", "-q", "-b", "main")
+    for case in CASES.values():
+        made.write(case.path, case.source)
+    made.commit("initial")
+    return made
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_an_anchor_is_valid_then_drifted_then_vanished(repo: Repo, case: Case) -> None:
+    lesson = repo.add("about the symbol", f"{case.path}::{case.symbol}")
+    record = repo.json("show", str(lesson))
+    prefix = {"ts": "ts:", "go": "go:", "rs": "rs:", "java": "java:", "mjs": "js:"}
+    assert record["anchor"]["key"] == (
+        f"{prefix[case.path.rsplit('.', 1)[1]]}{case.path}::{case.symbol}"
+    )
+    assert record["anchor_state"] == "valid"
+    enclosing = (
+        repo.add("about its type", f"{case.path}::{case.enclosing}") if case.enclosing else None
+    )
+
+    text = case.source.replace(*case.neighbour)
+    assert text != case.source
+    repo.write(case.path, text)
+    assert repo.state(lesson) == "valid", "a neighbour's edit"
+    if enclosing is not None:
+        assert repo.state(enclosing) == "valid", "a neighbour's edit, outside the type"
+
+    edited = text.replace(*case.own)
+    assert edited != text
+    repo.write(case.path, edited)
+    assert repo.state(lesson) == "drifted", "its own edit"
+    if enclosing is not None:
+        assert repo.state(enclosing) == ("drifted" if case.follows else "valid")
+
+    repo.write(case.path, text)
+    assert repo.state(lesson) == "valid", "the edit undone"
+
+    removed = text.replace(*case.removal)
+    assert removed != text
+    repo.write(case.path, removed)
+    assert repo.state(lesson) == "vanished", "its removal"
+    listed = repo.json("list", "--anchor", case.path)["records"]
+    assert lesson in [r["id"] for r in listed], "a bare path keeps the file's symbols' records"
+
+
+def test_a_symbol_the_file_does_not_define_is_refused_naming_those_it_does(repo: Repo) -> None:
+    done = repo.run("add", "x", "--anchor", "cart/cart.go::Cart.Remove")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "roteiro-memory: error: --anchor: cart/cart.go defines no 'Cart.Remove'; "
+        "expected one of: Cart, Cart.Add, Cart.Len\n"
+    )
+
+
+def test_a_symbol_in_a_file_of_no_language_with_symbols_is_refused(repo: Repo) -> None:
+    repo.write("native/cart.c", "int add(int a) { return a; }\n")
+    done = repo.run("add", "x", "--anchor", "native/cart.c::add")
+    assert done.returncode == 2
+    assert "symbols are read from Python (.py, .pyi), TypeScript (.ts, .tsx" in done.stderr
+    assert done.stderr.endswith("Java (.java) files only; anchor to the file instead\n")
+
+
+def test_a_symbol_anchor_shows_as_path_and_qualname(repo: Repo) -> None:
+    repo.add("about the method", "src/cart.rs::Cart.add")
+    listed = repo.ok("list")
+    assert "src/cart.rs::Cart.add" in listed
+    assert "rs:src" not in listed
+
+
+def _without_tree_sitter(repo: Repo, tmp_path: Path) -> None:
+    """Run the console script as if tree-sitter were not installed: a
+    package of that name first on the path, whose import fails."""
+    shadow = tmp_path / "shadow" / "tree_sitter"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ImportError('not installed, for this test', name='tree_sitter')\n"
+    )
+    repo.env["PYTHONPATH"] = str(shadow.parent)
+
+
+def test_without_the_extra_anchors_are_file_level_and_it_is_said_once(
+    repo: Repo, tmp_path: Path
+) -> None:
+    _without_tree_sitter(repo, tmp_path)
+    first = repo.run("sync")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.splitlines() == [
+        "roteiro-memory: warning: the symbols of 5 files are not read (Go 1, Java 1, "
+        "JavaScript 1, Rust 1, TypeScript 1): their parsers are not installed, so anchors "
+        "into them name whole files; pip install 'roteiro-memory[symbols]' (from a "
+        "checkout: pip install -e '.[symbols]')"
+    ]
+    repo.write("web/app.ts", TYPESCRIPT + "\nexport const extra = 1;\n")
+    again = repo.run("sync")
+    assert again.returncode == 0
+    assert again.stderr == ""
+    refused = repo.run("add", "x", "--anchor", "web/app.ts::render")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(
+        "roteiro-memory: error: --anchor web/app.ts::render: TypeScript symbols are read with "
+        "tree-sitter and tree-sitter-typescript, and tree_sitter is not installed; pip install "
+    )
+    on_file = repo.add("the app module renders", "web/app.ts")
+    assert repo.state(on_file) == "valid"

@@ -1,0 +1,69 @@
+"""The key rule: a file's language, by its suffix, names its symbols' prefix."""
+
+from __future__ import annotations
+
+import pytest
+
+from roteiro_memory.repo.languages import (
+    KEY_PREFIXES,
+    LANGUAGES,
+    anchor_text,
+    described,
+    file_key,
+    language_of,
+    symbol_key,
+    symbol_prefix,
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "key"),
+    [
+        ("src/app/retry.py", "py:src/app/retry.py::Retry.run"),
+        ("stubs/a.pyi", "py:stubs/a.pyi::Retry.run"),
+        ("web/app.ts", "ts:web/app.ts::Retry.run"),
+        ("web/app.d.ts", "ts:web/app.d.ts::Retry.run"),
+        ("web/App.tsx", "ts:web/App.tsx::Retry.run"),
+        ("web/app.js", "js:web/app.js::Retry.run"),
+        ("web/app.jsx", "js:web/app.jsx::Retry.run"),
+        ("web/app.mjs", "js:web/app.mjs::Retry.run"),
+        ("web/app.cjs", "js:web/app.cjs::Retry.run"),
+        ("cmd/main.go", "go:cmd/main.go::Retry.run"),
+        ("src/lib.rs", "rs:src/lib.rs::Retry.run"),
+        ("src/Retry.java", "java:src/Retry.java::Retry.run"),
+    ],
+)
+def test_symbol_keys_take_the_prefix_of_the_files_language(path: str, key: str) -> None:
+    assert symbol_key(path, "Retry.run") == key
+    assert key.startswith(symbol_prefix(path))
+    assert anchor_text(key) == f"{path}::Retry.run"
+
+
+@pytest.mark.parametrize("path", ["README.md", "a.pyc", "Makefile", "src.ts/notes", "x.c", "go"])
+def test_a_file_of_no_language_with_symbols_has_no_symbol_key(path: str) -> None:
+    assert language_of(path) is None
+    with pytest.raises(ValueError, match="not a file of a language with symbols"):
+        symbol_key(path, "f")
+
+
+def test_every_suffix_belongs_to_one_language() -> None:
+    suffixes = [suffix for language in LANGUAGES for suffix in language.suffixes]
+    assert len(suffixes) == len(set(suffixes))
+    prefixes = [language.prefix for language in LANGUAGES]
+    assert len(prefixes) == len(set(prefixes))
+    assert all(prefix.endswith(":") for prefix in KEY_PREFIXES)
+
+
+def test_every_language_but_python_names_a_grammar_for_each_suffix() -> None:
+    for language in LANGUAGES:
+        if language.name == "Python":
+            assert language.grammars == {}
+        else:
+            assert set(language.grammars) == set(language.suffixes), language
+            assert language.package.startswith("tree-sitter-")
+
+
+def test_anchor_text_is_the_form_anchor_takes() -> None:
+    assert anchor_text(file_key("src/a.go")) == "src/a.go"
+    assert anchor_text("doc:guide") == "doc:guide"
+    assert "TypeScript (.ts, .tsx, .mts, .cts)" in described()

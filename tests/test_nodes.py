@@ -1,0 +1,180 @@
+"""Symbol nodes beyond Python, through a real sync: parsed only where a
+file's blob changed; without a parser, file-level and said once; read once
+the parser is installed, though nothing in the tree changed."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_graph import committed, spy_parses
+
+from roteiro_memory.repo import nodes as graphnodes
+from roteiro_memory.repo import statcache, treesitter, unread
+from roteiro_memory.repo.graph import Repo, sync
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+SOURCES = {
+    "web/app.ts": "export function render(n: number) {\n  return n;\n}\n",
+    "web/util.js": "export function clamp(v) {\n  return v;\n}\n",
+    "svc/cart.go": "package svc\n\ntype Cart struct{}\n\nfunc (c *Cart) Add() {}\n",
+    "core/src/lib.rs": "pub struct Cart;\n\nimpl Cart {\n    pub fn add(&self) {}\n}\n",
+    "api/Cart.java": "class Cart {\n  void add() {}\n}\n",
+    "tool.py": "def main():\n    pass\n",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return committed(tmp_path / "r", SOURCES)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> SQLiteStore:
+    return SQLiteStore(tmp_path / "m.db")
+
+
+@pytest.fixture
+def no_parser(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """tree-sitter as if it were not installed: ``import tree_sitter`` fails,
+    and no grammar is found on the import path."""
+    monkeypatch.setitem(sys.modules, "tree_sitter", None)
+    monkeypatch.setattr(treesitter, "_parsers", {})
+    monkeypatch.setattr(unread, "installed", lambda names: False)
+    return monkeypatch
+
+
+def _symbols(db: SQLiteStore) -> dict[str, str | None]:
+    return {n.key: n.blob for n in db.export_graph() if not n.key.startswith("file:")}
+
+
+def test_sync_writes_symbol_nodes_of_every_language(repo: Repo, db: SQLiteStore) -> None:
+    report = sync(db, repo)
+    assert set(_symbols(db)) == {
+        "ts:web/app.ts::render",
+        "js:web/util.js::clamp",
+        "go:svc/cart.go::Cart",
+        "go:svc/cart.go::Cart.Add",
+        "rs:core/src/lib.rs::Cart",
+        "rs:core/src/lib.rs::Cart.add",
+        "java:api/Cart.java::Cart",
+        "java:api/Cart.java::Cart.add",
+        "py:tool.py::main",
+    }
+    assert report.symbols == 9
+    assert sorted(report.parsed) == sorted(SOURCES)
+    assert report.notices == []
+
+
+def test_sync_parses_only_the_source_files_whose_blob_changed(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sync(db, repo)
+    before = _symbols(db)
+    (repo.root / "svc/cart.go").write_text(
+        SOURCES["svc/cart.go"] + "\nfunc New() *Cart { return nil }\n"
+    )
+    (repo.root / "notes.txt").write_text("not source\n")
+    parsed = spy_parses(monkeypatch)
+    report = sync(db, repo)
+    assert parsed == ["svc/cart.go"]
+    assert report.parsed == ["svc/cart.go"]
+    after = _symbols(db)
+    assert {k for k in after if after[k] != before.get(k)} == {"go:svc/cart.go::New"}
+    assert sync(db, repo).up_to_date
+    assert parsed == ["svc/cart.go"], "nothing changed: nothing parsed"
+
+
+def test_a_source_file_that_does_not_parse_keeps_its_symbols_unverifiable(
+    repo: Repo, db: SQLiteStore
+) -> None:
+    sync(db, repo)
+    (repo.root / "core/src/lib.rs").write_text(SOURCES["core/src/lib.rs"] + "fn broken( {\n")
+    report = sync(db, repo)
+    (problem,) = [p for path, p in report.unparsable if path == "core/src/lib.rs"]
+    assert problem.startswith("does not parse (line 6: ")
+    assert "read unverifiable until it does" in problem
+    symbols = _symbols(db)
+    assert symbols["rs:core/src/lib.rs::Cart.add"] is None
+    assert symbols["rs:core/src/lib.rs::Cart"] is None
+    assert "file:core/src/lib.rs" in {n.key for n in db.export_graph()}
+    (repo.root / "core/src/lib.rs").write_text(SOURCES["core/src/lib.rs"])
+    assert sync(db, repo).unparsable == []
+    assert _symbols(db)["rs:core/src/lib.rs::Cart.add"] is not None
+
+
+def test_without_a_parser_anchors_are_file_level_and_said_once(
+    repo: Repo, db: SQLiteStore, no_parser: pytest.MonkeyPatch
+) -> None:
+    report = sync(db, repo)
+    assert set(_symbols(db)) == {"py:tool.py::main"}
+    kinds = {n.path: n.kind for n in db.export_graph() if n.key.startswith("file:")}
+    assert kinds["web/app.ts"] == graphnodes.UNREAD
+    assert kinds["tool.py"] == graphnodes.FILE
+    (notice,) = report.notices
+    assert "the symbols of 5 files are not read" in notice
+    assert "Go 1, Java 1, JavaScript 1, Rust 1, TypeScript 1" in notice
+    assert "pip install -e '.[symbols]'" in notice
+    assert report.parsed == ["tool.py"]
+    assert unread.languages(repo.git_dir) == ["Go", "Java", "JavaScript", "Rust", "TypeScript"]
+    (repo.root / "web/app.ts").write_text(SOURCES["web/app.ts"] + "export const x = 1;\n")
+    (repo.root / "web/more.ts").write_text("export function more() {}\n")
+    again = sync(db, repo)
+    assert again.notices == [], "said by the sync that first met them, not again"
+    assert again.parsed == []
+
+
+def test_installing_the_parser_reads_the_unread_files_though_nothing_changed(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with monkeypatch.context() as hidden:
+        hidden.setitem(sys.modules, "tree_sitter", None)
+        hidden.setattr(treesitter, "_parsers", {})
+        hidden.setattr(unread, "installed", lambda names: False)
+        sync(db, repo)
+        assert sync(db, repo).up_to_date
+    assert unread.installed(["TypeScript"])
+    report = sync(db, repo)
+    assert not report.up_to_date
+    assert sorted(report.parsed) == sorted(p for p in SOURCES if p != "tool.py")
+    assert len(_symbols(db)) == 9
+    assert all(n.kind == graphnodes.FILE for n in db.export_graph() if n.key.startswith("file:"))
+    assert unread.languages(repo.git_dir) == []
+    assert sync(db, repo).up_to_date
+
+
+def test_symbols_read_before_and_unreadable_now_read_unverifiable(
+    repo: Repo, db: SQLiteStore, no_parser: pytest.MonkeyPatch
+) -> None:
+    no_parser.undo()
+    sync(db, repo)
+    no_parser.setitem(sys.modules, "tree_sitter", None)
+    no_parser.setattr(treesitter, "_parsers", {})
+    (repo.root / "web/app.ts").write_text(SOURCES["web/app.ts"] + "// edited\n")
+    report = sync(db, repo)
+    assert _symbols(db)["ts:web/app.ts::render"] is None
+    assert _symbols(db)["go:svc/cart.go::Cart.Add"] is not None, "unchanged: kept as read"
+    (notice,) = report.notices
+    assert "TypeScript 1" in notice
+
+
+def test_the_stat_cache_stops_vouching_once_the_parser_can_be_found(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(statcache, "RACY_NS", 0)
+    place = statcache.Place(
+        str(repo.root), str(repo.git_dir), str(repo.common_dir), repo.object_format
+    )
+    with monkeypatch.context() as hidden:
+        hidden.setitem(sys.modules, "tree_sitter", None)
+        hidden.setattr(treesitter, "_parsers", {})
+        hidden.setattr(unread, "installed", lambda names: False)
+        report = sync(db, repo)
+        cache = statcache.record(
+            repo, place, "m", report.tree, time.time_ns() + 1, report.listed, report.submodules, {}
+        )
+        assert cache is not None
+        assert cache.unchanged("m", report.tree, {})
+    assert not cache.unchanged("m", report.tree, {})
