@@ -600,7 +600,7 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
 def test_a_dsn_with_an_empty_schema_or_malformed_is_refused_in_one_line(dsn: str) -> None:
     """An empty ``schema=`` no longer means the default silently; a DSN that
     does not parse is a one-line error that does not echo it (a password)."""
-    with pytest.raises(StoreUnavailable) as raised:
+    with pytest.raises(InvalidStoreName) as raised:
         PostgresStore(dsn)
     message = str(raised.value)
     assert "\n" not in message
