@@ -1,10 +1,11 @@
 """The stores: each a thin persistence layer over :mod:`roteiro_memory.semantics`.
 
 * :mod:`.model` -- the in-memory model, the oracle the others are tested against;
-* :mod:`.sql` -- what both database stores share: the rules rendered as SQL,
-  the shared SQL text and the column lists;
+* :mod:`.sql` -- the one SQL store both database stores are, written once over
+  a dialect, with the rules rendered as SQL and the column lists;
 * :mod:`.sqlite` and :mod:`.postgres` -- the two database stores, folders of the
-  same shape (``store``, ``migrations``, ``check``, ``transfer``);
+  same shape (``store``, ``migrations``, ``failures``, ``check``, ``transfer``):
+  what each engine truly does its own way;
 * :mod:`.naming` -- one parser for store names, and :func:`open_store`.
 
 Nothing is imported here, so naming one store never loads another.
