@@ -613,8 +613,13 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _protocol(args: argparse.Namespace) -> int:
     from roteiro_memory.protocol import reset_refusal, serve
-    from roteiro_memory.stores.named import SERVER_CAPABILITIES, can_share, named_value, open_named
-    from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.naming import (
+        SERVER_CAPABILITIES,
+        can_share,
+        named_value,
+        open_named,
+        open_store,
+    )
 
     named = named_value() if args.db is None and can_share(args.backend) else None
     if named is not None:

@@ -6,7 +6,9 @@
 * :mod:`.sqlite` and :mod:`.postgres` -- the two database stores, folders of the
   same shape (``store``, ``migrations``, ``failures``, ``check``, ``transfer``):
   what each engine truly does its own way;
-* :mod:`.naming` -- one parser for store names, and :func:`open_store`.
+* :mod:`.naming` -- opening a store by name: one parser for store names,
+  :func:`~.naming.open_store`, and the store the conformance suite names by
+  an environment variable.
 
 Nothing is imported here, so naming one store never loads another.
 """
