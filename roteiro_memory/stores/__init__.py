@@ -7,8 +7,8 @@
   same shape (``store``, ``migrations``, ``failures``, ``check``, ``transfer``):
   what each engine truly does its own way;
 * :mod:`.naming` -- opening a store by name: one parser for store names,
-  :func:`~.naming.open_store`, and the store the conformance suite names by
-  an environment variable.
+  :func:`~.naming.open_store`, the store the conformance suite names by an
+  environment variable, and the backends the suite's entry points build.
 
 Nothing is imported here, so naming one store never loads another.
 """

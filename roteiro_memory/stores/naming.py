@@ -6,9 +6,13 @@ A PostgreSQL store is chosen by any of: backend ``postgres`` with the DSN as
 URI wherever a store file would be named.  The DSN may carry the schema as a
 ``schema`` parameter (default ``roteiro``); see :mod:`roteiro_memory.stores.postgres.store`.
 
-The conformance suite names a store too: the variable :data:`STORE_ENV`
-names the one durable store several instances of a wire server share, and
-:func:`open_named` opens it.
+Two other places name a store, and open it here too:
+
+* the conformance suite's backends (the ``roteiro.backends`` entry points of
+  this package: :func:`temporary_sqlite`, :func:`model_store` and
+  :func:`suite_postgres`), so that the suite's engine names no store;
+* the variable :data:`STORE_ENV`, by which the suite names the one durable
+  store several instances of a wire server share (:func:`open_named`).
 
 No store is imported until one is opened.
 """
@@ -32,11 +36,14 @@ __all__ = [
     "StoreName",
     "can_share",
     "is_postgres_uri",
+    "model_store",
     "named_value",
     "open_named",
     "open_store",
     "parse_store_name",
     "schema_for",
+    "suite_postgres",
+    "temporary_sqlite",
 ]
 
 BACKENDS = ("sqlite", "memory", "postgres")
@@ -118,12 +125,52 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
         assert name.target is not None
         return PostgresStore(name.target)
     if name.kind == "memory":
-        from roteiro_memory.stores.model import ModelStore
-
-        return ModelStore()
+        return model_store()
+    if name.target is None:
+        return temporary_sqlite()
     from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-    return SQLiteStore.temporary() if name.target is None else SQLiteStore(name.target)
+    return SQLiteStore(name.target)
+
+
+# --- the conformance suite's backends -------------------------------------------
+
+
+def temporary_sqlite() -> Store:
+    """The reference SQLite store, in a fresh temporary folder that closing
+    it removes (the suite's ``sqlite``)."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    return SQLiteStore.temporary()
+
+
+def model_store() -> Store:
+    """The in-memory model store (the suite's ``memory``)."""
+    from roteiro_memory.stores.model import ModelStore
+
+    return ModelStore()
+
+
+def suite_postgres(dsn: str | None = None) -> Store:
+    """The PostgreSQL store a suite's ``postgres:DSN`` (or ``postgresql://``
+    URI) names, in-process.
+
+    A DSN that names no schema gets a throwaway one, created now and dropped
+    when the store closes, so the suite never resets the schema a team's
+    ``--db DSN`` uses (``roteiro`` by default); a DSN naming its schema
+    (``?schema=NAME``) is used as named."""
+    if dsn is None:
+        raise InvalidStoreName(
+            "the postgres backend needs a DSN: postgres:DSN, or a postgresql:// URI "
+            "(add ?schema=NAME to run in that schema rather than a throwaway one)"
+        )
+    from roteiro_memory.stores.postgres.dsn import split_schema
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    parse_store_name("postgres", dsn)  # an empty DSN is refused as everywhere else
+    if split_schema(dsn)[1] is not None:
+        return PostgresStore(dsn)
+    return PostgresStore.throwaway(dsn)
 
 
 # --- the store the suite names by a variable ------------------------------------

@@ -66,6 +66,8 @@ INSTALL_HINT = "pip install 'roteiro-memory[postgres]'"
 
 _SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
 _LOCK_NAMESPACE = "roteiro-memory:"
+THROWAWAY_PREFIX = "roteiro_conformance_"
+"""How the name of a schema made by :meth:`PostgresStore.throwaway` begins."""
 
 
 def _check_schema_name(schema: str) -> str:
@@ -99,7 +101,20 @@ class PostgresStore(SQLStore):
                 f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
             )
         self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
+        self._throwaway = False
         self._conn = self._open()
+
+    @classmethod
+    def throwaway(cls, dsn: str) -> PostgresStore:
+        """A store in a schema made for it, which :meth:`close` drops: what a
+        run of the conformance suite on a DSN naming no schema works in, so
+        it never resets the schema a team's ``--db DSN`` uses."""
+        import os
+        import secrets
+
+        store = cls(dsn, schema=f"{THROWAWAY_PREFIX}{os.getpid()}_{secrets.token_hex(4)}")
+        store._throwaway = True
+        return store
 
     # --- connection and schema -------------------------------------------
 
@@ -268,7 +283,11 @@ class PostgresStore(SQLStore):
         self._conn = self._open()
 
     def close(self) -> None:
-        self._conn.close()
+        """Close the connection; a :meth:`throwaway` store's schema is dropped first."""
+        if self._throwaway:
+            self.drop()
+        else:
+            self._conn.close()
 
 
 @contextlib.contextmanager
