@@ -24,8 +24,11 @@ from workload import CacheRow
 
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
-from roteiro_memory.stores.postgres.store import CACHE_FROM, SWEEP_COLS, PostgresStore
+from roteiro_memory.stores.postgres.store import PostgresStore
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.cache import APPLIES
+from roteiro_memory.stores.sql.columns import CACHE_FROM
+from roteiro_memory.stores.sql.expressions import POSTGRES
 
 __all__ = ["PostgresBackend"]
 
@@ -34,7 +37,10 @@ RECALL_FLOOR = (
     " FROM agent_memory m LEFT JOIN nodes n ON n.key = m.anchor_key"
     " WHERE m.superseded_by IS NULL"
 )
-SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
+SWEEP_FLOOR_READ = (
+    f"SELECT c.key, c.bytes, c.generation, c.last_used, ({APPLIES}) AS applies{CACHE_FROM}"
+)
+"""The sweep's narrow columns, whether the anchor applies decided by the server."""
 WRITTEN_COLS = (
     "id, scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
 )
@@ -296,7 +302,7 @@ def search_floor(store: PostgresStore, query: str) -> list[tuple[int, float]]:
         params[f"idf{k}"] = lexical.idf(found.get(key, 0), live)
         cases.append(f"WHEN %(t{k})s THEN CAST(%(idf{k})s AS {_REAL})")
     weight = sqlexpr.term_weight_expr(
-        sqlexpr.POSTGRES,
+        POSTGRES,
         tf="t.tf",
         length="t.length",
         idf=f"(CASE t.term {' '.join(cases)} END)",
@@ -326,12 +332,13 @@ def recall_full_scan(store: PostgresStore) -> list[int]:
     snapshot with the counts; their ids."""
     from roteiro_memory.results import Recalled
     from roteiro_memory.semantics import Decay
-    from roteiro_memory.stores.postgres.store import _record_from_row
-    from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR, recall_sql
+    from roteiro_memory.stores.sql.columns import MEMORY_ANCHOR
+    from roteiro_memory.stores.sql.ranking import recall_sql
+    from roteiro_memory.stores.sql.store import record_from_row
 
     decay = Decay.parse("none")
     score, params = sqlexpr.score_expr(
-        decay, sqlexpr.POSTGRES, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+        decay, POSTGRES, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
     )
     conn = store.connection
     conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
@@ -340,7 +347,9 @@ def recall_full_scan(store: PostgresStore) -> list[int]:
         generation = int(row[0]) if row else 0
         statement = recall_sql(score, ["m.superseded_by IS NULL"], "nodes", "%(limit)s")
         rows = conn.execute(statement, {**params, "limit": 10, "generation": generation})
-        ranked = [Recalled.rank(_record_from_row(r), generation, decay) for r in rows.fetchall()]
+        ranked = [
+            Recalled.rank(record_from_row(POSTGRES, r), generation, decay) for r in rows.fetchall()
+        ]
         conn.execute("SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory").fetchone()
     finally:
         conn.execute("COMMIT")

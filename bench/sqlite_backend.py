@@ -25,8 +25,10 @@ from workload import CacheRow
 
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.columns import CACHE_FROM, SWEEP_COLS
+from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-from roteiro_memory.stores.sqlite.store import CACHE_FROM, SWEEP_COLS, SQLiteStore
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 __all__ = ["SQLiteBackend"]
 
@@ -269,7 +271,7 @@ def _search_floor_sql(store: SQLiteStore, query: str) -> tuple[str, dict[str, An
 
     conn = store.connection
     terms = lexical.query_terms(query)
-    corpus = index.read_stats(conn, index.SQLITE, terms).corpus
+    corpus = index.read_stats(conn, SQLITE, terms).corpus
     params: dict[str, Any] = {"avg": corpus.average_length}
     cases = []
     for k, term in enumerate(terms):
@@ -277,7 +279,7 @@ def _search_floor_sql(store: SQLiteStore, query: str) -> tuple[str, dict[str, An
         params[f"idf{k}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
         cases.append(f"WHEN :t{k} THEN :idf{k}")
     weight = sqlexpr.term_weight_expr(
-        sqlexpr.SQLITE,
+        SQLITE,
         tf="t.tf",
         length="t.length",
         idf=f"(CASE t.term {' '.join(cases)} END)",
@@ -312,12 +314,13 @@ def recall_full_scan(store: SQLiteStore) -> list[int]:
     scored and sorted in SQL, the ten decoded and ranked; their ids."""
     from roteiro_memory.results import Recalled
     from roteiro_memory.semantics import Decay
-    from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR, recall_sql
-    from roteiro_memory.stores.sqlite.store import _record_from_row
+    from roteiro_memory.stores.sql.columns import MEMORY_ANCHOR
+    from roteiro_memory.stores.sql.ranking import recall_sql
+    from roteiro_memory.stores.sql.store import record_from_row
 
     decay = Decay.parse("none")
     score, params = sqlexpr.score_expr(
-        decay, sqlexpr.SQLITE, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+        decay, SQLITE, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
     )
     conn = store.connection
     conn.execute("BEGIN")
@@ -325,7 +328,7 @@ def recall_full_scan(store: SQLiteStore) -> list[int]:
         generation = conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()[0]
         sql = recall_sql(score, ["m.superseded_by IS NULL"], "nodes", ":limit")
         rows = conn.execute(sql, {**params, "limit": 10, "generation": generation}).fetchall()
-        ranked = [Recalled.rank(_record_from_row(row), generation, decay) for row in rows]
+        ranked = [Recalled.rank(record_from_row(SQLITE, row), generation, decay) for row in rows]
         conn.execute("SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory").fetchone()
     finally:
         conn.execute("COMMIT")

@@ -263,7 +263,7 @@ class Ops:
         self.implementation = implementation or f"roteiro-memory ({store.name})"
         self.server_capabilities = tuple(server_capabilities)
         """Declared beside the store's own: ``shared`` and ``crash`` when the
-        suite named the store (:mod:`roteiro_memory.stores.named`)."""
+        suite named the store (:mod:`roteiro_memory.stores.naming`)."""
         self.refuse_reset = refuse_reset
         """Why ``reset`` is refused (see :func:`reset_refusal`), or None."""
         self._handlers: Mapping[str, Callable[[dict[str, JSON]], JSON]] = {

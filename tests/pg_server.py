@@ -255,7 +255,7 @@ def drop_schema(dsn: str) -> None:
 
 def drop_named_schemas(dsn: str) -> None:
     """Drop the schemas ``protocol --backend postgres:DSN`` made for the stores
-    the suite named (``SCHEMA_<digest>``, :mod:`roteiro_memory.stores.named`)."""
+    the suite named (``SCHEMA_<digest>``, :mod:`roteiro_memory.stores.naming`)."""
     import psycopg
 
     from roteiro_memory.stores.postgres.store import split_schema

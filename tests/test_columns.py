@@ -9,7 +9,7 @@ from pathlib import Path
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION as PG_SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql.shape import CACHE_COLS, RECORD_COLS, SNAPSHOT_TABLES
+from roteiro_memory.stores.sql.columns import CACHE_COLS, RECORD_COLS, SNAPSHOT_TABLES
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLiteStore

@@ -95,3 +95,40 @@ def test_a_temporary_sqlite_store_leaves_nothing_behind() -> None:
     assert folder.is_dir()
     store.close()
     assert not folder.exists()
+
+
+def test_a_spec_name_argument_goes_to_the_factory_registered_as_name() -> None:
+    """``NAME:ARGUMENT`` calls NAME's factory with ARGUMENT; a URI goes whole
+    to its scheme's; a bare name calls it with nothing."""
+    from roteiro_memory.suite.drivers import resolve_backend
+
+    given: list[tuple[str, ...]] = []
+
+    def factory(*argument: str) -> object:
+        given.append(argument)
+        return _Declares("episodic")
+
+    factories = {"mine": factory}
+    for spec in ("mine", "mine:some place", "mine://host/db?x=1"):
+        resolve_backend(spec, factories).close()
+    assert given == [(), ("some place",), ("mine://host/db?x=1",)]
+
+
+def test_a_spec_argument_for_a_backend_that_takes_none_is_refused_naming_it() -> None:
+    from roteiro_memory.suite.drivers import resolve_backend
+    from roteiro_memory.suite.errors import BackendSpecError
+
+    with pytest.raises(BackendSpecError, match="backend 'sqlite' takes no argument"):
+        resolve_backend("sqlite:x.db")
+
+
+def test_a_malformed_postgres_spec_is_the_specs_fault_in_one_line() -> None:
+    """Refused by the store package's own parser, before any connection."""
+    from roteiro_memory.suite.drivers import resolve_backend
+    from roteiro_memory.suite.errors import BackendSpecError
+
+    with pytest.raises(BackendSpecError, match="the DSN is empty") as caught:
+        resolve_backend("postgres:")
+    assert "\n" not in str(caught.value)
+    with pytest.raises(BackendSpecError, match="malformed"):
+        resolve_backend("postgresql://%zz@[::1")

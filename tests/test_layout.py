@@ -27,7 +27,6 @@ CHOOSE_A_STORE = (
     "roteiro_memory.stores",
     "roteiro_memory.cli",
     "roteiro_memory.precommit",
-    "roteiro_memory.suite.drivers",
 )
 """Modules (or folders) allowed to name a specific store: those that choose one by name."""
 
@@ -295,3 +294,12 @@ def _source(module: str) -> str:
     path = ROOT / module.replace(".", "/")
     path = path / "__init__.py" if _is_package(module) else path.with_suffix(".py")
     return path.read_text(encoding="utf-8")
+
+
+def test_layout_the_suite_names_no_store() -> None:
+    """The suite's engine checks any backend: the stores it drives, even the
+    reference ones, come through the ``roteiro.backends`` entry points, which
+    point into the stores package, never through an import."""
+    suite = tuple(m for m in _modules() if m.startswith("roteiro_memory.suite"))
+    found = _offending(suite, ("roteiro_memory.stores",))
+    assert not found, "\n".join(found)

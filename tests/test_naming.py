@@ -1,14 +1,30 @@
-"""One parser of store names (``stores/naming.py``): the spellings each
-place accepts, and the ones it refuses, in one table."""
+"""Opening a store by name (``stores/naming.py``): one parser of store
+names, the spellings each place accepts and the ones it refuses, in one
+table; and ``ROTEIRO_CONFORMANCE_STORE``, by which ``roteiro-memory protocol``
+opens, shares and declares the store the suite names, every other
+invocation's ``hello`` as before."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import pg_server
 import pytest
+from wire import server_argv
 
 from roteiro_memory.errors import InvalidStoreName
-from roteiro_memory.stores.naming import StoreName, parse_store_name
+from roteiro_memory.store import SERVER_CAPABILITIES, STORE_CAPABILITIES
+from roteiro_memory.stores.naming import (
+    STORE_ENV,
+    StoreName,
+    can_share,
+    named_value,
+    parse_store_name,
+    schema_for,
+)
+from roteiro_memory.suite import durability
+from roteiro_memory.suite.drivers import SubprocessBackend
 
 URI = "postgresql://h/db?schema=s"
 
@@ -78,3 +94,95 @@ def test_naming_the_cli_and_the_suite_use_the_one_parser() -> None:
         )
     ]
     assert spelled == [], spelled
+
+
+# --- the store the suite names ------------------------------------------------
+
+
+@pytest.fixture
+def started() -> Iterator[list[SubprocessBackend]]:
+    """Servers a test starts; closed after it."""
+    opened: list[SubprocessBackend] = []
+    yield opened
+    for backend in opened:
+        backend.close()
+
+
+def _server(
+    started: list[SubprocessBackend], argv: list[str], store: Path | None
+) -> SubprocessBackend:
+    backend = SubprocessBackend(argv, env={STORE_ENV: str(store)} if store else None)
+    started.append(backend)
+    return backend
+
+
+def test_named_store_env_is_the_suites() -> None:
+    assert STORE_ENV == durability.STORE_ENV
+
+
+def test_named_store_sqlite_declares_shared_and_crash(
+    started: list[SubprocessBackend], tmp_path: Path
+) -> None:
+    server = _server(started, server_argv("sqlite"), tmp_path / "store")
+    assert server.capabilities() == {*STORE_CAPABILITIES, *SERVER_CAPABILITIES}
+
+
+def test_named_store_instances_on_one_value_share_the_store(
+    started: list[SubprocessBackend], tmp_path: Path
+) -> None:
+    one = _server(started, server_argv("sqlite"), tmp_path / "store")
+    two = _server(started, server_argv("sqlite"), tmp_path / "store")
+    one.call("reset", {})
+    written = one.call("memory.record", {"kind": "lesson", "body": "from one"})
+    assert two.call("memory.get", {"id": written["id"]})["body"] == "from one"
+    other = _server(started, server_argv("sqlite"), tmp_path / "other")
+    assert other.call("memory.get", {"id": written["id"]}) is None
+
+
+@pytest.mark.parametrize("argv", [["sqlite"], ["sqlite", "db"], ["memory"]])
+def test_named_store_other_invocations_keep_their_hello(
+    started: list[SubprocessBackend], tmp_path: Path, argv: list[str]
+) -> None:
+    """Without the variable, with --db, or over the memory store: no shared, no crash."""
+    db = tmp_path / "memory.db" if "db" in argv else None
+    named = tmp_path / "store" if argv != ["sqlite"] else None
+    server = _server(started, server_argv(argv[0], db), named)
+    assert server.capabilities() == set(STORE_CAPABILITIES)
+    assert not (tmp_path / "store").exists()
+
+
+def test_named_store_empty_value_is_unset() -> None:
+    assert named_value({STORE_ENV: ""}) is None
+    assert named_value({STORE_ENV: "/x"}) == "/x"
+
+
+def test_named_store_backends_that_can_share() -> None:
+    assert can_share("sqlite")
+    assert can_share("postgres:postgresql://h/db")
+    assert not can_share("memory")
+
+
+def test_named_store_schema_is_a_digest_of_the_value() -> None:
+    first, second = schema_for("/tmp/a/store"), schema_for("/tmp/b/store")
+    assert first != second
+    assert first.startswith("roteiro_")
+    assert schema_for("/tmp/a/store", "t1") == "t1_" + first.removeprefix("roteiro_")
+
+
+def test_named_store_postgres_instances_share_a_derived_schema(
+    started: list[SubprocessBackend], tmp_path: Path
+) -> None:
+    dsn = pg_server.fresh_store_dsn()
+    try:
+        argv = server_argv(f"postgres:{dsn}")
+        one = _server(started, argv, tmp_path / "store")
+        two = _server(started, argv, tmp_path / "store")
+        assert one.capabilities() >= set(SERVER_CAPABILITIES)
+        one.call("reset", {})
+        written = one.call("memory.record", {"kind": "lesson", "body": "shared"})
+        assert two.call("memory.get", {"id": written["id"]})["body"] == "shared"
+        for backend in started:
+            backend.close()
+    finally:
+        pg_server.drop_named_schemas(dsn)
+        pg_server.drop_schema(dsn)

@@ -30,6 +30,7 @@ from roteiro_memory.stores.naming import open_store
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.expressions import POSTGRES
 
 
 @pytest.fixture
@@ -299,7 +300,7 @@ def test_scores_computed_in_sql_equal_the_semantics_bit_for_bit(
     parsed = Decay.parse(decay)
     score, params = sqlexpr.score_expr(
         parsed,
-        sqlexpr.POSTGRES,
+        POSTGRES,
         confidence="m.confidence",
         id_column="m.id",
         anchor_key="m.anchor_key",
@@ -435,7 +436,7 @@ def test_scores_equal_the_semantics_where_postgres_would_trap_underflow(
     parsed = Decay.parse(decay)
     score, params = sqlexpr.score_expr(
         parsed,
-        sqlexpr.POSTGRES,
+        POSTGRES,
         confidence="m.confidence",
         id_column="m.id",
         anchor_key="m.anchor_key",
@@ -566,9 +567,13 @@ def test_a_role_with_only_table_rights_can_use_an_existing_store(pg: PostgresSto
 
 
 def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) -> None:
-    """The server orders the sweep's rows; that order must be eviction_key's,
-    and the applies column the anchor rule's, for every entry."""
+    """The server orders the sweep's candidates (byte keys); that order must
+    be eviction_key's, and the anchor rule it applies the semantics', for
+    every entry."""
     import random
+
+    from roteiro_memory.stores.sql.cache import APPLIES, EVICTION_ORDER
+    from roteiro_memory.stores.sql.columns import CACHE_FROM
 
     rng = random.Random(5)
     pg.put_nodes([GraphNode("same", blob="b"), GraphNode("moved", blob="b1")])
@@ -580,8 +585,13 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
     for key in rng.sample(keys, 30):
         pg.cache_get(key)
     entries = {e.key: e for e in pg.cache_entries()}
-    rows = pg.sweep_rows()
-    got = [(bytes(row[0]).decode(), row[4] == 1) for row in rows]
+    rows = pg.connection.execute(
+        f"SELECT c.key, ({APPLIES}){CACHE_FROM} ORDER BY {EVICTION_ORDER}"
+    ).fetchall()
+    got = [(bytes(row[0]).decode(), row[1] == 1) for row in rows]
+    assert [(r.key, r.anchor_state) for r in pg.sweep_rows()] == [
+        (e.key, e.anchor_state) for e in pg.cache_entries()
+    ]
     assert {key: applies for key, applies in got} == {
         key: e.anchor_state.applies for key, e in entries.items()
     }

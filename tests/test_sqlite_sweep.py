@@ -9,6 +9,7 @@ import pytest
 
 from roteiro_memory import GraphNode, ModelStore, SQLiteStore, semantics
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql.expressions import SQLITE
 
 
 def _tier(store: SQLiteStore | ModelStore) -> None:
@@ -60,9 +61,7 @@ def test_sql_pin_and_order_render_the_semantics(tmp_path: Path) -> None:
     applies = sqlexpr.applies_expr(
         anchor_key="c.anchor_key", anchor_blob="c.anchor_blob", node_key="n.key", node_blob="n.blob"
     )
-    pinned = sqlexpr.pinned_expr(
-        sqlexpr.SQLITE, applies=applies, key="c.key", generation="c.generation"
-    )
+    pinned = sqlexpr.pinned_expr(SQLITE, applies=applies, key="c.key", generation="c.generation")
     order = sqlexpr.eviction_order({"applies": applies, "last_used": "c.last_used", "key": "c.key"})
     entries = store.cache_entries()
     mru = max(entries, key=lambda e: (e.last_used, e.key))

@@ -17,7 +17,9 @@ from store_states import five_states
 from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import AnchorState, Decay
 from roteiro_memory.stores.sql import expressions as sqlexpr
-from roteiro_memory.stores.sqlite.store import CACHE_COLS, SWEEP_COLS, SQLiteStore
+from roteiro_memory.stores.sql.columns import CACHE_COLS, SWEEP_COLS
+from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 # --- SQLite only: beneath the contract ------------------------------------------------
 #
@@ -126,7 +128,7 @@ DECAYS += [Decay.parse(t) for t in ("exponential:3", f"exponential:{sem.U64_MAX}
 def _sql_scores(
     conn: sqlite3.Connection, decay: Decay, generation: int, source: str, columns: dict[str, str]
 ) -> list[tuple[int, float]]:
-    expr, params = sqlexpr.score_expr(decay, sqlexpr.SQLITE, **columns)
+    expr, params = sqlexpr.score_expr(decay, SQLITE, **columns)
     rows = conn.execute(f"SELECT id, {expr} FROM {source}", {**params, "generation": generation})
     return [(row[0], row[1]) for row in rows]
 
@@ -213,7 +215,7 @@ def test_sqlite_score_expression_equals_python_score_for_any_terms(
         )
         expr, params = sqlexpr.score_expr(
             decay,
-            sqlexpr.SQLITE,
+            SQLITE,
             confidence="confidence",
             id_column="id",
             anchor_key="anchor_key",

@@ -2,17 +2,22 @@
 
 A backend spec is one of:
 
-* a registered name -- ``sqlite`` and ``memory`` ship with this package; others
-  come from the ``roteiro.backends`` entry-point group or a plugin's
-  ``pytest_roteiro_backend_factories`` hook;
+* a registered name -- a factory from the ``roteiro.backends`` entry-point
+  group (this package registers ``sqlite`` and ``memory``) or a plugin's
+  ``pytest_roteiro_backend_factories`` hook, called with no argument;
+* ``NAME:ARGUMENT`` -- the factory registered as ``NAME``, called with
+  ``ARGUMENT``; and ``NAME://...``, a URI, the factory registered as its
+  scheme, called with the whole URI.  This package registers ``postgres``
+  (and ``postgresql``): ``postgres:DSN`` or a ``postgresql://`` URI is the
+  PostgreSQL store the DSN names, in-process, in a throwaway schema dropped
+  at close unless the DSN names one (``?schema=NAME``);
 * ``module.path:factory`` -- a callable returning a
   :class:`roteiro_memory.store.Store` or any object with ``call(op, args)``;
 * ``cmd:COMMAND LINE`` -- a program speaking the PROTOCOL wire form on its
   standard input and output.
-* ``postgres:DSN`` (or a ``postgresql://`` URI) -- the PostgreSQL store the
-  DSN names, in-process; add ``?schema=NAME`` to the DSN to choose its schema.
 
-This module does not import pytest.
+Which stores there are is the entry points' business: this module names none.
+It does not import pytest.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import difflib
 import importlib
 import json
 import os
-import secrets
 import shlex
 import subprocess
 import threading
@@ -40,15 +44,15 @@ __all__ = [
     "BackendSpecError",
     "InProcessBackend",
     "SubprocessBackend",
-    "builtin_factories",
     "entry_point_factories",
     "memory_store",
     "resolve_backend",
-    "sqlite_store",
 ]
 
 JSON = Any
-Factory = Callable[[], object]
+Factory = Callable[..., object]
+"""Makes a backend: called with no argument for a registered name, with one
+(a string) for ``NAME:ARGUMENT`` or a URI."""
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
@@ -62,60 +66,16 @@ RESTARTED = "; the program was restarted for the next case"
 """How a failure's message ends when the program was killed for it."""
 
 
-def sqlite_store() -> object:
-    """The reference SQLite store, in a fresh temporary folder."""
-    from roteiro_memory.stores.naming import open_store
-
-    return open_store("sqlite")
-
-
 def memory_store() -> object:
-    """The in-memory model store."""
-    from roteiro_memory.stores.naming import open_store
-
-    return open_store("memory")
-
-
-def _names_postgres(spec: str) -> bool:
-    """Whether ``spec`` names a PostgreSQL store, by the library's one rule."""
-    from roteiro_memory.errors import RoteiroError
-    from roteiro_memory.stores.naming import parse_store_name
-
-    try:
-        name = parse_store_name(spec)
-    except RoteiroError:
-        return True  # ours, but malformed: _postgres reports it
-    return name is not None and name.kind == "postgres"
-
-
-def _postgres(spec: str) -> Backend:
-    """The PostgreSQL store ``spec`` names, in-process.
-
-    A DSN that names no schema gets a throwaway one, created now and dropped
-    when the backend closes, so the suite never resets the schema a team's
-    ``--db DSN`` uses (``roteiro`` by default).  A DSN naming its schema
-    (``?schema=NAME``) is used as named.
-    """
-    from roteiro_memory.errors import RoteiroError
-    from roteiro_memory.stores.naming import open_store, parse_store_name
-    from roteiro_memory.stores.postgres.dsn import split_schema
-    from roteiro_memory.stores.postgres.store import PostgresStore
-
-    try:
-        name = parse_store_name(spec)
-        dsn = name.target if name is not None and name.target is not None else spec
-        if split_schema(dsn)[1] is not None:
-            return InProcessBackend(open_store(spec), spec)
-        schema = f"roteiro_conformance_{os.getpid()}_{secrets.token_hex(4)}"
-        return _ThrowawaySchema(PostgresStore(dsn, schema=schema), spec)
-    except RoteiroError as error:
-        raise BackendSpecError(f"backend {spec!r}: {error}") from None
-
-
-def builtin_factories() -> dict[str, Factory]:
-    """The backends this package ships (also registered as entry points, so
-    these only matter in a source checkout that was never installed)."""
-    return {"sqlite": sqlite_store, "memory": memory_store}
+    """The in-memory model store, the reference the suite's sequences
+    compare a backend with (registered as ``memory``)."""
+    factory = entry_point_factories().get("memory")
+    if factory is None:
+        raise BackendSpecError(
+            f"no 'memory' backend in the {ENTRY_POINT_GROUP!r} entry points: install "
+            "roteiro-memory (pip install -e . in a checkout) so that they are registered"
+        )
+    return factory()
 
 
 def entry_point_factories() -> dict[str, Factory]:
@@ -126,9 +86,8 @@ def entry_point_factories() -> dict[str, Factory]:
     out: dict[str, Factory] = {}
     for ep in entry_points(group=ENTRY_POINT_GROUP):
 
-        def load(ep: Any = ep) -> object:
-            factory = ep.load()
-            return factory()
+        def load(*argument: str, ep: Any = ep) -> object:
+            return _make(ep.load(), *argument)
 
         out[ep.name] = load
     return out
@@ -205,13 +164,6 @@ class InProcessBackend:
         closer = getattr(getattr(self._target, "store", self._target), "close", None)
         if callable(closer):
             closer()
-
-
-class _ThrowawaySchema(InProcessBackend):
-    """A PostgreSQL store in a schema made for this run, dropped on close."""
-
-    def close(self) -> None:
-        self._target.store.drop()
 
 
 def _as_caller(target: object, name: str) -> Any:
@@ -558,6 +510,39 @@ def _response_problem(response: JSON, request_id: int, *, unreadable: bool = Fal
 # --- Resolution --------------------------------------------------------------
 
 
+class _TakesNoArgument(Exception):
+    """A factory was given an argument it does not take."""
+
+
+def _make(factory: Factory, *argument: str) -> object:
+    """What ``factory`` makes, given ``argument`` when there is one."""
+    if argument:
+        import inspect
+
+        try:
+            inspect.signature(factory).bind(*argument)
+        except TypeError:
+            raise _TakesNoArgument from None
+        except ValueError:
+            pass  # no signature to read: the call says
+    return factory(*argument)
+
+
+def _with_argument(factory: Factory, spec: str, argument: str) -> Backend:
+    """The backend ``factory`` makes of ``argument``; a refusal of it (an
+    error carrying a PROTOCOL kind: a malformed DSN, say) is the spec's fault."""
+    try:
+        return InProcessBackend(_make(factory, argument), spec)
+    except _TakesNoArgument:
+        raise BackendSpecError(
+            f"backend {spec!r}: the backend {spec.partition(':')[0]!r} takes no argument"
+        ) from None
+    except Exception as error:
+        if isinstance(getattr(error, "kind", None), str):
+            raise BackendSpecError(f"backend {spec!r}: {error}") from None
+        raise
+
+
 def resolve_backend(
     spec: str,
     factories: Mapping[str, Factory] | None = None,
@@ -576,11 +561,12 @@ def resolve_backend(
         except ValueError as error:
             raise BackendSpecError(f"backend {spec!r}: cannot split the command: {error}") from None
         return SubprocessBackend(argv, timeout=timeout)
-    named = {**builtin_factories(), **entry_point_factories(), **(factories or {})}
+    named = {**entry_point_factories(), **(factories or {})}
     if spec in named:
         return InProcessBackend(named[spec](), spec)
-    if ":" in spec and _names_postgres(spec):
-        return _postgres(spec)
+    name, colon, argument = spec.partition(":")
+    if colon and name in named:
+        return _with_argument(named[name], spec, spec if argument.startswith("//") else argument)
     if ":" in spec:
         module_name, _, attr = spec.partition(":")
         try:

@@ -64,7 +64,7 @@ __all__ = [
 JSON = Any
 STORE_ENV = "ROTEIRO_CONFORMANCE_STORE"
 """The variable naming each instance's store (PROTOCOL); the library's
-:mod:`roteiro_memory.stores.named` reads it on the other side."""
+:mod:`roteiro_memory.stores.naming` reads it on the other side."""
 
 KINDS = ("lesson", "decision", "pattern")
 

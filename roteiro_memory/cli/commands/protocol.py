@@ -40,8 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app.session import announce_migration
     from roteiro_memory.protocol import reset_refusal, serve
-    from roteiro_memory.stores.named import SERVER_CAPABILITIES, can_share, named_value, open_named
-    from roteiro_memory.stores.naming import open_store
+    from roteiro_memory.stores.naming import (
+        SERVER_CAPABILITIES,
+        can_share,
+        named_value,
+        open_named,
+        open_store,
+    )
 
     named = named_value() if args.db is None and can_share(args.backend) else None
     if named is not None:

@@ -14,7 +14,7 @@ import urllib.parse
 
 from roteiro_memory.errors import InvalidStoreName
 
-__all__ = ["URI_PREFIXES", "is_uri", "split_schema"]
+__all__ = ["URI_PREFIXES", "is_uri", "split_schema", "with_schema"]
 
 URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
@@ -53,3 +53,11 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     if match is None:
         return dsn, None
     return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
+
+
+def with_schema(dsn: str, schema: str) -> str:
+    """``dsn`` (naming no schema) with ``schema`` as its ``schema`` parameter,
+    in the DSN's own form."""
+    if is_uri(dsn):
+        return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
+    return f"{dsn} schema={schema}"

@@ -32,12 +32,13 @@ from typing import Any
 
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
 from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql.expressions import POSTGRES
 
 __all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 
-NOW_TEXT = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+NOW_TEXT = POSTGRES.now
 """The current UTC time as the protocol writes timestamps."""
 
 MIGRATIONS: tuple[tuple[int, str, str], ...] = (
@@ -149,7 +150,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {
-    4: lambda conn: index.rebuild(conn, index.POSTGRES),
+    4: lambda conn: index.rebuild(conn, POSTGRES),
 }
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
+from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
+from roteiro_memory.stores.sql.expressions import POSTGRES
 from roteiro_memory.transfer import (
     CACHE,
     NODE,
@@ -80,16 +81,13 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
     with conn.cursor() as cur:
         cur.execute("DELETE FROM nodes")
         cur.executemany(
-            insert("nodes", node_names, "%s") + NODE_UPSERT,
+            insert("nodes", node_names, "%s") + upsert(NODES, "key"),
             [[_bytea(node[n]) for n in node_names] for node in parsed.nodes],
         )
         cur.execute("DELETE FROM sync_state")
         witness = parsed.header.get("witness")
         if witness is not None:
-            cur.execute(
-                "INSERT INTO sync_state (id, tree) VALUES (0, %s)",
-                (_bytea(witness.get("tree")),),
-            )
+            cur.execute(insert("sync_state", SYNC_STATE, "%s"), (0, _bytea(witness.get("tree"))))
         cur.executemany(
             insert("agent_memory", [*cols.names(RECORD), "search"], "%s"),
             record_rows(parsed, _record_value),
@@ -98,7 +96,7 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
             "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
             pointer_rows(parsed),
         )
-        index.rebuild(cur.connection, index.POSTGRES)  # derived data: rebuilt, never exported
+        index.rebuild(cur.connection, POSTGRES)  # derived data: rebuilt, never exported
         cur.execute(
             "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
             (parsed.header.get("sequence") or 0,),

@@ -6,9 +6,10 @@ export format's own fields (:mod:`roteiro_memory.transfer`, a generic
 module, which imports no store): this module takes those and adds the rest,
 so every column's type is still written in one place.  Everything that
 names columns is derived from these: the select lists of a read
-(:mod:`.shape`), the tables a snapshot holds and the type guards a read
-applies to what it finds.  Rows are decoded by name (:func:`decode`), never
-by position.
+(:mod:`.store`), the column lists of every INSERT and upsert
+(:func:`insert`, :func:`upsert`), the tables a snapshot holds and the type
+guards a read applies to what it finds (:func:`stored`).  Rows are decoded
+by name (:func:`decode`), never by position.
 
 The SQLite and PostgreSQL schemas name the same tables and columns; how a
 type is stored differs (PostgreSQL keeps text as UTF-8 ``bytea``), and each
@@ -20,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory import fields as transfer
+from roteiro_memory.errors import Corrupt
 from roteiro_memory.fields import Field
 
 TYPE_CHECKING = False
@@ -31,22 +33,37 @@ __all__ = [
     "AGENT_CACHE_CLOCK",
     "AGENT_MEMORY",
     "CACHE_CHECKED",
+    "CACHE_COLS",
+    "CACHE_FROM",
+    "CACHE_NAMES",
     "CACHE_READ",
     "DERIVED_TABLES",
+    "MEMORY_ANCHOR",
     "MEMORY_STATS",
     "MEMORY_TERMS",
     "MEMORY_TERM_DF",
     "NODES",
+    "RECORD_COLS",
+    "RECORD_NAMES",
     "RECORD_READ",
+    "RECORD_WRITE",
     "SCHEMA_MIGRATIONS",
+    "SNAPSHOT_TABLES",
+    "SWEEP_COLS",
+    "SWEEP_NAMES",
     "SWEEP_READ",
     "SYNC_STATE",
     "TABLES",
     "Column",
     "decode",
+    "insert",
     "names",
     "pick",
+    "record_from",
+    "select_all",
     "select_list",
+    "stored",
+    "upsert",
 ]
 
 
@@ -76,6 +93,40 @@ def select_list(columns: Iterable[Column], alias: str | None = None) -> str:
 def decode(row_names: Sequence[str], row: Sequence[Any]) -> dict[str, Any]:
     """A row read by the select list ``row_names`` names, as a mapping by name."""
     return dict(zip(row_names, row, strict=True))
+
+
+def select_all(table: str, columns: Sequence[Column], order: str) -> str:
+    """Every row of ``table``, as ``columns``, ordered by ``order``."""
+    return f"SELECT {select_list(columns)} FROM {table} ORDER BY {order}"
+
+
+def insert(table: str, columns: Iterable[Column | str], mark: str) -> str:
+    """An INSERT of ``columns`` (or column names) into ``table``, each bound by ``mark``."""
+    written = [column if isinstance(column, str) else column.name for column in columns]
+    marks = ", ".join([mark] * len(written))
+    return f"INSERT INTO {table} ({', '.join(written)}) VALUES ({marks})"
+
+
+def upsert(columns: Columns, key: str, *, kept: Sequence[str] = ()) -> str:
+    """What follows an INSERT of ``columns`` so that a row whose ``key`` is
+    taken replaces every column of it but the key and ``kept``."""
+    replaced = [c.name for c in columns if c.name != key and c.name not in kept]
+    return f" ON CONFLICT ({key}) DO UPDATE SET " + ", ".join(
+        f"{name} = excluded.{name}" for name in replaced
+    )
+
+
+_TYPE_NAMES = {str: "text", int: "an integer", float: "a real"}
+
+
+def stored(table: str, key: object, column: str, value: Any, kind: type, null: bool = False) -> Any:
+    """``value``, read from ``column`` of the ``table`` row ``key``, when it is
+    of the type this version writes there.  Anything else was put there
+    behind the store's back; it is reported, never served or computed on."""
+    if type(value) is kind or (null and value is None):
+        return value
+    expected = ("null or " if null else "") + _TYPE_NAMES[kind]
+    raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
 
 
 SCHEMA_MIGRATIONS: Columns = (Column("version", int), Column("name", str))
@@ -144,9 +195,32 @@ them out and an import rebuilds them."""
 SNAPSHOT_ORDER: dict[str, str] = {"memory_terms": "record_id, term"}
 """How a snapshot orders a table whose first column is not its key."""
 
+SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
+    (table, select_list(columns), SNAPSHOT_ORDER.get(table, columns[0].name))
+    for table, columns in TABLES.items()
+)
+"""``(table, columns, order)`` for each table a snapshot holds; each store
+adds the table its id sequence lives in."""
+
 
 RECORD_READ: Columns = AGENT_MEMORY[:-1]
 """What a read of a record selects: every column but the derived ``search``."""
+
+RECORD_WRITE: Columns = pick(
+    AGENT_MEMORY,
+    "id",
+    "scope",
+    "kind",
+    "anchor_key",
+    "anchor_blob",
+    "anchor_path",
+    "body",
+    "confidence",
+    "tree",
+    "search",
+)
+"""What a new record is inserted with: all but its creation time (the
+store's clock) and its supersession, which a later write sets."""
 
 CACHE_READ: Columns = transfer.CACHE
 """What a read of a cache entry selects, in the order an entry (and an
@@ -159,3 +233,42 @@ SWEEP_READ: Columns = pick(
     AGENT_CACHE, "key", "bytes", "generation", "last_used", "anchor_key", "anchor_blob"
 )
 """What the sweep reads of an entry: what eviction is decided by, no payload."""
+
+
+# --- Reads: a row and the node its anchor names ------------------------------
+#
+# A record (alias ``m``) or a cache entry (``c``) is read with the node its
+# anchor names (``n``, left-joined: NULL when there is none), by which the
+# anchor rule decides its state.
+
+
+def record_from(nodes: str = "nodes") -> str:
+    """The records, each joined to its anchor's node in the relation ``nodes``."""
+    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+
+
+RECORD_COLS = select_list(RECORD_READ, "m") + ", n.key, n.blob"
+RECORD_NAMES = (*names(RECORD_READ), "node_key", "node_blob")
+"""The names of :data:`RECORD_COLS`, by which a row of it is decoded."""
+
+MEMORY_ANCHOR = {
+    "anchor_key": "m.anchor_key",
+    "anchor_blob": "m.anchor_blob",
+    "node_key": "n.key",
+    "node_blob": "n.blob",
+}
+"""The anchor columns of a record read through :func:`record_from`."""
+
+CACHE_FROM = " FROM agent_cache c LEFT JOIN nodes n ON n.key = c.anchor_key"
+"""Shared by the full read and the sweep's read, so they see the same rows."""
+CACHE_COLS = select_list(CACHE_READ, "c") + ", n.key, n.blob"
+CACHE_NAMES = (*names(CACHE_READ), "node_key", "node_blob")
+"""The names of :data:`CACHE_COLS`, by which a row of it is decoded."""
+
+SWEEP_COLS = select_list(SWEEP_READ, "c") + ", n.key, n.blob"
+"""The columns eviction is decided by, and no payload.  The sweep itself
+decides in SQL over these same columns (a traced test pins that none of its
+statements names a payload column); the stored ``bytes`` is the authority
+for sizes, so a sweep over a full tier costs a few integers per entry rather
+than the tier's contents."""
+SWEEP_NAMES = (*names(SWEEP_READ), "node_key", "node_blob")

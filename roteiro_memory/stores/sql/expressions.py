@@ -1,6 +1,24 @@
-"""The semantics rendered as SQL expressions, for backends that rank in SQL.
+"""How the stores speak SQL: each engine's :class:`Dialect`, and the
+semantics rendered as SQL expressions in it.
 
-Nothing here states a rule: the anchor rule comes from
+The SQL store (:mod:`.store` and the modules it loads) and the term index
+(:mod:`.index`) are written once over a :class:`Dialect`; nothing else in
+them depends on the engine.  What a dialect says:
+
+* how a parameter is marked, by name and by position, and how a set of
+  values is tested (``IN`` a list of marks, or ``= ANY`` of one array);
+* how caller text is bound and read back: SQLite keeps ``TEXT``; PostgreSQL
+  keeps UTF-8 ``bytea``, since its ``text`` cannot hold U+0000 and ``bytea``
+  compares in code point order (:mod:`roteiro_memory.stores.postgres.migrations`);
+* how a read resolves anchors against a graph it is given, and matches a
+  query's tokens, without writing to the store: a TEMP table of the
+  connection, or arrays bound and unnested;
+* how many rows are written at once, and the spellings of a few functions.
+
+A third engine is one more dialect and a store class that connects, locks
+and migrates (:class:`~roteiro_memory.stores.sql.store.SQLStore`).
+
+The renderings state no rule: the anchor rule comes from
 :data:`~roteiro_memory.semantics.ANCHOR_RULE`, the penalties from
 :data:`~roteiro_memory.semantics.ANCHOR_PENALTY`, and decay from
 :class:`~roteiro_memory.semantics.Decay`.  Arithmetic is written in the same
@@ -10,8 +28,12 @@ Numbers that vary are bound as named parameters, never formatted in.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import abc
+import json
+import math
+from collections.abc import Mapping
 
+from roteiro_memory.errors import Corrupt
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
     ANCHOR_RULE,
@@ -21,7 +43,13 @@ from roteiro_memory.semantics import (
     AnchorState,
     Decay,
 )
-from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    from roteiro_memory.store import Graph
 
 __all__ = [
     "POSTGRES",
@@ -37,39 +65,338 @@ __all__ = [
 ]
 
 
-@valueclass
-class Dialect:
-    """The few spellings that differ between the SQL engines we speak."""
+# --- Dialects -------------------------------------------------------------------
 
+
+class Dialect(abc.ABC):
+    """What one SQL engine spells its own way.  The defaults are standard
+    SQL; a method that takes ``params`` binds what it needs there, under the
+    names it was given."""
+
+    name: str
     greatest: str
+    """The larger of two values."""
     power: str
     real: str
+    """The type of a double."""
     param: str
     """How a named parameter ``x`` is written, as a format with ``{name}``."""
-    traps_underflow: bool = False
+    mark: str
+    """A positional parameter."""
+    now: str
+    """The current UTC time, as the protocol writes timestamps."""
+    traps_underflow = False
     """Whether a multiplication or ``power`` whose IEEE result is 0 raises an
     error instead (PostgreSQL does).  Such a dialect gets a score that never
     computes a zero from non-zero operands, with the same doubles."""
+    text_as_bytes = False
+    """Whether caller text is stored as UTF-8 bytes; when not, it is bound
+    and read as the text it is."""
+    chunk: int | None = None
+    """The most values one set condition binds (None: any number)."""
+    no_limit: object = None
+    """What a ``LIMIT`` parameter is bound to for no limit."""
+    confidence_hint = ""
+    """What follows the records' alias in recall's bound-order read."""
+    counts = "SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory"
+    """The number of records and of superseded records, in one row."""
+    damaged_cache = "0"
+    """1 for a cache row holding a type this version never writes in a
+    column the sweep reads; 0 always where the columns are typed."""
+
+    def named(self, name: str) -> str:
+        """The named parameter ``name``."""
+        return self.param.format(name=name)
+
+    def typed_real(self, sql: str) -> str:
+        """``sql`` (a bound double) where the engine must be told its type."""
+        return sql
+
+    # --- text ------------------------------------------------------------
+
+    def text(self, value: str) -> Any:
+        """Caller text as it is bound."""
+        return value
+
+    def optional(self, value: str | None) -> Any:
+        """:meth:`text`, or None."""
+        return None if value is None else self.text(value)
+
+    def read(self, raw: Any) -> Any:
+        """A stored value as the store reads it: text as text, anything else
+        as it is, so the type guards of :mod:`.columns` judge what is there."""
+        return raw
+
+    def read_row(self, names: Sequence[str], raw: Sequence[Any]) -> dict[str, Any]:
+        """A row read by the select list ``names`` names, by name, its text read."""
+        return dict(zip(names, raw, strict=True))
+
+    def untext(self, raw: Any) -> str:
+        """A stored term (or body, key, path) as the term index reads it."""
+        return str(raw)
+
+    def plain(self, value: Any) -> Any:
+        """A stored value as a snapshot shows it, in JSON."""
+        return value
+
+    def whole(self, value: Any) -> Any:
+        """A count or a sum as the driver hands it back, as Python's."""
+        return value
+
+    # --- sets and batches ------------------------------------------------
+
+    def chunks(self, values: Sequence[Any]) -> Iterable[Sequence[Any]]:
+        """``values`` in runs of at most :attr:`chunk`; none when empty."""
+        size = self.chunk or max(len(values), 1)
+        return (values[start : start + size] for start in range(0, len(values), size))
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        """``column`` in ``values``, as SQL and its positional parameters."""
+        return f"{column} IN ({', '.join([self.mark] * len(values))})", list(values)
+
+    def in_set(
+        self, column: str, name: str, values: Sequence[Any], params: dict[str, object]
+    ) -> str:
+        """``column`` in ``values``, bound under ``name`` in ``params``."""
+        marks = []
+        for number, value in enumerate(values):
+            params[f"{name}{number}"] = value
+            marks.append(self.named(f"{name}{number}"))
+        return f"{column} IN ({', '.join(marks)})"
+
+    @abc.abstractmethod
+    def text_set(self, values: Sequence[str]) -> object:
+        """A set of texts as the one parameter :meth:`member` and
+        :meth:`prefixed` read, however many there are: one expression per
+        value would meet SQLite's expression-depth limit and PostgreSQL's
+        parameter limit."""
+
+    @abc.abstractmethod
+    def member(self, column: str, param: str) -> str:
+        """The column's text is one of the set bound as ``param``."""
+
+    @abc.abstractmethod
+    def prefixed(self, column: str, param: str) -> str:
+        """The column's text starts with one of the set bound as ``param``."""
+
+    def many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run ``sql`` once per row of ``rows``."""
+        conn.executemany(sql, rows)
+
+    def delete_keys(self, conn: Any, table: str, column: str, keys: Sequence[Any]) -> None:
+        """Delete the rows of ``table`` whose ``column`` is one of ``keys``
+        (bound already)."""
+        self.many(conn, f"DELETE FROM {table} WHERE {column} = {self.mark}", [(k,) for k in keys])
+
+    def empty(self, conn: Any, tables: Sequence[str]) -> None:
+        """Delete every row of ``tables``, in the order given (a table
+        before those it references)."""
+        for table in tables:
+            conn.execute(f"DELETE FROM {table}")
+
+    # --- relations a read is given ---------------------------------------
+
+    def node_relation(self, conn: Any, graph: Graph | None, params: dict[str, object]) -> str:
+        """The relation anchors are resolved against: ``nodes``, or
+        ``graph`` (key -> blob), which the read writes nowhere."""
+        return "nodes" if graph is None else self.graph_relation(conn, graph, params)
+
+    @abc.abstractmethod
+    def graph_relation(self, conn: Any, graph: Graph, params: dict[str, object]) -> str:
+        """``graph`` as a relation of ``key`` and ``blob``, for one read."""
+
+    @abc.abstractmethod
+    def token_relation(self, conn: Any, tokens: Sequence[str], params: dict[str, object]) -> str:
+        """A relation of one column ``token``, aliased ``t``, holding ``tokens``."""
+
+    def position(self, needle: str, haystack: str) -> str:
+        """Where ``needle`` starts in ``haystack``, from 1; 0 when it is not there."""
+        return f"position({needle} IN {haystack})"
 
 
-SQLITE = Dialect(greatest="max", power="pow", real="REAL", param=":{name}")
-POSTGRES = Dialect(
-    greatest="GREATEST",
-    power="power",
-    real="double precision",
-    param="%({name})s",
-    traps_underflow=True,
-)
+class _SQLite(Dialect):
+    """SQLite: text as ``TEXT``, sets as lists of marks or JSON arrays, and
+    what a read is given in TEMP tables, which live on the connection only."""
+
+    name = "sqlite"
+    greatest = "max"
+    power = "pow"
+    real = "REAL"
+    param = ":{name}"
+    mark = "?"
+    now = "datetime('now')"
+    chunk = 500
+    no_limit = -1
+    confidence_hint = " INDEXED BY idx_mem_confidence"
+    """SQLite's planner prefers the narrower liveness index unless told,
+    which would sort every live record."""
+    counts = (
+        "SELECT (SELECT COUNT(*) FROM agent_memory),"
+        " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"
+    )
+    """Two counts, not one pass: SQLite counts a whole table from its b-tree,
+    and the superseded from their index, where one pass would read every
+    row (ten times slower at 10,000 records)."""
+    damaged_cache = (
+        "CASE WHEN typeof(c.key) = 'text' AND typeof(c.bytes) = 'integer'"
+        " AND typeof(c.generation) = 'integer' AND typeof(c.last_used) = 'integer'"
+        " AND (c.anchor_key IS NULL OR typeof(c.anchor_key) = 'text')"
+        " AND (c.anchor_blob IS NULL OR typeof(c.anchor_blob) = 'text') THEN 0 ELSE 1 END"
+    )
+
+    GRAPH_TABLE = "temp.roteiro_graph"
+    """Where a read given a ``graph`` loads it."""
+    TOKEN_TABLE = "temp.roteiro_tokens"
+    """Where recall puts its query's tokens, matched by one condition however
+    many there are: one expression per token would exceed SQLite's
+    expression-depth limit (1,000) on a long query."""
+
+    def plain(self, value: Any) -> Any:
+        """This version writes only text, integers and finite reals, but a
+        snapshot must show whatever is there."""
+        if isinstance(value, bytes):
+            return {"blob": value.hex()}
+        if isinstance(value, float) and not math.isfinite(value):
+            return {"real": repr(value)}
+        return value
+
+    def text_set(self, values: Sequence[str]) -> object:
+        return json.dumps(list(values))
+
+    def member(self, column: str, param: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each({param}))"
+
+    def prefixed(self, column: str, param: str) -> str:
+        return (
+            f"EXISTS (SELECT 1 FROM json_each({param}) p"
+            f" WHERE substr({column}, 1, length(p.value)) = p.value)"
+        )
+
+    def graph_relation(self, conn: Any, graph: Graph, params: dict[str, object]) -> str:
+        _temporary(conn, self.GRAPH_TABLE, "key TEXT PRIMARY KEY, blob TEXT")
+        conn.executemany(f"INSERT INTO {self.GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
+        return self.GRAPH_TABLE
+
+    def token_relation(self, conn: Any, tokens: Sequence[str], params: dict[str, object]) -> str:
+        _temporary(conn, self.TOKEN_TABLE, "token TEXT PRIMARY KEY")
+        conn.executemany(
+            f"INSERT OR IGNORE INTO {self.TOKEN_TABLE} (token) VALUES (?)", ((t,) for t in tokens)
+        )
+        return f"{self.TOKEN_TABLE} t"
+
+    def position(self, needle: str, haystack: str) -> str:
+        return f"instr({haystack}, {needle})"
 
 
-def any_of_positional(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
-    """``column`` in ``values`` with positional ``?`` parameters (SQLite)."""
-    return f"{column} IN ({', '.join('?' * len(values))})", list(values)
+def _temporary(conn: Any, table: str, columns: str) -> None:
+    """The TEMP table ``table``, created if need be, and empty."""
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table.split('.')[1]} ({columns})")
+    conn.execute(f"DELETE FROM {table}")
 
 
-def any_of_array(column: str, values: Sequence[object]) -> tuple[str, list[object]]:
-    """``column`` in ``values`` as one array parameter (PostgreSQL)."""
-    return f"{column} = ANY(%s)", [list(values)]
+class _Postgres(Dialect):
+    """PostgreSQL: text as UTF-8 ``bytea``, sets as one array each, what a
+    read is given bound as arrays and unnested, and doubles typed."""
+
+    name = "postgres"
+    greatest = "GREATEST"
+    power = "power"
+    real = "double precision"
+    param = "%({name})s"
+    mark = "%s"
+    now = "to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+    traps_underflow = True
+    text_as_bytes = True
+
+    def typed_real(self, sql: str) -> str:
+        return f"CAST({sql} AS {self.real})"
+
+    def text(self, value: str) -> Any:
+        return value.encode("utf-8", "surrogatepass")
+
+    def read(self, raw: Any) -> Any:
+        """Stored UTF-8 as text; bytes this version never writes are Corrupt."""
+        if not isinstance(raw, bytes | memoryview):
+            return raw
+        try:
+            return bytes(raw).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError as error:
+            raise Corrupt(
+                f"a stored text value is not UTF-8 ({error.reason} at byte {error.start}); "
+                "run `roteiro-memory check` on the store"
+            ) from None
+
+    def read_row(self, names: Sequence[str], raw: Sequence[Any]) -> dict[str, Any]:
+        return {name: self.read(value) for name, value in zip(names, raw, strict=True)}
+
+    def untext(self, raw: Any) -> str:
+        return bytes(raw).decode("utf-8", "surrogatepass")
+
+    def plain(self, value: Any) -> Any:
+        return self.read(value) if isinstance(value, bytes) else value
+
+    def whole(self, value: Any) -> Any:
+        """``SUM`` of a ``bigint`` is a ``numeric``, which psycopg reads as a Decimal."""
+        return int(value)
+
+    def any_of(self, column: str, values: Sequence[Any]) -> tuple[str, list[Any]]:
+        return f"{column} = ANY({self.mark})", [list(values)]
+
+    def in_set(
+        self, column: str, name: str, values: Sequence[Any], params: dict[str, object]
+    ) -> str:
+        params[name] = list(values)
+        return f"{column} = ANY({self.named(name)})"
+
+    def text_set(self, values: Sequence[str]) -> object:
+        return [self.text(value) for value in values]
+
+    def member(self, column: str, param: str) -> str:
+        return f"{column} = ANY({param}::bytea[])"
+
+    def prefixed(self, column: str, param: str) -> str:
+        # A prefix of a string's UTF-8 is the UTF-8 of its prefix.
+        return (
+            f"EXISTS (SELECT 1 FROM unnest({param}::bytea[]) AS p(v)"
+            f" WHERE substring({column} FROM 1 FOR length(p.v)) = p.v)"
+        )
+
+    def many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        if len(rows) == 1:
+            conn.execute(sql, rows[0])
+        elif rows:
+            with conn.cursor() as cur:
+                cur.executemany(sql, rows)
+
+    def delete_keys(self, conn: Any, table: str, column: str, keys: Sequence[Any]) -> None:
+        if keys:
+            conn.execute(f"DELETE FROM {table} WHERE {column} = ANY({self.mark})", (list(keys),))
+
+    def empty(self, conn: Any, tables: Sequence[str]) -> None:
+        conn.execute(f"TRUNCATE {', '.join(tables)}")
+
+    def graph_relation(self, conn: Any, graph: Graph, params: dict[str, object]) -> str:
+        """The graph bound as two arrays and joined as a derived table, so
+        the read writes nothing at all."""
+        params["graph_keys"] = [self.text(key) for key in graph]
+        params["graph_blobs"] = [self.optional(blob) for blob in graph.values()]
+        keys, blobs = self.named("graph_keys"), self.named("graph_blobs")
+        return f"(SELECT key, blob FROM unnest({keys}::bytea[], {blobs}::bytea[]) AS g(key, blob))"
+
+    def token_relation(self, conn: Any, tokens: Sequence[str], params: dict[str, object]) -> str:
+        """One bound array, not one parameter per token: a statement takes
+        at most 65,535 parameters."""
+        params["tokens"] = [self.text(token) for token in tokens]
+        return f"unnest({self.named('tokens')}::bytea[]) AS t(token)"
+
+
+SQLITE: Dialect = _SQLite()
+"""The embedded store's dialect (:mod:`roteiro_memory.stores.sqlite`)."""
+POSTGRES: Dialect = _Postgres()
+"""The shared store's dialect (:mod:`roteiro_memory.stores.postgres`)."""
+
+
+# --- The semantics rendered -----------------------------------------------------
 
 
 _HALF_POWER_ZERO = 1075.0
@@ -124,8 +451,8 @@ def decay_expr(decay: Decay, dialect: Dialect, *, id_column: str) -> tuple[str, 
     """
     if decay.mode == "none":
         return "1.0", {}
-    generation = dialect.param.format(name="generation")
-    parameter = dialect.param.format(name="decay_parameter")
+    generation = dialect.named("generation")
+    parameter = dialect.named("decay_parameter")
     ratio = f"(CAST({generation} - {id_column} AS {dialect.real}) / {parameter})"
     params: dict[str, object] = {"decay_parameter": float(decay.effective_parameter)}
     if decay.mode == "linear":
@@ -203,8 +530,8 @@ def score_expr(
         # The factor is 1, 0, or at least 2**-64: with a safe base the
         # product stays normal or is an exact 0.
         return f"CASE WHEN {safe} THEN {base_penalty} * {factor} ELSE {slow} END", params
-    generation = dialect.param.format(name="generation")
-    parameter = dialect.param.format(name="decay_parameter")
+    generation = dialect.named("generation")
+    parameter = dialect.named("decay_parameter")
     ratio = f"(CAST({generation} - {id_column} AS {dialect.real}) / {parameter})"
     half = f"{dialect.power}(0.5, {ratio})"
     scale = _real(2.0**600, dialect)
@@ -251,8 +578,8 @@ def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) ->
     Binds ``mru`` (that entry's key, NULL in an empty tier) and
     ``cache_generation``.
     """
-    mru = dialect.param.format(name="mru")
-    current = dialect.param.format(name="cache_generation")
+    mru = dialect.named("mru")
+    current = dialect.named("cache_generation")
     return (
         f"CASE WHEN {key} = {mru} OR ({generation} >= {current} AND ({applies}) = 1)"
         " THEN 1 ELSE 0 END"

@@ -14,15 +14,17 @@ as the record writes that change them (:mod:`.columns` lists their columns):
 So a search reads its statistics (N, total length, n(t)) from a handful of
 rows, never by scanning the records.  Terms come from
 :func:`roteiro_memory.lexical.document_terms`; no tokenizer is written in SQL.
-A store's :class:`IndexDialect` says how it binds text and many rows.
+A store's :class:`~roteiro_memory.stores.sql.expressions.Dialect` says how it
+binds text and many rows.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from roteiro_memory.results import Recalled
+from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.valueclass import field, valueclass
 
@@ -34,12 +36,10 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.results import MemoryRecord
     from roteiro_memory.semantics import Decay
+    from roteiro_memory.stores.sql.expressions import Dialect
 
 __all__ = [
-    "POSTGRES",
-    "SQLITE",
     "Delta",
-    "IndexDialect",
     "Posting",
     "apply",
     "check",
@@ -51,10 +51,13 @@ __all__ = [
     "read_postings",
     "read_stats",
     "rebuild",
+    "term_weights",
     "written",
 ]
 
 _CHUNK = 500
+_POSTED = cols.pick(cols.MEMORY_TERMS, "term", "record_id", "tf", "length")
+"""A posting as it is inserted: in the key's order, by which the rows are sorted."""
 
 
 @valueclass
@@ -95,60 +98,8 @@ class Delta:
         self.frequency.subtract(posting.counts.keys())
 
 
-@valueclass
-class IndexDialect:
-    """How a store speaks to its index tables."""
-
-    mark: str
-    """A positional parameter (``?`` or ``%s``)."""
-    text: Callable[[str], Any]
-    """How a term is bound."""
-    untext: Callable[[Any], str]
-    """How a stored term (or body, key, path) is read back."""
-    many: Callable[[Any, str, Sequence[Sequence[Any]]], None]
-    """``executemany`` on a connection."""
-    any_of: Callable[[str, Sequence[Any]], tuple[str, list[Any]]]
-    """``column`` in ``values``, as SQL and its positional parameters."""
-    reads_text: bool
-    """Whether a term is read back as the text it was bound as (SQLite's
-    ``TEXT``), so that postings are compared as they are read."""
-
-
-def _sqlite_many(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-    conn.executemany(sql, rows)
-
-
-def _postgres_many(conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-    if rows:
-        with conn.cursor() as cur:
-            cur.executemany(sql, rows)
-
-
-def _decode(raw: Any) -> str:
-    return bytes(raw).decode("utf-8", "surrogatepass")
-
-
-SQLITE = IndexDialect(
-    mark="?",
-    text=lambda term: term,
-    untext=lambda raw: str(raw),
-    many=_sqlite_many,
-    any_of=sqlexpr.any_of_positional,
-    reads_text=True,
-)
-POSTGRES = IndexDialect(
-    mark="%s",
-    text=lambda term: term.encode("utf-8", "surrogatepass"),
-    untext=_decode,
-    many=_postgres_many,
-    any_of=sqlexpr.any_of_array,
-    reads_text=False,
-)
-
-
-def insert_postings(conn: Any, d: IndexDialect, postings: Iterable[tuple[int, Posting]]) -> None:
+def insert_postings(conn: Any, d: Dialect, postings: Iterable[tuple[int, Posting]]) -> None:
     """Write the postings of new records."""
-    m = d.mark
     rows = [
         (term, record_id, count, p.length)
         for record_id, p in postings
@@ -157,17 +108,13 @@ def insert_postings(conn: Any, d: IndexDialect, postings: Iterable[tuple[int, Po
     # In key order, so each insert lands beside the last: far fewer pages
     # touched than in record order.
     rows.sort()
-    if d is not SQLITE:
+    if d.text_as_bytes:
         rows = [(d.text(term), record_id, count, length) for term, record_id, count, length in rows]
-    d.many(
-        conn,
-        f"INSERT INTO memory_terms (term, record_id, tf, length) VALUES ({m}, {m}, {m}, {m})",
-        rows,
-    )
+    d.many(conn, cols.insert("memory_terms", _POSTED, d.mark), rows)
 
 
 def read_postings(
-    conn: Any, d: IndexDialect, ids: Sequence[int], terms: Sequence[str] | None = None
+    conn: Any, d: Dialect, ids: Sequence[int], terms: Sequence[str] | None = None
 ) -> dict[int, Posting]:
     """The stored postings of ``ids`` (only of ``terms`` when given); a
     record holding no term has none and is absent."""
@@ -208,19 +155,48 @@ def found(
     return out
 
 
-def delete_postings(conn: Any, d: IndexDialect, record_id: int) -> None:
+def term_weights(
+    d: Dialect, terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
+) -> tuple[str, str]:
+    """The per-posting weight of a search over ``terms`` (the BM25 term
+    weight of a posting ``t``) and the condition that ``t`` is of one of
+    them, binding each term and its IDF into ``params``."""
+    from roteiro_memory import lexical
+
+    cases = []
+    bound = []
+    for number, term in enumerate(terms):
+        bound.append(d.text(term))
+        params[f"term{number}"] = bound[-1]
+        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
+        idf = d.typed_real(d.named(f"idf{number}"))
+        cases.append(f"WHEN {d.named(f'term{number}')} THEN {idf}")
+    params["average_length"] = corpus.average_length
+    weight = sqlexpr.term_weight_expr(
+        d,
+        tf="t.tf",
+        length="t.length",
+        idf=f"(CASE t.term {' '.join(cases)} END)",
+        average_length=d.typed_real(d.named("average_length")),
+    )
+    # Bound under the names the weights bind them by (SQLite's marks read
+    # the same parameters; PostgreSQL binds one array besides).
+    return weight, d.in_set("t.term", "term", bound, params)
+
+
+def delete_postings(conn: Any, d: Dialect, record_id: int) -> None:
     conn.execute(f"DELETE FROM memory_terms WHERE record_id = {d.mark}", (record_id,))
 
 
-def apply(conn: Any, d: IndexDialect, delta: Delta) -> None:
+def apply(conn: Any, d: Dialect, delta: Delta) -> None:
     """Add ``delta`` to the statistics; a term no live record holds any
     more loses its row."""
     m = d.mark
     changed = sorted((term, n) for term, n in delta.frequency.items() if n)
     d.many(
         conn,
-        f"INSERT INTO memory_term_df (term, live) VALUES ({m}, {m})"
-        " ON CONFLICT (term) DO UPDATE SET live = memory_term_df.live + excluded.live",
+        cols.insert("memory_term_df", cols.MEMORY_TERM_DF, m)
+        + " ON CONFLICT (term) DO UPDATE SET live = memory_term_df.live + excluded.live",
         [(d.text(term), n) for term, n in changed],
     )
     d.many(
@@ -243,7 +219,7 @@ def clear(conn: Any) -> None:
     conn.execute("UPDATE memory_stats SET records = 0, live = 0, live_terms = 0 WHERE id = 0")
 
 
-def rebuild(conn: Any, d: IndexDialect) -> None:
+def rebuild(conn: Any, d: Dialect) -> None:
     """Build the index again from the records (after an import, or the
     migration that introduced it)."""
     clear(conn)
@@ -277,7 +253,7 @@ class Stats:
     corpus: lexical.CorpusStats
 
 
-def read_stats(conn: Any, d: IndexDialect, terms: Sequence[str]) -> Stats:
+def read_stats(conn: Any, d: Dialect, terms: Sequence[str]) -> Stats:
     """The store's counts and the corpus statistics of ``terms``."""
     from roteiro_memory import lexical
 
@@ -297,7 +273,7 @@ _EMPTY = Posting({}, 0)
 
 def written(
     conn: Any,
-    d: IndexDialect,
+    d: Dialect,
     supersedes: Sequence[int | None],
     base: int,
     postings: Sequence[tuple[int, Posting]],
@@ -318,9 +294,7 @@ def written(
     apply(conn, d, delta)
 
 
-def forgotten(
-    conn: Any, d: IndexDialect, record_id: int, live: bool, restored: Sequence[int]
-) -> None:
+def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Sequence[int]) -> None:
     """Drop a record from the index before the record goes; the records its
     removal restores become live again."""
     mine = read_postings(conn, d, [record_id]).get(record_id, _EMPTY)
@@ -334,7 +308,7 @@ def forgotten(
     apply(conn, d, delta)
 
 
-def check(conn: Any, d: IndexDialect) -> list[Finding]:
+def check(conn: Any, d: Dialect) -> list[Finding]:
     """The index's findings (:func:`roteiro_memory.check.index_findings`);
     records whose text cannot be read are left to the record rules."""
     from roteiro_memory.check import IndexedRecord, index_findings
@@ -353,7 +327,7 @@ def check(conn: Any, d: IndexDialect) -> list[Finding]:
     # Where terms are read back as text, read as they are stored: a term that
     # is not text (a damaged store) then equals no term a record gives.
     postings = conn.execute("SELECT record_id, term, tf, length FROM memory_terms")
-    if not d.reads_text:
+    if d.text_as_bytes:
         postings = (
             (record_id, d.untext(term), count, length)
             for record_id, term, count, length in postings

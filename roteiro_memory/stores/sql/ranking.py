@@ -10,7 +10,8 @@ expressions for recall, which give Python's doubles).  Once
 the k-th best exact result ranks ahead of the last bound read, no candidate
 still unread can reach the top k, and reading stops.  Otherwise the store is
 asked for more, four times as many each round.  With no limit every
-candidate is read.
+candidate is read.  The queries that read candidates in bound order, and the
+full ranked pass they replace, are written here too, once for every dialect.
 """
 
 from __future__ import annotations
@@ -19,13 +20,19 @@ from collections.abc import Callable, Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.results import Recalled
+from roteiro_memory.stores.sql.columns import RECORD_COLS, record_from
 
 __all__ = [
     "BOUND_SLACK",
     "EARLY_STOP_ROWS",
     "EVIDENCE_FLOOR",
+    "RECALL_BOUND",
     "SEARCH_FIRST_READ",
+    "recall_bounds_sql",
+    "recall_sql",
+    "records_sql",
     "relevance_stop",
+    "search_sql",
     "top",
     "top_scored",
 ]
@@ -114,3 +121,79 @@ def top_scored(bounds: Callable[[int], Sequence[Scored]], keep: int, most: int) 
                 return [row[0] for row in best]
         size *= 4
     return None
+
+
+# --- The queries --------------------------------------------------------------
+
+
+def recall_sql(score: str, where: Sequence[str], nodes: str, limit: str | None) -> str:
+    """The recall query: the records meeting every condition in ``where``,
+    ranked by ``score`` (best first, newest first among equals), at most
+    ``limit`` (a placeholder) of them when given, read as
+    :data:`~.columns.RECORD_COLS` with anchors resolved against the node
+    relation ``nodes``."""
+    ranked = f"SELECT m.id AS id, {score} AS score{record_from(nodes)} WHERE "
+    ranked += " AND ".join(where) + " ORDER BY score DESC, m.id DESC"
+    if limit is not None:
+        ranked += f" LIMIT {limit}"
+    return (
+        f"WITH ranked AS ({ranked}) SELECT {RECORD_COLS} FROM ranked r"
+        f" JOIN agent_memory m ON m.id = r.id LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        " ORDER BY r.score DESC, r.id DESC"
+    )
+
+
+RECALL_BOUND = f"COALESCE(m.confidence, {sem.DEFAULT_BASE_CONFIDENCE!r})"
+"""A record's base confidence: never below its recall score, since penalty
+and decay never exceed 1.  The expression ``idx_mem_confidence`` indexes
+over the live records, written the same so the planner matches them."""
+
+
+def recall_bounds_sql(
+    score: str, where: Sequence[str], nodes: str, limit: str, hint: str = ""
+) -> str:
+    """Recall's candidates as ``(id, bound, score)`` in descending bound order then
+    newest id -- the order of ``idx_mem_confidence`` -- so a top-k reads
+    from the front and stops early.  ``hint`` follows the table's alias
+    (:attr:`~.expressions.Dialect.confidence_hint`)."""
+    sql = (
+        f"SELECT m.id, {RECALL_BOUND} AS bound, {score} AS score FROM agent_memory m{hint}"
+        f" LEFT JOIN {nodes} n ON n.key = m.anchor_key WHERE "
+    )
+    return sql + " AND ".join(where) + f" ORDER BY {RECALL_BOUND} DESC, m.id DESC LIMIT {limit}"
+
+
+def records_sql(nodes: str, ids: str) -> str:
+    """The records meeting ``ids`` (a condition on ``m.id``), as
+    :data:`~.columns.RECORD_COLS`."""
+    return f"SELECT {RECORD_COLS}{record_from(nodes)} WHERE {ids}"
+
+
+def search_sql(
+    weight: str,
+    bound: str,
+    term_match: str,
+    where: Sequence[str],
+    nodes: str | None,
+    limit: str | None,
+) -> str:
+    """The candidates of a search, best first by an upper bound of their
+    score: the live records meeting ``where`` holding a term of
+    ``term_match`` (a condition on the posting ``t``), their relevance summed
+    in SQL from ``weight`` times ``bound`` (an upper bound of their evidence,
+    over ``m``'s columns), at most ``limit`` of them, as ``(id, bound)``.
+    ``where`` may name the node ``n`` when ``nodes`` names its relation.
+
+    SQL's SUM adds in no promised order, so the exact relevance is
+    computed again in Python; this only says which records to fetch."""
+    # Grouped by the posting's id (one record, so MAX is its bound): the
+    # planner then walks the term's postings rather than every live record.
+    sql = (
+        f"SELECT t.record_id, SUM({weight}) * MAX({bound}) AS bound FROM memory_terms t"
+        " JOIN agent_memory m ON m.id = t.record_id"
+    )
+    if nodes is not None:
+        sql += f" LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+    sql += f" WHERE {term_match}" + "".join(f" AND {condition}" for condition in where)
+    sql += " GROUP BY t.record_id ORDER BY bound DESC, t.record_id DESC"
+    return sql if limit is None else sql + f" LIMIT {limit}"

@@ -41,6 +41,7 @@ from roteiro_memory.collector import paused
 from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -140,7 +141,7 @@ def _check(conn: sqlite3.Connection) -> list[Finding]:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
         if {"memory_terms", "memory_term_df", "memory_stats"} <= tables:
-            findings.extend(index.check(conn, index.SQLITE))
+            findings.extend(index.check(conn, SQLITE))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
     findings.extend(_values(conn, tables))

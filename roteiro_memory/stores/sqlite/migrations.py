@@ -149,8 +149,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 
 def _build_term_index(conn: sqlite3.Connection) -> None:
     from roteiro_memory.stores.sql import index
+    from roteiro_memory.stores.sql.expressions import SQLITE
 
-    index.rebuild(conn, index.SQLITE)
+    index.rebuild(conn, SQLITE)
 
 
 BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {4: _build_term_index}

@@ -17,7 +17,8 @@ from typing import Any
 from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.shape import NODE_UPSERT, insert, select_all
+from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
+from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.transfer import (
     CACHE,
     NODE,
@@ -79,13 +80,13 @@ def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
     conn.execute("DELETE FROM nodes")
     node_names = cols.names(NODE)
     conn.executemany(
-        insert("nodes", node_names, "?") + NODE_UPSERT,
+        insert("nodes", node_names, "?") + upsert(NODES, "key"),
         [[n[name] for name in node_names] for n in parsed.nodes],
     )
     conn.execute("DELETE FROM sync_state")
     witness = parsed.header.get("witness")
     if witness is not None:
-        conn.execute("INSERT INTO sync_state (id, tree) VALUES (0, ?)", (witness.get("tree"),))
+        conn.execute(insert("sync_state", SYNC_STATE, "?"), (0, witness.get("tree")))
     conn.executemany(
         insert("agent_memory", [*cols.names(RECORD), "search"], "?"),
         record_rows(parsed, lambda _, value: value),
@@ -94,7 +95,7 @@ def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
         "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
         pointer_rows(parsed),
     )
-    index.rebuild(conn, index.SQLITE)  # derived data: rebuilt, never exported
+    index.rebuild(conn, SQLITE)  # derived data: rebuilt, never exported
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
     if parsed.header.get("sequence") is not None:
         conn.execute(

@@ -1,0 +1,72 @@
+"""The graph's writes, in SQL over a :class:`~.expressions.Dialect`: nodes
+upserted and removed by key, and the tree witness.
+
+Rows are written in key order, so two writers upserting overlapping nodes
+lock rows in the same order and cannot deadlock where locks are per row.
+Each function runs inside the write transaction its caller
+(:class:`~.store.SQLStore`) opened.
+"""
+
+from __future__ import annotations
+
+from roteiro_memory.stores.sql import columns as cols
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+    from typing import Any
+
+    from roteiro_memory.results import GraphNode
+    from roteiro_memory.stores.sql.expressions import Dialect
+
+    Row = tuple[Any, ...]
+
+__all__ = ["replace", "rows", "set_tree", "upsert"]
+
+
+def rows(d: Dialect, nodes: Iterable[GraphNode]) -> list[Row]:
+    """``nodes`` as bound rows of :data:`~.columns.NODES`, in key order; the
+    last of several with one key wins, as upserting them in turn would."""
+    latest = {node.key: node for node in nodes}
+    return [
+        (
+            d.text(n.key),
+            d.optional(n.kind),
+            d.optional(n.name),
+            d.optional(n.path),
+            d.optional(n.blob),
+        )
+        for _, n in sorted(latest.items())
+    ]
+
+
+def upsert(conn: Any, d: Dialect, bound: Sequence[Row]) -> None:
+    """Write ``bound`` (from :func:`rows`), replacing the nodes of their keys."""
+    sql = cols.insert("nodes", cols.NODES, d.mark) + cols.upsert(cols.NODES, "key")
+    d.many(conn, sql, bound)
+
+
+def set_tree(conn: Any, d: Dialect, tree: str | None) -> None:
+    """Set the repo-state witness later record writes take."""
+    conn.execute(
+        cols.insert("sync_state", cols.SYNC_STATE, d.mark) + cols.upsert(cols.SYNC_STATE, "id"),
+        (0, d.optional(tree)),
+    )
+
+
+def replace(conn: Any, d: Dialect, new: Sequence[Row], tree: str | None) -> tuple[int, int]:
+    """Make the graph exactly ``new`` (from :func:`rows`) and the witness
+    ``tree``, writing only what differs; (nodes written, nodes removed)."""
+    old = {
+        row[0]: tuple(row)
+        for row in conn.execute(f"SELECT {cols.select_list(cols.NODES)} FROM nodes")
+    }
+    keys = {row[0] for row in new}
+    changed = [row for row in new if old.get(row[0]) != row]
+    gone = sorted(key for key in old if key not in keys)
+    upsert(conn, d, changed)
+    d.delete_keys(conn, "nodes", "key", gone)
+    witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+    if witness is None or witness[0] != d.optional(tree):
+        set_tree(conn, d, tree)
+    return len(changed), len(gone)

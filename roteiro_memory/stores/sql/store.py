@@ -1,0 +1,660 @@
+"""The one SQL store: every operation written once, over a :class:`~.expressions.Dialect`.
+
+:class:`SQLStore` is the two-tier store over any SQL engine that has the
+schema both migrations create (:mod:`.columns` lists it).  Each operation is
+one transaction, and says here which one and which locks it takes; its SQL is
+written once, with the engine's spellings taken from :attr:`SQLStore.dialect`.
+The reads live here, since every command reads; the writes are loaded when
+one is made (:mod:`.writes`, :mod:`.cache`, :mod:`.graph`).
+
+What a concrete store keeps is what truly differs: how it connects and
+migrates, its transactions (:meth:`SQLStore._atomic`, :meth:`SQLStore._reading`,
+:meth:`SQLStore._statement`), the locks a shared engine takes before it writes
+(:meth:`SQLStore._lock_records`, :meth:`SQLStore._lock_clock`,
+:meth:`SQLStore._lock_cache`), how ids are reserved and reset, and its
+integrity check and transfer.  An embedded engine whose every write holds
+the database's one write lock from its start needs none of the locks: they
+default to nothing.
+
+Ranking, filtering and limits run in SQL, rendered from the semantics by
+:mod:`.expressions`; every stored value a read hands back passes the type
+guards of :mod:`.columns` first, so a value this version never writes is
+reported as :class:`~roteiro_memory.errors.Corrupt`, never served.
+"""
+
+from __future__ import annotations
+
+import abc
+import builtins
+from collections.abc import Iterable, Iterator, Sequence
+
+from roteiro_memory import semantics as sem
+from roteiro_memory.errors import Corrupt, RoteiroError
+from roteiro_memory.results import (
+    CacheEntry,
+    CacheStats,
+    CacheSweep,
+    GraphNode,
+    MemoryAnchor,
+    MemoryForgotten,
+    MemoryListing,
+    MemoryRecord,
+    Recall,
+    Recalled,
+)
+from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
+from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
+from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import ranking
+from roteiro_memory.stores.sql.columns import (
+    CACHE_COLS,
+    CACHE_FROM,
+    MEMORY_ANCHOR,
+    RECORD_COLS,
+    SWEEP_COLS,
+    record_from,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+    from typing import Any
+
+    from roteiro_memory.check import Finding
+    from roteiro_memory.store import KindFilter
+    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.transfer import Export
+
+__all__ = ["SQLStore", "SweepRow", "entry_from_row", "record_filters", "record_from_row"]
+
+
+def record_from_row(d: Dialect, raw: Sequence[Any]) -> MemoryRecord:
+    """A record read as :data:`~.columns.RECORD_COLS`, every column of the
+    type this version writes."""
+    row = d.read_row(cols.RECORD_NAMES, raw)
+    for name, type_, null in cols.RECORD_READ:
+        cols.stored("agent_memory", row["id"], name, row[name], type_, null)
+    try:
+        kind = sem.parse_kind(row["kind"])
+    except ValueError as error:
+        raise Corrupt(f"agent_memory row {row['id']}: {error}") from None
+    confidence = row["confidence"]
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        raise Corrupt(f"agent_memory row {row['id']}: confidence {confidence!r} is outside [0, 1]")
+    anchor_key, anchor_blob = row["anchor_key"], row["anchor_blob"]
+    anchor = None
+    if anchor_key is not None:
+        anchor = MemoryAnchor(anchor_key, anchor_blob, row["anchor_path"])
+    return MemoryRecord(
+        id=row["id"],
+        scope=row["scope"],
+        kind=kind,
+        anchor=anchor,
+        anchor_state=sem.resolve_anchor(
+            anchor_key, anchor_blob, row["node_key"] is not None, row["node_blob"]
+        ),
+        body=row["body"],
+        confidence=confidence,
+        tree=row["tree"],
+        created_at=row["created_at"],
+        superseded_by=row["superseded_by"],
+        superseded_at=row["superseded_at"],
+    )
+
+
+def _checked(row: dict[str, Any], types: Sequence[cols.Column]) -> dict[str, Any]:
+    """A cache row whose own columns ``types`` all hold the types this version writes."""
+    for column in types:
+        cols.stored(
+            "agent_cache", row["key"], column.name, row[column.name], column.type, column.nullable
+        )
+    return row
+
+
+def entry_from_row(d: Dialect, raw: Sequence[Any]) -> CacheEntry:
+    """A cache entry read as :data:`~.columns.CACHE_COLS`."""
+    row = _checked(d.read_row(cols.CACHE_NAMES, raw), cols.CACHE_READ)
+    return CacheEntry(
+        key=row["key"],
+        fingerprint=row["fingerprint"],
+        json=row["json"],
+        bytes=row["bytes"],
+        generation=row["generation"],
+        last_used=row["last_used"],
+        hits=row["hits"],
+        anchor=row["anchor_key"],
+        anchor_state=sem.resolve_anchor(
+            row["anchor_key"], row["anchor_blob"], row["node_key"] is not None, row["node_blob"]
+        ),
+    )
+
+
+class SweepRow:
+    """One entry as the sweep sees it: what eviction is decided by, no payload."""
+
+    __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
+
+    def __init__(self, d: Dialect, raw: Sequence[Any]) -> None:
+        row = _checked(d.read_row(cols.SWEEP_NAMES, raw), cols.SWEEP_READ)
+        self.key: str = row["key"]
+        self.bytes: int = row["bytes"]
+        self.generation: int = row["generation"]
+        self.last_used: int = row["last_used"]
+        self.anchor_state = sem.resolve_anchor(
+            row["anchor_key"], row["anchor_blob"], row["node_key"] is not None, row["node_blob"]
+        )
+
+
+def record_filters(
+    d: Dialect,
+    scope: str | None,
+    kind: KindFilter,
+    anchor_key: str | None,
+    include_superseded: bool,
+    anchors: sem.AnchorFilter | None = None,
+) -> tuple[builtins.list[str], dict[str, object]]:
+    """The WHERE conditions of a listing over ``m``, and the parameters they bind."""
+    where: builtins.list[str] = []
+    params: dict[str, object] = {}
+    if anchors is not None:
+        either = []
+        if anchors.keys:
+            either.append(d.member("m.anchor_key", d.named("anchor_keys")))
+            params["anchor_keys"] = d.text_set(sorted(anchors.keys))
+        if anchors.prefixes:
+            either.append(d.prefixed("m.anchor_key", d.named("anchor_prefixes")))
+            params["anchor_prefixes"] = d.text_set(builtins.list(anchors.prefixes))
+        where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
+    if scope is not None:
+        where.append(f"m.scope = {d.named('scope')}")
+        params["scope"] = d.text(scope)
+    kinds = sem.parse_kinds(kind)
+    if kinds is not None:
+        # In the vocabulary's order, so the same filter is the same statement.
+        names = [k.value for k in MemoryKind if k in kinds]
+        marks = ", ".join(d.named(f"kind{n}") for n in range(len(names)))
+        where.append(f"m.kind IN ({marks})")
+        params.update({f"kind{n}": name for n, name in enumerate(names)})
+    if anchor_key is not None:
+        where.append(f"m.anchor_key = {d.named('anchor_key')}")
+        params["anchor_key"] = d.text(anchor_key)
+    if not include_superseded:
+        where.append("m.superseded_by IS NULL")
+    return where, params
+
+
+class SQLStore(Store):
+    """The two-tier store in the tables of an SQL database, spoken in
+    :attr:`dialect`.  A subclass connects (``_conn``) and provides the
+    transactions; the hooks below say what else it must or may provide."""
+
+    capabilities = STORE_CAPABILITIES
+    dialect: Dialect
+    _conn: Any
+    ID_TABLE: tuple[str, str, str]
+    """``(table, columns, order)`` of where the store keeps its id sequence,
+    which a snapshot holds beside :data:`~.columns.SNAPSHOT_TABLES`."""
+
+    # --- transactions and locks: the subclass's ---------------------------
+
+    @abc.abstractmethod
+    def _atomic(self) -> AbstractContextManager[Any]:
+        """One write transaction, committed when the body returns and rolled
+        back when it raises, never hiding the error that caused it."""
+
+    @abc.abstractmethod
+    def _reading(self) -> AbstractContextManager[Any]:
+        """One read transaction, so a read's several queries see one state."""
+
+    def _statement(self) -> AbstractContextManager[Any]:
+        """Where a read of one statement runs (after loading, into the
+        connection, what the read was given)."""
+        return self._reading()
+
+    @abc.abstractmethod
+    def _reserve_ids(self, conn: Any, count: int) -> int:
+        """Reserve ``count`` ids for a batch of new records, in the write
+        transaction; the largest id handed out before them."""
+
+    @abc.abstractmethod
+    def _reset_ids(self, conn: Any) -> None:
+        """Start the id sequence again, for :meth:`reset`."""
+
+    def _lock_records(self, conn: Any) -> None:
+        """Before ``forget`` or ``reset``: what orders them with record writes."""
+
+    def _lock_clock(self, conn: Any) -> None:
+        """Before a cache access, removal or reset: what orders cache writes."""
+
+    def _lock_cache(self, conn: Any) -> None:
+        """Before a sweep: what keeps entries from coming or going as it decides."""
+
+    def _check(self, conn: Any) -> builtins.list[Finding]:
+        raise self._unsupported("check")
+
+    def _export(self, conn: Any) -> Iterator[str]:
+        raise self._unsupported("export")
+
+    def _import(self, conn: Any, parsed: Export) -> dict[str, int]:
+        raise self._unsupported("import")
+
+    # --- schema ----------------------------------------------------------
+
+    def _refuse_newer(self, newest: int, known: int) -> None:
+        """Refuse a schema a newer version wrote, before anything is written."""
+        if newest > known:
+            raise Corrupt(
+                f"{self.describe()}: written by a newer roteiro-memory (schema version "
+                f"{newest}; this version knows up to {known}); upgrade roteiro-memory to open it"
+            )
+
+    def _apply(
+        self,
+        conn: Any,
+        migrations: Iterable[tuple[int, str, str]],
+        builds: dict[int, Any],
+    ) -> None:
+        """Apply ``migrations`` in order, each recorded in ``schema_migrations``
+        in the transaction that applies it, deriving what ``builds`` says."""
+        record = cols.insert("schema_migrations", cols.SCHEMA_MIGRATIONS, self.dialect.mark)
+        for version, name, sql in migrations:
+            for statement in sql.split(";"):
+                if statement.strip():
+                    conn.execute(statement)
+            if version in builds:
+                builds[version](conn)
+            conn.execute(record, (version, name))
+
+    # --- episodic tier ---------------------------------------------------
+
+    def _counts(self, conn: Any) -> tuple[int, int]:
+        total, superseded = conn.execute(self.dialect.counts).fetchone()
+        return int(total) - int(superseded), int(superseded)
+
+    @staticmethod
+    def _generation(conn: Any) -> int:
+        return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()[0])
+
+    def record(
+        self,
+        kind: MemoryKind | str,
+        body: str,
+        *,
+        scope: str = DEFAULT_SCOPE,
+        anchor: str | None = None,
+        confidence: float | None = None,
+        supersedes: int | None = None,
+    ) -> int:
+        return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
+
+    def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        from roteiro_memory.stores.sql import writes as written
+
+        batch = builtins.list(writes)
+        if not batch:
+            return []
+        d = self.dialect
+        with self._atomic() as conn:
+            ids = written.insert(conn, d, batch, self._reserve_ids(conn, len(batch)))
+            # Read back before COMMIT: a record a read would refuse is never
+            # committed, so an error always means nothing was written.
+            sql = f"SELECT {RECORD_COLS}{record_from()} WHERE m.id BETWEEN {d.mark} AND {d.mark}"
+            for row in conn.execute(sql, (ids[0], ids[-1])):
+                record_from_row(d, row)
+        return ids
+
+    def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
+        if not sem.fits_int64(id):
+            return None
+        d = self.dialect
+        params: dict[str, object] = {"id": id}
+        with self._statement() as conn:
+            nodes = d.node_relation(conn, graph, params)
+            sql = f"SELECT {RECORD_COLS}{record_from(nodes)} WHERE m.id = {d.named('id')}"
+            row = conn.execute(sql, params).fetchone()
+        return record_from_row(d, row) if row is not None else None
+
+    def list(
+        self,
+        *,
+        scope: str | None = None,
+        kind: KindFilter = None,
+        anchor_key: str | None = None,
+        include_superseded: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> MemoryListing:
+        d = self.dialect
+        where, params = record_filters(d, scope, kind, anchor_key, include_superseded, anchors)
+        with self._reading() as conn:
+            sql = f"SELECT {RECORD_COLS}{record_from(d.node_relation(conn, graph, params))}"
+            if where:
+                sql += " WHERE " + " AND ".join(where)
+            sql += " ORDER BY m.id DESC"
+            keep = sem.effective_limit(limit)
+            if keep is not None:
+                sql += f" LIMIT {d.named('limit')}"
+                params["limit"] = keep
+            records = [record_from_row(d, row) for row in conn.execute(sql, params)]
+            live, superseded = self._counts(conn)
+        return MemoryListing(records=records, live=live, superseded=superseded)
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        scope: str | None = None,
+        kind: KindFilter = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> Recall:
+        d = self.dialect
+        parsed = Decay.parse(decay)
+        where, params = record_filters(d, scope, kind, anchor_key, False, anchors)
+        tokens = sem.query_tokens(query)
+        score, score_params = sqlexpr.score_expr(
+            parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+        )
+        params.update(score_params)
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            if tokens:
+                # Every token a substring of the record's search text.
+                relation = d.token_relation(conn, tokens, params)
+                where.append(
+                    f"NOT EXISTS (SELECT 1 FROM {relation}"
+                    f" WHERE {d.position('t.token', 'm.search')} = 0)"
+                )
+            if applicable_only:
+                where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 1")
+            nodes = d.node_relation(conn, graph, params)
+            generation = self._generation(conn)
+            params["generation"] = generation
+
+            def bounds(size: int) -> builtins.list[tuple[int, float, float]]:
+                sql = ranking.recall_bounds_sql(
+                    score, where, nodes, d.named("size"), hint=d.confidence_hint
+                )
+                rows: builtins.list[tuple[int, float, float]]
+                rows = conn.execute(sql, {**params, "size": size}).fetchall()
+                return rows
+
+            results = None
+            if keep is not None and parsed.mode == "none":
+                # With decay, age decides more than confidence and the bound
+                # rarely stops the read: the full pass is then the faster.
+                ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
+                if ids is not None:
+                    results = sorted(
+                        (
+                            Recalled.rank(record, generation, parsed)
+                            for record in self._records(conn, nodes, params, ids)
+                        ),
+                        key=lambda r: sem.rank_key(r.score, r.record.id),
+                    )
+            if results is None:
+                # No limit, or the bound did not decide: one ranked pass.
+                if keep is not None:
+                    params["limit"] = keep
+                limited = None if keep is None else d.named("limit")
+                sql = ranking.recall_sql(score, where, nodes, limited)
+                rows = conn.execute(sql, params).fetchall()
+                results = [Recalled.rank(record_from_row(d, r), generation, parsed) for r in rows]
+            live, superseded = self._counts(conn)
+        return Recall(
+            generation=generation, decay=parsed, results=results, live=live, superseded=superseded
+        )
+
+    def _records(
+        self, conn: Any, nodes: str, params: dict[str, object], ids: Sequence[int]
+    ) -> builtins.list[MemoryRecord]:
+        """The records ``ids``, in no particular order (``params`` binds the
+        node relation)."""
+        d = self.dialect
+        out: builtins.list[MemoryRecord] = []
+        for chunk in d.chunks(ids):
+            bound = dict(params)
+            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound))
+            out.extend(record_from_row(d, row) for row in conn.execute(sql, bound))
+        return out
+
+    def search(
+        self,
+        query: str,
+        *,
+        scope: str | None = None,
+        kind: KindFilter = None,
+        anchor_key: str | None = None,
+        decay: Decay | str = "none",
+        applicable_only: bool = False,
+        limit: int | None = None,
+        graph: Graph | None = None,
+        anchors: sem.AnchorFilter | None = None,
+    ) -> Recall:
+        from roteiro_memory import lexical
+        from roteiro_memory.stores.sql import index
+
+        d = self.dialect
+        parsed = Decay.parse(decay)
+        terms = lexical.query_terms(query)
+        where, params = record_filters(d, scope, kind, anchor_key, False, anchors)
+        if applicable_only:
+            where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 1")
+        keep = sem.effective_limit(limit)
+        with self._reading() as conn:
+            nodes = d.node_relation(conn, graph, params)
+            generation = self._generation(conn)
+            params["generation"] = generation
+            stats = index.read_stats(conn, d, terms)
+            corpus = stats.corpus
+            results: builtins.list[Recalled] = []
+            if terms and corpus.total_terms:
+                weight, term_match = index.term_weights(d, terms, corpus, params)
+                # Base confidence bounds the evidence (penalty and decay never
+                # exceed 1) without joining a node per candidate.
+                floor = d.typed_real(repr(ranking.EVIDENCE_FLOOR))
+                bound = f"{d.greatest}({ranking.RECALL_BOUND}, {floor})"
+                node_join = nodes if applicable_only else None
+
+                def bounds(size: int | None) -> builtins.list[tuple[int, float]]:
+                    sql = ranking.search_sql(
+                        weight, bound, term_match, where, node_join, d.named("size")
+                    )
+                    size_params = {**params, "size": d.no_limit if size is None else size}
+                    rows: builtins.list[tuple[int, float]]
+                    rows = conn.execute(sql, size_params).fetchall()
+                    return rows
+
+                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
+                    postings = index.read_postings(conn, d, ids, terms)
+                    records = self._records(conn, nodes, params, ids)
+                    return index.found(records, postings, terms, corpus, generation, parsed)
+
+                results = ranking.top(
+                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                )
+        return Recall(
+            generation=generation,
+            decay=parsed,
+            results=results,
+            live=corpus.documents,
+            superseded=stats.records - corpus.documents,
+            schema=lexical.SEARCH_SCHEMA,
+            terms=builtins.list(terms),
+        )
+
+    def forget(self, id: int) -> MemoryForgotten:
+        from roteiro_memory.stores.sql import writes
+
+        with self._atomic() as conn:
+            self._lock_records(conn)
+            restored = writes.forget(conn, self.dialect, id)
+        return MemoryForgotten(id=id, restored=restored)
+
+    # --- cache tier ------------------------------------------------------
+
+    def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
+        from roteiro_memory.stores.sql import cache
+
+        sem.check_anchor(anchor)
+        size = sem.cache_entry_bytes(key, fingerprint, json)
+        d = self.dialect
+        with self._atomic() as conn:
+            cache.put(conn, d, key, fingerprint, json, anchor, size)
+            # Read back before COMMIT, as a record write does.
+            entry_from_row(d, self._entry_row(conn, key))
+
+    def _entry_row(self, conn: Any, key: str) -> Any:
+        d = self.dialect
+        sql = f"SELECT {CACHE_COLS}{CACHE_FROM} WHERE c.key = {d.mark}"
+        return conn.execute(sql, (d.text(key),)).fetchone()
+
+    def cache_get(self, key: str) -> CacheEntry | None:
+        from roteiro_memory.stores.sql import cache
+
+        with self._atomic() as conn:
+            self._lock_clock(conn)
+            row = self._entry_row(conn, key)
+            if row is None:
+                return None  # a miss records no access and spends no tick
+            entry = entry_from_row(self.dialect, row)  # refused before its hit is counted
+            cache.touch(conn, self.dialect, key)
+        return entry
+
+    def cache_entries(self) -> builtins.list[CacheEntry]:
+        with self._statement() as conn:
+            rows = conn.execute(f"SELECT {CACHE_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
+        return [entry_from_row(self.dialect, row) for row in rows]
+
+    def sweep_rows(self) -> builtins.list[SweepRow]:
+        """Every entry as the sweep reads it: same table, join and order as
+        :meth:`cache_entries`, without the payload."""
+        with self._statement() as conn:
+            return self._sweep_rows(conn)
+
+    def _sweep_rows(self, conn: Any) -> builtins.list[SweepRow]:
+        rows = conn.execute(f"SELECT {SWEEP_COLS}{CACHE_FROM} ORDER BY c.key").fetchall()
+        return [SweepRow(self.dialect, row) for row in rows]
+
+    def cache_forget(self, key: str) -> bool:
+        d = self.dialect
+        with self._atomic() as conn:
+            self._lock_clock(conn)
+            sql = f"DELETE FROM agent_cache WHERE key = {d.mark}"
+            return bool(conn.execute(sql, (d.text(key),)).rowcount > 0)
+
+    def cache_stats(self, budget_bytes: int) -> CacheStats:
+        from roteiro_memory.stores.sql import cache
+
+        with self._reading() as conn:
+            return cache.stats(conn, self.dialect, budget_bytes)
+
+    def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        from roteiro_memory.stores.sql import cache
+
+        with self._atomic() as conn:
+            self._lock_cache(conn)
+            return cache.sweep(conn, self.dialect, budget_bytes, self._sweep_rows)
+
+    # --- graph -----------------------------------------------------------
+
+    def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        from roteiro_memory.stores.sql import graph
+
+        rows = graph.rows(self.dialect, nodes)
+        if rows:
+            with self._atomic() as conn:
+                graph.upsert(conn, self.dialect, rows)
+
+    def remove_nodes(self, keys: Iterable[str]) -> None:
+        doomed = sorted({self.dialect.text(key) for key in keys})
+        if doomed:
+            with self._atomic() as conn:
+                self.dialect.delete_keys(conn, "nodes", "key", doomed)
+
+    def set_tree(self, tree: str | None) -> None:
+        from roteiro_memory.stores.sql import graph
+
+        with self._atomic() as conn:
+            graph.set_tree(conn, self.dialect, tree)
+
+    def tree(self) -> str | None:
+        with self._statement() as conn:
+            row = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
+        return self.dialect.read(row[0]) if row else None
+
+    def rebuild(self) -> None:
+        with self._atomic() as conn:
+            conn.execute("DELETE FROM nodes")
+
+    def export_graph(self) -> builtins.list[GraphNode]:
+        d = self.dialect
+        select = cols.select_all("nodes", cols.NODES, "key")
+        with self._statement() as conn:
+            rows = conn.execute(select).fetchall()
+        return [GraphNode(*(d.read(value) for value in row)) for row in rows]
+
+    def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
+        from roteiro_memory.stores.sql import graph
+
+        # Compared and written under the write lock: a sync racing another
+        # (two worktrees of one clone, two machines) never leaves a mixed graph.
+        new = graph.rows(self.dialect, nodes)
+        with self._atomic() as conn:
+            return graph.replace(conn, self.dialect, new, tree)
+
+    # --- store -----------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        d = self.dialect
+        out: dict[str, Any] = {}
+        with self._reading() as conn:
+            for table, columns, order in (*cols.SNAPSHOT_TABLES, self.ID_TABLE):
+                names = [c.strip() for c in columns.split(",")]
+                rows = conn.execute(f"SELECT {columns} FROM {table} ORDER BY {order}").fetchall()
+                out[table] = [
+                    {name: d.plain(value) for name, value in zip(names, row, strict=True)}
+                    for row in rows
+                ]
+        return out
+
+    def reset(self) -> None:
+        from roteiro_memory.stores.sql import writes
+
+        with self._atomic() as conn:
+            self._lock_records(conn)
+            self._lock_clock(conn)
+            writes.reset(conn, self.dialect)
+            self._reset_ids(conn)
+
+    # --- integrity and transfer -----------------------------------------
+
+    def failure(self, error: Exception) -> RoteiroError:
+        # Loaded when something failed, not on every start-up.
+        from roteiro_memory.stores.failures import unexpected
+
+        return unexpected(error)
+
+    def check(self) -> builtins.list[Finding]:
+        with self._reading() as conn:
+            return self._check(conn)
+
+    def export_lines(self) -> Iterator[str]:
+        with self._reading() as conn:
+            lines = builtins.list(self._export(conn))
+        yield from lines
+
+    def import_export(self, parsed: Export) -> dict[str, int]:
+        with self._atomic() as conn:
+            return self._import(conn, parsed)
+
+    @property
+    def connection(self) -> Any:
+        """The underlying connection, for maintenance and tests."""
+        return self._conn
