@@ -20,8 +20,9 @@ import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from roteiro_memory.eviction import cache_entry_bytes
 from roteiro_memory.results import GraphNode
-from roteiro_memory.semantics import KIND_TOKENS, cache_entry_bytes
+from roteiro_memory.semantics import KIND_TOKENS
 from roteiro_memory.store import MemoryWrite, Store
 
 __all__ = [

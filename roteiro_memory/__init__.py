@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from roteiro_memory.errors import RoteiroError as RoteiroError
     from roteiro_memory.errors import StoreUnavailable as StoreUnavailable
     from roteiro_memory.errors import Unsupported as Unsupported
+    from roteiro_memory.eviction import parse_cache_budget as parse_cache_budget
     from roteiro_memory.results import CacheEntry as CacheEntry
     from roteiro_memory.results import CacheStats as CacheStats
     from roteiro_memory.results import CacheSweep as CacheSweep
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from roteiro_memory.semantics import AnchorState as AnchorState
     from roteiro_memory.semantics import Decay as Decay
     from roteiro_memory.semantics import MemoryKind as MemoryKind
-    from roteiro_memory.semantics import parse_cache_budget as parse_cache_budget
     from roteiro_memory.store import MemoryWrite as MemoryWrite
     from roteiro_memory.store import Store as Store
     from roteiro_memory.stores.model import ModelStore as ModelStore

@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol
 
-from roteiro_memory import lexical
+from roteiro_memory import eviction, lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
 
@@ -352,7 +352,7 @@ def cache_findings(
             out.append(Finding("agent_cache", where, f"{', '.join(wrong)} not a whole number"))
             continue
         if isinstance(key, str) and isinstance(fingerprint, str) and isinstance(payload, str):
-            actual = sem.cache_entry_bytes(key, fingerprint, payload)
+            actual = eviction.cache_entry_bytes(key, fingerprint, payload)
             if size != actual:
                 out.append(
                     Finding(

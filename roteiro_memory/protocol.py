@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, TextIO
 
+from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     BadRequest,
@@ -287,7 +288,7 @@ class Ops:
             "cache.forget": lambda a: store.cache_forget(a["key"]),
             "cache.stats": lambda a: store.cache_stats(a["budget_bytes"]).to_json(),
             "cache.sweep": lambda a: store.cache_sweep(a["budget_bytes"]).to_json(),
-            "cache.budget": lambda a: sem.parse_cache_budget(a["env"]),
+            "cache.budget": lambda a: eviction.parse_cache_budget(a["env"]),
             "store.snapshot": lambda a: store.snapshot(),
             "store.reopen": lambda a: store.reopen(),
         }

@@ -1,10 +1,11 @@
 """The semantics of ADR-0013, as pure functions with no I/O.
 
 Every backend calls these and none re-implements them: the kind vocabulary,
-the anchor rule, the penalty table, decay, write validation, the cache budget
-variable, the eviction count and order, the ranking order, the query rule and
-the limit rule.  A backend that needs a rule inside its query language gets it
-rendered from here (:mod:`roteiro_memory.stores.sql.expressions`), never restated by hand.
+the anchor rule, the penalty table, decay, write validation, the ranking
+order, the query rule and the limit rule (the cache tier's budget and
+eviction are :mod:`roteiro_memory.eviction`'s).  A backend that needs a rule
+inside its query language gets it rendered from here
+(:mod:`roteiro_memory.stores.sql.expressions`), never restated by hand.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from roteiro_memory.errors import (
     BadRequest,
     InvalidAnchor,
     InvalidBody,
-    InvalidBudget,
     InvalidConfidence,
     InvalidDecay,
     InvalidKind,
@@ -37,18 +37,14 @@ if TYPE_CHECKING:
 __all__ = [
     "ANCHOR_PENALTY",
     "ANCHOR_RULE",
-    "CACHE_BUDGET_ENV",
     "DEFAULT_BASE_CONFIDENCE",
-    "DEFAULT_CACHE_BUDGET_BYTES",
     "DEFAULT_DECAY_SPAN",
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SCOPE",
-    "EVICTION_ORDER",
     "KIND_TOKENS",
     "MAX_ANCHOR_BYTES",
     "MAX_BODY_BYTES",
     "MAX_SCOPE_BYTES",
-    "MOST_RECENTLY_USED",
     "U64_MAX",
     "WHITE_SPACE",
     "AnchorFilter",
@@ -60,19 +56,13 @@ __all__ = [
     "anchor_penalty",
     "apply_limit",
     "base_confidence",
-    "cache_entry_bytes",
     "check_anchor",
     "check_batch",
     "check_supersedes",
     "effective_limit",
-    "evict_count",
-    "eviction_key",
-    "evictions_until_fits",
     "fits_int64",
-    "is_pinned",
     "is_utf8",
     "matches_query",
-    "parse_cache_budget",
     "parse_kind",
     "parse_kinds",
     "parse_whole_number",
@@ -83,6 +73,7 @@ __all__ = [
     "score",
     "search_text",
     "stored_targets",
+    "strip_white_space",
     "validate_write",
 ]
 
@@ -110,11 +101,6 @@ DEFAULT_DECAY_SPAN = 200
 DEFAULT_HALF_LIFE = 50
 """Generations per halving for ``exponential`` decay when none is given."""
 
-DEFAULT_CACHE_BUDGET_BYTES = 256 * 1024 * 1024
-"""The cache tier's byte budget when :data:`CACHE_BUDGET_ENV` is unset."""
-
-CACHE_BUDGET_ENV = "ROTEIRO_CACHE_BUDGET_MB"
-"""Environment variable naming the cache budget in whole megabytes."""
 
 U64_MAX = 2**64 - 1
 """The largest whole number a budget, span or half-life may be."""
@@ -408,7 +394,8 @@ class ValidWrite:
     confidence: float | None
 
 
-def _strip_white_space(text: str) -> str:
+def strip_white_space(text: str) -> str:
+    """``text`` without the Unicode White_Space at either end."""
     return text.strip(_WHITE_SPACE_CHARS)
 
 
@@ -473,7 +460,7 @@ def validate_write(
             f"invalid scope {excerpt(scope)}: it is {scope_bytes} bytes, expected 1 to "
             f"{MAX_SCOPE_BYTES} bytes of UTF-8"
         )
-    if _strip_white_space(scope) != scope:
+    if strip_white_space(scope) != scope:
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
         )
@@ -481,7 +468,7 @@ def validate_write(
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
         )
-    if not _strip_white_space(body):
+    if not strip_white_space(body):
         raise InvalidBody("invalid body: it is empty or only whitespace")
     body_bytes = _utf8_length(body, InvalidBody, "body")
     if body_bytes > MAX_BODY_BYTES:
@@ -602,7 +589,7 @@ def query_tokens(query: str | None) -> list[str]:
     then on Unicode White_Space.  An empty or blank query has no tokens."""
     if query is None:
         return []
-    text = _strip_white_space(query).lower()
+    text = strip_white_space(query).lower()
     tokens: list[str] = []
     for part in text.split("::"):
         word: list[str] = []
@@ -689,80 +676,3 @@ def apply_limit(items: list[_T], limit: int | None) -> list[_T]:
     """``items`` cut to :func:`effective_limit`."""
     keep = effective_limit(limit)
     return items if keep is None else items[:keep]
-
-
-# --- The cache tier ---------------------------------------------------------
-
-
-def cache_entry_bytes(key: str, fingerprint: str, json: str) -> int:
-    """An entry's size, fixed at write: UTF-8 bytes of key + fingerprint + json."""
-    return sum(len(part.encode("utf-8", "surrogatepass")) for part in (key, fingerprint, json))
-
-
-def parse_cache_budget(env: str | None) -> int:
-    """The cache budget in bytes from the value of ``ROTEIRO_CACHE_BUDGET_MB``.
-
-    Unset means the 256 MiB default.  Anything that is not a whole number of
-    megabytes whose byte count fits in 64 bits is refused, never defaulted:
-    an operator who asked for a bound must be told it did not land.
-    """
-    if env is None:
-        return DEFAULT_CACHE_BUDGET_BYTES
-    megabytes = parse_whole_number(_strip_white_space(env))
-    if megabytes is None or megabytes * 1024 * 1024 > U64_MAX:
-        raise InvalidBudget(
-            f"invalid {CACHE_BUDGET_ENV}={excerpt(env)}: expected a whole number of megabytes "
-            f"(ASCII digits) whose byte count fits in 64 bits; the default is "
-            f"{DEFAULT_CACHE_BUDGET_BYTES // (1024 * 1024)} MB"
-        )
-    return megabytes * 1024 * 1024
-
-
-EVICTION_ORDER: tuple[str, ...] = ("applies", "last_used", "key")
-"""The order eviction candidates go in, first to go first, every field
-ascending: entries whose anchor does not apply, then least recently used, then
-by key.  :func:`eviction_key` and :func:`roteiro_memory.stores.sql.expressions.eviction_order`
-both read it."""
-
-MOST_RECENTLY_USED: tuple[str, ...] = ("last_used", "key")
-"""The entry a sweep always keeps is the greatest by these fields."""
-
-
-def eviction_key(applies: bool, last_used: int, key: str) -> tuple[bool | int | str, ...]:
-    """Sort key for eviction candidates (:data:`EVICTION_ORDER`), ascending."""
-    fields: dict[str, bool | int | str] = {"applies": applies, "last_used": last_used, "key": key}
-    return tuple(fields[name] for name in EVICTION_ORDER)
-
-
-def is_pinned(
-    is_most_recently_used: bool,
-    entry_generation: int,
-    current_generation: int,
-    applies: bool,
-) -> bool:
-    """Whether a sweep must keep an entry: the most-recently-used one always,
-    and any entry of the current generation whose anchor applies."""
-    return is_most_recently_used or (entry_generation >= current_generation and applies)
-
-
-def evictions_until_fits(sizes_in_order: Iterable[int], held_bytes: int, budget_bytes: int) -> int:
-    """How many of the evictable entries, taken in eviction order, must go so
-    that ``held_bytes`` (everything the tier holds, pinned entries included)
-    fits ``budget_bytes``.  Consumes sizes only while the tier is over, so a
-    caller can stream them; stops the moment it fits."""
-    total = held_bytes
-    evict = 0
-    for size in sizes_in_order:
-        if total <= budget_bytes:
-            break
-        total -= size
-        evict += 1
-    return evict
-
-
-def evict_count(evictable_in_order: Iterable[int], pinned_bytes: int, budget_bytes: int) -> int:
-    """How many evictable entries (sizes in eviction order) must go so the
-    tier fits ``budget_bytes``.  Pinned bytes count against the budget but are
-    never freed, so the result may leave the tier over budget."""
-    sizes = list(evictable_in_order)
-    return evictions_until_fits(sizes, pinned_bytes + sum(sizes), budget_bytes)

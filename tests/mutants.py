@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from roteiro_memory import lexical
+from roteiro_memory import eviction, lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, InvalidBody, InvalidBudget, NotFound
 from roteiro_memory.protocol import OPS, Ops, check_args
@@ -345,10 +345,10 @@ class _SweepModel(ModelStore):
     """The model's sweep, with its pin, order and sizes as hooks."""
 
     def pinned(self, is_mru: bool, entry: CacheEntry, generation: int) -> bool:
-        return sem.is_pinned(is_mru, entry.generation, generation, entry.anchor_state.applies)
+        return eviction.is_pinned(is_mru, entry.generation, generation, entry.anchor_state.applies)
 
     def evict_key(self, entry: CacheEntry) -> tuple[Any, ...]:
-        return sem.eviction_key(entry.anchor_state.applies, entry.last_used, entry.key)
+        return eviction.eviction_key(entry.anchor_state.applies, entry.last_used, entry.key)
 
     def size(self, entry: CacheEntry) -> int:
         return entry.bytes
@@ -363,7 +363,7 @@ class _SweepModel(ModelStore):
         pinned = [e for e in entries if self.pinned(e is mru, e, state.generation)]
         candidates = sorted((e for e in entries if e not in pinned), key=self.evict_key)
         sizes = [self.size(e) for e in candidates]
-        evict = sem.evict_count(sizes, sum(self.size(e) for e in pinned), budget_bytes)
+        evict = eviction.evict_count(sizes, sum(self.size(e) for e in pinned), budget_bytes)
         for entry in candidates[:evict]:
             del state.cache[entry.key]
         freed = sum(e.bytes for e in candidates[:evict])
@@ -512,7 +512,7 @@ class BudgetAcceptsGarbage(_OpsMutant):
         try:
             return super().call(op, args)
         except InvalidBudget:
-            return sem.DEFAULT_CACHE_BUDGET_BYTES
+            return eviction.DEFAULT_CACHE_BUDGET_BYTES
 
 
 @mutant("bad-request", "a negative limit is read as no limit instead of BadRequest")

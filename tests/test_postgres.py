@@ -15,6 +15,7 @@ from pathlib import Path
 import pg_server
 import pytest
 
+from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     AlreadySuperseded,
@@ -597,7 +598,9 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
     }
     want = sorted(
         entries,
-        key=lambda k: sem.eviction_key(entries[k].anchor_state.applies, entries[k].last_used, k),
+        key=lambda k: eviction.eviction_key(
+            entries[k].anchor_state.applies, entries[k].last_used, k
+        ),
     )
     assert [key for key, _ in got] == want
 

@@ -20,7 +20,7 @@ import pg_server
 
 from roteiro_memory.check import check_store
 from roteiro_memory.errors import AlreadySuperseded
-from roteiro_memory.semantics import cache_entry_bytes
+from roteiro_memory.eviction import cache_entry_bytes
 from roteiro_memory.stores.postgres.store import PostgresStore
 
 WRITERS = 16

@@ -23,7 +23,7 @@ from wire_servers import (
     shared,
 )
 
-from roteiro_memory.semantics import DEFAULT_CACHE_BUDGET_BYTES
+from roteiro_memory.eviction import DEFAULT_CACHE_BUDGET_BYTES
 
 # --- graph -----------------------------------------------------------------
 

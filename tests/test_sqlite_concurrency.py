@@ -20,7 +20,7 @@ from typing import Any
 
 from wire import WireServer, server_argv
 
-from roteiro_memory.semantics import cache_entry_bytes
+from roteiro_memory.eviction import cache_entry_bytes
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 WORKERS = 8

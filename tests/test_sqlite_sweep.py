@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory import GraphNode, ModelStore, SQLiteStore, semantics
+from roteiro_memory import GraphNode, ModelStore, SQLiteStore, eviction
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.expressions import SQLITE
 
@@ -72,13 +72,11 @@ def test_sql_pin_and_order_render_the_semantics(tmp_path: Path) -> None:
     ).fetchall()
     expected_order = sorted(
         entries,
-        key=lambda e: semantics.eviction_key(e.anchor_state.applies, e.last_used, e.key),
+        key=lambda e: eviction.eviction_key(e.anchor_state.applies, e.last_used, e.key),
     )
     assert [key for key, _ in rows] == [e.key for e in expected_order]
     by_key = {e.key: e for e in entries}
     for key, pin in rows:
         entry = by_key[key]
-        expected = semantics.is_pinned(
-            entry is mru, entry.generation, 0, entry.anchor_state.applies
-        )
+        expected = eviction.is_pinned(entry is mru, entry.generation, 0, entry.anchor_state.applies)
         assert bool(pin) is expected, key

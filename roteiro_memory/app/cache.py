@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from roteiro_memory import semantics as sem
+from roteiro_memory import eviction
 from roteiro_memory.app import values
 from roteiro_memory.app.records import anchor_spec
 from roteiro_memory.errors import Absent, UsageError, excerpt
@@ -99,7 +99,9 @@ def put(
     session.sync()
     key_of_anchor = spec.key if spec else None
     store.cache_put(key, fingerprint, payload, key_of_anchor)
-    return Cached(key, fingerprint, sem.cache_entry_bytes(key, fingerprint, payload), key_of_anchor)
+    return Cached(
+        key, fingerprint, eviction.cache_entry_bytes(key, fingerprint, payload), key_of_anchor
+    )
 
 
 def forget(session: Session, key: str) -> None:

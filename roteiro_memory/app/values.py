@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import InvalidConfidence, RoteiroError, UsageError, excerpt
 
@@ -92,12 +93,12 @@ def confidence(value: object, what: str = "--confidence") -> float | None:
 
 def budget_bytes(value: str | None, what: str = "--budget-mb") -> int:
     """The cache budget in bytes: ``value`` (whole megabytes), else the
-    environment's :data:`~roteiro_memory.semantics.CACHE_BUDGET_ENV`, else
+    environment's :data:`~roteiro_memory.eviction.CACHE_BUDGET_ENV`, else
     the default."""
     if value is None:
-        return sem.parse_cache_budget(os.environ.get(sem.CACHE_BUDGET_ENV))
+        return eviction.parse_cache_budget(os.environ.get(eviction.CACHE_BUDGET_ENV))
     try:
-        return sem.parse_cache_budget(value)
+        return eviction.parse_cache_budget(value)
     except RoteiroError:
         raise UsageError(
             f"invalid {what} {excerpt(value)}: expected a whole number of megabytes "

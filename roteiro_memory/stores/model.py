@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory import lexical
+from roteiro_memory import eviction, lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import NotFound
 from roteiro_memory.results import (
@@ -369,7 +369,7 @@ class ModelStore(Store):
             key=key,
             fingerprint=fingerprint,
             json=json,
-            bytes=sem.cache_entry_bytes(key, fingerprint, json),
+            bytes=eviction.cache_entry_bytes(key, fingerprint, json),
             generation=state.generation,
             last_used=state.ticks,
             hits=previous.hits if previous else 0,
@@ -408,14 +408,16 @@ class ModelStore(Store):
         pinned_bytes = 0
         candidates: builtins.list[CacheEntry] = []
         for entry in entries:
-            if sem.is_pinned(
+            if eviction.is_pinned(
                 entry is mru, entry.generation, state.generation, entry.anchor_state.applies
             ):
                 pinned_bytes += entry.bytes
             else:
                 candidates.append(entry)
-        candidates.sort(key=lambda e: sem.eviction_key(e.anchor_state.applies, e.last_used, e.key))
-        evict = sem.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
+        candidates.sort(
+            key=lambda e: eviction.eviction_key(e.anchor_state.applies, e.last_used, e.key)
+        )
+        evict = eviction.evict_count([e.bytes for e in candidates], pinned_bytes, budget_bytes)
         freed = 0
         for entry in candidates[:evict]:
             del state.cache[entry.key]

@@ -12,7 +12,7 @@ fits, so no payload is read and no row is held.
 
 from __future__ import annotations
 
-from roteiro_memory import semantics as sem
+from roteiro_memory import eviction
 from roteiro_memory.errors import Corrupt
 from roteiro_memory.results import CacheStats, CacheSweep
 from roteiro_memory.stores.sql import columns as cols
@@ -145,7 +145,7 @@ def sweep(conn: Any, d: Dialect, budget_bytes: int, narrow: Callable[[Any], obje
             doomed.append((key, size))
             yield size
 
-    evict = sem.evictions_until_fits(sizes(), held, budget_bytes)
+    evict = eviction.evictions_until_fits(sizes(), held, budget_bytes)
     candidates.close()
     del doomed[evict:]
     d.delete_keys(conn, "agent_cache", "key", sorted(key for key, _ in doomed))

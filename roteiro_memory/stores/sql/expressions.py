@@ -34,12 +34,11 @@ import math
 from collections.abc import Mapping
 
 from roteiro_memory.errors import Corrupt
+from roteiro_memory.eviction import EVICTION_ORDER, MOST_RECENTLY_USED
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
     ANCHOR_RULE,
     DEFAULT_BASE_CONFIDENCE,
-    EVICTION_ORDER,
-    MOST_RECENTLY_USED,
     AnchorState,
     Decay,
 )
@@ -560,7 +559,7 @@ def applies_expr(*, anchor_key: str, anchor_blob: str, node_key: str, node_blob:
 
 def eviction_order(columns: Mapping[str, str]) -> str:
     """An ORDER BY list putting eviction candidates first-to-go first, from
-    :data:`~roteiro_memory.semantics.EVICTION_ORDER`; ``columns`` maps each
+    :data:`~roteiro_memory.eviction.EVICTION_ORDER`; ``columns`` maps each
     field (``applies``, ``last_used``, ``key``) to its SQL."""
     return ", ".join(f"{columns[name]} ASC" for name in EVICTION_ORDER)
 
@@ -572,7 +571,7 @@ def most_recently_used(columns: Mapping[str, str]) -> str:
 
 def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) -> str:
     """1 when a sweep must keep the entry, else 0, as
-    :func:`roteiro_memory.semantics.is_pinned` decides: the most-recently-used
+    :func:`roteiro_memory.eviction.is_pinned` decides: the most-recently-used
     entry, or an entry of the current generation whose anchor applies.
 
     Binds ``mru`` (that entry's key, NULL in an empty tier) and

@@ -28,6 +28,7 @@ import abc
 import builtins
 from collections.abc import Iterable, Iterator, Sequence
 
+from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, RoteiroError
 from roteiro_memory.results import (
@@ -503,7 +504,7 @@ class SQLStore(Store):
         from roteiro_memory.stores.sql import cache
 
         sem.check_anchor(anchor)
-        size = sem.cache_entry_bytes(key, fingerprint, json)
+        size = eviction.cache_entry_bytes(key, fingerprint, json)
         d = self.dialect
         with self._atomic() as conn:
             cache.put(conn, d, key, fingerprint, json, anchor, size)
