@@ -57,3 +57,13 @@ def test_suite_readme_installs_only_what_exists() -> None:
     wheels = [t for t in installs if t.endswith(".whl[suite]")]
     assert wheels
     assert all(f"roteiro_memory-{version}-py3-none-any.whl" in w for w in wheels)
+
+
+def test_ci_runs_the_test_command_the_readme_gives() -> None:
+    """The README's first screen gives the test command; CI runs exactly it."""
+    text = README.read_text(encoding="utf-8")
+    line = text.split("# Install, then run the project's tests", 1)[1].splitlines()[1]
+    command = line.rsplit("&& ", 1)[1].strip()
+    assert command.startswith("pytest")
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert f"\n{command}\n" in ci
