@@ -95,3 +95,28 @@ def test_a_temporary_sqlite_store_leaves_nothing_behind() -> None:
     assert folder.is_dir()
     store.close()
     assert not folder.exists()
+
+
+def test_the_callers_store_variable_never_reaches_the_main_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ROTEIRO_CONFORMANCE_STORE`` in the caller's environment names no store
+    of the main ``cmd:`` backend: inherited, it would fill that store on one
+    run and have the next refuse it as holding data it did not create."""
+    named = tmp_path / "left-over.db"
+    monkeypatch.setenv("ROTEIRO_CONFORMANCE_STORE", str(named))
+    argv = [sys.executable, "-m", "roteiro_memory", "protocol", "--backend", "sqlite"]
+    for _ in range(2):
+        backend = SubprocessBackend(argv)
+        try:
+            assert backend.call("memory.list", {})["live"] == 0
+            backend.call("memory.record", {"kind": "lesson", "body": "kept nowhere"})
+        finally:
+            backend.close()
+    assert not named.exists()
+    durable = SubprocessBackend(argv, env={"ROTEIRO_CONFORMANCE_STORE": str(named)})
+    try:
+        durable.call("memory.record", {"kind": "lesson", "body": "kept"})
+    finally:
+        durable.close()
+    assert named.exists()

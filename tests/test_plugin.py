@@ -492,7 +492,9 @@ def test_the_short_summary_shows_the_first_mismatch(
     """``-ra`` names what differed, not the case again; so does each block's first line."""
     monkeypatch.setenv("COLUMNS", "300")
     args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
-    headline = "results.0.anchor_penalty: expected 0.25, actual 0.0"
+    headline = (
+        "results.0.anchor_penalty: expected 0.25, actual 0.0 (and 1 more breach: 1 of 4 steps)"
+    )
     for extra in ([], ["-n", "2"]):
         result = mutant.runpytest_subprocess(
             *args, "-ra", "-o", "console_output_style=classic", *extra
@@ -510,7 +512,7 @@ def test_tb_short_and_line_shorten_the_block(mutant: pytest.Pytester, style: str
     where = f"{builtin_dir() / 'ranking.yaml'}:{_step_line(FAILING, 4)}"
     if style == "line":
         result.stdout.fnmatch_lines(
-            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0"]
+            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0 (and 1 more*"]
         )
         assert "clause:" not in text
     else:

@@ -32,6 +32,7 @@ REQUIRED = {
     "supersession-is-immediate",
     "sweep-never-touches-episodic",
     "equivalent-to-reference",
+    "search-equivalent-to-reference",
 }
 
 

@@ -54,7 +54,7 @@ RESERVED_FILES = frozenset({REGISTRY_FILE, "properties.yaml"})
 """YAML files in a case folder that are not case files: the registry, and the
 property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
-_CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
+_CHECK_KINDS = ("expect", "approx", "one_of", "types", "order", "contains", "absent")
 _REF = "$ref"
 RAW_OP = "(raw)"
 """The op name a step with ``raw`` is reported under."""
@@ -76,10 +76,11 @@ class Check:
     """One expectation on a step's result.
 
     ``kind`` is ``expect`` (equality at ``path``), ``approx`` (a number within
-    ``tolerance``), ``types`` (the JSON type at ``path``), ``order`` (the
-    list at ``path``, each item projected by ``key``, equals ``value`` in
-    order), ``contains`` / ``absent`` (each of ``value`` is / is not among the
-    list's projected items, or a key of the object at ``path``).
+    ``tolerance``), ``one_of`` (equal to one of the listed values), ``types``
+    (the JSON type at ``path``), ``order`` (the list at ``path``, each item
+    projected by ``key``, equals ``value`` in order), ``contains`` / ``absent``
+    (each of ``value`` is / is not among the list's projected items, or a key
+    of the object at ``path``).
     """
 
     kind: str
@@ -581,7 +582,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
 
 
 def _checks_of(kind: str, spec: JSON) -> list[Check]:
-    if kind in ("expect", "approx", "types"):
+    if kind in ("expect", "approx", "one_of", "types"):
         out = []
         for check_path, value in spec.items():
             tolerance = 1e-9

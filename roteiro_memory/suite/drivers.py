@@ -33,7 +33,7 @@ from typing import IO, Any
 
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.runner import Backend
-from roteiro_memory.suite.vocabulary import CAPABILITIES
+from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -305,7 +305,7 @@ class SubprocessBackend:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                env=self._environment(),
             )
         except OSError as error:
             raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
@@ -318,6 +318,14 @@ class SubprocessBackend:
         threading.Thread(target=self._pump_err, args=(proc.stderr,), daemon=True).start()
         self._proc = proc
         return proc
+
+    def _environment(self) -> dict[str, str]:
+        """The program's environment: the suite's own, less the variable that
+        names a durability entry's store (PROTOCOL [P-store-env]) unless this
+        backend sets it -- inherited from the caller, it would point the main
+        backend at a store the next run refuses as not its own."""
+        inherited = {k: v for k, v in os.environ.items() if k != STORE_ENV}
+        return {**inherited, "PYTHONUNBUFFERED": "1", **self.env}
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
         with contextlib.suppress(OSError, ValueError):  # the stream closed under us
@@ -426,7 +434,10 @@ class SubprocessBackend:
         try:
             data = request.encode("utf-8")
         except UnicodeEncodeError:
+            # A lone surrogate: a strict parser refuses the line before it
+            # reads the id, so the answer may carry "id": null, as for NaN.
             data = json.dumps(body, ensure_ascii=True).encode("ascii")
+            unreadable = True
         line = self._exchange(proc, op, data)
         return self._decode(op, request_id, line, unreadable=unreadable)
 
