@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import textwrap
@@ -288,6 +289,18 @@ def test_report_files_are_written(mutant: pytest.Pytester) -> None:
     failed = next(c for c in report["cases"] if c["status"] == "failed")
     assert failed["outcome"]["step"] == 4
     assert failed["outcome"]["expected"] == 0.25
+    assert failed["rules"] == ["P-score"]
+    assert [b["path"] for b in failed["outcome"]["breaches"]] == [
+        "results.0.anchor_penalty",
+        "results.0.score",
+    ]
+    assert (failed["outcome"]["breached_steps"], failed["outcome"]["steps"]) == (1, 4)
+    assert report["suite"]["protocol"] == "roteiro.conformance/v1"
+    digest = hashlib.sha256((builtin_dir() / "PROTOCOL.md").read_bytes()).hexdigest()
+    assert report["suite"]["protocol_sha256"] == digest
+    from roteiro_memory.precommit.conformance_report import load_report
+
+    assert load_report(mutant.path / "out" / "report.json") == report  # fits report.schema.json
     markdown = (mutant.path / "out" / "report.md").read_text(encoding="utf-8")
     not_run = episodic["invariants"] - 2
     assert f"| episodic | {episodic['invariants']} | 1 | 1 | 0 | {not_run} | partial |" in markdown
