@@ -44,6 +44,7 @@ __all__ = [
     "load_file",
     "load_registry",
     "read_yaml",
+    "refs_in",
     "schema_problem",
 ]
 
@@ -439,7 +440,8 @@ def schema_problem(error: jsonschema.ValidationError) -> str:
     return str(error.message)
 
 
-def _refs(value: JSON) -> Iterator[str]:
+def refs_in(value: JSON) -> Iterator[str]:
+    """The saved names ``value`` refers to (``{$ref: NAME.PATH}``), at any depth."""
     if isinstance(value, dict):
         if set(value) == {_REPEAT, "times"}:
             return
@@ -447,10 +449,10 @@ def _refs(value: JSON) -> Iterator[str]:
             yield str(value[_REF]).split(".", 1)[0]
             return
         for item in value.values():
-            yield from _refs(item)
+            yield from refs_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _refs(item)
+            yield from refs_in(item)
 
 
 def _bad_repeat(value: JSON) -> str | None:
@@ -545,7 +547,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
             raise fail(repeat_problem, where, line)
-        for name in _refs(raw_step):
+        for name in refs_in(raw_step):
             if name not in saved:
                 raise fail(f"refers to {name!r}, which no earlier step saves", where, line)
         for key in ("unchanged", "changed"):

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from roteiro_memory.suite.cases import Case, Step
+from roteiro_memory.suite.cases import Case, Step, refs_in
 from roteiro_memory.suite.checks import (
     MISSING,
     Mismatch,
@@ -311,22 +311,10 @@ def _not_run(case: Case, index: int, needing: str) -> str:
 def _names_used(step: Step) -> Iterator[str]:
     """The saved names a step refers to, in its args and its checks."""
     for value in (dict(step.args), *(check.value for check in step.checks)):
-        yield from _refs(value)
+        yield from refs_in(value)
     for name in (step.unchanged, step.changed):
         if name is not None:
             yield name
-
-
-def _refs(value: JSON) -> Iterator[str]:
-    if isinstance(value, dict):
-        if set(value) == {"$ref"}:
-            yield str(value["$ref"]).partition(".")[0]
-            return
-        for item in value.values():
-            yield from _refs(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _refs(item)
 
 
 def speaks_wire(backend: Backend) -> bool:

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from roteiro_memory.suite.errors import OpError
 from roteiro_memory.suite.runner import Backend
-from roteiro_memory.suite.vocabulary import CAPABILITIES, OP_CAPABILITY
+from roteiro_memory.suite.vocabulary import CAPABILITIES, OP_CAPABILITY, READS
 
 __all__ = [
     "ABSENT_ID",
@@ -47,19 +47,6 @@ ABSENT_ID = 999
 
 HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
 """Result fields for humans only: wall-clock times, never compared."""
-
-READS = frozenset(
-    {
-        "memory.get",
-        "memory.list",
-        "memory.recall",
-        "memory.search",
-        "cache.entries",
-        "cache.stats",
-        "graph.export",
-    }
-)
-"""The ops PROTOCOL says never change the snapshot (``cache.get`` writes)."""
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ __all__ = [
     "ERROR_KINDS",
     "OP_CAPABILITY",
     "PURE_OPS",
+    "READS",
     "SESSION_END",
     "STORE_ENV",
 ]
@@ -67,22 +68,23 @@ OP_CAPABILITY: dict[str, str | None] = {
 """The ops a case may use (all of PROTOCOL but :data:`SESSION_END`) and the
 capability each needs."""
 
-PURE_OPS = frozenset(
+READS = frozenset(
     {
-        "hello",
         "memory.get",
         "memory.list",
         "memory.recall",
         "memory.search",
         "cache.entries",
         "cache.stats",
-        "cache.budget",
         "graph.export",
-        "store.snapshot",
     }
 )
-"""The ops that change nothing (PROTOCOL [P-reads-pure], and ``hello`` and
-``cache.budget``, which touch no store): a case goes on past one that answered
+"""The reads PROTOCOL [P-reads-pure] says change nothing (``store.snapshot``
+aside; ``cache.get`` writes its own bookkeeping)."""
+
+PURE_OPS = READS | {"hello", "cache.budget", "store.snapshot"}
+"""The ops that change nothing: the reads, ``store.snapshot``, and ``hello`` and
+``cache.budget``, which touch no store.  A case goes on past one that answered
 wrongly, as the store is still as its later steps assume."""
 
 STORE_ENV = "ROTEIRO_CONFORMANCE_STORE"
