@@ -454,7 +454,9 @@ def test_two_runs_give_the_same_verdicts_without_ci(
     totals = runs[0].parseoutcomes()
     assert totals == runs[1].parseoutcomes()
     counted = sum(totals.get(word, 0) for word in ("passed", "failed", "skipped", "xfailed"))
-    assert counted == len(load_cases()) + 5 + len(DURABILITY_ENTRIES)
+    from roteiro_memory.suite.properties import PROPERTIES
+
+    assert counted == len(load_cases()) + len(PROPERTIES) + len(DURABILITY_ENTRIES)
 
 
 @pytest.mark.parametrize(

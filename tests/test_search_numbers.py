@@ -12,17 +12,17 @@ from decimal import Decimal
 
 import pytest
 
-from roteiro_memory.stores.naming import open_store
-from roteiro_memory.suite.cases import Case, load_cases
-from roteiro_memory.suite.checks import substitute, value_at
-from roteiro_memory.suite.drivers import InProcessBackend
-from roteiro_memory.suite.numbers import (
+from roteiro_memory.faithful import (
     allowed_search_numbers,
     faithful,
     faithful_ln,
     faithful_power_of_half,
-    score_problems,
 )
+from roteiro_memory.stores.naming import open_store
+from roteiro_memory.suite.cases import Case, load_cases
+from roteiro_memory.suite.checks import substitute, value_at
+from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.numbers import score_problems
 
 
 def _with_one_of() -> list[Case]:

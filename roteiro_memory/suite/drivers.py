@@ -43,6 +43,7 @@ __all__ = [
     "builtin_factories",
     "entry_point_factories",
     "memory_store",
+    "reference_numbers",
     "resolve_backend",
     "sqlite_store",
 ]
@@ -74,6 +75,15 @@ def memory_store() -> object:
     from roteiro_memory.stores.naming import open_store
 
     return open_store("memory")
+
+
+def reference_numbers() -> Callable[[str, JSON, JSON, JSON], JSON]:
+    """The reference's rule for the numbers a faithful ``ln`` or power may
+    move (PROTOCOL [P-search-numbers]), as the properties compare a backend
+    with the reference model: :func:`roteiro_memory.faithful.within_faithful`."""
+    from roteiro_memory.faithful import within_faithful
+
+    return within_faithful
 
 
 def _names_postgres(spec: str) -> bool:

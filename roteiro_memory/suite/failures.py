@@ -13,10 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.suite.checks import render, structure_diff
+from roteiro_memory.suite.outcomes import Breach, Outcome
 
 if TYPE_CHECKING:
     from roteiro_memory.suite.cases import Case
-    from roteiro_memory.suite.runner import Breach, Outcome
 
 __all__ = ["OP_WIDTH", "SENT_WIDTH", "format_outcome", "headline", "short"]
 

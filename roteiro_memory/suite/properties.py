@@ -40,7 +40,6 @@ from roteiro_memory.suite.cases import (
     schema_problem,
 )
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError
-from roteiro_memory.suite.numbers import within_faithful
 from roteiro_memory.suite.runner import Backend, json_equal, render
 from roteiro_memory.suite.sequences import (
     READS,
@@ -324,7 +323,9 @@ def _compare(
         expected = strip_human_only(want.result)
         actual = strip_human_only(got.result)
         if listing is not None:
-            actual = within_faithful(call.op, actual, expected, listing)
+            from roteiro_memory.suite.drivers import reference_numbers
+
+            actual = reference_numbers()(call.op, actual, expected, listing)
         if json_equal(expected, actual):
             return None
         return (

@@ -268,13 +268,12 @@ def suite_identity() -> dict[str, str]:
     """Which suite judged: its version, the protocol it checks, and the
     SHA-256 of the ``PROTOCOL.md`` it read, so two reports can be compared
     knowing they were judged by the same rules."""
-    from roteiro_memory import __version__
-    from roteiro_memory.suite.data import builtin_dir
+    from roteiro_memory.suite.data import builtin_dir, suite_version
     from roteiro_memory.suite.rules import PROTOCOL_FILE
 
     page = (builtin_dir() / PROTOCOL_FILE).read_bytes()
     return {
-        "version": __version__,
+        "version": suite_version(),
         "protocol": PROTOCOL,
         "protocol_sha256": hashlib.sha256(page).hexdigest(),
     }

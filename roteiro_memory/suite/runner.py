@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from roteiro_memory.suite.cases import Case, Step, refs_in
 from roteiro_memory.suite.checks import (
@@ -33,7 +32,9 @@ from roteiro_memory.suite.checks import (
     value_at,
 )
 from roteiro_memory.suite.errors import BackendFailure, OpError
+from roteiro_memory.suite.failures import format_outcome, headline
 from roteiro_memory.suite.numbers import score_problems
+from roteiro_memory.suite.outcomes import Breach, Outcome, Status
 from roteiro_memory.suite.shapes import response_problem, result_problem
 from roteiro_memory.suite.vocabulary import ERROR_KINDS, PURE_OPS
 
@@ -43,6 +44,7 @@ __all__ = [
     "Breach",
     "OpError",
     "Outcome",
+    "Status",
     "format_outcome",
     "headline",
     "json_equal",
@@ -53,7 +55,6 @@ __all__ = [
 ]
 
 JSON = Any
-Status = Literal["passed", "failed", "skipped"]
 
 
 @runtime_checkable
@@ -73,95 +74,6 @@ class Backend(Protocol):
     def stderr_tail(self) -> str | None: ...
 
     def close(self) -> None: ...
-
-
-@dataclass(frozen=True)
-class Breach:
-    """One wrong answer of a case: where, to what, and what was wrong."""
-
-    step: int | None
-    line: int | None
-    op: str | None
-    args: JSON
-    message: str
-    path: str | None = None
-    expected: JSON = None
-    actual: JSON = None
-    sent: str | None = None
-    """The request line a raw step sent, as written in the case."""
-
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "step": self.step,
-            "line": self.line,
-            "op": self.op,
-            "args": self.args,
-            "sent": self.sent,
-            "message": self.message,
-            "path": self.path,
-            "expected": self.expected,
-            "actual": self.actual,
-        }
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What running one case against one backend came to.
-
-    ``message`` to ``actual`` describe the first breach (the one a one-line
-    summary shows); :attr:`breaches` holds every one, ``steps`` how many
-    steps the case has, and ``stopped`` why steps after a breach did not run.
-    """
-
-    case_id: str
-    status: Status
-    message: str = ""
-    step: int | None = None
-    line: int | None = None
-    op: str | None = None
-    args: JSON = None
-    path: str | None = None
-    expected: JSON = None
-    actual: JSON = None
-    stderr: str | None = None
-    duration: float = 0.0
-    notes: tuple[str, ...] = field(default=())
-    breaches: tuple[Breach, ...] = field(default=())
-    steps: int = 0
-    stopped: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
-
-    @property
-    def breached_steps(self) -> int:
-        """How many distinct steps answered wrongly."""
-        return len({b.step for b in self.breaches})
-
-    def tally(self) -> str:
-        """``3 of 17 steps``: how many steps breached, of how many."""
-        return f"{self.breached_steps} of {self.steps} step{'s' if self.steps != 1 else ''}"
-
-    def to_json(self) -> dict[str, JSON]:
-        return {
-            "case": self.case_id,
-            "status": self.status,
-            "message": self.message,
-            "step": self.step,
-            "line": self.line,
-            "op": self.op,
-            "args": self.args,
-            "path": self.path,
-            "expected": self.expected,
-            "actual": self.actual,
-            "stderr": self.stderr,
-            "duration": round(self.duration, 6),
-            "steps": self.steps,
-            "breached_steps": self.breached_steps,
-            "breaches": [breach.to_json() for breach in self.breaches],
-            "stopped": self.stopped,
-        }
 
 
 def _failed(
@@ -477,19 +389,3 @@ def _compare_snapshots(
                     fatal=True,
                 )
             )
-
-
-def headline(outcome: Outcome) -> str:
-    """See :func:`roteiro_memory.suite.failures.headline`."""
-    from roteiro_memory.suite.failures import headline as render_headline
-
-    return render_headline(outcome)
-
-
-def format_outcome(
-    case: Case, outcome: Outcome, *, clause: str | None = None, style: str = "long"
-) -> str:
-    """See :func:`roteiro_memory.suite.failures.format_outcome`."""
-    from roteiro_memory.suite.failures import format_outcome as render_outcome
-
-    return render_outcome(case, outcome, clause=clause, style=style)
