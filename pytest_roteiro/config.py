@@ -64,6 +64,9 @@ class RunState:
     results: list[dict[str, Any]] = field(default_factory=list)
     selected: tuple[str, ...] = ()
     """Node ids of cases named on the command line; none means every case."""
+    notes: list[str] = field(default_factory=list)
+    """What the run found before its first case and goes on with (the
+    backend's reads wrote to its empty store): the summary and report say it."""
 
 
 SEED_INPUT = "roteiro_seed"

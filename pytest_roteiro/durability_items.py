@@ -61,6 +61,7 @@ class DurabilityItem(CaseItem):
             file=Path(durability.__file__),
             line=1,
             topic=NAME,
+            rules=spec.rules,
         )
         super().__init__(case=case, **kwargs)
         self.spec = spec

@@ -168,7 +168,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # is one usage error, not a failure per case.
     made = backend(config, session)
     if not _is_worker(config):
-        _check_backend(made, roteiro)
+        session.notes.extend(_check_backend(made, roteiro))
     config.stash[STATE_KEY] = session
     config.pluginmanager.register(_Recorder(session), RECORDER)
     config.addinivalue_line("markers", "roteiro: an ADR-0013 conformance case")
@@ -180,9 +180,10 @@ def pytest_configure(config: pytest.Config) -> None:
         )
 
 
-def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
+def _check_backend(made: Backend, roteiro: RoteiroConfig) -> list[str]:
     """Refuse, before the first case, a backend that cannot answer ``hello``
-    and one whose store holds data this run did not create.
+    and one whose store holds data this run did not create; the notes the
+    run carries (reads that wrote to an empty store).
 
     Checked once, by the controller of an xdist run: its workers' backends
     name the same store, and one worker's cases must not look like data
@@ -190,13 +191,20 @@ def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
     """
     from roteiro_memory.suite.drivers import RESTARTED
     from roteiro_memory.suite.errors import BackendFailure, OpError
-    from roteiro_memory.suite.guard import refusal
+    from roteiro_memory.suite.guard import mutation_note, preflight, refusal
 
     asked = "hello"
+    notes: list[str] = []
     try:
         made.capabilities()
         asked = "reading what its store holds"
-        problem = None if roteiro.allow_reset else refusal(made)
+        problem = None
+        if not roteiro.allow_reset:
+            found = preflight(made)
+            problem = refusal(made, found)
+            note = mutation_note(made, found)
+            if problem is None and note is not None:
+                notes.append(note)
     except (BackendFailure, OpError) as error:
         tail = getattr(error, "stderr", None) or made.stderr_tail() or ""
         said = [line.strip() for line in tail.splitlines() if line.strip()][-4:]
@@ -206,6 +214,7 @@ def _check_backend(made: Backend, roteiro: RoteiroConfig) -> None:
     if problem is not None:
         made.close()
         raise pytest.UsageError(problem)
+    return notes
 
 
 def _asked_for(config: pytest.Config) -> bool:
@@ -447,6 +456,7 @@ class _Recorder:
             registry=state.registry,
             backend=state.config.backend,
             seed=_seed_of(state),
+            notes=state.notes,
         )
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
@@ -464,6 +474,8 @@ class _Recorder:
         terminalreporter.section(heading)
         for line in compliance_table(state.results, state.registry):
             terminalreporter.line(line)
+        for note in state.notes:
+            terminalreporter.line(f"note: {note}")
         seed = _seed_of(state)
         if seed is not None:
             from roteiro_memory.suite.report import seed_line

@@ -70,6 +70,7 @@ class PropertyItem(CaseItem):
             file=spec.file,
             line=spec.line,
             topic="properties",
+            rules=spec.rules,
         )
         super().__init__(case=case, **kwargs)
         self.spec = spec

@@ -44,6 +44,7 @@ __all__ = [
     "combine",
     "document_terms",
     "idf",
+    "idf_argument",
     "rank",
     "relevance",
     "search_key",
@@ -319,8 +320,7 @@ class CorpusStats:
 
 def idf(frequency: int, documents: int) -> float:
     """``ln(1 + (N - n + 0.5) / (n + 0.5))`` for a term in ``n`` of ``N`` records."""
-    n, big_n = float(frequency), float(documents)
-    return math.log(1.0 + (big_n - n + IDF_SMOOTHING) / (n + IDF_SMOOTHING))
+    return math.log(idf_argument(frequency, documents))
 
 
 def term_weight(
@@ -354,16 +354,29 @@ def weigh(
     length: int,
     stats: CorpusStats,
     params: Bm25 = BM25,
+    idfs: Mapping[str, float] | None = None,
 ) -> float:
     """:func:`relevance` from a record's term counts and length, as a store's
-    term index holds them: the same additions in the same order."""
+    term index holds them: the same additions in the same order.  ``idfs``,
+    when given, are the idf of each term to use instead of :func:`idf`'s (a
+    checker trying each value a faithful ``ln`` may give)."""
     total = 0.0
     for term in terms:
         count = counts.get(term, 0)
         if count:
-            weight = idf(stats.document_frequency[term], stats.documents)
+            if idfs is None:
+                weight = idf(stats.document_frequency[term], stats.documents)
+            else:
+                weight = idfs[term]
             total += term_weight(count, length, stats.average_length, weight, params)
     return total
+
+
+def idf_argument(frequency: int, documents: int) -> float:
+    """What :func:`idf` takes the ``ln`` of: ``1 + (N - n + 0.5) / (n + 0.5)``,
+    every operation a double one."""
+    n, big_n = float(frequency), float(documents)
+    return 1.0 + (big_n - n + IDF_SMOOTHING) / (n + IDF_SMOOTHING)
 
 
 def combine(relevance_value: float, evidence: float) -> float:

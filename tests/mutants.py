@@ -27,7 +27,7 @@ from typing import Any
 
 from roteiro_memory import eviction, lexical
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, InvalidBody, InvalidBudget, NotFound
+from roteiro_memory.errors import BadRequest, Corrupt, InvalidBody, InvalidBudget, NotFound
 from roteiro_memory.protocol import OPS, Ops, check_args
 from roteiro_memory.results import (
     CacheEntry,
@@ -612,6 +612,80 @@ class ScannedWithoutPinned(_SweepModel):
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         swept = super().cache_sweep(budget_bytes)
         return replace(swept, scanned=swept.scanned - swept.pinned)
+
+
+# --- Broken backends the suite must name precisely -----------------------------
+#
+# Not registered as mutants (each breaks an invariant a registered mutant
+# already claims, or none a case can pin): tests/test_mutants.py checks what
+# the suite says of each.
+
+
+class HidesSearchServesIt(_OpsMutant):
+    """Leaves ``search`` out of hello, and still serves ``memory.search``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store.capabilities = tuple(c for c in self.store.capabilities if c != "search")
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        if op == "memory.search":
+            return self._ops._handlers[op](check_args(op, dict(args or {})))
+        return super().call(op, args)
+
+
+class SearchIsAnUnknownOp(_OpsMutant):
+    """Declares no ``search`` and answers ``memory.search`` as an op it has
+    never heard of (``BadRequest``), not as one of a capability it lacks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store.capabilities = tuple(c for c in self.store.capabilities if c != "search")
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        if op == "memory.search":
+            raise BadRequest(f"unknown op {op!r}")
+        return super().call(op, args)
+
+
+class SignedIds(_OpsMutant):
+    """Types ids as signed 64-bit integers, as memory.rs does: an ``id`` or
+    ``supersedes`` beyond 2^63 - 1 is BadRequest rather than naming no record.
+    One case, ``integer-arguments-have-64-bit-ranges``, holds four of its
+    breaches."""
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        for name in ("id", "supersedes"):
+            value = (args or {}).get(name)
+            if isinstance(value, int) and not isinstance(value, bool) and value > sem.INT64_MAX:
+                raise BadRequest(f"{name} {value} does not fit a signed 64-bit integer")
+        return super().call(op, args)
+
+
+class _StoreError(Exception):
+    kind = "StoreError"
+
+
+class StoreErrorKind(_OpsMutant):
+    """Answers a forget of an absent record with ``StoreError``, memory.rs's
+    own error type, a kind PROTOCOL does not define."""
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        try:
+            return super().call(op, args)
+        except NotFound as error:
+            raise _StoreError(str(error)) from None
+
+
+class ListWritesCacheEntry(_OpsMutant):
+    """``memory.list`` leaves a cache entry behind: a read that writes, seen
+    first by the suite's own check of what the store held before the run."""
+
+    def call(self, op: str, args: Mapping[str, Any] | None = None) -> Any:
+        result = super().call(op, args)
+        if op == "memory.list":
+            self.store.cache_put("last-listing", "f", "{}")
+        return result
 
 
 class FaultOrderForCasedKinds(_OpsMutant):

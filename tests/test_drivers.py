@@ -132,3 +132,28 @@ def test_a_malformed_postgres_spec_is_the_specs_fault_in_one_line() -> None:
     assert "\n" not in str(caught.value)
     with pytest.raises(BackendSpecError, match="malformed"):
         resolve_backend("postgresql://%zz@[::1")
+
+
+def test_the_callers_store_variable_never_reaches_the_main_backend(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``ROTEIRO_CONFORMANCE_STORE`` in the caller's environment names no store
+    of the main ``cmd:`` backend: inherited, it would fill that store on one
+    run and have the next refuse it as holding data it did not create."""
+    named = tmp_path / "left-over.db"
+    monkeypatch.setenv("ROTEIRO_CONFORMANCE_STORE", str(named))
+    argv = [sys.executable, "-m", "roteiro_memory", "protocol", "--backend", "sqlite"]
+    for _ in range(2):
+        backend = SubprocessBackend(argv)
+        try:
+            assert backend.call("memory.list", {})["live"] == 0
+            backend.call("memory.record", {"kind": "lesson", "body": "kept nowhere"})
+        finally:
+            backend.close()
+    assert not named.exists()
+    durable = SubprocessBackend(argv, env={"ROTEIRO_CONFORMANCE_STORE": str(named)})
+    try:
+        durable.call("memory.record", {"kind": "lesson", "body": "kept"})
+    finally:
+        durable.close()
+    assert named.exists()

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import mutants
 import pytest
 from mutants import MUTANTS, Mutant
 
 from roteiro_memory.suite.cases import Case, load_cases
 from roteiro_memory.suite.drivers import InProcessBackend, SubprocessBackend
-from roteiro_memory.suite.runner import Outcome, run_case
+from roteiro_memory.suite.runner import Outcome, format_outcome, run_case
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -199,3 +200,73 @@ def test_a_backend_erasing_a_store_it_did_not_create_is_refused(tmp_path: Path) 
         assert "retry at most three times" not in bodies
     finally:
         store.close()
+
+
+def _failed_cases(target: object, cases: list[Case]) -> dict[str, Outcome]:
+    outcomes = run_all(target, type(target).__name__, cases)
+    return {case.id: outcome for case, outcome in outcomes if outcome.status == "failed"}
+
+
+@pytest.mark.parametrize(
+    ("name", "answer"),
+    [
+        ("HidesSearchServesIt", "succeeded, expected it to fail with Unsupported"),
+        ("SearchIsAnUnknownOp", "failed with BadRequest (unknown op 'memory.search'), expected"),
+    ],
+)
+def test_a_capability_is_checked_whenever_it_alone_is_undeclared(
+    name: str, answer: str, cases: list[Case]
+) -> None:
+    """A backend hiding ``search`` in hello fails the search case of its own,
+    whether it still serves ``memory.search`` or calls it an unknown op."""
+    failed = _failed_cases(getattr(mutants, name)(), cases)
+    assert sorted(failed) == ["search-op-is-unsupported-without-search"]
+    assert answer in failed["search-op-is-unsupported-without-search"].message
+
+
+def test_every_capability_with_ops_has_a_case_of_its_own(cases: list[Case]) -> None:
+    from roteiro_memory.suite.vocabulary import OP_CAPABILITY
+
+    with_ops = {c for c in OP_CAPABILITY.values() if c is not None}
+    alone = {case.without[0] for case in cases if len(case.without) == 1}
+    assert alone == with_ops
+
+
+def test_a_case_shows_every_breach_with_a_count(cases: list[Case]) -> None:
+    """``SignedIds`` breaks four steps of one case; one run shows all four."""
+    failed = _failed_cases(mutants.SignedIds(), cases)
+    outcome = failed["integer-arguments-have-64-bit-ranges"]
+    assert [b.step for b in outcome.breaches] == [2, 3, 7, 11]
+    assert outcome.tally() == "4 of 18 steps"
+    assert outcome.stopped is None
+    case = next(c for c in cases if c.id == "integer-arguments-have-64-bit-ranges")
+    text = format_outcome(case, outcome)
+    assert text.splitlines()[0].endswith("(and 3 more breaches: 4 of 18 steps)")
+    assert text.count("  step ") == 4
+
+
+def test_an_error_kind_protocol_does_not_define_is_named_as_such(cases: list[Case]) -> None:
+    failed = _failed_cases(mutants.StoreErrorKind(), cases)
+    outcome = failed["forget-absent-record-is-not-found"]
+    assert "error kind 'StoreError', which PROTOCOL does not define" in outcome.message
+    assert outcome.path == "error.kind"
+
+
+def test_a_read_that_writes_is_told_from_a_store_holding_data(tmp_path: Path) -> None:
+    """``ListWritesCacheEntry`` leaves an entry behind when listed: the run is
+    not refused as holding foreign data; it says the reads write, and the
+    reads-never-mutate cases fail."""
+    run = _plugin_run(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        "mutants:ListWritesCacheEntry",
+        "-m",
+        "invariant_reads_never_mutate",
+        env={},
+        cwd=tmp_path,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "which this run did not create" not in run.stdout + run.stderr
+    assert 'breaks "reads never mutate" (PROTOCOL [P-reads-pure])' in run.stdout
+    assert "cache.entries answered 0 cache entr(y/ies) before and 1 after" in run.stdout
+    assert " failed" in run.stdout.splitlines()[-1]

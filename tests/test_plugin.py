@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import textwrap
@@ -288,6 +289,18 @@ def test_report_files_are_written(mutant: pytest.Pytester) -> None:
     failed = next(c for c in report["cases"] if c["status"] == "failed")
     assert failed["outcome"]["step"] == 4
     assert failed["outcome"]["expected"] == 0.25
+    assert failed["rules"] == ["P-score"]
+    assert [b["path"] for b in failed["outcome"]["breaches"]] == [
+        "results.0.anchor_penalty",
+        "results.0.score",
+    ]
+    assert (failed["outcome"]["breached_steps"], failed["outcome"]["steps"]) == (1, 4)
+    assert report["suite"]["protocol"] == "roteiro.conformance/v1"
+    digest = hashlib.sha256((builtin_dir() / "PROTOCOL.md").read_bytes()).hexdigest()
+    assert report["suite"]["protocol_sha256"] == digest
+    from roteiro_memory.precommit.conformance_report import load_report
+
+    assert load_report(mutant.path / "out" / "report.json") == report  # fits report.schema.json
     markdown = (mutant.path / "out" / "report.md").read_text(encoding="utf-8")
     not_run = episodic["invariants"] - 2
     assert f"| episodic | {episodic['invariants']} | 1 | 1 | 0 | {not_run} | partial |" in markdown
@@ -441,7 +454,9 @@ def test_two_runs_give_the_same_verdicts_without_ci(
     totals = runs[0].parseoutcomes()
     assert totals == runs[1].parseoutcomes()
     counted = sum(totals.get(word, 0) for word in ("passed", "failed", "skipped", "xfailed"))
-    assert counted == len(load_cases()) + 5 + len(DURABILITY_ENTRIES)
+    from roteiro_memory.suite.properties import PROPERTIES
+
+    assert counted == len(load_cases()) + len(PROPERTIES) + len(DURABILITY_ENTRIES)
 
 
 @pytest.mark.parametrize(
@@ -492,7 +507,9 @@ def test_the_short_summary_shows_the_first_mismatch(
     """``-ra`` names what differed, not the case again; so does each block's first line."""
     monkeypatch.setenv("COLUMNS", "300")
     args = ["--roteiro-conformance", "--roteiro-backend", "mutant_backend:make", "-k", FAILING]
-    headline = "results.0.anchor_penalty: expected 0.25, actual 0.0"
+    headline = (
+        "results.0.anchor_penalty: expected 0.25, actual 0.0 (and 1 more breach: 1 of 4 steps)"
+    )
     for extra in ([], ["-n", "2"]):
         result = mutant.runpytest_subprocess(
             *args, "-ra", "-o", "console_output_style=classic", *extra
@@ -510,7 +527,7 @@ def test_tb_short_and_line_shorten_the_block(mutant: pytest.Pytester, style: str
     where = f"{builtin_dir() / 'ranking.yaml'}:{_step_line(FAILING, 4)}"
     if style == "line":
         result.stdout.fnmatch_lines(
-            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0"]
+            [f"{where}: results.0.anchor_penalty: expected 0.25, actual 0.0 (and 1 more*"]
         )
         assert "clause:" not in text
     else:

@@ -18,6 +18,7 @@ from roteiro_memory.suite.errors import BackendFailure
 from roteiro_memory.suite.properties import (
     PROPERTIES,
     PropertySpec,
+    format_property_outcome,
     hypothesis_settings,
     load_properties,
     run_property,
@@ -32,6 +33,7 @@ REQUIRED = {
     "supersession-is-immediate",
     "sweep-never-touches-episodic",
     "equivalent-to-reference",
+    "search-equivalent-to-reference",
 }
 
 
@@ -84,6 +86,10 @@ def test_failure_prints_a_case_that_reproduces_it(
         outcome = run_property(shipped()[rule], broken)
         assert outcome.status == "failed"
         assert outcome.case_yaml is not None
+        spec = shipped()[rule]
+        assert f"  rules: {', '.join(spec.rules)} (conformance/PROTOCOL.md)" in (
+            format_property_outcome(spec, outcome).splitlines()
+        )
         folder = tmp_path / "cases"
         folder.mkdir()
         (folder / "found.yaml").write_text(outcome.case_yaml, encoding="utf-8")

@@ -24,6 +24,7 @@ from roteiro_memory.suite.rules import (
     protocol_rules,
     protocol_sections,
     protocol_text,
+    quoted_phrases,
     unquoted_phrases,
 )
 
@@ -66,14 +67,38 @@ def test_every_tag_mentioned_anywhere_is_defined(cases: list[Case]) -> None:
     assert sorted(named - set(rules)) == []
 
 
+def _quoting(cases: list[Case]) -> list[tuple[str, str, tuple[str, ...]]]:
+    """Every clause that may quote PROTOCOL: the cases', the properties' and
+    the registry's, with what it is and the rules it cites."""
+    from roteiro_memory.suite.properties import load_properties, property_files
+
+    registry = load_registry()
+    found = [(f"case {case.id}", case.clause, case.rules) for case in cases]
+    for path in property_files():
+        found += [
+            (f"property {spec.id}", spec.clause, spec.rules)
+            for spec in load_properties(path, registry)
+        ]
+    found += [(f"invariant {inv.tag}", inv.clause, ()) for inv in registry.values()]
+    return found
+
+
 def test_every_phrase_quoted_from_protocol_is_on_the_page(cases: list[Case]) -> None:
-    missing = [(case.id, phrase) for case in cases for phrase in unquoted_phrases(case.clause)]
-    missing += [
-        (inv.tag, phrase)
-        for inv in load_registry().values()
-        for phrase in unquoted_phrases(inv.clause)
-    ]
-    assert missing == []
+    """In double quotes or in parentheses after ``PROTOCOL``; a miss shows the
+    text of the rules the case cites, to quote from."""
+    rules = protocol_rules()
+    missing = []
+    for what, clause, cited in _quoting(cases):
+        for phrase in unquoted_phrases(clause):
+            texts = "\n".join(f"    [{tag}] {rules[tag]}" for tag in cited)
+            missing.append(f"{what} quotes {phrase!r}, not on the page; its rules say:\n{texts}")
+    assert not missing, "\n".join(missing)
+
+
+def test_clauses_quote_protocol_in_parentheses(cases: list[Case]) -> None:
+    """Most cases quote the page's own words, so every one of those is checked."""
+    quoted = [what for what, clause, _ in _quoting(cases) if quoted_phrases(clause)]
+    assert len(quoted) > 120
 
 
 def test_quoted_section_titles_exist() -> None:
@@ -94,6 +119,20 @@ def test_the_checker_finds_a_paraphrase_passed_off_as_a_quote() -> None:
     assert unquoted_phrases('PROTOCOL memory.get; "not on this page"') == ["not on this page"]
     # Markdown marks and line breaks do not count.
     assert unquoted_phrases('PROTOCOL "the entry returned shows the values from before"') == []
+    # A phrase in parentheses is a quote too, nested parentheses and all.
+    assert unquoted_phrases('PROTOCOL "Error kinds" (A failed operation leaves it alone)') == [
+        "A failed operation leaves it alone"
+    ]
+    assert unquoted_phrases("PROTOCOL (null is accepted exactly where the tables say so)") == [
+        "null is accepted exactly where the tables say so"
+    ]
+    assert (
+        unquoted_phrases(
+            "PROTOCOL (Generation = the largest id stored now, superseded included (0 when empty))"
+        )
+        == []
+    )
+    assert unquoted_phrases("ADR-0013 (not ours to check); memory.rs (nor this)") == []
 
 
 def test_a_case_citing_an_undefined_rule_is_refused(tmp_path: Path) -> None:
@@ -159,3 +198,18 @@ def test_every_durability_entry_cites_defined_rules() -> None:
     for entry in DURABILITY_ENTRIES:
         assert entry.rules, entry.id
         assert all(tag in defined for tag in entry.rules), (entry.id, entry.rules)
+
+
+def test_the_departures_from_memory_rs_are_listed_in_one_place() -> None:
+    """PROTOCOL's preface keeps what memory.rs decides; every rule that says in
+    place that memory.rs does otherwise is a row of the one list, and every
+    row names such a rule."""
+    text = protocol_text()
+    section = text[text.index("## Where this page departs from memory.rs") :]
+    listed = set(re.findall(r"^\| \[(P-[a-z0-9-]+)\]", section, flags=re.MULTILINE))
+    rules = protocol_rules()
+    depart = {
+        tag for tag, body in rules.items() if re.search(r"PROTOCOL decides[;:] memory\.rs", body)
+    }
+    assert listed == depart
+    assert {"P-validate-anchor", "P-args-ranges", "P-limit-huge"} <= listed

@@ -8,6 +8,9 @@ runs in its own pytest process from the repository's root, with the
 repository's pytest configuration but none of its ``addopts``, and keeps no
 pytest cache there; each failing case is one line,
 ``FILE:LINE: case 'ID': ...``.
+
+``roteiro-conformance report FILE.json... --html OUT.html`` publishes reports
+instead (:mod:`roteiro_memory.precommit.conformance_report`).
 """
 
 from __future__ import annotations
@@ -142,6 +145,11 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["report"]:
+        from roteiro_memory.precommit.conformance_report import main as publish
+
+        return publish(given[1:])
     cli = parser(
         "roteiro-conformance",
         "Run the ADR-0013 conformance suite against a backend; one line per failing case.",
@@ -173,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="first install the suite's requirements into this environment if they are "
         "missing (the pre-commit hook does, as pre-commit installs only the package)",
     )
-    args = cli.parse_args(argv)
+    args = cli.parse_args(given)
     from roteiro_memory.suite.extras import SUITE_MODULES, ensure_suite
 
     missing = ensure_suite(

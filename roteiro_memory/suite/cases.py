@@ -44,6 +44,7 @@ __all__ = [
     "load_file",
     "load_registry",
     "read_yaml",
+    "refs_in",
     "schema_problem",
 ]
 
@@ -54,7 +55,7 @@ RESERVED_FILES = frozenset({REGISTRY_FILE, "properties.yaml"})
 """YAML files in a case folder that are not case files: the registry, and the
 property list that :mod:`roteiro_memory.suite.properties` reads."""
 SCHEMA_FILE = "case.schema.json"
-_CHECK_KINDS = ("expect", "approx", "types", "order", "contains", "absent")
+_CHECK_KINDS = ("expect", "approx", "one_of", "types", "order", "contains", "absent")
 _REF = "$ref"
 RAW_OP = "(raw)"
 """The op name a step with ``raw`` is reported under."""
@@ -76,10 +77,11 @@ class Check:
     """One expectation on a step's result.
 
     ``kind`` is ``expect`` (equality at ``path``), ``approx`` (a number within
-    ``tolerance``), ``types`` (the JSON type at ``path``), ``order`` (the
-    list at ``path``, each item projected by ``key``, equals ``value`` in
-    order), ``contains`` / ``absent`` (each of ``value`` is / is not among the
-    list's projected items, or a key of the object at ``path``).
+    ``tolerance``), ``one_of`` (equal to one of the listed values), ``types``
+    (the JSON type at ``path``), ``order`` (the list at ``path``, each item
+    projected by ``key``, equals ``value`` in order), ``contains`` / ``absent``
+    (each of ``value`` is / is not among the list's projected items, or a key
+    of the object at ``path``).
     """
 
     kind: str
@@ -438,7 +440,8 @@ def schema_problem(error: jsonschema.ValidationError) -> str:
     return str(error.message)
 
 
-def _refs(value: JSON) -> Iterator[str]:
+def refs_in(value: JSON) -> Iterator[str]:
+    """The saved names ``value`` refers to (``{$ref: NAME.PATH}``), at any depth."""
     if isinstance(value, dict):
         if set(value) == {_REPEAT, "times"}:
             return
@@ -446,10 +449,10 @@ def _refs(value: JSON) -> Iterator[str]:
             yield str(value[_REF]).split(".", 1)[0]
             return
         for item in value.values():
-            yield from _refs(item)
+            yield from refs_in(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _refs(item)
+            yield from refs_in(item)
 
 
 def _bad_repeat(value: JSON) -> str | None:
@@ -544,7 +547,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
             raise fail(repeat_problem, where, line)
-        for name in _refs(raw_step):
+        for name in refs_in(raw_step):
             if name not in saved:
                 raise fail(f"refers to {name!r}, which no earlier step saves", where, line)
         for key in ("unchanged", "changed"):
@@ -581,7 +584,7 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
 
 
 def _checks_of(kind: str, spec: JSON) -> list[Check]:
-    if kind in ("expect", "approx", "types"):
+    if kind in ("expect", "approx", "one_of", "types"):
         out = []
         for check_path, value in spec.items():
             tolerance = 1e-9

@@ -37,7 +37,7 @@ from typing import IO, Any
 
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.runner import Backend
-from roteiro_memory.suite.vocabulary import CAPABILITIES
+from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -46,6 +46,7 @@ __all__ = [
     "SubprocessBackend",
     "entry_point_factories",
     "memory_store",
+    "reference_numbers",
     "resolve_backend",
 ]
 
@@ -76,6 +77,15 @@ def memory_store() -> object:
             "roteiro-memory (pip install -e . in a checkout) so that they are registered"
         )
     return factory()
+
+
+def reference_numbers() -> Callable[[str, JSON, JSON, JSON], JSON]:
+    """The reference's rule for the numbers a faithful ``ln`` or power may
+    move (PROTOCOL [P-search-numbers]), as the properties compare a backend
+    with the reference model: :func:`roteiro_memory.faithful.within_faithful`."""
+    from roteiro_memory.faithful import within_faithful
+
+    return within_faithful
 
 
 def entry_point_factories() -> dict[str, Factory]:
@@ -257,7 +267,7 @@ class SubprocessBackend:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env={**os.environ, "PYTHONUNBUFFERED": "1", **self.env},
+                env=self._environment(),
             )
         except OSError as error:
             raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
@@ -270,6 +280,14 @@ class SubprocessBackend:
         threading.Thread(target=self._pump_err, args=(proc.stderr,), daemon=True).start()
         self._proc = proc
         return proc
+
+    def _environment(self) -> dict[str, str]:
+        """The program's environment: the suite's own, less the variable that
+        names a durability entry's store (PROTOCOL [P-store-env]) unless this
+        backend sets it -- inherited from the caller, it would point the main
+        backend at a store the next run refuses as not its own."""
+        inherited = {k: v for k, v in os.environ.items() if k != STORE_ENV}
+        return {**inherited, "PYTHONUNBUFFERED": "1", **self.env}
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
         with contextlib.suppress(OSError, ValueError):  # the stream closed under us
@@ -378,7 +396,10 @@ class SubprocessBackend:
         try:
             data = request.encode("utf-8")
         except UnicodeEncodeError:
+            # A lone surrogate: a strict parser refuses the line before it
+            # reads the id, so the answer may carry "id": null, as for NaN.
             data = json.dumps(body, ensure_ascii=True).encode("ascii")
+            unreadable = True
         line = self._exchange(proc, op, data)
         return self._decode(op, request_id, line, unreadable=unreadable)
 

@@ -51,6 +51,7 @@ from roteiro_memory.suite.histories import (
 )
 from roteiro_memory.suite.runner import Backend, Status
 from roteiro_memory.suite.sequences import reference_backend
+from roteiro_memory.suite.vocabulary import STORE_ENV
 
 __all__ = [
     "ENTRIES",
@@ -62,9 +63,6 @@ __all__ = [
 ]
 
 JSON = Any
-STORE_ENV = "ROTEIRO_CONFORMANCE_STORE"
-"""The variable naming each instance's store (PROTOCOL); the library's
-:mod:`roteiro_memory.stores.naming` reads it on the other side."""
 
 KINDS = ("lesson", "decision", "pattern")
 

@@ -95,6 +95,8 @@ class Property:
     title: str
     requires: tuple[str, ...]
     check: Check
+    draws: tuple[str, ...] = ()
+    """Capabilities whose focused ops (:mod:`.sequences`) it also draws."""
 
 
 def _prefix(calls: Sequence[Call], end: int) -> list[CaseStep]:
@@ -285,6 +287,9 @@ def _differences(expected: JSON, actual: JSON) -> dict[str, JSON]:
     return checks
 
 
+_RANKED = frozenset({"memory.recall", "memory.search"})
+"""The ops whose numbers PROTOCOL lets a faithful ``ln`` or power move."""
+
 _PROBES: tuple[tuple[str, Call], ...] = (
     ("episodic", Call("memory.list")),
     ("episodic", Call("memory.list", {"include_superseded": True})),
@@ -293,6 +298,8 @@ _PROBES: tuple[tuple[str, Call], ...] = (
     ("episodic", Call("memory.recall", {"limit": 1})),
     ("episodic", Call("memory.recall", {"query": "FIX"})),
     ("episodic", Call("memory.recall", {"decay": "linear:2", "applicable_only": True})),
+    ("search", Call("memory.search", {"query": "fix Cache parser src/ repo"})),
+    ("search", Call("memory.search", {"query": "fix parser", "decay": "exponential:2"})),
     ("cache", Call("cache.entries")),
     ("cache", Call("cache.stats", {"budget_bytes": 0})),
     ("graph", Call("graph.export")),
@@ -306,11 +313,19 @@ def _shown(value: JSON) -> str:
     return text if len(text) <= 400 else f"{text[:400]}..."
 
 
-def _compare(call: Call, got: Reply, want: Reply) -> tuple[str, dict[str, JSON]] | None:
-    """Why ``got`` is not ``want`` and the checks that show it, or None."""
+def _compare(
+    call: Call, got: Reply, want: Reply, listing: JSON = None
+) -> tuple[str, dict[str, JSON]] | None:
+    """Why ``got`` is not ``want`` and the checks that show it, or None.
+    ``listing`` is the reference model's live records, for the numbers a
+    faithful ``ln`` or power may give otherwise."""
     if want.ok and got.ok:
         expected = strip_human_only(want.result)
         actual = strip_human_only(got.result)
+        if listing is not None:
+            from roteiro_memory.suite.drivers import reference_numbers
+
+            actual = reference_numbers()(call.op, actual, expected, listing)
         if json_equal(expected, actual):
             return None
         return (
@@ -336,7 +351,9 @@ def _equivalent_to_reference(backend: Backend, calls: Sequence[Call]) -> None:
     probes = [probe for capability, probe in _PROBES if capability in declared]
     for index, call in enumerate(calls):
         got = driver.run(call)
-        found = _compare(call, got, model.run(call))
+        want = model.run(call)
+        listing = model.backend.call("memory.list", {}) if call.op in _RANKED else None
+        found = _compare(call, got, want, listing)
         if found is not None:
             problem, checks = found
             raise Violation(
@@ -346,7 +363,8 @@ def _equivalent_to_reference(backend: Backend, calls: Sequence[Call]) -> None:
         if call.op in READS or not got.ok:
             continue
         for probe in probes:
-            found = _compare(probe, driver.run(probe), model.run(probe))
+            listing = model.backend.call("memory.list", {}) if probe.op in _RANKED else None
+            found = _compare(probe, driver.run(probe), model.run(probe), listing)
             if found is not None:
                 problem, checks = found
                 raise Violation(
@@ -389,6 +407,14 @@ PROPERTIES: dict[str, Property] = {
             ("episodic",),
             _equivalent_to_reference,
         ),
+        Property(
+            "search-equivalent-to-reference",
+            "Random searches give the reference model's terms, results and numbers, "
+            "ln and the power faithful",
+            ("episodic", "search"),
+            _equivalent_to_reference,
+            draws=("search",),
+        ),
     )
 }
 """The built-in properties by name."""
@@ -408,6 +434,8 @@ class PropertySpec:
     clause: str
     invariant: str
     requires: tuple[str, ...]
+    rules: tuple[str, ...]
+    """The PROTOCOL.md rules it checks, by tag."""
     max_examples: int
     max_steps: int
     file: Path
@@ -469,6 +497,14 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
         if raw["invariant"] not in registry:
             hint = did_you_mean(raw["invariant"], registry)
             raise fail(f"unknown invariant {raw['invariant']!r}{hint}", "invariant")
+        from roteiro_memory.suite.rules import PROTOCOL_FILE, protocol_rules
+
+        unknown_rules = [tag for tag in raw.get("rules", ()) if tag not in protocol_rules()]
+        if unknown_rules:
+            raise fail(
+                f"unknown rule(s) {', '.join(unknown_rules)}: {PROTOCOL_FILE} defines no such tag",
+                "rules",
+            )
         rule = PROPERTIES[raw["property"]]
         requires = tuple(raw.get("requires", ()))
         missing = [c for c in rule.requires if c not in requires]
@@ -486,6 +522,7 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
                 clause=raw.get("clause", registry[raw["invariant"]].clause),
                 invariant=raw["invariant"],
                 requires=requires,
+                rules=tuple(raw.get("rules", ())),
                 max_examples=options.get("max_examples", 50),
                 max_steps=options.get("stateful_step_count", 20),
                 file=path,
@@ -582,7 +619,7 @@ def run_property(
 
     @seed(seed_value)
     @hypothesis_settings(spec)
-    @given(sequences(declared, spec.max_steps))
+    @given(sequences(declared, spec.max_steps, rule.draws))
     def check(calls: list[Call]) -> None:
         try:
             backend.call("reset", {})
@@ -651,6 +688,7 @@ def format_property_outcome(
         first,
         f"property {spec.id} ({spec.rule}): {spec.title}",
         f"  invariant: {spec.invariant}",
+        *([f"  rules: {', '.join(spec.rules)} (conformance/PROTOCOL.md)"] if spec.rules else []),
         f"  clause: {spec.clause}",
         f"  {outcome.message}",
     ]

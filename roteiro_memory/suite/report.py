@@ -9,6 +9,7 @@ This module does not import pytest.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,8 +26,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "REPORT_SCHEMA",
+    "REPORT_SCHEMA_FILE",
     "KnownFailure",
     "Verdict",
+    "build_report",
     "case_result",
     "compliance",
     "compliance_table",
@@ -37,10 +40,14 @@ __all__ = [
     "load_known_failures",
     "markdown_summary",
     "seed_line",
+    "suite_identity",
     "write_report",
 ]
 
 REPORT_SCHEMA = "roteiro.conformance-report/v1"
+REPORT_SCHEMA_FILE = "report.schema.json"
+"""The JSON Schema of the report, shipped with the cases."""
+PROTOCOL = "roteiro.conformance/v1"
 STATUSES = ("passed", "failed", "skipped", "known-failing")
 _CAPABILITY_ORDER = (CORE, *CAPABILITIES)
 
@@ -170,6 +177,7 @@ def case_result(
         "file": case.file.name,
         "line": case.line,
         "invariant": case.invariant,
+        "rules": list(case.rules),
         "capability": registry[case.invariant].capability,
         "requires": list(case.requires),
         "declared": declared_capabilities(backend),
@@ -256,20 +264,40 @@ def compliance_table(
     return lines
 
 
-def _report(
+def suite_identity() -> dict[str, str]:
+    """Which suite judged: its version, the protocol it checks, and the
+    SHA-256 of the ``PROTOCOL.md`` it read, so two reports can be compared
+    knowing they were judged by the same rules."""
+    from roteiro_memory.suite.data import builtin_dir, suite_version
+    from roteiro_memory.suite.rules import PROTOCOL_FILE
+
+    page = (builtin_dir() / PROTOCOL_FILE).read_bytes()
+    return {
+        "version": suite_version(),
+        "protocol": PROTOCOL,
+        "protocol_sha256": hashlib.sha256(page).hexdigest(),
+    }
+
+
+def build_report(
     results: Sequence[Mapping[str, Any]],
     registry: Mapping[str, Invariant],
     backend: str,
     seed: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
+    """The JSON report (``roteiro.conformance-report/v1``, whose shape
+    ``report.schema.json`` gives) of one run."""
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
     implementation = next((r["implementation"] for r in results if r.get("implementation")), None)
     return {
         "schema": REPORT_SCHEMA,
+        "suite": suite_identity(),
         "backend": backend,
         "implementation": implementation,
         "declared_capabilities": declared,
+        "notes": list(notes),
         "properties": dict(seed) if seed is not None else None,
         "totals": {s: sum(1 for r in results if r["status"] == s) for s in STATUSES},
         "compliance": compliance(results, registry),
@@ -281,6 +309,9 @@ def _report(
                 "capability": inv.capability,
                 "verdict": verdicts[tag],
                 "cases": sorted(r["case"] for r in results if r["invariant"] == tag),
+                "rules": sorted(
+                    {rule for r in results if r["invariant"] == tag for rule in r.get("rules", ())}
+                ),
             }
             for tag, inv in registry.items()
         ],
@@ -300,6 +331,15 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
         out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]
     if report.get("properties"):
         out += ["", seed_line(report["properties"]["seed"], report["properties"]["explore"])]
+    suite = report.get("suite")
+    if suite:
+        out += [
+            "",
+            f"Judged by roteiro-memory {suite['version']} ({suite['protocol']}, PROTOCOL.md "
+            f"sha256 {suite['protocol_sha256'][:12]}).",
+        ]
+    for note in report.get("notes") or ():
+        out += ["", f"Note: {note}"]
     out += ["", "## Compliance by capability", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "---|" * len(_COLUMNS))
@@ -344,11 +384,12 @@ def write_report(
     registry: Mapping[str, Invariant],
     backend: str,
     seed: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
 ) -> tuple[Path, Path]:
     """Write the JSON report to ``path`` and its Markdown summary beside it
     (same name, ``.md``); both paths are returned.  ``seed`` is
     ``{"seed": N, "explore": bool}`` when properties ran."""
-    report = _report(results, registry, backend, seed)
+    report = build_report(results, registry, backend, seed, notes)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = path.with_suffix(".md")

@@ -23,6 +23,7 @@ __all__ = [
     "protocol_rules",
     "protocol_sections",
     "protocol_text",
+    "quoted_phrases",
     "unquoted_phrases",
 ]
 
@@ -54,38 +55,94 @@ def protocol_rules() -> dict[str, str]:
         if tag in rules:
             raise ValueError(f"{PROTOCOL_FILE}: rule {tag} is defined twice")
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
-        body = text[match.end() : end].split("\n\n", 1)[0]
-        rules[tag] = _plain(body.split("\n- ", 1)[0])
+        rules[tag] = _plain(_rule_body(text[match.end() : end]))
     return rules
+
+
+def _rule_body(after_tag: str) -> str:
+    """A rule's text: its paragraph (or list item), and when that ends with
+    a colon, the numbered steps or indented formula that follow, and the
+    paragraph after a formula."""
+    paragraphs = after_tag.split("\n\n")
+    body = paragraphs[0].split("\n- ", 1)[0]
+    if not body.rstrip().endswith(":"):
+        return body
+    parts = [body]
+    for paragraph in paragraphs[1:]:
+        if re.match(r"\d+\. ", paragraph) or paragraph.startswith("    "):
+            parts.append(paragraph)
+        elif parts[-1].startswith("    ") and not paragraph.startswith(("`[", "**", "#")):
+            parts.append(paragraph)
+            break
+        else:
+            break
+    return "\n".join(parts)
 
 
 @cache
 def protocol_sections() -> tuple[str, ...]:
-    """The titles of PROTOCOL.md's sections (``##`` headings)."""
+    """The titles of PROTOCOL.md's sections (``##`` headings), Markdown marks aside."""
     return tuple(
-        line[3:].strip() for line in protocol_text().splitlines() if line.startswith("## ")
+        _plain(line[3:]) for line in protocol_text().splitlines() if line.startswith("## ")
     )
 
 
-def unquoted_phrases(clause: str) -> list[str]:
-    """The phrases ``clause`` quotes from PROTOCOL that PROTOCOL.md does not
-    hold word for word (Markdown marks and line breaks aside).
+def _citations(clause: str) -> list[str]:
+    """``clause`` split at the ``;`` that stand outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(clause):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth == 0:
+            parts.append(clause[start:index])
+            start = index + 1
+    parts.append(clause[start:])
+    return parts
+
+
+def _parenthesized(citation: str) -> list[str]:
+    """The outermost ``(...)`` groups of ``citation``, without their marks."""
+    found, depth, start = [], 0, 0
+    for index, char in enumerate(citation):
+        if char == "(":
+            if depth == 0:
+                start = index + 1
+            depth += 1
+        elif char == ")" and depth:
+            depth -= 1
+            if depth == 0:
+                found.append(citation[start:index])
+    return found
+
+
+def quoted_phrases(clause: str) -> list[str]:
+    """The phrases ``clause`` quotes from PROTOCOL: in a citation naming
+    PROTOCOL, the text in parentheses and the text in double quotes (a
+    section title, or words of a rule).
 
     A clause is read as ``;``-separated citations, each naming its source
     first (``PROTOCOL``, ``ADR-0013``, ``memory.rs``) or, when it starts with a
-    quote, continuing the one before; the phrases quoted from PROTOCOL are
-    checked.  Section titles count as text.
+    quote, continuing the one before.
     """
-    page = _plain(protocol_text())
-    missing = []
+    phrases = []
     source = ""
-    for citation in clause.split(";"):
+    for citation in _citations(clause):
         words = citation.split()
         if words and not words[0].startswith('"'):
             source = words[0]
         if source != "PROTOCOL":
             continue
-        for phrase in _QUOTED.findall(citation):
-            if _plain(phrase) not in page:
-                missing.append(phrase)
-    return missing
+        groups = _parenthesized(citation)
+        phrases += groups
+        outside = citation
+        for group in groups:
+            outside = outside.replace(f"({group})", " ")
+        phrases += _QUOTED.findall(outside)
+    return phrases
+
+
+def unquoted_phrases(clause: str) -> list[str]:
+    """The phrases ``clause`` quotes from PROTOCOL (:func:`quoted_phrases`)
+    that PROTOCOL.md does not hold word for word (Markdown marks and line
+    breaks aside).  Section titles count as text."""
+    page = _plain(protocol_text())
+    return [phrase for phrase in quoted_phrases(clause) if _plain(phrase) not in page]

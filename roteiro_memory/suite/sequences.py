@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from roteiro_memory.suite.errors import OpError
 from roteiro_memory.suite.runner import Backend
-from roteiro_memory.suite.vocabulary import CAPABILITIES, OP_CAPABILITY
+from roteiro_memory.suite.vocabulary import CAPABILITIES, OP_CAPABILITY, READS
 
 __all__ = [
     "ABSENT_ID",
@@ -47,18 +47,6 @@ ABSENT_ID = 999
 
 HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
 """Result fields for humans only: wall-clock times, never compared."""
-
-READS = frozenset(
-    {
-        "memory.get",
-        "memory.list",
-        "memory.recall",
-        "cache.entries",
-        "cache.stats",
-        "graph.export",
-    }
-)
-"""The ops PROTOCOL says never change the snapshot (``cache.get`` writes)."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +215,39 @@ def _recall() -> st.SearchStrategy[Call]:
     )
 
 
+_search_queries = st.sampled_from(
+    (
+        "fix",
+        "Cache caches",
+        "parser fix",
+        "run::fix",
+        "\u00c9cole",
+        "src/ repo",
+        "the of",
+        "fix fix",
+    )
+)
+
+
+def _search() -> st.SearchStrategy[Call]:
+    return st.builds(
+        lambda query, scope, decay, applicable, limit: Call(
+            "memory.search",
+            {
+                "query": query,
+                **_optional(scope=scope, limit=limit),
+                **({"decay": decay} if decay != "none" else {}),
+                **({"applicable_only": True} if applicable else {}),
+            },
+        ),
+        _search_queries,
+        _filter_scopes,
+        _decays,
+        st.booleans(),
+        _limits,
+    )
+
+
 def _node() -> st.SearchStrategy[dict[str, JSON]]:
     return st.builds(
         lambda key, blob, path: {"key": key, **_optional(blob=blob, path=path)},
@@ -305,6 +326,13 @@ _BY_CAPABILITY: dict[str, list[st.SearchStrategy[Call]]] = {
     "durable": [st.just(Call("store.reopen"))],
 }
 
+_FOCUSED: dict[str, list[st.SearchStrategy[Call]]] = {
+    "search": [_search(), _search(), _search()],
+}
+"""Ops drawn only by a property that asks for them (``Property.draws``), so
+adding one leaves every other property's sequences -- and so its verdicts
+under the fixed seed -- as they were."""
+
 
 def _settle_refs(calls: list[Call]) -> list[Call]:
     """Point every ref at an earlier ``memory.record`` call, or at
@@ -334,10 +362,14 @@ def _settle_refs(calls: list[Call]) -> list[Call]:
     return out
 
 
-def sequences(capabilities: frozenset[str], max_steps: int) -> st.SearchStrategy[list[Call]]:
+def sequences(
+    capabilities: frozenset[str], max_steps: int, draws: tuple[str, ...] = ()
+) -> st.SearchStrategy[list[Call]]:
     """Random sequences of at most ``max_steps`` ops, using only ops whose
-    capability is among ``capabilities``."""
+    capability is among ``capabilities``; those of :data:`_FOCUSED` only for
+    the capabilities in ``draws``."""
     choices = [s for cap, found in _BY_CAPABILITY.items() if cap in capabilities for s in found]
+    choices += [s for cap in draws if cap in capabilities for s in _FOCUSED[cap]]
     if not choices:
         raise ValueError(
             f"no op to generate: the backend declares none of {', '.join(_BY_CAPABILITY)}"

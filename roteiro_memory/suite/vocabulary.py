@@ -12,7 +12,16 @@ This module does not import pytest.
 
 from __future__ import annotations
 
-__all__ = ["CAPABILITIES", "CORE", "ERROR_KINDS", "OP_CAPABILITY", "SESSION_END"]
+__all__ = [
+    "CAPABILITIES",
+    "CORE",
+    "ERROR_KINDS",
+    "OP_CAPABILITY",
+    "PURE_OPS",
+    "READS",
+    "SESSION_END",
+    "STORE_ENV",
+]
 
 CAPABILITIES: tuple[str, ...] = (
     "episodic",
@@ -58,6 +67,30 @@ OP_CAPABILITY: dict[str, str | None] = {
 }
 """The ops a case may use (all of PROTOCOL but :data:`SESSION_END`) and the
 capability each needs."""
+
+READS = frozenset(
+    {
+        "memory.get",
+        "memory.list",
+        "memory.recall",
+        "memory.search",
+        "cache.entries",
+        "cache.stats",
+        "graph.export",
+    }
+)
+"""The reads PROTOCOL [P-reads-pure] says change nothing (``store.snapshot``
+aside; ``cache.get`` writes its own bookkeeping)."""
+
+PURE_OPS = READS | {"hello", "cache.budget", "store.snapshot"}
+"""The ops that change nothing: the reads, ``store.snapshot``, and ``hello`` and
+``cache.budget``, which touch no store.  A case goes on past one that answered
+wrongly, as the store is still as its later steps assume."""
+
+STORE_ENV = "ROTEIRO_CONFORMANCE_STORE"
+"""The variable naming the store of a ``cmd:`` instance the suite starts for a
+durability entry (PROTOCOL [P-store-env]); the library's
+:mod:`roteiro_memory.stores.naming` reads it on the other side."""
 
 SESSION_END = "shutdown"
 """The op that ends a session: the drivers send it, a case never does."""

@@ -1,0 +1,81 @@
+"""``roteiro-conformance report FILE.json... --html OUT.html``: a page to publish.
+
+Reads the JSON reports ``--roteiro-report`` wrote (one per implementation, or
+two of one implementation to show what changed), checks each against the
+shipped ``report.schema.json``, and writes one self-contained HTML page
+(:mod:`roteiro_memory.suite.publish`).  A file that cannot be read or does not
+fit the schema is one line on stderr, ``FILE: problem``, and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from roteiro_memory.exitcodes import ExitCode
+
+__all__ = ["load_report", "main"]
+
+
+class ReportError(ValueError):
+    """A report file that cannot be published, with what was wrong."""
+
+
+def load_report(path: Path) -> dict[str, Any]:
+    """``path`` as a report, checked against ``report.schema.json``."""
+    import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
+
+    from roteiro_memory.suite.data import builtin_dir
+    from roteiro_memory.suite.report import REPORT_SCHEMA, REPORT_SCHEMA_FILE
+
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ReportError(f"{path}: cannot be read: {error.strerror or error}") from None
+    except (UnicodeDecodeError, ValueError) as error:
+        raise ReportError(f"{path}: is not JSON: {error}") from None
+    if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
+        found = document.get("schema") if isinstance(document, dict) else type(document).__name__
+        raise ReportError(
+            f"{path}: is not a conformance report (schema {found!r}, expected {REPORT_SCHEMA!r}; "
+            "write one with pytest --roteiro-conformance --roteiro-report FILE)"
+        )
+    schema = json.loads((builtin_dir() / REPORT_SCHEMA_FILE).read_text(encoding="utf-8"))
+    problem = jsonschema.exceptions.best_match(
+        jsonschema.Draft202012Validator(schema).iter_errors(document)
+    )
+    if problem is not None:
+        where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in problem.absolute_path)
+        raise ReportError(f"{path}: breaks {REPORT_SCHEMA_FILE} at ${where}: {problem.message}")
+    return document
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="roteiro-conformance report",
+        description="Publish conformance reports as one HTML page: implementations as "
+        "columns, capabilities, invariants and cases as rows.",
+    )
+    parser.add_argument("reports", nargs="+", metavar="FILE.json", help="--roteiro-report files")
+    parser.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
+    parser.add_argument("--title", default="Conformance matrix", help="the page's title")
+    args = parser.parse_args(argv)
+    from roteiro_memory.suite.publish import render_page
+
+    try:
+        reports = [load_report(Path(name)) for name in args.reports]
+    except ReportError as error:
+        print(error, file=sys.stderr)
+        return int(ExitCode.USAGE)
+    out = Path(args.html)
+    try:
+        out.write_text(render_page(reports, args.title), encoding="utf-8")
+    except OSError as error:
+        print(f"{out}: cannot be written: {error.strerror or error}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    print(f"{out}: {len(reports)} report(s)")
+    return int(ExitCode.OK)
