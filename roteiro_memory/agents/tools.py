@@ -44,6 +44,9 @@ _ADVICE = {
     "AlreadySuperseded": "supersede the newest record of the chain instead "
     "(`get` shows its superseded_by)",
     "Corrupt": "the store cannot be read or opened; run `roteiro-memory check` in a shell",
+    "Unavailable": "the store is sound but cannot be used right now (busy, its server "
+    "down, its file moved or read-only); the message says what, and whether anything was "
+    "stored; retry once that is resolved",
     "Unsupported": "this store does not offer that operation",
     "Internal": "the server is still running; retry, and report it if it persists",
 }

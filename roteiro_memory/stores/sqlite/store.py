@@ -5,6 +5,9 @@ One file, WAL, foreign keys on.  Writes take the write lock up front
 store queue rather than fail; reads run in one transaction so their several
 queries see one state.  Ranking, filtering and limits run in SQL, using the
 expressions :mod:`roteiro_memory.stores.sql.expressions` renders from the semantics.
+A store whose folder or file cannot be written is opened to be read only
+(:mod:`.readonly`), and a write commits only while the store's path still
+names the file it opened (:mod:`.identity`).
 """
 
 from __future__ import annotations
@@ -54,7 +57,8 @@ from roteiro_memory.stores.sql.shape import MEMORY_ANCHOR as _MEMORY_ANCHOR
 from roteiro_memory.stores.sql.shape import RECORD_COLS as RECORD_COLS
 from roteiro_memory.stores.sql.shape import RECORD_FROM as RECORD_FROM
 from roteiro_memory.stores.sql.shape import record_from as _record_from
-from roteiro_memory.stores.sqlite import IN_MEMORY
+from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
+from roteiro_memory.stores.sqlite.identity import FileIdentity
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
     BUILDS,
@@ -332,6 +336,10 @@ class SQLiteStore(Store):
         self.migrated: tuple[int, builtins.list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
         was at, and the names of the migrations applied."""
+        self.read_only: str | None = None
+        """Why nothing can be written to the store (its folder or file is
+        read-only), when it was opened to be read only; None otherwise."""
+        self._identity: FileIdentity | None = None
         self._conn = self._open()
 
     @classmethod
@@ -354,7 +362,8 @@ class SQLiteStore(Store):
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        if self.file != IN_MEMORY and not _existing(self.file):
+        in_memory = self.file == IN_MEMORY
+        if not in_memory and not _existing(self.file):
             from roteiro_memory import privatefile
 
             try:
@@ -363,8 +372,14 @@ class SQLiteStore(Store):
                 raise StoreUnavailable(
                     f"{self.file}: cannot create the store ({error.strerror})"
                 ) from None
+        read_only = None if in_memory else readonly.reason(self.file)
         try:
-            conn = sqlite3.connect(self.file, timeout=self._busy_ms / 1000, isolation_level=None)
+            if read_only is None:
+                conn = sqlite3.connect(
+                    self.file, timeout=self._busy_ms / 1000, isolation_level=None
+                )
+            else:
+                conn = readonly.connect(self.file)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.file}: cannot be opened ({error})") from None
         try:
@@ -373,13 +388,18 @@ class SQLiteStore(Store):
             # beside a writer, and one that is not ours is refused unwritten.
             with reading(conn):
                 pending = self._pending(conn)
-            conn.execute("PRAGMA foreign_keys = ON")
-            enter_wal(conn, self._busy_ms)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if pending:
-                self._migrate(conn)
+            if read_only is not None:
+                if pending:
+                    raise readonly.unmigratable(self.file, read_only, SCHEMA_VERSION)
+            else:
+                conn.execute("PRAGMA foreign_keys = ON")
+                enter_wal(conn, self._busy_ms)
+                conn.execute("PRAGMA synchronous = NORMAL")
+                if pending:
+                    self._migrate(conn)
+            identity = None if in_memory else FileIdentity(self.file, self.file)
         except sqlite3.OperationalError as error:
-            refusal = busy(conn, error)
+            refusal = busy(conn, error) or readonly.unreadable(self.file, read_only, error)
             conn.close()
             if refusal is not None:
                 raise refusal from None
@@ -387,9 +407,14 @@ class SQLiteStore(Store):
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
+        except OSError as error:  # the file went between SQLite's open and ours
+            conn.close()
+            raise StoreUnavailable(f"{self.file}: cannot be opened ({error.strerror})") from None
         except BaseException:
             conn.close()
             raise
+        self.read_only = read_only
+        self._identity = identity
         return conn
 
     def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
@@ -454,8 +479,12 @@ class SQLiteStore(Store):
 
     def _atomic(self) -> Transaction:
         """One write transaction, holding the write lock from its start
-        (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`)."""
-        return atomic(self._conn)
+        (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`), refused
+        on a read-only store, and committed only while the store's path
+        still names the file it was opened on (:mod:`.identity`)."""
+        if self.read_only is not None:
+            raise readonly.unwritable(self.file, self.read_only)
+        return atomic(self._conn, None if self._identity is None else self._identity.check)
 
     def _reading(self) -> Transaction:
         """One read transaction, so a read's several queries see one state."""
