@@ -64,8 +64,9 @@ from roteiro_memory.results import (
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.postgres import check as pg_check
+from roteiro_memory.stores.postgres import link
 from roteiro_memory.stores.postgres import transfer as pg_transfer
-from roteiro_memory.stores.postgres.dsn import split_schema
+from roteiro_memory.stores.postgres.dsn import redact, split_schema
 from roteiro_memory.stores.postgres.failures import from_psycopg, is_psycopg_error
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, NOW_TEXT, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
@@ -262,6 +263,7 @@ class PostgresStore(Store):
     capabilities = STORE_CAPABILITIES
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
+        self._given = dsn  # what messages are redacted against, with self.dsn
         stripped, named = split_schema(dsn)
         if schema is not None and named is not None and schema != named:
             raise InvalidStoreName(
@@ -275,9 +277,19 @@ class PostgresStore(Store):
                 f"?schema={DEFAULT_SCHEMA}, or leave the parameter out for {DEFAULT_SCHEMA!r}"
             )
         self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
-        self._conn = self._open()
+        self._link = self._open()
 
     # --- connection and schema -------------------------------------------
+
+    @property
+    def _conn(self) -> psycopg.Connection[tuple[Any, ...]]:
+        """The connection, replaced first when it was lost (:mod:`.link`);
+        while the server is down that fails, and the next call tries again."""
+        if link.stale(self._link):
+            fresh = self._open()
+            self._link.close()
+            self._link = fresh
+        return self._link
 
     def failure(self, error: Exception) -> RoteiroError:
         if is_psycopg_error(error):
@@ -305,11 +317,18 @@ class PostgresStore(Store):
                 "the PostgreSQL backend needs the psycopg driver, which is not installed; "
                 f"install it with: {INSTALL_HINT}"
             ) from None
+        link.quiet_driver()
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
         except psycopg.Error as error:
-            message = str(error).strip().splitlines()[0] if str(error).strip() else error
-            raise StoreUnavailable(f"{self.describe()}: cannot connect ({message})") from None
+            said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            said = redact(said, self.dsn, self._given)
+            if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
+                raise InvalidStoreName(
+                    f"the PostgreSQL DSN is malformed ({said}); expected "
+                    "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+                ) from None
+            raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
         try:
             conn.execute(f"SET search_path TO {self._ident()}")
             self._migrate(conn)
@@ -383,14 +402,16 @@ class PostgresStore(Store):
     def _atomic(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         """One read-committed write transaction; its locks are taken by the
         operation's first statement, so it sees what committed before."""
-        with _transaction(self._conn):
-            yield self._conn
+        conn = self._conn
+        with _transaction(conn):
+            yield conn
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         """One read-only transaction on one snapshot."""
-        with _transaction(self._conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
-            yield self._conn
+        conn = self._conn
+        with _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False):
+            yield conn
 
     # --- episodic tier ---------------------------------------------------
 
@@ -969,8 +990,8 @@ class PostgresStore(Store):
         return out
 
     def reopen(self) -> None:
-        self._conn.close()
-        self._conn = self._open()
+        self._link.close()
+        self._link = self._open()
 
     def reset(self) -> None:
         """Empty this store's schema, and nothing outside it."""
@@ -1006,12 +1027,13 @@ class PostgresStore(Store):
         self._conn.close()
 
     def close(self) -> None:
-        self._conn.close()
+        self._link.close()
 
     @property
     def connection(self) -> psycopg.Connection[tuple[Any, ...]]:
-        """The underlying connection, for maintenance and tests."""
-        return self._conn
+        """The underlying connection, for maintenance and tests (as it is:
+        one the server has ended is replaced by the next call, not here)."""
+        return self._link
 
 
 class _Miss(Exception):
@@ -1027,18 +1049,28 @@ def _one(conn: psycopg.Connection[tuple[Any, ...]], sql: str) -> int:
 
 
 @contextlib.contextmanager
-def _transaction(conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN") -> Iterator[None]:
+def _transaction(
+    conn: psycopg.Connection[tuple[Any, ...]], begin: str = "BEGIN", *, writes: bool = True
+) -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
     if it (or the commit) raises.  The rollback runs only while the server
     still holds a transaction for it, and a rollback that fails anyway never
     replaces the error that caused it; a lost connection is reported as
-    :class:`StoreUnavailable`, the original as its cause."""
+    :class:`StoreUnavailable`, the original as its cause -- lost while a
+    ``writes`` transaction's commit was on its way, as a write that may or
+    may not have been stored (:func:`.link.commit_unknown`)."""
     with _guarded(conn):
         conn.execute(begin)
         try:
             yield
+        except BaseException as error:
+            _rollback(conn, error)
+            raise
+        try:
             conn.execute("COMMIT")
         except BaseException as error:
+            if conn.broken and writes:
+                raise link.commit_unknown(error) from error
             _rollback(conn, error)
             raise
 
@@ -1067,8 +1099,5 @@ def _guarded(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[None]:
         yield
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
-            raise StoreUnavailable(
-                f"the connection to the PostgreSQL server was lost ({error}); "
-                "reopen the store once the server is back"
-            ) from error
+            raise link.lost(error) from error
         raise
