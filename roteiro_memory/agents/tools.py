@@ -153,11 +153,12 @@ def _ranked(session: Session, args: Arguments, *, query: str | None, touched: st
 
 
 def _remember(session: Session, args: Arguments) -> JSON:
+    scope = args.text("scope")  # given empty, it is refused as the CLI refuses it
     record = records.remember(
         session,
         args.text("kind") or "",
         args.text("body") or "",
-        scope=args.text("scope") or sem.DEFAULT_SCOPE,
+        scope=sem.DEFAULT_SCOPE if scope is None else scope,
         anchor=args.text("anchor"),
         confidence=args.number("confidence"),
         supersedes=args.number("supersedes"),

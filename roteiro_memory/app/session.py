@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from roteiro_memory.app.values import spell_option
-from roteiro_memory.errors import GitError, UsageError
+from roteiro_memory.errors import GitError, UsageError, excerpt
 from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover
 
@@ -274,6 +274,11 @@ class Session:
         """Refuse an unknown revision before anything is synced or written."""
         for option, rev in revs.items():
             if rev is not None:
+                if "\x00" in rev:  # git takes its arguments as C strings
+                    raise GitError(
+                        f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
+                        "expected a commit, branch or tag"
+                    )
                 from roteiro_memory.repo.graph import resolve_tree
 
                 resolve_tree(self.require_repo(f"--{option}"), rev)
