@@ -29,6 +29,7 @@ __all__ = [
     "AnchorError",
     "AnchorSpec",
     "anchor_filter",
+    "anchor_label",
     "names_a_path",
     "parse_anchor",
     "verify_anchor",
@@ -118,6 +119,39 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         return AnchorSpec(spec, None, None)
     path = _repo_path(spec, repo, spec)
     return AnchorSpec(file_key(path), path, None)
+
+
+def anchor_label(key: str) -> str:
+    """How ``key`` is shown: in the form ``--anchor`` takes -- ``PATH`` for
+    ``file:PATH``, ``PATH::QUALNAME`` for ``py:PATH::QUALNAME`` -- when that
+    form reads back as ``key`` and a write would take it; else the key as it
+    is.  So an empty path (``file:``), a path that would read as a key or a
+    symbol (``file:py:x``, ``file:a::b``), one that is not written from the
+    repository's top level (``file:../x``), and a symbol in a file symbols
+    are not read from (``py:x::y``) show as their keys."""
+    from pathlib import PurePosixPath
+
+    from roteiro_memory.repo.symbols import is_python_path
+
+    if key.startswith(FILE_PREFIX):
+        path, qualname = key[len(FILE_PREFIX) :], ""
+    elif key.startswith(PY_PREFIX):
+        path, _, qualname = key[len(PY_PREFIX) :].partition("::")
+        if not qualname or not is_python_path(path):
+            return key
+    else:
+        return key
+    plain = PurePosixPath(path)
+    if (
+        not path
+        or "::" in path
+        or _SCHEME.match(path)
+        or plain.is_absolute()
+        or plain.as_posix() != path
+        or ".." in plain.parts
+    ):
+        return key
+    return f"{path}::{qualname}" if qualname else path
 
 
 def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
