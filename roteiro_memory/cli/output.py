@@ -6,33 +6,16 @@ on stderr (or, under ``--json``, in the envelope)."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from roteiro_memory.errors import StreamClosed, UsageError
+from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["emit", "fail", "printable", "read_stdin", "say", "warn"]
-
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
-bidirectional overrides that reorder what is shown; tab and newline pass.  A
-pattern, compiled when first used (start-up compiles nothing it may not need)."""
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``)
-    instead of sent to the terminal; tabs and newlines are kept."""
-    return re.sub(_CONTROL, _escape, text)
-
 
 def emit(value: Any) -> None:
     """Print a command's result in the envelope, on one line."""
