@@ -178,6 +178,9 @@ class StreamClosed(RoteiroError, OSError):
     """Standard input or output closed (or failing) where a command needs it."""
 
     kind = "BadRequest"
+    output_lost = False
+    """True when standard output itself failed (a full disk): the failure
+    is then reported on stderr, since stdout takes nothing more."""
 
 
 # Refusals of the command line and the repository: reported as BadRequest,

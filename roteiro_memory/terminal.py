@@ -1,15 +1,42 @@
-"""The terminal's width, found as :func:`shutil.get_terminal_size` finds it
-but without importing :mod:`shutil` (and with it bz2, lzma and zlib), which
-argparse would otherwise do on every start-up of the command line and the
-hooks: it makes a help formatter, which asks for the width, for every option
-it adds."""
+"""What reaches a terminal: its width, and text made safe to show there.
+
+The width is found as :func:`shutil.get_terminal_size` finds it but without
+importing :mod:`shutil` (and with it bz2, lzma and zlib), which argparse
+would otherwise do on every start-up of the command line and the hooks: it
+makes a help formatter, which asks for the width, for every option it adds.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 
-__all__ = ["columns"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+
+__all__ = ["columns", "printable"]
+
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
+bidirectional overrides that reorder what is shown; tab and newline pass.  A
+pattern, compiled when first used (start-up compiles nothing it may not need)."""
+_CONTROL_OR_BREAK = "[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+"""The same, and tab and newline too: for what must stay on one line."""
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match[0])
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str, *, one_line: bool = False) -> str:
+    """``text`` with every control character shown as an escape (``\\x1b``)
+    instead of sent to the terminal; tabs and newlines are kept, unless
+    ``one_line`` (a finding, a file name in a report) escapes them too."""
+    import re  # here: a hook that prints nothing never loads it
+
+    return re.sub(_CONTROL_OR_BREAK if one_line else _CONTROL, _escape, text)
 
 
 def columns() -> int:

@@ -223,6 +223,30 @@ def holds(column: Field, value: Any) -> bool:
     return _typed(value, column.type, column.nullable)
 
 
+_EXPECTED = {int: "a whole number", float: "a number", str: "text"}
+
+
+def _wrong(value: Any, kind: type, nullable: bool) -> str:
+    """What is wrong with ``value``, which is not of ``kind`` as a store can
+    hold it (:func:`_typed`), and what is allowed: "is 1180591620717411303424,
+    beyond 64 bits; expected a whole number from -2**63 to 2**63 - 1"."""
+    allowed = _EXPECTED.get(kind, kind.__name__)
+    null = " (or null)" if nullable else ""
+    if isinstance(value, int) and not isinstance(value, bool) and kind in (int, float):
+        return (
+            f"is {excerpt(value)}, beyond 64 bits; expected {allowed} from -2**63 to "
+            f"2**63 - 1{null}"
+        )
+    if isinstance(value, str) and kind is str:
+        at = next((i for i, c in enumerate(value) if "\ud800" <= c <= "\udfff"), None)
+        if at is not None:
+            return (
+                f"holds a lone surrogate (U+{ord(value[at]):04X} at character {at}), which "
+                f"UTF-8 cannot carry; expected {allowed} that UTF-8 can encode{null}"
+            )
+    return f"is {excerpt(value)}, expected {allowed}{null}"
+
+
 def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:
     expected = {name for name, _, _ in spec} | {"type"}
     extra = sorted(set(item) - expected)
@@ -234,10 +258,8 @@ def _fields(number: int, item: dict[str, Any], spec: Sequence[Field]) -> None:
         if name not in item:
             raise ImportRefused(f"line {number}: {item['type']} line lacks {name!r}")
         if not _typed(item[name], kind, nullable):
-            allowed = kind.__name__ + (" or null" if nullable else "")
             raise ImportRefused(
-                f"line {number}: {item['type']} field {name!r} is {excerpt(item[name])}, "
-                f"expected {allowed}"
+                f"line {number}: {item['type']} field {name!r} {_wrong(item[name], kind, nullable)}"
             )
 
 
@@ -302,14 +324,23 @@ def read_export(lines: Iterable[str]) -> Export:
 
 
 def _json(number: int, line: str) -> Any:
+    if line.startswith("\ufeff"):
+        raise ImportRefused(
+            f"line {number}: starts with a byte-order mark (U+FEFF), which an export never "
+            "holds (an editor added it); remove it and import again"
+        )
     try:
         item = json.loads(line)
     except RecursionError:
         raise ImportRefused(
             f"line {number}: JSON nested too deeply to read; an export's lines are flat objects"
         ) from None
-    except ValueError:
-        raise ImportRefused(f"line {number}: not JSON") from None
+    except json.JSONDecodeError as error:
+        raise ImportRefused(
+            f"line {number}: not JSON ({error.msg} at column {error.colno})"
+        ) from None
+    except ValueError as error:
+        raise ImportRefused(f"line {number}: not JSON ({excerpt(str(error))})") from None
     if not isinstance(item, dict):
         raise ImportRefused(f"line {number}: expected a JSON object")
     return item
@@ -363,8 +394,12 @@ def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     ):
         raise ImportRefused(f"line {number}: header clock must hold whole ticks and generation")
     sequence = item.get("sequence")
-    if sequence is not None and not (_typed(sequence, int, False) and sequence >= 0):
-        raise ImportRefused(f"line {number}: header sequence must be a whole number or null")
+    if sequence is not None and not _typed(sequence, int, False):
+        raise ImportRefused(f"line {number}: header sequence {_wrong(sequence, int, True)}")
+    if sequence is not None and sequence < 0:
+        raise ImportRefused(
+            f"line {number}: header sequence is {sequence}, expected a whole number from 0"
+        )
     witness = item.get("witness")
     if witness is not None and not (
         isinstance(witness, dict) and _typed(witness.get("tree"), str, True)

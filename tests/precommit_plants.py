@@ -59,6 +59,19 @@ def plant_companions(folder: Path, name: str = "memory.db") -> list[Path]:
     return out
 
 
+def plant_fifo(path: Path, through: str = "fifo") -> Path:
+    """A FIFO at ``path``; with ``through`` "symlink", a symlink to it beside
+    it, which is returned instead.  Reading either waits for a writer."""
+    import os
+
+    os.mkfifo(path)
+    if through != "symlink":
+        return path
+    link = path.with_name("link-to-" + path.name)
+    link.symlink_to(path)
+    return link
+
+
 def plant_export(path: Path, store: Path) -> Path:
     """What ``roteiro-memory export --output PATH`` writes for ``store``."""
     from roteiro_memory.transfer import export_lines

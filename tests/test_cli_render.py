@@ -68,6 +68,16 @@ def test_anchor_labels_take_the_form_anchor_options_take() -> None:
     assert render.anchor_label(None) == "-"
 
 
+@pytest.mark.parametrize(
+    "key",
+    ["file:", "py:x::y", "py:a.py", "py:a.py::", "file:a::b", "file:py:x", "file:../x", "file:/x"],
+)
+def test_anchor_labels_show_the_key_when_the_short_form_would_name_another(key: str) -> None:
+    """Issue 22, item 21: ``file:`` showed an empty column and ``py:x::y``
+    showed ``x::y``, which ``--anchor`` refuses (x is no Python file)."""
+    assert render.anchor_label(key) == key
+
+
 def test_printable_escapes_control_sequences_and_keeps_tabs_and_newlines() -> None:
     body = "a\x1b]0;owned\x07b\x1b[2J\rc\x9b\u202ed\te\nf"
     shown = render.printable(body)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from roteiro_memory.exitcodes import ExitCode
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,3 +80,115 @@ def test_exitcodes_error_kinds_are_read_off_the_classes_in_protocol_order() -> N
     text = (ROOT / "conformance" / "PROTOCOL.md").read_text(encoding="utf-8")
     table = text.split("## Error kinds", 1)[1].split("\n- ", 1)[0]
     assert tuple(re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE)) == errors.ERROR_KINDS
+
+
+# --- issue 22, item 19: each case the finding named, against the table --------
+
+
+def test_exitcodes_a_store_busy_beyond_the_wait_is_unavailable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+    import sqlite3
+
+    from roteiro_memory.cli.main import main
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    db = tmp_path / "m.db"
+    SQLiteStore(db).close()
+    monkeypatch.setenv("ROTEIRO_MEMORY_BUSY_TIMEOUT_MS", "50")
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("BEGIN IMMEDIATE")
+        assert main(["add", "waits", "--db", str(db)]) == ExitCode.STORE
+        assert "busy" in capsys.readouterr().err
+        assert main(["--json", "add", "waits", "--db", str(db)]) == ExitCode.STORE
+        assert json.loads(capsys.readouterr().out)["error"]["kind"] == "Unavailable"
+    finally:
+        holder.close()
+
+
+def test_exitcodes_a_postgresql_server_that_cannot_be_reached_is_unavailable(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    pytest.importorskip("psycopg")
+    from roteiro_memory.cli.main import main
+
+    dsn = "postgresql://127.0.0.1:1/memory"  # port 1: nothing listens there
+    assert main(["--json", "--db", dsn, "list"]) == ExitCode.STORE
+    error = json.loads(capsys.readouterr().out)["error"]
+    assert error["kind"] == "Unavailable"
+    assert "cannot connect" in error["message"]
+
+
+def test_exitcodes_export_onto_a_full_disk_is_the_output_failing(tmp_path: Path) -> None:
+    """The output is what failed, not the store (docs/cli.md): status 2, one
+    line, the store as it was and nothing left where the export went."""
+    import os
+
+    from mounts import full_disk
+
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    db = tmp_path / "m.db"
+    with SQLiteStore(db) as store:
+        store.record("lesson", "x" * 20_000)
+    before = db.read_bytes()
+    full = tmp_path / "full"
+    full.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    done = subprocess.run(
+        [
+            *full_disk(full),
+            sys.executable,
+            "-m",
+            "roteiro_memory",
+            "export",
+            "--db",
+            str(db),
+            "-o",
+            str(full / "memory.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "No space left on device" in done.stderr
+    assert "nothing was written there" in done.stderr
+    assert db.read_bytes() == before
+    assert list(full.iterdir()) == []  # the tmpfs went with its namespace
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["export"], ["list"], ["--json", "list"]],
+    ids=["export", "list", "list-json"],
+)
+def test_exitcodes_standard_output_on_a_full_disk_is_the_output_failing(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    db = tmp_path / "m.db"
+    with SQLiteStore(db) as store:
+        store.record("lesson", "kept")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", *argv, "--db", str(db)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert done.stderr.splitlines() == [
+        "roteiro-memory: error: cannot write to standard output (No space left on device); "
+        "what was written there is incomplete (nothing stored was changed)"
+    ]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from roteiro_memory.app.anchors import anchor_label
 from roteiro_memory.repo.languages import (
     KEY_PREFIXES,
     LANGUAGES,
-    anchor_text,
     described,
     file_key,
     language_of,
@@ -36,7 +36,7 @@ from roteiro_memory.repo.languages import (
 def test_symbol_keys_take_the_prefix_of_the_files_language(path: str, key: str) -> None:
     assert symbol_key(path, "Retry.run") == key
     assert key.startswith(symbol_prefix(path))
-    assert anchor_text(key) == f"{path}::Retry.run"
+    assert anchor_label(key) == f"{path}::Retry.run"
 
 
 @pytest.mark.parametrize("path", ["README.md", "a.pyc", "Makefile", "src.ts/notes", "x.c", "go"])
@@ -63,7 +63,8 @@ def test_every_language_but_python_names_a_grammar_for_each_suffix() -> None:
             assert language.package.startswith("tree-sitter-")
 
 
-def test_anchor_text_is_the_form_anchor_takes() -> None:
-    assert anchor_text(file_key("src/a.go")) == "src/a.go"
-    assert anchor_text("doc:guide") == "doc:guide"
+def test_an_anchor_is_shown_in_the_form_anchor_takes() -> None:
+    assert anchor_label(file_key("src/a.go")) == "src/a.go"
+    assert anchor_label("doc:guide") == "doc:guide"
+    assert anchor_label("ts:src/a.py::f") == "ts:src/a.py::f"  # not the file's language
     assert "TypeScript (.ts, .tsx, .mts, .cts)" in described()

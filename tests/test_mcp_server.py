@@ -341,3 +341,26 @@ def test_the_cli_does_not_import_the_sdk(repo: GitRepo, tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == "[]"
+
+
+def test_a_store_removed_under_the_server_takes_no_acknowledged_write(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Issue 22, item 1: the store's file removed and a folder put in its place
+    while the server runs: ``remember`` is refused (Unavailable), never
+    acknowledged into the removed file, which vanishes when the server exits."""
+    db = tmp_path / "m.db"
+    assert repo.cli("add", "seeded", "--db", str(db)).returncode == 0
+
+    async def main() -> tuple[str, str]:
+        async with mcp_session(repo, serve_args(db)) as session:
+            await call(session, "search", {})
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{db}{suffix}").unlink(missing_ok=True)
+            db.mkdir()
+            return await fail(session, "remember", {"kind": "lesson", "body": "would vanish"})
+
+    kind, text = run(main)
+    assert kind == "Unavailable"
+    assert "nothing was written" in text
+    assert list(db.iterdir()) == []

@@ -50,7 +50,7 @@ def test_rollback_never_hides_the_error_of_a_lost_connection(
     lines = list(pg.export_lines())
     pg.record("lesson", "kept")
     real = pg.connection
-    pg._conn = _LostOn(real, "agent_memory")  # type: ignore[assignment]
+    pg._link = _LostOn(real, "agent_memory")  # type: ignore[assignment]
     run = {
         "export": lambda: list(pg.export_lines()),
         "check": pg.check,
@@ -60,7 +60,7 @@ def test_rollback_never_hides_the_error_of_a_lost_connection(
     with pytest.raises(StoreUnavailable, match="connection") as raised:
         run()
     assert isinstance(raised.value.__cause__, psycopg.OperationalError)
-    pg._conn = real
+    pg._link = real
     pg.reopen()
     assert [r.body for r in pg.list().records] == ["kept"]
 

@@ -11,6 +11,7 @@ from precommit_plants import (
     BAD_STORES,
     open_store,
     plant_bad_store,
+    plant_fifo,
     plant_foreign_sqlite,
     plant_store,
 )
@@ -126,3 +127,23 @@ def test_check_store_with_an_unreachable_postgres_fails(
     assert status == 1
     assert "127.0.0.1" in out, out
     assert "cannot" in out.lower(), out
+
+
+@pytest.mark.parametrize("through", ["fifo", "symlink"])
+def test_check_store_passes_over_a_fifo_without_blocking(
+    tmp_path: Path, through: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22, item 10: a FIFO is no store, and reading one would wait for
+    a writer for ever; the hook runs in a process of its own with a time limit."""
+    import sys
+
+    named = plant_fifo(tmp_path / "pipe.db", through)
+    store = plant_store(tmp_path / "memory.db")
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory.precommit.check_store", str(named), str(store)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -232,3 +232,81 @@ def test_forbid_store_knows_how_export_lines_begin(tmp_path: Path) -> None:
     kinds = {json.loads(line).get("type") for line in lines}
     assert kinds == {"record", "cache", "end"}
     assert all(line.startswith(sniff.EXPORT_LINE_PREFIXES) for line in lines)
+
+
+def _wal_without_schema(folder: Path) -> Path:
+    """The log of a ``forget`` and an update on a store whose schema was
+    checkpointed, copied while another connection keeps it: record bodies,
+    no schema text, no table name."""
+    import shutil
+    import sqlite3
+
+    live = folder / "live"
+    live.mkdir(parents=True)
+    source = plant_store(live / "memory.db")
+    keeper = sqlite3.connect(source, isolation_level=None)
+    try:
+        keeper.execute("PRAGMA wal_autocheckpoint = 0")
+        keeper.execute("SELECT 1 FROM agent_memory").fetchall()
+        keeper.execute("UPDATE agent_memory SET body = 'a secret pasted into memory' WHERE id = 2")
+        keeper.execute("DELETE FROM agent_memory WHERE id = 3")
+        copy = folder / "x.db-wal"
+        shutil.copyfile(source.with_name("memory.db-wal"), copy)
+    finally:
+        keeper.close()
+    shutil.rmtree(live)
+    data = copy.read_bytes()
+    assert b"a secret pasted" in data
+    assert not any(s in data for s in (*sniff.SCHEMA_SIGNATURES, b"agent_memory"))
+    return copy
+
+
+def test_forbid_store_refuses_any_write_ahead_log_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22, item 11: a log's frames are pages, which need not name
+    their tables; every SQLite log is refused, named as SQLite's."""
+    wal = _wal_without_schema(tmp_path)
+    renamed = tmp_path / "blob.bin"
+    renamed.write_bytes(wal.read_bytes())
+    status, lines = _run(capsys, wal, renamed)
+    assert status == 1
+    assert lines[0].startswith(f"{wal}: an SQLite write-ahead log")
+    assert lines[1].startswith(f"{renamed}: an SQLite write-ahead log")
+
+
+def test_forbid_store_knows_a_log_by_its_header_not_its_magic_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    header = _wal_without_schema(tmp_path).read_bytes()[:32]
+    assert sniff.wal_header(header)
+    damaged = bytearray(header)
+    damaged[31] ^= 1  # the header's checksum no longer holds
+    assert not sniff.wal_header(bytes(damaged))
+    magic_only = tmp_path / "looks.bin"
+    magic_only.write_bytes(header[:4] + b"\xff" * 60)
+    assert _run(capsys, magic_only) == (0, [])
+
+
+def test_forbid_store_keeps_a_finding_on_one_line_whatever_the_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 22, item 20: a newline in a file name is escaped, and the
+    command to unstage it still names that file."""
+    import subprocess
+
+    store = plant_store(tmp_path / "two\nlines.db")
+    status, lines = _run(capsys, store)
+    assert status == 1
+    assert len(lines) == 1
+    escaped = str(store).replace("\n", "\\x0a")
+    assert lines[0].startswith(f"{escaped}: a roteiro-memory store")
+    command = lines[0].split("unstage it with: ", 1)[1]
+    assert command == f"git rm --cached -- $'{escaped}'"
+    shown = subprocess.run(
+        ["bash", "-c", f"printf %s {command.removeprefix('git rm --cached -- ')}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout == str(store)

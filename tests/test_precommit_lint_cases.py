@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from precommit_plants import BAD_CASES, GOOD_CASE, plant_cases
+from precommit_plants import BAD_CASES, GOOD_CASE, plant_cases, plant_fifo
 
 from roteiro_memory.precommit.lint_cases import main
 from roteiro_memory.suite.cases import RESERVED_FILES, builtin_dir, case_files
@@ -208,3 +208,34 @@ def test_lint_cases_refuses_an_alias_bomb_in_args_at_once(
     assert status == 1
     assert len(lines) == 1
     assert "a YAML alias (*name) repeats a mapping or list here" in lines[0]
+
+
+@pytest.mark.parametrize("through", ["fifo", "symlink"])
+def test_lint_cases_names_a_fifo_without_blocking(tmp_path: Path, through: str) -> None:
+    """Issue 22, item 10: a FIFO given as a case file, or beside one, is
+    never read (it would wait for a writer for ever)."""
+    import subprocess
+
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    good = folder / "extra.yaml"
+    good.write_text(GOOD_CASE)
+    named = plant_fifo(folder / "pipe.yaml", through)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "roteiro_memory.precommit.lint_cases",
+            "--no-shipped",
+            str(named),
+            str(good),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines() == [
+        f"{named}: not a regular file, so not a case file (a case file is YAML text)"
+    ]

@@ -149,6 +149,33 @@ def test_a_bad_export_is_refused_by_line(tmp_path: Path, mangle: object, message
         assert target.snapshot() == before
 
 
+@pytest.mark.parametrize(
+    ("mangle", "message"),
+    [
+        (
+            lambda ls: _edit(ls, _index(ls, "record"), id=2**70),
+            r"'id' is 1180591620717411303424, beyond 64 bits; expected a whole number from "
+            r"-2\*\*63 to 2\*\*63 - 1$",
+        ),
+        (
+            lambda ls: _edit(ls, _index(ls, "record"), body="a\ud800b"),
+            r"'body' holds a lone surrogate \(U\+D800 at character 1\), which UTF-8 cannot",
+        ),
+        (lambda ls: ["\ufeff" + ls[0], *ls[1:]], r"line 1: starts with a byte-order mark"),
+        (lambda ls: ["{,", *ls[1:]], r"line 1: not JSON \(Expecting property name .* column 2\)"),
+        (lambda ls: _edit(ls, 0, sequence=2**70), r"header sequence is 1180591620717411303424"),
+    ],
+    ids=["huge-id", "lone-surrogate", "byte-order-mark", "broken-json", "huge-sequence"],
+)
+def test_a_bad_export_says_what_is_wrong(tmp_path: Path, mangle: object, message: str) -> None:
+    """Issue 22, item 18: not "expected int" for an integer, "expected str"
+    for a string, or "not JSON" for a JSON line behind a byte-order mark."""
+    assert callable(mangle)
+    lines = _resealed(mangle(_lines(tmp_path)))
+    with pytest.raises(ImportRefused, match=message):
+        read_export(lines)
+
+
 # --- the integrity trailer -----------------------------------------------------
 
 

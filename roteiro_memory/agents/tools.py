@@ -44,6 +44,9 @@ _ADVICE = {
     "AlreadySuperseded": "supersede the newest record of the chain instead "
     "(`get` shows its superseded_by)",
     "Corrupt": "the store cannot be read or opened; run `roteiro-memory check` in a shell",
+    "Unavailable": "the store is sound but cannot be used right now (busy, its server "
+    "down, its file moved or read-only); the message says what, and whether anything was "
+    "stored; retry once that is resolved",
     "Unsupported": "this store does not offer that operation",
     "Internal": "the server is still running; retry, and report it if it persists",
 }
@@ -150,11 +153,12 @@ def _ranked(session: Session, args: Arguments, *, query: str | None, touched: st
 
 
 def _remember(session: Session, args: Arguments) -> JSON:
+    scope = args.text("scope")  # given empty, it is refused as the CLI refuses it
     record = records.remember(
         session,
         args.text("kind") or "",
         args.text("body") or "",
-        scope=args.text("scope") or sem.DEFAULT_SCOPE,
+        scope=sem.DEFAULT_SCOPE if scope is None else scope,
         anchor=args.text("anchor"),
         confidence=args.number("confidence"),
         supersedes=args.number("supersedes"),

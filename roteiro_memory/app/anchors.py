@@ -33,6 +33,7 @@ __all__ = [
     "AnchorError",
     "AnchorSpec",
     "anchor_filter",
+    "anchor_label",
     "names_a_path",
     "parse_anchor",
     "verify_anchor",
@@ -121,6 +122,42 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         return AnchorSpec(spec, None, None)
     path = _repo_path(spec, repo, spec)
     return AnchorSpec(file_key(path), path, None)
+
+
+def anchor_label(key: str) -> str:
+    """How ``key`` is shown: in the form ``--anchor`` takes -- ``PATH`` for
+    ``file:PATH``, ``PATH::QUALNAME`` for a symbol's key (``py:``, ``ts:``...)
+    -- when that form reads back as ``key`` and a write would take it; else the
+    key as it is.  So an empty path (``file:``), a path that would read as a
+    key or a symbol (``file:py:x``, ``file:a::b``), one that is not written
+    from the repository's top level (``file:../x``), and a symbol whose prefix
+    is not its file's language's (``py:x::y``, ``ts:a.py::f``) show as their
+    keys."""
+    from pathlib import PurePosixPath
+
+    from roteiro_memory.repo.languages import SYMBOL_PREFIXES, language_of
+
+    if key.startswith(FILE_PREFIX):
+        path, qualname = key[len(FILE_PREFIX) :], ""
+    else:
+        prefix = next((p for p in SYMBOL_PREFIXES if key.startswith(p)), None)
+        if prefix is None:
+            return key
+        path, _, qualname = key[len(prefix) :].partition("::")
+        language = language_of(path)
+        if not qualname or language is None or language.prefix != prefix:
+            return key
+    plain = PurePosixPath(path)
+    if (
+        not path
+        or "::" in path
+        or _SCHEME.match(path)
+        or plain.is_absolute()
+        or plain.as_posix() != path
+        or ".." in plain.parts
+    ):
+        return key
+    return f"{path}::{qualname}" if qualname else path
 
 
 def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:

@@ -34,7 +34,7 @@ def stats(session: Session, budget_mb: str | None = None) -> CacheStats:
 def sweep(session: Session, budget_mb: str | None = None) -> CacheSweep:
     """Evict down to the budget, then advance the generation."""
     budget = values.budget_bytes(budget_mb, session.spell("budget_mb"))
-    store = session.store()
+    store = session.writable_store()
     session.sync()
     return store.cache_sweep(budget)
 
@@ -48,7 +48,7 @@ def entries(session: Session) -> list[CacheEntry]:
 
 def get(session: Session, key: str) -> CacheEntry:
     """The entry, recording the access; Absent when there is none."""
-    store = session.store()
+    store = session.writable_store()
     session.sync()
     entry = store.cache_get(key)
     if entry is None:
@@ -95,7 +95,7 @@ def put(
             f"({len(payload)} characters); store a flatter value"
         ) from None
     spec = anchor_spec(session, anchor, verify=True)
-    store = session.store()
+    store = session.writable_store()
     session.sync()
     key_of_anchor = spec.key if spec else None
     store.cache_put(key, fingerprint, payload, key_of_anchor)

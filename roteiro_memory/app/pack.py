@@ -166,9 +166,9 @@ def _where(recalled: Recalled) -> str:
     record = recalled.record
     parts = []
     if record.anchor is not None:
-        from roteiro_memory.repo.languages import anchor_text
+        from roteiro_memory.app.anchors import anchor_label
 
-        parts.append(f"`{anchor_text(record.anchor.key)}`")
+        parts.append(f"`{anchor_label(record.anchor.key)}`")
     if record.confidence is not None:
         parts.append(f"confidence {record.confidence:g}")
     state = record.anchor_state

@@ -95,7 +95,7 @@ def remember(
     )
     target_id = values.whole(supersedes, spell("supersedes"), minimum=1)
     spec = anchor_spec(session, anchor, verify=True)
-    store = session.store()
+    store = session.writable_store()
     if target_id is not None:
         target = store.get(target_id)
         sem.check_supersedes(

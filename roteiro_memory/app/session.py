@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 
 from roteiro_memory.app.values import spell_option
-from roteiro_memory.errors import GitError, UsageError
+from roteiro_memory.errors import GitError, UsageError, excerpt
 from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover
 
@@ -69,6 +69,7 @@ class Session:
         self._located: Location | None = None
         self._store_file: str | None = None
         self._store: Store | None = None
+        self._unsynced = False
 
     def place(self) -> Place | None:
         """Where the repository is: from its stat cache when that can be
@@ -171,6 +172,17 @@ class Session:
             announce_migration(store, self.warn)
         return self._store
 
+    def writable_store(self) -> Store:
+        """The store, for a use case that writes: one opened read-only is
+        refused at once, before a sync would say it cannot sync."""
+        store = self.store()
+        read_only = getattr(store, "read_only", None)
+        if read_only is not None:
+            from roteiro_memory.stores.sqlite.readonly import unwritable
+
+            raise unwritable(store.describe(), read_only)
+        return store
+
     def _store_identity(self, store: Store) -> str:
         """Which store this is, for the stat cache: the real path of its file,
         or where a PostgreSQL store lives (never with its password)."""
@@ -192,7 +204,17 @@ class Session:
         place = self.place()
         if place is None:
             return None
-        store = self.store()
+        store = self.writable_store() if full else self.store()
+        read_only = getattr(store, "read_only", None)
+        if read_only is not None:
+            # A sync writes the graph; anchors are read as last synced (said once).
+            if not self._unsynced:
+                self._unsynced = True
+                self.warn(
+                    f"{store.describe()}: {read_only}, so the code graph is not synced: "
+                    "anchor states are those of the last sync"
+                )
+            return None
         identity = self._store_identity(store)
         cache = self._cache
         if not full and cache is not None and cache.unchanged(identity, store.tree(), os.environ):
@@ -254,6 +276,11 @@ class Session:
         """Refuse an unknown revision before anything is synced or written."""
         for option, rev in revs.items():
             if rev is not None:
+                if "\x00" in rev:  # git takes its arguments as C strings
+                    raise GitError(
+                        f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
+                        "expected a commit, branch or tag"
+                    )
                 from roteiro_memory.repo.graph import resolve_tree
 
                 resolve_tree(self.require_repo(f"--{option}"), rev)

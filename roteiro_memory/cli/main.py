@@ -27,7 +27,7 @@ from roteiro_memory.cli.parser import (
     merge_globals,
     split_globals,
 )
-from roteiro_memory.errors import RoteiroError, excerpt
+from roteiro_memory.errors import RoteiroError, StreamClosed, excerpt
 from roteiro_memory.exitcodes import ExitCode
 
 TYPE_CHECKING = False
@@ -100,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageFailure as failure:
         return _refuse(as_json, "BadRequest", str(failure), failure.prog, ExitCode.USAGE)
     except RoteiroError as error:
-        return _refuse(as_json, error.kind, str(error), PROG, error.exit_status)
+        lost = isinstance(error, StreamClosed) and error.output_lost
+        return _refuse(as_json and not lost, error.kind, str(error), PROG, error.exit_status)
     except Exited as exited:
         return exited.status
     except KeyboardInterrupt:
@@ -189,8 +190,6 @@ def _run(command: Command, args: argparse.Namespace) -> int:
 
     if not getattr(command, "OWN_STREAMS", False):
         if sys.stdout is None:
-            from roteiro_memory.errors import StreamClosed
-
             raise StreamClosed(
                 f"standard output is closed (>&-), but {args.command} reports there; "
                 "run it with stdout open"
@@ -198,6 +197,11 @@ def _run(command: Command, args: argparse.Namespace) -> int:
         if isinstance(sys.stdout, io.TextIOWrapper):
             # A body in a script the terminal cannot show is escaped, not a crash.
             sys.stdout.reconfigure(errors="backslashreplace")
+        from roteiro_memory.cli.output import GuardedStdout
+
+        stdout, sys.stdout = sys.stdout, GuardedStdout(sys.stdout)
+    else:
+        stdout = sys.stdout
     session = Session(
         getattr(args, "db", None),
         sync=not getattr(args, "no_sync", False),
@@ -215,4 +219,5 @@ def _run(command: Command, args: argparse.Namespace) -> int:
 
         raise unexpected(error) from None
     finally:
+        sys.stdout = stdout
         session.close()

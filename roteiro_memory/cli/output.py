@@ -6,32 +6,16 @@ on stderr (or, under ``--json``, in the envelope)."""
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from roteiro_memory.errors import StreamClosed, UsageError
+from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TextIO
 
-__all__ = ["emit", "fail", "printable", "read_stdin", "say", "warn"]
-
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-"""C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
-bidirectional overrides that reorder what is shown; tab and newline pass.  A
-pattern, compiled when first used (start-up compiles nothing it may not need)."""
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match[0])
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``)
-    instead of sent to the terminal; tabs and newlines are kept."""
-    return re.sub(_CONTROL, _escape, text)
+__all__ = ["GuardedStdout", "emit", "fail", "printable", "read_stdin", "say", "warn"]
 
 
 def emit(value: Any) -> None:
@@ -51,12 +35,62 @@ def fail(as_json: bool, kind: str, message: str, line: str) -> None:
         try:
             write(failure(kind, message))
             return
-        except BrokenPipeError:
-            # Nothing more reaches that reader, not even the flush at exit.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+        except OSError:  # the reader went, or the disk is full
+            _discard_stdout()
     sys.stderr.write(printable(line) + "\n")
+
+
+def _discard_stdout() -> None:
+    """Send what standard output still holds, and anything after, nowhere:
+    it cannot be written, and the flush at exit would report it again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # not a descriptor (a test's stream): nothing flushes it at exit
+    finally:
+        os.close(devnull)
+
+
+class GuardedStdout:
+    """Standard output while a command runs: a write or flush that fails
+    (a full disk, an I/O error) is reported as :class:`StreamClosed` naming
+    standard output, not as a failure of whatever the command was doing, and
+    what stdout still holds is discarded, so the flush at exit does not
+    report it again.  A reader that went away (``| head``) is still
+    :class:`BrokenPipeError`, which ends the command quietly."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _lost(error) from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as error:
+            raise _lost(error) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def _lost(error: OSError) -> StreamClosed:
+    _discard_stdout()
+    failure = StreamClosed(
+        f"cannot write to standard output ({error.strerror or error}); what was written "
+        "there is incomplete (nothing stored was changed)"
+    )
+    failure.output_lost = True
+    return failure
 
 
 def say(text: str) -> None:

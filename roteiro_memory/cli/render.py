@@ -62,13 +62,13 @@ def state_label(state: AnchorState) -> str:
 
 
 def anchor_label(key: str | None) -> str:
-    """An anchor key in the form ``--anchor`` takes: a path for a file node,
-    ``path::qualname`` for a symbol, the raw key otherwise."""
+    """An anchor key in the form ``--anchor`` takes where that names it, the
+    raw key otherwise (:func:`roteiro_memory.app.anchors.anchor_label`)."""
     if key is None:
         return "-"
-    from roteiro_memory.repo.languages import anchor_text
+    from roteiro_memory.app.anchors import anchor_label as label
 
-    return _one_line(anchor_text(key))
+    return _one_line(label(key))
 
 
 def _width() -> int | None:

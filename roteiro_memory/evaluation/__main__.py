@@ -53,12 +53,44 @@ def parse_tokenizer(name: str) -> lexical.Tokenizer:
     return lexical.Tokenizer(**{field: key in parts for key, field in _SWITCHES.items()})
 
 
+def _positive(text: str) -> int:
+    """A count of at least one (``--sample``)."""
+    if not (text.isascii() and text.isdigit()) or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a positive whole number")
+    return int(text)
+
+
+def _check_target(path: Path | None, option: str) -> None:
+    """Refuse, before anything runs, a file to write that cannot be: in a
+    folder that is not there, or itself a folder."""
+    if path is None:
+        return
+    folder = path.parent
+    if not folder.is_dir():
+        raise EvaluationRefused(
+            f"{option} {path}: the folder {folder} does not exist; create it, or choose a "
+            "file in a folder that does"
+        )
+    if path.is_dir():
+        raise EvaluationRefused(f"{option} {path}: is a folder; expected the path of a file")
+
+
+def _write(path: Path, option: str, write: Callable[[Path], object]) -> None:
+    try:
+        write(path)
+    except OSError as error:
+        raise EvaluationRefused(
+            f"cannot write {option} {path}: {error.strerror or error}; the evaluation ran, "
+            "but its result was not written there"
+        ) from None
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """The evaluation's options, on the parser of ``roteiro-memory eval`` or its own."""
     parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument("path", nargs="?", type=Path, help="the dataset file (public datasets)")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="coding generator seed")
-    parser.add_argument("--sample", type=int, help="keep the first N conversations/instances")
+    parser.add_argument("--sample", type=_positive, help="keep the first N conversations/instances")
     parser.add_argument("--granularity", choices=GRANULARITIES, default="session")
     parser.add_argument(
         "--arms", default=",".join(ARMS), help=f"comma-separated, from {', '.join(ARMS)}"
@@ -120,6 +152,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
             f"store's term index holds the protocol's tokenizer only"
         )
+    _check_target(args.output, "--output")
+    _check_target(args.plot, "--plot")
     dataset = _dataset(args)
     progress = _progress()
     result = evaluate(
@@ -133,9 +167,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if progress is not None:
         sys.stderr.write("\n")
     if args.output is not None:
-        args.output.write_text(report.to_json(result), encoding="utf-8")
+        text = report.to_json(result)
+        _write(args.output, "--output", lambda path: path.write_text(text, encoding="utf-8"))
     if args.plot is not None:
-        report.plot(result, args.plot)
+        _write(args.plot, "--plot", lambda path: report.plot(result, path))
     return result
 
 

@@ -26,16 +26,29 @@ def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
         found = recognise(path)
         if found is None:
             continue
-        import shlex  # only for a finding: most commits have none
-
         what = found.what.value
         if found.detail:
             what = f"{what} ({found.detail})"
         yield Finding(
             path,
             f"{what} must not be committed ({_WHY}); "
-            f"unstage it with: git rm --cached -- {shlex.quote(path)}",
+            f"unstage it with: git rm --cached -- {_shell_word(path)}",
         )
+
+
+def _shell_word(path: str) -> str:
+    """``path`` as one word a shell reads back as ``path``: quoted as
+    :func:`shlex.quote` quotes, or, holding a control character (a newline),
+    in ``$'...'`` with that character escaped, so the command stays on the
+    finding's one line (bash, zsh and ksh read ``$'...'``)."""
+    import shlex  # only for a finding: most commits have none
+
+    from roteiro_memory.terminal import printable
+
+    if printable(path, one_line=True) == path:
+        return shlex.quote(path)
+    escaped = path.replace("\\", "\\\\").replace("'", "\\'")
+    return f"$'{printable(escaped, one_line=True)}'"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -84,7 +84,9 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
                 yield from map(str, error.every)
     cases = [p for p in paths if p.name not in RESERVED_FILES and not p.name.startswith("_")]
     passed = {p.resolve() for p in cases}
-    siblings = [p for p in case_files([folder], builtin=False) if p.resolve() not in passed]
+    siblings = [
+        p for p in case_files([folder], builtin=False) if p.is_file() and p.resolve() not in passed
+    ]
     seen: dict[str, Case] = {}
     if shipped is not None:
         for case in shipped.cases({p.name for p in case_files([folder], builtin=False)}):
@@ -108,6 +110,10 @@ def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
     by_folder: dict[Path, list[Path]] = {}
     for name in files:
         path = Path(name)
+        if path.exists() and not path.is_file():
+            # Reading a FIFO would wait for a writer for ever.
+            yield f"{name}: not a regular file, so not a case file (a case file is YAML text)"
+            continue
         by_folder.setdefault(path.parent, []).append(path)
     cache = _Shipped() if shipped else None
     for folder, paths in by_folder.items():

@@ -2,7 +2,8 @@
 
 A finding prints as one line, ``FILE: WHERE: PROBLEM`` (``WHERE`` is a row, a
 case or a line, and is left out when the problem is the whole file), on
-stdout.  Nothing is printed on success.
+stdout, control characters and line breaks escaped (``\\x0a``), so a file
+name holding a newline cannot split a finding.  Nothing is printed on success.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.terminal import columns
+from roteiro_memory.terminal import columns, printable
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -41,7 +42,8 @@ def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     stream = sys.stdout if out is None else out
     status = ExitCode.OK
     for finding in findings:
-        stream.write(f"{finding}\n")
+        # One line whatever it quotes: a file name may hold a newline.
+        stream.write(printable(str(finding), one_line=True) + "\n")
         status = ExitCode.NOTHING
     return int(status)
 

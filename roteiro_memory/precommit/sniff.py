@@ -9,9 +9,14 @@ someone else's database), so every test here reads the file:
   ``schema_migrations`` that records one of this project's migrations;
 * a **companion** is a file named ``DB-wal``, ``DB-shm`` or ``DB-journal``
   beside a store ``DB``, whatever it holds (an empty log, or a shared-memory
-  index, carries nothing that names its database); a **write-ahead log**,
-  known by its magic number, whose frames carry this project's schema is a
-  store's log wherever it lies;
+  index, carries nothing that names its database);
+* a **write-ahead log** is any SQLite WAL, known by its 32-byte header (the
+  magic number, the format version, a page size, and the header's own
+  checksum), wherever it lies and whatever its name: a log's frames are
+  pages of its database, and the log of a ``forget`` or an update holds
+  record bodies but no schema text, so nothing in a log alone tells a
+  store's from another database's -- every one is refused (one whose
+  frames carry this project's schema is named as a store's);
 * an **export** is JSON Lines whose first record carries the export format's
   tag, or (its header cut off) is a node, record or cache line of one; or a
   JSON array of those; in UTF-8 or UTF-16, after any amount of blank space;
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 import enum
 import os
+import stat
 
 from roteiro_memory.valueclass import valueclass
 
@@ -54,12 +60,16 @@ __all__ = [
     "read_schema",
     "recognise",
     "store_info",
+    "wal_header",
 ]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 WAL_MAGIC = (0x377F0682, 0x377F0683)
 """The first four bytes of a WAL file, big-endian; the last bit names the
 byte order of its checksums."""
+WAL_FORMAT = 3007000
+"""The file format version a WAL header carries (SQLite 3.7.0's)."""
+_WAL_HEADER_BYTES = 32
 APPLICATION_ID_BYTES = b"RoMm"
 """A store's ``PRAGMA application_id``, as the header keeps it (big-endian, at
 :data:`_APPLICATION_ID_OFFSET`); kept here rather than imported, so a hook
@@ -98,6 +108,10 @@ class What(enum.Enum):
 
     STORE = "a roteiro-memory store"
     WAL = "the write-ahead log of a roteiro-memory store"
+    ANY_WAL = (
+        "an SQLite write-ahead log (its frames are pages of a database, which may be a store: "
+        "a log alone does not say whose)"
+    )
     SHM = "the shared-memory index of a roteiro-memory store"
     JOURNAL = "the rollback journal of a roteiro-memory store"
     EXPORT = "a roteiro-memory export"
@@ -132,11 +146,28 @@ class Recognised:
 
 
 def _head(path: str | os.PathLike[str], size: int) -> bytes:
+    """The first ``size`` bytes of ``path``; nothing when it is not a
+    regular file (through a symlink, its target): a FIFO would block the
+    read until something wrote to it, and no special file is a store."""
     try:
-        with open(path, "rb") as handle:
-            return handle.read(size)
+        # O_NONBLOCK: opening a FIFO waits for a writer without it.
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return b""
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return b""
+        data = b""
+        while len(data) < size:
+            chunk = os.read(handle, size - len(data))
+            if not chunk:
+                break
+            data += chunk
+        return data
+    except OSError:
+        return b""
+    finally:
+        os.close(handle)
 
 
 def is_sqlite(path: str | os.PathLike[str]) -> bool:
@@ -150,9 +181,33 @@ def is_stamped(path: Path) -> bool:
     return _head(path, end)[_APPLICATION_ID_OFFSET:end] == APPLICATION_ID_BYTES
 
 
+def wal_header(data: bytes) -> bool:
+    """Whether ``data`` opens with an SQLite WAL header: the magic number,
+    the format version, a page size SQLite uses (a power of two from 512 to
+    65536), and the checksum of the header's first 24 bytes, as 32-bit words
+    in the byte order the magic names, summed as SQLite sums them."""
+    if len(data) < _WAL_HEADER_BYTES:
+        return False
+    magic, version, page_size = (int.from_bytes(data[i : i + 4], "big") for i in (0, 4, 8))
+    if magic not in WAL_MAGIC or version != WAL_FORMAT:
+        return False
+    if not (512 <= page_size <= 65536 and page_size & (page_size - 1) == 0):
+        return False
+    big = magic & 1  # the checksum's words are big-endian, else little-endian
+    words = [int.from_bytes(data[i : i + 4], "big" if big else "little") for i in range(0, 24, 4)]
+    first = second = 0
+    for index in range(0, 6, 2):
+        first = (first + words[index] + second) & 0xFFFFFFFF
+        second = (second + words[index + 1] + first) & 0xFFFFFFFF
+    return (first, second) == (
+        int.from_bytes(data[24:28], "big"),
+        int.from_bytes(data[28:32], "big"),
+    )
+
+
 def is_wal(path: str | os.PathLike[str]) -> bool:
-    head = _head(path, 4)
-    return len(head) == 4 and int.from_bytes(head, "big") in WAL_MAGIC
+    """Whether ``path`` is an SQLite write-ahead log (:func:`wal_header`)."""
+    return wal_header(_head(path, _WAL_HEADER_BYTES))
 
 
 def _our_migration_names() -> frozenset[str]:
@@ -189,14 +244,6 @@ def read_schema(path: Path) -> tuple[frozenset[str], tuple[tuple[int, str], ...]
 def _carries_schema(path: Path) -> bool:
     data = _head(path, _SCAN_BYTES)
     return any(signature in data for signature in SCHEMA_SIGNATURES)
-
-
-def _is_our_wal(data: bytes) -> bool:
-    return (
-        len(data) >= 4
-        and int.from_bytes(data[:4], "big") in WAL_MAGIC
-        and any(signature in data for signature in WAL_SIGNATURES)
-    )
 
 
 def store_info(path: Path) -> StoreInfo | None:
@@ -351,8 +398,9 @@ def _inside(data: bytes, depth: int = 0) -> tuple[What, str] | None:
     """What the bytes opening a file (or unpacked from one) hold, and where."""
     if data.startswith(SQLITE_HEADER) and any(s in data for s in SCHEMA_SIGNATURES):
         return What.STORE, ""
-    if _is_our_wal(data):
-        return What.WAL, ""
+    if wal_header(data):
+        ours = any(signature in data for signature in WAL_SIGNATURES)
+        return (What.WAL if ours else What.ANY_WAL), ""
     if depth < _WRAPPER_DEPTH and data.startswith(b"\x1f\x8b"):
         found = _inside(_gunzip(data), depth + 1)
         return None if found is None else (found[0], _wrapped("gzip-compressed", found[1]))

@@ -23,7 +23,6 @@ __all__ = [
     "SYMBOLS_EXTRA",
     "SYMBOL_PREFIXES",
     "Language",
-    "anchor_text",
     "described",
     "file_key",
     "language_of",
@@ -130,15 +129,6 @@ def symbol_prefix(path: str) -> str:
     if language is None:
         raise ValueError(f"{path!r} is not a file of a language with symbols ({described()})")
     return f"{language.prefix}{path}::"
-
-
-def anchor_text(key: str) -> str:
-    """A key in the form ``--anchor`` takes: the path of a file node,
-    ``path::qualname`` of a symbol, any other key as it is."""
-    for prefix in KEY_PREFIXES:
-        if key.startswith(prefix):
-            return key[len(prefix) :]
-    return key
 
 
 def described() -> str:

@@ -28,6 +28,7 @@ from typing import Literal
 from roteiro_memory.errors import InvalidStoreName, excerpt
 from roteiro_memory.store import SERVER_CAPABILITIES, Store
 from roteiro_memory.stores.postgres.dsn import is_uri as is_postgres_uri
+from roteiro_memory.stores.postgres.dsn import redact
 
 __all__ = [
     "BACKENDS",
@@ -79,11 +80,12 @@ def parse_store_name(
     if is_postgres_uri(backend):
         dsn: str = backend
     elif backend.startswith(POSTGRES_BACKEND_PREFIX):
+        dsn = backend[len(POSTGRES_BACKEND_PREFIX) :]
         if named is not None:
             raise InvalidStoreName(
-                f"backend {excerpt(backend)} already names the database; drop --db {excerpt(named)}"
+                f"backend {excerpt(redact(backend, dsn))} already names the database; "
+                f"drop --db {excerpt(redact(named, named))}"
             )
-        dsn = backend[len(POSTGRES_BACKEND_PREFIX) :]
     elif backend == "postgres" or (backend == "sqlite" and is_postgres_uri(named)):
         if named is None:
             raise InvalidStoreName(
@@ -116,8 +118,8 @@ def open_store(backend: str = "sqlite", db: str | os.PathLike[str] | None = None
     name = parse_store_name(backend, db)
     if name is None:
         raise InvalidStoreName(
-            f"unknown backend {excerpt(backend)}: expected one of {', '.join(BACKENDS)}, "
-            "postgres:DSN, or a postgresql:// URI"
+            f"unknown backend {excerpt(redact(backend, backend))}: expected one of "
+            f"{', '.join(BACKENDS)}, postgres:DSN, or a postgresql:// URI"
         )
     if name.kind == "postgres":
         from roteiro_memory.stores.postgres.store import PostgresStore  # the driver is optional

@@ -23,7 +23,7 @@ from roteiro_memory.evaluation.datasets.corpus import (
     Query,
     Source,
 )
-from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, iter_array, sha256
+from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, read_objects, sha256
 
 __all__ = ["CATEGORIES", "LICENCE", "locomo"]
 
@@ -84,10 +84,7 @@ def locomo(path: Path, sample: int | None = None) -> Dataset:
         "locomo", LICENCE, sample, None, Source(path.name, sha256(path)) if path.is_file() else None
     )
 
-    def stream() -> Iterator[Haystack]:
-        for index, conversation in enumerate(iter_array(path)):
-            if sample is not None and index >= sample:
-                return
-            yield _haystack(conversation, info)
+    def read(conversation: dict[str, Any]) -> Haystack:
+        return _haystack(conversation, info)
 
-    return Dataset(info, stream())
+    return Dataset(info, read_objects(path, "a LoCoMo conversation", read, sample))

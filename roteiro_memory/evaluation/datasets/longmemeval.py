@@ -25,7 +25,7 @@ from roteiro_memory.evaluation.datasets.corpus import (
     Query,
     Source,
 )
-from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, iter_array, sha256
+from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, read_objects, sha256
 
 __all__ = ["GRANULARITIES", "LICENCE", "longmemeval"]
 
@@ -85,12 +85,11 @@ def longmemeval(path: Path, granularity: str = "session", sample: int | None = N
         options={"granularity": granularity},
     )
 
+    def read(instance: dict[str, Any]) -> Haystack | None:
+        return _haystack(instance, granularity, info)
+
     def stream() -> Iterator[Haystack]:
-        for index, instance in enumerate(iter_array(path)):
-            if sample is not None and index >= sample:
-                return
-            haystack = _haystack(instance, granularity, info)
-            if haystack is not None:
-                yield haystack
+        found = read_objects(path, "a LongMemEval instance", read, sample)
+        yield from (haystack for haystack in found if haystack is not None)
 
     return Dataset(info, stream())

@@ -5,6 +5,10 @@ schema as a ``schema`` parameter.
 Kept apart from the store so that recognising a store name
 (:func:`roteiro_memory.stores.naming.parse_store_name`) imports neither the
 store nor its driver.
+
+A DSN may carry a password, and libpq quotes pieces of a DSN it cannot
+parse (``invalid percent-encoded token: "..."``), so every message that
+quotes a DSN, or the driver's words about one, goes through :func:`redact`.
 """
 
 from __future__ import annotations
@@ -12,14 +16,19 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from roteiro_memory.errors import InvalidStoreName
+from roteiro_memory.errors import InvalidStoreName, excerpt
 
-__all__ = ["URI_PREFIXES", "is_uri", "split_schema", "with_schema"]
+__all__ = ["REDACTED", "URI_PREFIXES", "is_uri", "redact", "split_schema", "with_schema"]
 
 URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
 
 _KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
+_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)")
+_QUOTED_ESCAPE = re.compile(r"\\(.)")
+
+REDACTED = "<password>"
+"""What a password is shown as."""
 
 
 def is_uri(name: str | None) -> bool:
@@ -27,12 +36,55 @@ def is_uri(name: str | None) -> bool:
     return name is not None and name.startswith(URI_PREFIXES)
 
 
+def _passwords(dsn: str) -> list[str]:
+    """Every password ``dsn`` may carry, as written: a URI's after the user
+    (up to the first ``@`` and, read more widely, the last one before the
+    path) and its ``password`` parameters; keyword/value text's
+    ``password`` values, quoted or not."""
+    if not is_uri(dsn):
+        found = []
+        for match in _KEYWORD_PASSWORD.finditer(dsn):
+            value = match.group(1)
+            found.append(value)
+            if value.startswith("'"):
+                found.append(_QUOTED_ESCAPE.sub(r"\1", value[1:].removesuffix("'")))
+        return found
+    rest = dsn.split("://", 1)[1]
+    authority = rest.split("/", 1)[0]
+    found = []
+    if "@" in authority:
+        user_info = authority[: authority.find("@")]
+        widest = authority[: authority.rfind("@")].split("?", 1)[0]
+        found += [info.partition(":")[2] for info in (user_info, widest) if ":" in info]
+    for pair in rest.partition("?")[2].split("&"):
+        name, _, value = pair.partition("=")
+        if urllib.parse.unquote(name) == "password":
+            found.append(value)
+    return found
+
+
+def redact(text: str, *dsns: str) -> str:
+    """``text`` with every password any of ``dsns`` carries shown as
+    :data:`REDACTED`: as written, percent-decoded, and as a query parameter
+    encodes it, wherever it appears (libpq quotes what it cannot parse)."""
+    secrets: set[str] = set()
+    for dsn in dsns:
+        for written in _passwords(dsn):
+            decoded = urllib.parse.unquote(written)
+            secrets.update((written, decoded, urllib.parse.quote_plus(decoded)))
+    for secret in sorted(secrets - {""}, key=len, reverse=True):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
 def split_schema(dsn: str) -> tuple[str, str | None]:
     """The DSN without its ``schema`` parameter, and that parameter (or None).
 
     Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
-    text with ``schema=NAME``.  Raises StoreUnavailable, in one line that
-    does not quote the DSN, when a URI cannot be parsed.
+    text with ``schema=NAME``.  Raises InvalidStoreName, in one line that
+    does not quote the DSN, when a URI cannot be parsed, and when the schema
+    is named twice (as ``--db`` given twice is refused, rather than one of
+    the two silently chosen).
     """
     if is_uri(dsn):
         try:
@@ -40,18 +92,21 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
         except ValueError as error:
             # Not quoted: a DSN may carry a password.
             raise InvalidStoreName(
-                f"the PostgreSQL DSN is malformed ({error}); expected "
+                f"the PostgreSQL DSN is malformed ({redact(str(error), dsn)}); expected "
                 "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
             ) from None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
         schemas = [value for name, value in query if name == "schema"]
+        _once(schemas)
         if not schemas:
             return dsn, None
         rest = urllib.parse.urlencode([(n, v) for n, v in query if n != "schema"])
-        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[-1]
-    match = _KEYWORD_SCHEMA.search(dsn)
-    if match is None:
+        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[0]
+    matches = list(_KEYWORD_SCHEMA.finditer(dsn))
+    _once([match.group(1) for match in matches])
+    if not matches:
         return dsn, None
+    match = matches[0]
     return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
 
 
@@ -61,3 +116,11 @@ def with_schema(dsn: str, schema: str) -> str:
     if is_uri(dsn):
         return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
     return f"{dsn} schema={schema}"
+
+
+def _once(schemas: list[str]) -> None:
+    if len(schemas) > 1:
+        named = ", ".join(f"schema={excerpt(schema, 70)}" for schema in schemas)
+        raise InvalidStoreName(
+            f"the PostgreSQL DSN names its schema {len(schemas)} times ({named}); name it once"
+        )

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, InvalidStoreName, StoreUnavailable, excerpt
-from roteiro_memory.stores.postgres.dsn import split_schema
+from roteiro_memory.stores.postgres import link
+from roteiro_memory.stores.postgres.dsn import redact, split_schema
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql.expressions import POSTGRES
 from roteiro_memory.stores.sql.store import SQLStore
@@ -85,7 +86,6 @@ class PostgresStore(SQLStore):
     name = "postgres"
     dialect = POSTGRES
     ID_TABLE = ("agent_memory_ids", "id, last_id", "id")
-    _conn: Connection
 
     def __init__(self, dsn: str, schema: str | None = None) -> None:
         stripped, named = split_schema(dsn)
@@ -102,7 +102,8 @@ class PostgresStore(SQLStore):
             )
         self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._throwaway = False
-        self._conn = self._open()
+        self._given = dsn  # what messages are redacted against, with self.dsn
+        self._link = self._open()
 
     @classmethod
     def throwaway(cls, dsn: str) -> PostgresStore:
@@ -131,6 +132,16 @@ class PostgresStore(SQLStore):
         )
         return f"PostgreSQL {where or 'default connection'} schema {self.schema!r}"
 
+    @property
+    def _conn(self) -> Connection:
+        """The connection, replaced first when it was lost (:mod:`.link`);
+        while the server is down that fails, and the next call tries again."""
+        if link.stale(self._link):
+            fresh = self._open()
+            self._link.close()
+            self._link = fresh
+        return self._link
+
     def _open(self) -> Connection:
         try:
             import psycopg
@@ -139,11 +150,18 @@ class PostgresStore(SQLStore):
                 "the PostgreSQL backend needs the psycopg driver, which is not installed; "
                 f"install it with: {INSTALL_HINT}"
             ) from None
+        link.quiet_driver()
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
         except psycopg.Error as error:
-            message = str(error).strip().splitlines()[0] if str(error).strip() else error
-            raise StoreUnavailable(f"{self.describe()}: cannot connect ({message})") from None
+            said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            said = redact(said, self.dsn, self._given)
+            if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
+                raise InvalidStoreName(
+                    f"the PostgreSQL DSN is malformed ({said}); expected "
+                    "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+                ) from None
+            raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
         try:
             conn.execute(f"SET search_path TO {self._ident()}")
             self._migrate(conn)
@@ -202,20 +220,23 @@ class PostgresStore(SQLStore):
     def _atomic(self) -> Iterator[Connection]:
         """One read-committed write transaction; its locks are taken by the
         operation's first statement, so it sees what committed before."""
-        with _transaction(self._conn):
-            yield self._conn
+        conn = self._conn
+        with _transaction(conn):
+            yield conn
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[Connection]:
         """One read-only transaction on one snapshot."""
-        with _transaction(self._conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"):
-            yield self._conn
+        conn = self._conn
+        with _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False):
+            yield conn
 
     @contextlib.contextmanager
     def _statement(self) -> Iterator[Connection]:
         # One statement outside a transaction block sees one state.
-        with _guarded(self._conn):
-            yield self._conn
+        conn = self._conn
+        with _guarded(conn):
+            yield conn
 
     def _reserve_ids(self, conn: Connection, count: int) -> int:
         # Reserving the ids takes the counter's row lock, which orders record
@@ -276,33 +297,47 @@ class PostgresStore(SQLStore):
     def drop(self) -> None:
         """Remove this store's schema and everything in it, then close."""
         self._conn.execute(f"DROP SCHEMA IF EXISTS {self._ident()} CASCADE")
-        self._conn.close()
+        self._link.close()
 
     def reopen(self) -> None:
-        self._conn.close()
-        self._conn = self._open()
+        self._link.close()
+        self._link = self._open()
 
     def close(self) -> None:
         """Close the connection; a :meth:`throwaway` store's schema is dropped first."""
         if self._throwaway:
             self.drop()
         else:
-            self._conn.close()
+            self._link.close()
+
+    @property
+    def connection(self) -> Connection:
+        """The underlying connection, for maintenance and tests (as it is:
+        one the server has ended is replaced by the next call, not here)."""
+        return self._link
 
 
 @contextlib.contextmanager
-def _transaction(conn: Connection, begin: str = "BEGIN") -> Iterator[None]:
+def _transaction(conn: Connection, begin: str = "BEGIN", *, writes: bool = True) -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
     if it (or the commit) raises.  The rollback runs only while the server
     still holds a transaction for it, and a rollback that fails anyway never
     replaces the error that caused it; a lost connection is reported as
-    :class:`StoreUnavailable`, the original as its cause."""
+    :class:`StoreUnavailable`, the original as its cause -- lost while a
+    ``writes`` transaction's commit was on its way, as a write that may or
+    may not have been stored (:func:`.link.commit_unknown`)."""
     with _guarded(conn):
         conn.execute(begin)
         try:
             yield
+        except BaseException as error:
+            _rollback(conn, error)
+            raise
+        try:
             conn.execute("COMMIT")
         except BaseException as error:
+            if conn.broken and writes:
+                raise link.commit_unknown(error) from error
             _rollback(conn, error)
             raise
 
@@ -331,8 +366,5 @@ def _guarded(conn: Connection) -> Iterator[None]:
         yield
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
-            raise StoreUnavailable(
-                f"the connection to the PostgreSQL server was lost ({error}); "
-                "reopen the store once the server is back"
-            ) from error
+            raise link.lost(error) from error
         raise

@@ -25,7 +25,6 @@ import os
 import sqlite3
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import (
@@ -42,6 +41,7 @@ from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -90,15 +90,8 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
         return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
     if header != SQLITE_HEADER:
         return [Finding("store", None, f"{path} is not an SQLite database")]
-    # Read-only still creates -wal and -shm files beside a WAL-mode database
-    # when none are there, and leaves them; with no log beside it nothing is
-    # being written, so the file is read as immutable and left as it was.
-    wal = path.with_name(path.name + "-wal")
-    mode = "mode=ro" if wal.exists() else "mode=ro&immutable=1"
     try:
-        conn = sqlite3.connect(
-            f"file:{quote(str(path.resolve()))}?{mode}", uri=True, isolation_level=None
-        )
+        conn = readonly.connect(str(path))  # creates nothing beside the file
     except sqlite3.Error as error:
         return [Finding("store", None, f"{path} cannot be opened ({error})")]
     try:

@@ -7,6 +7,9 @@ take the write lock up front (``BEGIN IMMEDIATE``) and wait for it, so many
 processes sharing a clone's store queue rather than fail, and the one write
 lock orders every write: none of the per-row locks a shared engine takes is
 needed.  Reads run in one transaction so their several queries see one state.
+A store whose folder or file cannot be written is opened to be read only
+(:mod:`.readonly`), and a write commits only while the store's path still
+names the file it opened (:mod:`.identity`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ from roteiro_memory.errors import Corrupt, StoreUnavailable, UsageError
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
-from roteiro_memory.stores.sqlite import IN_MEMORY
+from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
+from roteiro_memory.stores.sqlite.identity import FileIdentity
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
     BUILDS,
@@ -107,6 +111,10 @@ class SQLiteStore(SQLStore):
         self.migrated: tuple[int, builtins.list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
         was at, and the names of the migrations applied."""
+        self.read_only: str | None = None
+        """Why nothing can be written to the store (its folder or file is
+        read-only), when it was opened to be read only; None otherwise."""
+        self._identity: FileIdentity | None = None
         self._conn = self._open()
 
     @classmethod
@@ -129,7 +137,8 @@ class SQLiteStore(SQLStore):
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        if self.file != IN_MEMORY and not _existing(self.file):
+        in_memory = self.file == IN_MEMORY
+        if not in_memory and not _existing(self.file):
             from roteiro_memory import privatefile
 
             try:
@@ -138,8 +147,14 @@ class SQLiteStore(SQLStore):
                 raise StoreUnavailable(
                     f"{self.file}: cannot create the store ({error.strerror})"
                 ) from None
+        read_only = None if in_memory else readonly.reason(self.file)
         try:
-            conn = sqlite3.connect(self.file, timeout=self._busy_ms / 1000, isolation_level=None)
+            if read_only is None:
+                conn = sqlite3.connect(
+                    self.file, timeout=self._busy_ms / 1000, isolation_level=None
+                )
+            else:
+                conn = readonly.connect(self.file)
         except sqlite3.Error as error:
             raise StoreUnavailable(f"{self.file}: cannot be opened ({error})") from None
         try:
@@ -148,13 +163,18 @@ class SQLiteStore(SQLStore):
             # beside a writer, and one that is not ours is refused unwritten.
             with reading(conn):
                 pending = self._pending(conn)
-            conn.execute("PRAGMA foreign_keys = ON")
-            enter_wal(conn, self._busy_ms)
-            conn.execute("PRAGMA synchronous = NORMAL")
-            if pending:
-                self._migrate(conn)
+            if read_only is not None:
+                if pending:
+                    raise readonly.unmigratable(self.file, read_only, SCHEMA_VERSION)
+            else:
+                conn.execute("PRAGMA foreign_keys = ON")
+                enter_wal(conn, self._busy_ms)
+                conn.execute("PRAGMA synchronous = NORMAL")
+                if pending:
+                    self._migrate(conn)
+            identity = None if in_memory else FileIdentity(self.file, self.file)
         except sqlite3.OperationalError as error:
-            refusal = busy(conn, error)
+            refusal = busy(conn, error) or readonly.unreadable(self.file, read_only, error)
             conn.close()
             if refusal is not None:
                 raise refusal from None
@@ -162,9 +182,14 @@ class SQLiteStore(SQLStore):
         except sqlite3.DatabaseError as error:
             conn.close()
             raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
+        except OSError as error:  # the file went between SQLite's open and ours
+            conn.close()
+            raise StoreUnavailable(f"{self.file}: cannot be opened ({error.strerror})") from None
         except BaseException:
             conn.close()
             raise
+        self.read_only = read_only
+        self._identity = identity
         return conn
 
     def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
@@ -218,8 +243,12 @@ class SQLiteStore(SQLStore):
 
     def _atomic(self) -> Transaction:
         """One write transaction, holding the write lock from its start
-        (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`)."""
-        return atomic(self._conn)
+        (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`), refused
+        on a read-only store, and committed only while the store's path
+        still names the file it was opened on (:mod:`.identity`)."""
+        if self.read_only is not None:
+            raise readonly.unwritable(self.file, self.read_only)
+        return atomic(self._conn, None if self._identity is None else self._identity.check)
 
     def _reading(self) -> Transaction:
         return reading(self._conn)

@@ -17,6 +17,7 @@ from roteiro_memory.errors import StoreUnavailable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import TracebackType
 
 __all__ = ["BUSY_TIMEOUT_ENV", "Transaction", "atomic", "busy", "enter_wal", "reading"]
@@ -29,10 +30,12 @@ _WAL_RETRY_S = 0.002
 """How long a switch to WAL that lost a race waits before looking again."""
 
 
-def atomic(conn: sqlite3.Connection) -> Transaction:
+def atomic(conn: sqlite3.Connection, guard: Callable[[], None] | None = None) -> Transaction:
     """One write transaction, holding the write lock from its start:
-    committed if the body returns, rolled back if it (or the commit) raises."""
-    return Transaction(conn, "BEGIN IMMEDIATE")
+    committed if the body returns, rolled back if it (or the commit) raises.
+    ``guard``, when given, runs just before the commit, and what it raises
+    rolls the transaction back."""
+    return Transaction(conn, "BEGIN IMMEDIATE", guard)
 
 
 def reading(conn: sqlite3.Connection) -> Transaction:
@@ -46,11 +49,14 @@ class Transaction:
     than :func:`contextlib.contextmanager`: every command opens one, and
     :mod:`contextlib` would cost start-up more than this does."""
 
-    __slots__ = ("begin", "conn")
+    __slots__ = ("begin", "conn", "guard")
 
-    def __init__(self, conn: sqlite3.Connection, begin: str) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, begin: str, guard: Callable[[], None] | None = None
+    ) -> None:
         self.conn = conn
         self.begin = begin
+        self.guard = guard
 
     def __enter__(self) -> sqlite3.Connection:
         try:
@@ -69,6 +75,8 @@ class Transaction:
             rollback(self.conn, error)
             return  # the body's error goes on
         try:
+            if self.guard is not None:
+                self.guard()
             self.conn.execute("COMMIT")
         except BaseException as failed:
             rollback(self.conn, failed)

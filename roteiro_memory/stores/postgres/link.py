@@ -1,0 +1,81 @@
+"""Whether a PostgreSQL store's connection is still good for its next call.
+
+A store outlives its connection: the server restarts, an administrator ends
+the session.  The MCP server and the protocol server hold one store for
+hours, so the store reconnects on the call after a connection was lost,
+rather than failing every call from then on.  A connection the server has
+hung up on while it was idle is known without a round trip: PostgreSQL says
+why before it closes the socket (``terminating connection due to
+administrator command``), so an idle connection whose socket has something
+to read is one the server has given up.  A connection lost in the middle of
+a call fails that call, which says whether anything was written, and is
+replaced at the next.
+
+A write whose commit was sent but not answered may or may not have been
+committed; :func:`commit_unknown` says so, and nothing retries it.
+"""
+
+from __future__ import annotations
+
+import select
+from typing import TYPE_CHECKING, Any
+
+from roteiro_memory.errors import StoreUnavailable
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["commit_unknown", "lost", "quiet_driver", "stale"]
+
+
+def quiet_driver() -> None:
+    """Keep psycopg's log records off stderr unless the program asks for
+    them.  The driver logs, as a warning, an error it passes over while
+    ending a pipeline on a lost connection ("error ignored terminating
+    Pipeline"), and raises the error that ended it, which is reported in one
+    line; with no logging set up, Python would print the record as a second
+    message.  A handler that does nothing keeps it from that last resort
+    while records still reach any handler the program sets up."""
+    import logging
+
+    logger = logging.getLogger("psycopg")
+    if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
+        logger.addHandler(logging.NullHandler())
+
+
+def stale(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:
+    """Whether ``conn`` must be replaced before its next statement: it was
+    lost, or the server hung up on it while it was idle.  A connection its
+    owner closed is not stale (it stays closed), nor is one inside a
+    transaction (whose statements are answered as they run)."""
+    import psycopg.pq
+
+    if conn.broken:
+        return True
+    if conn.closed or conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+        return False
+    readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    return bool(readable)
+
+
+def _said(error: BaseException) -> str:
+    return " ".join(str(error).split())  # libpq's message spans lines
+
+
+def lost(error: BaseException) -> StoreUnavailable:
+    """A connection lost before a commit: the server rolled back whatever
+    the transaction had done."""
+    return StoreUnavailable(
+        f"the connection to the PostgreSQL server was lost ({_said(error)}); nothing was "
+        "changed; try again once the server is back"
+    )
+
+
+def commit_unknown(error: BaseException) -> StoreUnavailable:
+    """A connection lost while a write's commit was on its way: whether the
+    server committed it cannot be known from here."""
+    return StoreUnavailable(
+        f"the connection to the PostgreSQL server was lost while committing "
+        f"({_said(error)}): the write may or may not have been stored; once the server is "
+        "back, look (get, list) before writing it again"
+    )

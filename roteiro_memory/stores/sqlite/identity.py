@@ -1,0 +1,71 @@
+"""Which file a store's connection writes to, and whether its path still names it.
+
+SQLite holds its database file open by descriptor, so a file removed, or
+replaced by a folder or by another file renamed over it, goes on taking
+writes -- into a file no other process can open, gone when the connection
+closes.  A long-lived process (the MCP server, the protocol server) would
+acknowledge those writes.  So the store keeps the device and inode its path
+named when it opened, and before each write, and again just before each
+commit, checks that the path names that file still; when it does not, the
+write is refused and nothing is written.
+
+The store does not reopen on its own: the files beside the old and the new
+database (``-wal``, ``-shm``) go by name, so a connection to a file that was
+replaced cannot be closed or reused safely while others use what is there
+now.  Restarting the process opens what the path names then.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from roteiro_memory.errors import StoreUnavailable
+
+__all__ = ["FileIdentity"]
+
+
+def _what(path: str) -> str | None:
+    """What is at ``path`` when it is not a regular file (through a symlink,
+    at its target); None for a regular file."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return "nothing (the file was removed)"
+    except OSError as error:
+        return f"what cannot be looked at ({error.strerror})"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return None if stat.S_ISREG(mode) else "what is not a regular file"
+
+
+class FileIdentity:
+    """The file ``path`` named when a connection to it was opened."""
+
+    __slots__ = ("device", "inode", "path", "shown")
+
+    def __init__(self, path: str, shown: str) -> None:
+        self.path = os.path.abspath(path)
+        """The path, absolute: a server moves to the repository's top level
+        after opening a store named relative to where it started."""
+        self.shown = shown
+        """The path as the store names it in messages."""
+        info = os.stat(self.path)
+        self.device = info.st_dev
+        self.inode = info.st_ino
+
+    def check(self) -> None:
+        """Refuse, as :class:`StoreUnavailable`, a write through a connection
+        whose file ``path`` no longer names."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            info = None
+        if info is not None and (info.st_dev, info.st_ino) == (self.device, self.inode):
+            return
+        now = _what(self.path) or "another file (one put in its place)"
+        raise StoreUnavailable(
+            f"{self.shown}: the store file this process opened is no longer there: the path "
+            f"now names {now}, so a write would go where nobody can read it; nothing was "
+            "written; restart this command (or server) to use what the path names now"
+        )

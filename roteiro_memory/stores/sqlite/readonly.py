@@ -1,0 +1,76 @@
+"""Reading a store where nothing may be written: a read-only folder or
+filesystem, or a file its owner made read-only.
+
+SQLite reads a WAL-mode database through its shared-memory index (``-shm``),
+which it creates beside the file when it is not there, and a read-only open
+still creates the log and the index, and leaves them.  So a store with no
+log beside it (nothing is being written) is read as immutable, which needs
+neither; one with a log is read through it, which needs the index there or
+creatable -- when it is neither, the log cannot be read and the store is
+not read without it, since the log may hold committed writes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from urllib.parse import quote
+
+from roteiro_memory.errors import StoreUnavailable
+
+__all__ = ["connect", "reason", "unmigratable", "unreadable", "unwritable"]
+
+
+def reason(path: str) -> str | None:
+    """Why nothing can be written to the store at ``path`` (an existing
+    file), or None when it can be: its folder is read-only (SQLite must
+    create its log beside it) or the file is."""
+    real = os.path.realpath(path)
+    if not os.access(os.path.dirname(real) or ".", os.W_OK):
+        return "its folder is read-only"
+    if not os.access(real, os.W_OK):
+        return "the file is read-only"
+    return None
+
+
+def connect(path: str) -> sqlite3.Connection:
+    """A connection that reads the database at ``path`` and can write
+    nothing, creating nothing beside it when no log is there (see the
+    module docstring).  SQLite opens the file when it is first read, so a
+    failure to open it is raised by the first statement."""
+    real = os.path.realpath(path)
+    wal = real + "-wal"
+    logged = os.path.exists(wal) and os.path.getsize(wal) > 0
+    mode = "mode=ro" if logged else "mode=ro&immutable=1"
+    return sqlite3.connect(f"file:{quote(real)}?{mode}", uri=True, isolation_level=None)
+
+
+def unwritable(path: str, why: str) -> StoreUnavailable:
+    """The refusal of a write to a store opened read-only, ``why`` saying why."""
+    return StoreUnavailable(
+        f"{path}: {why}, so the store can be read but not written; nothing was written"
+    )
+
+
+def unmigratable(path: str, why: str, version: int) -> StoreUnavailable:
+    """The refusal of a read-only store that must be migrated (or created)
+    before this version reads it."""
+    return StoreUnavailable(
+        f"{path}: {why}, and this version reads the store only once it is at schema "
+        f"version {version}, which means writing to it; open it once where it can be "
+        "written, or read it with the version that wrote it"
+    )
+
+
+def unreadable(path: str, why: str | None, error: sqlite3.Error) -> StoreUnavailable | None:
+    """The refusal of a read-only store whose write-ahead log SQLite cannot
+    read, lacking the shared-memory index it cannot create beside it; None
+    for any other failure, or a store that is not read-only."""
+    if why is None or getattr(error, "sqlite_errorname", "") != "SQLITE_CANTOPEN":
+        return None
+    return StoreUnavailable(
+        f"{path}: {why}, and the write-ahead log beside it ({path}-wal) may hold committed "
+        f"writes, which SQLite reads only through a shared-memory index ({path}-shm) that "
+        "cannot be created there; copy the store and its -wal file to a folder that can be "
+        "written, and read it there"
+    )

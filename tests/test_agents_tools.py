@@ -1,0 +1,68 @@
+"""The MCP tools' reading of arguments, called in process (no SDK): a value
+the CLI and the protocol refuse is refused here too, by its own kind, and
+nothing is stored (issue 22, items 4, 5 and 15)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_repo import GitRepo
+
+from roteiro_memory.agents import tools
+from roteiro_memory.app.session import Session
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
+    repo = GitRepo(tmp_path / "repo")
+    monkeypatch.chdir(repo.root)
+    opened = Session(str(tmp_path / "m.db"))
+    opened.spell = tools.spell
+    return opened
+
+
+def _refused(session: Session, name: str, arguments: dict[str, object]) -> tools.ToolError:
+    with pytest.raises(tools.ToolError) as raised:
+        tools.call(session, name, arguments)
+    return raised.value
+
+
+def _stored(session: Session) -> int:
+    return int(tools.call(session, "list", {"limit": 0})["live"])
+
+
+def test_tools_remember_refuses_a_confidence_beyond_any_double(session: Session) -> None:
+    """Held already at cbff0b8 (values.confidence reads the integer); pinned."""
+    error = _refused(session, "remember", {"kind": "lesson", "body": "b", "confidence": 10**400})
+    assert error.kind == "InvalidConfidence"
+    assert "argument 'confidence'" in error.message
+    assert _stored(session) == 0
+
+
+def test_tools_touched_refuses_a_nul_in_rev_by_name(session: Session) -> None:
+    error = _refused(session, "touched", {"rev": "HE\x00AD"})
+    assert error.kind == "BadRequest"
+    assert "NUL" in error.message
+    assert "'HE\\x00AD'" in error.message
+
+
+def test_tools_remember_refuses_an_empty_scope_as_the_cli_does(session: Session) -> None:
+    error = _refused(session, "remember", {"kind": "lesson", "body": "b", "scope": ""})
+    assert error.kind == "InvalidScope"
+    assert _stored(session) == 0
+    written = tools.call(session, "remember", {"kind": "lesson", "body": "b"})
+    assert written["record"]["scope"] == "repo"
+
+
+def test_tools_an_unavailable_store_is_advised_as_such(session: Session, tmp_path: Path) -> None:
+    """A sound store that cannot be used now is not input to correct."""
+    tools.call(session, "remember", {"kind": "lesson", "body": "kept"})
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / f"m.db{suffix}").unlink(missing_ok=True)
+    (tmp_path / "m.db").mkdir()
+    error = _refused(session, "remember", {"kind": "lesson", "body": "would vanish"})
+    assert error.kind == "Unavailable"
+    assert "nothing was written" in error.message
+    assert "correct that argument" not in error.advice
+    assert list((tmp_path / "m.db").iterdir()) == []

@@ -1,0 +1,105 @@
+"""``eval`` on a dataset file that is not what its adapter reads: one line
+naming the file, the element and what was wrong, exit status 2, never a
+traceback (issue 22, item 9)."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.cli.main import main
+from roteiro_memory.evaluation.__main__ import main as evaluation_main
+from roteiro_memory.exitcodes import ExitCode
+
+DATASETS = ("locomo", "longmemeval")
+
+
+def _refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    status = main(["eval", *argv])
+    _out, err = capsys.readouterr()
+    assert status == ExitCode.USAGE, err
+    assert err.count("\n") == 1, err
+    assert "please report it as a bug" not in err
+    return err
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_eval_an_array_of_scalars_names_the_element(
+    dataset: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text("[1, 2, 3]")
+    assert "element 0 of the array is a number, expected an object" in _refused(
+        capsys, dataset, str(path)
+    )
+
+
+@pytest.mark.parametrize("dataset", DATASETS)
+def test_eval_an_element_of_the_wrong_shape_names_it(
+    dataset: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(
+        '[{"conversation": {"session_1": [1]}, "qa": [],'
+        ' "haystack_sessions": [[1]], "haystack_session_ids": ["s"], "question_id": "q"}]'
+    )
+    assert "element 0 is not the shape of" in _refused(capsys, dataset, str(path))
+
+
+def test_eval_deep_nesting_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "d.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    assert "nests arrays or objects too deeply" in _refused(capsys, "locomo", str(path))
+
+
+def test_eval_utf16_is_named_and_a_utf8_mark_is_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wide = tmp_path / "wide.json"
+    wide.write_bytes(codecs.BOM_UTF16_LE + "[]".encode("utf-16-le"))
+    assert "UTF-16 text" in _refused(capsys, "locomo", str(wide))
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(codecs.BOM_UTF8 + b"[]")
+    assert main(["eval", "locomo", str(marked), "--no-timing"]) == ExitCode.OK
+    capsys.readouterr()
+
+
+def test_eval_bytes_that_are_not_utf8_are_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_bytes(b'[{"conversation": "\xff"}]')
+    assert "not UTF-8 text" in _refused(capsys, "locomo", str(path))
+
+
+def test_eval_a_folder_is_named_as_a_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert "is a folder" in _refused(capsys, "locomo", str(tmp_path))
+
+
+@pytest.mark.parametrize("sample", ["-1", "0", "x"])
+def test_eval_sample_must_be_positive(sample: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "expected a positive whole number" in _refused(capsys, "coding", "--sample", sample)
+
+
+@pytest.mark.parametrize("option", ["--plot", "--output"])
+def test_eval_a_file_in_a_missing_folder_is_refused_before_running(
+    option: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "absent" / "out"
+    assert "does not exist" in _refused(capsys, "coding", option, str(target))
+    assert not target.parent.exists()
+
+
+def test_eval_the_module_command_line_says_the_same_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('["x"]')
+    assert evaluation_main(["locomo", str(path)]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "element 0 of the array is a string" in err

@@ -1,0 +1,106 @@
+"""A PostgreSQL store named by one string: no message ever carries the DSN's
+password, whatever libpq says about it (issue 22, item 3), and a schema
+named twice is refused rather than one of the two chosen (item 16).  No
+server is needed: each DSN here is refused, or fails to connect."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from roteiro_memory.cli.main import main
+from roteiro_memory.errors import InvalidStoreName, StoreUnavailable
+from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.stores.postgres.dsn import REDACTED, redact, split_schema
+
+pytest.importorskip("psycopg")
+
+SECRET = "s3cret%PW"
+"""Not valid percent-encoding: libpq quotes it back in its refusal."""
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_dsn_password_is_never_printed_when_libpq_quotes_it(
+    capsys: pytest.CaptureFixture[str], as_json: bool
+) -> None:
+    dsn = f"postgresql://team:{SECRET}@127.0.0.1:5432/memory"
+    status, out, err = _run(capsys, *(["--json"] if as_json else []), "--db", dsn, "list")
+    assert status == ExitCode.USAGE  # a DSN libpq cannot parse is a malformed name
+    assert "s3cret" not in out + err
+    said = json.loads(out)["error"]["message"] if as_json else err
+    assert "percent-encoded" in said
+    assert REDACTED in said
+    assert (out if as_json else err).count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://team:s3cret@127.0.0.1:1/memory",
+        "postgresql://team@127.0.0.1:1/memory?password=s3cret",
+        "host=127.0.0.1 port=1 user=team password=s3cret dbname=memory",
+        "host=127.0.0.1 port=1 user=team password='s3 cret' dbname=memory",
+    ],
+)
+def test_dsn_password_is_never_printed_when_the_server_cannot_be_reached(dsn: str) -> None:
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
+        PostgresStore(dsn)
+    assert "s3" not in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "dsn"),
+    [
+        ('token: "s3cret%PW"', f"postgresql://u:{SECRET}@h/db"),
+        ("said s3cret here", "postgresql://u@h/db?sslmode=off&password=s3cret"),
+        ("said s3 cret", "postgresql://u:s3%20cret@h/db"),
+        ("said s3cret", "host=h password=s3cret"),
+        ("said it's", r"host=h password='it\'s'"),
+        ("p@ss and ss@h", "postgresql://u:p@ss@h/db"),
+    ],
+)
+def test_dsn_redact_finds_the_password_in_every_form(text: str, dsn: str) -> None:
+    redacted = redact(text, dsn)
+    assert REDACTED in redacted
+    assert not any(secret in redacted for secret in ("s3cret", "s3 cret", "it's", "p@ss"))
+
+
+def test_dsn_redact_leaves_a_message_without_the_password_alone() -> None:
+    said = 'invalid URI query parameter: "bogus"'
+    assert redact(said, "postgresql://u:s3cret@h/db?bogus=1") == said
+
+
+def test_dsn_a_backend_quoted_back_is_redacted(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = _run(
+        capsys, "protocol", "--backend", "postgres:postgresql://u:s3cret@h/db", "--db", "x.db"
+    )
+    assert status == ExitCode.USAGE
+    assert "s3cret" not in out + err
+    assert "already names the database" in err
+
+
+@pytest.mark.parametrize(
+    "dsn", ["postgresql://h/db?schema=a&schema=b", "host=h dbname=db schema=a schema=b"]
+)
+def test_dsn_schema_named_twice_is_refused(dsn: str) -> None:
+    with pytest.raises(InvalidStoreName, match="names its schema 2 times") as refused:
+        split_schema(dsn)
+    assert "schema='a', schema='b'" in str(refused.value)
+
+
+def test_dsn_schema_named_twice_is_refused_by_the_cli(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, _, err = _run(capsys, "--db", "postgresql://127.0.0.1:1/db?schema=a&schema=b", "list")
+    assert status == ExitCode.USAGE
+    assert "names its schema 2 times" in err
+    assert "cannot connect" not in err  # refused before any connection

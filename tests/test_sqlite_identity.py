@@ -1,0 +1,114 @@
+"""A store never acknowledges a write into a file its path no longer names:
+removed, replaced by a folder, or by another file renamed over it (issue 22,
+item 1).  The connection would take the write into a file nobody can open,
+gone when the process ends; the store refuses it in one line instead."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.stores.sqlite import SIDE_FILES
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", *SIDE_FILES):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def test_identity_a_write_after_the_file_is_removed_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+        _remove(path)
+        with pytest.raises(StoreUnavailable, match="removed") as refused:
+            store.record("lesson", "would vanish")
+        assert "nothing was written" in str(refused.value)
+        assert "\n" not in str(refused.value)
+        assert not path.exists()
+
+
+def test_identity_a_write_after_a_folder_takes_the_name_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+        _remove(path)
+        path.mkdir()
+        with pytest.raises(StoreUnavailable, match="a folder"):
+            store.record("lesson", "would vanish")
+        with pytest.raises(StoreUnavailable, match="a folder"):
+            store.cache_put("k", "f", "{}")
+        assert list(path.iterdir()) == []
+
+
+def test_identity_a_write_after_another_store_is_renamed_over_it_is_refused(
+    tmp_path: Path,
+) -> None:
+    path, other = tmp_path / "m.db", tmp_path / "other.db"
+    with SQLiteStore(other) as second:
+        second.record("lesson", "the other store's")
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+        # Emptied, so that the log beside the name is no page of either file.
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        os.replace(other, path)
+        with pytest.raises(StoreUnavailable, match="another file"):
+            store.record("lesson", "would vanish")
+        assert [r.body for r in store.list().records] == ["kept"]
+    with SQLiteStore(path) as now_named:
+        assert [r.body for r in now_named.list().records] == ["the other store's"]
+
+
+def test_identity_a_file_replaced_while_a_write_runs_is_rolled_back(tmp_path: Path) -> None:
+    """The check runs again just before the commit, under the write lock."""
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+        conn = store.connection
+        moved = tmp_path / "moved.db"
+
+        def move_during_the_write(*_: object) -> int:
+            if not moved.exists():
+                os.rename(path, moved)
+            return 0
+
+        conn.create_function("move_during_the_write", -1, move_during_the_write)
+        conn.execute(
+            "CREATE TEMP TRIGGER move_it AFTER INSERT ON main.agent_memory"
+            " BEGIN SELECT move_during_the_write(); END"
+        )
+        with pytest.raises(StoreUnavailable, match="removed"):
+            store.record("lesson", "would vanish")
+        assert not conn.in_transaction
+        assert [r.body for r in store.list().records] == ["kept"]
+
+
+def test_identity_a_relative_path_is_checked_where_it_was_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server moves to the repository's top level after opening a
+    store named relative to where it started."""
+    monkeypatch.chdir(tmp_path)
+    with SQLiteStore("m.db") as store:
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        store.record("lesson", "written where it was opened")
+        assert not (elsewhere / "m.db").exists()
+    with SQLiteStore(tmp_path / "m.db") as reopened:
+        assert [r.body for r in reopened.list().records] == ["written where it was opened"]
+
+
+def test_identity_reads_and_reopen_still_work(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+        _remove(path)
+        assert [r.body for r in store.list().records] == ["kept"]
+        store.reopen()  # the protocol's store.reopen: the path names a new store now
+        assert store.record("lesson", "into the new file") == 1
+        assert path.exists()
