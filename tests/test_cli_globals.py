@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory.cli.parser import split_globals
 from roteiro_memory.cli.main import ExitCode, main
+from roteiro_memory.cli.parser import split_globals
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 

@@ -305,26 +305,6 @@ def test_server_opens_the_clone_store_by_default(repo: GitRepo) -> None:
     assert (repo.root / ".git" / "roteiro" / "memory.db").exists()
 
 
-def test_missing_sdk_is_one_line_naming_the_extra(repo: GitRepo, tmp_path: Path) -> None:
-    hide = (
-        "import sys; sys.modules['mcp'] = None; "
-        "from roteiro_memory.cli import main; sys.exit(main(sys.argv[1:]))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", hide, "mcp", "--db", str(tmp_path / "m.db")],
-        cwd=repo.root,
-        env=repo.env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 2
-    assert done.stderr == (
-        "roteiro-memory: error: roteiro-memory mcp needs the MCP SDK: "
-        "pip install 'roteiro-memory[mcp]'\n"
-    )
-
-
 def test_the_cli_does_not_import_the_sdk(repo: GitRepo, tmp_path: Path) -> None:
     probe = (
         "import sys; from roteiro_memory.cli import main; "

@@ -19,6 +19,7 @@ What holds:
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -27,9 +28,12 @@ import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from pydantic import ValidationError
 
+from roteiro_memory.agents.lines import INVALID_REQUEST, Forward, error_line, request_id
 from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
+from roteiro_memory.agents.wire import Wire
 from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.version import version
@@ -105,8 +109,84 @@ def _result(structured: Any, text: str, *, is_error: bool) -> types.CallToolResu
     )
 
 
+def _encode(message: Any) -> bytes:
+    """One outgoing message as its line.  A text holding a lone surrogate
+    (quoted back from a request) cannot be UTF-8, so it is written with
+    ASCII escapes instead: still one valid JSON line."""
+    try:
+        text: str = message.model_dump_json(by_alias=True, exclude_unset=True)
+        return (text + "\n").encode("utf-8")
+    except (ValueError, UnicodeError):
+        plain = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return (json.dumps(plain) + "\n").encode("ascii")
+
+
+def _refusal(forward: Forward, error: ValidationError) -> str:
+    """What the SDK's validator found wrong, for the member of the message
+    union the line has the shape of (a request, a notification, a response)."""
+    member = "JSONRPCRequest" if forward.id is not None else "JSONRPCNotification"
+    if "method" not in forward.message:
+        member = "JSONRPCError" if "error" in forward.message else "JSONRPCResponse"
+    found = [e for e in error.errors() if e["loc"][:1] == (member,)] or error.errors()
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc'][1:]) or 'message'}: {e['msg']}"
+        for e in found[:3]
+    )
+
+
+def _answered(message: Any) -> str | int | None:
+    """The id of the request an outgoing message answers (None for a
+    notification or a request of the server's own)."""
+    if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+        usable, request = request_id(message.id)
+        return request if usable else None
+    return None
+
+
+async def _serve(server: Server[Any], wire: Wire) -> None:
+    """Serve ``wire`` until the client's input ends and every request read
+    is answered, or until the client goes away."""
+    inbox, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
+    sdk_out, outbox = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def deliver(forward: Forward) -> None:
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(forward.message, by_name=False)
+        except ValidationError as error:
+            refused = error_line(
+                INVALID_REQUEST, f"Invalid Request: {_refusal(forward, error)}", forward.id
+            )
+            wire.write(refused, answers=forward.id)
+            return
+        metadata = None
+        if forward.id is not None:
+            request = forward.id
+
+            async def unanswered() -> None:
+                wire.settle(request)
+
+            metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
+        await inbox.send(SessionMessage(message, metadata))
+
+    async def answer() -> None:
+        async with outbox:
+            async for item in outbox:
+                wire.write(_encode(item.message), answers=_answered(item.message))
+                if wire.gone:
+                    group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, sdk_in, sdk_out, server.create_initialization_options())
+        group.start_soon(answer)
+        await wire.pump(deliver)
+        await inbox.aclose()  # the client's input ended, and what it asked is answered
+        if wire.gone:
+            group.cancel_scope.cancel()
+
+
 def serve(session: Session) -> int:
-    """Serve until the client closes stdin; the exit status."""
+    """Serve until the client closes stdin (every request read answered) or
+    goes away; the exit status."""
     # Refusals name a tool's arguments, not the command line's options.
     session.spell = spell
     # Open the store before anything else, so a relative --db or
@@ -117,14 +197,12 @@ def serve(session: Session) -> int:
     if session.repo is not None:
         os.chdir(session.repo.root)
     server = build(session)
-
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
+    wire = Wire()
     try:
-        anyio.run(main)
+        anyio.run(_serve, server, wire)
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: mcp: interrupted\n")
         return ExitCode.INTERRUPTED
+    finally:
+        wire.close()
     return ExitCode.OK
