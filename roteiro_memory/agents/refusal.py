@@ -49,7 +49,7 @@ def answer_first_request(message: str) -> None:
         return
     try:
         parsed = json.loads(_first_line())
-    except (ValueError, UnicodeDecodeError, OSError):
+    except (ValueError, RecursionError, OSError):
         return  # not a request: there is nothing to answer, and stderr says why
     if not isinstance(parsed, dict) or "method" not in parsed:
         return

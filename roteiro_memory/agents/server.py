@@ -3,8 +3,11 @@ served over stdio with the official MCP SDK's low-level server.
 
 The only module that imports the SDK, so the rest of the CLI starts without
 it.  The low-level server is used because the tools already carry their own
-input and output schemas (the PROTOCOL shapes); the SDK sends them as they
-are, and its client validates every structured result against them.
+input schemas, sent as they are.  A result's text is the compact lines an
+agent reads (:mod:`.answers`); its structured content is the PROTOCOL shape,
+whose schema (:mod:`.schemas`) is left out of ``tools/list`` to keep it
+small -- the tests check every result against it.  The stdio transport is
+our own line handling (:mod:`.wire`), so every line gets an answer.
 
 What holds:
 
@@ -60,7 +63,6 @@ def _tool(spec: Tool) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,
@@ -84,13 +86,13 @@ def build(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            result = call(session, params.name, params.arguments)
+            answer = call(session, params.name, params.arguments)
         except ToolError as error:
             return _result(error.to_json(), error.text(), is_error=True)
         except Exception as error:  # a bug must not take the agent's server down
             failed = ToolError("Internal", f"{type(error).__name__}: {excerpt(str(error))}")
             return _result(failed.to_json(), failed.text(), is_error=True)
-        return _result(result, json.dumps(result, ensure_ascii=False), is_error=False)
+        return _result(answer.structured, answer.text, is_error=False)
 
     return Server(
         "roteiro-memory",

@@ -254,7 +254,7 @@ class Session:
             if rev is not None:
                 from roteiro_memory.repo.graph import resolve_tree
 
-                resolve_tree(self.require_repo(f"--{option}"), rev)
+                resolve_tree(self.require_repo(self.spell(option)), rev)
 
     def graph_for(self, rev: str | None) -> Graph | None:
         """The graph of ``rev`` to resolve anchors against; None for the store's."""
@@ -262,7 +262,7 @@ class Session:
             return None
         from roteiro_memory.repo.graph import rev_graph
 
-        repo = self.require_repo("--rev")
+        repo = self.require_repo(self.spell("rev"))
         _, graph = rev_graph(repo, rev, self.store().export_graph())
         return graph
 
@@ -270,7 +270,7 @@ class Session:
         """Node keys that differ between ``rev`` and the graph as last synced."""
         from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
 
-        repo = self.require_repo("--touched")
+        repo = self.require_repo(self.spell("touched"))
         working = self.store().export_graph()
         _, before = rev_graph(repo, rev, working)
         return touched_keys(before, graph_blobs(working))

@@ -76,17 +76,26 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
     """What ``rest`` (global options split off) asks for, and its command.
 
     A command named first is parsed by its own parser alone, as the full
-    parser would hand it over (the same ``prog``, the same namespace);
-    anything else goes to the full parser, which reports it."""
+    parser would hand it over (the same ``prog``, the same namespace); a
+    misspelt command, or a command's option put before it, is refused naming
+    what was meant (:mod:`.habits`); anything else goes to the full parser,
+    which reports it."""
     if not rest or rest[0] not in commands.names():
+        from roteiro_memory.cli.habits import misplaced
+
+        misplaced(rest, command_parser)
         return full_parser().parse_args(rest), None
     name = rest[0]
     command = commands.load(name)
     parser = command_parser(name, command)
-    args, unknown = parser.parse_known_args(rest[1:], argparse.Namespace(command=name))
+    from roteiro_memory.cli.parser import bare_options
+
+    given = bare_options(rest[1:], parser)
+    args, unknown = parser.parse_known_args(given, argparse.Namespace(command=name))
     if unknown:
-        # The top level's own words for what no parser took.
-        raise UsageFailure(f"unrecognized arguments: {' '.join(unknown)}")
+        from roteiro_memory.cli.habits import unrecognized
+
+        raise UsageFailure(unrecognized(unknown, parser, name))
     args.version = False
     return args, command
 

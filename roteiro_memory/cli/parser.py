@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANCHOR_HELP",
+    "BARE",
     "GLOBAL_FLAGS",
     "GLOBAL_VALUES",
     "KINDS_HELP",
@@ -40,6 +41,7 @@ __all__ = [
     "add_filters",
     "add_globals",
     "add_touched",
+    "bare_options",
     "described",
     "json_requested",
     "merge_globals",
@@ -187,15 +189,36 @@ def add_filters(parser: argparse.ArgumentParser, *, limit: int | None = None) ->
     )
 
 
+BARE = {"--touched": "HEAD"}
+"""Options whose value is given only with ``=`` (``--touched=main``), and
+what they mean alone: a word after ``--touched`` is the query's, not a
+revision (``recall --touched hook``)."""
+
+
+def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``arguments`` with each of :data:`BARE` the parser takes, given alone
+    (before any ``--``), spelt with its value, so argparse cannot take the
+    next word for it."""
+    out: list[str] = []
+    ended = False
+    for argument in arguments:
+        if argument == "--":
+            ended = True
+        known = argument in BARE and argument in parser._option_string_actions
+        out.append(f"{argument}={BARE[argument]}" if known and not ended else argument)
+    return out
+
+
 def add_touched(parser: argparse.ArgumentParser) -> None:
-    """``--touched [REV]``, as ``recall`` and ``pack`` take it."""
+    """``--touched[=REV]``, as ``recall`` and ``pack`` take it."""
     parser.add_argument(
         "--touched",
         nargs="?",
         const="HEAD",
         metavar="REV",
-        help="only records anchored to files or symbols that differ between REV "
-        "(default HEAD) and the working tree",
+        help="only records anchored to files or symbols that differ between REV and the "
+        "working tree; alone it means HEAD, and a revision is given as --touched=REV (a word "
+        "after --touched is not taken for one)",
     )
 
 

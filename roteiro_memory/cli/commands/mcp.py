@@ -71,6 +71,8 @@ def _serve_here(args: argparse.Namespace, session: Session) -> None:
     origin = "--repo" if args.repo is not None else REPO_ENV
     store = session.db if session.db is not None else os.environ.get(DB_ENV)
     if named is not None:
+        if not named:
+            raise UsageError(f"{origin} is empty: expected a folder of a git repository")
         if not os.path.isdir(named):
             raise UsageError(f"{origin} {excerpt(named)}: no such folder")
         if store is not None and "://" not in store:
