@@ -119,7 +119,7 @@ def test_the_session_start_hook_prints_the_digest(repo: GitRepo) -> None:
     assert added.returncode == 0, added.stderr
     full = subprocess.run(argv, cwd=repo.root, env=repo.env, capture_output=True, text=True)
     assert full.returncode == 0, full.stderr
-    assert "- #1 (`src/app/retry.py::Retry.run`, valid): retry only OSError" in full.stdout
+    assert "- #1 lesson valid 0.50 @ src/app/retry.py::Retry.run: retry only OSError" in full.stdout
 
 
 def test_the_agent_instructions_name_real_tools_and_every_kind_they_teach() -> None:

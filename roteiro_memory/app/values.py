@@ -42,16 +42,19 @@ def whole(
     what: str,
     *,
     minimum: int = 0,
+    maximum: int | None = None,
     default: int | None = None,
     allowed: str | None = None,
 ) -> int | None:
-    """The whole number ``value`` holds, at least ``minimum`` and fitting 64
-    bits; ``default`` when it is None.  ``allowed`` says what is allowed, in
-    the refusal (by default: what ``minimum`` implies, 0 meaning no limit)."""
+    """The whole number ``value`` holds, at least ``minimum``, at most
+    ``maximum`` when given, and fitting 64 bits; ``default`` when it is None.
+    ``allowed`` says what is allowed, in the refusal (by default: what
+    ``minimum`` implies, 0 meaning no limit)."""
     if value is None:
         return default
     number = _integer(value)
-    if number is None or number < minimum or not sem.fits_int64(number):
+    over = number is not None and maximum is not None and number > maximum
+    if number is None or number < minimum or over or not sem.fits_int64(number):
         if allowed is None:
             allowed = {0: "a whole number (0 = no limit)", 1: "a positive whole number"}.get(
                 minimum, f"a whole number of at least {minimum}"

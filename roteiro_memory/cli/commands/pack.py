@@ -16,14 +16,15 @@ EXAMPLE = "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MIN_BUDGET
+    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
 
     parser.add_argument(
         "--budget",
         metavar="TOKENS",
         default=str(DEFAULT_PACK_BUDGET),
         help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
-        f"(default {DEFAULT_PACK_BUDGET}, at least {MIN_BUDGET})",
+        f"(default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); --json reports "
+        "the same selection, and its budget and tokens count that Markdown",
     )
     add_touched(parser)
     add_common(parser, syncs=True)
