@@ -39,7 +39,6 @@ What holds:
 from __future__ import annotations
 
 import math
-import os
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import brief
@@ -193,8 +192,9 @@ def _summary(pack: Pack, stale: bool) -> str:
             "Nothing recorded applies yet. Record a lesson, a failed attempt or a decision "
             "as you learn it: `roteiro-memory add --help`."
         )
+    noun = "record" if len(pack.chosen) == 1 else "records"
     said = (
-        f"{len(pack.chosen)} records of {pack.live} live (budget {pack.budget} tokens), best "
+        f"{len(pack.chosen)} {noun} of {pack.live} live (budget {pack.budget} tokens), best "
         "first: id, kind, anchor state, score, anchor, body."
     )
     if stale:
@@ -295,18 +295,8 @@ def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> 
 def _ranked(session: Session, budget: int, touched: str | None) -> Recall | None:
     """The candidates, limited to what ``touched`` changed when given; None
     when there is no store to read yet (a first session)."""
-    from roteiro_memory.errors import StoreUnavailable
-    from roteiro_memory.repo.location import DB_ENV
-
-    if session.dsn() is None:
-        try:
-            path = session.store_path()
-        except StoreUnavailable:
-            if session.db is not None or DB_ENV in os.environ:
-                raise  # a store named and unusable is a mistake worth naming
-            return None  # not in a repository, and no store named: nothing to read
-        if not os.path.exists(path):
-            return None
+    if not session.has_store():
+        return None
     session.check_revs(touched=touched)
     store = session.store()
     session.sync()

@@ -151,6 +151,23 @@ class Session:
         name = parse_store_name("sqlite", named)
         return name.target if name is not None and name.kind == "postgres" else None
 
+    def has_store(self) -> bool:
+        """Whether there is a store to read, without making one: a DSN, or
+        a store file that exists.  Outside a repository with no store named
+        there is none; a store named that cannot be used is a mistake worth
+        naming, and raises."""
+        if self.dsn() is not None:
+            return True
+        from roteiro_memory.errors import StoreUnavailable
+
+        try:
+            path = self.store_path()
+        except StoreUnavailable:
+            if self.db is not None or DB_ENV in os.environ:
+                raise
+            return False
+        return os.path.exists(path)
+
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:
             from roteiro_memory.stores.postgres.store import PostgresStore

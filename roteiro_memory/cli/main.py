@@ -103,7 +103,28 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    as_json = json_requested(arguments)
+    never = _never_fails(arguments)
+    # A hook's stdout is its host's to read: its failures are said on stderr only.
+    as_json = json_requested(arguments) and not never
+    status = _status(arguments, as_json)
+    if never and status not in (ExitCode.OK, ExitCode.NOTHING):
+        return ExitCode.OK  # said on stderr; the agent goes on
+    return status
+
+
+def _never_fails(arguments: list[str]) -> bool:
+    """Whether the command named ends 0 whatever happens (``NEVER_FAILS``:
+    ``hook``, whose host would take another status as a verdict)."""
+    try:
+        _, rest = split_globals(arguments)
+    except UsageFailure:
+        return False
+    if not rest or rest[0] not in commands.names():
+        return False
+    return bool(getattr(commands.load(rest[0]), "NEVER_FAILS", False))
+
+
+def _status(arguments: list[str], as_json: bool) -> int:
     try:
         return _main(arguments, as_json)
     except UsageFailure as failure:

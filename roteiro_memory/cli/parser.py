@@ -137,20 +137,26 @@ ANCHOR_HELP = (
 )
 
 
-def add_common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
-    """``--db`` and ``--json``, and ``--no-sync`` for a command that syncs."""
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
-        "repository's git common directory)",
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
-        "instead of a table",
-    )
+def add_common(
+    parser: argparse.ArgumentParser, *, syncs: bool = False, json: bool = True, db: bool = True
+) -> None:
+    """``--db`` (unless ``db`` is False: the command opens no store) and
+    ``--json`` (unless ``json`` is False: the command's output is JSON of
+    another's shape), and ``--no-sync`` for a command that syncs."""
+    if db:
+        parser.add_argument(
+            "--db",
+            metavar="PATH",
+            help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+            "repository's git common directory)",
+        )
+    if json:
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
+            "instead of a table",
+        )
     if syncs:
         parser.add_argument(
             "--no-sync",
