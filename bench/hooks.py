@@ -14,8 +14,16 @@ runs them:
 2. Start-up: ``roteiro-forbid-store`` and ``roteiro-check-store`` on one text
    file (what most commits pass them), interleaved with ``python -c pass`` on
    the same interpreter: at most 3x, median against median.
+3. The coding agent's hook: ``roteiro-memory hook`` answering Claude Code's
+   PreToolUse event for a Read of a module with records (``bench/answers.py``'s
+   repository of 200 records, settled, each run a new session so the answer
+   is always given), interleaved with the command line doing the same read
+   (``recall --json --anchor FILE``): at most 1.3x it -- the CLI's own
+   start-up plus the read, and the hook reads an event and keeps a session's
+   state besides.  Its ratio to ``python -c pass`` is printed beside, against
+   the CLI's start-up bound of 3x.
 
-Exit status 0 when both targets are within their bounds.
+Exit status 0 when every target is within its bound.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ from measure import Check, floor_line, interleave, ratio_check
 
 CHECK_BOUND_S = 2.0
 STARTUP_BOUND = 3.0
+AGENT_HOOK_BOUND = 1.3
 
 ENV = {
     # Bytecode is cached, as in any installed package: start-up, not
@@ -143,12 +152,94 @@ def time_startup(text_file: Path, repeat: int) -> list[Check]:
     ]
 
 
+def time_agent_hook(root: Path, repeat: int) -> list[Check]:
+    """The agent hook against the command line's same read, and the floor."""
+    import json
+    import os
+
+    import answers
+
+    repo = root / "agent-repo"
+    answers.build(repo)
+    subprocess.run(["git", "add", "-A"], cwd=repo, env=answers.ENV, check=True)
+    subprocess.run(["git", "commit", "-qm", "edit"], cwd=repo, env=answers.ENV, check=True)
+    time.sleep(2.2)  # the stat cache's racy window, then a read writes the cache
+    command = script("roteiro-memory")
+    subprocess.run([*command, "list"], cwd=repo, env=ENV, check=True, capture_output=True)
+    target = repo / "src" / "mod1.py"
+    runs = iter(range(10**6))
+
+    @contextlib.contextmanager
+    def hook() -> Iterator[Callable[[], object]]:
+        event = {
+            "session_id": f"bench-{os.getpid()}-{next(runs)}",
+            "transcript_path": str(repo / "t.jsonl"),
+            "cwd": str(repo),
+            "permission_mode": "default",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Read",
+            "tool_input": {"file_path": str(target)},
+            "tool_use_id": "toolu_bench",
+        }
+
+        def action() -> object:
+            done = subprocess.run(
+                [*command, "hook"],
+                input=json.dumps(event),
+                cwd=repo,
+                env=ENV,
+                check=True,
+                capture_output=True,
+                text=True,
+            )
+            if "additionalContext" not in done.stdout:
+                raise SystemExit(f"the hook said nothing: {done.stderr}")
+            return done
+
+        yield action
+
+    @contextlib.contextmanager
+    def read() -> Iterator[Callable[[], object]]:
+        argv = [*command, "recall", "--json", "--anchor", "src/mod1.py", "--limit", "0"]
+        yield lambda: subprocess.run(argv, cwd=repo, env=ENV, check=True, capture_output=True)
+
+    times = interleave(
+        {
+            "python -c pass": _command([sys.executable, "-c", "pass"]),
+            "recall --anchor": read,
+            "hook": hook,
+        },
+        repeat,
+        warmup=True,
+    )
+    return [
+        ratio_check(
+            "agent hook vs the CLI's same read",
+            times["hook"],
+            times["recall --anchor"],
+            AGENT_HOOK_BOUND,
+        ),
+        ratio_check(
+            "agent hook vs python -c pass", times["hook"], times["python -c pass"], STARTUP_BOUND
+        ),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench/hooks.py", description=__doc__.split("\n")[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=7, help="check-store runs")
     parser.add_argument("--startup-repeat", type=int, default=15, help="start-up runs")
+    parser.add_argument(
+        "--agent-hook-only", action="store_true", help="measure only the coding agent's hook"
+    )
     args = parser.parse_args(argv)
+    if args.agent_hook_only:
+        with tempfile.TemporaryDirectory(prefix="roteiro-bench-hooks-") as folder:
+            checks = time_agent_hook(Path(folder), args.startup_repeat)
+        for item in checks:
+            print(item.line())
+        return 0 if all(c.ok for c in checks) else 1
     with tempfile.TemporaryDirectory(prefix="roteiro-bench-hooks-") as folder:
         root = Path(folder)
         store = root / "memory.db"
@@ -172,7 +263,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         text_file = root / "notes.txt"
         text_file.write_text("an ordinary file\n")
-        checks = [check, *time_startup(text_file, args.startup_repeat)]
+        checks = [
+            check,
+            *time_startup(text_file, args.startup_repeat),
+            *time_agent_hook(root, args.startup_repeat),
+        ]
     for item in checks:
         print(item.line())
     failed = [c.name for c in checks if not c.ok]
