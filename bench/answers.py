@@ -149,21 +149,25 @@ async def mcp_sizes(root: Path, command: list[str]) -> dict[str, tuple[int, int]
     return sizes
 
 
-def hook_size(root: Path, command: list[str]) -> int:
-    """Bytes of the hook's answer to Claude Code's PreToolUse Read of the
-    module with the most records, in a fresh session."""
-    event = {
-        "session_id": "bench-answers",
+def read_event(root: Path, path: Path, session: str) -> dict[str, Any]:
+    """Claude Code's PreToolUse event for a Read of ``path``, as its hooks
+    reference gives it."""
+    return {
+        "session_id": session,
         "transcript_path": str(root / "transcript.jsonl"),
         "cwd": str(root),
         "permission_mode": "default",
         "hook_event_name": "PreToolUse",
         "tool_name": "Read",
-        "tool_input": {"file_path": str(root / "src" / "mod1.py")},
+        "tool_input": {"file_path": str(path)},
         "tool_use_id": "toolu_bench",
     }
+
+
+def run_hook(command: list[str], root: Path, event: dict[str, Any]) -> str:
+    """What ``command`` (ending in ``hook``) answers ``event`` with."""
     done = subprocess.run(
-        [*command[:-1], "hook"],
+        command,
         input=json.dumps(event),
         capture_output=True,
         text=True,
@@ -171,7 +175,16 @@ def hook_size(root: Path, command: list[str]) -> int:
         env=ENV,
         check=True,
     )
-    return len(done.stdout.encode("utf-8"))
+    if "additionalContext" not in done.stdout:
+        raise SystemExit(f"bench: the hook said nothing: {done.stderr}")
+    return done.stdout
+
+
+def hook_size(root: Path, command: list[str]) -> int:
+    """Bytes of the hook's answer to Claude Code's PreToolUse Read of the
+    module with the most records, in a fresh session."""
+    event = read_event(root, root / "src" / "mod1.py", "bench-answers")
+    return len(run_hook([*command[:-1], "hook"], root, event).encode("utf-8"))
 
 
 def main() -> int:

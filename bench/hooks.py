@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from measure import Check, floor_line, interleave, ratio_check
+from measure import Check, floor_line, interleave, ratio_check, report
 
 CHECK_BOUND_S = 2.0
 STARTUP_BOUND = 3.0
@@ -154,7 +154,6 @@ def time_startup(text_file: Path, repeat: int) -> list[Check]:
 
 def time_agent_hook(root: Path, repeat: int) -> list[Check]:
     """The agent hook against the command line's same read, and the floor."""
-    import json
     import os
 
     import answers
@@ -171,32 +170,8 @@ def time_agent_hook(root: Path, repeat: int) -> list[Check]:
 
     @contextlib.contextmanager
     def hook() -> Iterator[Callable[[], object]]:
-        event = {
-            "session_id": f"bench-{os.getpid()}-{next(runs)}",
-            "transcript_path": str(repo / "t.jsonl"),
-            "cwd": str(repo),
-            "permission_mode": "default",
-            "hook_event_name": "PreToolUse",
-            "tool_name": "Read",
-            "tool_input": {"file_path": str(target)},
-            "tool_use_id": "toolu_bench",
-        }
-
-        def action() -> object:
-            done = subprocess.run(
-                [*command, "hook"],
-                input=json.dumps(event),
-                cwd=repo,
-                env=ENV,
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            if "additionalContext" not in done.stdout:
-                raise SystemExit(f"the hook said nothing: {done.stderr}")
-            return done
-
-        yield action
+        event = answers.read_event(repo, target, f"bench-{os.getpid()}-{next(runs)}")
+        yield lambda: answers.run_hook([*command, "hook"], repo, event)
 
     @contextlib.contextmanager
     def read() -> Iterator[Callable[[], object]]:
@@ -237,9 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.agent_hook_only:
         with tempfile.TemporaryDirectory(prefix="roteiro-bench-hooks-") as folder:
             checks = time_agent_hook(Path(folder), args.startup_repeat)
-        for item in checks:
-            print(item.line())
-        return 0 if all(c.ok for c in checks) else 1
+        return report("agent hook", checks)
     with tempfile.TemporaryDirectory(prefix="roteiro-bench-hooks-") as folder:
         root = Path(folder)
         store = root / "memory.db"
@@ -268,11 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             *time_startup(text_file, args.startup_repeat),
             *time_agent_hook(root, args.startup_repeat),
         ]
-    for item in checks:
-        print(item.line())
-    failed = [c.name for c in checks if not c.ok]
-    print(f"hooks: {len(checks) - len(failed)}/{len(checks)} within bounds")
-    return 1 if failed else 0
+    return report("hooks", checks)
 
 
 if __name__ == "__main__":

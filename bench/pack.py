@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hooks import ENV, build_store, script
-from measure import Check, floor_line, interleave
+from measure import Check, floor_line, interleave, report
 
 BOUND_S = 1.0
 
@@ -108,11 +108,7 @@ def main() -> int:
                 f"{stale[name]} records about changed code shown",
             )
         )
-    for check in checks:
-        print(check.line())
-    failed = [c.name for c in checks if not c.ok]
-    print(f"pack: {len(checks) - len(failed)}/{len(checks)} within bounds")
-    return 1 if failed else 0
+    return report("pack", checks)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from typing import Any
 
 import anyio
 import pytest
-from agent_repo import GitRepo, mcp_session
+from agent_repo import GitRepo, mcp_session, run_hook
 
 from roteiro_memory.agents.tools import TOOLS
 from roteiro_memory.app.hostconfig import HOOK_EVENTS
@@ -165,15 +165,7 @@ def readme_module() -> str:
 
 
 def hook(repo: GitRepo, event: Any) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [installed_command(), "hook"],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        cwd=repo.root,
-        env=repo.env,
-        check=False,
-    )
+    return run_hook(repo, event, [installed_command(), "hook"])
 
 
 def at(repo: GitRepo, value: Any) -> Any:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_repo import RETRY, GitRepo
+from agent_repo import RETRY, GitRepo, run_hook
 
 from roteiro_memory.app import hookstate
 from roteiro_memory.app.hooks import FILE_BUDGET
@@ -83,21 +83,9 @@ def read(repo: GitRepo, path: str) -> dict[str, Any]:
     return tool_event(repo, "PreToolUse", "Read", {"file_path": str(repo.root / path)})
 
 
-def hook(
-    repo: GitRepo, event: Any, *args: str, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+def hook(repo: GitRepo, event: Any, *args: str) -> subprocess.CompletedProcess[str]:
     """The hook as the host runs it: the event on stdin, in the session's folder."""
-    data = event if isinstance(event, str) else json.dumps(event)
-    return subprocess.run(
-        [sys.executable, "-m", "roteiro_memory", "hook", *args],
-        input=data,
-        capture_output=True,
-        text=True,
-        cwd=cwd or repo.root,
-        env=repo.env,
-        timeout=120,
-        check=False,
-    )
+    return run_hook(repo, event, [sys.executable, "-m", "roteiro_memory", "hook", *args])
 
 
 def context(done: subprocess.CompletedProcess[str], event: str) -> str:
@@ -214,17 +202,9 @@ def test_session_start_on_an_empty_store_or_outside_a_repository_says_nothing(
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
     event = {**common(repo, "SessionStart"), "source": "startup", "cwd": str(nowhere)}
-    env = {**repo.env, "GIT_CEILING_DIRECTORIES": str(tmp_path)}
-    done = subprocess.run(
-        [sys.executable, "-m", "roteiro_memory", "hook"],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        cwd=nowhere,
-        env=env,
-        check=False,
-    )
-    silent(done)
+    away = GitRepo.__new__(GitRepo)
+    away.root, away.env = nowhere, {**repo.env, "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    silent(run_hook(away, event))
 
 
 def test_stop_reminds_once_after_edits_of_code_with_records_and_failed_commands(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_repo import GitRepo
+from agent_repo import GitRepo, run_hook
 
 from roteiro_memory.app.hostconfig import HOOK_EVENTS, HOSTS, SERVER_NAME, ConfigRefused, merge
 from roteiro_memory.cli.commands.setup import installed_command
@@ -180,15 +180,7 @@ def test_the_hook_setup_writes_runs_as_the_host_would_run_it(repo: GitRepo) -> N
         "tool_input": {"file_path": str(repo.root / "src/app/retry.py")},
         "tool_use_id": "toolu_01ABC123",
     }
-    done = subprocess.run(
-        ["sh", "-c", command],
-        input=json.dumps(event),
-        capture_output=True,
-        text=True,
-        cwd=repo.root,
-        env=repo.env,
-        check=False,
-    )
+    done = run_hook(repo, event, ["sh", "-c", command])
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)["hookSpecificOutput"]
     assert "about run" in answer["additionalContext"]

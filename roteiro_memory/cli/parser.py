@@ -37,6 +37,7 @@ __all__ = [
     "Exited",
     "Parser",
     "UsageFailure",
+    "add_budget",
     "add_common",
     "add_filters",
     "add_globals",
@@ -213,6 +214,21 @@ def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> l
         known = argument in BARE and argument in parser._option_string_actions
         out.append(f"{argument}={BARE[argument]}" if known and not ended else argument)
     return out
+
+
+def add_budget(parser: argparse.ArgumentParser) -> None:
+    """``--budget TOKENS``, the size of the session digest, as ``pack`` and
+    ``hook`` take it."""
+    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
+        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); "
+        "--json reports the same selection, its budget and tokens counting that Markdown",
+    )
 
 
 def add_touched(parser: argparse.ArgumentParser) -> None:

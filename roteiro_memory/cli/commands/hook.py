@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_common
+from roteiro_memory.cli.parser import add_budget, add_common
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,15 +34,7 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET
-
-    parser.add_argument(
-        "--budget",
-        metavar="TOKENS",
-        default=str(DEFAULT_PACK_BUDGET),
-        help=f"tokens of the session-start digest (as pack --budget; default "
-        f"{DEFAULT_PACK_BUDGET})",
-    )
+    add_budget(parser)  # of the digest given at session start
     add_common(parser, syncs=True, json=False)
 
 
