@@ -194,8 +194,8 @@ def serve(session: Session) -> int:
     # Open the store before anything else, so a relative --db or
     # ROTEIRO_MEMORY_DB means what it meant where the server was started ...
     session.store()
-    # ... and then work from the repository root, so anchors are paths from it,
-    # whichever folder the client started the server in.
+    # ... and then work from the repository root, whichever folder the client
+    # started the server in (anchors are read from it on every surface).
     if session.repo is not None:
         os.chdir(session.repo.root)
     server = build(session)

@@ -62,15 +62,14 @@ def state_label(state: AnchorState) -> str:
 
 
 def anchor_label(key: str | None) -> str:
-    """An anchor key in the form ``--anchor`` takes: a path for a file node,
-    ``path::qualname`` for a Python symbol, the raw key otherwise."""
+    """An anchor key in the form ``--anchor`` takes (:func:`~roteiro_memory.app.brief.anchor_text`:
+    a path for a file node, ``path::qualname`` for a Python symbol, the raw
+    key otherwise), on one line; ``-`` for none."""
     if key is None:
         return "-"
-    if key.startswith("file:"):
-        return _one_line(key[len("file:") :])
-    if key.startswith("py:"):
-        return _one_line(key[len("py:") :])
-    return _one_line(key)
+    from roteiro_memory.app.brief import anchor_text
+
+    return _one_line(anchor_text(key))
 
 
 def _width() -> int | None:
