@@ -8,9 +8,9 @@ about the code but about one conversation.
 Where and how much:
 
 * one file per session, under the worktree's git directory beside the stat
-  cache (``roteiro/sessions/``), named by a hash of the session id (an id
-  is the host's, and may hold anything), mode ``0600`` like every file
-  holding facts about the repository;
+  cache (``roteiro/sessions/``), named by the session id when it is a plain
+  word, else by a hash of it (an id is the host's, and may hold anything),
+  mode ``0600`` like every file holding facts about the repository;
 * bounded: a file keeps the last :data:`MAX_SHOWN` records shown and
   :data:`MAX_EDITED` files edited, is read only when it is a regular file of
   at most :data:`MAX_STATE_BYTES` (else the session starts afresh), and the
@@ -23,7 +23,6 @@ Where and how much:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 
@@ -78,8 +77,19 @@ class SessionState:
         }
 
 
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
 def _path(git_dir: str, session_id: str) -> str:
-    name = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    """The state file of ``session_id``: the id itself when it is a plain
+    word (Claude Code's are UUIDs), else a hash of it, so no id can name a
+    path elsewhere; hashing only then keeps a hook from loading OpenSSL."""
+    if 0 < len(session_id) <= 64 and set(session_id) <= _PLAIN:
+        name = "s-" + session_id
+    else:
+        import hashlib
+
+        name = "h-" + hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()
     return os.path.join(git_dir, SESSIONS_DIR, name + ".json")
 
 
