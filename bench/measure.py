@@ -34,6 +34,7 @@ __all__ = [
     "interleave",
     "measure_runs",
     "ratio_check",
+    "report",
     "wall_ratio_check",
 ]
 
@@ -159,3 +160,12 @@ def child_cpu_median(argv: list[str], cwd: Path, env: Mapping[str, str], repeat:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         spent.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return statistics.median(spent)
+
+
+def report(label: str, checks: list[Check]) -> int:
+    """Print every check and a summary line; the exit status (1 when any is over)."""
+    for item in checks:
+        print(item.line())
+    failed = [c.name for c in checks if not c.ok]
+    print(f"{label}: {len(checks) - len(failed)}/{len(checks)} within bounds")
+    return 1 if failed else 0

@@ -55,6 +55,26 @@ class GitRepo:
         )
 
 
+def run_hook(
+    repo: GitRepo, event: object, argv: Sequence[str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """A hook command (``roteiro-memory hook`` by default) as a host runs it:
+    the event's JSON (or text as given) on stdin, in the session's folder."""
+    import json
+
+    command = list(argv) if argv is not None else [sys.executable, "-m", "roteiro_memory", "hook"]
+    return subprocess.run(
+        command,
+        input=event if isinstance(event, str) else json.dumps(event),
+        capture_output=True,
+        text=True,
+        cwd=cwd or repo.root,
+        env=repo.env,
+        timeout=120,
+        check=False,
+    )
+
+
 def server_env() -> dict[str, str]:
     """What the server is started with, over the SDK's default environment
     (which carries no ``ROTEIRO_*`` variable of the test run)."""

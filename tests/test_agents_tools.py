@@ -29,7 +29,7 @@ def _refused(session: Session, name: str, arguments: dict[str, object]) -> tools
 
 
 def _stored(session: Session) -> int:
-    return int(tools.call(session, "list", {"limit": 0})["live"])
+    return int(tools.call(session, "list", {"limit": 0}).structured["live"])
 
 
 def test_tools_remember_refuses_a_confidence_beyond_any_double(session: Session) -> None:
@@ -52,7 +52,7 @@ def test_tools_remember_refuses_an_empty_scope_as_the_cli_does(session: Session)
     assert error.kind == "InvalidScope"
     assert _stored(session) == 0
     written = tools.call(session, "remember", {"kind": "lesson", "body": "b"})
-    assert written["record"]["scope"] == "repo"
+    assert written.structured["record"]["scope"] == "repo"
 
 
 def test_tools_an_unavailable_store_is_advised_as_such(session: Session, tmp_path: Path) -> None:

@@ -259,16 +259,24 @@ def _node_keys(repo: Repo) -> set[str]:
         conn.close()
 
 
-def test_anchor_relative_to_the_current_directory(repo: Repo) -> None:
-    lesson = int(
-        json.loads(
-            repo.ok(
-                "add", "jitter", "--anchor", "retry.py::jitter", "--json", cwd=repo.root / "src/app"
-            )
-        )["result"]["id"]
+def test_anchor_paths_are_read_from_the_repository_top_level(repo: Repo) -> None:
+    """One root on every surface: from a subfolder, a path from the top
+    level is taken (and an absolute one); a path from the subfolder is
+    refused, naming its form from the top level."""
+    here = repo.root / "src/app"
+    done = repo.run("add", "jitter", "--anchor", "retry.py::jitter", cwd=here)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "roteiro-memory: error: --anchor 'retry.py::jitter': anchors are paths from the "
+        f"repository's top level ({repo.root}), and there is no 'retry.py' there; the file in "
+        "this folder is 'src/app/retry.py' from the top level\n"
     )
-    record = repo.json("show", str(lesson))
-    assert record["anchor"]["key"] == "py:src/app/retry.py::jitter"
+    from_top = repo.ok("add", "jitter", "--anchor", "src/app/retry.py::jitter", "--json", cwd=here)
+    absolute = repo.ok(
+        "add", "run", "--anchor", f"{repo.root}/src/app/retry.py::Retry.run", "--json", cwd=here
+    )
+    keys = [json.loads(out)["result"]["record"]["anchor"]["key"] for out in (from_top, absolute)]
+    assert keys == ["py:src/app/retry.py::jitter", "py:src/app/retry.py::Retry.run"]
 
 
 # --- Sync ----------------------------------------------------------------------
@@ -565,7 +573,7 @@ BAD_INPUT = [
     (["recall", "--decay", "clock"], "clock"),
     (["recall", "--limit", "ten"], "--limit"),
     (["recall", "--kind", "x"], "'x'"),
-    (["recall", "--touched", "nope"], "nope"),
+    (["recall", "--touched=nope"], "nope"),
     (["recall", "--rev", "--oops"], "--rev"),
     (["show", "abc"], "abc"),
     (["show", "1", "--rev", "nope"], "nope"),

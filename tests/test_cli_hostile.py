@@ -268,7 +268,7 @@ def test_a_json_failure_nobody_can_read_is_one_line_on_stderr(tmp_path: Path) ->
         lines = done.stderr.decode("utf-8", "replace").splitlines()
         assert done.returncode == 2, lines
         assert len(lines) == 1, lines
-        assert "invalid choice: 'no-such-command'" in lines[0]
+        assert "unknown command 'no-such-command'" in lines[0]
 
 
 @pytest.mark.parametrize(

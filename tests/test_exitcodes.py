@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -113,7 +114,8 @@ def test_exitcodes_a_postgresql_server_that_cannot_be_reached_is_unavailable(
 ) -> None:
     import json
 
-    pytest.importorskip("psycopg")
+    if not os.environ.get("CI"):  # CI installs the [postgres] extra: there, a missing one fails
+        pytest.importorskip("psycopg", reason="the [postgres] extra is not installed")
     from roteiro_memory.cli.main import main
 
     dsn = "postgresql://127.0.0.1:1/memory"  # port 1: nothing listens there

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from agent_repo import RETRY, GitRepo
 
-from roteiro_memory.app.pack import MIN_BUDGET, PACK_SCHEMA, select, tokens
+from roteiro_memory.app.pack import MAX_BUDGET, MIN_BUDGET, PACK_SCHEMA, select, tokens
 from roteiro_memory.results import GraphNode
 from roteiro_memory.stores.model import ModelStore
 
@@ -42,12 +42,23 @@ def test_pack_fits_every_budget_and_counts_what_it_left_out() -> None:
     assert select(recall, 10**6).omitted == 0
 
 
-def test_pack_skips_a_body_too_long_and_keeps_the_next_that_fits() -> None:
+def test_pack_cuts_a_long_body_to_one_line_that_says_how_to_read_it_all() -> None:
     store = store_with(("lesson", "short one", None), ("lesson", "y" * 4000, None))
     pack = select(store.recall(), 300)
+    assert sorted(r.record.body[:9] for r in pack.chosen) == ["short one", "yyyyyyyyy"]
+    long_line = next(line for line in pack.markdown().splitlines() if "yyy" in line)
+    assert long_line.endswith("... [4000 chars: get 2]")
+    assert len(long_line) < 300
+
+
+def test_pack_skips_a_line_that_does_not_fit_and_keeps_the_next_that_does() -> None:
+    store = store_with(("lesson", "short one", None), ("lesson", "y " * 99 + "y", None))
+    budget = MIN_BUDGET + 10
+    pack = select(store.recall(), budget)
     assert [r.record.body for r in pack.chosen] == ["short one"]
     assert pack.omitted == 1
     assert "1 more did not fit" in pack.markdown()
+    assert tokens(pack.markdown()) <= budget
 
 
 def test_pack_groups_by_kind_in_order_and_leaves_outcomes_out() -> None:
@@ -80,11 +91,27 @@ def test_pack_marks_drifted_and_vanished_records_instead_of_hiding_them() -> Non
     store.put_nodes([GraphNode("py:src/app/retry.py::Retry.run", blob="b" * 40)])
     store.remove_nodes(["file:src/old.py"])
     text = select(store.recall(), 1000).markdown()
-    assert "- #1 (`src/app/retry.py::Retry.run`, **drifted**: its code changed since" in text
-    assert "- #2 (`src/app/retry.py::jitter`, valid): jitter stays below 1.2" in text
-    assert "- #3 (`src/old.py`, **vanished**: its code is gone" in text
-    # ranked within the kind by the anchor penalty: valid 1.0, vanished 0.35, drifted 0.25
-    assert text.index("#2 (") < text.index("#3 (") < text.index("#1 (")
+    lessons, changed = text.split("## Changed since recorded\n")
+    assert "- #2 lesson valid 0.50 @ src/app/retry.py::jitter: jitter stays below 1.2" in lessons
+    # ranked by the anchor penalty: vanished 0.35, then drifted 0.25
+    assert changed.index("- #3 lesson vanished 0.17 @ src/old.py: old helper is slow") < (
+        changed.index("- #1 lesson drifted 0.12 @ src/app/retry.py::Retry.run: run caps")
+    )
+    assert "check it before relying on the record" in text
+
+
+def test_pack_keeps_room_for_what_changed_when_everything_else_would_fill_it() -> None:
+    """200 records, 5 of them drifted: with budget for a few dozen, the
+    drifted ones are still shown (a share of the budget is theirs)."""
+    rows = [("lesson", f"applies {n}: " + "z" * 60, None) for n in range(195)]
+    rows += [("lesson", f"drifted {n}", f"py:src/m.py::f{n}") for n in range(5)]
+    store = store_with(*rows)
+    store.put_nodes(GraphNode(f"py:src/m.py::f{n}", blob="c" * 40) for n in range(5))
+    pack = select(store.recall(), 2000)
+    shown = {r.record.body for r in pack.chosen}
+    assert {f"drifted {n}" for n in range(5)} <= shown
+    assert 0 < pack.omitted < 195
+    assert tokens(pack.markdown()) <= 2000
 
 
 def test_pack_json_is_the_same_selection_with_recall_results() -> None:
@@ -161,7 +188,7 @@ def test_pack_twice_is_byte_identical_and_shows_drift(repo: GitRepo) -> None:
     first, second = repo.cli("pack"), repo.cli("pack")
     assert first.returncode == 0, first.stderr
     assert first.stdout == second.stdout
-    assert "(`src/app/retry.py::jitter`, **drifted**" in first.stdout
+    assert "- #1 lesson drifted 0.12 @ src/app/retry.py::jitter: jitter stays" in first.stdout
     assert repo.cli("pack", "--json").stdout == repo.cli("pack", "--json").stdout
 
 
@@ -183,4 +210,14 @@ def test_pack_names_a_bad_budget(repo: GitRepo) -> None:
     done = repo.cli("pack", "--budget", "ten")
     assert done.returncode == 2
     assert "invalid --budget 'ten'" in done.stderr
-    assert f"at least {MIN_BUDGET}" in done.stderr
+    assert f"from {MIN_BUDGET} to {MAX_BUDGET}" in done.stderr
+
+
+def test_pack_names_its_upper_bound(repo: GitRepo) -> None:
+    done = repo.cli("pack", "--budget", str(MAX_BUDGET + 1))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"roteiro-memory: error: invalid --budget '{MAX_BUDGET + 1}': expected a whole number "
+        f"of tokens from {MIN_BUDGET} to {MAX_BUDGET}\n"
+    )
+    assert repo.cli("pack", "--budget", str(MAX_BUDGET)).returncode == 0

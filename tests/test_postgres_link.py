@@ -164,9 +164,6 @@ def test_link_the_mcp_server_serves_on_after_the_database_restarts(
     server: pg_server.PostgresServer, tmp_path: Path
 ) -> None:
     """The finding as reported: every call after a restart failed."""
-    pytest.importorskip("mcp")
-    import json
-
     import anyio
     from agent_repo import GitRepo, mcp_session
 
@@ -184,5 +181,5 @@ def test_link_the_mcp_server_serves_on_after_the_database_restarts(
     first, second, listed = anyio.run(main)
     assert not first.is_error, first.content[0].text
     assert not second.is_error, second.content[0].text
-    records = json.loads(listed.content[0].text)["records"]
+    records = listed.structured_content["records"]
     assert [r["body"] for r in records] == ["two", "one"]

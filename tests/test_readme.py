@@ -67,3 +67,35 @@ def test_ci_runs_the_test_command_the_readme_gives() -> None:
     assert command.startswith("pytest")
     ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert f"\n{command}\n" in ci
+
+
+def test_readme_precommit_snippet_pins_a_commit_of_this_repository() -> None:
+    """A clean clone holds the commit the snippet pins (there is no release
+    tag to pin: a tag made here would not be in anyone's clone)."""
+    import yaml
+
+    snippet = next(b for b in _blocks("yaml") if "roteiro-forbid-store" in b)
+    (entry,) = yaml.safe_load(snippet)["repos"]
+    rev = str(entry["rev"])
+    assert re.fullmatch(r"[0-9a-f]{40}", rev), rev
+    shallow = subprocess.run(
+        ["git", "rev-parse", "--is-shallow-repository"],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    assert shallow == "false", "run the tests in a full clone: the pinned commit is history"
+    found = subprocess.run(
+        ["git", "cat-file", "-e", f"{rev}^{{commit}}"], cwd=README.parent, check=False
+    )
+    assert found.returncode == 0, f"{rev} is not a commit of this repository"
+    manifest = subprocess.run(
+        ["git", "show", f"{rev}:.pre-commit-hooks.yaml"],
+        cwd=README.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    pinned = {hook["id"] for hook in yaml.safe_load(manifest)}
+    assert {hook["id"] for hook in entry["hooks"]} <= pinned

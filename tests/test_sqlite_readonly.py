@@ -85,7 +85,8 @@ def test_readonly_folder_refuses_a_write_saying_why(folder: Path, write: list[st
 def test_readonly_folder_serves_mcp_reads_and_refuses_its_writes(
     folder: Path, tmp_path: Path
 ) -> None:
-    pytest.importorskip("mcp")
+    if not os.environ.get("CI"):  # CI installs the [mcp] extra: there, a missing one fails
+        pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
     import anyio
     from agent_repo import GitRepo, mcp_session
 

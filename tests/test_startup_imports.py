@@ -112,14 +112,7 @@ def test_recall_that_syncs_first_loads_nothing_heavy(tmp_path: Path) -> None:
 def test_recall_in_a_settled_repository_runs_no_git(tmp_path: Path) -> None:
     """The stat cache vouches for the tree: no git, and no pathlib (beyond
     the floor: an editable install's finder loads it for ``python -c pass``)."""
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
-    (tmp_path / "mod.py").write_text("def f():\n    return 1\n")
-    for step in (
-        ["init", "-q", "-b", "main"],
-        ["add", "-A"],
-        ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init"],
-    ):
-        subprocess.run(["git", *step], cwd=tmp_path, env=env, check=True)
+    _committed_module(tmp_path)
     _loaded("roteiro_memory.cli", ["sync"], tmp_path)
     time.sleep(2.2)  # the stat cache's racy window
     asked = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path)
@@ -128,6 +121,19 @@ def test_recall_in_a_settled_repository_runs_no_git(tmp_path: Path) -> None:
     loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
     assert "roteiro_memory.repo.statcache" in loaded, "the probe read the cache"
     assert not loaded & (GIT | HEAVY | {"pathlib"}), sorted(loaded & (GIT | HEAVY | {"pathlib"}))
+
+
+def _committed_module(root: Path) -> dict[str, str]:
+    """A repository at ``root`` with ``mod.py`` committed; the environment git ran in."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
+    (root / "mod.py").write_text("def f():\n    return 1\n")
+    for step in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init"],
+    ):
+        subprocess.run(["git", *step], cwd=root, env=env, check=True)
+    return env
 
 
 @pytest.mark.parametrize(
@@ -172,3 +178,41 @@ def test_the_console_script_tunes_the_collector_and_exits_with_mains_status(
     assert done.returncode == 1, done.stderr  # an empty store: nothing listed
     assert json.loads(done.stdout)["ok"] is True
     assert done.stderr.split() == ["10000", "True"]
+
+
+def test_the_agent_hook_in_a_settled_repository_loads_nothing_heavy(tmp_path: Path) -> None:
+    """A hook runs on every file the agent reads: it pays the command line's
+    start-up and the read, nothing more (bench/hooks.py times it)."""
+    env = _committed_module(tmp_path)
+    _loaded("roteiro_memory.cli", ["add", "f returns 1", "--anchor", "mod.py::f"], tmp_path)
+    time.sleep(2.2)  # the stat cache's racy window
+    _loaded("roteiro_memory.cli", ["list"], tmp_path)
+    event = {
+        "session_id": "s",
+        "transcript_path": "/tmp/s.jsonl",
+        "cwd": str(tmp_path),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(tmp_path / "mod.py")},
+        "tool_use_id": "toolu_1",
+    }
+    probe = PROBE.format(module="roteiro_memory.cli").replace(
+        "status = main(sys.argv[1:])",
+        "import io, os; sys.stdin = io.TextIOWrapper(io.BytesIO(os.environ['EVENT'].encode()));"
+        " status = main(['hook'])",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, json.dumps(["hook"])],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={k: v for k, v in env.items() if not k.startswith("ROTEIRO_")}
+        | {"EVENT": json.dumps(event)},
+        check=False,
+    )
+    assert "f returns 1" in done.stdout, done.stderr
+    marker = done.stderr.rindex("MODULES ")
+    loaded = set(json.loads(done.stderr[marker + len("MODULES ") :])) - _floor()
+    assert not loaded & HEAVY, sorted(loaded & HEAVY)
+    assert "roteiro_memory.agents.server" not in loaded

@@ -103,6 +103,7 @@ LISTING: Schema = _object(
 
 FORGOTTEN: Schema = _object({"id": _ID, "restored": {"type": "array", "items": _ID}})
 
-REMEMBERED: Schema = _object({"id": _ID, "record": RECORD})
+REMEMBERED: Schema = _object({"id": _ID, "existing": {"type": "boolean"}, "record": RECORD})
 """``memory.record``'s ``{"id"}``, with the record as stored, so the caller
-sees the anchor state it was written with."""
+sees the anchor state it was written with, and ``existing``: true when an
+equal live record answered and nothing was written."""

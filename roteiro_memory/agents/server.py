@@ -3,8 +3,11 @@ served over stdio with the official MCP SDK's low-level server.
 
 The only module that imports the SDK, so the rest of the CLI starts without
 it.  The low-level server is used because the tools already carry their own
-input and output schemas (the PROTOCOL shapes); the SDK sends them as they
-are, and its client validates every structured result against them.
+input schemas, sent as they are.  A result's text is the compact lines an
+agent reads (:mod:`.answers`); its structured content is the PROTOCOL shape,
+whose schema (:mod:`.schemas`) is left out of ``tools/list`` to keep it
+small -- the tests check every result against it.  The stdio transport is
+our own line handling (:mod:`.wire`), so every line gets an answer.
 
 What holds:
 
@@ -19,6 +22,7 @@ What holds:
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Any
@@ -27,9 +31,12 @@ import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from pydantic import ValidationError
 
+from roteiro_memory.agents.lines import INVALID_REQUEST, Forward, error_line, request_id
 from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
+from roteiro_memory.agents.wire import Wire
 from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.version import version
@@ -56,7 +63,6 @@ def _tool(spec: Tool) -> types.Tool:
         title=spec.title,
         description=spec.description,
         input_schema=spec.input_schema,
-        output_schema=spec.output_schema,
         annotations=types.ToolAnnotations(
             title=spec.title,
             read_only_hint=spec.read_only,
@@ -80,13 +86,13 @@ def build(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            result = call(session, params.name, params.arguments)
+            answer = call(session, params.name, params.arguments)
         except ToolError as error:
             return _result(error.to_json(), error.text(), is_error=True)
         except Exception as error:  # a bug must not take the agent's server down
             failed = ToolError("Internal", f"{type(error).__name__}: {excerpt(str(error))}")
             return _result(failed.to_json(), failed.text(), is_error=True)
-        return _result(result, json.dumps(result, ensure_ascii=False), is_error=False)
+        return _result(answer.structured, answer.text, is_error=False)
 
     return Server(
         "roteiro-memory",
@@ -105,26 +111,100 @@ def _result(structured: Any, text: str, *, is_error: bool) -> types.CallToolResu
     )
 
 
+def _encode(message: Any) -> bytes:
+    """One outgoing message as its line.  A text holding a lone surrogate
+    (quoted back from a request) cannot be UTF-8, so it is written with
+    ASCII escapes instead: still one valid JSON line."""
+    try:
+        text: str = message.model_dump_json(by_alias=True, exclude_unset=True)
+        return (text + "\n").encode("utf-8")
+    except (ValueError, UnicodeError):
+        plain = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
+        return (json.dumps(plain) + "\n").encode("ascii")
+
+
+def _refusal(forward: Forward, error: ValidationError) -> str:
+    """What the SDK's validator found wrong, for the member of the message
+    union the line has the shape of (a request, a notification, a response)."""
+    member = "JSONRPCRequest" if forward.id is not None else "JSONRPCNotification"
+    if "method" not in forward.message:
+        member = "JSONRPCError" if "error" in forward.message else "JSONRPCResponse"
+    found = [e for e in error.errors() if e["loc"][:1] == (member,)] or error.errors()
+    return "; ".join(
+        f"{'.'.join(str(part) for part in e['loc'][1:]) or 'message'}: {e['msg']}"
+        for e in found[:3]
+    )
+
+
+def _answered(message: Any) -> str | int | None:
+    """The id of the request an outgoing message answers (None for a
+    notification or a request of the server's own)."""
+    if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+        usable, request = request_id(message.id)
+        return request if usable else None
+    return None
+
+
+async def _serve(server: Server[Any], wire: Wire) -> None:
+    """Serve ``wire`` until the client's input ends and every request read
+    is answered, or until the client goes away."""
+    inbox, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
+    sdk_out, outbox = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def deliver(forward: Forward) -> None:
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(forward.message, by_name=False)
+        except ValidationError as error:
+            refused = error_line(
+                INVALID_REQUEST, f"Invalid Request: {_refusal(forward, error)}", forward.id
+            )
+            wire.write(refused, answers=forward.id)
+            return
+        metadata = None
+        if forward.id is not None:
+            request = forward.id
+
+            async def unanswered() -> None:
+                wire.settle(request)
+
+            metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
+        await inbox.send(SessionMessage(message, metadata))
+
+    async def answer() -> None:
+        async with outbox:
+            async for item in outbox:
+                wire.write(_encode(item.message), answers=_answered(item.message))
+                if wire.gone:
+                    group.cancel_scope.cancel()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, sdk_in, sdk_out, server.create_initialization_options())
+        group.start_soon(answer)
+        await wire.pump(deliver)
+        await inbox.aclose()  # the client's input ended, and what it asked is answered
+        if wire.gone:
+            group.cancel_scope.cancel()
+
+
 def serve(session: Session) -> int:
-    """Serve until the client closes stdin; the exit status."""
+    """Serve until the client closes stdin (every request read answered) or
+    goes away; the exit status."""
     # Refusals name a tool's arguments, not the command line's options.
     session.spell = spell
     # Open the store before anything else, so a relative --db or
     # ROTEIRO_MEMORY_DB means what it meant where the server was started ...
     session.store()
-    # ... and then work from the repository root, so anchors are paths from it,
-    # whichever folder the client started the server in.
+    # ... and then work from the repository root, whichever folder the client
+    # started the server in (anchors are read from it on every surface).
     if session.repo is not None:
         os.chdir(session.repo.root)
     server = build(session)
-
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
+    wire = Wire()
     try:
-        anyio.run(main)
+        anyio.run(_serve, server, wire)
     except KeyboardInterrupt:
         sys.stderr.write("roteiro-memory: mcp: interrupted\n")
         return ExitCode.INTERRUPTED
+    finally:
+        wire.close()
     return ExitCode.OK

@@ -22,22 +22,27 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.agents import schemas
+from roteiro_memory.agents import answers, schemas
 from roteiro_memory.app import records
+from roteiro_memory.app.timestamps import zone
 from roteiro_memory.errors import BadRequest, RoteiroError, excerpt
+from roteiro_memory.valueclass import valueclass
 
 if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
 
-__all__ = ["SEARCH_LIMIT", "TOOLS", "Tool", "ToolError", "call", "spell"]
+__all__ = ["LIST_LIMIT", "SEARCH_LIMIT", "TOOLS", "Answer", "Tool", "ToolError", "call", "spell"]
 
 JSON = Any
 Schema = dict[str, Any]
 
-SEARCH_LIMIT = 20
-"""Results ``search`` and ``touched`` return unless told otherwise, as ``recall``."""
+SEARCH_LIMIT = 8
+"""Results ``search`` and ``touched`` return unless told otherwise: measured
+(``bench/answers.py``), the most that keeps a default search over 200
+records under 6,000 bytes, structured content included."""
 
-LIST_LIMIT = 50
+LIST_LIMIT = 8
+"""Records ``list`` returns unless told otherwise, measured likewise."""
 
 _ADVICE = {
     "NotFound": "call list or search to see which ids exist",
@@ -124,9 +129,25 @@ class Arguments:
         return () if value is None else (value,)
 
 
+_ARGUMENT = {"touched": "rev"}
+"""Inputs of the use cases that a tool takes under another name (``touched``
+takes the revision as ``rev``)."""
+
+
 def spell(name: str) -> str:
     """How a tool call names an input in a refusal: by its argument name."""
-    return f"argument {name!r}"
+    return f"argument {_ARGUMENT.get(name, name)!r}"
+
+
+@valueclass
+class Answer:
+    """What a tool answers: ``structured``, the PROTOCOL shape (timestamps
+    in ISO 8601, as on every surface), and ``text``, the compact lines an
+    agent reads (:mod:`roteiro_memory.agents.answers`), which do not repeat
+    the structure."""
+
+    structured: JSON
+    text: str
 
 
 # --- The tools ----------------------------------------------------------------
@@ -139,22 +160,22 @@ def _selection(args: Arguments) -> records.Selection:
     )
 
 
-def _ranked(session: Session, args: Arguments, *, query: str | None, touched: str | None) -> JSON:
-    selection = _selection(args)
-    return records.ranked(
+def _ranked(session: Session, args: Arguments, *, query: str | None, touched: str | None) -> Answer:
+    found = records.ranked(
         session,
-        selection,
+        _selection(args),
         query=query,
         decay=args.text("decay") or "none",
         applicable_only=args.flag("applicable_only"),
         limit=args.number("limit", SEARCH_LIMIT),
         touched=touched,
-    ).to_json()
+    )
+    return Answer(found.to_json(), answers.ranked(found))
 
 
-def _remember(session: Session, args: Arguments) -> JSON:
+def _remember(session: Session, args: Arguments) -> Answer:
     scope = args.text("scope")  # given empty, it is refused as the CLI refuses it
-    record = records.remember(
+    remembered = records.remember(
         session,
         args.text("kind") or "",
         args.text("body") or "",
@@ -162,73 +183,68 @@ def _remember(session: Session, args: Arguments) -> JSON:
         anchor=args.text("anchor"),
         confidence=args.number("confidence"),
         supersedes=args.number("supersedes"),
+        allow_duplicate=args.flag("allow_duplicate"),
     )
-    return {"id": record.id, "record": record.to_json()}
+    return Answer(remembered.to_json(), answers.remembered(remembered))
 
 
-def _search(session: Session, args: Arguments) -> JSON:
+def _search(session: Session, args: Arguments) -> Answer:
     return _ranked(session, args, query=args.text("query"), touched=None)
 
 
-def _touched(session: Session, args: Arguments) -> JSON:
+def _touched(session: Session, args: Arguments) -> Answer:
     return _ranked(session, args, query=None, touched=args.text("rev") or "HEAD")
 
 
-def _get(session: Session, args: Arguments) -> JSON:
-    return records.get(session, args.number("id")).to_json()
+def _get(session: Session, args: Arguments) -> Answer:
+    record = records.get(session, args.number("id"))
+    return Answer(record.to_json(), answers.detail(record))
 
 
-def _list(session: Session, args: Arguments) -> JSON:
-    return records.listing(
+def _list(session: Session, args: Arguments) -> Answer:
+    listing = records.listing(
         session,
         _selection(args),
         include_superseded=args.flag("include_superseded"),
         limit=args.number("limit", LIST_LIMIT),
-    ).to_json()
+    )
+    return Answer(listing.to_json(), answers.listed(listing))
 
 
-def _forget(session: Session, args: Arguments) -> JSON:
-    return records.forget(session, args.number("id")).to_json()
+def _forget(session: Session, args: Arguments) -> Answer:
+    forgotten = records.forget(session, args.number("id"))
+    return Answer(forgotten.to_json(), answers.forgotten(forgotten))
 
 
 # --- Descriptions and input schemas -------------------------------------------
 
 _KIND: Schema = {"enum": list(sem.KIND_TOKENS)}
 _ANCHOR_TEXT = (
-    "A repository path relative to the repository root (src/app/retry.py), or "
-    "PATH::QUALNAME for a function, class or method in a Python, TypeScript, JavaScript, "
-    "Go, Rust or Java file (src/app/retry.py::Retry.run, web/cart.ts::Cart.total)"
+    "A path from the repository root, or PATH::QUALNAME for a function, class or method "
+    "(Python, TypeScript, JavaScript, Go, Rust, Java)"
 )
 _FILTERS: Schema = {
-    "kind": {**_KIND, "description": "Only records of this kind."},
-    "scope": {"type": "string", "description": "Only records of this scope (default: all)."},
+    "kind": {**_KIND, "description": "Only this kind."},
+    "scope": {"type": "string", "description": "Only this scope."},
     "anchor": {
         "type": "string",
-        "description": _ANCHOR_TEXT + "; only records anchored there (a path also takes the "
-        "functions and classes in it).",
+        "description": _ANCHOR_TEXT + "; a path takes the symbols in it too.",
     },
 }
 _RANKING: Schema = {
     "applicable_only": {
         "type": "boolean",
         "default": False,
-        "description": "Only records whose code is unchanged since they were written "
-        "(anchor_state valid) or that have no anchor.",
+        "description": "Only records that apply: valid or unanchored.",
     },
     "decay": {
         "type": "string",
         "default": "none",
-        "description": "How age lowers the score: none, linear, linear:N, exponential or "
-        "exponential:N (N generations).",
+        "description": "none, linear[:N] or exponential[:N] (N generations).",
     },
-    "limit": {
-        "type": "integer",
-        "minimum": 0,
-        "default": SEARCH_LIMIT,
-        "description": "At most this many results, best first (0 = all).",
-    },
+    "limit": {"type": "integer", "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."},
 }
-_ID_ARG: Schema = {"id": {"type": "integer", "minimum": 1, "description": "The record's id."}}
+_ID_ARG: Schema = {"id": {"type": "integer", "minimum": 1}}
 
 
 def _input(properties: Schema, *required: str) -> Schema:
@@ -242,7 +258,11 @@ def _input(properties: Schema, *required: str) -> Schema:
 
 @dataclass(frozen=True)
 class Tool:
-    """One MCP tool: its contract as the client sees it, and what runs it."""
+    """One MCP tool: its contract as the client sees it, and what runs it.
+
+    ``output_schema`` is the JSON Schema of the structured content (the
+    PROTOCOL shape); it is not sent in ``tools/list``, which it would double
+    (an agent reads the text), and the tests check every result against it."""
 
     name: str
     title: str
@@ -252,45 +272,39 @@ class Tool:
     read_only: bool
     destructive: bool
     idempotent: bool
-    run: Callable[[Session, Arguments], JSON]
+    run: Callable[[Session, Arguments], Answer]
 
+
+_LINES = (
+    " Answers one line a record: id, kind, anchor state, score, anchor, body (cut; `get` for "
+    "the rest). A drifted or vanished record's code changed since it was written: check it."
+)
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "remember",
         "Remember a lesson, failed attempt or decision",
-        "Store one durable memory record for future sessions. Record a `lesson` when you "
-        "learn something non-obvious about this code, an `attempt` when an approach failed "
-        "(say what and why, so nobody repeats it), a `decision` when a choice is made and "
-        "why, a `pattern` for a convention to follow, an `outcome` for what happened. "
-        "Anchor it to the file or function it is about, so it is marked drifted when that "
-        "code changes. To correct a record, remember the new one with `supersedes` set to "
-        "the old id rather than forgetting it. Returns the id and the stored record.",
+        "Store a durable record for future sessions: a `lesson` learned about this code, an "
+        "`attempt` that failed (what and why), a `decision` and its reason, a `pattern` to "
+        "follow, an `outcome`. Anchor it to the file or function it is about, so it is marked "
+        "drifted when that code changes. To correct one, remember the new one with "
+        "`supersedes` (not forget). Saying the same again answers the existing record.",
         _input(
             {
-                "kind": {**_KIND, "description": "What sort of memory this is."},
-                "body": {
-                    "type": "string",
-                    "description": "What was learned, in a sentence or a short paragraph "
-                    "(at most 64 KiB of UTF-8).",
-                },
+                "kind": _KIND,
+                "body": {"type": "string", "description": "A sentence or a short paragraph."},
                 "anchor": {"type": "string", "description": _ANCHOR_TEXT + "."},
-                "confidence": {
-                    "type": "number",
-                    "minimum": 0,
-                    "maximum": 1,
-                    "description": "How sure you are, 0 to 1 (default: unstated, ranked as 0.5).",
-                },
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 "supersedes": {
                     "type": "integer",
                     "minimum": 1,
-                    "description": "The id of a record this one replaces; it leaves search "
-                    "and list at once.",
+                    "description": "The id this one replaces.",
                 },
-                "scope": {
-                    "type": "string",
-                    "default": sem.DEFAULT_SCOPE,
-                    "description": "A namespace label (default: repo).",
+                "scope": {"type": "string", "default": sem.DEFAULT_SCOPE},
+                "allow_duplicate": {
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Write even if an equal live record exists.",
                 },
             },
             "kind",
@@ -305,19 +319,11 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "search",
         "Search memory",
-        "Find what earlier sessions recorded, ranked by evidence: confidence times an anchor "
-        "penalty (valid 1.0, unanchored 0.9, unverifiable 0.5, vanished 0.35, drifted 0.25). "
-        "Call it before changing code you have not worked on. Each result carries the "
-        "record's anchor_state: `drifted` or `vanished` means the code changed since it was "
-        "written, so check it still holds. With a query, records holding any of its words "
-        "(body or anchor; folded and stemmed) are ranked by BM25 relevance times that "
-        "evidence; omit the query to rank everything.",
+        "Find what earlier sessions recorded. Call it before changing code you have not "
+        "worked on. With a query, records holding any of its words rank by relevance times "
+        "evidence (confidence x anchor state); without, all rank by evidence." + _LINES,
         _input(
-            {
-                "query": {"type": "string", "description": "Words to look for (optional)."},
-                **_FILTERS,
-                **_RANKING,
-            }
+            {"query": {"type": "string"}, **_FILTERS, **_RANKING},
         ),
         schemas.RECALL,
         read_only=True,
@@ -328,20 +334,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "touched",
         "What do we know about this change",
-        "Records anchored to the files, functions and classes the working tree changed since "
-        "`rev` (default HEAD), ranked like search. Call it before committing or reviewing a "
-        "change, to see the lessons and failed attempts about exactly the code you touched.",
-        _input(
-            {
-                "rev": {
-                    "type": "string",
-                    "default": "HEAD",
-                    "description": "The revision to compare the working tree with.",
-                },
-                **_FILTERS,
-                **_RANKING,
-            }
-        ),
+        "Records anchored to the files and symbols the working tree changed since `rev` "
+        "(default HEAD), ranked like search: call it before committing or reviewing." + _LINES,
+        _input({"rev": {"type": "string", "default": "HEAD"}, **_FILTERS, **_RANKING}),
         schemas.RECALL,
         read_only=True,
         destructive=False,
@@ -351,7 +346,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "get",
         "Get one record",
-        "One record by id, superseded or not, with its anchor state now.",
+        "One record in full by id, superseded or not, with its anchor state now.",
         _input(_ID_ARG, "id"),
         schemas.RECORD,
         read_only=True,
@@ -362,7 +357,7 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "list",
         "List records",
-        "Records newest first, without ranking; `include_superseded` shows replaced ones too.",
+        "Records newest first, unranked." + _LINES,
         _input(
             {
                 **_FILTERS,
@@ -371,7 +366,7 @@ TOOLS: tuple[Tool, ...] = (
                     "type": "integer",
                     "minimum": 0,
                     "default": LIST_LIMIT,
-                    "description": "At most this many, newest first (0 = all).",
+                    "description": "0 = all.",
                 },
             }
         ),
@@ -384,14 +379,13 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "forget",
         "Forget one record",
-        "Delete the one record named by id, for good; whatever it superseded is live again "
-        "(listed in `restored`). Only for a record that is wrong or should never have been "
-        "stored: to correct one, `remember` a replacement with `supersedes` instead.",
+        "Delete one record for good (what it superseded is live again). Only for a record "
+        "that should never have been stored; to correct one, remember with `supersedes`.",
         _input(_ID_ARG, "id"),
         schemas.FORGOTTEN,
         read_only=False,
         destructive=True,
-        idempotent=True,
+        idempotent=False,
         run=_forget,
     ),
 )
@@ -400,8 +394,8 @@ TOOLS: tuple[Tool, ...] = (
 _BY_NAME = {tool.name: tool for tool in TOOLS}
 
 
-def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> JSON:
-    """Run tool ``name``; its structured result, or :class:`ToolError`."""
+def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> Answer:
+    """Run tool ``name``; its answer, or :class:`ToolError`."""
     from roteiro_memory.stores.failures import from_database
 
     tool = _BY_NAME.get(name)
@@ -410,7 +404,9 @@ def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> J
             "BadRequest", f"no tool {excerpt(name)}; expected one of {', '.join(_BY_NAME)}"
         )
     try:
-        return tool.run(session, Arguments(name, arguments, tool.input_schema))
+        answer = tool.run(session, Arguments(name, arguments, tool.input_schema))
+        zone(answer.structured)
+        return answer
     except RoteiroError as error:
         raise ToolError(error.kind, str(error)) from None
     except Exception as error:

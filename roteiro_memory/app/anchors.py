@@ -3,11 +3,17 @@ and how the anchors a read names filter it.
 
 A path becomes ``file:<path>`` and ``path::qualname`` becomes
 ``<prefix><path>::<qualname>``, the prefix the path's language's
-(``py:`` for Python; :mod:`roteiro_memory.repo.languages`), the path taken
-relative to the current directory and written from the repository's top
-level.  A value that already starts with a key prefix (``file:``, ``py:``,
-``ts:``..., or any other ``scheme:`` that is not an existing path) is used as
-it is.
+(``py:`` for Python; :mod:`roteiro_memory.repo.languages`).  A path is read
+from the repository's top level on every surface -- the command line, the
+MCP tools, the hooks -- whichever folder the command runs in, because that is
+how every anchor is shown; an absolute path inside the repository is taken
+too.  A relative path that names nothing from the top level but a file from
+the current folder is refused, naming its form from the top level.  A value
+that already starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
+other ``scheme:`` that is not an existing path) is used as it is.
+
+Refusals name the input as the surface does (``what``: ``--anchor`` on the
+command line, ``argument 'anchor'`` in a tool call).
 """
 
 from __future__ import annotations
@@ -64,23 +70,44 @@ class AnchorSpec:
         return self.path is None
 
 
-def _repo_path(text: str, repo: Repo | None, spec: str) -> str:
+def _inside(full: str, root: str) -> str | None:
+    """``full`` as a path from ``root``, or None when it is not below it."""
+    relative = os.path.relpath(full, root)
+    if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
+        return None
+    return relative
+
+
+def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
     if repo is None:
         raise AnchorError(
-            f"--anchor {excerpt(spec)} names a path, which needs a git repository; run inside one, "
-            f"or give a raw key such as 'file:src/app.py'"
+            f"{what} {excerpt(spec)} names a path, which needs a git repository; run inside "
+            "one, or give a raw key such as 'file:src/app.py'"
         )
-    full = os.path.normpath(os.path.join(os.getcwd(), text))
-    relative = os.path.relpath(full, repo.root)
-    if relative == "." or relative == ".." or relative.startswith(".." + os.sep):
+    root = str(repo.root)
+    full = os.path.normpath(os.path.join(root, text))
+    relative = _inside(full, root)
+    if relative is None and os.path.isabs(text):
+        relative = _inside(os.path.realpath(full), os.path.realpath(root))
+    if relative is None:
         raise AnchorError(
-            f"--anchor {excerpt(spec)}: {full} is not a file inside the repository at {repo.root}"
+            f"{what} {excerpt(spec)}: {full} is not a file inside the repository at {root}"
         )
+    here = os.path.normpath(os.path.join(os.getcwd(), text))
+    if not os.path.isabs(text) and here != full and not os.path.lexists(full):
+        from_top = _inside(here, root)
+        if from_top is not None and os.path.lexists(here):
+            shown = Path(from_top).as_posix()
+            raise AnchorError(
+                f"{what} {excerpt(spec)}: anchors are paths from the repository's top level "
+                f"({root}), and there is no {excerpt(text)} there; the file in this folder is "
+                f"{excerpt(shown)} from the top level"
+            )
     for part in Path(relative).parts:
         size = len(os.fsencode(part))
         if size > _NAME_MAX:
             raise AnchorError(
-                f"--anchor {excerpt(spec)}: the path component {excerpt(part, 40)} is {size} "
+                f"{what} {excerpt(spec)}: the path component {excerpt(part, 40)} is {size} "
                 f"bytes, over the {_NAME_MAX} a file name may be, so no such file exists"
             )
     return Path(relative).as_posix()
@@ -94,11 +121,11 @@ def names_a_path(spec: str) -> bool:
     return "::" in spec or not (_SCHEME.match(spec) and not os.path.lexists(spec))
 
 
-def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
+def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> AnchorSpec:
     """The node key ``spec`` names, without checking that the node exists."""
     if not spec.strip():
         raise AnchorError(
-            "--anchor is empty: expected a path, path::qualname or a key such as file:PATH"
+            f"{what} is empty: expected a path, path::qualname or a key such as file:PATH"
         )
     if spec.startswith(KEY_PREFIXES):
         return AnchorSpec(spec, None, None)
@@ -108,19 +135,18 @@ def parse_anchor(spec: str, repo: Repo | None) -> AnchorSpec:
         path_text, _, qualname = spec.partition("::")
         if not path_text or not qualname:
             raise AnchorError(
-                f"--anchor {excerpt(spec)}: expected PATH::QUALNAME, "
-                "e.g. src/app/retry.py::Retry.run"
+                f"{what} {excerpt(spec)}: expected PATH::QUALNAME, e.g. src/app/retry.py::Retry.run"
             )
-        path = _repo_path(path_text, repo, spec)
+        path = _repo_path(path_text, repo, spec, what)
         if language_of(path) is None:
             raise AnchorError(
-                f"--anchor {excerpt(spec)}: symbols are read from {described()} files only; "
+                f"{what} {excerpt(spec)}: symbols are read from {described()} files only; "
                 "anchor to the file instead"
             )
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
     if _SCHEME.match(spec) and not os.path.lexists(spec):
         return AnchorSpec(spec, None, None)
-    path = _repo_path(spec, repo, spec)
+    path = _repo_path(spec, repo, spec, what)
     return AnchorSpec(file_key(path), path, None)
 
 
@@ -160,7 +186,7 @@ def anchor_label(key: str) -> str:
     return f"{path}::{qualname}" if qualname else path
 
 
-def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
+def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -> None:
     """Refuse a path or symbol anchor that names nothing in the working tree.
 
     Raw keys are taken on trust: they are the way to anchor to a node some
@@ -175,7 +201,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
     full = repo.root / spec.path
     if not (full.is_file() or full.is_symlink()):
         raise AnchorError(
-            f"--anchor: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
+            f"{what}: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
             "expected a tracked or untracked, not ignored, file"
         )
     # What the graph holds: tracked, or untracked and not ignored.  Neither
@@ -193,11 +219,11 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
         )
         if ignored.returncode == 0:
             raise AnchorError(
-                f"--anchor: {excerpt(spec.path)} is ignored by git, so it is not in the code "
+                f"{what}: {excerpt(spec.path)} is ignored by git, so it is not in the code "
                 "graph; anchor to a tracked or untracked, not ignored, file"
             )
         raise AnchorError(
-            f"--anchor: {excerpt(spec.path)} is not a file of this repository's working tree "
+            f"{what}: {excerpt(spec.path)} is not a file of this repository's working tree "
             "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
             "tracked or untracked, not ignored, file"
         )
@@ -207,18 +233,18 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None) -> None:
         found = file_symbols(spec.path, full.read_bytes(), repo.object_format)
     except SymbolsUnavailable as error:
         raise AnchorError(
-            f"--anchor {spec.path}::{spec.qualname}: {error}; or anchor to the file"
+            f"{what} {spec.path}::{spec.qualname}: {error}; or anchor to the file"
         ) from None
     except SymbolError as error:
         raise AnchorError(
-            f"--anchor: {spec.path} does not parse ({error}), so its symbols cannot be "
+            f"{what}: {spec.path} does not parse ({error}), so its symbols cannot be "
             "anchored; fix it or anchor to the file"
         ) from None
     names = [d.qualname for d in found]
     if spec.qualname not in names:
         shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise AnchorError(
-            f"--anchor: {spec.path} defines no {excerpt(spec.qualname)}; "
+            f"{what}: {spec.path} defines no {excerpt(spec.qualname)}; "
             f"expected one of: {shown or '(it defines no functions or classes)'}"
         )
 

@@ -1,63 +1,93 @@
 """The session digest: which records an agent should read first, and how.
 
-:func:`select` is pure: it is given a ranked
-:class:`~roteiro_memory.results.Recall` and returns text or JSON, so the same
-store and tree give the same bytes; :func:`digest` is the use case that reads
-the recall from a session.
+:func:`select` is pure: it is given ranked records and returns the digest,
+so the same store and tree give the same bytes; :func:`digest` is the use
+case that reads them from a session.
 
 What holds:
 
-* **Kinds.** Lessons, failed attempts, decisions and patterns, in that order
+* **Kinds.** Lessons, failed attempts, decisions and patterns
   (:data:`PACK_KINDS`); outcomes are history, not advice, and stay out.
-* **Selection.** Candidates are taken in recall order (score, then newest
-  id).  One that would push the Markdown past the budget is skipped and the
-  next is tried, so a long body never crowds out every short one; what is
-  left out is counted, never dropped silently.
+* **One line a record**, as every agent-facing answer shows one
+  (:mod:`roteiro_memory.app.brief`), under a heading per kind.
+* **Drift is shown, not hidden, and has room.**  Records whose code changed
+  since they were written (``drifted``), is gone (``vanished``) or cannot be
+  compared (``unverifiable``) are listed in a section of their own, which
+  is reserved :data:`STALE_SHARE` of the budget when there are any: ranked
+  below what still applies, they would otherwise never fit.  Room either
+  side leaves unused goes to the other.
+* **Selection.** Within each side, candidates are taken in rank order
+  (score, then newest id); one that would not fit is skipped and the next
+  tried, so a long body never crowds out every short one; what is left out
+  is counted, never dropped silently.
 * **Budget.** A token is approximated as four UTF-8 bytes, rounded up:
   ``tokens(text) = ceil(len(text.encode()) / 4)``.  The whole Markdown
-  digest, title and footer included, fits the budget; ``--json`` reports the
-  same selection, so choosing a format never changes what is chosen.
-* **Drift is shown, not hidden.** A record whose code changed since it was
-  written (``drifted``), was deleted (``vanished``) or cannot be checked
-  (``unverifiable``) is listed with its state in bold and what to do about it;
-  the ranking already puts it below what still applies.
+  digest, title and footer included, fits the budget, which is at least
+  :data:`MIN_BUDGET` and at most :data:`MAX_BUDGET`.  ``--json`` reports
+  the same selection (a format never changes what is chosen); its
+  ``budget`` and ``tokens`` count the Markdown, and the JSON itself, which
+  carries each record's full PROTOCOL shape, is larger.
+* **Bounded work.**  Selection is linear in the candidates: each line's
+  size is counted once, against the budget less the largest the title,
+  summary, headings and footer can be.  At most as many records as the
+  budget could hold are read ranked (:func:`read_limit`), and the records
+  about changed code are looked for among the newest :data:`STALE_WINDOW`
+  (all of them, in a store that size or smaller), so a store of 100,000
+  records answers within a second (``bench/pack.py``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.app import brief
 from roteiro_memory.results import Recall, Recalled
-from roteiro_memory.semantics import AnchorState, MemoryKind
+from roteiro_memory.semantics import MemoryKind
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from roteiro_memory.app.session import Session
+    from roteiro_memory.store import Store
 
 __all__ = [
     "DEFAULT_PACK_BUDGET",
+    "MAX_BUDGET",
     "MIN_BUDGET",
     "PACK_KINDS",
     "PACK_SCHEMA",
+    "STALE_SHARE",
+    "STALE_WINDOW",
     "Pack",
     "digest",
+    "read_limit",
     "select",
     "tokens",
 ]
 
 DEFAULT_PACK_BUDGET = 2000
 """Tokens the session digest may take unless told otherwise: enough for a few
-dozen short records, small next to any agent's context window."""
+dozen records, small next to any agent's context window."""
 
 MIN_BUDGET = 100
 """The smallest budget accepted.  The title, summary and footer fit in it
 unless a very long ``--touched`` revision name makes them longer, which
 :func:`select` refuses by name rather than overflow."""
+
+MAX_BUDGET = 20_000
+"""The largest budget accepted: 80 KB of digest, more than a session start
+should spend, and a bound on the records read (:func:`read_limit`)."""
+
+STALE_SHARE = 0.25
+"""The part of the budget held for records whose code changed, when there are any."""
+
+STALE_WINDOW = 2000
+"""How many of the newest live records are looked through for those about
+changed code: every one in a store this size or smaller."""
 
 PACK_SCHEMA = "roteiro.pack/v1"
 
@@ -67,19 +97,28 @@ PACK_KINDS: tuple[tuple[MemoryKind, str], ...] = (
     (MemoryKind.DECISION, "Decisions"),
     (MemoryKind.PATTERN, "Patterns"),
 )
-"""The kinds a digest holds, in the order its sections appear, with headings."""
+"""The kinds a digest holds, in the order their sections appear, with headings."""
 
+STALE_HEADING = "Changed since recorded"
+"""The section of the records whose code changed, is gone or cannot be compared."""
 
-_STALE_NOTE = {
-    AnchorState.DRIFTED: "its code changed since; check it still holds",
-    AnchorState.VANISHED: "its code is gone; it may no longer apply",
-    AnchorState.UNVERIFIABLE: "its code cannot be compared; check it",
-}
+_SMALLEST_LINE = len("- #1 lesson valid 0.00: x\n")
+"""The fewest bytes a digest line takes, for :func:`read_limit`."""
 
 
 def tokens(text: str) -> int:
     """The approximate token count of ``text``: ceil(UTF-8 bytes / 4)."""
     return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def read_limit(budget: int) -> int:
+    """The most records a digest of ``budget`` tokens could hold: as many
+    as are read ranked."""
+    return budget * 4 // _SMALLEST_LINE + 1
+
+
+def _entry(recalled: Recalled) -> str:
+    return "- " + brief.line(recalled.record, recalled.score)
 
 
 @valueclass
@@ -88,7 +127,8 @@ class Pack:
 
     chosen: tuple[Recalled, ...]
     candidates: int
-    """How many records of the digest's kinds matched before the budget."""
+    """How many records of the digest's kinds were read as candidates (all
+    of them in a store of up to a few thousand; see :func:`read_limit`)."""
     budget: int
     touched: str | None
     """The revision ``--touched`` compared with, or None for the whole store."""
@@ -98,19 +138,27 @@ class Pack:
     def omitted(self) -> int:
         return self.candidates - len(self.chosen)
 
-    def groups(self) -> list[tuple[MemoryKind, str, list[Recalled]]]:
-        """The chosen records by kind, in :data:`PACK_KINDS` order, each group
-        in recall order; empty groups left out."""
+    def groups(self) -> list[tuple[str, str, list[Recalled]]]:
+        """The chosen records by section: the kinds in :data:`PACK_KINDS`
+        order (what applies), then those about changed code; each in rank
+        order, empty ones left out.  The first item is the section's key:
+        a kind, or ``stale``."""
         out = []
+        applying = [r for r in self.chosen if r.record.applies]
         for kind, heading in PACK_KINDS:
-            members = [r for r in self.chosen if r.record.kind is kind]
+            members = [r for r in applying if r.record.kind is kind]
             if members:
-                out.append((kind, heading, members))
+                out.append((kind.value, heading, members))
+        stale = [r for r in self.chosen if not r.record.applies]
+        if stale:
+            out.append(("stale", STALE_HEADING, stale))
         return out
 
     def markdown(self) -> str:
-        lines = [_title(self.touched), "", _summary(self), ""]
-        for _, heading, members in self.groups():
+        groups = self.groups()
+        stale = any(key == "stale" for key, _, _ in groups)
+        lines = [_title(self.touched), "", _summary(self, stale), ""]
+        for _, heading, members in groups:
             lines += [f"## {heading}", ""]
             lines += [_entry(r) for r in members]
             lines.append("")
@@ -124,8 +172,8 @@ class Pack:
             "tokens": tokens(self.markdown()),
             "touched": self.touched,
             "groups": [
-                {"kind": kind.value, "results": [r.to_json() for r in members]}
-                for kind, _, members in self.groups()
+                {"kind": key, "results": [r.to_json() for r in members]}
+                for key, _, members in self.groups()
             ],
             "omitted": self.omitted,
             "live": self.live,
@@ -138,17 +186,23 @@ def _title(touched: str | None) -> str:
     return f"# Memory about what changed since {touched}"
 
 
-def _summary(pack: Pack) -> str:
+def _summary(pack: Pack, stale: bool) -> str:
     if pack.candidates == 0:
         return (
             "Nothing recorded applies yet. Record a lesson, a failed attempt or a decision "
             "as you learn it: `roteiro-memory add --help`."
         )
-    return (
-        f"{len(pack.chosen)} of {pack.candidates} records (budget {pack.budget} tokens), "
-        "best first within each kind; a **drifted** or **vanished** one needs a look at "
-        "its code before you rely on it."
+    noun = "record" if len(pack.chosen) == 1 else "records"
+    said = (
+        f"{len(pack.chosen)} {noun} of {pack.live} live (budget {pack.budget} tokens), best "
+        "first: id, kind, anchor state, score, anchor, body."
     )
+    if stale:
+        said += (
+            f' Under "{STALE_HEADING}", the code is not what the record was written about: '
+            "check it before relying on the record."
+        )
+    return said
 
 
 def _footer(omitted: int) -> str:
@@ -160,86 +214,105 @@ def _footer(omitted: int) -> str:
     )
 
 
-def _where(recalled: Recalled) -> str:
-    """``(anchor, confidence, state)``: the state last, so a stale record's
-    note on what to do ends the parenthesis."""
-    record = recalled.record
-    parts = []
-    if record.anchor is not None:
-        from roteiro_memory.app.anchors import anchor_label
-
-        parts.append(f"`{anchor_label(record.anchor.key)}`")
-    if record.confidence is not None:
-        parts.append(f"confidence {record.confidence:g}")
-    state = record.anchor_state
-    note = _STALE_NOTE.get(state)
-    parts.append(f"**{state.value}**: {note}" if note else state.value)
-    return ", ".join(parts)
-
-
-def _entry(recalled: Recalled) -> str:
-    """One list item; continuation lines are indented so Markdown keeps them
-    inside the item."""
-    body = recalled.record.body.strip().replace("\n", "\n  ")
-    return f"- #{recalled.record.id} ({_where(recalled)}): {body}"
+def _skeleton_bytes(
+    candidates: Sequence[Recalled], budget: int, live: int, touched: str | None
+) -> int:
+    """The bytes of everything but the records' lines, at their largest for
+    these candidates: a heading for each section they could fill, and every
+    count as wide as it can be (none exceeds the number of candidates)."""
+    present = {r.record.kind for r in candidates if r.record.applies}
+    headings = [h for kind, h in PACK_KINDS if kind in present]
+    stale = any(not r.record.applies for r in candidates)
+    if stale:
+        headings.append(STALE_HEADING)
+    count = len(candidates)
+    widest = Pack((), count, budget, touched, live)
+    lines = [_title(touched), "", _summary(widest, stale), ""]
+    for heading in headings:
+        lines += [f"## {heading}", "", ""]
+    lines.append(_footer(count))
+    # The summary was written with none chosen: room for as many digits as the count.
+    return len(("\n".join(lines) + "\n").encode("utf-8")) + len(str(count))
 
 
-def _worst_case_skeleton(candidates: int, touched: str | None) -> int:
-    """Tokens of the digest with nothing chosen and every candidate omitted."""
-    empty = Pack((), candidates, 10**18, touched, 10**18)
-    return tokens(empty.markdown())
+def _fill(candidates: Sequence[Recalled], room: int, chosen: list[Recalled]) -> int:
+    """Append to ``chosen``, in rank order, each candidate whose line fits
+    what is left of ``room`` bytes; the bytes left."""
+    taken = {id(r) for r in chosen}
+    for candidate in candidates:
+        if id(candidate) in taken:
+            continue
+        size = len(_entry(candidate).encode("utf-8")) + 1
+        if size <= room:
+            chosen.append(candidate)
+            room -= size
+    return room
 
 
 def select(recall: Recall, budget: int, touched: str | None = None) -> Pack:
     """The digest of ``recall`` within ``budget`` tokens.
 
-    ``recall`` must be ranked and unfiltered by the budget (every live record
-    of interest, drifted ones included); records of other kinds are ignored.
-    """
+    ``recall`` must be ranked and hold every candidate of interest, drifted
+    ones included; records of other kinds are ignored."""
     kinds = {kind for kind, _ in PACK_KINDS}
     candidates = [r for r in recall.results if r.record.kind in kinds]
-    floor = max(MIN_BUDGET, _worst_case_skeleton(len(candidates), touched))
+    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched)
+    floor = max(MIN_BUDGET, math.ceil(skeleton / 4))
     if budget < floor:
         raise ValueError(f"a digest budget of {budget} tokens is below its floor of {floor}")
+    room = budget * 4 - skeleton
+    applying = [r for r in candidates if r.record.applies]
+    stale = [r for r in candidates if not r.record.applies]
     chosen: list[Recalled] = []
-    for candidate in candidates:
-        # ``chosen`` grows in rank order, so it is already the digest's order.
-        trial = Pack((*chosen, candidate), len(candidates), budget, touched, recall.live)
-        if tokens(trial.markdown()) <= budget:
-            chosen.append(candidate)
-    return Pack(tuple(chosen), len(candidates), budget, touched, recall.live)
+    reserve = int(room * STALE_SHARE) if stale else 0
+    left = _fill(stale, reserve, chosen)
+    left = _fill(applying, room - reserve + left, chosen)
+    _fill(stale, left, chosen)
+    ordered = tuple(sorted(chosen, key=lambda r: sem.rank_key(r.score, r.record.id)))
+    return Pack(ordered, len(candidates), budget, touched, recall.live)
 
 
-def _ranked(session: Session, touched: str | None) -> Recall | None:
-    """Every live record ranked, limited to what ``touched`` changed when given;
-    None when there is no store to read yet (a first session)."""
-    from roteiro_memory.errors import StoreUnavailable
-    from roteiro_memory.repo.location import DB_ENV
+def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> Recall:
+    """The records a digest of ``budget`` tokens chooses from, ranked: the
+    best that apply, as many as it could hold, and those about changed code
+    among the newest :data:`STALE_WINDOW` (or, with ``anchors``, among the
+    best of what the change touched)."""
+    kinds = [kind for kind, _ in PACK_KINDS]
+    limit = read_limit(budget)
+    if anchors is not None:
+        return store.recall(kind=kinds, anchors=anchors, limit=limit)
+    best = store.recall(kind=kinds, applicable_only=True, limit=limit)
+    recent = store.list(kind=kinds, limit=STALE_WINDOW).records
+    stale = [
+        Recalled.rank(record, best.generation, best.decay)
+        for record in recent
+        if not record.applies
+    ]
+    results = sorted([*best.results, *stale], key=lambda r: sem.rank_key(r.score, r.record.id))
+    return Recall(best.generation, best.decay, results, best.live, best.superseded)
 
-    if session.dsn() is None:
-        try:
-            path = session.store_path()
-        except StoreUnavailable:
-            if session.db is not None or DB_ENV in os.environ:
-                raise  # a store named and unusable is a mistake worth naming
-            return None  # not in a repository, and no store named: nothing to read
-        if not os.path.exists(path):
-            return None
+
+def _ranked(session: Session, budget: int, touched: str | None) -> Recall | None:
+    """The candidates, limited to what ``touched`` changed when given; None
+    when there is no store to read yet (a first session)."""
+    if not session.has_store():
+        return None
     session.check_revs(touched=touched)
     store = session.store()
     session.sync()
     if touched is None:
-        return store.recall()
+        return _candidates(store, budget, None)
     from roteiro_memory.app.anchors import anchor_filter
 
     # As recall --touched filters: in the store, before it ranks.
     _, anchors = anchor_filter(None, session.touched(touched))
-    return store.recall(anchors=anchors)
+    assert anchors is not None  # a touched set always makes a filter
+    return _candidates(store, budget, anchors)
 
 
 def digest(session: Session, budget: object = None, touched: str | None = None) -> Pack:
     """The digest of the session's store within ``budget`` tokens (text or a
-    JSON number; at least :data:`MIN_BUDGET`, by default
+    JSON number; from :data:`MIN_BUDGET` to :data:`MAX_BUDGET`, by default
     :data:`DEFAULT_PACK_BUDGET`), about what changed since ``touched`` when
     given; an empty one when there is no store yet, so a session-start hook
     never fails a first session."""
@@ -251,11 +324,12 @@ def digest(session: Session, budget: object = None, touched: str | None = None) 
         budget,
         what,
         minimum=MIN_BUDGET,
+        maximum=MAX_BUDGET,
         default=DEFAULT_PACK_BUDGET,
-        allowed=f"a whole number of tokens, at least {MIN_BUDGET}",
+        allowed=f"a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}",
     )
     assert tokens_allowed is not None
-    recall = _ranked(session, touched)
+    recall = _ranked(session, tokens_allowed, touched)
     if recall is None:
         recall = Recall(0, sem.Decay.none(), [], 0, 0)
     try:

@@ -12,18 +12,22 @@ from collections.abc import Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import values
-from roteiro_memory.errors import Absent, NotFound
+from roteiro_memory.errors import Absent, InvalidScope, NotFound
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Collection
+    from typing import Any
 
     from roteiro_memory.app.anchors import AnchorSpec
     from roteiro_memory.app.session import Session
     from roteiro_memory.results import MemoryForgotten, MemoryListing, MemoryRecord, Recall
+    from roteiro_memory.store import Store
 
-__all__ = ["Selection", "forget", "get", "listing", "ranked", "remember"]
+    JSON = Any
+
+__all__ = ["Remembered", "Selection", "forget", "get", "listing", "ranked", "remember", "same_body"]
 
 
 @valueclass
@@ -39,6 +43,25 @@ class Selection:
     rev: str | None = None
 
 
+@valueclass
+class Remembered:
+    """What a remember answered: the record as stored, and whether it was
+    already there (an equal live record, so nothing was written)."""
+
+    record: MemoryRecord
+    existing: bool = False
+
+    def to_json(self) -> JSON:
+        return {"id": self.record.id, "existing": self.existing, "record": self.record.to_json()}
+
+
+def check_scope(scope: str | None, what: str) -> None:
+    """An empty scope names no scope: refused as :class:`InvalidScope` on a
+    read's filter as on a write, on every surface."""
+    if scope is not None and not scope:
+        raise InvalidScope(f"{what} is empty: a scope is 1 to {sem.MAX_SCOPE_BYTES} bytes")
+
+
 def anchor_specs(session: Session, texts: Sequence[str]) -> list[AnchorSpec]:
     """What each anchor text names; a raw key needs no repository, so none is
     looked for (no git is run)."""
@@ -46,7 +69,10 @@ def anchor_specs(session: Session, texts: Sequence[str]) -> list[AnchorSpec]:
         return []
     from roteiro_memory.app.anchors import names_a_path, parse_anchor
 
-    return [parse_anchor(text, session.repo if names_a_path(text) else None) for text in texts]
+    what = session.spell("anchor")
+    return [
+        parse_anchor(text, session.repo if names_a_path(text) else None, what) for text in texts
+    ]
 
 
 def _anchor_filter(
@@ -70,8 +96,46 @@ def anchor_spec(session: Session, text: str | None, *, verify: bool = False) -> 
     if verify and spec.path is not None:
         from roteiro_memory.app.anchors import verify_anchor
 
-        verify_anchor(spec, session.repo)
+        verify_anchor(spec, session.repo, session.spell("anchor"))
     return spec
+
+
+_PROBE_WORDS = 8
+"""How many of a body's distinct words the search for an equal record asks for."""
+
+
+def same_body(one: str, other: str) -> bool:
+    """Whether two bodies say the same: equal once case is folded (as
+    queries fold it, :func:`str.lower`) and every run of white space is one
+    space, none at the ends."""
+    return " ".join(one.lower().split()) == " ".join(other.lower().split())
+
+
+def _existing(
+    store: Store, valid: sem.ValidWrite, key: str | None, supersedes: int | None
+) -> MemoryRecord | None:
+    """A live record this write would repeat: the same kind, scope and
+    anchor, the same body (:func:`same_body`), and -- when the write
+    supersedes a record -- already its successor.  Candidates come from
+    the store: those at the anchor, or for an unanchored write those
+    holding every word of the body (a superset of the equal ones)."""
+    if key is not None:
+        found = store.list(scope=valid.scope, kind=valid.kind, anchor_key=key).records
+    else:
+        # Any of the body's words narrow the candidates to a superset of
+        # the equal bodies; a few distinct ones keep the query cheap.
+        words = " ".join(list(dict.fromkeys(sem.query_tokens(valid.body)))[:_PROBE_WORDS])
+        recalled = store.recall(words, scope=valid.scope, kind=valid.kind).results
+        found = [r.record for r in recalled if r.record.anchor is None]
+    for record in found:
+        if not same_body(record.body, valid.body):
+            continue
+        if supersedes is not None:
+            target = store.get(supersedes)
+            if target is None or target.superseded_by != record.id:
+                continue
+        return record
+    return None
 
 
 def remember(
@@ -83,19 +147,34 @@ def remember(
     anchor: str | None = None,
     confidence: object = None,
     supersedes: object = None,
-) -> MemoryRecord:
+    allow_duplicate: bool = False,
+) -> Remembered:
     """Write one record and return it as stored, with its anchor state: the
     write checked (the PROTOCOL order), the anchor verified and the record it
     supersedes looked up before anything syncs, the graph synced so the
     anchor captures the blob the tree holds now.  ``confidence`` and
-    ``supersedes`` may be text or JSON numbers (:mod:`.values`)."""
+    ``supersedes`` may be text or JSON numbers (:mod:`.values`).
+
+    The same lesson recorded twice is one record: a live record of the same
+    kind, scope and anchor whose body is the same (:func:`same_body`) is
+    answered as existing and nothing is written, unless
+    ``allow_duplicate``.  A rule of this use case, not of the store:
+    PROTOCOL's ``memory.record`` always writes."""
     spell = session.spell
     valid = sem.validate_write(
-        kind, scope, body, values.confidence(confidence, spell("confidence"))
+        values.kind_token(kind), scope, body, values.confidence(confidence, spell("confidence"))
     )
-    target_id = values.whole(supersedes, spell("supersedes"), minimum=1)
+    target_id = values.superseded_id(supersedes, spell("supersedes"))
     spec = anchor_spec(session, anchor, verify=True)
     store = session.writable_store()
+    key = spec.key if spec else None
+    if not allow_duplicate:
+        repeated = _existing(store, valid, key, target_id)
+        if repeated is not None:
+            session.sync()
+            again = store.get(repeated.id)
+            assert again is not None  # read a moment ago, and only forget removes one
+            return Remembered(again, existing=True)
     if target_id is not None:
         target = store.get(target_id)
         sem.check_supersedes(
@@ -106,13 +185,13 @@ def remember(
         valid.kind,
         valid.body,
         scope=valid.scope,
-        anchor=spec.key if spec else None,
+        anchor=key,
         confidence=valid.confidence,
         supersedes=target_id,
     )
     record = store.get(new_id)
     assert record is not None  # just written, and only forget removes a record
-    return record
+    return Remembered(record)
 
 
 def get(session: Session, record_id: object, *, rev: str | None = None) -> MemoryRecord:
@@ -146,7 +225,8 @@ def listing(
 ) -> MemoryListing:
     """The selected records, newest first; ``limit`` (None or 0: all) keeps the newest."""
     keep = values.whole(limit, session.spell("limit"))
-    kinds = sem.parse_kinds(selection.kinds)
+    kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
+    check_scope(selection.scope, session.spell("scope"))
     key, anchors = _anchor_filter(anchor_specs(session, selection.anchors))
     session.check_revs(rev=selection.rev)
     store = session.store()
@@ -183,7 +263,8 @@ def ranked(
     to what differs between that revision and the working tree."""
     parsed = sem.Decay.parse(decay)
     keep = values.whole(limit, session.spell("limit"))
-    kinds = sem.parse_kinds(selection.kinds)
+    kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
+    check_scope(selection.scope, session.spell("scope"))
     specs = anchor_specs(session, selection.anchors)
     session.check_revs(rev=selection.rev, touched=touched)
     store = session.store()

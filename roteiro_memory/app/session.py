@@ -152,6 +152,23 @@ class Session:
         name = parse_store_name("sqlite", named)
         return name.target if name is not None and name.kind == "postgres" else None
 
+    def has_store(self) -> bool:
+        """Whether there is a store to read, without making one: a DSN, or
+        a store file that exists.  Outside a repository with no store named
+        there is none; a store named that cannot be used is a mistake worth
+        naming, and raises."""
+        if self.dsn() is not None:
+            return True
+        from roteiro_memory.errors import StoreUnavailable
+
+        try:
+            path = self.store_path()
+        except StoreUnavailable:
+            if self.db is not None or DB_ENV in os.environ:
+                raise
+            return False
+        return os.path.exists(path)
+
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:
             from roteiro_memory.stores.postgres.store import PostgresStore
@@ -283,7 +300,7 @@ class Session:
                     )
                 from roteiro_memory.repo.graph import resolve_tree
 
-                resolve_tree(self.require_repo(f"--{option}"), rev)
+                resolve_tree(self.require_repo(self.spell(option)), rev)
 
     def graph_for(self, rev: str | None) -> Graph | None:
         """The graph of ``rev`` to resolve anchors against; None for the store's."""
@@ -291,7 +308,7 @@ class Session:
             return None
         from roteiro_memory.repo.graph import rev_graph
 
-        repo = self.require_repo("--rev")
+        repo = self.require_repo(self.spell("rev"))
         _, graph = rev_graph(repo, rev, self.store().export_graph())
         return graph
 
@@ -299,7 +316,7 @@ class Session:
         """Node keys that differ between ``rev`` and the graph as last synced."""
         from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
 
-        repo = self.require_repo("--touched")
+        repo = self.require_repo(self.spell("touched"))
         working = self.store().export_graph()
         _, before = rev_graph(repo, rev, working)
         return touched_keys(before, graph_blobs(working))

@@ -15,7 +15,15 @@ from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import InvalidConfidence, RoteiroError, UsageError, excerpt
 
-__all__ = ["budget_bytes", "confidence", "record_id", "spell_option", "whole"]
+__all__ = [
+    "budget_bytes",
+    "confidence",
+    "kind_token",
+    "record_id",
+    "spell_option",
+    "superseded_id",
+    "whole",
+]
 
 
 def _integer(value: object) -> int | None:
@@ -35,16 +43,19 @@ def whole(
     what: str,
     *,
     minimum: int = 0,
+    maximum: int | None = None,
     default: int | None = None,
     allowed: str | None = None,
 ) -> int | None:
-    """The whole number ``value`` holds, at least ``minimum`` and fitting 64
-    bits; ``default`` when it is None.  ``allowed`` says what is allowed, in
-    the refusal (by default: what ``minimum`` implies, 0 meaning no limit)."""
+    """The whole number ``value`` holds, at least ``minimum``, at most
+    ``maximum`` when given, and fitting 64 bits; ``default`` when it is None.
+    ``allowed`` says what is allowed, in the refusal (by default: what
+    ``minimum`` implies, 0 meaning no limit)."""
     if value is None:
         return default
     number = _integer(value)
-    if number is None or number < minimum or not sem.fits_int64(number):
+    over = number is not None and maximum is not None and number > maximum
+    if number is None or number < minimum or over or not sem.fits_int64(number):
         if allowed is None:
             allowed = {0: "a whole number (0 = no limit)", 1: "a positive whole number"}.get(
                 minimum, f"a whole number of at least {minimum}"
@@ -53,12 +64,33 @@ def whole(
     return number
 
 
+def _pasted(value: object) -> object:
+    """An id as it is pasted: from a table (`` 12``, padded to its column) or
+    a digest (``#12``); the white space and one ``#`` are not part of it."""
+    if isinstance(value, str):
+        stripped = value.strip()
+        return stripped[1:].strip() if stripped.startswith("#") else stripped
+    return value
+
+
 def record_id(value: object, what: str = "ID") -> int:
-    """A record's id: a positive whole number."""
-    number = whole(value, what, minimum=1)
+    """A record's id: a positive whole number, also as pasted (``#12``, `` 12``)."""
+    number = whole(_pasted(value), what, minimum=1)
     if number is None:
         raise UsageError(f"{what} is required: the id of a record")
     return number
+
+
+def superseded_id(value: object, what: str = "--supersedes") -> int | None:
+    """The id a write supersedes (None when it supersedes nothing), also as pasted."""
+    return whole(_pasted(value), what, minimum=1)
+
+
+def kind_token(value: str) -> str:
+    """A kind as typed, matched without regard to case (``Lesson``), so the
+    closed vocabulary refuses only what names no kind."""
+    lowered = value.lower()
+    return lowered if lowered in sem.KIND_TOKENS else value
 
 
 def spell_option(name: str) -> str:

@@ -19,6 +19,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from roteiro_memory.cli.parser import BARE
 from roteiro_memory.exitcodes import ExitCode
 
 __all__ = ["SHELLS", "Level", "emit_script", "levels", "script"]
@@ -30,7 +31,7 @@ SHELLS = ("bash", "zsh", "fish")
 
 FILE_VALUES = frozenset({"db", "output", "file", "anchor"})
 """Option and positional destinations whose values are paths."""
-REV_VALUES = frozenset({"rev", "touched"})
+REV_VALUES = frozenset({"rev"})
 """Destinations whose values are git revisions."""
 
 
@@ -86,8 +87,10 @@ def levels(parser: argparse.ArgumentParser, path: str = "") -> list[Level]:
                 level.commands.append((name, helps.get(name, "")))
                 below.extend(levels(sub, f"{path} {name}".strip()))
         elif action.option_strings:
+            # An option of BARE takes its value only after "=": the next word is not its.
+            takes = action.nargs != 0 and not set(action.option_strings) & set(BARE)
             level.options.append(
-                Option(action.option_strings, action.nargs != 0, _help(action.help), action.dest)
+                Option(action.option_strings, takes, _help(action.help), action.dest)
             )
         else:
             level.positionals.append(action.dest)

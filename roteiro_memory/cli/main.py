@@ -76,17 +76,26 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
     """What ``rest`` (global options split off) asks for, and its command.
 
     A command named first is parsed by its own parser alone, as the full
-    parser would hand it over (the same ``prog``, the same namespace);
-    anything else goes to the full parser, which reports it."""
+    parser would hand it over (the same ``prog``, the same namespace); a
+    misspelt command, or a command's option put before it, is refused naming
+    what was meant (:mod:`.habits`); anything else goes to the full parser,
+    which reports it."""
     if not rest or rest[0] not in commands.names():
+        from roteiro_memory.cli.habits import misplaced
+
+        misplaced(rest, command_parser)
         return full_parser().parse_args(rest), None
     name = rest[0]
     command = commands.load(name)
     parser = command_parser(name, command)
-    args, unknown = parser.parse_known_args(rest[1:], argparse.Namespace(command=name))
+    from roteiro_memory.cli.parser import bare_options
+
+    given = bare_options(rest[1:], parser)
+    args, unknown = parser.parse_known_args(given, argparse.Namespace(command=name))
     if unknown:
-        # The top level's own words for what no parser took.
-        raise UsageFailure(f"unrecognized arguments: {' '.join(unknown)}")
+        from roteiro_memory.cli.habits import unrecognized
+
+        raise UsageFailure(unrecognized(unknown, parser, name))
     args.version = False
     return args, command
 
@@ -94,7 +103,28 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    as_json = json_requested(arguments)
+    never = _never_fails(arguments)
+    # A hook's stdout is its host's to read: its failures are said on stderr only.
+    as_json = json_requested(arguments) and not never
+    status = _status(arguments, as_json)
+    if never and status not in (ExitCode.OK, ExitCode.NOTHING):
+        return ExitCode.OK  # said on stderr; the agent goes on
+    return status
+
+
+def _never_fails(arguments: list[str]) -> bool:
+    """Whether the command named ends 0 whatever happens (``NEVER_FAILS``:
+    ``hook``, whose host would take another status as a verdict)."""
+    try:
+        _, rest = split_globals(arguments)
+    except UsageFailure:
+        return False
+    if not rest or rest[0] not in commands.names():
+        return False
+    return bool(getattr(commands.load(rest[0]), "NEVER_FAILS", False))
+
+
+def _status(arguments: list[str], as_json: bool) -> int:
     try:
         return _main(arguments, as_json)
     except UsageFailure as failure:

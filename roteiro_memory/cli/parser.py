@@ -30,16 +30,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANCHOR_HELP",
+    "BARE",
     "GLOBAL_FLAGS",
     "GLOBAL_VALUES",
     "KINDS_HELP",
     "Exited",
     "Parser",
     "UsageFailure",
+    "add_budget",
     "add_common",
     "add_filters",
     "add_globals",
     "add_touched",
+    "bare_options",
     "described",
     "json_requested",
     "merge_globals",
@@ -135,20 +138,26 @@ ANCHOR_HELP = (
 )
 
 
-def add_common(parser: argparse.ArgumentParser, *, syncs: bool = False) -> None:
-    """``--db`` and ``--json``, and ``--no-sync`` for a command that syncs."""
-    parser.add_argument(
-        "--db",
-        metavar="PATH",
-        help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
-        "repository's git common directory)",
-    )
-    parser.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
-        "instead of a table",
-    )
+def add_common(
+    parser: argparse.ArgumentParser, *, syncs: bool = False, json: bool = True, db: bool = True
+) -> None:
+    """``--db`` (unless ``db`` is False: the command opens no store) and
+    ``--json`` (unless ``json`` is False: the command's output is JSON of
+    another's shape), and ``--no-sync`` for a command that syncs."""
+    if db:
+        parser.add_argument(
+            "--db",
+            metavar="PATH",
+            help="the store file (default: $ROTEIRO_MEMORY_DB, else roteiro/memory.db in the "
+            "repository's git common directory)",
+        )
+    if json:
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
+            "instead of a table",
+        )
     if syncs:
         parser.add_argument(
             "--no-sync",
@@ -187,15 +196,51 @@ def add_filters(parser: argparse.ArgumentParser, *, limit: int | None = None) ->
     )
 
 
+BARE = {"--touched": "HEAD"}
+"""Options whose value is given only with ``=`` (``--touched=main``), and
+what they mean alone: a word after ``--touched`` is the query's, not a
+revision (``recall --touched hook``)."""
+
+
+def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``arguments`` with each of :data:`BARE` the parser takes, given alone
+    (before any ``--``), spelt with its value, so argparse cannot take the
+    next word for it."""
+    out: list[str] = []
+    ended = False
+    for argument in arguments:
+        if argument == "--":
+            ended = True
+        known = argument in BARE and argument in parser._option_string_actions
+        out.append(f"{argument}={BARE[argument]}" if known and not ended else argument)
+    return out
+
+
+def add_budget(parser: argparse.ArgumentParser) -> None:
+    """``--budget TOKENS``, the size of the session digest, as ``pack`` and
+    ``hook`` take it."""
+    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
+
+    parser.add_argument(
+        "--budget",
+        metavar="TOKENS",
+        default=str(DEFAULT_PACK_BUDGET),
+        help=f"at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
+        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); "
+        "--json reports the same selection, its budget and tokens counting that Markdown",
+    )
+
+
 def add_touched(parser: argparse.ArgumentParser) -> None:
-    """``--touched [REV]``, as ``recall`` and ``pack`` take it."""
+    """``--touched[=REV]``, as ``recall`` and ``pack`` take it."""
     parser.add_argument(
         "--touched",
         nargs="?",
         const="HEAD",
         metavar="REV",
-        help="only records anchored to files or symbols that differ between REV "
-        "(default HEAD) and the working tree",
+        help="only records anchored to files or symbols that differ between REV and the "
+        "working tree; alone it means HEAD, and a revision is given as --touched=REV (a word "
+        "after --touched is not taken for one)",
     )
 
 

@@ -75,7 +75,16 @@ if TYPE_CHECKING:
 
     from roteiro_memory.repo.graph import Repo
 
-__all__ = ["MAX_ENTRIES", "RACY_NS", "Place", "StatCache", "discover", "record", "settled_since"]
+__all__ = [
+    "MAX_ENTRIES",
+    "RACY_NS",
+    "Place",
+    "StatCache",
+    "discover",
+    "read_regular",
+    "record",
+    "settled_since",
+]
 
 VERSION = 1
 CACHE_DIR = "roteiro"
@@ -254,7 +263,7 @@ def _is_entry(item: object) -> bool:
     )
 
 
-def _read_regular(path: str, limit: int) -> bytes | None:
+def read_regular(path: str, limit: int) -> bytes | None:
     """The bytes of ``path`` when it is a regular file (not through a link)
     of at most ``limit`` bytes; None otherwise.  Opened without blocking, so
     a FIFO planted there cannot hold a command up."""
@@ -280,7 +289,7 @@ def _read_small(path: str) -> str | None:
     """The text of a small file git keeps one line in (``HEAD``, a gitfile,
     ``commondir``), its line ending dropped as git drops it; None when it is
     not a plain small file."""
-    data = _read_regular(path, 4096)
+    data = read_regular(path, 4096)
     if data is None:
         return None
     text = data.decode("utf-8", "surrogateescape").rstrip("\r\n")
@@ -394,7 +403,7 @@ def discover(environ: Mapping[str, str]) -> StatCache | None:
     git_dir, identity = found
     if not _owned(directory, os.path.join(directory, ".git"), git_dir):
         return None
-    raw = _read_regular(os.path.join(git_dir, CACHE_DIR, CACHE_FILE), MAX_CACHE_BYTES)
+    raw = read_regular(os.path.join(git_dir, CACHE_DIR, CACHE_FILE), MAX_CACHE_BYTES)
     if raw is None:
         return None  # no cache, or none that can be read: git is asked
     try:

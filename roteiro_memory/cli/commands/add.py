@@ -34,6 +34,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", metavar="X", help="how sure, from 0 to 1 (default: none)")
     parser.add_argument("--supersedes", metavar="ID", help="the record this one replaces")
     parser.add_argument("--scope", default="repo", help="a namespace label (default: repo)")
+    parser.add_argument(
+        "--allow-duplicate",
+        action="store_true",
+        help="write even when a live record of this kind, scope and anchor says the same "
+        "(case and white space aside); else that record is answered and nothing is written",
+    )
     add_common(parser, syncs=True)
 
 
@@ -43,7 +49,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.exitcodes import ExitCode
 
     body = read_stdin("the body") if args.body == "-" else args.body
-    record = records.remember(
+    remembered = records.remember(
         session,
         args.kind,
         body,
@@ -51,10 +57,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
         anchor=args.anchor,
         confidence=args.confidence,
         supersedes=args.supersedes,
+        allow_duplicate=args.allow_duplicate,
     )
     if args.json:
-        emit(record.to_json())
+        emit(remembered.to_json())
         return ExitCode.OK
+    record = remembered.record
     from roteiro_memory.cli import render
 
     where = (
@@ -63,8 +71,15 @@ def run(args: argparse.Namespace, session: Session) -> int:
         if record.anchor is not None
         else ""
     )
-    replaced = (
-        f", superseding {int(args.supersedes.lstrip('+'))}" if args.supersedes is not None else ""
-    )
+    if remembered.existing:
+        say(
+            f"already recorded as {record.id} ({record.kind.value}{where}); nothing written "
+            "(--allow-duplicate writes another)"
+        )
+        return ExitCode.OK
+    from roteiro_memory.app.values import superseded_id
+
+    target = superseded_id(args.supersedes)
+    replaced = f", superseding {target}" if target is not None else ""
     say(f"recorded {record.id} ({record.kind.value}{where}{replaced})")
     return ExitCode.OK

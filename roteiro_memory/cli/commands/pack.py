@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_common, add_touched
+from roteiro_memory.cli.parser import add_budget, add_common, add_touched
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,15 +16,7 @@ EXAMPLE = "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MIN_BUDGET
-
-    parser.add_argument(
-        "--budget",
-        metavar="TOKENS",
-        default=str(DEFAULT_PACK_BUDGET),
-        help=f"at most this many tokens, counted as ceil(UTF-8 bytes / 4) of the Markdown "
-        f"(default {DEFAULT_PACK_BUDGET}, at least {MIN_BUDGET})",
-    )
+    add_budget(parser)
     add_touched(parser)
     add_common(parser, syncs=True)
 

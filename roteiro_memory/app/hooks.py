@@ -1,0 +1,279 @@
+"""What to tell a coding agent at each moment its host runs a hook.
+
+The events and their JSON are Claude Code's (its hooks reference): every
+event has ``session_id``, ``transcript_path``, ``cwd`` and
+``hook_event_name``; tool events add ``tool_name`` and ``tool_input`` (whose
+``file_path``, or ``notebook_path`` for NotebookEdit, names the file).  What
+reaches the agent's context is ``hookSpecificOutput.additionalContext`` for
+SessionStart, PreToolUse and PostToolUse; a Stop hook speaks to the agent
+only by ``"decision": "block"`` and a ``reason`` (it then goes on working,
+and the next Stop has ``stop_hook_active``); PreCompact takes no context, so
+its ``systemMessage`` is shown to the person, and the SessionStart that
+follows compaction (``source``: ``compact``) tells the agent.
+
+What each event gets (:func:`respond`):
+
+* **SessionStart** -- the ``pack`` digest (:mod:`.pack`); after ``clear`` or
+  ``compact`` the context no longer holds what was shown, so it may all be
+  shown again; after ``compact``, the reminder below when one is due.
+* **PreToolUse / PostToolUse of Read, Edit, Write, MultiEdit, NotebookEdit**
+  -- the live records anchored to that file and to the symbols in it, best
+  first, those that apply first and those whose code changed since under a
+  heading saying so, within :data:`FILE_BUDGET` tokens (one line a record,
+  :mod:`.brief`).  A record is not shown twice in a session unless its
+  anchor state changed since (valid before an edit, drifted after it).
+  After an edit, a file with records is remembered for the reminder.
+* **PostToolUseFailure of Bash** -- nothing said; the failure is counted.
+* **Stop** -- when this session edited code that has records, or commands
+  failed, since the last reminder: once, how to record a lesson or an
+  attempt, or supersede a stale record.  No model is called.
+* **PreCompact** -- the same reminder, to the person (see above).
+* Anything else, a file outside the repository, nothing new: no answer.
+
+Pure over the session and the session's state: reading the event from
+stdin, writing the answer and keeping the state are the command's
+(:mod:`roteiro_memory.cli.commands.hook`) and :mod:`.hookstate`'s.
+"""
+
+from __future__ import annotations
+
+from roteiro_memory.app import brief
+from roteiro_memory.errors import UsageError, excerpt
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from roteiro_memory.app.hookstate import SessionState
+    from roteiro_memory.app.session import Session
+    from roteiro_memory.results import Recalled
+
+    JSON = Any
+
+__all__ = [
+    "EDIT_TOOLS",
+    "FILE_BUDGET",
+    "FILE_TOOLS",
+    "Event",
+    "read_event",
+    "reminder",
+    "respond",
+]
+
+FILE_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"})
+"""The host's tools that read or change one file, named by ``file_path`` (or,
+for NotebookEdit, ``notebook_path``)."""
+
+EDIT_TOOLS = FILE_TOOLS - {"Read"}
+
+FILE_BUDGET = 500
+"""Tokens (ceil(UTF-8 bytes / 4)) the records about one file may take in an
+answer: a dozen lines, small beside the file being read."""
+
+_PATH_FIELDS = ("file_path", "notebook_path")
+
+
+@valueclass
+class Event:
+    """The facts of a host's event this package acts on."""
+
+    name: str
+    session_id: str
+    cwd: str | None = None
+    tool: str | None = None
+    path: str | None = None
+    source: str | None = None
+    stop_active: bool = False
+
+
+def _text(data: Mapping[str, JSON], name: str) -> str | None:
+    value = data.get(name)
+    return value if isinstance(value, str) and value else None
+
+
+def read_event(data: object) -> Event:
+    """The event ``data`` (the host's JSON, parsed) describes;
+    :class:`~roteiro_memory.errors.UsageError` naming what is missing."""
+    if not isinstance(data, dict):
+        raise UsageError(
+            f"a hook event is a JSON object, not {excerpt(data, 40)}: run this as a host's "
+            "hook command, which writes the event on standard input"
+        )
+    name, session_id = _text(data, "hook_event_name"), _text(data, "session_id")
+    if name is None or session_id is None:
+        missing = "hook_event_name" if name is None else "session_id"
+        raise UsageError(f"the hook event has no {missing!r} (a non-empty string)")
+    tool_input = data.get("tool_input")
+    path = None
+    if isinstance(tool_input, dict):
+        path = next((p for f in _PATH_FIELDS if (p := _text(tool_input, f))), None)
+    return Event(
+        name=name,
+        session_id=session_id,
+        cwd=_text(data, "cwd"),
+        tool=_text(data, "tool_name"),
+        path=path,
+        source=_text(data, "source"),
+        stop_active=data.get("stop_hook_active") is True,
+    )
+
+
+def _context(event: str, text: str) -> JSON:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def respond(session: Session, event: Event, state: SessionState, budget: object) -> JSON | None:
+    """The JSON to answer ``event`` with, or None to say nothing; ``state``
+    is updated in place.  ``budget`` is the session-start digest's, in tokens
+    (text or a number, as ``pack`` takes it)."""
+    if event.name == "SessionStart":
+        return _session_start(session, event, state, budget)
+    if event.name in ("PreToolUse", "PostToolUse") and event.tool in FILE_TOOLS:
+        return _file(session, event, state)
+    if event.name == "PostToolUseFailure" and event.tool == "Bash":
+        state.failed += 1
+        return None
+    if event.name == "Stop" and not event.stop_active:
+        said = reminder(state)
+        if said is None:
+            return None
+        _reminded(state)
+        return {"decision": "block", "reason": said}
+    if event.name == "PreCompact":
+        due = _due(state)
+        if due is None:
+            return None
+        return {
+            "systemMessage": f"roteiro-memory: {due}; once the context is compacted, the "
+            "agent is reminded to record what it learned."
+        }
+    return None
+
+
+def _due(state: SessionState) -> str | None:
+    """What a reminder would be about, in a clause; None when none is due."""
+    fresh = state.edited[state.reminded :]
+    parts = []
+    if fresh:
+        shown = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
+        parts.append(f"this session changed code that has recorded memory ({shown})")
+    if state.failed:
+        noun = "command" if state.failed == 1 else "commands"
+        parts.append(f"{state.failed} {noun} failed")
+    return ", and ".join(parts) if parts else None
+
+
+def _reminded(state: SessionState) -> None:
+    state.reminded = len(state.edited)
+    state.failed = 0
+
+
+def reminder(state: SessionState) -> str | None:
+    """How to record what this session learned, when it edited code that has
+    records or commands failed since the last reminder; else None."""
+    due = _due(state)
+    if due is None:
+        return None
+    said = [due[0].upper() + due[1:] + "."]
+    if state.edited[state.reminded :]:
+        said.append(
+            "If you learned something about that code which the code does not say, record it "
+            "with the `remember` tool (kind `lesson`, anchored to the function or file; or "
+            "`roteiro-memory add TEXT --anchor PATH::NAME`); if a record about it no longer "
+            "holds, remember the corrected one with `supersedes` set to its id."
+        )
+    if state.failed:
+        said.append(
+            "If an approach did not work, record it the same way with kind `attempt`: what was "
+            "tried and why it failed, so nobody tries it again."
+        )
+    said.append("If there is nothing worth recording, you are done.")
+    return " ".join(said)
+
+
+def _session_start(
+    session: Session, event: Event, state: SessionState, budget: object
+) -> JSON | None:
+    from roteiro_memory.app.pack import digest
+
+    if event.source in ("clear", "compact"):
+        state.shown.clear()  # the context no longer holds what it was shown
+    pack = digest(session, budget)
+    parts = []
+    if pack.chosen:
+        parts.append(pack.markdown())
+        for recalled in pack.chosen:
+            state.shown[str(recalled.record.id)] = recalled.record.anchor_state.value
+    if event.source == "compact":
+        said = reminder(state)
+        if said is not None:
+            parts.append(said)
+            _reminded(state)
+    return _context("SessionStart", "\n".join(parts)) if parts else None
+
+
+def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
+    from roteiro_memory.app import records
+    from roteiro_memory.errors import AnchorError
+
+    if event.path is None or not session.has_store() or session.repo is None:
+        return None
+    try:
+        found = records.ranked(session, records.Selection(anchors=(event.path,)), limit=0)
+    except AnchorError:
+        return None  # not a file of this repository: nothing recorded about it
+    if not found.results:
+        return None
+    where = _relative(found.results, event.path)
+    if event.name == "PostToolUse" and event.tool in EDIT_TOOLS and where not in state.edited:
+        state.edited.append(where)
+    fresh = [
+        r for r in found.results if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
+    ]
+    text, shown = _lines(fresh, where)
+    if not shown:
+        return None
+    for recalled in shown:
+        state.shown[str(recalled.record.id)] = recalled.record.anchor_state.value
+    return _context(event.name, text)
+
+
+def _relative(results: list[Recalled], given: str) -> str:
+    """The repository path the records are about (their anchor's path)."""
+    for recalled in results:
+        anchor = recalled.record.anchor
+        if anchor is not None and anchor.path is not None:
+            return anchor.path
+    return given
+
+
+def _lines(fresh: list[Recalled], where: str) -> tuple[str, list[Recalled]]:
+    """The answer about one file -- the records that apply, then those whose
+    code changed, within :data:`FILE_BUDGET` -- and the records it shows."""
+    room = FILE_BUDGET * 4
+    head = f"roteiro-memory: recorded about {where}, best first (`get` shows one in full):"
+    applying = [r for r in fresh if r.record.applies]
+    stale = [r for r in fresh if not r.record.applies]
+    stale_head = (
+        "Written about code that has changed since (drifted), is gone (vanished) or cannot "
+        "be compared -- they may no longer hold; check the code before relying on them:"
+    )
+    lines = [head]
+    used = len(head.encode("utf-8")) + 1
+    shown: list[Recalled] = []
+    for group, title in ((applying, None), (stale, stale_head)):
+        for recalled in group:
+            line = brief.line(recalled.record, recalled.score)
+            extra = [title] if title is not None and title not in lines else []
+            size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
+            if used + size > room - 120:  # room for the closing line
+                continue
+            lines += [*extra, line]
+            used += size
+            shown.append(recalled)
+    left = len(fresh) - len(shown)
+    if left:
+        lines.append(f"({left} more: the `search` tool with anchor {where!r} lists them all.)")
+    return "\n".join(lines), shown

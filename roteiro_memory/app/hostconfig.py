@@ -1,0 +1,282 @@
+"""What ``roteiro-memory setup HOST`` writes into a coding agent host's
+configuration, merged into what is there: pure, from text to text.
+
+Each host keeps its project configuration in files of its own shape:
+
+* **Claude Code** -- ``.mcp.json``: ``{"mcpServers": {NAME: {"type": "stdio",
+  "command", "args", "env"}}}``; ``.claude/settings.json``: ``{"hooks":
+  {EVENT: [{"matcher": TOOLS, "hooks": [{"type": "command", "command"}]}]}}``
+  (``matcher`` only for tool events);
+* **Cursor** -- ``.cursor/mcp.json``: ``{"mcpServers": {NAME: {"command",
+  "args"}}}``;
+* **Codex** -- ``.codex/config.toml`` (read in a trusted project): a table
+  ``[mcp_servers.NAME]`` with ``command`` and ``args``.
+
+What holds (:func:`merge`):
+
+* **Only ours changes.**  Our server entry is the one named
+  :data:`SERVER_NAME`; our hooks are the command hooks whose command runs
+  ``roteiro-memory hook``.  Everything else in the file -- other servers,
+  other hooks, other settings, their order -- is kept as it was.
+* **Idempotent.**  Merging into what a merge wrote gives the same text: a
+  second ``setup`` changes nothing and says so.
+* **Never clobbering.**  A file that does not parse, or whose parts are not
+  the shapes above (``mcpServers`` not an object, say), is refused by
+  :class:`ConfigRefused` naming the file and what is wrong; nothing is
+  written.  TOML is edited as text (the standard library reads TOML but does
+  not write it): our table is appended, or replaced where it stands, and the
+  result is parsed again and must hold exactly what was there besides it.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from roteiro_memory.errors import UsageError, excerpt
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    JSON = Any
+
+__all__ = [
+    "HOOK_EVENTS",
+    "HOSTS",
+    "SERVER_NAME",
+    "ConfigRefused",
+    "Edit",
+    "Host",
+    "merge",
+    "plan",
+]
+
+SERVER_NAME = "roteiro-memory"
+
+HOOK_EVENTS: tuple[tuple[str, str | None], ...] = (
+    ("SessionStart", None),
+    ("PreToolUse", "Read|Edit|Write|MultiEdit|NotebookEdit"),
+    ("PostToolUse", "Edit|Write|MultiEdit|NotebookEdit"),
+    ("PostToolUseFailure", "Bash"),
+    ("Stop", None),
+    ("PreCompact", None),
+)
+"""The Claude Code events ``roteiro-memory hook`` answers, with the tools
+each is matched to (None: the event has no matcher, or every source)."""
+
+
+class ConfigRefused(UsageError):
+    """A configuration file ``setup`` will not touch: it names the file and
+    what is wrong; nothing was written."""
+
+
+@valueclass
+class Host:
+    """A host ``setup`` configures: its name and the files it writes."""
+
+    name: str
+    files: tuple[str, ...]
+    hooks: bool
+    """Whether the host runs ``roteiro-memory hook`` (Claude Code does)."""
+
+
+HOSTS: dict[str, Host] = {
+    "claude-code": Host("claude-code", (".mcp.json", ".claude/settings.json"), hooks=True),
+    "cursor": Host("cursor", (".cursor/mcp.json",), hooks=False),
+    "codex": Host("codex", (".codex/config.toml",), hooks=False),
+}
+
+
+@valueclass
+class Edit:
+    """One file's configuration before and after a merge."""
+
+    path: str
+    before: str | None
+    """The file's text, or None when there was none."""
+    after: str
+
+    @property
+    def changed(self) -> bool:
+        return self.before != self.after
+
+
+def _server(command: str, *, typed: bool) -> JSON:
+    entry: JSON = {"command": command, "args": ["mcp"]}
+    return {"type": "stdio", **entry, "env": {}} if typed else entry
+
+
+def _hook_command(command: str) -> str:
+    return f"{shlex.quote(command)} hook"
+
+
+def _is_ours(hook: object) -> bool:
+    """Whether a Claude Code hook handler is one ``setup`` wrote (whatever
+    path of the command it names)."""
+    if not isinstance(hook, dict) or hook.get("type") != "command":
+        return False
+    command = hook.get("command")
+    if not isinstance(command, str):
+        return False
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return False
+    return len(words) == 2 and words[1] == "hook" and words[0].endswith("roteiro-memory")
+
+
+def _object(value: object, where: str, path: str) -> dict[str, JSON]:
+    if not isinstance(value, dict):
+        raise ConfigRefused(
+            f"{path}: {where} is {excerpt(value, 60)}, not an object; nothing was written"
+        )
+    return value
+
+
+def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as error:
+        raise ConfigRefused(f"{path} is not JSON ({error}); nothing was written") from None
+    return _object(data, "the file", path)
+
+
+def _dump_json(data: JSON, text: str | None) -> str:
+    """``data`` as the file's text: ``text`` itself when it already holds
+    exactly that (the user's own layout is kept), else indented JSON."""
+    if text is not None and text.strip() and json.loads(text) == data:
+        return text
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _merge_servers(path: str, text: str | None, command: str, *, typed: bool) -> str:
+    data = _parse_json(path, text)
+    servers = _object(data.setdefault("mcpServers", {}), '"mcpServers"', path)
+    servers[SERVER_NAME] = _server(command, typed=typed)
+    return _dump_json(data, text)
+
+
+def _merge_hooks(path: str, text: str | None, command: str) -> str:
+    data = _parse_json(path, text)
+    events = _object(data.setdefault("hooks", {}), '"hooks"', path)
+    for event, matcher in HOOK_EVENTS:
+        groups = events.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigRefused(
+                f'{path}: "hooks"."{event}" is {excerpt(groups, 60)}, not a list; '
+                "nothing was written"
+            )
+        wanted: JSON = {"type": "command", "command": _hook_command(command)}
+        placed = False
+        for group in groups:
+            group = _object(group, f'an entry of "hooks"."{event}"', path)
+            handlers = group.get("hooks")
+            if not isinstance(handlers, list):
+                continue
+            for index, handler in enumerate(handlers):
+                if _is_ours(handler):
+                    if placed:
+                        handlers[index] = None  # a second copy of ours: dropped below
+                    else:
+                        handlers[index] = wanted
+                        placed = True
+            group["hooks"] = [h for h in handlers if h is not None]
+        if not placed:
+            entry: JSON = {"hooks": [wanted]}
+            groups.append({"matcher": matcher, **entry} if matcher is not None else entry)
+    return _dump_json(data, text)
+
+
+def _toml_key(text: str) -> str:
+    return json.dumps(text)  # a TOML basic string is a JSON string for these characters
+
+
+def _toml_table(command: str) -> str:
+    return (
+        f'[mcp_servers.{_toml_key(SERVER_NAME)}]\ncommand = {_toml_key(command)}\nargs = ["mcp"]\n'
+    )
+
+
+def _header_of(line: str) -> str | None:
+    """The table name a ``[...]`` header line opens, or None."""
+    import tomllib
+
+    stripped = line.strip()
+    if not stripped.startswith("[") or stripped.startswith("[["):
+        return None
+    try:
+        parsed = tomllib.loads(stripped)
+    except tomllib.TOMLDecodeError:
+        return None
+    names: list[str] = []
+    node: object = parsed
+    while isinstance(node, dict) and len(node) == 1:
+        name, node = next(iter(node.items()))
+        names.append(name)
+    return ".".join(names)
+
+
+def _merge_toml(path: str, text: str | None, command: str) -> str:
+    import tomllib
+
+    source = text or ""
+    try:
+        before = tomllib.loads(source)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigRefused(f"{path} is not TOML ({error}); nothing was written") from None
+    servers = before.get("mcp_servers", {})
+    if not isinstance(servers, dict):
+        raise ConfigRefused(f'{path}: "mcp_servers" is not a table; nothing was written')
+    table = _toml_table(command)
+    ours = f"mcp_servers.{SERVER_NAME}"
+    if SERVER_NAME not in servers:
+        joined = source if not source or source.endswith("\n") else source + "\n"
+        after = joined + ("\n" if joined.strip() else "") + table
+    else:
+        lines = source.splitlines(keepends=True)
+        starts = [i for i, line in enumerate(lines) if _header_of(line) == ours]
+        if len(starts) != 1:
+            raise ConfigRefused(
+                f"{path}: the {SERVER_NAME} server is not one [mcp_servers.{SERVER_NAME}] "
+                "table (written inline or across tables), so it is not replaced; edit it, or "
+                "remove it and run setup again; nothing was written"
+            )
+        start = starts[0]
+        end = start + 1
+        while end < len(lines):
+            name = _header_of(lines[end])
+            if name is not None and not name.startswith(ours + "."):
+                break
+            if lines[end].lstrip().startswith("[["):
+                break
+            end += 1
+        kept_blank = "\n" if end < len(lines) else ""
+        after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
+    merged = tomllib.loads(after)
+    expected = {**before, "mcp_servers": {**servers, SERVER_NAME: _server(command, typed=False)}}
+    if merged != expected:
+        raise ConfigRefused(
+            f"{path}: merging the {SERVER_NAME} server would change other settings (its table "
+            "is followed by keys of its own?), so it is not written; edit the file by hand"
+        )
+    return after
+
+
+def merge(host: Host, path: str, text: str | None, command: str) -> str:
+    """The text of ``path`` (one of ``host``'s files, holding ``text`` or
+    nothing) with our entries for ``command`` merged in."""
+    if path.endswith(".toml"):
+        return _merge_toml(path, text, command)
+    if path.endswith("settings.json"):
+        return _merge_hooks(path, text, command)
+    return _merge_servers(path, text, command, typed=host.name == "claude-code")
+
+
+def plan(host: Host, read: dict[str, str | None], command: str) -> list[Edit]:
+    """Every file of ``host`` before and after the merge; ``read`` holds the
+    text of each (None when absent).  Any refusal refuses the whole plan."""
+    return [Edit(path, read[path], merge(host, path, read[path], command)) for path in host.files]

@@ -1,0 +1,79 @@
+"""``roteiro-memory hook``: answer a coding agent host's hook event.
+
+The host writes the event's JSON on standard input; the answer, when there
+is one, is one JSON object on standard output, in the host's terms
+(:mod:`roteiro_memory.app.hooks` says what each event gets).  Configured for
+Claude Code by ``roteiro-memory setup claude-code``.
+
+A hook never breaks the agent: whatever fails -- the event, the store, an
+option -- is one line on stderr (the host shows hook errors) and the exit
+status is 0 (``NEVER_FAILS``: Claude Code takes 2 as "block this tool call").
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from roteiro_memory.cli.parser import add_budget, add_common
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.app.session import Session
+
+SUMMARY = "answer a coding agent host's hook event (JSON on stdin) with what to tell the agent"
+EXAMPLE = (
+    "roteiro-memory hook   # a Claude Code hook command; roteiro-memory setup claude-code "
+    "writes them"
+)
+
+NEVER_FAILS = True
+REFUSES = {"json": "the answer is the host's JSON already"}
+
+MAX_EVENT_BYTES = 64 * 1024 * 1024
+"""The longest event read: a Write's event carries the whole file written."""
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    add_budget(parser)  # of the digest given at session start
+    add_common(parser, syncs=True, json=False)
+
+
+def _event() -> object:
+    """The event on standard input, parsed."""
+    import json
+
+    from roteiro_memory.cli.output import read_stdin
+    from roteiro_memory.errors import UsageError
+
+    text = read_stdin("the hook event")
+    if len(text) > MAX_EVENT_BYTES:
+        raise UsageError(f"the hook event is over {MAX_EVENT_BYTES} bytes; nothing was read")
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise UsageError(f"the hook event on standard input is not JSON ({error})") from None
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    import json
+    import os
+    import sys
+
+    from roteiro_memory.app import hookstate
+    from roteiro_memory.app.hooks import read_event, respond
+    from roteiro_memory.exitcodes import ExitCode
+
+    event = read_event(_event())
+    if event.cwd is not None and os.path.isdir(event.cwd):
+        os.chdir(event.cwd)  # where the host's session works, as it would start us
+    place = session.place()
+    state = hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
+    answer = respond(session, event, state, args.budget)
+    if place is not None:
+        try:
+            hookstate.save(place.git_dir, event.session_id, state)
+        except OSError as error:
+            sys.stderr.write(f"roteiro-memory: hook: session state not kept: {error}\n")
+    if answer is not None:
+        sys.stdout.write(json.dumps(answer) + "\n")
+    return ExitCode.OK

@@ -1,0 +1,170 @@
+"""``roteiro-memory setup HOST``: configure a coding agent host for this
+repository -- its MCP server entry and, for Claude Code, the hooks -- with
+the absolute path of this installed command (a host's PATH rarely holds a
+virtual environment's scripts).
+
+The merge is :mod:`roteiro_memory.app.hostconfig`'s: only our entries
+change, a second run changes nothing and says so, and a file that does not
+parse is refused in one line with nothing written.  ``--print`` shows what
+would be written and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from roteiro_memory.cli.parser import add_common, once
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.app.session import Session
+
+SUMMARY = "configure a coding agent host (claude-code, cursor, codex) for this repository"
+EXAMPLE = "roteiro-memory setup claude-code\n  roteiro-memory setup codex --print"
+
+SYNCS = False
+REFUSES = {"db": "setup writes a host's configuration, not the store"}
+
+COMMAND = "roteiro-memory"
+
+_NO_HOOKS = (
+    "{host} runs no roteiro-memory hook (its hooks are not Claude Code's): the MCP server is "
+    "there, and the README's AGENTS.md snippet tells the agent when to call it"
+)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from roteiro_memory.app.hostconfig import HOSTS
+
+    parser.add_argument("host", choices=sorted(HOSTS), help="the host to configure")
+    parser.add_argument(
+        "--print",
+        action="store_true",
+        dest="show",
+        help="print every file as it would be written, and write nothing",
+    )
+    parser.add_argument(
+        "--repo",
+        metavar="DIR",
+        action=once("one repository at a time"),
+        help="the repository to configure (default: the one this runs in)",
+    )
+    add_common(parser, db=False)
+
+
+def installed_command() -> str:
+    """The absolute path of this package's console script: beside the
+    interpreter running it (a virtual environment's ``bin``), else on PATH."""
+    import os
+    import shutil
+    import sys
+
+    from roteiro_memory.errors import UsageError
+
+    beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), COMMAND)
+    if os.path.isfile(beside) and os.access(beside, os.X_OK):
+        return beside
+    found = shutil.which(COMMAND)
+    if found is None:
+        raise UsageError(
+            f"the {COMMAND} command is not installed beside {sys.executable} nor on PATH, so "
+            "there is no path to give the host; install the package (pip install -e .), "
+            "then run setup again"
+        )
+    return os.path.abspath(found)
+
+
+def _read(path: Path) -> str | None:
+    """The file's text, or None when there is none; refused when it is there
+    and cannot be read as a configuration file."""
+    from roteiro_memory.app.hostconfig import ConfigRefused
+
+    if not path.exists() and not path.is_symlink():
+        return None
+    if not path.is_file():
+        raise ConfigRefused(f"{path} is not a regular file; nothing was written")
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigRefused(f"{path} cannot be read ({error}); nothing was written") from None
+
+
+def _write(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` whole: written beside it, with its mode
+    (a new file: the umask's), then renamed over it."""
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else None
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _say(edits: list[Edit], root: Path, host: str, show: bool) -> None:
+    from roteiro_memory.cli.output import say
+
+    if show:
+        for edit in edits:
+            state = "would change" if edit.changed else "unchanged"
+            say(f"# {edit.path} ({state})\n{edit.after}")
+        return
+    if not any(edit.changed for edit in edits):
+        say(f"nothing to change: {host} is already set up in {root}")
+        return
+    for edit in edits:
+        verb = "unchanged" if not edit.changed else ("wrote" if edit.before is None else "updated")
+        say(f"{verb} {edit.path}")
+
+
+def run(args: argparse.Namespace, session: Session) -> int:
+    import os
+    from pathlib import Path
+
+    from roteiro_memory.app.hostconfig import HOSTS, plan
+    from roteiro_memory.cli.output import emit, say
+    from roteiro_memory.errors import UsageError, excerpt
+    from roteiro_memory.exitcodes import ExitCode
+
+    if args.repo is not None:
+        if not args.repo or not os.path.isdir(args.repo):
+            raise UsageError(f"--repo {excerpt(args.repo)}: no such folder")
+        os.chdir(args.repo)
+    root = Path(session.require_repo("setup").root)
+    host = HOSTS[args.host]
+    command = installed_command()
+    edits = plan(host, {name: _read(root / name) for name in host.files}, command)
+    if not args.show:
+        for edit in edits:
+            if edit.changed:
+                _write(root / edit.path, edit.after)
+    if args.json:
+        emit(
+            {
+                "host": host.name,
+                "root": str(root),
+                "command": command,
+                "written": not args.show,
+                "files": [{"path": e.path, "changed": e.changed, "text": e.after} for e in edits],
+            }
+        )
+        return ExitCode.OK
+    _say(edits, root, host.name, args.show)
+    if not host.hooks and not args.show:
+        say(_NO_HOOKS.format(host=host.name))
+    return ExitCode.OK

@@ -1,0 +1,330 @@
+"""``roteiro-memory hook`` driven by events shaped as Claude Code sends them.
+
+The events below follow Claude Code's hooks reference: the common fields
+``session_id``, ``transcript_path``, ``cwd``, ``permission_mode`` and
+``hook_event_name``; for a tool event ``tool_name``, ``tool_input`` (Read:
+``file_path``, ``offset``, ``limit``; Edit: ``file_path``, ``old_string``,
+``new_string``, ``replace_all``; Write: ``file_path``, ``content``) and
+``tool_use_id``, with ``tool_response`` after it ran and ``error`` and
+``is_interrupt`` when it failed; SessionStart's ``source`` (startup, resume,
+clear, compact); Stop's ``stop_hook_active``; PreCompact's ``trigger``
+(manual, auto) and ``custom_instructions``.  The answers are the output the
+reference gives each event: ``hookSpecificOutput`` with ``hookEventName`` and
+``additionalContext`` (SessionStart, PreToolUse, PostToolUse), Stop's
+``decision``/``reason``, and the universal ``systemMessage``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_repo import RETRY, GitRepo, run_hook
+
+from roteiro_memory.app import hookstate
+from roteiro_memory.app.hooks import FILE_BUDGET
+
+SESSION = "5f1c2a9e-3b7d-4c1e-9a2f-8d6e4b0c7a11"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+def common(repo: GitRepo, name: str, session: str = SESSION) -> dict[str, Any]:
+    return {
+        "session_id": session,
+        "transcript_path": str(Path.home() / ".claude" / "projects" / "p" / f"{session}.jsonl"),
+        "cwd": str(repo.root),
+        "permission_mode": "default",
+        "hook_event_name": name,
+    }
+
+
+def tool_event(
+    repo: GitRepo, name: str, tool: str, tool_input: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    return {
+        **common(repo, name),
+        "tool_name": tool,
+        "tool_input": tool_input,
+        "tool_use_id": "toolu_01ABC123",
+        **extra,
+    }
+
+
+def edit(repo: GitRepo, path: str, name: str = "PreToolUse") -> dict[str, Any]:
+    return tool_event(
+        repo,
+        name,
+        "Edit",
+        {
+            "file_path": str(repo.root / path),
+            "old_string": "value * 1.1",
+            "new_string": "value * 1.3",
+            "replace_all": False,
+        },
+        **(
+            {"tool_response": {"filePath": str(repo.root / path), "success": True}}
+            if name == "PostToolUse"
+            else {}
+        ),
+    )
+
+
+def read(repo: GitRepo, path: str) -> dict[str, Any]:
+    return tool_event(repo, "PreToolUse", "Read", {"file_path": str(repo.root / path)})
+
+
+def hook(repo: GitRepo, event: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """The hook as the host runs it: the event on stdin, in the session's folder."""
+    return run_hook(repo, event, [sys.executable, "-m", "roteiro_memory", "hook", *args])
+
+
+def context(done: subprocess.CompletedProcess[str], event: str) -> str:
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    answer = json.loads(done.stdout)
+    assert list(answer) == ["hookSpecificOutput"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == event
+    text = answer["hookSpecificOutput"]["additionalContext"]
+    assert isinstance(text, str)
+    return text
+
+
+def silent(done: subprocess.CompletedProcess[str]) -> None:
+    assert done.returncode == 0, done.stderr
+    assert (done.stdout, done.stderr) == ("", "")
+
+
+def add(repo: GitRepo, body: str, anchor: str | None = None) -> None:
+    done = repo.cli("add", body, *(["--anchor", anchor] if anchor else []))
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_edit_is_told_the_lesson_then_told_it_drifted_once_the_function_changed(
+    repo: GitRepo,
+) -> None:
+    """The transcript of the issue: a lesson anchored to a function; a
+    PreToolUse Edit of its file injects it; the function changes; the same
+    event injects it again, marked drifted; a file with no records: nothing."""
+    add(repo, "jitter must stay below 1.2: the retry budget assumes it", "src/app/retry.py::jitter")
+    first = context(hook(repo, edit(repo, "src/app/retry.py")), "PreToolUse")
+    assert first.splitlines() == [
+        "roteiro-memory: recorded about src/app/retry.py, best first (`get` shows one in full):",
+        "#1 lesson valid 0.50 @ src/app/retry.py::jitter: jitter must stay below 1.2: the "
+        "retry budget assumes it",
+    ]
+    silent(hook(repo, edit(repo, "src/app/retry.py")))  # shown once a session
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    second = context(hook(repo, edit(repo, "src/app/retry.py")), "PreToolUse")
+    lines = second.splitlines()
+    assert lines[1].startswith("Written about code that has changed since (drifted)")
+    assert lines[2].startswith("#1 lesson drifted 0.12 @ src/app/retry.py::jitter: jitter must")
+    repo.write("README.txt", "nothing recorded here\n")
+    silent(hook(repo, read(repo, "README.txt")))
+
+
+def test_reads_and_edits_of_a_file_get_its_records_and_its_symbols_records(
+    repo: GitRepo,
+) -> None:
+    add(repo, "about the whole file", "src/app/retry.py")
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    add(repo, "a repository-wide decision")
+    text = context(hook(repo, read(repo, "src/app/retry.py")), "PreToolUse")
+    assert "about the whole file" in text
+    assert "about run" in text
+    assert "repository-wide" not in text
+
+
+@pytest.mark.parametrize(
+    ("tool", "tool_input"),
+    [
+        ("Write", {"file_path": "{root}/src/app/retry.py", "content": "x = 1\n"}),
+        ("MultiEdit", {"file_path": "{root}/src/app/retry.py", "edits": []}),
+        ("NotebookEdit", {"notebook_path": "{root}/src/app/retry.py", "new_source": ""}),
+    ],
+)
+def test_every_file_tool_names_its_file(
+    repo: GitRepo, tool: str, tool_input: dict[str, Any]
+) -> None:
+    add(repo, "about the file", "src/app/retry.py")
+    given = {
+        k: v.format(root=repo.root) if isinstance(v, str) else v for k, v in tool_input.items()
+    }
+    text = context(hook(repo, tool_event(repo, "PreToolUse", tool, given)), "PreToolUse")
+    assert "about the file" in text
+
+
+def test_what_the_hook_cannot_place_gets_no_answer(repo: GitRepo, tmp_path: Path) -> None:
+    add(repo, "about the file", "src/app/retry.py")
+    outside = tmp_path / "elsewhere.py"
+    outside.write_text("x = 1\n")
+    for event in (
+        tool_event(repo, "PreToolUse", "Read", {"file_path": str(outside)}),
+        tool_event(repo, "PreToolUse", "Bash", {"command": "ls", "description": "List"}),
+        tool_event(
+            repo, "PreToolUse", "Write", {"file_path": str(repo.root / "new.py"), "content": ""}
+        ),
+        {**common(repo, "UserPromptSubmit"), "prompt": "fix the retry"},
+        {**common(repo, "Notification"), "message": "Claude needs your permission"},
+        {**common(repo, "SessionEnd"), "reason": "exit"},
+    ):
+        silent(hook(repo, event))
+
+
+def test_session_start_gives_the_digest_and_what_it_showed_is_not_repeated(
+    repo: GitRepo,
+) -> None:
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    start = {**common(repo, "SessionStart"), "source": "startup", "model": "claude-sonnet-4-5"}
+    text = context(hook(repo, start), "SessionStart")
+    assert text.startswith("# Memory for this repository\n")
+    assert "- #1 lesson valid 0.50 @ src/app/retry.py::Retry.run: about run" in text
+    silent(hook(repo, read(repo, "src/app/retry.py")))
+    # After /clear the context holds none of it: it is shown again.
+    context(hook(repo, {**start, "source": "clear"}), "SessionStart")
+    context(hook(repo, {**start, "source": "clear"}), "SessionStart")
+
+
+def test_session_start_on_an_empty_store_or_outside_a_repository_says_nothing(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    silent(hook(repo, {**common(repo, "SessionStart"), "source": "startup"}))
+    assert not (repo.root / ".git" / "roteiro" / "memory.db").exists()
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    event = {**common(repo, "SessionStart"), "source": "startup", "cwd": str(nowhere)}
+    away = GitRepo.__new__(GitRepo)
+    away.root, away.env = nowhere, {**repo.env, "GIT_CEILING_DIRECTORIES": str(tmp_path)}
+    silent(run_hook(away, event))
+
+
+def test_stop_reminds_once_after_edits_of_code_with_records_and_failed_commands(
+    repo: GitRepo,
+) -> None:
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    stop = {**common(repo, "Stop"), "stop_hook_active": False}
+    silent(hook(repo, stop))  # nothing done yet: nothing to remind
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))
+    failed = tool_event(
+        repo,
+        "PostToolUseFailure",
+        "Bash",
+        {"command": "pytest -q", "description": "Run the tests"},
+        error="Command failed with exit code 1",
+        is_interrupt=False,
+    )
+    silent(hook(repo, failed))
+    done = hook(repo, stop)
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["decision"] == "block"
+    assert answer["reason"].startswith(
+        "This session changed code that has recorded memory (src/app/retry.py), and 1 command "
+        "failed."
+    )
+    assert "`supersedes`" in answer["reason"]
+    assert "kind `attempt`" in answer["reason"]
+    silent(hook(repo, {**stop, "stop_hook_active": True}))
+    silent(hook(repo, stop))  # reminded once
+
+
+def test_before_compaction_the_person_is_told_and_after_it_the_agent(repo: GitRepo) -> None:
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))
+    compact = {**common(repo, "PreCompact"), "trigger": "auto", "custom_instructions": ""}
+    done = hook(repo, compact)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "systemMessage": "roteiro-memory: this session changed code that has recorded memory "
+        "(src/app/retry.py); once the context is compacted, the agent is reminded to record "
+        "what it learned."
+    }
+    after = {**common(repo, "SessionStart"), "source": "compact"}
+    text = context(hook(repo, after), "SessionStart")
+    assert "- #1 lesson valid 0.50 @ src/app/retry.py::jitter: about jitter" in text
+    assert "`remember` tool" in text
+    silent(hook(repo, {**common(repo, "Stop"), "stop_hook_active": False}))
+
+
+def test_a_file_answer_stays_within_its_budget(repo: GitRepo) -> None:
+    for n in range(60):
+        add(repo, f"lesson {n} about run: " + "w" * 150, "src/app/retry.py::Retry.run")
+    text = context(hook(repo, read(repo, "src/app/retry.py")), "PreToolUse")
+    assert len(text.encode()) <= FILE_BUDGET * 4
+    assert text.splitlines()[-1].startswith("(")
+    assert "more: the `search` tool with anchor 'src/app/retry.py' lists them all." in text
+
+
+@pytest.mark.parametrize(
+    ("given", "args", "said"),
+    [
+        ("not json", (), "the hook event on standard input is not JSON"),
+        ("[1, 2]", (), "a hook event is a JSON object"),
+        ('{"hook_event_name": "Stop"}', (), "the hook event has no 'session_id'"),
+        ("{}", ("--no-such-option",), "hook has no option --no-such-option"),
+        ("{}", ("--json",), "hook has no option --json"),
+    ],
+)
+def test_a_hook_never_breaks_the_agent(
+    repo: GitRepo, given: str, args: tuple[str, ...], said: str
+) -> None:
+    """Every failure: one line on stderr, nothing on stdout, exit 0 (2 would
+    block the tool call)."""
+    done = hook(repo, given, *args)
+    assert done.returncode == 0
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert said in line, line
+
+
+def test_a_store_that_cannot_be_read_is_one_line_and_exit_0(repo: GitRepo) -> None:
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    (repo.root / ".git" / "roteiro" / "memory.db").write_bytes(b"not a database, " * 100)
+    done = hook(repo, read(repo, "src/app/retry.py"))
+    assert done.returncode == 0
+    assert done.stdout == ""
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_session_state_is_private_bounded_and_outside_the_store(repo: GitRepo) -> None:
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    before = json.loads(repo.cli("list", "--json", "--all").stdout)["result"]
+    for n in range(hookstate.MAX_SESSIONS + 5):
+        event = {**read(repo, "src/app/retry.py"), "session_id": f"session-{n}"}
+        assert hook(repo, event).returncode == 0
+    folder = repo.root / ".git" / hookstate.SESSIONS_DIR
+    files = list(folder.iterdir())
+    assert len(files) == hookstate.MAX_SESSIONS
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert path.stat().st_size < hookstate.MAX_STATE_BYTES
+    assert json.loads(repo.cli("list", "--json", "--all").stdout)["result"] == before
+
+
+def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
+    state = hookstate.SessionState()
+    for n in range(hookstate.MAX_SHOWN + 50):
+        state.shown[str(n)] = "valid"
+    state.edited = [f"f{n}.py" for n in range(hookstate.MAX_EDITED + 10)]
+    hookstate.save(str(tmp_path), "s", state)
+    again = hookstate.load(str(tmp_path), "s")
+    assert len(again.shown) == hookstate.MAX_SHOWN
+    assert "0" not in again.shown
+    assert str(hookstate.MAX_SHOWN + 49) in again.shown
+    assert len(again.edited) == hookstate.MAX_EDITED
+    (path,) = (tmp_path / hookstate.SESSIONS_DIR).iterdir()
+    path.write_text('{"version": 1, "shown": []}')
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
+    os.unlink(path)
+    os.mkfifo(path)  # a FIFO planted there holds nothing up
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()

@@ -1,0 +1,319 @@
+"""``roteiro-memory mcp`` on its stdio: every line answered, everything read
+answered before it exits, a client that goes away a quiet end, and a server
+that cannot start saying why in a form the host shows."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from agent_repo import GitRepo, mcp_session
+
+from roteiro_memory.agents.lines import (
+    INVALID_REQUEST,
+    MAX_DEPTH,
+    PARSE_ERROR,
+    Forward,
+    Reply,
+    classify,
+)
+
+if not os.environ.get("CI"):  # CI installs the [mcp] extra: there, a missing SDK fails
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+def remember(request: int, body: str) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request,
+        "method": "tools/call",
+        "params": {"name": "remember", "arguments": {"kind": "lesson", "body": body}},
+    }
+
+
+def serve_lines(repo: GitRepo, db: Path, lines: list[bytes]) -> subprocess.CompletedProcess[bytes]:
+    """Pipe ``lines`` (after the handshake) into a server, then close its input."""
+    handshake = [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode()]
+    return subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", "mcp", "--db", str(db)],
+        input=b"".join(line + b"\n" for line in [*handshake, *lines]),
+        capture_output=True,
+        cwd=repo.root,
+        env=repo.env,
+        timeout=120,
+        check=False,
+    )
+
+
+def answers(done: subprocess.CompletedProcess[bytes]) -> list[Any]:
+    return [json.loads(line) for line in done.stdout.decode("utf-8").splitlines()]
+
+
+def error_of(answer: Any) -> tuple[Any, int]:
+    return answer["id"], answer["error"]["code"]
+
+
+# --- classify: what a line is, before the SDK sees it ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        (b"not json", PARSE_ERROR),
+        (b"", PARSE_ERROR),
+        (b"  \r\n", PARSE_ERROR),
+        (b"\xff\xfe{}", PARSE_ERROR),
+        (b"[" * 100_000 + b"]" * 100_000, PARSE_ERROR),
+        (b"42", INVALID_REQUEST),
+        (b'"tools/list"', INVALID_REQUEST),
+        (b"[]", INVALID_REQUEST),
+        (b'{"id": 3, "method": "tools/list"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "1.0", "id": 3, "method": "tools/list"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": 1}', INVALID_REQUEST),
+    ],
+)
+def test_classify_answers_every_line_that_is_not_a_message(line: bytes, code: int) -> None:
+    outcome = classify(line)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    assert outcome.line.endswith(b"\n")
+    answer = json.loads(outcome.line)
+    assert answer["jsonrpc"] == "2.0"
+    assert answer["error"]["code"] == code
+    assert answer["error"]["message"]
+
+
+def test_classify_keeps_the_id_of_an_invalid_request_when_it_is_usable() -> None:
+    outcome = classify(b'{"id": "abc", "method": "tools/list"}')
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    assert error_of(json.loads(outcome.line)) == ("abc", INVALID_REQUEST)
+
+
+def test_classify_refuses_nesting_past_the_depth_limit_by_id() -> None:
+    deep = b'{"a":' * MAX_DEPTH + b"1" + b"}" * MAX_DEPTH
+    line = b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": ' + deep + b"}"
+    outcome = classify(line)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    assert error_of(json.loads(outcome.line)) == (5, INVALID_REQUEST)
+    shallow = b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"a": [1]}}'
+    assert isinstance(classify(shallow), Forward)
+
+
+def test_classify_answers_a_batch_request_by_request_and_notifications_not_at_all() -> None:
+    batch = json.dumps(
+        [
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            12,
+        ]
+    ).encode()
+    outcome = classify(batch)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    assert [error_of(a) for a in json.loads(outcome.line)] == [
+        (7, INVALID_REQUEST),
+        (None, INVALID_REQUEST),
+    ]
+    only_notifications = json.dumps([INITIALIZED]).encode()
+    assert classify(only_notifications) == Reply(None)
+
+
+def test_classify_forwards_a_message_with_its_request_id() -> None:
+    assert classify(json.dumps(remember(9, "x")).encode()) == Forward(remember(9, "x"), 9)
+    assert classify(json.dumps(INITIALIZED).encode()) == Forward(INITIALIZED, None)
+
+
+# --- The server, end to end --------------------------------------------------------
+
+
+def test_every_malformed_line_gets_an_answer(repo: GitRepo, tmp_path: Path) -> None:
+    sent = [
+        b"not json",
+        b"",
+        b"[]",
+        json.dumps([{"jsonrpc": "2.0", "id": 7, "method": "tools/list"}]).encode(),
+        b'{"id": 3, "method": "tools/list"}',
+        b'{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}',
+        b"[" * 100_000 + b"]" * 100_000,
+        b'{"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": "x"}',
+        b'{"jsonrpc": "2.0", "id": 8, "method": "ping"}',
+    ]
+    done = serve_lines(repo, tmp_path / "m.db", sent)
+    assert done.returncode == 0, done.stderr
+    got = answers(done)
+    assert got[0]["id"] == 0
+    assert "result" in got[0]
+    batch = [a for a in got[1:] if isinstance(a, list)]
+    assert [[error_of(x) for x in b] for b in batch] == [[(7, INVALID_REQUEST)]]
+    singles = sorted(
+        (str(a["id"]), a["error"]["code"] if "error" in a else "ok")
+        for a in got[1:]
+        if isinstance(a, dict)
+    )
+    assert singles == sorted(
+        [
+            ("None", PARSE_ERROR),
+            ("None", PARSE_ERROR),
+            ("None", INVALID_REQUEST),
+            ("3", INVALID_REQUEST),
+            ("None", INVALID_REQUEST),
+            ("None", PARSE_ERROR),
+            ("6", INVALID_REQUEST),
+            ("8", "ok"),
+        ]
+    )
+
+
+def test_a_lone_surrogate_in_a_body_is_refused_in_words_and_stores_nothing(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    line = json.dumps(remember(4, "\ud800 retry")).encode()  # json.dumps escapes it
+    assert b"\\ud800" in line
+    done = serve_lines(repo, tmp_path / "m.db", [line])
+    assert done.returncode == 0, done.stderr
+    (answer,) = [a for a in answers(done) if a["id"] == 4]
+    assert answer["result"]["isError"] is True
+    assert answer["result"]["structuredContent"]["error"]["kind"] == "InvalidBody"
+    assert "lone surrogate" in answer["result"]["content"][0]["text"]
+    listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--all")
+    assert json.loads(listed.stdout)["result"]["records"] == []
+
+
+def test_end_of_input_answers_every_call_already_received(repo: GitRepo, tmp_path: Path) -> None:
+    """20 writes piped, then EOF: 20 records stored and 20 answers written."""
+    done = serve_lines(
+        repo,
+        tmp_path / "m.db",
+        [json.dumps(remember(n, f"lesson {n}")).encode() for n in range(1, 21)],
+    )
+    assert done.returncode == 0, done.stderr
+    got = answers(done)
+    assert sorted(a["id"] for a in got) == list(range(21))
+    assert all(not a["result"].get("isError") for a in got[1:])
+    listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--limit", "0")
+    assert len(json.loads(listed.stdout)["result"]["records"]) == 20
+
+
+def test_a_client_that_goes_away_mid_call_is_a_quiet_exit(repo: GitRepo, tmp_path: Path) -> None:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "roteiro_memory", "mcp", "--db", str(tmp_path / "m.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo.root,
+        env=repo.env,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    assert server.stderr is not None
+    server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == 0
+    calls = [INITIALIZED] + [remember(n, f"lesson {n}") for n in range(1, 31)]
+    server.stdin.write(b"".join(json.dumps(c).encode() + b"\n" for c in calls))
+    server.stdin.flush()
+    server.stdout.close()  # the client stops reading while its calls run ...
+    time.sleep(0.2)
+    server.stdin.close()  # ... and goes away
+    assert server.wait(timeout=60) == 0
+    assert server.stderr.read() == b""
+
+
+def test_missing_sdk_names_the_command_that_installs_it(repo: GitRepo, tmp_path: Path) -> None:
+    for hidden in ("mcp", "anyio"):
+        hide = (
+            f"import sys; sys.modules[{hidden!r}] = None; "
+            "from roteiro_memory.cli import main; sys.exit(main(sys.argv[1:]))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", hide, "mcp", "--db", str(tmp_path / "m.db")],
+            cwd=repo.root,
+            env=repo.env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("roteiro-memory: error: ")
+        assert f"{sys.executable} -m pip install 'mcp" in line, line
+        assert "traceback" not in done.stderr.lower()
+
+
+def test_repo_option_and_variable_serve_a_repository_started_elsewhere(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    added = repo.cli("add", "served from elsewhere", "--anchor", "src/app/retry.py")
+    assert added.returncode == 0, added.stderr
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    away = GitRepo.__new__(GitRepo)
+    away.root, away.env = elsewhere, repo.env
+
+    async def main(args: list[str], env: dict[str, str] | None) -> Any:
+        async with mcp_session(away, args, env=env) as session:
+            result = await session.call_tool("search", {"query": "elsewhere"})
+            return result.structured_content
+
+    by_option = anyio.run(main, ["-m", "roteiro_memory", "mcp", "--repo", str(repo.root)], None)
+    by_env = anyio.run(
+        main,
+        ["-m", "roteiro_memory", "mcp"],
+        {**repo.env, "ROTEIRO_MEMORY_REPO": str(repo.root / "src")},
+    )
+    for found in (by_option, by_env):
+        assert [r["record"]["body"] for r in found["results"]] == ["served from elsewhere"]
+
+
+def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) -> None:
+    """Outside any repository: one line on stderr, and the same words as the
+    answer to ``initialize``, which is what the host shows."""
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", "mcp"],
+        input=json.dumps(INITIALIZE).encode() + b"\n",
+        cwd=nowhere,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+        | {"GIT_CEILING_DIRECTORIES": str(tmp_path)},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3
+    (line,) = done.stderr.decode().splitlines()
+    assert "is not inside a git repository" in line
+    assert "--repo DIR" in line
+    (answer,) = answers(done)
+    assert answer["id"] == 0
+    assert answer["error"]["message"] == line.replace("roteiro-memory: error: ", "roteiro-memory: ")

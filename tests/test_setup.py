@@ -1,0 +1,197 @@
+"""``roteiro-memory setup HOST`` in a scratch repository: what it writes,
+that a second run changes nothing and says so, that what the user has is
+kept, and that a file it cannot read is refused with nothing written."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_repo import GitRepo, run_hook
+
+from roteiro_memory.app.hostconfig import HOOK_EVENTS, HOSTS, SERVER_NAME, ConfigRefused, merge
+from roteiro_memory.cli.commands.setup import installed_command
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return GitRepo(tmp_path / "repo")
+
+
+def setup(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
+    return repo.cli("setup", *args)
+
+
+def files(repo: GitRepo, host: str) -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in HOSTS[host].files:
+        path = repo.root / name
+        out[name] = path.read_text() if path.exists() else None
+    return out
+
+
+def test_claude_code_gets_the_server_and_every_hook_with_the_commands_absolute_path(
+    repo: GitRepo,
+) -> None:
+    done = setup(repo, "claude-code")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "wrote .mcp.json\nwrote .claude/settings.json\n"
+    command = installed_command()
+    assert Path(command).is_absolute()
+    servers = json.loads((repo.root / ".mcp.json").read_text())["mcpServers"]
+    assert servers == {
+        SERVER_NAME: {"type": "stdio", "command": command, "args": ["mcp"], "env": {}}
+    }
+    hooks = json.loads((repo.root / ".claude/settings.json").read_text())["hooks"]
+    assert list(hooks) == [event for event, _ in HOOK_EVENTS]
+    for event, matcher in HOOK_EVENTS:
+        (group,) = hooks[event]
+        assert group.get("matcher") == matcher
+        assert group["hooks"] == [{"type": "command", "command": f"{shlex.quote(command)} hook"}]
+
+
+@pytest.mark.parametrize("host", sorted(HOSTS))
+def test_a_second_run_changes_nothing_and_says_so(repo: GitRepo, host: str) -> None:
+    assert setup(repo, host).returncode == 0
+    before = files(repo, host)
+    again = setup(repo, host)
+    assert again.returncode == 0, again.stderr
+    assert (
+        again.stdout.splitlines()[0]
+        == f"nothing to change: {host} is already set up in {repo.root}"
+    )
+    assert files(repo, host) == before
+
+
+def test_what_the_user_has_is_kept(repo: GitRepo) -> None:
+    repo.write(
+        ".mcp.json",
+        json.dumps({"mcpServers": {"other": {"command": "other-server"}}, "extra": [1, 2]}),
+    )
+    mine = {"type": "command", "command": "./scripts/lint.sh"}
+    repo.write(
+        ".claude/settings.json",
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(pytest:*)"]},
+                "hooks": {
+                    "PreToolUse": [{"matcher": "Bash", "hooks": [mine]}],
+                    "Stop": [
+                        {"hooks": [{"type": "command", "command": "/old/bin/roteiro-memory hook"}]}
+                    ],
+                },
+            }
+        ),
+    )
+    assert setup(repo, "claude-code").returncode == 0
+    servers = json.loads((repo.root / ".mcp.json").read_text())
+    assert servers["mcpServers"]["other"] == {"command": "other-server"}
+    assert servers["extra"] == [1, 2]
+    settings = json.loads((repo.root / ".claude/settings.json").read_text())
+    assert settings["permissions"] == {"allow": ["Bash(pytest:*)"]}
+    assert settings["hooks"]["PreToolUse"][0] == {"matcher": "Bash", "hooks": [mine]}
+    # An earlier install's hook (another path) is ours: replaced where it stands, not doubled.
+    (stop,) = settings["hooks"]["Stop"]
+    assert stop["hooks"] == [{"type": "command", "command": f"{installed_command()} hook"}]
+
+
+def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) -> None:
+    repo.write(
+        ".codex/config.toml",
+        'model = "o3"\n\n[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\n'
+        'args = ["mcp"]\n\n[mcp_servers."roteiro-memory".env]\nX = "1"\n\n'
+        '[mcp_servers.other]\ncommand = "other"\n',
+    )
+    assert setup(repo, "codex").returncode == 0
+    text = (repo.root / ".codex/config.toml").read_text()
+    config = tomllib.loads(text)
+    assert config["model"] == "o3"
+    assert config["mcp_servers"]["other"] == {"command": "other"}
+    assert config["mcp_servers"][SERVER_NAME] == {"command": installed_command(), "args": ["mcp"]}
+    assert text.startswith('model = "o3"\n\n[mcp_servers."roteiro-memory"]\n')
+    empty = GitRepo(repo.root.parent / "empty")
+    assert setup(empty, "codex").returncode == 0
+    assert tomllib.loads((empty.root / ".codex/config.toml").read_text()) == {
+        "mcp_servers": {SERVER_NAME: {"command": installed_command(), "args": ["mcp"]}}
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "said"),
+    [
+        (".mcp.json", "{not json", ".mcp.json is not JSON"),
+        (".mcp.json", "[1, 2]", ".mcp.json: the file is [1, 2], not an object"),
+        (".mcp.json", '{"mcpServers": []}', '.mcp.json: "mcpServers" is [], not an object'),
+        (".claude/settings.json", '{"hooks": {"Stop": {}}}', '"hooks"."Stop" is {}, not a list'),
+    ],
+)
+def test_a_file_it_cannot_merge_is_one_line_and_nothing_is_written(
+    repo: GitRepo, name: str, text: str, said: str
+) -> None:
+    repo.write(name, text)
+    before = files(repo, "claude-code")
+    done = setup(repo, "claude-code")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert said in line, line
+    assert line.endswith("nothing was written"), line
+    assert files(repo, "claude-code") == before
+
+
+def test_a_codex_server_written_inline_is_not_rewritten() -> None:
+    text = 'mcp_servers = { "roteiro-memory" = { command = "x" } }\n'
+    with pytest.raises(ConfigRefused, match="not one"):
+        merge(HOSTS["codex"], ".codex/config.toml", text, "/bin/roteiro-memory")
+    with pytest.raises(ConfigRefused, match="is not TOML"):
+        merge(HOSTS["codex"], ".codex/config.toml", "[[[", "/bin/roteiro-memory")
+
+
+def test_print_shows_every_file_and_writes_nothing(repo: GitRepo) -> None:
+    done = setup(repo, "claude-code", "--print")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# .mcp.json (would change)\n{\n")
+    assert "# .claude/settings.json (would change)\n" in done.stdout
+    assert files(repo, "claude-code") == {name: None for name in HOSTS["claude-code"].files}
+    shown = json.loads(setup(repo, "cursor", "--print", "--json").stdout)["result"]
+    assert shown["written"] is False
+    (entry,) = shown["files"]
+    assert json.loads(entry["text"])["mcpServers"][SERVER_NAME]["args"] == ["mcp"]
+
+
+def test_the_hook_setup_writes_runs_as_the_host_would_run_it(repo: GitRepo) -> None:
+    """The command string in settings.json, run by a shell with an event on stdin."""
+    assert repo.cli("add", "about run", "--anchor", "src/app/retry.py::Retry.run").returncode == 0
+    assert setup(repo, "claude-code").returncode == 0
+    settings = json.loads((repo.root / ".claude/settings.json").read_text())
+    command = settings["hooks"]["PreToolUse"][0]["hooks"][0]["command"]
+    event: dict[str, Any] = {
+        "session_id": "abc123",
+        "transcript_path": "/tmp/abc123.jsonl",
+        "cwd": str(repo.root),
+        "permission_mode": "default",
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(repo.root / "src/app/retry.py")},
+        "tool_use_id": "toolu_01ABC123",
+    }
+    done = run_hook(repo, event, ["sh", "-c", command])
+    assert done.returncode == 0, done.stderr
+    answer = json.loads(done.stdout)["hookSpecificOutput"]
+    assert "about run" in answer["additionalContext"]
+
+
+def test_setup_outside_a_repository_says_where_to_run_it(tmp_path: Path, repo: GitRepo) -> None:
+    away = GitRepo.__new__(GitRepo)
+    away.root, away.env = tmp_path, {**repo.env, "GIT_CEILING_DIRECTORIES": str(tmp_path.parent)}
+    done = away.cli("setup", "cursor")
+    assert done.returncode == 2
+    assert "setup needs a git repository" in done.stderr
+    elsewhere = away.cli("setup", "cursor", "--repo", str(repo.root))
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert (repo.root / ".cursor/mcp.json").exists()
