@@ -34,6 +34,7 @@ __all__ = [
     "InvalidScope",
     "InvalidStoreName",
     "NotFound",
+    "ReanchorRefused",
     "ResetRefused",
     "RoteiroError",
     "StoreUnavailable",
@@ -203,6 +204,14 @@ class InvalidStoreName(RoteiroError, ValueError):
 
 class AnchorError(RoteiroError, ValueError):
     """An ``--anchor`` that names nothing anchorable."""
+
+    kind = "BadRequest"
+
+
+class ReanchorRefused(RoteiroError, ValueError):
+    """A re-anchoring or a confirmation that does not fit the record named:
+    its anchor is in a state the operation does not take, or no one place
+    holds its code now.  Nothing was written."""
 
     kind = "BadRequest"
 

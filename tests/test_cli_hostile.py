@@ -48,6 +48,8 @@ POSITIONAL = {
     "add": ["a body"],
     "show": ["1"],
     "forget": ["1"],
+    "confirm": ["1"],
+    "reanchor": ["1"],
     "import": ["missing.jsonl"],
     "cache get": ["context:a"],
     "cache put": ["k", "fp", "1"],

@@ -74,6 +74,7 @@ def _loaded(module: str, argv: list[str], cwd: Path) -> set[str]:
         ["list", "--json", "--no-sync", "--db", "x.db", "--kind", "lesson", "--kind", "pattern"],
         ["--json", "--db", "x.db", "--no-sync", "add", "a lesson", "--anchor", "file:a.py"],
         ["--json", "--db", "x.db", "--no-sync", "show", "1"],
+        ["--json", "--db", "x.db", "--no-sync", "confirm", "1"],
         ["--json", "--db", "x.db", "cache", "stats"],
         ["--json", "--db", "x.db", "--no-sync", "pack"],
     ],

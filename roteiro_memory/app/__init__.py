@@ -14,6 +14,8 @@ anchor states and the same refusals.
 * :mod:`.records` -- remember, get, forget, list, and ranked reads (recall,
   search, touched);
 * :mod:`.cache` -- the cache tier's operations;
+* :mod:`.reanchor` -- where stale records' code is now, re-anchoring them
+  there, and confirming drifted ones;
 * :mod:`.pack` -- the session digest;
 * :mod:`.maintenance` -- check, export and import of a whole store.
 """

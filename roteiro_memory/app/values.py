@@ -95,8 +95,8 @@ def kind_token(value: str) -> str:
 
 def spell_option(name: str) -> str:
     """How the command line names an input: ``--limit``, ``--budget-mb``;
-    the record id is the positional ``ID``."""
-    return "ID" if name == "id" else "--" + name.replace("_", "-")
+    the record id, or ids, the positional ``ID``."""
+    return "ID" if name in ("id", "ids") else "--" + name.replace("_", "-")
 
 
 def confidence(value: object, what: str = "--confidence") -> float | None:

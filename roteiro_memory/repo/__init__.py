@@ -1,5 +1,6 @@
 """The repository side: the code graph read from git (:mod:`.graph`, its nodes
 :mod:`.nodes`), which files have symbols and their keys (:mod:`.languages`),
 the symbols of a file of any of those languages and their blobs
-(:mod:`.symbols`), the stat cache (:mod:`.statcache`), and where a clone's
+(:mod:`.symbols`), git's rename detection between two trees
+(:mod:`.renames`), the stat cache (:mod:`.statcache`), and where a clone's
 store lives (:mod:`.location`)."""

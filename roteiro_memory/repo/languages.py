@@ -25,6 +25,7 @@ __all__ = [
     "Language",
     "described",
     "file_key",
+    "key_parts",
     "language_of",
     "symbol_key",
     "symbol_prefix",
@@ -129,6 +130,19 @@ def symbol_prefix(path: str) -> str:
     if language is None:
         raise ValueError(f"{path!r} is not a file of a language with symbols ({described()})")
     return f"{language.prefix}{path}::"
+
+
+def key_parts(key: str) -> tuple[str, str | None] | None:
+    """What a key the sync makes names: ``(path, None)`` for a file's,
+    ``(path, qualname)`` for a symbol's (split at the first ``::``, as
+    ``--anchor`` is); None for any other key."""
+    if key.startswith(FILE_PREFIX):
+        return key[len(FILE_PREFIX) :], None
+    for prefix in SYMBOL_PREFIXES:
+        if key.startswith(prefix):
+            path, separator, qualname = key[len(prefix) :].partition("::")
+            return (path, qualname) if separator and path and qualname else None
+    return None
 
 
 def described() -> str:

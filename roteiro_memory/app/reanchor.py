@@ -1,0 +1,597 @@
+"""Anchors that follow the code: where a stale record's code is now, and the
+superseding record that says so.
+
+What holds:
+
+* **Listing writes nothing.**  :func:`proposals` reads the store and asks
+  git; like ``list`` and ``recall`` it first syncs the code graph (unless
+  the session does not sync), which brings the graph up to the working tree
+  and writes no record.
+* **The evidence** for a live record whose anchor *vanished*, strongest
+  first: a node of the same family (file or symbol) in the graph now
+  carrying the record's captured blob -- the code moved unchanged; git's
+  own rename detection between the record's witness tree and the tree now
+  (:mod:`roteiro_memory.repo.renames`), with git's similarity; and, for a
+  symbol, the node of the same qualified name in the renamed file -- the
+  code moved with its file, perhaps edited.  Only nodes with a blob are
+  proposed: a record is re-anchored at the blob its new node has now.
+* **The decision** (:func:`propose`, pure).  One blob carrier, which the
+  rename does not contradict, or several of which the rename picks one:
+  ``certain``.  No carrier, and the renamed file holds the node: ``likely``
+  (moved with edits; git's similarity says how much).  Anything else the
+  evidence points at -- several carriers, or a carrier and a renamed node
+  that disagree -- is ``ambiguous``: the places are listed and none is
+  chosen, since supersession is recorded, never guessed.  A *drifted*
+  anchor's node is still there, changed: its proposal is ``confirm``, which
+  only a reviewer who has read the code may do (:func:`confirm`).
+* **Applying and confirming** (:func:`apply`, :func:`confirm`) write, for
+  each record, a new one of the same kind, scope, body and confidence,
+  anchored to the proposed node -- or, confirming, to the same one -- and
+  superseding it, all in one :meth:`~roteiro_memory.store.Store.record_many`
+  transaction: every record named is checked first and one refusal writes
+  nothing.  The store captures the node's blob as it does for any write, so
+  the new record reads back valid, and the old one stays, superseded, so
+  the chain is auditable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from roteiro_memory.app import values
+from roteiro_memory.errors import AlreadySuperseded, NotFound, ReanchorRefused, UsageError
+from roteiro_memory.semantics import AnchorState
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from roteiro_memory.app.session import Session
+    from roteiro_memory.repo.graph import Repo
+    from roteiro_memory.repo.renames import Rename
+    from roteiro_memory.results import GraphNode, MemoryRecord
+    from roteiro_memory.store import Store
+
+__all__ = [
+    "AMBIGUOUS",
+    "CERTAIN",
+    "CONFIRM",
+    "LIKELY",
+    "MOVE",
+    "NONE",
+    "REANCHOR_SCHEMA",
+    "Evidence",
+    "Proposal",
+    "Proposals",
+    "Rewrite",
+    "Rewritten",
+    "apply",
+    "confirm",
+    "confirm_refusal",
+    "move_refusal",
+    "proposals",
+    "propose",
+    "remedy",
+]
+
+REANCHOR_SCHEMA = "roteiro.reanchor/v1"
+
+MOVE = "move"
+"""Re-anchor the record to another node: ``reanchor --apply``."""
+CONFIRM = "confirm"
+"""The node is still there, changed: a reviewer may confirm the record."""
+NONE = "none"
+"""Nothing to propose."""
+
+CERTAIN = "certain"
+LIKELY = "likely"
+AMBIGUOUS = "ambiguous"
+
+BLOB = "blob"
+RENAME = "rename"
+SYMBOL = "symbol"
+DRIFT = "drift"
+
+
+@valueclass
+class Evidence:
+    """One fact a proposal rests on: a node carrying the captured ``blob``;
+    a ``rename`` git found from tree ``before``; the ``symbol`` of the same
+    qualified name in the renamed file; or the ``drift`` of the node still
+    under the anchor's key (``blob`` its blob now)."""
+
+    kind: str
+    key: str | None = None
+    blob: str | None = None
+    rename: Rename | None = None
+    before: str | None = None
+
+    def to_json(self) -> Any:
+        out: dict[str, Any] = {"kind": self.kind}
+        if self.rename is not None:
+            out.update(self.rename.to_json())
+            out["before"] = self.before
+        else:
+            out["key"] = self.key
+        if self.kind == DRIFT:
+            out["blob"] = self.blob
+        return out
+
+
+@valueclass
+class Proposal:
+    """What to do about one record: ``action`` (:data:`MOVE`,
+    :data:`CONFIRM` or :data:`NONE`); for a move, how sure (``certainty``)
+    and the node ``to`` (None when ``ambiguous``) with its ``blob`` now;
+    every node the evidence points at (``candidates``); the ``evidence``."""
+
+    record: MemoryRecord
+    action: str = NONE
+    certainty: str | None = None
+    to: str | None = None
+    blob: str | None = None
+    candidates: tuple[str, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def movable(self) -> bool:
+        """Whether ``reanchor --apply`` takes it: a move to one node."""
+        return self.action == MOVE and self.to is not None
+
+    def to_json(self) -> Any:
+        return {
+            "record": self.record.to_json(),
+            "action": self.action,
+            "certainty": self.certainty,
+            "to": self.to,
+            "blob": self.blob,
+            "candidates": list(self.candidates),
+            "evidence": [item.to_json() for item in self.evidence],
+        }
+
+
+@valueclass
+class Proposals:
+    """The proposals for a store's stale records, oldest record first, and
+    the tree witness they were computed against."""
+
+    tree: str | None
+    proposals: tuple[Proposal, ...]
+
+    def remedies(self) -> dict[int, str]:
+        """The command line acting on each record that has one to run, by
+        id (:func:`remedy`): what a notice about a stale record says."""
+        found = {p.record.id: remedy(p) for p in self.proposals}
+        return {record_id: line for record_id, line in found.items() if line is not None}
+
+    def to_json(self) -> Any:
+        return {
+            "schema": REANCHOR_SCHEMA,
+            "tree": self.tree,
+            "proposals": [p.to_json() for p in self.proposals],
+        }
+
+
+@valueclass
+class Rewrite:
+    """One superseding record written: ``action`` :data:`MOVE` or
+    :data:`CONFIRM`, the id it supersedes and the key that was its anchor."""
+
+    action: str
+    supersedes: int
+    was: str
+    record: MemoryRecord
+
+    def to_json(self) -> Any:
+        return {
+            "action": self.action,
+            "supersedes": self.supersedes,
+            "from": self.was,
+            "record": self.record.to_json(),
+        }
+
+
+@valueclass
+class Rewritten:
+    """The records one apply or confirm wrote, in the order named."""
+
+    written: tuple[Rewrite, ...]
+
+    def to_json(self) -> Any:
+        return {"schema": REANCHOR_SCHEMA, "written": [w.to_json() for w in self.written]}
+
+
+# --- The decision: pure ---------------------------------------------------------
+
+
+def _family(key: str) -> str | None:
+    """Which nodes a key's blob may be compared with: a file's blob is its
+    content's, a symbol's its own text's; any other key has no family."""
+    from roteiro_memory.repo.languages import FILE_PREFIX, SYMBOL_PREFIXES
+
+    if key.startswith(FILE_PREFIX):
+        return FILE_PREFIX
+    return "symbol" if key.startswith(SYMBOL_PREFIXES) else None
+
+
+def _parts(record: MemoryRecord) -> tuple[str, str | None] | None:
+    """The path and qualified name a record's anchor names, its captured
+    path preferred (the key's own split otherwise)."""
+    from roteiro_memory.repo.languages import key_parts
+
+    assert record.anchor is not None
+    parts = key_parts(record.anchor.key)
+    if parts is None:
+        return None
+    path, qualname = parts
+    captured = record.anchor.path
+    if captured is not None and qualname is not None:
+        from roteiro_memory.repo.languages import language_of, symbol_prefix
+
+        prefix = symbol_prefix(captured) if language_of(captured) else None
+        if prefix is not None and record.anchor.key.startswith(prefix):
+            return captured, record.anchor.key[len(prefix) :]
+    return (captured or path), qualname
+
+
+def _followed(qualname: str | None, target: str, graph: Mapping[str, str | None]) -> str | None:
+    """The node in renamed file ``target`` the record's anchor becomes: the
+    file itself, or the symbol of the same qualified name; None when the
+    graph has no such node with a blob."""
+    from roteiro_memory.repo.languages import file_key, language_of, symbol_key
+
+    if qualname is None:
+        key = file_key(target)
+    elif language_of(target) is None:
+        return None
+    else:
+        key = symbol_key(target, qualname)
+    return key if graph.get(key) is not None else None
+
+
+def propose(
+    record: MemoryRecord,
+    graph: Mapping[str, str | None],
+    carriers: Sequence[str] = (),
+    moved: Rename | None = None,
+    before: str | None = None,
+) -> Proposal:
+    """The proposal for ``record``, read against ``graph`` (key -> blob now):
+    ``carriers`` are the nodes of its family carrying its captured blob,
+    ``moved`` the rename git found for its file from tree ``before``."""
+    anchor = record.anchor
+    state = record.anchor_state
+    if anchor is None or not record.is_live or not state.is_stale:
+        return Proposal(record)
+    if state is AnchorState.DRIFTED:
+        blob = graph.get(anchor.key)
+        drift = Evidence(DRIFT, anchor.key, blob)
+        return Proposal(record, CONFIRM, None, anchor.key, blob, (anchor.key,), (drift,))
+    evidence = [Evidence(BLOB, key) for key in carriers]
+    followed = None
+    if moved is not None:
+        evidence.append(Evidence(RENAME, rename=moved, before=before))
+        parts = _parts(record)
+        followed = _followed(parts[1], moved.target, graph) if parts else None
+        if followed is not None and parts is not None and parts[1] is not None:
+            evidence.append(Evidence(SYMBOL, followed))
+    candidates = tuple(dict.fromkeys([*carriers, *([followed] if followed else [])]))
+    if len(carriers) == 1 and followed in (None, carriers[0]):
+        to, certainty = carriers[0], CERTAIN
+    elif followed is not None and followed in carriers:
+        to, certainty = followed, CERTAIN
+    elif carriers:
+        to, certainty = None, AMBIGUOUS
+    elif followed is not None:
+        to, certainty = followed, LIKELY
+    else:
+        return Proposal(record, NONE, evidence=tuple(evidence))
+    blob = graph.get(to) if to is not None else None
+    return Proposal(record, MOVE, certainty, to, blob, candidates, tuple(evidence))
+
+
+def _shown(key: str) -> str:
+    from roteiro_memory.app.anchors import anchor_label
+
+    return anchor_label(key)
+
+
+_UNVERIFIABLE = (
+    "its anchor {where} is unverifiable (its file does not parse now, or a blob is "
+    "unknown), so nothing could be compared; fix the file, then sync"
+)
+
+_NOT_TAKEN: dict[str, tuple[str, dict[AnchorState, str]]] = {
+    MOVE: (
+        "re-anchored",
+        {
+            AnchorState.UNANCHORED: "it has no anchor (it holds repository-wide), so there is "
+            "nothing to move",
+            AnchorState.VALID: "its anchor {where} is valid, the code unchanged where it was",
+            AnchorState.DRIFTED: "its anchor {where} is drifted, not moved -- the code is still "
+            "there, changed; confirm the record if it still holds for the code as it is now",
+            AnchorState.UNVERIFIABLE: _UNVERIFIABLE,
+        },
+    ),
+    CONFIRM: (
+        "confirmed",
+        {
+            AnchorState.UNANCHORED: "it has no anchor, so there is no code to confirm it against",
+            AnchorState.VALID: "its anchor {where} is valid, the code unchanged since it was "
+            "written",
+            AnchorState.VANISHED: "its anchor {where} is vanished, the code gone from there; "
+            "re-anchor it instead (reanchor shows where the code went)",
+            AnchorState.UNVERIFIABLE: _UNVERIFIABLE,
+        },
+    ),
+}
+"""Why each operation does not take a record whose anchor is in a state:
+re-anchoring takes a vanished anchor (when one node is proposed),
+confirming a drifted one."""
+
+
+def _not_taken(record: MemoryRecord, action: str) -> str | None:
+    verb, why = _NOT_TAKEN[action]
+    said = why.get(record.anchor_state)
+    if said is None:
+        return None
+    where = _shown(record.anchor.key) if record.anchor is not None else "-"
+    return f"record {record.id} cannot be {verb}: " + said.format(where=where)
+
+
+def move_refusal(proposal: Proposal) -> str | None:
+    """Why ``proposal``'s record cannot be re-anchored (one line naming what
+    to do instead), or None when it can."""
+    if proposal.movable:
+        return None
+    record = proposal.record
+    head = f"record {record.id} cannot be re-anchored"
+    reason = _not_taken(record, MOVE)
+    if reason is not None:
+        return reason
+    if proposal.certainty == AMBIGUOUS:
+        places = ", ".join(_shown(key) for key in proposal.candidates)
+        return (
+            f"{head}: its code is at several places now ({places}), so none is chosen; record "
+            f"it again anchored to the right one, superseding {record.id}"
+        )
+    renamed = [item.rename for item in proposal.evidence if item.rename is not None]
+    found = (
+        f"git finds its file renamed to {renamed[0].target} ({renamed[0].similarity}% alike), "
+        "which holds no such node"
+        if renamed
+        else "git finds no rename of its file"
+    )
+    return (
+        f"{head}: no node now carries its code and {found}, so there is nowhere to move it; "
+        "a lesson about deleted code may still be worth keeping, or forget it"
+    )
+
+
+def confirm_refusal(record: MemoryRecord) -> str | None:
+    """Why ``record`` cannot be confirmed (one line naming what to do
+    instead), or None when it can: only a drifted anchor is confirmed."""
+    return _not_taken(record, CONFIRM)
+
+
+def remedy(proposal: Proposal) -> str | None:
+    """The command line that acts on ``proposal``, for a notice: the
+    re-anchoring of a move to one node, the confirmation of a drifted
+    record; None when there is nothing to run."""
+    if proposal.movable:
+        return f"roteiro-memory reanchor --apply {proposal.record.id}"
+    if proposal.action == CONFIRM:
+        return f"roteiro-memory confirm {proposal.record.id}"
+    return None
+
+
+# --- Reading the facts ----------------------------------------------------------
+
+
+def _ids(session: Session, given: Sequence[object]) -> list[int]:
+    """The record ids named, each once, checked before the store is opened."""
+    what = session.spell("ids")
+    wanted: list[int] = []
+    for value in given:
+        number = values.record_id(value, what)
+        if number in wanted:
+            raise UsageError(f"{what} {number} given twice: name each record once")
+        wanted.append(number)
+    return wanted
+
+
+def _named(store: Store, wanted: Sequence[int], operation: str) -> list[MemoryRecord]:
+    """The live records ``wanted`` names, in order; NotFound for an id that
+    names none, AlreadySuperseded (naming the newest of its chain) for one
+    that is superseded."""
+    found = []
+    for record_id in wanted:
+        record = store.get(record_id)
+        if record is None:
+            raise NotFound(f"no memory record with id {record_id}")
+        if record.superseded_by is not None:
+            newest, seen = record, {record.id}
+            # A damaged store may hold a cycle (check reports it): walk each id once.
+            while newest.superseded_by is not None and newest.superseded_by not in seen:
+                later = store.get(newest.superseded_by)
+                if later is None:
+                    break
+                newest = later
+                seen.add(later.id)
+            said = f"memory record {record_id} is already superseded by {record.superseded_by}"
+            if newest.superseded_by is not None:
+                raise AlreadySuperseded(
+                    f"{said}, and its chain ends in no live record (the store is damaged: "
+                    "run roteiro-memory check)"
+                )
+            chain = "" if newest.id == record.superseded_by else ", the newest of its chain,"
+            raise AlreadySuperseded(f"{said}; {operation} {newest.id}{chain} instead")
+        found.append(record)
+    return found
+
+
+def _carriers(nodes: Sequence[GraphNode]) -> dict[tuple[str, str], list[str]]:
+    """Every node with a blob, by (family, blob)."""
+    index: dict[tuple[str, str], list[str]] = {}
+    for node in nodes:
+        family = _family(node.key)
+        if node.blob is not None and family is not None:
+            index.setdefault((family, node.blob), []).append(node.key)
+    return index
+
+
+def _moves(
+    repo: Repo, gone: Mapping[int, tuple[str | None, str]], now: str | None
+) -> dict[int, tuple[Rename, str]]:
+    """For each record whose anchor's file is gone (id -> its witness tree
+    and the file's path), the rename git finds for the file and the tree it
+    compared from: the witness when git has it, else the newest tree of
+    ``HEAD`` holding the file.  Git is asked once per tree."""
+    from roteiro_memory.repo import renames
+
+    present = renames.present_trees(repo, [t for t, _ in gone.values() if t] + [now or ""])
+    after = now if now in present else None
+    holding: dict[str, str | None] = {}
+    found: dict[str, dict[str, Rename]] = {}
+    out = {}
+    for record_id, (witness, path) in gone.items():
+        if witness in present:
+            before: str | None = witness
+        else:
+            if path not in holding:
+                holding[path] = renames.tree_holding(repo, path)
+            before = holding[path]
+        if before is None:
+            continue
+        if before not in found:
+            found[before] = renames.renames(repo, before, after)
+        if path in found[before]:
+            out[record_id] = found[before][path], before
+    return out
+
+
+def _evidence(
+    repo: Repo, store: Store, records: Sequence[MemoryRecord]
+) -> tuple[str | None, list[Proposal]]:
+    """The store's witness and the proposal for each of ``records``."""
+    from roteiro_memory.repo.graph import graph_blobs
+    from roteiro_memory.repo.languages import file_key
+
+    nodes = store.export_graph()
+    graph = graph_blobs(nodes)
+    vanished = [r for r in records if r.anchor and r.anchor_state is AnchorState.VANISHED]
+    by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
+    gone = {}
+    for record in vanished:
+        parts = _parts(record)
+        if parts is not None and file_key(parts[0]) not in graph:
+            gone[record.id] = (record.tree, parts[0])
+    now = store.tree()
+    moves = _moves(repo, gone, now) if gone else {}
+    out = []
+    for record in records:
+        carriers: list[str] = []
+        if record.anchor is not None and record.anchor_state is AnchorState.VANISHED:
+            family = _family(record.anchor.key)
+            if record.anchor.blob is not None and family is not None:
+                carriers = sorted(by_blob.get((family, record.anchor.blob), []))
+        moved, before = moves.get(record.id, (None, None))
+        out.append(propose(record, graph, carriers, moved, before))
+    return now, out
+
+
+def _stale(store: Store) -> list[MemoryRecord]:
+    """Every live record whose anchor drifted or vanished, oldest first."""
+    listing = store.list()
+    return sorted((r for r in listing.records if r.anchor_state.is_stale), key=lambda r: r.id)
+
+
+def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposals:
+    repo = session.require_repo(operation)
+    store = session.store()
+    session.sync()
+    records = _named(store, wanted, operation) if wanted else _stale(store)
+    tree, found = _evidence(repo, store, records)
+    return Proposals(tree, tuple(found))
+
+
+# --- The use cases ----------------------------------------------------------------
+
+
+def proposals(session: Session, ids: Sequence[object] = ()) -> Proposals:
+    """Where the code of each stale live record is now, with the evidence:
+    the records ``ids`` names (any live record; NotFound or
+    AlreadySuperseded for one that is not), or every live record whose
+    anchor drifted or vanished.  Writes no record."""
+    return _gather(session, _ids(session, ids), "reanchor")
+
+
+def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = False) -> Rewritten:
+    """Re-anchor the records ``ids`` names to their proposed nodes, or with
+    ``all_certain`` every record whose proposal is certain: one superseding
+    record each, all in one transaction.  A record without a proposal to
+    one node is refused (:func:`move_refusal`), writing nothing."""
+    wanted = _ids(session, ids)
+    every = session.spell("all_certain")
+    if all_certain and wanted:
+        raise UsageError(f"give record ids or {every}, not both")
+    if not all_certain and not wanted:
+        raise UsageError(
+            f"name the records to re-anchor ({session.spell('ids')}...), or give {every}"
+        )
+    store = session.writable_store()  # refused at once on a read-only store, before a sync
+    found = _gather(session, wanted, "reanchor").proposals
+    if all_certain:
+        chosen = [p for p in found if p.movable and p.certainty == CERTAIN]
+    else:
+        for proposal in found:
+            reason = move_refusal(proposal)
+            if reason is not None:
+                raise ReanchorRefused(reason)
+        chosen = list(found)
+    return _supersede(store, [(p.record, str(p.to)) for p in chosen], MOVE)
+
+
+def confirm(session: Session, ids: Sequence[object]) -> Rewritten:
+    """Say that each drifted record ``ids`` names still holds for its code
+    as it is now: one superseding record each, anchored to the same node at
+    its blob now, all in one transaction.  A record whose anchor is not
+    drifted is refused (:func:`confirm_refusal`), writing nothing."""
+    wanted = _ids(session, ids)
+    if not wanted:
+        raise UsageError(f"name the records to confirm ({session.spell('ids')}...)")
+    store = session.writable_store()
+    session.sync()
+    records = _named(store, wanted, "confirm")
+    for record in records:
+        reason = confirm_refusal(record)
+        if reason is not None:
+            raise ReanchorRefused(reason)
+    return _supersede(store, [(r, r.anchor.key) for r in records if r.anchor], CONFIRM)
+
+
+def _supersede(store: Store, moves: Sequence[tuple[MemoryRecord, str]], action: str) -> Rewritten:
+    """Write, in one transaction, a copy of each record anchored to its key
+    and superseding it; the new records as stored."""
+    from roteiro_memory.store import MemoryWrite
+
+    writes = [
+        MemoryWrite(
+            record.kind,
+            record.body,
+            scope=record.scope,
+            anchor=key,
+            confidence=record.confidence,
+            supersedes=record.id,
+        )
+        for record, key in moves
+    ]
+    written: list[Rewrite] = []
+    new_ids = store.record_many(writes) if writes else []
+    for (record, _), new_id in zip(moves, new_ids, strict=True):
+        stored = store.get(new_id)
+        assert stored is not None  # just written, and only forget removes a record
+        assert record.anchor is not None
+        written.append(Rewrite(action, record.id, record.anchor.key, stored))
+    return Rewritten(tuple(written))

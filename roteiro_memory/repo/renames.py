@@ -1,0 +1,135 @@
+"""Where git says a file went: its own rename detection between a tree a
+record was written against and the tree now.
+
+Git pairs a deleted file with an added one when their contents are similar
+enough (``-M``, at least half the same by default) and reports how similar,
+as a percentage; an unchanged move is 100.  We ask it rather than guess
+(``git diff-tree -M`` between two trees, ``git diff-index -M`` between a
+tree and the working tree), and read its ``--name-status -z`` output, where
+a rename is ``R<similarity>``, the old path and the new one, each ended by a
+NUL (git's diff-format documentation).
+
+A record's *witness* is the id of the tree its store was synced from when
+it was written.  It is a git object only when that exact state was
+committed (or written by git some other way): a tree with untracked or
+uncommitted files in it was hashed, never written.  When it is not an
+object, the tree that last held the path in ``HEAD``'s history stands in
+(:func:`tree_holding`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.repo.graph import Repo
+
+__all__ = ["Rename", "parse_renames", "present_trees", "renames", "tree_holding"]
+
+_HEX = frozenset("0123456789abcdef")
+
+
+@valueclass
+class Rename:
+    """One file git paired across two trees."""
+
+    source: str
+    target: str
+    similarity: int
+    """How alike git found the two, in percent (100: unchanged)."""
+
+    def to_json(self) -> dict[str, object]:
+        return {"from": self.source, "to": self.target, "similarity": self.similarity}
+
+
+def parse_renames(output: bytes) -> dict[str, Rename]:
+    """The renames in ``git diff --name-status -z`` output, by old path.
+
+    Each entry is a status, then one path -- or two for a rename or a copy
+    (``R``/``C`` followed by the similarity) -- every field ended by a NUL.
+    Copies and every other status are passed over."""
+    fields = [item.decode("utf-8", "surrogateescape") for item in output.split(b"\0")]
+    found: dict[str, Rename] = {}
+    index = 0
+    while index < len(fields) and fields[index]:
+        status = fields[index]
+        if status[0] in "RC":
+            source, target = fields[index + 1], fields[index + 2]
+            if status[0] == "R" and status[1:].isdigit():
+                found[source] = Rename(source, target, int(status[1:]))
+            index += 3
+        else:
+            index += 2
+    return found
+
+
+def _is_object_id(text: str) -> bool:
+    return len(text) in (40, 64) and set(text) <= _HEX
+
+
+def present_trees(repo: Repo, trees: Iterable[str]) -> set[str]:
+    """Which of ``trees`` are tree objects in the repository, asked in one
+    ``git cat-file --batch-check``."""
+    wanted = sorted({tree for tree in trees if _is_object_id(tree)})
+    if not wanted:
+        return set()
+    out = repo.git("cat-file", "--batch-check", input=("\n".join(wanted) + "\n").encode())
+    present = set()
+    for line in out.decode("ascii", "replace").splitlines():
+        name, _, kind = line.partition(" ")
+        if kind.startswith("tree "):
+            present.add(name)
+    return present
+
+
+def _rev_tree(repo: Repo, rev: str) -> str | None:
+    out = repo.git("rev-parse", "--verify", "--quiet", f"{rev}^{{tree}}", ok=(0, 1, 128))
+    text = out.decode("ascii", "replace").strip()
+    return text if _is_object_id(text) else None
+
+
+def _holds(repo: Repo, rev: str, path: str) -> bool:
+    out = repo.git(
+        "--literal-pathspecs",
+        "ls-tree",
+        "-z",
+        "--full-tree",
+        "--name-only",
+        rev,
+        "--",
+        path,
+        ok=(0, 128),
+    )
+    return path.encode("utf-8", "surrogateescape") in out.split(b"\0")
+
+
+def tree_holding(repo: Repo, path: str) -> str | None:
+    """The newest tree of ``HEAD``'s history that holds ``path``: ``HEAD``'s
+    own when it does (the path went in the working tree only), else the tree
+    just before the commit that last touched it, which removed it; None when
+    no commit ever held it (or there are no commits)."""
+    head = _rev_tree(repo, "HEAD")
+    if head is None:
+        return None
+    if _holds(repo, "HEAD", path):
+        return head
+    last = repo.git("--literal-pathspecs", "rev-list", "-1", "HEAD", "--", path).strip()
+    if not last:
+        return None
+    parent = f"{last.decode('ascii')}^1"
+    return _rev_tree(repo, parent) if _holds(repo, parent, path) else None
+
+
+def renames(repo: Repo, before: str, after: str | None) -> dict[str, Rename]:
+    """The files git finds renamed from tree ``before`` to tree ``after``, or
+    to the working tree's tracked files when ``after`` is None (an untracked
+    file is not git's to pair: ``git add`` it), by old path."""
+    options = ("-M", "-z", "--name-status", "--no-ext-diff")
+    if after is None:
+        out = repo.git("diff-index", *options, before, "--")
+    else:
+        out = repo.git("diff-tree", "-r", *options, before, after, "--")
+    return parse_renames(out)

@@ -1,0 +1,292 @@
+"""``reanchor`` and ``confirm`` through the console script, in real git
+repositories: a record follows its code through a rename, a drifted one is
+confirmed by a reviewer, and every refusal writes nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_cli import RETRY, Repo
+from test_cli_symbols import CASES as SYMBOL_CASES
+
+LANGUAGES = {
+    "python function": ("src/app/retry.py", RETRY, "jitter", ("value * 1.1", "value * 1.2")),
+    **{
+        name: (case.path, case.source, case.symbol, case.own)
+        for name, case in SYMBOL_CASES.items()
+        if name in ("typescript function", "go method", "rust impl method")
+    },
+}
+"""A file, its source, an anchored symbol and an edit of that symbol's own text."""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    root = tmp_path / "repo"
+    root.mkdir()
+    made = Repo(root)
+    made.git("init", "-q", "-b", "main")
+    for path, source, _, _ in LANGUAGES.values():
+        made.write(path, source)
+    made.write("README.txt", "hello\n")
+    made.commit("initial")
+    return made
+
+
+def _moved(path: str) -> str:
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/moved_{name}" if folder else f"moved_{name}"
+
+
+def _refused(repo: Repo, *args: str) -> str:
+    """The one line a refused command prints; the store is as it was."""
+    repo.ok("sync")
+    before = repo.snapshot()
+    done = repo.run(*args)
+    assert done.returncode == 2, (args, done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("roteiro-memory: error: "), lines
+    assert repo.snapshot() == before
+    return lines[0]
+
+
+def _listed(repo: Repo, *args: str) -> list[Any]:
+    """The proposals ``reanchor --json`` lists: exit 0 with some, 1 with none."""
+    done = repo.run("reanchor", "--json", *args)
+    found: list[Any] = json.loads(done.stdout)["result"]["proposals"]
+    assert done.returncode == (0 if found else 1), done.stderr
+    return found
+
+
+def _proposal(repo: Repo, record_id: int) -> Any:
+    return next(p for p in _listed(repo) if p["record"]["id"] == record_id)
+
+
+@pytest.mark.parametrize("language", LANGUAGES, ids=LANGUAGES.keys())
+def test_a_record_follows_its_renamed_file_then_is_confirmed_after_drift(
+    repo: Repo, language: str
+) -> None:
+    path, source, symbol, own = LANGUAGES[language]
+    lesson = repo.add("about the symbol", f"{path}::{symbol}", "--confidence", "0.7")
+    old = repo.json("show", str(lesson))
+    repo.git("mv", path, _moved(path))
+    repo.commit("move")
+    assert repo.state(lesson) == "vanished"
+
+    proposal = _proposal(repo, lesson)
+    new_key = old["anchor"]["key"].replace(path, _moved(path))
+    assert (proposal["action"], proposal["certainty"], proposal["to"]) == (
+        "move",
+        "certain",
+        new_key,
+    )
+    assert proposal["blob"] == old["anchor"]["blob"], "moved unchanged: the same text"
+    assert proposal["evidence"] == [
+        {"kind": "blob", "key": new_key},
+        {
+            "kind": "rename",
+            "from": path,
+            "to": _moved(path),
+            "similarity": 100,
+            "before": old["tree"],
+        },
+        {"kind": "symbol", "key": new_key},
+    ]
+
+    written = repo.json("reanchor", "--apply", str(lesson))["written"]
+    assert [(w["action"], w["supersedes"], w["from"]) for w in written] == [
+        ("move", lesson, old["anchor"]["key"])
+    ]
+    moved = written[0]["record"]
+    assert moved["anchor"]["key"] == new_key
+    assert moved["anchor_state"] == "valid"
+    for field in ("kind", "scope", "body", "confidence"):
+        assert moved[field] == old[field], field
+    assert repo.json("show", str(lesson))["superseded_by"] == moved["id"]
+
+    repo.write(_moved(path), source.replace(*own))
+    assert repo.state(moved["id"]) == "drifted"
+    assert _proposal(repo, moved["id"])["action"] == "confirm"
+    confirmed = repo.json("confirm", str(moved["id"]))["written"]
+    assert [(w["action"], w["supersedes"]) for w in confirmed] == [("confirm", moved["id"])]
+    again = confirmed[0]["record"]
+    assert (again["anchor"]["key"], again["anchor_state"], again["body"]) == (
+        new_key,
+        "valid",
+        "about the symbol",
+    )
+    assert again["anchor"]["blob"] != moved["anchor"]["blob"], "anchored at the blob now"
+    chain = {r["id"]: r["superseded_by"] for r in repo.json("list", "--all")["records"]}
+    assert chain == {lesson: moved["id"], moved["id"]: again["id"], again["id"]: None}
+
+
+def test_a_file_renamed_with_edits_is_proposed_with_gits_similarity(repo: Repo) -> None:
+    on_symbol = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    on_edited = repo.add("run retries OSError", "src/app/retry.py::Retry.run")
+    on_file = repo.add("retry lives here", "src/app/retry.py")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    repo.write("src/app/backoff.py", RETRY.replace("except OSError:", "except TimeoutError:"))
+    repo.commit("rename and edit")
+
+    found = {p["record"]["id"]: p for p in _listed(repo)}
+    assert found[on_symbol]["certainty"] == "certain", "jitter itself did not change"
+    edited, whole = found[on_edited], found[on_file]
+    assert (edited["certainty"], edited["to"]) == ("likely", "py:src/app/backoff.py::Retry.run")
+    assert (whole["certainty"], whole["to"]) == ("likely", "file:src/app/backoff.py")
+    renames = [e for e in edited["evidence"] if e["kind"] == "rename"]
+    assert len(renames) == 1
+    assert 50 <= renames[0]["similarity"] < 100
+    assert [e["kind"] for e in edited["evidence"]] == ["rename", "symbol"]
+
+    written = repo.json("reanchor", "--all-certain")["written"]
+    assert [w["supersedes"] for w in written] == [on_symbol], "only what moved unchanged"
+    done = repo.json("reanchor", "--apply", str(on_edited), str(on_file))["written"]
+    assert [(w["supersedes"], w["record"]["anchor_state"]) for w in done] == [
+        (on_edited, "valid"),
+        (on_file, "valid"),
+    ]
+    assert _listed(repo) == []
+
+
+def test_a_witness_tree_git_never_wrote_is_stood_in_for_by_the_tree_that_held_the_file(
+    repo: Repo,
+) -> None:
+    """A record written with an untracked file about has a witness that is no
+    git object; the tree before the commit that renamed the file stands in."""
+    repo.write("notes.txt", "untracked\n")
+    lesson = repo.add("run retries OSError", "src/app/retry.py::Retry.run")
+    witness = repo.json("show", str(lesson))["tree"]
+    with pytest.raises(subprocess.CalledProcessError):
+        repo.git("cat-file", "-e", witness)
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    repo.write("src/app/backoff.py", RETRY.replace("except OSError:", "except TimeoutError:"))
+    repo.git("commit", "-q", "-am", "rename and edit")
+    before = repo.git("rev-parse", "HEAD^^{tree}").strip()
+    assert before != witness
+    proposal = _proposal(repo, lesson)
+    assert proposal["to"] == "py:src/app/backoff.py::Retry.run"
+    assert [e.get("before") for e in proposal["evidence"] if e["kind"] == "rename"] == [before]
+
+
+def test_a_symbol_moved_unchanged_to_another_file_is_certain(repo: Repo) -> None:
+    lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    head, _, tail = RETRY.partition("\n\ndef jitter")
+    repo.write("src/app/retry.py", head + "\n")
+    repo.write("src/app/util.py", "def jitter" + tail)
+    proposal = _proposal(repo, lesson)
+    assert (proposal["certainty"], proposal["to"]) == ("certain", "py:src/app/util.py::jitter")
+    assert [e["kind"] for e in proposal["evidence"]] == ["blob"]
+
+
+def test_code_at_several_places_is_ambiguous_and_never_applied(repo: Repo) -> None:
+    on_file = repo.add("the readme greets", "README.txt")
+    repo.git("rm", "-q", "README.txt")
+    repo.write("docs/a.txt", "hello\n")  # untracked: git pairs nothing with them
+    repo.write("docs/b.txt", "hello\n")
+    proposal = _proposal(repo, on_file)
+    assert (proposal["action"], proposal["certainty"], proposal["to"]) == (
+        "move",
+        "ambiguous",
+        None,
+    )
+    assert proposal["candidates"] == ["file:docs/a.txt", "file:docs/b.txt"]
+    line = _refused(repo, "reanchor", "--apply", str(on_file))
+    assert "several places now (docs/a.txt, docs/b.txt)" in line
+    nothing = repo.run("reanchor", "--all-certain")
+    assert nothing.returncode == 1
+    assert nothing.stdout == "nothing re-anchored: no proposal is certain\n"
+
+
+def test_listing_changes_nothing(repo: Repo) -> None:
+    """``reanchor`` reads: after the sync every read does, the store is byte
+    for byte as it was, with or without ``--json``, and ``--no-sync`` reads
+    the graph as last synced."""
+    lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    repo.add("run retries OSError", "src/app/retry.py::Retry.run")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    repo.ok("sync")
+    before = repo.snapshot()
+    assert _listed(repo)
+    assert "reanchor --apply" in repo.ok("reanchor")
+    assert repo.snapshot() == before
+    repo.write("src/app/backoff.py", RETRY.replace("value * 1.1", "value"))
+    stale = _listed(repo, "--no-sync")
+    assert repo.snapshot() == before, "not even the graph: nothing synced"
+    assert _proposal(repo, lesson)["certainty"] == "likely", "synced: jitter changed"
+    assert [p["certainty"] for p in stale] == ["certain", "certain"]
+
+
+def test_applying_several_is_all_or_nothing(repo: Repo) -> None:
+    moved = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    valid = repo.add("the readme greets", "README.txt")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    line = _refused(repo, "reanchor", "--apply", str(moved), str(valid))
+    assert line.endswith(
+        f"record {valid} cannot be re-anchored: its anchor README.txt is valid, "
+        "the code unchanged where it was"
+    )
+    assert repo.state(moved) == "vanished"
+    assert repo.json("show", str(moved))["superseded_by"] is None
+    line = _refused(repo, "confirm", str(moved), str(valid))
+    assert f"record {moved} cannot be confirmed" in line
+
+
+def test_every_refusal_names_why_and_writes_nothing(repo: Repo) -> None:
+    gone = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    drifted = repo.add("run retries OSError", "src/app/retry.py::Retry.run")
+    valid = repo.add("the readme greets", "README.txt")
+    unanchored = repo.add("CI runs on Ubuntu")
+    replaced = repo.add("an old note", "README.txt")
+    newer = repo.add("a newer note", "README.txt", "--supersedes", str(replaced))
+    repo.write(
+        "src/app/retry.py",
+        RETRY.split("\n\ndef jitter")[0].replace("except OSError:", "except TimeoutError:") + "\n",
+    )
+    reanchor_refusals = {
+        (str(gone),): "no node now carries its code and git finds no rename of its file",
+        (str(drifted),): "is drifted, not moved",
+        (str(valid),): "is valid",
+        (str(unanchored),): "has no anchor",
+        (str(replaced),): f"already superseded by {newer}; reanchor {newer} instead",
+        ("99",): "no memory record with id 99",
+        ("0",): "invalid ID '0': expected a positive whole number",
+        (str(gone), str(gone)): f"ID {gone} given twice",
+        (): "name the records to re-anchor (ID...), or give --all-certain",
+        (str(gone), "--all-certain"): "give record ids or --all-certain, not both",
+    }
+    for ids, says in reanchor_refusals.items():
+        line = _refused(repo, "reanchor", "--apply", *ids)
+        assert says in line, (ids, line)
+    confirm_refusals = {
+        str(gone): "is vanished, the code gone from there; re-anchor it instead",
+        str(valid): "is valid, the code unchanged since it was written",
+        str(unanchored): "has no anchor",
+        str(replaced): f"already superseded by {newer}; confirm {newer} instead",
+        "99": "no memory record with id 99",
+    }
+    for record_id, says in confirm_refusals.items():
+        line = _refused(repo, "confirm", record_id)
+        assert says in line, (record_id, line)
+    repo.write("src/app/retry.py", RETRY + "\ndef broken(:\n")
+    repo.run("sync")
+    line = _refused(repo, "confirm", str(drifted))
+    assert "is unverifiable" in line
+    done = repo.run("confirm", "--json", "99")
+    envelope = json.loads(done.stdout)
+    assert (done.returncode, envelope["ok"], envelope["error"]["kind"]) == (2, False, "NotFound")
+
+
+def test_reanchor_with_nothing_stale_answers_nothing(repo: Repo) -> None:
+    repo.add("the readme greets", "README.txt")
+    done = repo.run("reanchor")
+    assert (done.returncode, done.stdout) == (
+        1,
+        "0 records: no live record's anchor drifted or vanished\n",
+    )
+    assert _listed(repo) == []
