@@ -328,3 +328,18 @@ def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
     os.unlink(path)
     os.mkfifo(path)  # a FIFO planted there holds nothing up
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
+
+
+def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo) -> None:
+    """A drifted record is told with ``confirm``; once its file moved, the
+    vanished record (read about its old path) with ``reanchor --apply``."""
+    add(repo, "jitter must stay below 1.2: the retry budget assumes it", "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    drifted = context(hook(repo, edit(repo, "src/app/retry.py")), "PreToolUse")
+    assert drifted.splitlines()[2].endswith("-- settle it with `roteiro-memory confirm 1`")
+    repo.git("checkout", "--", "src/app/retry.py")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    repo.commit("move")
+    moved = context(hook(repo, read(repo, "src/app/retry.py")), "PreToolUse")
+    assert "#1 lesson vanished" in moved
+    assert moved.splitlines()[2].endswith("-- settle it with `roteiro-memory reanchor --apply 1`")

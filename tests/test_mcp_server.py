@@ -20,7 +20,7 @@ from roteiro_memory.agents.tools import TOOLS
 if not os.environ.get("CI"):  # CI installs the [mcp] extra: there, a missing SDK fails
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
 
-TOOL_NAMES = ["remember", "search", "touched", "get", "list", "forget"]
+TOOL_NAMES = ["remember", "search", "touched", "get", "list", "reanchor", "confirm", "forget"]
 
 
 @pytest.fixture
@@ -357,3 +357,61 @@ def test_a_store_removed_under_the_server_takes_no_acknowledged_write(
     assert kind == "Unavailable"
     assert "nothing was written" in text
     assert list(db.iterdir()) == []
+
+
+def test_reanchor_and_confirm_follow_the_code_through_the_tools(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The tools that settle stale records: ``reanchor`` lists (changing
+    nothing) and applies, ``confirm`` re-confirms a drifted one; neither is
+    read-only, neither destructive (they supersede, never delete)."""
+    repo.write("src/app/util.py", "def pad(text):\n    return text + ' '\n")
+    repo.commit("util")
+
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with mcp_session(repo, serve_args(tmp_path / "m.db")) as session:
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            out["annotations"] = {
+                name: (
+                    tools[name].annotations.read_only_hint,
+                    tools[name].annotations.destructive_hint,
+                    tools[name].annotations.idempotent_hint,
+                )
+                for name in ("reanchor", "confirm")
+            }
+            for body, anchor in (
+                ("jitter scales, never adds", "src/app/retry.py::jitter"),
+                ("pad adds one space", "src/app/util.py::pad"),
+            ):
+                await call(session, "remember", {"kind": "lesson", "body": body, "anchor": anchor})
+            repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+            repo.write("src/app/util.py", "def pad(text):\n    return text + '  '\n")
+            repo.commit("move and change")
+            out["listed"] = await call(session, "reanchor", {})
+            out["still"] = await call(session, "list", {"limit": 0})
+            out["moved"] = await call(session, "reanchor", {"ids": [1], "apply": True})
+            out["confirmed"] = await call(session, "confirm", {"ids": [2]})
+            out["again"] = await session.call_tool("confirm", {"ids": [2]})
+        return out
+
+    out = run(main)
+    assert out["annotations"] == {
+        "reanchor": (False, False, False),
+        "confirm": (False, False, False),
+    }
+    listed = {p["record"]["id"]: p for p in out["listed"]["proposals"]}
+    assert (listed[1]["action"], listed[1]["certainty"], listed[1]["to"]) == (
+        "move",
+        "certain",
+        "py:src/app/backoff.py::jitter",
+    )
+    assert listed[2]["action"] == "confirm"
+    assert out["still"]["live"] == 2  # listing wrote nothing
+    (moved,) = out["moved"]["written"]
+    assert (moved["supersedes"], moved["record"]["anchor_state"]) == (1, "valid")
+    assert moved["record"]["anchor"]["key"] == "py:src/app/backoff.py::jitter"
+    (confirmed,) = out["confirmed"]["written"]
+    assert (confirmed["supersedes"], confirmed["record"]["anchor_state"]) == (2, "valid")
+    assert out["again"].is_error  # 2 is superseded now
+    assert "already superseded" in out["again"].content[0].text

@@ -13,10 +13,11 @@ from roteiro_memory.app.timestamps import iso_utc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from roteiro_memory.app.reanchor import Proposals, Rewritten
     from roteiro_memory.app.records import Remembered
     from roteiro_memory.results import MemoryForgotten, MemoryListing, MemoryRecord, Recall
 
-__all__ = ["detail", "forgotten", "listed", "ranked", "remembered"]
+__all__ = ["detail", "forgotten", "listed", "proposed", "ranked", "remembered", "rewritten"]
 
 STATES = (
     "States: valid = its code is unchanged since it was written; unanchored = about the "
@@ -100,3 +101,40 @@ def forgotten(answer: MemoryForgotten) -> str:
     """A forget answer: what went, and what is live again."""
     again = ", ".join(f"#{i}" for i in answer.restored)
     return f"Forgot #{answer.id}" + (f"; live again: {again}." if again else ".")
+
+
+def proposed(found: Proposals) -> str:
+    """A reanchor listing: each stale record's line, then what to do about it
+    and the evidence, then the tool call that does it."""
+    from roteiro_memory.app.reanchor import CERTAIN, evidence_text, proposal_text
+
+    if not found.proposals:
+        return "No live record's anchor drifted or vanished: nothing to re-anchor or confirm."
+    lines = [f"{_plural(len(found.proposals), 'record')} whose code changed or moved:"]
+    for proposal in found.proposals:
+        evidence = "; ".join(evidence_text(e, proposal.to) for e in proposal.evidence)
+        lines.append(brief.line(proposal.record))
+        lines.append(f"  -> {proposal_text(proposal)}" + (f" ({evidence})" if evidence else ""))
+    moves = [p.record.id for p in found.proposals if p.movable]
+    confirms = [p.record.id for p in found.proposals if p.action == "confirm"]
+    if moves:
+        certain = sum(1 for p in found.proposals if p.movable and p.certainty == CERTAIN)
+        lines.append(
+            f"Follow the code: reanchor with apply: true and ids {moves}"
+            + (f" (or all_certain: true for the {certain} certain)." if certain else ".")
+        )
+    if confirms:
+        lines.append(f"After reading the code, if they still hold: confirm with ids {confirms}.")
+    return "\n".join(lines)
+
+
+def rewritten(done: Rewritten) -> str:
+    """What re-anchoring or confirming wrote: a superseding record each."""
+    if not done.written:
+        return "Nothing was written: no record's proposal was certain."
+    lines = []
+    for item in done.written:
+        verb = "Re-anchored" if item.action == "move" else "Confirmed"
+        lines.append(f"{verb} #{item.supersedes} as #{item.record.id}.")
+        lines.append(brief.line(item.record))
+    return "\n".join(lines)

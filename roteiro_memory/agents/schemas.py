@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from roteiro_memory.app.reanchor import REANCHOR_SCHEMA
 from roteiro_memory.lexical import SEARCH_SCHEMA
 from roteiro_memory.results import MEMORY_SCHEMA, RECALL_SCHEMA
 from roteiro_memory.semantics import AnchorState, MemoryKind
 
-__all__ = ["FORGOTTEN", "LISTING", "RECALL", "RECORD", "REMEMBERED"]
+__all__ = ["FORGOTTEN", "LISTING", "PROPOSALS", "RECALL", "RECORD", "REMEMBERED", "REWRITTEN"]
 
 Schema = dict[str, Any]
 
@@ -107,3 +108,61 @@ REMEMBERED: Schema = _object({"id": _ID, "existing": {"type": "boolean"}, "recor
 """``memory.record``'s ``{"id"}``, with the record as stored, so the caller
 sees the anchor state it was written with, and ``existing``: true when an
 equal live record answered and nothing was written."""
+
+_KEY_OR_NULL: Schema = _NULLABLE_STRING
+_EVIDENCE: Schema = {
+    "oneOf": [
+        _object({"kind": {"const": "blob"}, "key": {"type": "string"}}),
+        _object({"kind": {"const": "symbol"}, "key": {"type": "string"}}),
+        _object({"kind": {"const": "drift"}, "key": {"type": "string"}, "blob": _NULLABLE_STRING}),
+        _object(
+            {
+                "kind": {"const": "rename"},
+                "from": {"type": "string"},
+                "to": {"type": "string"},
+                "similarity": {"type": "integer", "minimum": 0, "maximum": 100},
+                "before": _NULLABLE_STRING,
+            }
+        ),
+    ]
+}
+
+PROPOSALS: Schema = _object(
+    {
+        "schema": {"const": REANCHOR_SCHEMA},
+        "tree": _NULLABLE_STRING,
+        "proposals": {
+            "type": "array",
+            "items": _object(
+                {
+                    "record": RECORD,
+                    "action": {"enum": ["move", "confirm", "none"]},
+                    "certainty": {"enum": ["certain", "likely", "ambiguous", None]},
+                    "to": _KEY_OR_NULL,
+                    "blob": _NULLABLE_STRING,
+                    "candidates": {"type": "array", "items": {"type": "string"}},
+                    "evidence": {"type": "array", "items": _EVIDENCE},
+                }
+            ),
+        },
+    }
+)
+"""``reanchor``'s listing: where each stale record's code is now, and why."""
+
+REWRITTEN: Schema = _object(
+    {
+        "schema": {"const": REANCHOR_SCHEMA},
+        "written": {
+            "type": "array",
+            "items": _object(
+                {
+                    "action": {"enum": ["move", "confirm"]},
+                    "supersedes": _ID,
+                    "from": {"type": "string"},
+                    "record": RECORD,
+                }
+            ),
+        },
+    }
+)
+"""What re-anchoring or confirming wrote: a superseding record each."""

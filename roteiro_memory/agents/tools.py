@@ -124,6 +124,15 @@ class Arguments:
             raise self._bad(name, "a number, not a string")
         return default if value is None else value
 
+    def ids(self, name: str) -> tuple[object, ...]:
+        """Record ids as given (none when absent): the use case reads each."""
+        value = self.given.get(name)
+        if value is None:
+            return ()
+        if not isinstance(value, list):
+            raise self._bad(name, "an array of record ids")
+        return tuple(value)
+
     def kinds(self, name: str = "kind") -> tuple[str, ...]:
         value = self.text(name)
         return () if value is None else (value,)
@@ -211,6 +220,24 @@ def _list(session: Session, args: Arguments) -> Answer:
     return Answer(listing.to_json(), answers.listed(listing))
 
 
+def _reanchor(session: Session, args: Arguments) -> Answer:
+    from roteiro_memory.app import reanchor
+
+    ids = args.ids("ids")
+    if args.flag("apply") or args.flag("all_certain"):
+        done = reanchor.apply(session, ids, all_certain=args.flag("all_certain"))
+        return Answer(done.to_json(), answers.rewritten(done))
+    found = reanchor.proposals(session, ids)
+    return Answer(found.to_json(), answers.proposed(found))
+
+
+def _confirm(session: Session, args: Arguments) -> Answer:
+    from roteiro_memory.app import reanchor
+
+    done = reanchor.confirm(session, args.ids("ids"))
+    return Answer(done.to_json(), answers.rewritten(done))
+
+
 def _forget(session: Session, args: Arguments) -> Answer:
     forgotten = records.forget(session, args.number("id"))
     return Answer(forgotten.to_json(), answers.forgotten(forgotten))
@@ -245,6 +272,7 @@ _RANKING: Schema = {
     "limit": {"type": "integer", "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."},
 }
 _ID_ARG: Schema = {"id": {"type": "integer", "minimum": 1}}
+_IDS: Schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
 
 
 def _input(properties: Schema, *required: str) -> Schema:
@@ -375,6 +403,33 @@ TOOLS: tuple[Tool, ...] = (
         destructive=False,
         idempotent=True,
         run=_list,
+    ),
+    Tool(
+        "reanchor",
+        "Where stale records' code is now",
+        "For live records whose code drifted or vanished (or those `ids`): where their code "
+        "is now -- the same code elsewhere, git's rename, the same name in the renamed file -- "
+        "and how sure. Changes nothing unless `apply` (the `ids` given) or `all_certain`: "
+        "then each is written again anchored there, superseding the old one.",
+        _input({"ids": _IDS, "apply": {"type": "boolean"}, "all_certain": {"type": "boolean"}}),
+        {"oneOf": [schemas.PROPOSALS, schemas.REWRITTEN]},
+        read_only=False,
+        destructive=False,
+        idempotent=False,
+        run=_reanchor,
+    ),
+    Tool(
+        "confirm",
+        "Confirm drifted records still hold",
+        "After reading the changed code: say that the drifted records `ids` still hold for it "
+        "as it is now. Each is written again anchored at the code now (valid), superseding "
+        "the old one. Only for drifted records; a vanished one is `reanchor`'s.",
+        _input({"ids": _IDS}, "ids"),
+        schemas.REWRITTEN,
+        read_only=False,
+        destructive=False,
+        idempotent=False,
+        run=_confirm,
     ),
     Tool(
         "forget",

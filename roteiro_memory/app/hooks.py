@@ -232,12 +232,30 @@ def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
     fresh = [
         r for r in found.results if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]
-    text, shown = _lines(fresh, where)
+    text, shown = _lines(fresh, where, _remedies(session, fresh))
     if not shown:
         return None
     for recalled in shown:
         state.shown[str(recalled.record.id)] = recalled.record.anchor_state.value
     return _context(event.name, text)
+
+
+def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
+    """The command that settles each drifted or vanished record of ``fresh``
+    which has one (``reanchor --apply`` where its code moved, ``confirm``
+    where it changed: :func:`~roteiro_memory.app.reanchor.proposals`).  A
+    notice without them is still a notice: what cannot be worked out is
+    left out, never a failure of the hook."""
+    stale = [r.record.id for r in fresh if r.record.anchor_state.is_stale]
+    if not stale:
+        return {}
+    from roteiro_memory.app.reanchor import proposals
+    from roteiro_memory.errors import RoteiroError
+
+    try:
+        return proposals(session, stale).remedies()
+    except RoteiroError:
+        return {}
 
 
 def _relative(results: list[Recalled], given: str) -> str:
@@ -249,9 +267,12 @@ def _relative(results: list[Recalled], given: str) -> str:
     return given
 
 
-def _lines(fresh: list[Recalled], where: str) -> tuple[str, list[Recalled]]:
+def _lines(
+    fresh: list[Recalled], where: str, remedies: Mapping[int, str]
+) -> tuple[str, list[Recalled]]:
     """The answer about one file -- the records that apply, then those whose
-    code changed, within :data:`FILE_BUDGET` -- and the records it shows."""
+    code changed (each with the command that settles it, from ``remedies``),
+    within :data:`FILE_BUDGET` -- and the records it shows."""
     room = FILE_BUDGET * 4
     head = f"roteiro-memory: recorded about {where}, best first (`get` shows one in full):"
     applying = [r for r in fresh if r.record.applies]
@@ -266,6 +287,9 @@ def _lines(fresh: list[Recalled], where: str) -> tuple[str, list[Recalled]]:
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
             line = brief.line(recalled.record, recalled.score)
+            remedy = remedies.get(recalled.record.id)
+            if remedy is not None:
+                line += f" -- settle it with `{remedy}`"
             extra = [title] if title is not None and title not in lines else []
             size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
             if used + size > room - 120:  # room for the closing line

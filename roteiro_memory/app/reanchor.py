@@ -36,7 +36,7 @@ What holds:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from roteiro_memory.app import values
 from roteiro_memory.errors import AlreadySuperseded, NotFound, ReanchorRefused, UsageError
@@ -387,6 +387,36 @@ def remedy(proposal: Proposal) -> str | None:
 
 
 # --- Reading the facts ----------------------------------------------------------
+
+
+def evidence_text(
+    item: Evidence,
+    to: str | None,
+    label: Callable[[str], str] | None = None,
+    quote: Callable[[str], str] = str,
+) -> str:
+    """One piece of evidence in a few words; a node is named (by ``label``,
+    :func:`~roteiro_memory.app.anchors.anchor_label` unless given) only when
+    it is not the one proposed, and a path git gave by ``quote``."""
+    if item.rename is not None:
+        return (
+            f"git: {quote(item.rename.source)} -> {quote(item.rename.target)} "
+            f"({item.rename.similarity}%)"
+        )
+    said = {BLOB: "same code", SYMBOL: "same name"}.get(item.kind, "its code changed")
+    if item.kind == DRIFT or item.key is None or item.key == to:
+        return said
+    return f"{said} at {(label or _shown)(item.key)}"
+
+
+def proposal_text(proposal: Proposal, label: Callable[[str], str] | None = None) -> str:
+    """What is proposed, in a word or two: ``confirm``, the node to move to
+    and how sure, or why there is none."""
+    if proposal.action == CONFIRM:
+        return "confirm"
+    if proposal.to is not None:
+        return f"{(label or _shown)(proposal.to)} ({proposal.certainty})"
+    return str(proposal.certainty or NONE)
 
 
 def _ids(session: Session, given: Sequence[object]) -> list[int]:

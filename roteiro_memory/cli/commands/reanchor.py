@@ -9,7 +9,7 @@ from roteiro_memory.cli.parser import add_common
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roteiro_memory.app.reanchor import Evidence, Proposal, Proposals, Rewritten
+    from roteiro_memory.app.reanchor import Proposals, Rewritten
     from roteiro_memory.app.session import Session
 
 SUMMARY = "where the code of drifted and vanished records is now; --apply re-anchors them there"
@@ -72,34 +72,11 @@ def written_text(written: Rewritten, empty: str) -> str:
     return "\n".join(lines) or empty
 
 
-def _evidence(item: Evidence, to: str | None) -> str:
-    """One piece of evidence in a few words; a node is named only when it is
-    not the one proposed."""
-    from roteiro_memory.cli import render
-
-    if item.rename is not None:
-        return (
-            f"git: {render.printable(item.rename.source)} -> "
-            f"{render.printable(item.rename.target)} ({item.rename.similarity}%)"
-        )
-    said = {"blob": "same code", "symbol": "same name"}.get(item.kind, "its code changed")
-    elsewhere = item.kind != "drift" and item.key != to
-    return f"{said} at {render.anchor_label(item.key)}" if elsewhere else said
-
-
-def _proposed(proposal: Proposal) -> str:
-    from roteiro_memory.cli import render
-
-    if proposal.action == "confirm":
-        return "confirm"
-    if proposal.to is not None:
-        return f"{render.anchor_label(proposal.to)} ({proposal.certainty})"
-    return str(proposal.certainty or "none")
-
-
 def _table(found: Proposals) -> str:
-    from roteiro_memory.app.reanchor import CERTAIN
+    from roteiro_memory.app.reanchor import CERTAIN, evidence_text, proposal_text
     from roteiro_memory.cli import render
+
+    label, quote = render.anchor_label, render.printable
 
     rows = []
     for proposal in found.proposals:
@@ -109,8 +86,11 @@ def _table(found: Proposals) -> str:
                 str(record.id),
                 render.state_label(record.anchor_state),
                 render.anchor_label(record.anchor.key if record.anchor else None),
-                _proposed(proposal),
-                "; ".join(_evidence(item, proposal.to) for item in proposal.evidence) or "-",
+                proposal_text(proposal, label),
+                "; ".join(
+                    evidence_text(item, proposal.to, label, quote) for item in proposal.evidence
+                )
+                or "-",
             ]
         )
     noun = "record" if len(rows) == 1 else "records"
