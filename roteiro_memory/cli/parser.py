@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from roteiro_memory.app.records import Selection
     from roteiro_memory.cli.commands import Command
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "json_requested",
     "merge_globals",
     "once",
+    "selection",
     "split_globals",
 ]
 
@@ -228,6 +230,18 @@ def add_budget(parser: argparse.ArgumentParser) -> None:
         help=f"at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
         f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); "
         "--json reports the same selection, its budget and tokens counting that Markdown",
+    )
+
+
+def selection(args: argparse.Namespace) -> Selection:
+    """What the options of :func:`add_filters` select, as the use cases take it."""
+    from roteiro_memory.app.records import Selection
+
+    return Selection(
+        kinds=tuple(args.kind or ()),
+        scope=args.scope,
+        anchors=tuple(args.anchor or ()),
+        rev=args.rev,
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_common, add_filters
+from roteiro_memory.cli.parser import add_common, add_filters, selection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,12 +27,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     listing = records.listing(
         session,
-        records.Selection(
-            kinds=tuple(args.kind or ()),
-            scope=args.scope,
-            anchors=tuple(args.anchor or ()),
-            rev=args.rev,
-        ),
+        selection(args),
         include_superseded=args.all,
         limit=args.limit,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_common, add_filters, add_touched
+from roteiro_memory.cli.parser import add_common, add_filters, add_touched, selection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -59,12 +59,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     recall = records.ranked(
         session,
-        records.Selection(
-            kinds=tuple(args.kind or ()),
-            scope=args.scope,
-            anchors=tuple(args.anchor or ()),
-            rev=args.rev,
-        ),
+        selection(args),
         query=" ".join(args.query) if args.query else None,
         exact=args.filter,
         decay=args.decay,
