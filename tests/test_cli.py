@@ -59,6 +59,17 @@ class Repo:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
         self.env.update(GIT_ENV)
 
+    @classmethod
+    def committed(cls, root: Path, files: dict[str, str]) -> Repo:
+        """A new repository at ``root`` holding ``files`` (path: text), committed on main."""
+        root.mkdir()
+        made = cls(root)
+        made.git("init", "-q", "-b", "main")
+        for path, text in files.items():
+            made.write(path, text)
+        made.commit("initial")
+        return made
+
     def git(self, *args: str, cwd: Path | None = None) -> str:
         done = subprocess.run(
             ["git", *args],
@@ -126,14 +137,7 @@ class Repo:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    root = tmp_path / "repo"
-    root.mkdir()
-    made = Repo(root)
-    made.git("init", "-q", "-b", "main")
-    made.write("src/app/retry.py", RETRY)
-    made.write("README.txt", "hello\n")
-    made.commit("initial")
-    return made
+    return Repo.committed(tmp_path / "repo", {"src/app/retry.py": RETRY, "README.txt": "hello\n"})
 
 
 def test_script_is_installed() -> None:

@@ -26,15 +26,8 @@ LANGUAGES = {
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    root = tmp_path / "repo"
-    root.mkdir()
-    made = Repo(root)
-    made.git("init", "-q", "-b", "main")
-    for path, source, _, _ in LANGUAGES.values():
-        made.write(path, source)
-    made.write("README.txt", "hello\n")
-    made.commit("initial")
-    return made
+    files = {path: source for path, source, _, _ in LANGUAGES.values()}
+    return Repo.committed(tmp_path / "repo", {**files, "README.txt": "hello\n"})
 
 
 def _moved(path: str) -> str:

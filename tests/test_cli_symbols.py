@@ -154,14 +154,7 @@ CASES = {
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    root = tmp_path / "repo"
-    root.mkdir()
-    made = Repo(root)
-    made.git("init", "-q", "-b", "main")
-    for case in CASES.values():
-        made.write(case.path, case.source)
-    made.commit("initial")
-    return made
+    return Repo.committed(tmp_path / "repo", {case.path: case.source for case in CASES.values()})
 
 
 @pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
