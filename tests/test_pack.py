@@ -221,3 +221,34 @@ def test_pack_names_its_upper_bound(repo: GitRepo) -> None:
         f"of tokens from {MIN_BUDGET} to {MAX_BUDGET}\n"
     )
     assert repo.cli("pack", "--budget", str(MAX_BUDGET)).returncode == 0
+
+
+def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
+    """A huge budget on a large store bounds the work: the digest reads at
+    most as many ranked records as its budget could show, and only the newest
+    STALE_WINDOW when looking for records about changed code."""
+    from typing import Any
+
+    from roteiro_memory.app.pack import STALE_WINDOW, _candidates, read_limit
+
+    asked: list[tuple[str, object]] = []
+
+    class Counting(ModelStore):
+        def recall(self, *args: Any, **kwargs: Any) -> Any:
+            asked.append(("recall", kwargs.get("limit")))
+            return super().recall(*args, **kwargs)
+
+        def list(self, *args: Any, **kwargs: Any) -> Any:
+            asked.append(("list", kwargs.get("limit")))
+            return super().list(*args, **kwargs)
+
+    store = Counting()
+    many = read_limit(MIN_BUDGET) + 40
+    for n in range(many):
+        store.record("lesson", f"lesson {n}")
+    for budget in (MIN_BUDGET, MAX_BUDGET):
+        asked.clear()
+        candidates = _candidates(store, budget, None)
+        assert asked == [("recall", read_limit(budget)), ("list", STALE_WINDOW)]
+        assert len(candidates.results) == min(many, read_limit(budget))
+    assert read_limit(MAX_BUDGET) < 10_000
