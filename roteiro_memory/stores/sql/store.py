@@ -413,15 +413,20 @@ class SQLStore(Store):
         )
 
     def _records(
-        self, conn: Any, nodes: str, params: dict[str, object], ids: Sequence[int]
+        self,
+        conn: Any,
+        nodes: str,
+        params: dict[str, object],
+        ids: Sequence[int],
+        where: Sequence[str] = (),
     ) -> builtins.list[MemoryRecord]:
-        """The records ``ids``, in no particular order (``params`` binds the
-        node relation)."""
+        """The records ``ids`` meeting every condition of ``where``, in no
+        particular order (``params`` binds the node relation and ``where``)."""
         d = self.dialect
         out: builtins.list[MemoryRecord] = []
         for chunk in d.chunks(ids):
             bound = dict(params)
-            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound))
+            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound), where)
             out.extend(record_from_row(d, row) for row in conn.execute(sql, bound))
         return out
 
@@ -439,7 +444,7 @@ class SQLStore(Store):
         anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         from roteiro_memory import lexical
-        from roteiro_memory.stores.sql import index
+        from roteiro_memory.stores.sql import index, lexsearch
 
         d = self.dialect
         parsed = Decay.parse(decay)
@@ -451,41 +456,32 @@ class SQLStore(Store):
         with self._reading() as conn:
             nodes = d.node_relation(conn, graph, params)
             generation = self._generation(conn)
-            params["generation"] = generation
-            stats = index.read_stats(conn, d, terms)
-            corpus = stats.corpus
+            stats = index.read_stats(conn)
             results: builtins.list[Recalled] = []
-            if terms and corpus.total_terms:
-                weight, term_match = index.term_weights(d, terms, corpus, params)
-                # Base confidence bounds the evidence (penalty and decay never
-                # exceed 1) without joining a node per candidate.
-                floor = d.typed_real(repr(ranking.EVIDENCE_FLOOR))
-                bound = f"{d.greatest}({ranking.RECALL_BOUND}, {floor})"
-                node_join = nodes if applicable_only else None
+            if terms and stats.live_terms:
+                plan = lexsearch.plan(conn, d, terms, stats)
 
-                def bounds(size: int | None) -> builtins.list[tuple[int, float]]:
-                    sql = ranking.search_sql(
-                        weight, bound, term_match, where, node_join, d.named("size")
-                    )
-                    size_params = {**params, "size": d.no_limit if size is None else size}
-                    rows: builtins.list[tuple[int, float]]
-                    rows = conn.execute(sql, size_params).fetchall()
-                    return rows
+                def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Recalled]:
+                    relevance = dict(found)
+                    records = self._records(conn, nodes, params, builtins.list(relevance), where)
+                    return [
+                        Recalled.found(record, generation, parsed, relevance[record.id])
+                        for record in records
+                    ]
 
-                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
-                    postings = index.read_postings(conn, d, ids, terms)
-                    records = self._records(conn, nodes, params, ids)
-                    return index.found(records, postings, terms, corpus, generation, parsed)
-
-                results = ranking.top(
-                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                results = lexsearch.top(
+                    plan,
+                    keep,
+                    lambda cell, held: lexsearch.read_cell(conn, d, cell, held),
+                    confirm,
+                    max(2 * (keep or 0), lexsearch.CONFIRM_BATCH),
                 )
         return Recall(
             generation=generation,
             decay=parsed,
             results=results,
-            live=corpus.documents,
-            superseded=stats.records - corpus.documents,
+            live=stats.live,
+            superseded=stats.records - stats.live,
             schema=lexical.SEARCH_SCHEMA,
             terms=builtins.list(terms),
         )
@@ -613,6 +609,8 @@ class SQLStore(Store):
     # --- store -----------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
+        from roteiro_memory.stores.sql import index
+
         d = self.dialect
         out: dict[str, Any] = {}
         with self._reading() as conn:
@@ -623,6 +621,9 @@ class SQLStore(Store):
                     {name: d.plain(value) for name, value in zip(names, row, strict=True)}
                     for row in rows
                 ]
+            # What the index holds, not how: the same records give the same
+            # snapshot whether their postings are recent or merged.
+            out["memory_postings"] = index.contents(conn, d)
         return out
 
     def reset(self) -> None:
