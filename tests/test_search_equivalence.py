@@ -342,6 +342,8 @@ def _dead_id(conn: Any) -> None:
         ("UPDATE memory_chunks SET first_id = first_id + 1000", "memory_chunks"),
         ("DELETE FROM memory_chunks WHERE term = 'cach'", "memory_chunks"),
         ("DELETE FROM memory_recent", "memory_chunks"),
+        ("UPDATE memory_cells SET tail = substr(tail, 2) WHERE length(tail)", "memory_cells"),
+        ("UPDATE memory_cells SET tail = x'' WHERE term = 'migration'", "memory_chunks"),
         ("UPDATE memory_cells SET postings = postings + 1 WHERE term = 'cach'", "memory_cells"),
         ("UPDATE memory_cells SET postings = postings + 0.5", "memory_cells"),
         ("DELETE FROM memory_cells WHERE term = 'migration'", "memory_cells"),
@@ -361,8 +363,8 @@ def _dead_id(conn: Any) -> None:
 def test_check_reports_an_index_that_disagrees_with_the_records(
     tmp_path: Path, damage: Any, table: str
 ) -> None:
-    with SQLiteStore(tmp_path / "m.db") as store:
-        # Enough at once to be merged into chunks, then two left recent.
+    with SQLiteStore(tmp_path / "m.db") as store, patch.object(postings, "CHUNK_POSTINGS", 4):
+        # Enough at once to be merged into chunks and tails, then two left recent.
         store.record_many(
             MemoryWrite("lesson", f"cache cache migrations {n} time out", confidence=n % 10 / 10)
             for n in range(index.RECENT_RECORDS)
@@ -401,8 +403,11 @@ def _postings(store: SQLiteStore) -> set[tuple[str, int, int, int]]:
     """Every ``(term, id, count, length)`` the index holds, wherever it holds it."""
     conn = store.connection
     out = set()
-    for term, blob in conn.execute("SELECT term, postings FROM memory_chunks"):
-        ids, counts, lengths = postings.decode(blob)
+    for term, blob, tail in conn.execute(
+        "SELECT term, postings, 0 FROM memory_chunks"
+        " UNION ALL SELECT term, tail, 1 FROM memory_cells"
+    ):
+        ids, counts, lengths = (postings.decode_tail if tail else postings.decode)(blob)
         out.update((term, *posting) for posting in zip(ids, counts, lengths, strict=True))
     for record_id, length, text in conn.execute(
         "SELECT record_id, length, terms FROM memory_recent"

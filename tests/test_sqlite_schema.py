@@ -123,8 +123,9 @@ def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
     SQLiteStore(path).close()
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE memory_chunks; DROP TABLE memory_cells; DROP TABLE memory_recent;"
-        " DROP TABLE memory_stats; DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
+        "DROP TABLE memory_chunks; DROP TABLE memory_cells;"
+        " DROP TABLE memory_recent; DROP TABLE memory_stats; DROP TABLE nodes;"
+        " DROP TABLE sync_state; DROP TABLE agent_memory;"
         " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
         " DELETE FROM agent_cache;"
     )

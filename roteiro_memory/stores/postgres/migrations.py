@@ -149,7 +149,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (
         6,
-        "the term index in cells: chunks of postings of live records, their cells, the recent",
+        "the term index in cells: chunks of live records' postings, cells' counts, recent records",
         """
         DROP TABLE memory_terms, memory_term_df, memory_stats;
         CREATE TABLE memory_chunks (
@@ -164,6 +164,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             cell     integer NOT NULL,
             postings bigint NOT NULL CHECK (postings > 0),
             max_tf   bigint NOT NULL CHECK (max_tf > 0),
+            tail     bytea NOT NULL,
             PRIMARY KEY (term, cell)
         );
         CREATE TABLE memory_recent (

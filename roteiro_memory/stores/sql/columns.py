@@ -172,8 +172,10 @@ MEMORY_CELLS: Columns = (
     Column("cell", int),
     Column("postings", int),
     Column("max_tf", int),
+    Column("tail", bytes),
 )
-"""Per term and cell: how many postings its chunks hold, the largest count."""
+"""Per term and cell: how many postings it holds, the largest count, and
+its tail: its newest postings, those not in a closed chunk yet."""
 
 MEMORY_RECENT: Columns = (
     Column("record_id", int),
@@ -207,7 +209,12 @@ TABLES: dict[str, Columns] = {
 }
 """Every table both stores hold, in the order a snapshot lists them."""
 
-DERIVED_TABLES = ("memory_chunks", "memory_cells", "memory_recent", "memory_stats")
+DERIVED_TABLES = (
+    "memory_chunks",
+    "memory_cells",
+    "memory_recent",
+    "memory_stats",
+)
 """The tables derived from the records (the term index): an export leaves
 them out and an import rebuilds them."""
 

@@ -6,10 +6,11 @@ their columns):
 
 * ``memory_chunks`` -- a term's postings in one cell (:mod:`.postings`), a
   chunk at a time: record ids, the term's count in each, each one's length;
-* ``memory_cells`` -- per term and cell, how many postings its chunks hold
-  and the largest count among them: a term's live document frequency is the
-  sum over its cells (plus its recent records), and a cell's bound comes from
-  its largest count;
+  (:mod:`.chunks`);
+* ``memory_cells`` -- per term and cell, how many postings it holds, the
+  largest count among them, and its tail (the newest postings, not yet in a
+  closed chunk): a term's live document frequency is the sum over its cells
+  (plus its recent records), and a cell's bound comes from its largest count;
 * ``memory_recent`` -- the records written since the last merge, one row each
   with its cell, length and term counts: a record write adds one row, not a
   row per term, and once :data:`RECENT_RECORDS` have gathered the writer that
@@ -29,10 +30,10 @@ says how it binds text and many rows.  The search that reads the index is
 
 from __future__ import annotations
 
-import bisect
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from roteiro_memory.stores.sql import chunks
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import postings as pst
 from roteiro_memory.valueclass import valueclass
@@ -67,9 +68,6 @@ RECENT_RECORDS = 256
 """How many records gather in ``memory_recent`` before a write merges them
 into the chunks.  A search reads them all, so fewer keeps searches quick;
 more lets a merge touch each cell for more postings at once."""
-
-_PLACE = "term = {m} AND cell = {m} AND first_id = {m}"
-"""Where one chunk is, by its key."""
 
 
 @valueclass
@@ -164,141 +162,7 @@ def _apply(conn: Any, d: Dialect, delta: Delta) -> None:
         )
 
 
-# --- writing postings ----------------------------------------------------------
-
-Group = dict[tuple[str, int], list[tuple[int, int, int]]]
-"""Postings by ``(term, cell)``: ``(record id, count, length)`` each."""
-
-
-def _grouped(records: Iterable[Indexed]) -> Group:
-    groups: Group = {}
-    for record in sorted(records, key=lambda r: r.id):
-        length = record.posting.length
-        for term, count in record.posting.counts.items():
-            groups.setdefault((term, record.cell), []).append((record.id, count, length))
-    return groups
-
-
-def _chunked(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, bytes]]:
-    """``rows`` (ascending ids) as chunks: ``(first id, bytes)`` each."""
-    out = []
-    for start in range(0, len(rows), pst.CHUNK_POSTINGS):
-        part = rows[start : start + pst.CHUNK_POSTINGS]
-        ids, counts, lengths = zip(*part, strict=True)
-        out.append((ids[0], pst.encode(ids, counts, lengths)))
-    return out
-
-
-def _rows(blob: Any) -> list[tuple[int, int, int]]:
-    ids, counts, lengths = pst.decode(bytes(blob))
-    return list(zip(ids, counts, lengths, strict=True))
-
-
-def _merge(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool = False) -> None:
-    """Add ``records``' postings to the chunks and cells.  ``fresh``: the
-    chunks are empty (a rebuild), so nothing is read first."""
-    m = d.mark
-    groups = _grouped(records)
-    replaced: list[tuple[Any, int, int, bytes]] = []
-    added: list[tuple[Any, int, int, bytes]] = []
-    dropped: list[tuple[Any, int, int]] = []
-    for (term, cell), rows in groups.items():
-        key = d.text(term)
-        last = None
-        if not fresh:
-            last = conn.execute(
-                f"SELECT first_id, postings FROM memory_chunks WHERE term = {m} AND cell = {m}"
-                " ORDER BY first_id DESC LIMIT 1",
-                (key, cell),
-            ).fetchone()
-        if last is None:
-            added.extend((key, cell, first, blob) for first, blob in _chunked(rows))
-            continue
-        held = _rows(last[1])
-        if rows[0][0] > held[-1][0]:
-            # The usual case: newer ids, after the cell's last chunk.
-            room = pst.CHUNK_POSTINGS - len(held)
-            if room > 0:
-                replaced.append((key, cell, last[0], _chunked(held + rows[:room])[0][1]))
-                rows = rows[room:]
-            added.extend((key, cell, first, blob) for first, blob in _chunked(rows))
-            continue
-        # A record made live again among older ones: the cell is written anew.
-        every = conn.execute(
-            f"SELECT first_id, postings FROM memory_chunks WHERE term = {m} AND cell = {m}",
-            (key, cell),
-        ).fetchall()
-        merged = sorted([row for _, blob in every for row in _rows(blob)] + rows)
-        dropped.extend((key, cell, first) for first, _ in every)
-        added.extend((key, cell, first, blob) for first, blob in _chunked(merged))
-    d.many(
-        conn,
-        "DELETE FROM memory_chunks WHERE " + _PLACE.format(m=m),
-        dropped,
-    )
-    d.many(
-        conn,
-        f"UPDATE memory_chunks SET postings = {m} WHERE " + _PLACE.format(m=m),
-        [(blob, key, cell, first) for key, cell, first, blob in replaced],
-    )
-    d.many(conn, cols.insert("memory_chunks", cols.MEMORY_CHUNKS, m), added)
-    d.many(
-        conn,
-        cols.insert("memory_cells", cols.MEMORY_CELLS, m)
-        + " ON CONFLICT (term, cell) DO UPDATE SET"
-        " postings = memory_cells.postings + excluded.postings,"
-        f" max_tf = {d.greatest}(memory_cells.max_tf, excluded.max_tf)",
-        [
-            (d.text(term), cell, len(rows), max(count for _, count, _ in rows))
-            for (term, cell), rows in groups.items()
-        ],
-    )
-
-
-def _unmerge(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
-    """Take ``records``' postings out of the chunks and cells."""
-    m = d.mark
-    find = (
-        f"SELECT first_id, postings FROM memory_chunks WHERE term = {m} AND cell = {m}"
-        f" AND first_id <= {m} ORDER BY first_id DESC LIMIT 1"
-    )
-    chunks: dict[tuple[Any, int, int], list[tuple[int, int, int]]] = {}
-    gone: Counter[tuple[Any, int]] = Counter()
-    for (term, cell), rows in _grouped(records).items():
-        key = d.text(term)
-        for record_id, _, _ in rows:
-            found = conn.execute(find, (key, cell, record_id)).fetchone()
-            if found is None:
-                continue
-            held = chunks.get((key, cell, found[0]))
-            if held is None:
-                held = chunks[key, cell, found[0]] = _rows(found[1])
-            at = bisect.bisect_left(held, (record_id,))
-            if at < len(held) and held[at][0] == record_id:
-                del held[at]
-                gone[key, cell] += 1
-    d.many(
-        conn,
-        "DELETE FROM memory_chunks WHERE " + _PLACE.format(m=m),
-        [place for place, held in chunks.items() if not held],
-    )
-    # A chunk that lost its first id keeps its key: it only bounds the ids.
-    d.many(
-        conn,
-        f"UPDATE memory_chunks SET postings = {m} WHERE " + _PLACE.format(m=m),
-        [(_chunked(held)[0][1], *place) for place, held in chunks.items() if held],
-    )
-    # Emptied cells go first: a count never reaches 0 in place.
-    d.many(
-        conn,
-        f"DELETE FROM memory_cells WHERE term = {m} AND cell = {m} AND postings <= {m}",
-        [(key, cell, n) for (key, cell), n in gone.items()],
-    )
-    d.many(
-        conn,
-        f"UPDATE memory_cells SET postings = postings - {m} WHERE term = {m} AND cell = {m}",
-        [(n, key, cell) for (key, cell), n in gone.items()],
-    )
+# --- which records are indexed --------------------------------------------------
 
 
 def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
@@ -311,8 +175,8 @@ def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
 
 
 def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
-    """Index live ``records``: into ``memory_recent``, merging once it holds
-    :data:`RECENT_RECORDS` (a batch that large is merged at once).  A
+    """Index new live ``records``: into ``memory_recent``, merging once it
+    holds :data:`RECENT_RECORDS` (a batch that large is merged at once).  A
     record of no terms has no postings."""
     records = [r for r in records if r.posting.length]
     if not records:
@@ -331,7 +195,7 @@ def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         if count < RECENT_RECORDS:
             return
         records = []
-    _merge(conn, d, [*_recent_rows(conn, d), *records])
+    chunks.append(conn, d, [*_recent_rows(conn, d), *records])
     conn.execute("DELETE FROM memory_recent")
 
 
@@ -352,7 +216,7 @@ def _remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         f"DELETE FROM memory_recent WHERE record_id = {d.mark}",
         [(i,) for i in sorted(recent)],
     )
-    _unmerge(conn, d, [r for r in records if r.id not in recent])
+    chunks.remove(conn, d, [r for r in records if r.id not in recent])
 
 
 def _stored(conn: Any, d: Dialect, ids: Sequence[int]) -> list[Indexed]:
@@ -414,13 +278,13 @@ def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Seque
     # Taken out first, should they be indexed still (their pointers set
     # behind the store's back): a record is indexed once.
     _remove(conn, d, back)
-    _add(conn, d, back)
+    chunks.place(conn, d, [r for r in back if r.posting.length])
     _apply(conn, d, delta)
 
 
 def clear(conn: Any, d: Dialect) -> None:
     """Empty the index, as for an empty store."""
-    for table in ("memory_chunks", "memory_cells", "memory_recent"):
+    for table in cols.INDEX_LAYOUT:
         conn.execute(f"DELETE FROM {table}")
     conn.execute(
         f"UPDATE memory_stats SET records = 0, live = 0, live_terms = 0, tokenizer = {d.mark}"
@@ -448,7 +312,7 @@ def rebuild(conn: Any, d: Dialect) -> None:
         )
         for record_id, confidence, body, key, path in rows
     ]
-    _merge(conn, d, live, fresh=True)
+    chunks.append(conn, d, live, fresh=True)
     delta = Delta(records=records)
     for record in live:
         delta.gain(record)
@@ -478,9 +342,12 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
     """Every posting the index holds, wherever it holds it, as
     ``{record_id, term, count, length, cell}`` by record id then term."""
     out: list[tuple[Any, ...]] = []
-    for raw, cell, blob in conn.execute("SELECT term, cell, postings FROM memory_chunks"):
+    for raw, cell, blob, tail in conn.execute(
+        "SELECT term, cell, postings, 0 FROM memory_chunks"
+        " UNION ALL SELECT term, cell, tail, 1 FROM memory_cells"
+    ):
         try:
-            rows = _rows(blob)
+            rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob)
         except (ValueError, TypeError):
             rows = []
         term = d.plain(raw)

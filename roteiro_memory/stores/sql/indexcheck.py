@@ -59,10 +59,12 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
         if not isinstance(text[0], str) or not isinstance(confidence, float | int | None):
             continue
         records.append((record_id, confidence, text[0], text[1], text[2], superseded_by is None))
+    # Each cell's closed chunks by key, then its tail (no key: last).
     chunks = conn.execute(
-        "SELECT term, cell, first_id, postings FROM memory_chunks ORDER BY term, cell, first_id"
+        "SELECT term, cell, first_id, postings, 0 FROM memory_chunks"
+        " UNION ALL SELECT term, cell, NULL, tail, 1 FROM memory_cells ORDER BY 1, 2, 5, 3"
     )
-    cells = conn.execute("SELECT term, cell, postings, max_tf FROM memory_cells")
+    cells = conn.execute("SELECT term, cell, postings, max_tf, tail FROM memory_cells")
     recent = conn.execute("SELECT record_id, cell, length, terms FROM memory_recent").fetchall()
     row = conn.execute(
         "SELECT records, live, live_terms, tokenizer FROM memory_stats WHERE id = 0"
@@ -95,8 +97,9 @@ def index_findings(
     stats: tuple[Any, ...] | None,
 ) -> list[Finding]:
     """The rules of the module docstring over rows as read: ``chunks`` as
-    ``(term, cell, first id, bytes)`` in key order, ``cells`` as ``(term,
-    cell, postings, max tf)``, ``recent`` as ``(id, cell, length, terms)``,
+    ``(term, cell, first id, bytes, is tail)`` in key order (a cell's tail,
+    whose first id is None, after its closed chunks), ``cells`` as ``(term,
+    cell, postings, max tf, tail postings)``, ``recent`` as ``(id, cell, length, terms)``,
     ``stats`` as ``(records, live, live terms, tokenizer)``."""
     out: list[Finding] = []
     held_recent = {row[0]: tuple(row[1:]) for row in recent}
@@ -150,45 +153,47 @@ def index_findings(
 
 def _chunks(
     rows: Iterable[Sequence[Any]], out: list[Finding]
-) -> tuple[dict[Key, list[tuple[int, int, int]]], dict[Key, int]]:
+) -> tuple[dict[Key, list[tuple[int, int, int]]], dict[Key, tuple[int, int]]]:
     """The postings the chunks hold by ``(term, cell)``, and the largest
-    count in each; a chunk that breaks the layout is reported in ``out``."""
+    count in each and how many are in its tail; a chunk that breaks the
+    layout is reported in ``out``."""
     held: dict[Key, list[tuple[int, int, int]]] = {}
-    most: dict[Key, int] = {}
-    for term, cell, first, blob in rows:
-        where = f"term {term!r} cell {cell!r} from {first!r}"
-        if type(cell) is not int or type(first) is not int:
-            out.append(Finding("memory_chunks", where, "cell or first id is not a whole number"))
+    most: dict[Key, tuple[int, int]] = {}
+    for term, cell, first, blob, tail in rows:
+        table = "memory_cells" if tail else "memory_chunks"
+        where = f"term {term!r} cell {cell!r}" + ("" if tail else f" from {first!r}")
+        if type(cell) is not int or not (tail or type(first) is int):
+            out.append(Finding(table, where, "cell or first id is not a whole number"))
             continue
         try:
-            ids, counts, lengths = pst.decode(bytes(blob))
+            ids, counts, lengths = (pst.decode_tail if tail else pst.decode)(bytes(blob))
         except (ValueError, TypeError) as error:
-            out.append(Finding("memory_chunks", where, f"{error}: search cannot read it"))
+            out.append(Finding(table, where, f"{error}: search cannot read it"))
             continue
+        if not ids:
+            continue  # an empty tail
         key = (term, cell)
         before = held.setdefault(key, [])
-        if ids[0] < first or (before and before[-1][0] >= first) or list(ids) != sorted(set(ids)):
+        low = ids[0] if tail else first
+        if ids[0] < low or (before and before[-1][0] >= low) or list(ids) != sorted(set(ids)):
             out.append(
-                Finding(
-                    "memory_chunks",
-                    where,
-                    "its ids are out of order with its key or the chunk before it",
-                )
+                Finding(table, where, "its ids are out of order with its key or the chunk before")
             )
         if min(counts) < 1:
-            out.append(Finding("memory_chunks", where, "holds a count below 1"))
+            out.append(Finding(table, where, "holds a count below 1"))
         before.extend(zip(ids, counts, lengths, strict=True))
-        most[key] = max(most.get(key, 0), max(counts))
+        largest, in_tail = most.get(key, (0, 0))
+        most[key] = (max(largest, max(counts)), in_tail + (len(ids) if tail else 0))
     return held, most
 
 
 def _cells(
     rows: Iterable[Sequence[Any]],
     held: dict[Key, list[tuple[int, int, int]]],
-    most: dict[Key, int],
+    most: dict[Key, tuple[int, int]],
 ) -> list[Finding]:
     out: list[Finding] = []
-    counted: dict[Key, tuple[Any, Any]] = {(row[0], row[1]): (row[2], row[3]) for row in rows}
+    counted: dict[Key, tuple[Any, ...]] = {(row[0], row[1]): tuple(row[2:]) for row in rows}
     for term, cell in sorted(counted.keys() | held.keys(), key=repr):
         where = f"term {term!r} cell {cell!r}"
         postings = len(held.get((term, cell), []))
@@ -204,13 +209,14 @@ def _cells(
                     " document frequencies would be wrong",
                 )
             )
-        elif type(row[1]) is not int or row[1] < most.get((term, cell), 0):
+        elif type(row[1]) is not int or row[1] < most.get((term, cell), (0, 0))[0]:
             out.append(
                 Finding(
                     "memory_cells",
                     where,
                     f"bounds counts by {row[1]!r} but a chunk holds"
-                    f" {most[term, cell]}: search could stop too early",
+                    f" {most[term, cell][0]}: search could stop too early",
                 )
             )
+
     return out

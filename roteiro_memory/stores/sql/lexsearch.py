@@ -62,23 +62,24 @@ class Plan:
 
     terms: tuple[str, ...]
     corpus: lexical.CorpusStats
-    cells: Mapping[str, Mapping[int, int]]
+    cells: Mapping[str, Mapping[int, tuple[int, bytes]]]
+    """Each term's cells: ``cell -> (largest count, tail bytes)``."""
     recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
 
 
 def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Plan:
     """Read the cells of ``terms`` and the recent records; the statistics follow."""
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
-    cells: dict[str, dict[int, int]] = {}
+    cells: dict[str, dict[int, tuple[int, bytes]]] = {}
     keys = [d.text(term) for term in terms]
     for chunk in d.chunks(keys):
         where, params = d.any_of("term", chunk)
-        for raw, cell, count, max_tf in conn.execute(
-            f"SELECT term, cell, postings, max_tf FROM memory_cells WHERE {where}", params
+        for raw, cell, count, max_tf, tail in conn.execute(
+            f"SELECT term, cell, postings, max_tf, tail FROM memory_cells WHERE {where}", params
         ):
             term = d.untext(raw)
             frequency[term] += int(count)
-            cells.setdefault(term, {})[int(cell)] = int(max_tf)
+            cells.setdefault(term, {})[int(cell)] = (int(max_tf), bytes(tail))
     wanted = set(terms)
     recent = []
     for record_id, cell, length, raw in conn.execute(
@@ -99,29 +100,33 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
 
 
 def read_cell(conn: Any, d: Dialect, cell: int, terms: Sequence[str]) -> dict[str, pst.Chunk]:
-    """The chunks of ``terms`` in ``cell``, each term's joined in id order."""
+    """The closed chunks of ``terms`` in ``cell``, each term's joined in id order."""
     out: dict[str, pst.Chunk] = {}
     for chunk in d.chunks([d.text(term) for term in terms]):
         where, params = d.any_of("term", chunk)
-        rows = conn.execute(
+        found = conn.execute(
             f"SELECT term, postings FROM memory_chunks WHERE cell = {d.mark} AND {where}"
             " ORDER BY term, first_id",
             [cell, *params],
         )
-        for raw, blob in rows:
-            term = d.untext(raw)
-            decoded = pst.decode(bytes(blob))
-            held = out.get(term)
-            if held is None:
-                out[term] = decoded
-            else:
-                out[term] = tuple(  # type: ignore[assignment]
-                    [*a, *b] for a, b in zip(held, decoded, strict=True)
-                )
+        for raw, blob in found:
+            _join(out, d.untext(raw), pst.decode(bytes(blob)))
     return out
 
 
-Reader = Callable[[int, Sequence[str]], Mapping[str, pst.Chunk]]
+def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
+    """``more`` postings of ``term`` after those ``out`` holds."""
+    held = out.get(term)
+    if not more[0]:
+        return
+    if held is None:
+        out[term] = more
+    else:
+        ids, counts, lengths = held
+        out[term] = ([*ids, *more[0]], [*counts, *more[1]], [*lengths, *more[2]])
+
+
+Reader = Callable[[int, Sequence[str]], dict[str, pst.Chunk]]
 """Reads one cell's chunks of the given terms: ``term -> (ids, counts, lengths)``."""
 Confirm = Callable[[Sequence[tuple[int, float]]], list["Recalled"]]
 """Fetches candidates ``(id, relevance)`` that pass the filters, scored exactly."""
@@ -135,7 +140,7 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
     order = {term: n for n, term in enumerate(plan.terms)}
     by_cell: dict[int, list[tuple[str, int]]] = {}
     for term, cells in plan.cells.items():
-        for cell, max_tf in cells.items():
+        for cell, (max_tf, _) in cells.items():
             by_cell.setdefault(cell, []).append((term, max_tf))
     queue = sorted(
         (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
@@ -167,9 +172,17 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         best = max(b for b in (next_cell, next_pending) if b is not None)
         if threshold is not None and threshold > best:
             break
-        if next_pending is not None and (next_cell is None or next_pending >= next_cell):
+        # Candidates are fetched best first once no cell could hold better,
+        # and sooner while fewer than k results are known or a batch of them
+        # could raise the k-th score: that is what cuts the cells to come.
+        if next_pending is not None and (
+            threshold is None
+            or next_cell is None
+            or next_pending >= next_cell
+            or (len(pending) >= batch and next_pending > threshold)
+        ):
             floor = -1.0 if threshold is None else threshold
-            if next_cell is not None:
+            if next_cell is not None and threshold is not None:
                 floor = max(floor, next_cell)
             taken: list[tuple[int, float]] = []
             while pending and len(taken) < batch and (-pending[0][0] >= floor or not taken):
@@ -184,6 +197,9 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         at += 1
         held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
         chunks = read(cell, held)
+        for term in held:
+            # The cell's tail: its newest postings, after its closed chunks.
+            _join(chunks, term, pst.decode_tail(plan.cells[term][cell][1]))
         for candidate in _candidates(cell, held, chunks, idf, corpus, threshold):
             heapq.heappush(pending, candidate)
     return ranked

@@ -22,17 +22,20 @@ read together: their relevance is known exactly (count and length are in the
 postings) before any record is fetched.
 
 A chunk holds up to :data:`CHUNK_POSTINGS` postings of one term in one cell,
-by ascending record id: three little-endian arrays (ids, counts, lengths),
-each of the narrowest width its largest value fits, after a three-byte
-header giving the widths.  Decoding is :mod:`array`'s own, at C speed.
+by ascending record id: the first id, the gaps between ids, the counts and
+the lengths, as little-endian arrays each of the narrowest width its largest
+value fits, after a four-byte header giving the widths.  Decoding is
+:mod:`array`'s and :func:`itertools.accumulate`'s, at C speed.
 """
 
 from __future__ import annotations
 
 import math
+import struct
 import sys
 from array import array
 from collections.abc import Sequence
+from itertools import accumulate, pairwise
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
@@ -45,8 +48,11 @@ __all__ = [
     "cell_bound",
     "cell_of",
     "decode",
+    "decode_tail",
     "encode",
     "length_floor",
+    "tail_bytes",
+    "tail_rows",
     "tf_norm",
 ]
 
@@ -58,7 +64,7 @@ LENGTH_STEPS = 4
 """Lengths are bounded in four steps per doubling (lengths below 8 exactly):
 a record of 37 terms is bounded as one of 32."""
 
-CHUNK_POSTINGS = 512
+CHUNK_POSTINGS = 64
 """Most postings one chunk holds: a chunk is rewritten when postings join
 or leave it, so it is kept to a few pages."""
 
@@ -148,34 +154,66 @@ Chunk = tuple[Sequence[int], Sequence[int], Sequence[int]]
 
 
 def encode(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) -> bytes:
-    """A chunk's bytes."""
-    parts = []
-    widths = []
-    for values in (ids, counts, lengths):
-        width = _narrowest(max(values))
-        widths.append(width)
+    """A chunk's bytes: the first id, then each id's gap from the one before,
+    the counts and the lengths, each array as narrow as its largest value
+    allows (a four-byte header gives the widths)."""
+    gaps = [b - a for a, b in pairwise(ids)]
+    columns = ([ids[0]], gaps, counts, lengths)
+    widths = [_narrowest(max(values, default=0)) for values in columns]
+    parts = [bytes(widths)]
+    for width, values in zip(widths, columns, strict=True):
         column = array(_TYPECODES[width], values)
         if _SWAP:
             column.byteswap()
         parts.append(column.tobytes())
-    return bytes(widths) + b"".join(parts)
+    return b"".join(parts)
 
 
 def decode(blob: bytes) -> Chunk:
     """The arrays of a chunk's bytes; ValueError when they are not a chunk's."""
-    if len(blob) < 3 or any(width not in _TYPECODES for width in blob[:3]):
+    if len(blob) < 4 or any(width not in _TYPECODES for width in blob[:4]):
         raise ValueError("not a chunk of postings (bad header)")
-    widths = blob[0], blob[1], blob[2]
-    size, rest = divmod(len(blob) - 3, sum(widths))
-    if rest or not size:
+    first, gap, count, length = blob[0], blob[1], blob[2], blob[3]
+    size, rest = divmod(len(blob) - 4 - first + gap, gap + count + length)
+    if rest or size < 1:
         raise ValueError("not a chunk of postings (bad length)")
     out = []
-    start = 3
-    for width in widths:
+    start = 4
+    for width, items in ((first, 1), (gap, size - 1), (count, size), (length, size)):
         column = array(_TYPECODES[width])
-        column.frombytes(blob[start : start + width * size])
+        column.frombytes(blob[start : start + width * items])
         if _SWAP:
             column.byteswap()
         out.append(column)
-        start += width * size
-    return out[0], out[1], out[2]
+        start += width * items
+    ids = list(accumulate(out[1], initial=out[0][0]))
+    return ids, out[2], out[3]
+
+
+# --- tails -------------------------------------------------------------------
+
+TAIL = struct.Struct("<IBH")
+"""A posting as a cell's tail holds it: id, count and length, fixed widths,
+so a writer appends postings to a tail without reading it (``||`` in SQL)."""
+
+
+def tail_bytes(rows: Sequence[tuple[int, int, int]]) -> bytes | None:
+    """``rows`` as tail bytes; None when one does not fit the fixed widths
+    (it then goes to a closed chunk)."""
+    try:
+        return b"".join([TAIL.pack(*row) for row in rows])
+    except struct.error:
+        return None
+
+
+def tail_rows(blob: bytes) -> list[tuple[int, int, int]]:
+    """A tail's postings; ValueError when the bytes are not a tail's."""
+    if len(blob) % TAIL.size:
+        raise ValueError("not a tail of postings (bad length)")
+    return list(TAIL.iter_unpack(blob))
+
+
+def decode_tail(blob: bytes) -> Chunk:
+    """A tail's postings as :func:`decode` gives a chunk's."""
+    rows = tail_rows(blob)
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]

@@ -146,7 +146,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
     ),
     (
         6,
-        "the term index in cells: chunks of postings of live records, their cells, the recent",
+        "the term index in cells: chunks of live records' postings, cells' counts, recent records",
         """
         DROP INDEX idx_terms_record;
         DROP TABLE memory_terms;
@@ -164,6 +164,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             cell     INTEGER NOT NULL,
             postings INTEGER NOT NULL CHECK (postings > 0),
             max_tf   INTEGER NOT NULL CHECK (max_tf > 0),
+            tail     BLOB NOT NULL,
             PRIMARY KEY (term, cell)
         ) WITHOUT ROWID;
         CREATE TABLE memory_recent (
