@@ -282,12 +282,12 @@ def document_terms(
     """A record's terms: those of its body, then of its anchor key, then of its
     captured anchor path, each tokenized on its own so no term spans two of
     them.  Scope is not searched, as in ``memory.recall``."""
-    terms = tokenizer.terms(body)
-    if anchor_key:
-        terms += tokenizer.terms(anchor_key)
-    if anchor_path:
-        terms += tokenizer.terms(anchor_path)
-    return terms
+    if not (anchor_key or anchor_path):
+        return tokenizer.terms(body)
+    # A line break splits terms under every tokenizer (it is White_Space and
+    # no letter, mark or number), so the parts joined by one are tokenized
+    # at once, each on its own.
+    return tokenizer.terms("\n".join(part for part in (body, anchor_key, anchor_path) if part))
 
 
 # --- Relevance -----------------------------------------------------------------
@@ -407,15 +407,22 @@ def weigh(
     length: int,
     stats: CorpusStats,
     params: Bm25 = BM25,
+    idfs: Mapping[str, float] | None = None,
 ) -> float:
     """:func:`relevance` from a record's term counts and length, as a store's
-    term index holds them: the same additions in the same order."""
+    term index holds them: the same additions in the same order.  ``idfs``,
+    when given, holds each term's :func:`idf` under these statistics, worked
+    out once for a search's many records (the same doubles)."""
     total = 0.0
+    average = stats.average_length
     for term in terms:
         count = counts.get(term, 0)
         if count:
-            weight = idf(stats.document_frequency[term], stats.documents)
-            total += term_weight(count, length, stats.average_length, weight, params)
+            if idfs is None:
+                weight = idf(stats.document_frequency[term], stats.documents)
+            else:
+                weight = idfs[term]
+            total += term_weight(count, length, average, weight, params)
     return total
 
 

@@ -31,7 +31,7 @@ says how it binds text and many rows.  The search that reads the index is
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from roteiro_memory.stores.sql import chunks
 from roteiro_memory.stores.sql import columns as cols
@@ -114,23 +114,39 @@ def indexed(
 
 
 def encode_terms(counts: Mapping[str, int]) -> str:
-    """A record's term counts as ``memory_recent`` holds them: ``term count``
-    pairs, space-separated, in code-point order.  No term holds a space (the
-    tokenizer splits on white space)."""
-    return " ".join(f"{term} {count}" for term, count in sorted(counts.items()))
+    """A record's term counts as ``memory_recent`` holds them: a line per
+    term in code-point order, each the term, a tab and its count.  No term
+    holds a tab or a line break (the tokenizer splits on white space), so a
+    term's line is found by searching for it between the two."""
+    return "".join(f"\n{term}\t{count}" for term, count in sorted(counts.items()))
 
 
 def parse_terms(text: str) -> dict[str, int]:
     """:func:`encode_terms` read back; ValueError when it is not its output."""
     if not text:
         return {}
-    parts = text.split(" ")
-    if len(parts) % 2:
-        raise ValueError("an odd number of fields")
-    counts = dict(zip(parts[::2], map(int, parts[1::2]), strict=True))
-    if len(counts) != len(parts) // 2 or min(counts.values()) < 1:
+    if not text.startswith("\n"):
+        raise ValueError("not lines of terms")
+    pairs = [line.split("\t") for line in text[1:].split("\n")]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError("a line that is not a term and a count")
+    counts = {term: int(count) for term, count in pairs}
+    if len(counts) != len(pairs) or min(counts.values()) < 1:
         raise ValueError("a repeated term or a count below 1")
     return counts
+
+
+def find_terms(text: str, terms: Iterable[str]) -> dict[str, int]:
+    """The counts :func:`encode_terms` gave ``terms`` (those it holds), found
+    without reading the rest."""
+    out = {}
+    for term in terms:
+        at = text.find(f"\n{term}\t")
+        if at >= 0:
+            start = at + len(term) + 2
+            end = text.find("\n", start)
+            out[term] = int(text[start:] if end < 0 else text[start:end])
+    return out
 
 
 @valueclass(frozen=False)

@@ -23,6 +23,7 @@ records have postings) and neither does evidence (the cell bounds it).
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
@@ -36,14 +37,25 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from roteiro_memory.results import Recalled
     from roteiro_memory.stores.sql.expressions import Dialect
 
-__all__ = ["CONFIRM_BATCH", "Plan", "plan", "read_cell", "top"]
+__all__ = [
+    "CONFIRM_BATCH",
+    "Plan",
+    "evidence_sql",
+    "plan",
+    "read_cell",
+    "top",
+]
 
 CONFIRM_BATCH = 32
-"""Fewest candidates fetched at once (twice the limit when that is more):
-each fetch is one statement."""
+"""Fewest candidates fetched at once (three times the limit, when that is
+more): each fetch is one statement."""
+
+BACKLOG = 4
+"""Batches of candidates that gather before the best are fetched anyway,
+though a cell unread might hold better: the k-th score they raise cuts the
+cells and candidates to come."""
 
 SUBSETS_UP_TO = 16
 """Most query terms in one cell for which records are picked by combining
@@ -62,35 +74,31 @@ class Plan:
 
     terms: tuple[str, ...]
     corpus: lexical.CorpusStats
-    cells: Mapping[str, Mapping[int, tuple[int, bytes]]]
-    """Each term's cells: ``cell -> (largest count, tail bytes)``."""
+    cells: Mapping[str, Mapping[int, tuple[int, int]]]
+    """Each term's cells: ``cell -> (largest count, postings in closed chunks)``."""
     recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
 
 
 def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Plan:
     """Read the cells of ``terms`` and the recent records; the statistics follow."""
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
-    cells: dict[str, dict[int, tuple[int, bytes]]] = {}
+    cells: dict[str, dict[int, tuple[int, int]]] = {}
     keys = [d.text(term) for term in terms]
+    tail = d.byte_length("tail")
     for chunk in d.chunks(keys):
         where, params = d.any_of("term", chunk)
-        for raw, cell, count, max_tf, tail in conn.execute(
-            f"SELECT term, cell, postings, max_tf, tail FROM memory_cells WHERE {where}", params
+        for raw, cell, count, max_tf, in_tail in conn.execute(
+            f"SELECT term, cell, postings, max_tf, {tail} FROM memory_cells WHERE {where}", params
         ):
             term = d.untext(raw)
             frequency[term] += int(count)
-            cells.setdefault(term, {})[int(cell)] = (int(max_tf), bytes(tail))
-    wanted = set(terms)
+            closed = int(count) - int(in_tail) // pst.TAIL.size
+            cells.setdefault(term, {})[int(cell)] = (int(max_tf), closed)
     recent = []
     for record_id, cell, length, raw in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent"
     ):
-        text = d.untext(raw)
-        # Most recent records hold none of a rare query's terms: a substring
-        # test (false positives only) spares parsing them.
-        if not any(term in text for term in wanted):
-            continue
-        held = {t: n for t, n in index.parse_terms(text).items() if t in wanted}
+        held = index.find_terms(d.untext(raw), terms)
         if held:
             for term in held:
                 frequency[term] += 1
@@ -99,10 +107,14 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     return Plan(tuple(terms), corpus, cells, recent)
 
 
-def read_cell(conn: Any, d: Dialect, cell: int, terms: Sequence[str]) -> dict[str, pst.Chunk]:
-    """The closed chunks of ``terms`` in ``cell``, each term's joined in id order."""
+def read_cell(
+    conn: Any, d: Dialect, cell: int, terms: Sequence[str], closed: Sequence[str] = ()
+) -> dict[str, pst.Chunk]:
+    """The postings of ``terms`` in ``cell``, each term's in id order: the
+    closed chunks of those of ``closed`` (the terms that have some there),
+    then every term's tail."""
     out: dict[str, pst.Chunk] = {}
-    for chunk in d.chunks([d.text(term) for term in terms]):
+    for chunk in d.chunks([d.text(term) for term in closed]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
             f"SELECT term, postings FROM memory_chunks WHERE cell = {d.mark} AND {where}"
@@ -111,28 +123,49 @@ def read_cell(conn: Any, d: Dialect, cell: int, terms: Sequence[str]) -> dict[st
         )
         for raw, blob in found:
             _join(out, d.untext(raw), pst.decode(bytes(blob)))
+    for chunk in d.chunks([d.text(term) for term in terms]):
+        where, params = d.any_of("term", chunk)
+        found = conn.execute(
+            f"SELECT term, tail FROM memory_cells WHERE cell = {d.mark} AND {where}",
+            [cell, *params],
+        )
+        for raw, blob in found:
+            _join(out, d.untext(raw), pst.decode_tail(bytes(blob)))
     return out
 
 
 def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
     """``more`` postings of ``term`` after those ``out`` holds."""
-    held = out.get(term)
     if not more[0]:
         return
+    held = out.get(term)
     if held is None:
         out[term] = more
     else:
-        ids, counts, lengths = held
-        out[term] = ([*ids, *more[0]], [*counts, *more[1]], [*lengths, *more[2]])
+        out[term] = tuple(  # type: ignore[assignment]  # three columns, as held
+            [*column, *extra] for column, extra in zip(held, more, strict=True)
+        )
 
 
-Reader = Callable[[int, Sequence[str]], dict[str, pst.Chunk]]
+def evidence_sql(score: str, nodes: str, ids: str, where: Sequence[str]) -> str:
+    """Each record meeting ``ids`` and ``where`` as ``(id, evidence)``, the
+    evidence rendered from the semantics (:func:`~.expressions.score_expr`,
+    Python's doubles), anchors resolved against ``nodes``."""
+    return (
+        f"SELECT m.id, {score} FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        " WHERE " + " AND ".join([ids, *where])
+    )
+
+
+Reader = Callable[[int, Sequence[str], Sequence[str]], dict[str, pst.Chunk]]
 """Reads one cell's chunks of the given terms: ``term -> (ids, counts, lengths)``."""
-Confirm = Callable[[Sequence[tuple[int, float]]], list["Recalled"]]
+Scored = tuple[float, int, float]
+"""A result as the search ranks it: ``(score, id, relevance)``."""
+Confirm = Callable[[Sequence[tuple[int, float]]], list[Scored]]
 """Fetches candidates ``(id, relevance)`` that pass the filters, scored exactly."""
 
 
-def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int) -> list[Recalled]:
+def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int) -> list[Scored]:
     """The best ``keep`` results (None: all), best first, ties to the newest."""
     corpus = plan.corpus
     average = corpus.average_length
@@ -149,57 +182,60 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
     pending: list[Candidate] = []
     for record_id, cell, length, counts in plan.recent:
         held_terms = sorted(counts, key=order.__getitem__)
-        relevance = lexical.weigh(held_terms, counts, length, corpus)
+        relevance = lexical.weigh(held_terms, counts, length, corpus, idfs=idf)
         confidence, _ = pst.cell_parts(cell)
         bound = relevance * confidence * (1.0 + pst.BOUND_SLACK)
         pending.append((-bound, -record_id, relevance))
     heapq.heapify(pending)
-    ranked: list[Recalled] = []
+    ranked: list[Scored] = []
 
     def kth() -> float | None:
         """The k-th score so far, when k results are known."""
         if keep is None or len(ranked) < keep:
             return None
-        return ranked[keep - 1].score
+        return ranked[keep - 1][0]
 
     at = 0
+    ready: list[Candidate] = []
+    """Candidates no unread cell can beat, best first: fetched a batch at a time."""
+
+    def fetch(taken: Sequence[Candidate]) -> None:
+        ranked.extend(confirm([(-negative_id, value) for _, negative_id, value in taken]))
+        ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
+        if keep is not None:
+            del ranked[keep:]
+
     while True:
         threshold = kth()
         next_cell = -queue[at][0] if at < len(queue) else None
-        next_pending = -pending[0][0] if pending else None
-        if next_cell is None and next_pending is None:
+        if threshold is not None and next_cell is not None and threshold > next_cell:
+            next_cell = None  # no cell left could enter the top k
+        while pending and (next_cell is None or -pending[0][0] >= next_cell):
+            ready.append(heapq.heappop(pending))
+        if threshold is not None:
+            ready = [c for c in ready if -c[0] >= threshold]
+        if ready and (len(ready) >= batch or next_cell is None):
+            fetch(ready[:batch])
+            del ready[:batch]
+            continue
+        if next_cell is None:
             break
-        best = max(b for b in (next_cell, next_pending) if b is not None)
-        if threshold is not None and threshold > best:
-            break
-        # Candidates are fetched best first once no cell could hold better,
-        # and sooner while fewer than k results are known or a batch of them
-        # could raise the k-th score: that is what cuts the cells to come.
-        if next_pending is not None and (
-            threshold is None
-            or next_cell is None
-            or next_pending >= next_cell
-            or (len(pending) >= batch and next_pending > threshold)
+        backlog = len(pending) >= BACKLOG * batch and -pending[0][0] > (threshold or -1.0)
+        if backlog or (
+            threshold is None and len(ready) + len(pending) >= min(batch, keep or batch)
         ):
-            floor = -1.0 if threshold is None else threshold
-            if next_cell is not None and threshold is not None:
-                floor = max(floor, next_cell)
-            taken: list[tuple[int, float]] = []
-            while pending and len(taken) < batch and (-pending[0][0] >= floor or not taken):
-                _, negative_id, relevance = heapq.heappop(pending)
-                taken.append((-negative_id, relevance))
-            ranked.extend(confirm(taken))
-            ranked.sort(key=lambda r: sem.rank_key(r.score, r.record.id))
-            if keep is not None:
-                del ranked[keep:]
+            # The best candidates known, fetched early: the k-th score they
+            # give is what cuts the cells to come.
+            taken = ready + [heapq.heappop(pending) for _ in range(min(batch, len(pending)))]
+            ready = []
+            fetch(sorted(taken)[:batch])
+            for rest in sorted(taken)[batch:]:
+                heapq.heappush(pending, rest)
             continue
         cell = queue[at][1]
         at += 1
         held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
-        chunks = read(cell, held)
-        for term in held:
-            # The cell's tail: its newest postings, after its closed chunks.
-            _join(chunks, term, pst.decode_tail(plan.cells[term][cell][1]))
+        chunks = read(cell, held, [t for t in held if plan.cells[t][cell][1]])
         for candidate in _candidates(cell, held, chunks, idf, corpus, threshold):
             heapq.heappush(pending, candidate)
     return ranked
@@ -217,12 +253,8 @@ def _candidates(
     their exact relevance."""
     confidence, least = pst.cell_parts(cell)
     terms = [t for t in terms if t in chunks]
-    counts = {t: dict(zip(chunks[t][0], chunks[t][1], strict=True)) for t in terms}
-    lengths: dict[int, int] = {}
-    for t in terms:
-        lengths.update(zip(chunks[t][0], chunks[t][2], strict=True))
     if threshold is None or len(terms) > SUBSETS_UP_TO:
-        ids: Iterable[int] = lengths
+        ids: Iterable[int] = set().union(*(chunks[t][0] for t in terms))
     else:
         average = corpus.average_length
         bounds = {
@@ -231,22 +263,49 @@ def _candidates(
         }
         ids = _qualifying(
             sorted(terms, key=bounds.__getitem__, reverse=True),
-            {t: counts[t].keys() for t in terms},
+            {t: chunks[t][0] for t in terms},
             bounds,
             threshold / (1.0 + pst.BOUND_SLACK),
         )
     scale = confidence * (1.0 + pst.BOUND_SLACK)
-    for record_id in ids:
-        held = {t: counts[t][record_id] for t in terms if record_id in counts[t]}
-        relevance = lexical.weigh(list(held), held, lengths[record_id], corpus)
+    for record_id, held, length in _postings_of(sorted(ids), terms, chunks):
+        relevance = lexical.weigh(list(held), held, length, corpus, idfs=idf)
         bound = relevance * scale
         if threshold is None or bound >= threshold:
             yield (-bound, -record_id, relevance)
 
 
+def _postings_of(
+    ids: Sequence[int], terms: Sequence[str], chunks: Mapping[str, pst.Chunk]
+) -> Iterable[tuple[int, dict[str, int], int]]:
+    """Each of ``ids`` (ascending) with its counts of ``terms`` (in their
+    order) and its length."""
+    found: dict[int, dict[str, int]] = {record_id: {} for record_id in ids}
+    lengths: dict[int, int] = {}
+    for term in terms:
+        held, counts, sizes = chunks[term]
+        if len(ids) * 8 < len(held):
+            # Few wanted: find each by bisection.
+            for record_id in ids:
+                at = bisect.bisect_left(held, record_id)
+                if at < len(held) and held[at] == record_id:
+                    found[record_id][term] = counts[at]
+                    lengths[record_id] = sizes[at]
+        else:
+            # Many: look each up in the term's postings by id, made at C speed.
+            place = dict(zip(held, range(len(held)), strict=True))
+            for record_id in ids:
+                where = place.get(record_id)
+                if where is not None:
+                    found[record_id][term] = counts[where]
+                    lengths[record_id] = sizes[where]
+    for record_id in ids:
+        yield record_id, found[record_id], lengths[record_id]
+
+
 def _qualifying(
     terms: Sequence[str],
-    holders: Mapping[str, Iterable[int]],
+    holders: Mapping[str, Sequence[int]],
     bounds: Mapping[str, float],
     threshold: float,
 ) -> set[int]:

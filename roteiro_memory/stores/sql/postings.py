@@ -171,23 +171,35 @@ def encode(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) ->
 
 def decode(blob: bytes) -> Chunk:
     """The arrays of a chunk's bytes; ValueError when they are not a chunk's."""
-    if len(blob) < 4 or any(width not in _TYPECODES for width in blob[:4]):
-        raise ValueError("not a chunk of postings (bad header)")
-    first, gap, count, length = blob[0], blob[1], blob[2], blob[3]
-    size, rest = divmod(len(blob) - 4 - first + gap, gap + count + length)
+    spec = _SPECS.get(blob[:4])
+    if spec is None:
+        spec = _spec(blob[:4])
+    first, gap, count, length = spec
+    size, rest = divmod(len(blob) - 4 - first[1] + gap[1], gap[1] + count[1] + length[1])
     if rest or size < 1:
         raise ValueError("not a chunk of postings (bad length)")
-    out = []
-    start = 4
-    for width, items in ((first, 1), (gap, size - 1), (count, size), (length, size)):
-        column = array(_TYPECODES[width])
-        column.frombytes(blob[start : start + width * items])
-        if _SWAP:
+    start = 4 + first[1]
+    end = start + gap[1] * (size - 1)
+    gaps = array(gap[0], blob[start:end])
+    counts = array(count[0], blob[end : end + count[1] * size])
+    lengths = array(length[0], blob[end + count[1] * size :])
+    head = array(first[0], blob[4:start])
+    if _SWAP:
+        for column in (gaps, counts, lengths, head):
             column.byteswap()
-        out.append(column)
-        start += width * items
-    ids = list(accumulate(out[1], initial=out[0][0]))
-    return ids, out[2], out[3]
+    return list(accumulate(gaps, initial=head[0])), counts, lengths
+
+
+_SPECS: dict[bytes, tuple[tuple[str, int], ...]] = {}
+"""Each chunk header seen: its arrays' typecodes and widths."""
+
+
+def _spec(header: bytes) -> tuple[tuple[str, int], ...]:
+    if len(header) < 4 or any(width not in _TYPECODES for width in header):
+        raise ValueError("not a chunk of postings (bad header)")
+    spec = tuple((_TYPECODES[width], width) for width in header)
+    _SPECS[header] = spec
+    return spec
 
 
 # --- tails -------------------------------------------------------------------

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.store import KindFilter
     from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.lexsearch import Scored
     from roteiro_memory.transfer import Export
 
 __all__ = ["SQLStore", "SweepRow", "entry_from_row", "record_filters", "record_from_row"]
@@ -461,20 +462,39 @@ class SQLStore(Store):
             if terms and stats.live_terms:
                 plan = lexsearch.plan(conn, d, terms, stats)
 
-                def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Recalled]:
-                    relevance = dict(found)
-                    records = self._records(conn, nodes, params, builtins.list(relevance), where)
-                    return [
-                        Recalled.found(record, generation, parsed, relevance[record.id])
-                        for record in records
-                    ]
+                score, score_params = sqlexpr.score_expr(
+                    parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+                )
+                params.update(score_params, generation=generation)
 
-                results = lexsearch.top(
+                def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Scored]:
+                    relevance = dict(found)
+                    out: builtins.list[Scored] = []
+                    for chunk in d.chunks(builtins.list(relevance)):
+                        bound = dict(params)
+                        ids = d.in_set("m.id", "ids", chunk, bound)
+                        sql = lexsearch.evidence_sql(score, nodes, ids, where)
+                        for record_id, evidence in conn.execute(sql, bound):
+                            value = relevance[record_id]
+                            out.append((lexical.combine(value, evidence), record_id, value))
+                    return out
+
+                best = lexsearch.top(
                     plan,
                     keep,
-                    lambda cell, held: lexsearch.read_cell(conn, d, cell, held),
+                    lambda cell, held, closed: lexsearch.read_cell(conn, d, cell, held, closed),
                     confirm,
-                    max(2 * (keep or 0), lexsearch.CONFIRM_BATCH),
+                    max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
+                )
+                # The records of the best, scored again by the one rule.
+                relevance = {record_id: value for _, record_id, value in best}
+                records = self._records(conn, nodes, params, builtins.list(relevance))
+                results = sorted(
+                    (
+                        Recalled.found(record, generation, parsed, relevance[record.id])
+                        for record in records
+                    ),
+                    key=lambda r: sem.rank_key(r.score, r.record.id),
                 )
         return Recall(
             generation=generation,
