@@ -1,0 +1,104 @@
+"""A search's cost is bounded by its words: terms no live record holds read no
+postings, a repeated word counts once, and a query of more distinct terms than
+``lexical.MAX_QUERY_TERMS`` is refused whole, in one line, on every surface."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import string
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from roteiro_memory import lexical
+from roteiro_memory.errors import BadRequest
+from roteiro_memory.store import Store
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.stores.sql import lexsearch
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+
+def unknown_words(count: int) -> list[str]:
+    """``count`` distinct words no record holds, all letters, each ending in
+    ``x`` so that no stemming rule touches them."""
+    pairs = itertools.product(string.ascii_lowercase, repeat=3)
+    return [f"nowhere{''.join(p)}x" for p in itertools.islice(pairs, count)]
+
+
+def filled(store: Store) -> Store:
+    for n in range(300):
+        store.record("lesson", f"migration timeout {n}" if n % 3 else f"cache sweep {n}")
+    return store
+
+
+@pytest.fixture(params=["model", "sqlite"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    made: Store = ModelStore() if request.param == "model" else SQLiteStore(tmp_path / "m.db")
+    yield filled(made)
+    made.close()
+
+
+def ranked(store: Store, query: str) -> list[tuple[int, float]]:
+    return [(r.record.id, r.score) for r in store.search(query, limit=10).results]
+
+
+def test_terms_no_record_holds_read_no_postings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = filled(SQLiteStore(tmp_path / "m.db"))
+    read: list[str] = []
+    original = lexsearch.read_cells
+
+    def spy(conn: Any, d: Any, cells: Any, terms: Any, closed: Any = ()) -> Any:
+        read.extend([*terms, *closed])
+        return original(conn, d, cells, terms, closed)
+
+    monkeypatch.setattr(lexsearch, "read_cells", spy)
+    plain = ranked(store, "migration")
+    assert read, "the known word's postings are read"
+    read.clear()
+    padded = ranked(store, " ".join(["migration", *unknown_words(300)]))
+    assert padded == plain
+    assert read
+    assert not [term for term in read if "nowhere" in term]
+
+
+def test_words_no_record_holds_change_no_result(store: Store) -> None:
+    assert ranked(store, " ".join([*unknown_words(300), "timeout"])) == ranked(store, "timeout")
+    assert ranked(store, " ".join(unknown_words(300))) == []
+
+
+def test_a_repeated_word_counts_once(store: Store) -> None:
+    assert ranked(store, "timeout " * 10_000) == ranked(store, "timeout")
+
+
+def test_a_query_beyond_the_cap_is_refused_whole(store: Store) -> None:
+    words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
+    with pytest.raises(
+        BadRequest, match=r"holds 1,025 distinct terms; a search takes at most 1,024"
+    ):
+        store.search(" ".join(words))
+    assert ranked(store, " ".join([*words[:2], "timeout"])) == ranked(store, "timeout")
+
+
+def test_the_command_line_refuses_a_query_beyond_the_cap_in_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    filled(SQLiteStore(db)).close()
+    words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
+    base = [sys.executable, "-m", "roteiro_memory", "--db", str(db), "recall", "--no-sync"]
+    text = subprocess.run([*base, *words], capture_output=True, text=True, cwd=tmp_path)
+    assert (text.returncode, text.stdout) == (2, "")
+    assert text.stderr.count("\n") == 1
+    assert "at most 1,024" in text.stderr
+    envelope = subprocess.run(
+        [*base, "--json", *words], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert envelope.returncode == 2
+    answer = json.loads(envelope.stdout)
+    assert answer["ok"] is False
+    assert answer["error"]["kind"] == "BadRequest"
