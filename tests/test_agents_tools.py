@@ -66,3 +66,19 @@ def test_tools_an_unavailable_store_is_advised_as_such(session: Session, tmp_pat
     assert "nothing was written" in error.message
     assert "correct that argument" not in error.advice
     assert list((tmp_path / "m.db").iterdir()) == []
+
+
+def test_tools_search_refuses_a_query_beyond_the_distinct_term_cap(session: Session) -> None:
+    import itertools
+    import string
+
+    from roteiro_memory import lexical
+
+    tools.call(session, "remember", {"kind": "lesson", "body": "migration timeout"})
+    letters = itertools.product(string.ascii_lowercase, repeat=3)
+    words = ["nowhere" + "".join(p) + "x" for p in letters][: lexical.MAX_QUERY_TERMS + 1]
+    error = _refused(session, "search", {"query": " ".join(words)})
+    assert error.kind == "BadRequest"
+    assert "at most 1,024" in error.message
+    found = tools.call(session, "search", {"query": "timeout " * 5000})
+    assert len(found.structured["results"]) == 1
