@@ -13,11 +13,16 @@ on PostgreSQL (``postgres_backend``):
    ranking inputs with one plain SELECT.
 2. ``cache_sweep`` of a full tier to its budget: at most 1.5x reading the
    sweep's columns and deleting the same keys in one transaction.
-3. ``search`` of the two-token query, limit 10, over 100,000 and 1,000,000
-   live records (``--search-records``; 20,000 with ``--quick``): at most 1.5x
-   the term index queried by hand for its top 10; and ``recall`` limit 10
-   that stops early, over the largest: at most 0.25x the full-scan ranking,
-   with the same ids (``bench/search.py``).
+3. ``search`` limit 10 of the four query shapes of ``bench/search.py`` over
+   100,000 and 1,000,000 live records (``--search-records``; 20,000 with
+   ``--quick``): each at most 1.0x a ``tsvector`` column with a GIN index
+   ranked by ``ts_rank_cd`` for its top 10 (any of the words), every run
+   checking the results equal the exhaustive scorer's and that the search
+   stopped early; the term index at most 2x the GIN index and its tsvector
+   column; at 100,000, ``import`` of an export at most 3x COPY of the same
+   records' text into the floor's table and building its GIN index.  And
+   ``recall`` limit 10 that stops early, over the largest: at most 0.25x
+   the full-scan ranking, with the same ids.
 
 Ratios are of wall-clock medians, floor and subject interleaved: the work is
 split between this process and the server, so this process's CPU time alone
@@ -46,10 +51,11 @@ import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from measure import Check, measure_runs, ratio_check, wall_ratio_check
 from run import _search_counts, _sizes, add_search_records
-from search import search_checks
+from search import SHAPES, exhaustive, kept_store, search_checks, verify
 from targets import (
     RECALL_BOUND,
     RECALL_LIMIT,
@@ -69,6 +75,88 @@ KEPT_CLUSTER = Path(
 """Where the server started without ``--dsn`` keeps its cluster (a short
 path: the server's socket lives in it)."""
 TARGETS = ("recall", "sweep", "search")
+SHAPE_BOUND = 1.0
+INDEX_BOUND = 2.0
+IMPORT_BOUND = 3.0
+
+
+def shape_checks(backend: object, sizes: Sizes, counts: Sequence[int]) -> list[Check]:
+    """Target 3's shapes, sizes and import, on PostgreSQL (wall time)."""
+    from postgres_backend import PostgresBackend
+
+    assert isinstance(backend, PostgresBackend)
+    checks: list[Check] = []
+
+    def report(line: str) -> None:
+        print(line, flush=True)
+
+    for records in counts:
+        store = kept_store(backend, records, sizes, report)
+        try:
+            made = backend.fts_floor(store)
+            if made is not None:
+                report(f"  tsvector + GIN floor built in {made:.1f} s")
+            verify(store, report, exhaustive(store))
+            ours, theirs = backend.index_bytes(store), backend.fts_bytes(store)
+            checks.append(
+                Check(
+                    f"pg index size vs GIN + tsvector, {records:,}",
+                    ours / theirs,
+                    INDEX_BOUND,
+                    "x",
+                    f"{ours / 2**20:.1f} MiB vs {theirs / 2**20:.1f} MiB",
+                )
+            )
+            print(checks[-1].line(), flush=True)
+            for name, query in SHAPES.items():
+                trials = {
+                    "floor": _steady(lambda q=query, s=store: backend.fts_search(s, q)),
+                    "search": _steady(lambda q=query, s=store: s.search(q, limit=RECALL_LIMIT)),
+                }
+                times = measure_runs(trials, sizes.repeat, warmup=True)
+                checks.append(
+                    wall_ratio_check(
+                        f"pg search {name} vs ts_rank_cd, {records:,}",
+                        times["search"],
+                        times["floor"],
+                        SHAPE_BOUND,
+                    )
+                )
+                print(checks[-1].line(), flush=True)
+            if records == 100_000:
+                checks.append(_import_check(backend, store, sizes))
+                print(checks[-1].line(), flush=True)
+        finally:
+            store.close()
+    return checks
+
+
+def _import_check(backend: Any, store: Any, sizes: Sizes) -> Check:
+    """``import`` of the store's export into a fresh store, against COPY of
+    the same records' text and a GIN index over it (wall, medians)."""
+    from postgres_backend import _floor_rows, fts_load
+
+    from roteiro_memory.transfer import read_export
+
+    parsed = read_export(list(store.export_lines()))
+    rows = _floor_rows(store)
+    imported: list[float] = []
+    copied: list[float] = []
+    for _ in range(max(1, min(sizes.repeat, 3))):
+        fresh = backend.create("import-run")
+        try:
+            start = time.perf_counter()
+            fresh.import_export(parsed)
+            imported.append(time.perf_counter() - start)
+            conn = fresh.connection
+            start = time.perf_counter()
+            with conn.transaction():
+                fts_load(conn, "import_floor", rows)
+            copied.append(time.perf_counter() - start)
+        finally:
+            fresh.close()
+            backend.discard("import-run")
+    return ratio_check(f"pg import of {len(rows):,} vs COPY + GIN", imported, copied, IMPORT_BOUND)
 
 
 def recall_checks(backend: object, sizes: Sizes) -> list[Check]:
@@ -183,6 +271,7 @@ def run_checks(
             checks += sweep_checks(backend, sizes)
             print(checks[-1].line(), flush=True)
         if "search" in only and search_counts:
+            checks += shape_checks(backend, sizes, search_counts)
             found = search_checks(
                 backend,
                 sizes,
@@ -191,6 +280,7 @@ def run_checks(
                 list(search_counts),
                 ratio=wall_ratio_check,
                 prefix="pg ",
+                verified=True,
             )
             checks += found
             for check in found:

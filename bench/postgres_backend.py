@@ -14,6 +14,8 @@ and the schema version.
 from __future__ import annotations
 
 import contextlib
+import re
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
@@ -48,12 +50,13 @@ INSERT_FLOOR = (
     f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
 )
 INDEX_WRITTEN = (
-    ("memory_terms", "record_id, term, tf, length", "term, record_id"),
-    ("memory_term_df", "term, live", "term"),
+    ("memory_chunks", "term, cell, first_id, postings", "term, cell, first_id"),
+    ("memory_cells", "term, cell, postings, max_tf, tail", "term, cell"),
+    ("memory_recent", "record_id, cell, length, terms", "record_id"),
 )
 """The term index rows ``record_many`` writes beside each record, by table:
 the floor inserts them too, so it does all the writing ``record_many`` does."""
-STATS_WRITTEN = "records, live, live_terms"
+STATS_WRITTEN = "records, live, live_terms, tokenizer"
 _PREFIX = "roteiro_bench_"
 
 
@@ -272,58 +275,85 @@ class PostgresBackend:
 
 # --- the search arm and early-stop recall (bench/search.py) --------------------
 
-_REAL = "double precision"
+
+FLOOR_SCHEMA = "bench_fts"
+"""Where the text-search floor's table lives, in the store's database."""
 
 
-def search_floor(store: PostgresStore, query: str) -> list[tuple[int, float]]:
-    """The term index queried by hand for its top 10 by relevance alone: the
-    statistics read from the index's own rows, then one statement summing
-    each live record's BM25 weights over the query's postings."""
-    from roteiro_memory import lexical
+def index_bytes(store: PostgresStore) -> int:
+    """Bytes the term index's tables take, their indexes and TOAST included."""
+    from roteiro_memory.stores.sql.columns import DERIVED_TABLES
 
-    conn = store.connection
-    terms = lexical.query_terms(query)
-    keys = [term.encode("utf-8") for term in terms]
-    row = conn.execute("SELECT live, live_terms FROM memory_stats WHERE id = 0").fetchone()
-    live, live_terms = (int(row[0]), int(row[1])) if row else (0, 0)
-    found = {
-        bytes(term): int(n)
-        for term, n in conn.execute(
-            "SELECT term, live FROM memory_term_df WHERE term = ANY(%s)", (keys,)
-        )
-    }
-    params: dict[str, Any] = {
-        "terms": keys,
-        "avg": float(live_terms) / float(live) if live else 0.0,
-    }
-    cases = []
-    for k, key in enumerate(keys):
-        params[f"t{k}"] = key
-        params[f"idf{k}"] = lexical.idf(found.get(key, 0), live)
-        cases.append(f"WHEN %(t{k})s THEN CAST(%(idf{k})s AS {_REAL})")
-    weight = sqlexpr.term_weight_expr(
-        POSTGRES,
-        tf="t.tf",
-        length="t.length",
-        idf=f"(CASE t.term {' '.join(cases)} END)",
-        average_length=f"CAST(%(avg)s AS {_REAL})",
-    )
-    statement = (
-        f"SELECT t.record_id, SUM({weight}) AS s FROM memory_terms t"
-        " JOIN agent_memory m ON m.id = t.record_id"
-        " WHERE t.term = ANY(%(terms)s) AND m.superseded_by IS NULL"
-        " GROUP BY t.record_id ORDER BY s DESC, t.record_id DESC LIMIT 10"
-    )
-    return [(int(record_id), float(s)) for record_id, s in conn.execute(statement, params)]
+    row = store.connection.execute(
+        "SELECT SUM(pg_total_relation_size(c.oid)) FROM pg_class c"
+        " JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = %s AND c.relname = ANY(%s) AND c.relkind = 'r'",
+        (store.schema, list(DERIVED_TABLES)),
+    ).fetchone()
+    return int(row[0]) if row else 0
 
 
-def frequencies(store: PostgresStore, terms: Sequence[str]) -> dict[str, int]:
-    """How many live records hold each of ``terms``, from the index."""
+def _floor_rows(store: PostgresStore) -> list[tuple[int, str]]:
     rows = store.connection.execute(
-        "SELECT term, live FROM memory_term_df WHERE term = ANY(%s)",
-        ([term.encode("utf-8") for term in terms],),
+        "SELECT id, body, anchor_key, anchor_path FROM agent_memory"
+        " WHERE superseded_by IS NULL ORDER BY id"
     )
-    return {bytes(term).decode("utf-8"): int(n) for term, n in rows}
+    return [
+        (int(i), " ".join(bytes(t).decode("utf-8") for t in (body, key, path) if t is not None))
+        for i, body, key, path in rows
+    ]
+
+
+def fts_load(conn: Any, table: str, rows: Iterable[tuple[int, str]]) -> None:
+    """The floor: a table of the records' text with a generated ``tsvector``,
+    filled by COPY, then its GIN index built."""
+    conn.execute(
+        f"CREATE TABLE {table} (id bigint PRIMARY KEY, body text NOT NULL,"
+        " tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', body)) STORED)"
+    )
+    with conn.cursor() as cur, cur.copy(f"COPY {table} (id, body) FROM STDIN") as copy:
+        for row in rows:
+            copy.write_row(row)
+    conn.execute(f"CREATE INDEX {table.split('.')[-1]}_tsv ON {table} USING GIN (tsv)")
+
+
+def fts_floor(store: PostgresStore) -> float | None:
+    """Make the store's database hold the floor (once); the seconds it took
+    when made now."""
+    conn = store.connection
+    found = conn.execute(
+        "SELECT 1 FROM pg_namespace WHERE nspname = %s", (FLOOR_SCHEMA,)
+    ).fetchone()
+    if found is not None:
+        return None
+    rows = _floor_rows(store)
+    start = time.perf_counter()
+    with conn.transaction():
+        conn.execute(f"CREATE SCHEMA {FLOOR_SCHEMA}")
+        fts_load(conn, f"{FLOOR_SCHEMA}.docs", rows)
+    conn.execute(f"VACUUM ANALYZE {FLOOR_SCHEMA}.docs")
+    return time.perf_counter() - start
+
+
+def fts_search(store: PostgresStore, query: str) -> list[int]:
+    """The floor's top 10 for any of the query's words, by ``ts_rank_cd``."""
+    words = " | ".join(re.findall(r"\w+", query))
+    rows = store.connection.execute(
+        f"SELECT id, ts_rank_cd(tsv, q) AS r FROM {FLOOR_SCHEMA}.docs,"
+        " to_tsquery('english', %s) q WHERE tsv @@ q ORDER BY r DESC LIMIT 10",
+        (words,),
+    )
+    return [int(row[0]) for row in rows]
+
+
+def fts_bytes(store: PostgresStore) -> int:
+    """The floor's GIN index and its tsvector column, in bytes."""
+    row = store.connection.execute(
+        f"SELECT pg_relation_size('{FLOOR_SCHEMA}.docs_tsv'),"
+        f" (SELECT SUM(pg_column_size(tsv)) FROM {FLOOR_SCHEMA}.docs)"
+    ).fetchone()
+    assert row is not None
+    return int(row[0]) + int(row[1])
 
 
 def recall_full_scan(store: PostgresStore) -> list[int]:
@@ -357,5 +387,5 @@ def recall_full_scan(store: PostgresStore) -> list[int]:
 
 
 # Methods of PostgresBackend, written beside the floors they measure against.
-for _name in ("search_floor", "frequencies", "recall_full_scan"):
+for _name in ("index_bytes", "recall_full_scan", "fts_floor", "fts_search", "fts_bytes"):
     setattr(PostgresBackend, _name, staticmethod(globals()[_name]))

@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from measure import Check
-from search import search_checks
+from search import search_checks, shape_checks
 from sqlite_backend import SQLiteBackend
 from targets import Backend, recall_checks, record_many_checks, sweep_checks, sweep_memory
 from workload import MIB, QUICK, Sizes
@@ -185,7 +185,9 @@ def _run(
         checks += record_many_checks(backend, sizes, report, trace)
         _show(checks[-1:])
     if "search" in only:
-        found = search_checks(backend, sizes, report, trace, list(search_counts))
+        scratch = Path(backend.locator("x")).parent
+        checks += shape_checks(backend, sizes, report, list(search_counts), scratch)
+        found = search_checks(backend, sizes, report, trace, list(search_counts), verified=True)
         checks += found
         _show(found)
     return checks

@@ -1,65 +1,201 @@
-"""The search arm and the early-stop recall, against floors on the same index.
+"""The search arm beside the engines people pick, and the early-stop recall.
 
-5. ``search`` of the two-token query, limit 10, over N live records: at most
-   1.5x the same term index queried by hand for its top 10 (one SQL
-   statement summing the BM25 weights, the statistics read from the index's
-   own rows), for N = 100,000 and 1,000,000 by default.
-6. ``recall`` limit 10 (decay none), which reads live records in confidence
-   order and stops early, over the largest N: at most 0.25x the full-scan
-   ranking recall ran before (every live record scored and sorted in SQL),
-   with the same ids in the same order.
+5. ``search`` limit 10 of four query shapes -- 2 tokens (about 60% of the
+   records each), 5 tokens, 1 rare token (about 10 records), 1 common token
+   (about 84%) -- over N live records (100,000 and 1,000,000 by default),
+   CPU medians, every engine's runs interleaved:
 
-Written once for any backend with the methods below (``sqlite_backend``,
-``postgres_backend``).  A store of N records is built once through
-``record_many`` and kept by the backend (``keep``), so later runs reuse it:
-SQLite keeps a file under the system's temporary directory
-(``roteiro-bench-search/``), PostgreSQL a database on its server (see
-``bench/postgres.py``).  Ratios are of CPU time on SQLite, of wall-clock
-time on PostgreSQL (``ratio``).
+   * at most 10x tantivy's (bench extra), and at most 0.25x the search of
+     :data:`previous.PREVIOUS` (that version's code, in a child process, on
+     its own store of the same records); SQLite's FTS5 ``bm25()`` and bm25s
+     (bench extra) beside them;
+   * each run checks the results equal an exhaustive scorer's (every live
+     record scored by the model's own functions, to the bit) and the previous
+     version's, and that the search stopped early: it read fewer postings
+     than its terms hold (shapes whose terms hold more than 1,000);
+   * the term index at most 2x FTS5's index of the same records, and the
+     store's bytes per record beside the previous version's.
+
+   At 100,000 records also: one ``record()`` at most 3x one FTS5 insert of
+   the same record (each its own transaction, on copies of the stores), and
+   building the store at most 3x building FTS5's over the same records (ten
+   thousand a transaction; FTS5 writes a plain table beside it, the store
+   validates, reads back and tokenizes in Python).  Then ``add`` and
+   ``search`` latency at 10,000, 100,000 and 1,000,000 records: add flat
+   (at most 2x from the smallest to the largest), search sub-linear (each
+   shape at most 5x for 10x the records).
+6. ``recall`` limit 10 that stops early, over the largest N: at most 0.25x
+   the full-scan ranking it replaced, with the same ids in the same order.
+
+A store of N records is built once through ``record_many`` and kept by the
+backend (``keep``), as are the peers' indexes, so later runs reuse them.
+``search_checks`` (target 6, and the shapes against the previous version and
+an exhaustive scorer) is written for any backend; the SQLite peers are
+SQLite's (``shape_checks``); PostgreSQL's floors are in ``postgres.py``.
 """
 
 from __future__ import annotations
 
+import itertools
+import shutil
+import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Protocol
 
 from measure import Check, Timing, cpu_ratio_check, measure_runs
-from targets import RECALL_LIMIT, Backend, Report, _steady, diagnose
-from workload import QUERY, Sizes, build_episodic
+from targets import RECALL_LIMIT, Backend, Report, _steady
+from workload import QUERY, RARE_WORD, Sizes, build_episodic, memory_writes
 
-__all__ = ["EARLY_RECALL_BOUND", "SEARCH_BOUND", "SearchBackend", "search_checks"]
+from roteiro_memory import lexical
+from roteiro_memory.results import Recalled
+from roteiro_memory.semantics import Decay
+from roteiro_memory.stores.sql import lexsearch
 
-SEARCH_BOUND = 1.5
+__all__ = [
+    "EARLY_RECALL_BOUND",
+    "SHAPES",
+    "SearchBackend",
+    "exhaustive",
+    "postings_read",
+    "search_checks",
+    "shape_checks",
+]
+
+SHAPES = {
+    "2 tokens": QUERY,
+    "5 tokens": f"{QUERY} cache scheduler release",
+    "1 rare token": RARE_WORD,
+    "1 common token": "watch",
+}
+"""The query shapes, by name."""
+TANTIVY_BOUND = 10.0
+PREVIOUS_BOUND = 0.25
+INDEX_BOUND = 2.0
+RECORD_BOUND = 3.0
+BUILD_BOUND = 3.0
+ADD_FLAT_BOUND = 2.0
+SEARCH_GROWTH_BOUND = 5.0
 EARLY_RECALL_BOUND = 0.25
+LATENCY_RECORDS = 10_000
+"""The smallest store the latencies are quoted at, besides ``counts``."""
+EARLY_STOP_POSTINGS = 1_000
+"""Shapes whose terms hold more postings than this must read fewer than all."""
 
 Ratio = Callable[[str, Timing, Timing, float], Check]
-"""How a subject's timings are judged against its floor's."""
 
 
 class SearchBackend(Backend, Protocol):
     """What the search targets need beyond :class:`targets.Backend`."""
 
     def keep(self, label: str, build: Callable[[Any], object]) -> tuple[str, bool]: ...
-    def search_floor(self, store: Any, query: str) -> list[tuple[int, float]]: ...
-    def frequencies(self, store: Any, terms: Sequence[str]) -> dict[str, int]: ...
     def recall_full_scan(self, store: Any) -> list[int]: ...
+    def index_bytes(self, store: Any) -> int: ...
 
 
-def _store(backend: SearchBackend, records: int, sizes: Sizes, report: Report) -> Any:
+def kept_store(backend: SearchBackend, records: int, sizes: Sizes, report: Report) -> Any:
     """A store holding ``records`` live records, built once and kept."""
     start = time.perf_counter()
     locator, built = backend.keep(
         f"search-{records}", lambda store: build_episodic(store, replace(sizes, records=records))
     )
-    if built:
-        report(
-            f"search store: {records:,} live records, built in {time.perf_counter() - start:.0f} s"
-        )
-    else:
-        report(f"search store: {records:,} live records, reused {locator}")
+    took = f"built in {time.perf_counter() - start:.0f} s" if built else f"reused {locator}"
+    report(f"search store: {records:,} live records, {took}")
     return backend.open(locator)
+
+
+# --- what every run checks ------------------------------------------------------
+
+
+def exhaustive(store: Any) -> Callable[[str], list[tuple[int, float]]]:
+    """The top 10 of a query by scoring every live record with the model's
+    own functions (its terms, the statistics over all of them, BM25, the
+    evidence, the order), with no index: ``(id, score)`` each."""
+    records = store.list().records
+    documents = [
+        lexical.Document(
+            r.id,
+            lexical.document_terms(
+                r.body,
+                None if r.anchor is None else r.anchor.key,
+                None if r.anchor is None else r.anchor.path,
+            ),
+        )
+        for r in records
+    ]
+    stats = lexical.CorpusStats.of(documents)
+    generation = max((r.id for r in store.list(include_superseded=True).records), default=0)
+    decay = Decay.parse("none")
+
+    def top(query: str) -> list[tuple[int, float]]:
+        terms = lexical.query_terms(query)
+        wanted = set(terms)
+        found = []
+        for record, document in zip(records, documents, strict=True):
+            if wanted.isdisjoint(document.terms):
+                continue
+            value = lexical.relevance(terms, document, stats)
+            found.append(Recalled.found(record, generation, decay, value))
+        found.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
+        return [(r.record.id, r.score) for r in found[:RECALL_LIMIT]]
+
+    return top
+
+
+def postings_read(store: Any, query: str) -> tuple[int, int]:
+    """How many postings a search of ``query`` decoded, and how many its
+    terms hold (their live document frequencies)."""
+    read = 0
+    original = lexsearch.read_cell
+
+    def counting(*args: Any) -> dict[str, Any]:
+        nonlocal read
+        chunks = original(*args)
+        read += sum(len(ids) for ids, _, _ in chunks.values())
+        return chunks
+
+    lexsearch.read_cell = counting  # type: ignore[assignment]
+    try:
+        found = store.search(query, limit=RECALL_LIMIT)
+    finally:
+        lexsearch.read_cell = original  # type: ignore[assignment]
+    frequency = store_frequencies(store, found.terms or [])
+    return read, sum(frequency.values())
+
+
+def store_frequencies(store: Any, terms: Sequence[str]) -> dict[str, int]:
+    """Each term's live document frequency, as a search reads it."""
+    from roteiro_memory.stores.sql import index
+
+    with store._reading() as conn:
+        planned = lexsearch.plan(conn, store.dialect, list(terms), index.read_stats(conn))
+    return dict(planned.corpus.document_frequency)
+
+
+def verify(store: Any, report: Report, scorer: Any, previous: Any = None) -> None:
+    """Each shape's results are the exhaustive scorer's (and the previous
+    version's), and a search of many postings stopped early."""
+    for name, query in SHAPES.items():
+        ours = [(r.record.id, r.score) for r in store.search(query, limit=RECALL_LIMIT).results]
+        if ours != scorer(query):
+            raise RuntimeError(f"search {name}: the results differ from the exhaustive scorer's")
+        if previous is not None:
+            theirs = [tuple(pair) for pair in previous.ask(op="search", query=query)["results"]]
+            if ours != theirs:
+                raise RuntimeError(f"search {name}: the results differ from the previous version's")
+        read, held = postings_read(store, query)
+        report(
+            f"  {name} {query!r}: top 10 equal the exhaustive scorer's"
+            f"{' and the previous version' if previous is not None else ''}'s;"
+            f" read {read:,} of its terms' {held:,} postings ({100 * read / max(held, 1):.1f}%)"
+        )
+        if held > EARLY_STOP_POSTINGS and read >= held:
+            raise RuntimeError(f"search {name}: read every posting, so it did not stop early")
+
+
+# --- target 6, on any backend ---------------------------------------------------
 
 
 def search_checks(
@@ -71,53 +207,310 @@ def search_checks(
     *,
     ratio: Ratio = cpu_ratio_check,
     prefix: str = "",
+    verified: bool = False,
 ) -> list[Check]:
-    """Targets 5 and 6 over stores of ``counts`` live records, the early
-    stop over the largest; check names start with ``prefix``."""
+    """Target 6 over the largest of ``counts``, after checking the shapes'
+    results at each unless ``verified`` (the shapes' timings are the
+    backend's: ``shape_checks``)."""
     checks: list[Check] = []
-    largest = max(counts)
     for records in counts:
-        store = _store(backend, records, sizes, report)
+        if verified and records != max(counts):
+            continue
+        store = kept_store(backend, records, sizes, report)
         try:
-            # The floor ranks by relevance alone; the arm multiplies in the
-            # evidence, so their top 10 may differ while the work is the same.
-            found = store.search(QUERY, limit=RECALL_LIMIT)
-            report(
-                f"  live {found.live:,}; query terms {found.terms}; document frequencies"
-                f" {backend.frequencies(store, found.terms or [])}"
-            )
+            if not verified:
+                verify(store, report, exhaustive(store))
+            if records != max(counts):
+                continue
             trials = {
-                "floor": _steady(lambda: backend.search_floor(store, QUERY)),  # noqa: B023
-                "search": _steady(lambda: store.search(QUERY, limit=RECALL_LIMIT)),  # noqa: B023
+                "full scan": _steady(lambda: backend.recall_full_scan(store)),  # noqa: B023
+                "early stop": _steady(lambda: store.recall(limit=RECALL_LIMIT)),  # noqa: B023
             }
-            if records == largest:
-                trials["full scan"] = _steady(lambda: backend.recall_full_scan(store))  # noqa: B023
-                trials["early stop"] = _steady(lambda: store.recall(limit=RECALL_LIMIT))  # noqa: B023
-                early = store.recall(limit=RECALL_LIMIT)
-                if backend.recall_full_scan(store) != [r.record.id for r in early.results]:
-                    raise RuntimeError("the early-stop recall differs from the full scan")
+            early = store.recall(limit=RECALL_LIMIT)
+            if backend.recall_full_scan(store) != [r.record.id for r in early.results]:
+                raise RuntimeError("the early-stop recall differs from the full scan")
             times = measure_runs(trials, sizes.repeat, warmup=True)
-            if debug is not None:
-                for name, trial in trials.items():
-                    with trial() as action:
-                        diagnose(backend, store, f"{name} over {records:,}", action, debug)
         finally:
             store.close()
         checks.append(
             ratio(
-                f"{prefix}search 2-token limit=10, {records:,}",
-                times["search"],
-                times["floor"],
-                SEARCH_BOUND,
+                f"{prefix}recall early stop vs full, {records:,}",
+                times["early stop"],
+                times["full scan"],
+                EARLY_RECALL_BOUND,
             )
         )
-        if records == largest:
+    return checks
+
+
+# --- target 5 on SQLite ------------------------------------------------------------
+
+
+def _interleaved(runs: dict[str, Callable[[], float]], repeat: int) -> dict[str, list[float]]:
+    """``repeat`` CPU seconds of each run, after one untimed run of each; each
+    run returns its own CPU time (a child reports its own)."""
+    import gc
+
+    for run in runs.values():
+        run()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for round_ in range(repeat):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            gc.collect()
+            times[name].append(runs[name]())
+    return times
+
+
+def _cpu(action: Callable[[], object]) -> Callable[[], float]:
+    def run() -> float:
+        start = time.process_time()
+        action()
+        return time.process_time() - start
+
+    return run
+
+
+def _ratio(name: str, subject: list[float], floor: list[float], bound: float, more: str) -> Check:
+    mid_s, mid_f = statistics.median(subject), statistics.median(floor)
+    return Check(
+        name, mid_s / mid_f, bound, "x", f"{mid_s * 1000:8.2f} vs {mid_f * 1000:8.2f} ms{more}"
+    )
+
+
+def shape_checks(
+    backend: SearchBackend, sizes: Sizes, report: Report, counts: list[int], scratch: Path
+) -> list[Check]:
+    """Target 5 on SQLite: the shapes against the peers and the previous
+    version, sizes, record(), the build and the latencies."""
+    import peers
+    import previous as prior
+
+    checks: list[Check] = []
+    latency: dict[int, dict[str, float]] = {}
+    for records in sorted({LATENCY_RECORDS} - set(counts)) if max(counts) > LATENCY_RECORDS else ():
+        store = kept_store(backend, records, sizes, report)
+        try:
+            latency[records] = {
+                name: statistics.median(
+                    _interleaved(
+                        {"ours": _cpu(lambda q=q, s=store: s.search(q, limit=RECALL_LIMIT))},
+                        sizes.repeat,
+                    )["ours"]
+                )
+                for name, q in SHAPES.items()
+            }
+            latency[records]["add"] = _add_latency(store, scratch, backend)
+        finally:
+            store.close()
+    child = prior.Previous({"batch": sizes.batch})
+    try:
+        for records in counts:
+            store = kept_store(backend, records, sizes, report)
+            try:
+                old = child.ask(op="open", records=records)
+                report(
+                    f"  {prior.PREVIOUS} store: {'built' if old['built'] else 'reused'}"
+                    f" {old['path']} ({old['seconds']:.0f} s)"
+                )
+                verify(store, report, exhaustive(store), child)
+                texts = peers.live_texts(store.connection)
+                engines = [
+                    peers.Fts5(f"{records}"),
+                    peers.Tantivy(f"{records}"),
+                    peers.Bm25s(f"{records}"),
+                ]
+                for engine in engines:
+                    spent = engine.build(texts)
+                    if spent is not None:
+                        report(
+                            f"  {engine.name}: {len(texts):,} records indexed, CPU {spent:.1f} s"
+                        )
+                checks += _size_checks(backend, store, engines[0], records, old, report)
+                latency[records] = {}
+                for name, query in SHAPES.items():
+                    runs = {"ours": _cpu(lambda q=query, s=store: s.search(q, limit=RECALL_LIMIT))}
+                    runs.update({e.name: _cpu(lambda e=e, q=query: e.search(q)) for e in engines})
+                    runs[prior.PREVIOUS] = lambda q=query: child.ask(op="search", query=q)["cpu"]
+                    times = _interleaved(runs, sizes.repeat)
+                    ours = times["ours"]
+                    latency[records][name] = statistics.median(ours)
+                    beside = "".join(
+                        f"; {e.name} {statistics.median(times[e.name]) * 1000:.2f} ms"
+                        f" ({statistics.median(ours) / statistics.median(times[e.name]):.1f}x)"
+                        for e in engines
+                        if e.name != "tantivy"
+                    )
+                    checks.append(
+                        _ratio(
+                            f"search {name} vs tantivy, {records:,}",
+                            ours,
+                            times["tantivy"],
+                            TANTIVY_BOUND,
+                            beside,
+                        )
+                    )
+                    checks.append(
+                        _ratio(
+                            f"search {name} vs {prior.PREVIOUS}, {records:,}",
+                            ours,
+                            times[prior.PREVIOUS],
+                            PREVIOUS_BOUND,
+                            f"; CPU medians of {sizes.repeat}",
+                        )
+                    )
+                    for check in checks[-2:]:
+                        report(check.line())
+                latency[records]["add"] = _add_latency(store, scratch, backend)
+                if records == 100_000:
+                    checks += _write_checks(backend, store, engines[0], sizes, scratch, report)
+            finally:
+                store.close()
+    finally:
+        child.close()
+    return checks + _latency_checks(latency, report)
+
+
+def _size_checks(
+    backend: SearchBackend, store: Any, fts5: Any, records: int, old: dict[str, Any], report: Report
+) -> list[Check]:
+    ours, theirs = backend.index_bytes(store), fts5.index_bytes()
+    whole = backend.size_bytes(str(store.path))
+    report(
+        f"  store file {whole / records:,.0f} bytes a record ({whole / 2**20:.1f} MiB);"
+        f" {prior_name()}'s {old['bytes'] / records:,.0f} ({old['bytes'] / 2**20:.1f} MiB)"
+    )
+    check = Check(
+        f"index size vs FTS5's, {records:,}",
+        ours / theirs,
+        INDEX_BOUND,
+        "x",
+        f"{ours / 2**20:.1f} MiB vs {theirs / 2**20:.1f} MiB",
+    )
+    report(check.line())
+    return [check]
+
+
+def prior_name() -> str:
+    import previous as prior
+
+    return prior.PREVIOUS
+
+
+def _copy(backend: SearchBackend, store: Any, scratch: Path, label: str) -> Any:
+    target = scratch / f"{label}.db"
+    shutil.copyfile(store.path, target)
+    return backend.open(str(target))
+
+
+def _add_latency(store: Any, scratch: Path, backend: SearchBackend, count: int = 300) -> float:
+    """Mean CPU seconds of one ``record()`` on a copy of ``store`` (merges included)."""
+    copy = _copy(backend, store, scratch, "add-latency")
+    try:
+        writes = memory_writes(Sizes(), count, seed=41)
+        start = time.process_time()
+        for w in writes:
+            copy.record(w.kind, w.body, scope=w.scope, anchor=w.anchor, confidence=w.confidence)
+        return (time.process_time() - start) / count
+    finally:
+        copy.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{scratch / 'add-latency.db'}{suffix}").unlink(missing_ok=True)
+
+
+def _write_checks(
+    backend: SearchBackend, store: Any, fts5: Any, sizes: Sizes, scratch: Path, report: Report
+) -> list[Check]:
+    """record() against an FTS5 insert, and the build against FTS5's."""
+    import peers
+
+    copy = _copy(backend, store, scratch, "record")
+    fts_copy = scratch / "record-fts5.db"
+    shutil.copyfile(fts5.path, fts_copy)
+    conn = peers.sqlite3.connect(fts_copy, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    writes = memory_writes(Sizes(), 600, seed=43)
+    ours: list[float] = []
+    theirs: list[float] = []
+    next_id = int(conn.execute("SELECT MAX(id) FROM docs").fetchone()[0]) + 1
+    try:
+        for n, w in enumerate(writes):
+            start = time.process_time()
+            copy.record(w.kind, w.body, scope=w.scope, anchor=w.anchor, confidence=w.confidence)
+            ours.append(time.process_time() - start)
+            start = time.process_time()
+            peers.fts5_insert(conn, [(next_id + n, " ".join(t for t in (w.body, w.anchor) if t))])
+            theirs.append(time.process_time() - start)
+    finally:
+        copy.close()
+        conn.close()
+    mean_o, mean_t = statistics.mean(ours), statistics.mean(theirs)
+    checks = [
+        Check(
+            "record() vs an FTS5 insert, 100,000",
+            mean_o / mean_t,
+            RECORD_BOUND,
+            "x",
+            f"mean {mean_o * 1000:.3f} vs {mean_t * 1000:.3f} ms (merges and FTS5's own"
+            f" included); medians {statistics.median(ours) * 1000:.3f} vs"
+            f" {statistics.median(theirs) * 1000:.3f} ms",
+        )
+    ]
+    report(checks[-1].line())
+    fresh = backend.create("build-100000")
+    try:
+        start = time.process_time()
+        build_episodic(fresh, replace(sizes, records=100_000))
+        built = time.process_time() - start
+        texts = peers.live_texts(fresh.connection)
+    finally:
+        fresh.close()
+        backend.discard("build-100000")
+    target = scratch / "build-fts5.db"
+    start = time.process_time()
+    peers.fts5_build(target, texts).close()
+    fts_built = time.process_time() - start
+    checks.append(
+        Check(
+            "build 100,000 vs FTS5's build",
+            built / fts_built,
+            BUILD_BOUND,
+            "x",
+            f"CPU {built:.1f} s vs {fts_built:.1f} s",
+        )
+    )
+    report(checks[-1].line())
+    return checks
+
+
+def _latency_checks(latency: dict[int, dict[str, float]], report: Report) -> list[Check]:
+    sizes = sorted(latency)
+    for name in ["add", *SHAPES]:
+        shown = "  ".join(f"{n:>9,}: {latency[n][name] * 1000:7.2f} ms" for n in sizes)
+        report(f"  latency {name:<15} {shown}")
+    if len(sizes) < 2:
+        return []
+    small, large = sizes[0], sizes[-1]
+    checks = [
+        Check(
+            f"add latency {large:,} / {small:,}",
+            latency[large]["add"] / latency[small]["add"],
+            ADD_FLAT_BOUND,
+            "x",
+            "flat: the same cost whatever the store's size",
+        )
+    ]
+    for name in SHAPES:
+        for below, above in itertools.pairwise(sizes):
+            growth = latency[above][name] / latency[below][name]
             checks.append(
-                ratio(
-                    f"{prefix}recall early stop vs full, {records:,}",
-                    times["early stop"],
-                    times["full scan"],
-                    EARLY_RECALL_BOUND,
+                Check(
+                    f"search {name} {above:,} / {below:,}",
+                    growth,
+                    SEARCH_GROWTH_BOUND * (above / below) / 10,
+                    "x",
+                    f"sub-linear: {above / below:.0f}x the records",
                 )
             )
     return checks

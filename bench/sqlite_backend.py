@@ -41,12 +41,13 @@ SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
 WRITTEN_COLS = "scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
 INSERT_FLOOR = f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INDEX_WRITTEN = (
-    ("memory_terms", "record_id, term, tf, length", "term, record_id"),
-    ("memory_term_df", "term, live", "term"),
+    ("memory_chunks", "term, cell, first_id, postings", "term, cell, first_id"),
+    ("memory_cells", "term, cell, postings, max_tf, tail", "term, cell"),
+    ("memory_recent", "record_id, cell, length, terms", "record_id"),
 )
 """The term index rows ``record_many`` writes beside each record, by table:
 the floor inserts them too, so it does all the writing ``record_many`` does."""
-STATS_WRITTEN = "records, live, live_terms"
+STATS_WRITTEN = "records, live, live_terms, tokenizer"
 _CACHE_CHUNK = 2_048
 KEPT = Path(tempfile.gettempdir()) / "roteiro-bench-search"
 """Where stores kept between runs live (:meth:`SQLiteBackend.keep`)."""
@@ -265,48 +266,15 @@ def _insert_cache(conn: sqlite3.Connection, chunk: list[tuple[Any, ...]]) -> Non
 # --- the search arm and early-stop recall (bench/search.py) --------------------
 
 
-def _search_floor_sql(store: SQLiteStore, query: str) -> tuple[str, dict[str, Any]]:
-    from roteiro_memory import lexical
-    from roteiro_memory.stores.sql import index
+def index_bytes(store: SQLiteStore) -> int:
+    """Bytes the term index's tables take in the file (SQLite's ``dbstat``)."""
+    from roteiro_memory.stores.sql.columns import DERIVED_TABLES
 
-    conn = store.connection
-    terms = lexical.query_terms(query)
-    corpus = index.read_stats(conn, SQLITE, terms).corpus
-    params: dict[str, Any] = {"avg": corpus.average_length}
-    cases = []
-    for k, term in enumerate(terms):
-        params[f"t{k}"] = term
-        params[f"idf{k}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
-        cases.append(f"WHEN :t{k} THEN :idf{k}")
-    weight = sqlexpr.term_weight_expr(
-        SQLITE,
-        tf="t.tf",
-        length="t.length",
-        idf=f"(CASE t.term {' '.join(cases)} END)",
-        average_length=":avg",
-    )
-    marks = ", ".join(f":t{k}" for k in range(len(terms)))
-    sql = (
-        f"SELECT t.record_id, SUM({weight}) AS s FROM memory_terms t"
-        " JOIN agent_memory m ON m.id = t.record_id"
-        f" WHERE t.term IN ({marks}) AND m.superseded_by IS NULL"
-        " GROUP BY t.record_id ORDER BY s DESC, t.record_id DESC LIMIT 10"
-    )
-    return sql, params
-
-
-def search_floor(store: SQLiteStore, query: str) -> list[tuple[int, float]]:
-    """The term index queried by hand for its top 10 by relevance alone."""
-    sql, params = _search_floor_sql(store, query)
-    return [tuple(row) for row in store.connection.execute(sql, params)]  # type: ignore[misc]
-
-
-def frequencies(store: SQLiteStore, terms: Sequence[str]) -> dict[str, int]:
-    marks = ", ".join("?" * len(terms))
-    rows = store.connection.execute(
-        f"SELECT term, live FROM memory_term_df WHERE term IN ({marks})", list(terms)
-    )
-    return dict(rows)
+    marks = ", ".join("?" for _ in DERIVED_TABLES)
+    row = store.connection.execute(
+        f"SELECT SUM(pgsize) FROM dbstat WHERE name IN ({marks})", DERIVED_TABLES
+    ).fetchone()
+    return int(row[0])
 
 
 def recall_full_scan(store: SQLiteStore) -> list[int]:
@@ -336,5 +304,5 @@ def recall_full_scan(store: SQLiteStore) -> list[int]:
 
 
 # Methods of SQLiteBackend, written beside the floors they measure against.
-for _name in ("search_floor", "frequencies", "recall_full_scan"):
+for _name in ("index_bytes", "recall_full_scan"):
     setattr(SQLiteBackend, _name, staticmethod(globals()[_name]))

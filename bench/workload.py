@@ -24,10 +24,12 @@ from roteiro_memory.eviction import cache_entry_bytes
 from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import KIND_TOKENS
 from roteiro_memory.store import MemoryWrite, Store
+from roteiro_memory.valueclass import replace
 
 __all__ = [
     "QUERY",
     "QUERY_TOKENS",
+    "RARE_WORD",
     "CacheRow",
     "Sizes",
     "bodies_matching",
@@ -80,6 +82,9 @@ the ratios."""
 
 QUERY_TOKENS = ("migration", "timeout")
 QUERY = " ".join(QUERY_TOKENS)
+RARE_WORD = "quokka"
+"""A word about ten live records hold, whatever the store's size."""
+RARE_RECORDS = 10
 _TOKEN_CHANCE = 0.6
 """Each query token lands in a body with this chance, so both together are in
 about 36% of them."""
@@ -207,9 +212,26 @@ def _episodic_writes(sizes: Sizes) -> Iterator[MemoryWrite]:
     """
     rng = random.Random(7)
     per = sizes.superseded_every
+    rare = _rare_writes(sizes)
     for n in range(1, sizes.writes + 1):
         target = n - 7 if n % per == 0 and n > 7 else None
-        yield _write(rng, n, sizes, target)
+        write = _write(rng, n, sizes, target)
+        if n in rare:
+            write = replace(write, body=f"{write.body} A {RARE_WORD} was seen.")
+        yield write
+
+
+def _rare_writes(sizes: Sizes) -> set[int]:
+    """The writes holding :data:`RARE_WORD`: spread over the store, none of
+    them later superseded (write ``n`` is superseded when ``n + 7`` is a
+    multiple of ``superseded_every``)."""
+    step = max(sizes.writes // RARE_RECORDS, 1)
+    out = set()
+    for n in range(1, sizes.writes + 1, step):
+        while (n + 7) % sizes.superseded_every == 0:
+            n += 1
+        out.add(n)
+    return out
 
 
 def build_episodic(store: Store, sizes: Sizes) -> tuple[int, int]:

@@ -15,8 +15,8 @@ exist once.  The rules, one :class:`Finding` per offending row:
 * an id sequence behind the largest id, or at the end of 64 bits;
 * cache entries whose ``bytes`` disagree with their payload, and clocks
   behind the entries they stamped (or two entries sharing one tick);
-* a term index (postings, live term frequencies, counts) that disagrees with
-  the records it is derived from.
+* (the term index's own rules are the index's:
+  :mod:`roteiro_memory.stores.sql.indexcheck`).
 
 :func:`check_store` checks an open store through its own
 :meth:`~roteiro_memory.store.Store.check`.
@@ -24,23 +24,20 @@ exist once.  The rules, one :class:`Finding` per offending row:
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString, Protocol
 
-from roteiro_memory import eviction, lexical
+from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError
 
 __all__ = [
     "CacheRow",
     "Finding",
-    "IndexedRecord",
     "MemoryRow",
     "cache_findings",
     "check_store",
-    "index_findings",
     "memory_findings",
     "schema_findings",
     "sequence_findings",
@@ -392,84 +389,4 @@ def cache_findings(
                 )
             )
         seen_ticks.setdefault(last_used, key)
-    return out
-
-
-@dataclass(frozen=True)
-class IndexedRecord:
-    """A record as the term index must reflect it: its id, decoded text, and
-    whether it is live."""
-
-    id: int
-    body: str
-    anchor_key: str | None
-    anchor_path: str | None
-    live: bool
-
-
-def index_findings(
-    records: Iterable[IndexedRecord],
-    postings: Iterable[tuple[int, str, int, int]],
-    frequencies: Iterable[tuple[str, int]],
-    stats: tuple[Any, Any, Any] | None,
-) -> list[Finding]:
-    """Where the term index ``memory.search`` ranks by disagrees with the
-    records: each record's postings ``(record_id, term, tf, length)`` must be
-    exactly its :func:`~roteiro_memory.lexical.document_terms` counted, each
-    term's live frequency the number of live records holding it, and the
-    ``(records, live, live_terms)`` row the counts of the records."""
-    out: list[Finding] = []
-    # Each record's postings as {term: tf}, and the one length they all give
-    # (None where they disagree): a posting equals what is wanted when its tf
-    # is the term's count and its length the record's number of terms.
-    stored: defaultdict[int, dict[str, int]] = defaultdict(dict)
-    lengths: dict[int, int | None] = {}
-    for record_id, term, count, length in postings:
-        stored[record_id][term] = count
-        if lengths.setdefault(record_id, length) != length:
-            lengths[record_id] = None
-    expected_frequency: Counter[str] = Counter()
-    total = live = live_terms = 0
-    for record in records:
-        terms = lexical.document_terms(record.body, record.anchor_key, record.anchor_path)
-        wanted = dict(Counter(terms))
-        total += 1
-        if record.live:
-            live += 1
-            live_terms += len(terms)
-            expected_frequency.update(wanted.keys())
-        held = stored.pop(record.id, {})
-        if held != wanted or (held and lengths.get(record.id) != len(terms)):
-            out.append(
-                Finding(
-                    "memory_terms",
-                    f"id {record.id}",
-                    "the term index disagrees with the record: search would misrank it"
-                    " (export and import the store to rebuild the index)",
-                )
-            )
-    out.extend(
-        Finding("memory_terms", f"id {record_id}", "postings of a record that does not exist")
-        for record_id in sorted(stored)
-    )
-    held = dict(frequencies)
-    for term in sorted(set(held) | set(expected_frequency)):
-        if held.get(term, 0) != expected_frequency.get(term, 0):
-            out.append(
-                Finding(
-                    "memory_term_df",
-                    f"term {term!r}",
-                    f"counts {held.get(term, 0)} live records holding it, "
-                    f"but {expected_frequency.get(term, 0)} do",
-                )
-            )
-    if stats is None or [type(n) for n in stats] != [int] * 3 or stats != (total, live, live_terms):
-        out.append(
-            Finding(
-                "memory_stats",
-                "id 0",
-                f"holds (records, live, live terms) {stats!r}, "
-                f"but the records give {(total, live, live_terms)!r}",
-            )
-        )
     return out

@@ -20,11 +20,12 @@ store keeps a term table and reads these constants; it never restates them.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.valueclass import valueclass
@@ -32,6 +33,7 @@ from roteiro_memory.valueclass import valueclass
 __all__ = [
     "BM25",
     "IDF_SMOOTHING",
+    "MAX_QUERY_TERMS",
     "SEARCH_SCHEMA",
     "STEM_RULES",
     "STOP_WORDS",
@@ -209,26 +211,61 @@ class Tokenizer:
         return _terms(text, self)
 
 
-@functools.lru_cache(maxsize=1 << 16)
 def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
-    # Cached because a store tokenizes every live record on each search; the
-    # result depends on nothing but its two arguments.
-    # One step at a time over the whole list, each as the Tokenizer's
-    # docstring orders them.
-    terms = _chunks(text, tokenizer.split_punctuation)
-    if tokenizer.split_case:
-        terms = [part for chunk in terms for part in _case_parts(chunk)]
+    tokenize = _TOKENIZE.get(tokenizer)
+    if tokenize is None:
+        tokenize = _TOKENIZE[tokenizer] = _tokenize(tokenizer)
+    return tokenize(text)
+
+
+_TOKENIZE: dict[Tokenizer, Callable[[str], tuple[str, ...]]] = {}
+"""Each tokenizer's :func:`_tokenize`, made on first use."""
+
+_flat = itertools.chain.from_iterable
+
+_CHUNK_MEMO = 1 << 16
+"""Most chunks a tokenizer remembers; the memo is emptied when it fills."""
+
+
+def _tokenize(tokenizer: Tokenizer) -> Callable[[str], tuple[str, ...]]:
+    """``tokenizer``'s terms of a text.  Every step after the first acts on
+    one chunk at a time, so each distinct chunk is worked out once
+    (:func:`_chunk_terms`, remembered: a store's words repeat far more than
+    they vary) and a text's terms are its chunks' terms in order.  ASCII
+    text that is folded and not split by case is lower-cased first: the same
+    terms, from fewer distinct chunks."""
+    memo: dict[str, tuple[str, ...]] = {}
+    lower_first = tokenizer.fold_case and not tokenizer.split_case
+    split = tokenizer.split_punctuation
+
+    def terms(text: str) -> tuple[str, ...]:
+        if lower_first and text.isascii():
+            text = text.lower()
+        chunks = _chunks(text, split)
+        try:
+            return tuple(_flat(map(memo.__getitem__, chunks)))
+        except KeyError:
+            if len(memo) > _CHUNK_MEMO:
+                memo.clear()
+            for chunk in chunks:
+                if chunk not in memo:
+                    memo[chunk] = _chunk_terms(chunk, tokenizer)
+            return tuple(_flat(map(memo.__getitem__, chunks)))
+
+    return terms
+
+
+def _chunk_terms(chunk: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    """The terms one chunk gives, by the steps after the first, in the
+    Tokenizer's order."""
+    terms = _case_parts(chunk) if tokenizer.split_case else [chunk]
     if tokenizer.fold_case:
         terms = [term.lower() for term in terms]
     if tokenizer.stop_words:
         terms = [term for term in terms if term.lower() not in STOP_WORDS]
     if tokenizer.stem:
-        terms = [_stemmed(term) for term in terms]
+        terms = [stem(term) for term in terms]
     return tuple(terms)
-
-
-_stemmed = functools.lru_cache(maxsize=1 << 16)(stem)
-""":func:`stem`, remembered: a store's words repeat far more than they vary."""
 
 
 TOKENIZER = Tokenizer(split_case=False)
@@ -246,11 +283,12 @@ def document_terms(
     """A record's terms: those of its body, then of its anchor key, then of its
     captured anchor path, each tokenized on its own so no term spans two of
     them.  Scope is not searched, as in ``memory.recall``."""
-    return tuple(
-        term
-        for part in (body, anchor_key or "", anchor_path or "")
-        for term in tokenizer.terms(part)
-    )
+    if not (anchor_key or anchor_path):
+        return tokenizer.terms(body)
+    # A line break splits terms under every tokenizer (it is White_Space and
+    # no letter, mark or number), so the parts joined by one are tokenized
+    # at once, each on its own.
+    return tokenizer.terms("\n".join(part for part in (body, anchor_key, anchor_path) if part))
 
 
 # --- Relevance -----------------------------------------------------------------
@@ -333,10 +371,25 @@ def term_weight(
     return term_idf * ((tf * (params.k1 + 1.0)) / (tf + norm))
 
 
+MAX_QUERY_TERMS = 1024
+"""The most distinct terms a search query may hold.  A search's cost grows
+with its distinct terms (each is looked up, and each one records hold is
+scored), so a query beyond this is refused whole rather than cut short."""
+
+
 def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]:
     """The distinct terms of a query in code-point order: the order relevance
-    sums them in.  A repeated query word counts once."""
-    return tuple(sorted(set(tokenizer.terms(query))))
+    sums them in.  A repeated query word counts once; a query of more than
+    :data:`MAX_QUERY_TERMS` distinct terms is refused (BadRequest)."""
+    distinct = set(tokenizer.terms(query))
+    if len(distinct) > MAX_QUERY_TERMS:
+        from roteiro_memory.errors import BadRequest
+
+        raise BadRequest(
+            f"the search query holds {len(distinct):,} distinct terms; a search takes at most "
+            f"{MAX_QUERY_TERMS:,}: search for fewer words (repeated words count once)"
+        )
+    return tuple(sorted(distinct))
 
 
 def relevance(
@@ -358,9 +411,11 @@ def weigh(
 ) -> float:
     """:func:`relevance` from a record's term counts and length, as a store's
     term index holds them: the same additions in the same order.  ``idfs``,
-    when given, are the idf of each term to use instead of :func:`idf`'s (a
-    checker trying each value a faithful ``ln`` may give)."""
+    when given, holds the idf of each term to use instead of :func:`idf`'s:
+    worked out once for a search's many records (the same doubles), or each
+    value a faithful ``ln`` may give (a checker)."""
     total = 0.0
+    average = stats.average_length
     for term in terms:
         count = counts.get(term, 0)
         if count:
@@ -368,7 +423,7 @@ def weigh(
                 weight = idf(stats.document_frequency[term], stats.documents)
             else:
                 weight = idfs[term]
-            total += term_weight(count, length, stats.average_length, weight, params)
+            total += term_weight(count, length, average, weight, params)
     return total
 
 

@@ -154,11 +154,10 @@ class Recalled:
     @classmethod
     def rank(cls, record: MemoryRecord, generation: int, decay: Decay) -> Recalled:
         """``record`` scored at ``generation``: every term from the semantics."""
-        base = sem.base_confidence(record.confidence)
-        penalty = sem.anchor_penalty(record.anchor_state)
-        age = sem.record_age(generation, record.id)
-        factor = decay.factor(age)
-        return cls(sem.score(base, penalty, factor), base, penalty, factor, age, record)
+        base, penalty, factor, age, score = sem.evidence(
+            record.confidence, record.anchor_state, generation, record.id, decay
+        )
+        return cls(score, base, penalty, factor, age, record)
 
     @classmethod
     def found(

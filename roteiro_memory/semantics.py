@@ -60,6 +60,7 @@ __all__ = [
     "check_batch",
     "check_supersedes",
     "effective_limit",
+    "evidence",
     "fits_int64",
     "is_utf8",
     "matches_query",
@@ -631,6 +632,18 @@ def base_confidence(confidence: float | None) -> float:
 def score(base: float, penalty: float, decay_factor: float) -> float:
     """``base * penalty * decay``, multiplied left to right as SQL does."""
     return base * penalty * decay_factor
+
+
+def evidence(
+    confidence: float | None, state: AnchorState, generation: int, record_id: int, decay: Decay
+) -> tuple[float, float, float, int, float]:
+    """A record's evidence terms, ``(base, penalty, decay factor, age, score)``,
+    each as recall computes it."""
+    base = base_confidence(confidence)
+    penalty = anchor_penalty(state)
+    age = record_age(generation, record_id)
+    factor = decay.factor(age)
+    return base, penalty, factor, age, score(base, penalty, factor)
 
 
 def record_age(generation: int, record_id: int) -> int:

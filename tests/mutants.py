@@ -752,7 +752,7 @@ class SQLiteRebuildDeletesAnchored(_SQLiteMutant):
         with self._atomic() as conn:
             conn.execute("UPDATE agent_memory SET superseded_by = NULL")
             conn.execute(
-                "DELETE FROM memory_terms WHERE record_id IN"
+                "DELETE FROM memory_recent WHERE record_id IN"
                 " (SELECT id FROM agent_memory WHERE anchor_key IS NOT NULL)"
             )
             conn.execute("DELETE FROM agent_memory WHERE anchor_key IS NOT NULL")
@@ -764,7 +764,7 @@ class SQLiteSweepDeletesSuperseded(_SQLiteMutant):
         swept = super().cache_sweep(budget_bytes)
         with self._atomic() as conn:
             conn.execute(
-                "DELETE FROM memory_terms WHERE record_id IN"
+                "DELETE FROM memory_recent WHERE record_id IN"
                 " (SELECT id FROM agent_memory WHERE superseded_by IS NOT NULL)"
             )
             conn.execute("DELETE FROM agent_memory WHERE superseded_by IS NOT NULL")
@@ -783,7 +783,7 @@ class SQLiteDecayDeletes(_SQLiteMutant):
                     " WHERE superseded_by = ?",
                     dead,
                 )
-                conn.executemany("DELETE FROM memory_terms WHERE record_id = ?", dead)
+                conn.executemany("DELETE FROM memory_recent WHERE record_id = ?", dead)
                 conn.executemany("DELETE FROM agent_memory WHERE id = ?", dead)
             result = replace(result, results=[r for r in result.results if r.decay_factor > 0])
         return result

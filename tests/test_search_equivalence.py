@@ -14,17 +14,21 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 import pg_server
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from older_stores import postgres_back_to, sqlite_back_to
 
 from roteiro_memory.errors import RoteiroError
 from roteiro_memory.results import GraphNode
+from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sql import index, postings
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
@@ -99,13 +103,23 @@ def _load(stores: list[Store], ops: list[tuple[Any, ...]]) -> None:
             try:
                 if op[0] == "write":
                     _, body, scope, anchor, confidence, supersedes = op
-                    write = MemoryWrite("lesson", body, scope, anchor, confidence, supersedes)
+                    kind = "decision" if len(body) % 3 == 0 else "lesson"
+                    write = MemoryWrite(kind, body, scope, anchor, confidence, supersedes)
                     outcomes.append(comparable(store.record_many([write])))
                 else:
                     outcomes.append(comparable(store.forget(op[1])))
             except RoteiroError as error:
                 outcomes.append(error.kind)
         assert all(outcome == outcomes[0] for outcome in outcomes), op
+
+
+def _same_search(stores: list[Store], ops: list[tuple[Any, ...]], **search: Any) -> None:
+    _load(stores, ops)
+    found = [comparable(store.search(**search)) for store in stores]
+    assert found[1] == found[0]
+    assert found[2] == found[0]
+    for store in stores[1:]:
+        assert store.check() == []
 
 
 @settings(max_examples=40)
@@ -128,24 +142,73 @@ def test_search_gives_the_models_doubles_on_every_store(
     applicable_only: bool,
     limit: int | None,
 ) -> None:
-    _load(stores, ops)
-    found = [
-        comparable(
-            store.search(
-                query,
-                scope=scope,
-                anchor_key=anchor_key,
-                decay=decay,
-                applicable_only=applicable_only,
-                limit=limit,
-            )
+    _same_search(
+        stores,
+        ops,
+        query=query,
+        scope=scope,
+        anchor_key=anchor_key,
+        decay=decay,
+        applicable_only=applicable_only,
+        limit=limit,
+    )
+
+
+graphs = st.none() | st.dictionaries(
+    st.sampled_from(["sym:a", "sym:b", "sym:gone"]), st.none() | st.sampled_from(["b1", "b2"])
+)
+anchor_filters = st.none() | st.builds(
+    AnchorFilter,
+    keys=st.frozensets(st.sampled_from(["sym:a", "sym:gone"])),
+    prefixes=st.lists(st.sampled_from(["sym:", "sym:b"]), max_size=2).map(tuple),
+)
+
+
+@settings(max_examples=60)
+@given(
+    ops=operations,
+    query=queries,
+    kind=st.none() | st.sampled_from(["lesson", "decision"]),
+    decay=decays,
+    applicable_only=st.booleans(),
+    limit=limits,
+    graph=graphs,
+    anchors=anchor_filters,
+    recent=st.integers(1, 3),
+    chunk=st.integers(1, 3),
+)
+def test_search_gives_the_models_doubles_from_merged_chunks(
+    stores: list[Store],
+    ops: list[tuple[Any, ...]],
+    query: str,
+    kind: str | None,
+    decay: str,
+    applicable_only: bool,
+    limit: int | None,
+    graph: dict[str, str | None] | None,
+    anchors: AnchorFilter | None,
+    recent: int,
+    chunk: int,
+) -> None:
+    """With a recent tier of a record or three and chunks of as few postings,
+    every write merges, supersessions and forgets take postings out of
+    chunks, and restored records go back among older ones: what a large
+    store does, on a small one (and with a graph given, and anchor filters)."""
+    with (
+        patch.object(index, "RECENT_RECORDS", recent),
+        patch.object(postings, "CHUNK_POSTINGS", chunk),
+    ):
+        _same_search(
+            stores,
+            ops,
+            query=query,
+            kind=kind,
+            decay=decay,
+            applicable_only=applicable_only,
+            limit=limit,
+            graph=graph,
+            anchors=anchors,
         )
-        for store in stores
-    ]
-    assert found[1] == found[0]
-    assert found[2] == found[0]
-    for store in stores[1:]:
-        assert store.check() == []
 
 
 @settings(max_examples=40)
@@ -204,7 +267,8 @@ def test_search_reads_statistics_without_scanning_records(tmp_path: Path) -> Non
         assert not any("COUNT(" in s.upper() for s in statements), statements
 
 
-def test_migration_builds_the_index_of_an_older_store(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [3, 5])
+def test_migration_builds_the_index_of_an_older_store(tmp_path: Path, version: int) -> None:
     path = tmp_path / "m.db"
     model = ModelStore()
     with SQLiteStore(path) as store:
@@ -212,29 +276,25 @@ def test_migration_builds_the_index_of_an_older_store(tmp_path: Path) -> None:
             target.record("lesson", "cache migrations time out")
             target.record("lesson", "retry the flaky cache", supersedes=1)
             target.record("lesson", "the lock times out")
-        conn = store.connection
-        conn.executescript(
-            "DROP TABLE memory_terms; DROP TABLE memory_term_df; DROP TABLE memory_stats;"
-            " DROP INDEX idx_mem_confidence; DELETE FROM schema_migrations WHERE version >= 4;"
-        )
+        sqlite_back_to(store.connection, version)
     with SQLiteStore(path) as store:
+        assert store.migrated is not None
+        assert store.migrated[0] == version
         assert store.check() == []
         assert comparable(store.search("cache timeout")) == comparable(
             model.search("cache timeout")
         )
 
 
-def test_migration_builds_the_index_of_an_older_postgres_store() -> None:
+@pytest.mark.parametrize("version", [3, 5])
+def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> None:
     model = ModelStore()
     store = pg_server.throwaway_store()
     try:
         for target in (store, model):
             target.record("lesson", "cache migrations time out")
             target.record("lesson", "retry the flaky cache", supersedes=1)
-        store.connection.execute(
-            "DROP TABLE memory_terms, memory_term_df, memory_stats;"
-            " DROP INDEX idx_mem_confidence; DELETE FROM schema_migrations WHERE version >= 4"
-        )
+        postgres_back_to(store.connection, version)
         reopened = PostgresStore(store.dsn, store.schema)
         try:
             assert reopened.check() == []
@@ -245,39 +305,81 @@ def test_migration_builds_the_index_of_an_older_postgres_store() -> None:
         store.close()
 
 
+def _recount(conn: Any) -> None:
+    """The first chunk with one count one higher."""
+    term, cell, first, blob = conn.execute(
+        "SELECT term, cell, first_id, postings FROM memory_chunks ORDER BY term LIMIT 1"
+    ).fetchone()
+    ids, counts, lengths = postings.decode(blob)
+    conn.execute(
+        "UPDATE memory_chunks SET postings = ? WHERE term = ? AND cell = ? AND first_id = ?",
+        (postings.encode(ids, [counts[0] + 1, *counts[1:]], lengths), term, cell, first),
+    )
+
+
+def _dead_id(conn: Any) -> None:
+    """The first chunk's first posting moved to a superseded record."""
+    term, cell, first, blob = conn.execute(
+        "SELECT term, cell, first_id, postings FROM memory_chunks ORDER BY term LIMIT 1"
+    ).fetchone()
+    ids, counts, lengths = postings.decode(blob)
+    dead = conn.execute("SELECT MIN(id) FROM agent_memory WHERE superseded_by IS NOT NULL")
+    conn.execute(
+        "UPDATE memory_chunks SET postings = ?, first_id = 0"
+        " WHERE term = ? AND cell = ? AND first_id = ?",
+        (postings.encode([dead.fetchone()[0], *ids[1:]], counts, lengths), term, cell, first),
+    )
+
+
 @pytest.mark.parametrize(
     ("damage", "table"),
     [
-        ("UPDATE memory_terms SET tf = tf + 1 WHERE record_id = 1", "memory_terms"),
-        ("UPDATE memory_term_df SET live = live + 1", "memory_term_df"),
+        (_recount, "memory_chunks"),
+        (_dead_id, "memory_chunks"),
+        ("UPDATE memory_chunks SET postings = substr(postings, 2)", "memory_chunks"),
+        ("UPDATE memory_chunks SET postings = 'text'", "memory_chunks"),
+        ("UPDATE memory_chunks SET term = CAST(term AS BLOB)", "memory_chunks"),
+        ("UPDATE memory_chunks SET first_id = first_id + 1000", "memory_chunks"),
+        ("DELETE FROM memory_chunks WHERE term = 'cach'", "memory_chunks"),
+        ("DELETE FROM memory_recent", "memory_chunks"),
+        ("UPDATE memory_cells SET tail = substr(tail, 2) WHERE length(tail)", "memory_cells"),
+        ("UPDATE memory_cells SET tail = x'' WHERE term = 'migration'", "memory_chunks"),
+        ("UPDATE memory_cells SET postings = postings + 1 WHERE term = 'cach'", "memory_cells"),
+        ("UPDATE memory_cells SET postings = postings + 0.5", "memory_cells"),
+        ("DELETE FROM memory_cells WHERE term = 'migration'", "memory_cells"),
+        ("UPDATE memory_cells SET max_tf = 1 WHERE term = 'cach'", "memory_cells"),
+        ("UPDATE memory_recent SET terms = 'cach 9'", "memory_recent"),
+        ("UPDATE memory_recent SET length = length + 1", "memory_recent"),
+        ("UPDATE memory_recent SET cell = cell + 1", "memory_recent"),
         ("UPDATE memory_stats SET live = live + 1", "memory_stats"),
-        ("DELETE FROM memory_terms WHERE record_id = 2", "memory_terms"),
-        ("UPDATE memory_terms SET length = length + 1 WHERE record_id = 1", "memory_terms"),
-        (
-            "UPDATE memory_terms SET length = length + 1 WHERE record_id = 1"
-            " AND term = (SELECT MIN(term) FROM memory_terms WHERE record_id = 1)",
-            "memory_terms",
-        ),
-        ("UPDATE memory_terms SET term = CAST(term AS BLOB) WHERE record_id = 1", "memory_terms"),
-        ("UPDATE memory_terms SET tf = tf + 0.5 WHERE record_id = 1", "memory_terms"),
-        ("UPDATE memory_term_df SET live = live + 0.5", "memory_term_df"),
         ("UPDATE memory_stats SET records = records + 0.5", "memory_stats"),
         (
             "UPDATE memory_stats SET live_terms = CAST(CAST(live_terms AS TEXT) AS BLOB)",
             "memory_stats",
         ),
+        ("UPDATE memory_stats SET tokenizer = 'raw'", "memory_stats"),
     ],
 )
 def test_check_reports_an_index_that_disagrees_with_the_records(
-    tmp_path: Path, damage: str, table: str
+    tmp_path: Path, damage: Any, table: str
 ) -> None:
-    with SQLiteStore(tmp_path / "m.db") as store:
-        store.record("lesson", "cache migrations time out")
-        store.record("lesson", "retry the flaky cache")
+    with SQLiteStore(tmp_path / "m.db") as store, patch.object(postings, "CHUNK_POSTINGS", 4):
+        # Enough at once to be merged into chunks and tails, then two left recent.
+        store.record_many(
+            MemoryWrite("lesson", f"cache cache migrations {n} time out", confidence=n % 10 / 10)
+            for n in range(index.RECENT_RECORDS)
+        )
+        store.record("lesson", "retry the flaky cache", supersedes=1)
+        store.record("lesson", "the flaky lock")
+        conn = store.connection
+        assert conn.execute("SELECT COUNT(*) FROM memory_recent").fetchone() == (2,)
         assert store.check() == []
-        store.connection.execute(damage)
+        if callable(damage):
+            damage(conn)
+        else:
+            conn.execute(damage)
         found = store.check()
-        assert table in {finding.table for finding in found}
+        assert table in {finding.table for finding in found}, found
         # The index's tables are no export's: what they hold is judged against
         # the records, never as a value an export would refuse.
         assert not [f for f in found if "export would refuse" in f.problem]
@@ -292,4 +394,23 @@ def test_import_rebuilds_the_index(tmp_path: Path) -> None:
         target.import_export(read_export(source.export_lines()))
         assert target.check() == []
         assert comparable(target.search("cache")) == comparable(source.search("cache"))
-        assert target.snapshot()["memory_terms"] == source.snapshot()["memory_terms"]
+        # The same postings, merged into chunks where the source keeps them recent.
+        assert _postings(target) == _postings(source) != set()
+        assert target.snapshot()["memory_stats"] == source.snapshot()["memory_stats"]
+
+
+def _postings(store: SQLiteStore) -> set[tuple[str, int, int, int]]:
+    """Every ``(term, id, count, length)`` the index holds, wherever it holds it."""
+    conn = store.connection
+    out = set()
+    for term, blob, tail in conn.execute(
+        "SELECT term, postings, 0 FROM memory_chunks"
+        " UNION ALL SELECT term, tail, 1 FROM memory_cells"
+    ):
+        ids, counts, lengths = (postings.decode_tail if tail else postings.decode)(blob)
+        out.update((term, *posting) for posting in zip(ids, counts, lengths, strict=True))
+    for record_id, length, text in conn.execute(
+        "SELECT record_id, length, terms FROM memory_recent"
+    ):
+        out.update((t, record_id, n, length) for t, n in index.parse_terms(text).items())
+    return out

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from older_stores import sqlite_back_to
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -99,21 +100,15 @@ def test_a_store_missing_a_migration_gets_only_that_one(tmp_path: Path) -> None:
     path = tmp_path / "memory.db"
     with SQLiteStore(path) as store:
         store.record("lesson", "older than the cache tier")
-    conn = sqlite3.connect(path)
-    conn.executescript(
-        "DROP INDEX idx_mem_confidence;"
-        f" DELETE FROM schema_migrations WHERE version = {SCHEMA_VERSION};"
-    )
+    conn = sqlite3.connect(path, isolation_level=None)
+    sqlite_back_to(conn, SCHEMA_VERSION - 1)
     conn.close()
     earlier = _migration_rows(path)
     with SQLiteStore(path) as store:
         assert store.get(1) is not None
         assert store.recall(limit=1).results[0].record.id == 1
-        indexes = {
-            row[0]
-            for row in store.connection.execute("SELECT name FROM sqlite_master WHERE type='index'")
-        }
-        assert "idx_mem_confidence" in indexes
+        assert [r.record.id for r in store.search("cache tier").results] == [1]
+        assert store.check() == []
     rows = _migration_rows(path)
     assert rows[:-1] == earlier, "an applied migration was applied again"
     assert [v for v, _, _ in rows] == [v for v, _, _ in MIGRATIONS]
@@ -128,8 +123,9 @@ def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
     SQLiteStore(path).close()
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE memory_terms; DROP TABLE memory_term_df; DROP TABLE memory_stats;"
-        " DROP TABLE nodes; DROP TABLE sync_state; DROP TABLE agent_memory;"
+        "DROP TABLE memory_chunks; DROP TABLE memory_cells;"
+        " DROP TABLE memory_recent; DROP TABLE memory_stats; DROP TABLE nodes;"
+        " DROP TABLE sync_state; DROP TABLE agent_memory;"
         " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
         " DELETE FROM agent_cache;"
     )
@@ -435,14 +431,10 @@ def test_new_store_carries_the_application_id(tmp_path: Path) -> None:
 def _as_earlier_version(path: Path, *, drop_last_migration: bool = False) -> None:
     """A store as an earlier version left it: no application id (and,
     optionally, at migration 3: before the term index and the recall index)."""
-    conn = sqlite3.connect(path)
+    conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("PRAGMA application_id = 0")
     if drop_last_migration:
-        conn.executescript(
-            "DROP INDEX idx_mem_confidence; DROP TABLE memory_terms;"
-            " DROP TABLE memory_term_df; DROP TABLE memory_stats;"
-            " DELETE FROM schema_migrations WHERE version > 3;"
-        )
+        sqlite_back_to(conn, 3)
     conn.close()
 
 
@@ -460,11 +452,11 @@ def test_store_from_an_earlier_version_is_recognised_and_stamped_with_its_migrat
         assert store.connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         assert store.migrated is not None
         assert store.migrated[0] == 3
-        # Migration 4 indexed the record it found.
+        # Migration 6 indexed the record it found.
         assert [r.record.id for r in store.search("earlier").results] == [1]
         assert store.check() == []
     assert [v for v, _, _ in _migration_rows(path)] == [v for v, _, _ in MIGRATIONS]
-    assert SCHEMA_VERSION == 5
+    assert SCHEMA_VERSION == 6
 
 
 def test_store_from_an_earlier_version_at_the_current_schema_opens(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from roteiro_memory.check import (
 from roteiro_memory.collector import paused
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.expressions import POSTGRES
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]
         findings += _records(conn)
         # The rules are the SQLite check's own, over the same (decoded) rows.
         findings += supersession(conn)
-        findings += index.check(conn, POSTGRES)
+        findings += indexcheck.check(conn, POSTGRES)
         findings += _cache(conn)
     return findings
 

@@ -19,8 +19,8 @@ and why:
   them out of order.  The counter's row lock serialises record writes, so ids
   become visible in increasing order, and it survives ``forget`` so an id is
   never handed out twice.
-* Terms in ``memory_terms`` and ``memory_term_df`` are ``bytea`` too, for
-  the same byte order.
+* Terms of the term index (``memory_chunks``, ``memory_cells``) and a recent
+  record's terms are ``bytea`` too, for the same byte order.
 * ``created_at`` and ``superseded_at`` are text in the protocol's UTC
   ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
 """
@@ -147,14 +147,52 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE superseded_by IS NULL;
         """,
     ),
+    (
+        6,
+        "the term index in cells: chunks of live records' postings, cells' counts, recent records",
+        """
+        DROP TABLE memory_terms, memory_term_df, memory_stats;
+        CREATE TABLE memory_chunks (
+            term     bytea NOT NULL,
+            cell     integer NOT NULL,
+            first_id bigint NOT NULL,
+            postings bytea NOT NULL,
+            PRIMARY KEY (term, cell, first_id)
+        );
+        CREATE TABLE memory_cells (
+            term     bytea NOT NULL,
+            cell     integer NOT NULL,
+            postings bigint NOT NULL CHECK (postings > 0),
+            max_tf   bigint NOT NULL CHECK (max_tf > 0),
+            tail     bytea NOT NULL,
+            PRIMARY KEY (term, cell)
+        );
+        CREATE TABLE memory_recent (
+            record_id bigint PRIMARY KEY REFERENCES agent_memory(id),
+            cell      integer NOT NULL,
+            length    bigint NOT NULL CHECK (length > 0),
+            terms     bytea NOT NULL
+        );
+        CREATE TABLE memory_stats (
+            id         integer PRIMARY KEY CHECK (id = 0),
+            records    bigint NOT NULL,
+            live       bigint NOT NULL,
+            live_terms bigint NOT NULL,
+            tokenizer  text NOT NULL
+        );
+        INSERT INTO memory_stats (id, records, live, live_terms, tokenizer)
+            VALUES (0, 0, 0, 0, 'punct+fold+stop+stem');
+        """,
+    ),
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {
-    4: lambda conn: index.rebuild(conn, POSTGRES),
+    6: lambda conn: index.rebuild(conn, POSTGRES),
 }
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index
-gets their postings."""
+gets their postings.  Migration 4's tables are dropped by 6, so only 6
+builds (an older store takes both in one transaction)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a schema above it is refused."""

@@ -38,10 +38,12 @@ __all__ = [
     "CACHE_NAMES",
     "CACHE_READ",
     "DERIVED_TABLES",
+    "INDEX_LAYOUT",
     "MEMORY_ANCHOR",
+    "MEMORY_CELLS",
+    "MEMORY_CHUNKS",
+    "MEMORY_RECENT",
     "MEMORY_STATS",
-    "MEMORY_TERMS",
-    "MEMORY_TERM_DF",
     "NODES",
     "RECORD_COLS",
     "RECORD_NAMES",
@@ -116,7 +118,7 @@ def upsert(columns: Columns, key: str, *, kept: Sequence[str] = ()) -> str:
     )
 
 
-_TYPE_NAMES = {str: "text", int: "an integer", float: "a real"}
+_TYPE_NAMES = {str: "text", int: "an integer", float: "a real", bytes: "bytes"}
 
 
 def stored(table: str, key: object, column: str, value: Any, kind: type, null: bool = False) -> Any:
@@ -156,24 +158,42 @@ a payload's overflow pages."""
 
 AGENT_CACHE_CLOCK: Columns = (Column("id", int), Column("ticks", int), Column("generation", int))
 
-MEMORY_TERMS: Columns = (
-    Column("record_id", int),
+MEMORY_CHUNKS: Columns = (
     Column("term", str),
-    Column("tf", int),
-    Column("length", int),
+    Column("cell", int),
+    Column("first_id", int),
+    Column("postings", bytes),
 )
-"""The term index's postings (:mod:`.index`): derived from the records."""
+"""The term index's postings (:mod:`.index`), a chunk of one term's in one
+cell per row: derived from the live records."""
 
-MEMORY_TERM_DF: Columns = (Column("term", str), Column("live", int))
-"""How many live records hold each term."""
+MEMORY_CELLS: Columns = (
+    Column("term", str),
+    Column("cell", int),
+    Column("postings", int),
+    Column("max_tf", int),
+    Column("tail", bytes),
+)
+"""Per term and cell: how many postings it holds, the largest count, and
+its tail: its newest postings, those not in a closed chunk yet."""
+
+MEMORY_RECENT: Columns = (
+    Column("record_id", int),
+    Column("cell", int),
+    Column("length", int),
+    Column("terms", str),
+)
+"""The live records written since the index last merged, with their terms."""
 
 MEMORY_STATS: Columns = (
     Column("id", int),
     Column("records", int),
     Column("live", int),
     Column("live_terms", int),
+    Column("tokenizer", str),
 )
-"""The one row of counts a search reads instead of scanning the records."""
+"""The one row of counts a search reads instead of scanning the records, and
+the tokenizer that built the index."""
 
 TABLES: dict[str, Columns] = {
     "schema_migrations": SCHEMA_MIGRATIONS,
@@ -182,25 +202,37 @@ TABLES: dict[str, Columns] = {
     "agent_memory": AGENT_MEMORY,
     "agent_cache": AGENT_CACHE,
     "agent_cache_clock": AGENT_CACHE_CLOCK,
-    "memory_terms": MEMORY_TERMS,
-    "memory_term_df": MEMORY_TERM_DF,
+    "memory_chunks": MEMORY_CHUNKS,
+    "memory_cells": MEMORY_CELLS,
+    "memory_recent": MEMORY_RECENT,
     "memory_stats": MEMORY_STATS,
 }
 """Every table both stores hold, in the order a snapshot lists them."""
 
-DERIVED_TABLES = ("memory_terms", "memory_term_df", "memory_stats")
+DERIVED_TABLES = (
+    "memory_chunks",
+    "memory_cells",
+    "memory_recent",
+    "memory_stats",
+)
 """The tables derived from the records (the term index): an export leaves
 them out and an import rebuilds them."""
 
-SNAPSHOT_ORDER: dict[str, str] = {"memory_terms": "record_id, term"}
+SNAPSHOT_ORDER: dict[str, str] = {}
 """How a snapshot orders a table whose first column is not its key."""
+
+INDEX_LAYOUT = ("memory_chunks", "memory_cells", "memory_recent")
+"""The term index's tables that say how it holds its postings (which
+depends on the order of past writes) rather than what: a snapshot shows the
+postings instead (:func:`~.index.contents`)."""
 
 SNAPSHOT_TABLES: tuple[tuple[str, str, str], ...] = tuple(
     (table, select_list(columns), SNAPSHOT_ORDER.get(table, columns[0].name))
     for table, columns in TABLES.items()
+    if table not in INDEX_LAYOUT
 )
 """``(table, columns, order)`` for each table a snapshot holds; each store
-adds the table its id sequence lives in."""
+adds the table its id sequence lives in, and the index's postings."""
 
 
 RECORD_READ: Columns = AGENT_MEMORY[:-1]

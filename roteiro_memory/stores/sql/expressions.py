@@ -153,6 +153,21 @@ class Dialect(abc.ABC):
         """``column`` in ``values``, as SQL and its positional parameters."""
         return f"{column} IN ({', '.join([self.mark] * len(values))})", list(values)
 
+    def joined(self, left: str, right: str) -> str:
+        """Two byte strings, one after the other."""
+        return f"{left} || {right}"
+
+    def byte_length(self, value: str) -> str:
+        """How many bytes a byte string holds."""
+        return f"length({value})"
+
+    def pairs(self, pairs: Sequence[tuple[Any, Any]]) -> tuple[str, list[Any]]:
+        """``pairs`` as a relation of columns ``column1`` and ``column2``, and
+        its positional parameters: a list of rows, which the planner joins
+        by an index (a row value ``IN`` the list would scan the table)."""
+        rows = ", ".join([f"({self.mark}, {self.mark})"] * len(pairs))
+        return f"(VALUES {rows})", [v for p in pairs for v in p]
+
     def in_set(
         self, column: str, name: str, values: Sequence[Any], params: dict[str, object]
     ) -> str:
@@ -259,6 +274,10 @@ class _SQLite(Dialect):
             return {"real": repr(value)}
         return value
 
+    def joined(self, left: str, right: str) -> str:
+        """``||`` makes text of two blobs; cast back, the bytes are kept."""
+        return f"CAST({left} || {right} AS BLOB)"
+
     def text_set(self, values: Sequence[str]) -> object:
         return json.dumps(list(values))
 
@@ -346,6 +365,11 @@ class _Postgres(Dialect):
     ) -> str:
         params[name] = list(values)
         return f"{column} = ANY({self.named(name)})"
+
+    def pairs(self, pairs: Sequence[tuple[Any, Any]]) -> tuple[str, list[Any]]:
+        """Two bound arrays, unnested side by side (the second of integers)."""
+        sql = f"unnest({self.mark}::bytea[], {self.mark}::integer[]) AS p(column1, column2)"
+        return sql, [[p[0] for p in pairs], [p[1] for p in pairs]]
 
     def text_set(self, values: Sequence[str]) -> object:
         return [self.text(value) for value in values]

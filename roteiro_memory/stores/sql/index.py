@@ -1,21 +1,31 @@
 """The term index ``memory.search`` ranks by, kept by both database stores.
 
-Three tables, derived from the records and written in the same transaction
-as the record writes that change them (:mod:`.columns` lists their columns):
+Four tables, derived from the live records and written in the same
+transaction as the record writes that change them (:mod:`.columns` lists
+their columns):
 
-* ``memory_terms`` -- one posting per (record, term): the term's count in the
-  record and the record's length, for every record, live or superseded, so a
-  record ``forget`` restores needs no re-tokenizing;
-* ``memory_term_df`` -- for each term, how many *live* records hold it (rows
-  are dropped when that reaches 0);
-* ``memory_stats`` -- one row: how many records, how many live, and the total
-  length of the live ones.
+* ``memory_chunks`` -- a term's postings in one cell (:mod:`.postings`), a
+  chunk at a time: record ids, the term's count in each, each one's length;
+  (:mod:`.chunks`);
+* ``memory_cells`` -- per term and cell, how many postings it holds, the
+  largest count among them, and its tail (the newest postings, not yet in a
+  closed chunk): a term's live document frequency is the sum over its cells
+  (plus its recent records), and a cell's bound comes from its largest count;
+* ``memory_recent`` -- the records written since the last merge, one row each
+  with its cell, length and term counts: a record write adds one row, not a
+  row per term, and once :data:`RECENT_RECORDS` have gathered the writer that
+  adds the last merges them all into the chunks, a cell at a time;
+* ``memory_stats`` -- one row: how many records, how many live, the total
+  length of the live ones, and the tokenizer that built the index, so a store
+  whose tokenizer is not this version's can be re-indexed by a migration.
 
-So a search reads its statistics (N, total length, n(t)) from a handful of
-rows, never by scanning the records.  Terms come from
-:func:`roteiro_memory.lexical.document_terms`; no tokenizer is written in SQL.
-A store's :class:`~roteiro_memory.stores.sql.expressions.Dialect` says how it
-binds text and many rows.
+Only live records are indexed: a superseded record's postings leave when it
+is superseded (search never returns it, and the statistics do not count it),
+and a record a ``forget`` makes live again is indexed again from its text.
+Terms come from :func:`roteiro_memory.lexical.document_terms`; no tokenizer
+is written in SQL.  A store's :class:`~roteiro_memory.stores.sql.expressions.Dialect`
+says how it binds text and many rows.  The search that reads the index is
+:mod:`.lexsearch`; the integrity check is :mod:`.indexcheck`.
 """
 
 from __future__ import annotations
@@ -23,41 +33,41 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from roteiro_memory.results import Recalled
+from roteiro_memory.stores.sql import chunks
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql import expressions as sqlexpr
-from roteiro_memory.valueclass import field, valueclass
+from roteiro_memory.stores.sql import postings as pst
+from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory import lexical
-    from roteiro_memory.check import Finding
-    from roteiro_memory.results import MemoryRecord
-    from roteiro_memory.semantics import Decay
     from roteiro_memory.stores.sql.expressions import Dialect
 
 __all__ = [
+    "RECENT_RECORDS",
     "Delta",
+    "Indexed",
     "Posting",
-    "apply",
-    "check",
+    "Stats",
     "clear",
-    "delete_postings",
+    "contents",
+    "encode_terms",
     "forgotten",
-    "insert_postings",
+    "indexed",
+    "parse_terms",
     "posting",
-    "read_postings",
     "read_stats",
     "rebuild",
-    "term_weights",
+    "tokenizer_name",
     "written",
 ]
 
-_CHUNK = 500
-_POSTED = cols.pick(cols.MEMORY_TERMS, "term", "record_id", "tf", "length")
-"""A posting as it is inserted: in the key's order, by which the rows are sorted."""
+RECENT_RECORDS = 256
+"""How many records gather in ``memory_recent`` before a write merges them
+into the chunks.  A search reads them all, so fewer keeps searches quick;
+more lets a merge touch each cell for more postings at once."""
 
 
 @valueclass
@@ -76,6 +86,69 @@ def posting(body: str, anchor_key: str | None, anchor_path: str | None) -> Posti
     return Posting(Counter(terms), len(terms))
 
 
+def tokenizer_name() -> str:
+    """The name of the tokenizer this version indexes with."""
+    from roteiro_memory import lexical
+
+    return lexical.TOKENIZER.name
+
+
+@valueclass
+class Indexed:
+    """One live record as the index holds it: its id, its cell and its posting."""
+
+    id: int
+    cell: int
+    posting: Posting
+
+
+def indexed(
+    record_id: int,
+    confidence: float | None,
+    body: str,
+    anchor_key: str | None,
+    anchor_path: str | None,
+) -> Indexed:
+    p = posting(body, anchor_key, anchor_path)
+    return Indexed(record_id, pst.cell_of(confidence, p.length), p)
+
+
+def encode_terms(counts: Mapping[str, int]) -> str:
+    """A record's term counts as ``memory_recent`` holds them: a line per
+    term in code-point order, each the term, a tab and its count.  No term
+    holds a tab or a line break (the tokenizer splits on white space), so a
+    term's line is found by searching for it between the two."""
+    return "".join(f"\n{term}\t{count}" for term, count in sorted(counts.items()))
+
+
+def parse_terms(text: str) -> dict[str, int]:
+    """:func:`encode_terms` read back; ValueError when it is not its output."""
+    if not text:
+        return {}
+    if not text.startswith("\n"):
+        raise ValueError("not lines of terms")
+    pairs = [line.split("\t") for line in text[1:].split("\n")]
+    if any(len(pair) != 2 for pair in pairs):
+        raise ValueError("a line that is not a term and a count")
+    counts = {term: int(count) for term, count in pairs}
+    if len(counts) != len(pairs) or min(counts.values()) < 1:
+        raise ValueError("a repeated term or a count below 1")
+    return counts
+
+
+def find_terms(text: str, terms: Iterable[str]) -> dict[str, int]:
+    """The counts :func:`encode_terms` gave ``terms`` (those it holds), found
+    without reading the rest."""
+    out = {}
+    for term in terms:
+        at = text.find(f"\n{term}\t")
+        if at >= 0:
+            start = at + len(term) + 2
+            end = text.find("\n", start)
+            out[term] = int(text[start:] if end < 0 else text[start:end])
+    return out
+
+
 @valueclass(frozen=False)
 class Delta:
     """How one write changes the statistics, applied once at its end."""
@@ -83,128 +156,21 @@ class Delta:
     records: int = 0
     live: int = 0
     live_terms: int = 0
-    frequency: Counter[str] = field(default_factory=Counter)
 
-    def gain(self, posting: Posting) -> None:
+    def gain(self, record: Indexed) -> None:
         """A record becomes live (written, or restored by a forget)."""
         self.live += 1
-        self.live_terms += posting.length
-        self.frequency.update(posting.counts.keys())
+        self.live_terms += record.posting.length
 
-    def lose(self, posting: Posting) -> None:
+    def lose(self, record: Indexed) -> None:
         """A live record stops being live (superseded, or forgotten)."""
         self.live -= 1
-        self.live_terms -= posting.length
-        self.frequency.subtract(posting.counts.keys())
+        self.live_terms -= record.posting.length
 
 
-def insert_postings(conn: Any, d: Dialect, postings: Iterable[tuple[int, Posting]]) -> None:
-    """Write the postings of new records."""
-    rows = [
-        (term, record_id, count, p.length)
-        for record_id, p in postings
-        for term, count in p.counts.items()
-    ]
-    # In key order, so each insert lands beside the last: far fewer pages
-    # touched than in record order.
-    rows.sort()
-    if d.text_as_bytes:
-        rows = [(d.text(term), record_id, count, length) for term, record_id, count, length in rows]
-    d.many(conn, cols.insert("memory_terms", _POSTED, d.mark), rows)
-
-
-def read_postings(
-    conn: Any, d: Dialect, ids: Sequence[int], terms: Sequence[str] | None = None
-) -> dict[int, Posting]:
-    """The stored postings of ``ids`` (only of ``terms`` when given); a
-    record holding no term has none and is absent."""
-    counts: dict[int, dict[str, int]] = {}
-    lengths: dict[int, int] = {}
-    for start in range(0, len(ids), _CHUNK):
-        where, params = d.any_of("record_id", ids[start : start + _CHUNK])
-        if terms is not None:
-            term_where, term_params = d.any_of("term", [d.text(t) for t in terms])
-            where += f" AND {term_where}"
-            params += term_params
-        for record_id, term, count, length in conn.execute(
-            f"SELECT record_id, term, tf, length FROM memory_terms WHERE {where}", params
-        ):
-            counts.setdefault(record_id, {})[d.untext(term)] = count
-            lengths[record_id] = length
-    return {record_id: Posting(counts[record_id], lengths[record_id]) for record_id in counts}
-
-
-def found(
-    records: Iterable[MemoryRecord],
-    postings: Mapping[int, Posting],
-    terms: Sequence[str],
-    corpus: lexical.CorpusStats,
-    generation: int,
-    decay: Decay,
-) -> list[Recalled]:
-    """The search results of ``records`` (each a candidate, so holding one of
-    ``terms``), scored from their stored postings exactly as the model scores
-    them (:meth:`~roteiro_memory.results.Recalled.found`)."""
-    from roteiro_memory import lexical
-
-    out = []
-    for record in records:
-        posting = postings[record.id]
-        relevance = lexical.weigh(terms, posting.counts, posting.length, corpus)
-        out.append(Recalled.found(record, generation, decay, relevance))
-    return out
-
-
-def term_weights(
-    d: Dialect, terms: Sequence[str], corpus: lexical.CorpusStats, params: dict[str, object]
-) -> tuple[str, str]:
-    """The per-posting weight of a search over ``terms`` (the BM25 term
-    weight of a posting ``t``) and the condition that ``t`` is of one of
-    them, binding each term and its IDF into ``params``."""
-    from roteiro_memory import lexical
-
-    cases = []
-    bound = []
-    for number, term in enumerate(terms):
-        bound.append(d.text(term))
-        params[f"term{number}"] = bound[-1]
-        params[f"idf{number}"] = lexical.idf(corpus.document_frequency[term], corpus.documents)
-        idf = d.typed_real(d.named(f"idf{number}"))
-        cases.append(f"WHEN {d.named(f'term{number}')} THEN {idf}")
-    params["average_length"] = corpus.average_length
-    weight = sqlexpr.term_weight_expr(
-        d,
-        tf="t.tf",
-        length="t.length",
-        idf=f"(CASE t.term {' '.join(cases)} END)",
-        average_length=d.typed_real(d.named("average_length")),
-    )
-    # Bound under the names the weights bind them by (SQLite's marks read
-    # the same parameters; PostgreSQL binds one array besides).
-    return weight, d.in_set("t.term", "term", bound, params)
-
-
-def delete_postings(conn: Any, d: Dialect, record_id: int) -> None:
-    conn.execute(f"DELETE FROM memory_terms WHERE record_id = {d.mark}", (record_id,))
-
-
-def apply(conn: Any, d: Dialect, delta: Delta) -> None:
-    """Add ``delta`` to the statistics; a term no live record holds any
-    more loses its row."""
-    m = d.mark
-    changed = sorted((term, n) for term, n in delta.frequency.items() if n)
-    d.many(
-        conn,
-        cols.insert("memory_term_df", cols.MEMORY_TERM_DF, m)
-        + " ON CONFLICT (term) DO UPDATE SET live = memory_term_df.live + excluded.live",
-        [(d.text(term), n) for term, n in changed],
-    )
-    d.many(
-        conn,
-        f"DELETE FROM memory_term_df WHERE term = {m} AND live <= 0",
-        [(d.text(term),) for term, n in changed if n < 0],
-    )
+def _apply(conn: Any, d: Dialect, delta: Delta) -> None:
     if delta.records or delta.live or delta.live_terms:
+        m = d.mark
         conn.execute(
             f"UPDATE memory_stats SET records = records + {m}, live = live + {m},"
             f" live_terms = live_terms + {m} WHERE id = 0",
@@ -212,63 +178,82 @@ def apply(conn: Any, d: Dialect, delta: Delta) -> None:
         )
 
 
-def clear(conn: Any) -> None:
-    """Empty the index, as for an empty store."""
-    conn.execute("DELETE FROM memory_terms")
-    conn.execute("DELETE FROM memory_term_df")
-    conn.execute("UPDATE memory_stats SET records = 0, live = 0, live_terms = 0 WHERE id = 0")
+# --- which records are indexed --------------------------------------------------
 
 
-def rebuild(conn: Any, d: Dialect) -> None:
-    """Build the index again from the records (after an import, or the
-    migration that introduced it)."""
-    clear(conn)
-    delta = Delta()
-    batch: list[tuple[int, Posting]] = []
-    rows = conn.execute(
-        "SELECT id, body, anchor_key, anchor_path, superseded_by FROM agent_memory ORDER BY id"
-    ).fetchall()
-    for record_id, body, key, path, superseded_by in rows:
-        p = posting(
-            d.untext(body),
-            None if key is None else d.untext(key),
-            None if path is None else d.untext(path),
+def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
+    out = []
+    for record_id, cell, length, text in conn.execute(
+        "SELECT record_id, cell, length, terms FROM memory_recent ORDER BY record_id"
+    ):
+        out.append(Indexed(record_id, cell, Posting(parse_terms(d.untext(text)), length)))
+    return out
+
+
+def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
+    """Index new live ``records``: into ``memory_recent``, merging once it
+    holds :data:`RECENT_RECORDS` (a batch that large is merged at once).  A
+    record of no terms has no postings."""
+    records = [r for r in records if r.posting.length]
+    if not records:
+        return
+    m = d.mark
+    if len(records) < RECENT_RECORDS:
+        d.many(
+            conn,
+            cols.insert("memory_recent", cols.MEMORY_RECENT, m),
+            [
+                (r.id, r.cell, r.posting.length, d.text(encode_terms(r.posting.counts)))
+                for r in records
+            ],
         )
-        delta.records += 1
-        if superseded_by is None:
-            delta.gain(p)
-        batch.append((record_id, p))
-        if len(batch) >= 10_000:
-            insert_postings(conn, d, batch)
-            batch = []
-    insert_postings(conn, d, batch)
-    apply(conn, d, delta)
+        count = int(conn.execute("SELECT COUNT(*) FROM memory_recent").fetchone()[0])
+        if count < RECENT_RECORDS:
+            return
+        records = []
+    chunks.append(conn, d, [*_recent_rows(conn, d), *records])
+    conn.execute("DELETE FROM memory_recent")
 
 
-@valueclass
-class Stats:
-    """What a search reads of the statistics."""
-
-    records: int
-    corpus: lexical.CorpusStats
-
-
-def read_stats(conn: Any, d: Dialect, terms: Sequence[str]) -> Stats:
-    """The store's counts and the corpus statistics of ``terms``."""
-    from roteiro_memory import lexical
-
-    row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
-    records, live, live_terms = (int(v) for v in row) if row else (0, 0, 0)
-    frequency: dict[str, int] = dict.fromkeys(terms, 0)
-    if terms:
-        where, params = d.any_of("term", [d.text(t) for t in terms])
-        for term, n in conn.execute(f"SELECT term, live FROM memory_term_df WHERE {where}", params):
-            frequency[d.untext(term)] = int(n)
-    return Stats(records, lexical.CorpusStats(live, live_terms, frequency))
+def _remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
+    """Take records that stop being live out of the index."""
+    if not records:
+        return
+    recent: set[int] = set()
+    ids = [r.id for r in records]
+    for chunk in d.chunks(ids):
+        where, params = d.any_of("record_id", chunk)
+        recent.update(
+            row[0]
+            for row in conn.execute(f"SELECT record_id FROM memory_recent WHERE {where}", params)
+        )
+    d.many(
+        conn,
+        f"DELETE FROM memory_recent WHERE record_id = {d.mark}",
+        [(i,) for i in sorted(recent)],
+    )
+    chunks.remove(conn, d, [r for r in records if r.id not in recent])
 
 
-_EMPTY = Posting({}, 0)
-"""The posting of a record holding no term (it has no rows)."""
+def _stored(conn: Any, d: Dialect, ids: Sequence[int]) -> list[Indexed]:
+    """The stored records ``ids`` as the index holds them."""
+    out = []
+    for chunk in d.chunks(ids):
+        where, params = d.any_of("id", chunk)
+        for record_id, confidence, body, key, path in conn.execute(
+            f"SELECT id, confidence, body, anchor_key, anchor_path FROM agent_memory WHERE {where}",
+            params,
+        ):
+            out.append(
+                indexed(
+                    record_id,
+                    confidence,
+                    d.untext(body),
+                    None if key is None else d.untext(key),
+                    None if path is None else d.untext(path),
+                )
+            )
+    return out
 
 
 def written(
@@ -276,67 +261,127 @@ def written(
     d: Dialect,
     supersedes: Sequence[int | None],
     base: int,
-    postings: Sequence[tuple[int, Posting]],
+    records: Sequence[Indexed],
 ) -> None:
     """Index a batch of new records (ids above ``base``), superseding the
     records ``supersedes`` names: new records are live unless the batch
-    itself supersedes them, and stored records it supersedes stop being live."""
+    itself supersedes them, and stored records it supersedes leave the index."""
     targets = {target for target in supersedes if target is not None}
-    delta = Delta(records=len(postings))
-    for record_id, p in postings:
-        if record_id not in targets:
-            delta.gain(p)
-    insert_postings(conn, d, postings)
-    stored = sorted(target for target in targets if target <= base)
-    old = read_postings(conn, d, stored)
-    for target in stored:
-        delta.lose(old.get(target, _EMPTY))
-    apply(conn, d, delta)
+    delta = Delta(records=len(records))
+    live = [r for r in records if r.id not in targets]
+    for record in live:
+        delta.gain(record)
+    old = _stored(conn, d, sorted(t for t in targets if t <= base))
+    for record in old:
+        delta.lose(record)
+    _remove(conn, d, old)
+    _add(conn, d, live)
+    _apply(conn, d, delta)
 
 
 def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Sequence[int]) -> None:
     """Drop a record from the index before the record goes; the records its
-    removal restores become live again."""
-    mine = read_postings(conn, d, [record_id]).get(record_id, _EMPTY)
-    back = read_postings(conn, d, list(restored))
+    removal restores are indexed again."""
     delta = Delta(records=-1)
     if live:
-        delta.lose(mine)
-    for restored_id in restored:
-        delta.gain(back.get(restored_id, _EMPTY))
-    delete_postings(conn, d, record_id)
-    apply(conn, d, delta)
+        mine = _stored(conn, d, [record_id])
+        for record in mine:
+            delta.lose(record)
+        _remove(conn, d, mine)
+    back = _stored(conn, d, list(restored))
+    for record in back:
+        delta.gain(record)
+    # Taken out first, should they be indexed still (their pointers set
+    # behind the store's back): a record is indexed once.
+    _remove(conn, d, back)
+    chunks.place(conn, d, [r for r in back if r.posting.length])
+    _apply(conn, d, delta)
 
 
-def check(conn: Any, d: Dialect) -> list[Finding]:
-    """The index's findings (:func:`roteiro_memory.check.index_findings`);
-    records whose text cannot be read are left to the record rules."""
-    from roteiro_memory.check import IndexedRecord, index_findings
+def clear(conn: Any, d: Dialect) -> None:
+    """Empty the index, as for an empty store."""
+    for table in cols.INDEX_LAYOUT:
+        conn.execute(f"DELETE FROM {table}")
+    conn.execute(
+        f"UPDATE memory_stats SET records = 0, live = 0, live_terms = 0, tokenizer = {d.mark}"
+        " WHERE id = 0",
+        (tokenizer_name(),),
+    )
 
-    records: list[IndexedRecord] = []
-    for record_id, body, key, path, superseded_by in conn.execute(
-        "SELECT id, body, anchor_key, anchor_path, superseded_by FROM agent_memory ORDER BY id"
+
+def rebuild(conn: Any, d: Dialect) -> None:
+    """Build the index again from the records (after an import, or the
+    migration that introduced it)."""
+    clear(conn, d)
+    records = int(conn.execute("SELECT COUNT(*) FROM agent_memory").fetchone()[0])
+    rows = conn.execute(
+        "SELECT id, confidence, body, anchor_key, anchor_path FROM agent_memory"
+        " WHERE superseded_by IS NULL ORDER BY id"
+    ).fetchall()
+    live = [
+        indexed(
+            record_id,
+            confidence,
+            d.untext(body),
+            None if key is None else d.untext(key),
+            None if path is None else d.untext(path),
+        )
+        for record_id, confidence, body, key, path in rows
+    ]
+    chunks.append(conn, d, live, fresh=True)
+    delta = Delta(records=records)
+    for record in live:
+        delta.gain(record)
+    _apply(conn, d, delta)
+
+
+# --- reading -------------------------------------------------------------------
+
+
+@valueclass
+class Stats:
+    """What a search reads of the statistics."""
+
+    records: int
+    live: int
+    live_terms: int
+
+
+def read_stats(conn: Any) -> Stats:
+    """The store's counts."""
+    row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
+    records, live, live_terms = (int(v) for v in row) if row else (0, 0, 0)
+    return Stats(records, live, live_terms)
+
+
+def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
+    """Every posting the index holds, wherever it holds it, as
+    ``{record_id, term, count, length, cell}`` by record id then term."""
+    out: list[tuple[Any, ...]] = []
+    for raw, cell, blob, tail in conn.execute(
+        "SELECT term, cell, postings, 0 FROM memory_chunks"
+        " UNION ALL SELECT term, cell, tail, 1 FROM memory_cells"
     ):
         try:
-            text = [None if value is None else d.untext(value) for value in (body, key, path)]
-        except (UnicodeDecodeError, TypeError):
-            continue
-        if not isinstance(text[0], str):
-            continue
-        records.append(IndexedRecord(record_id, text[0], text[1], text[2], superseded_by is None))
-    # Where terms are read back as text, read as they are stored: a term that
-    # is not text (a damaged store) then equals no term a record gives.
-    postings = conn.execute("SELECT record_id, term, tf, length FROM memory_terms")
-    if d.text_as_bytes:
-        postings = (
-            (record_id, d.untext(term), count, length)
-            for record_id, term, count, length in postings
-        )
-    frequencies = [
-        (d.untext(term), live)
-        for term, live in conn.execute("SELECT term, live FROM memory_term_df")
-    ]
-    row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
-    # As stored: a count held as a fraction or as bytes is found, not rounded.
-    stats = None if row is None else tuple(row)
-    return index_findings(records, postings, frequencies, stats)
+            rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob)
+        except (ValueError, TypeError):
+            rows = []
+        term = d.plain(raw)
+        out.extend((record_id, term, count, length, cell) for record_id, count, length in rows)
+    for record_id, cell, length, text in conn.execute(
+        "SELECT record_id, cell, length, terms FROM memory_recent"
+    ):
+        try:
+            counts = parse_terms(d.untext(text))
+        except (ValueError, TypeError):
+            counts = {}
+        out.extend((record_id, term, count, length, cell) for term, count in counts.items())
+    out.sort(key=lambda row: (row[0], repr(row[1])))
+    names = ("record_id", "term", "count", "length", "cell")
+    return [dict(zip(names, row, strict=True)) for row in out]
+
+
+def corpus(stats: Stats, frequency: Mapping[str, int]) -> lexical.CorpusStats:
+    from roteiro_memory import lexical
+
+    return lexical.CorpusStats(stats.live, stats.live_terms, frequency)

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.store import KindFilter
     from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.lexsearch import Scored
     from roteiro_memory.transfer import Export
 
 __all__ = ["SQLStore", "SweepRow", "entry_from_row", "record_filters", "record_from_row"]
@@ -413,15 +414,20 @@ class SQLStore(Store):
         )
 
     def _records(
-        self, conn: Any, nodes: str, params: dict[str, object], ids: Sequence[int]
+        self,
+        conn: Any,
+        nodes: str,
+        params: dict[str, object],
+        ids: Sequence[int],
+        where: Sequence[str] = (),
     ) -> builtins.list[MemoryRecord]:
-        """The records ``ids``, in no particular order (``params`` binds the
-        node relation)."""
+        """The records ``ids`` meeting every condition of ``where``, in no
+        particular order (``params`` binds the node relation and ``where``)."""
         d = self.dialect
         out: builtins.list[MemoryRecord] = []
         for chunk in d.chunks(ids):
             bound = dict(params)
-            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound))
+            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound), where)
             out.extend(record_from_row(d, row) for row in conn.execute(sql, bound))
         return out
 
@@ -439,7 +445,7 @@ class SQLStore(Store):
         anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
         from roteiro_memory import lexical
-        from roteiro_memory.stores.sql import index
+        from roteiro_memory.stores.sql import index, lexsearch
 
         d = self.dialect
         parsed = Decay.parse(decay)
@@ -451,41 +457,51 @@ class SQLStore(Store):
         with self._reading() as conn:
             nodes = d.node_relation(conn, graph, params)
             generation = self._generation(conn)
-            params["generation"] = generation
-            stats = index.read_stats(conn, d, terms)
-            corpus = stats.corpus
+            stats = index.read_stats(conn)
             results: builtins.list[Recalled] = []
-            if terms and corpus.total_terms:
-                weight, term_match = index.term_weights(d, terms, corpus, params)
-                # Base confidence bounds the evidence (penalty and decay never
-                # exceed 1) without joining a node per candidate.
-                floor = d.typed_real(repr(ranking.EVIDENCE_FLOOR))
-                bound = f"{d.greatest}({ranking.RECALL_BOUND}, {floor})"
-                node_join = nodes if applicable_only else None
+            if terms and stats.live_terms:
+                plan = lexsearch.plan(conn, d, terms, stats)
 
-                def bounds(size: int | None) -> builtins.list[tuple[int, float]]:
-                    sql = ranking.search_sql(
-                        weight, bound, term_match, where, node_join, d.named("size")
-                    )
-                    size_params = {**params, "size": d.no_limit if size is None else size}
-                    rows: builtins.list[tuple[int, float]]
-                    rows = conn.execute(sql, size_params).fetchall()
-                    return rows
+                score, score_params = sqlexpr.score_expr(
+                    parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
+                )
+                params.update(score_params, generation=generation)
 
-                def exact(ids: Sequence[int]) -> builtins.list[Recalled]:
-                    postings = index.read_postings(conn, d, ids, terms)
-                    records = self._records(conn, nodes, params, ids)
-                    return index.found(records, postings, terms, corpus, generation, parsed)
+                def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Scored]:
+                    relevance = dict(found)
+                    out: builtins.list[Scored] = []
+                    for chunk in d.chunks(builtins.list(relevance)):
+                        bound = dict(params)
+                        ids = d.in_set("m.id", "ids", chunk, bound)
+                        sql = lexsearch.evidence_sql(score, nodes, ids, where)
+                        for record_id, evidence in conn.execute(sql, bound):
+                            value = relevance[record_id]
+                            out.append((lexical.combine(value, evidence), record_id, value))
+                    return out
 
-                results = ranking.top(
-                    bounds, exact, keep, ranking.relevance_stop, ranking.SEARCH_FIRST_READ
+                best = lexsearch.top(
+                    plan,
+                    keep,
+                    lambda cell, held, closed: lexsearch.read_cell(conn, d, cell, held, closed),
+                    confirm,
+                    max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
+                )
+                # The records of the best, scored again by the one rule.
+                relevance = {record_id: value for _, record_id, value in best}
+                records = self._records(conn, nodes, params, builtins.list(relevance))
+                results = sorted(
+                    (
+                        Recalled.found(record, generation, parsed, relevance[record.id])
+                        for record in records
+                    ),
+                    key=lambda r: sem.rank_key(r.score, r.record.id),
                 )
         return Recall(
             generation=generation,
             decay=parsed,
             results=results,
-            live=corpus.documents,
-            superseded=stats.records - corpus.documents,
+            live=stats.live,
+            superseded=stats.records - stats.live,
             schema=lexical.SEARCH_SCHEMA,
             terms=builtins.list(terms),
         )
@@ -613,6 +629,8 @@ class SQLStore(Store):
     # --- store -----------------------------------------------------------
 
     def snapshot(self) -> dict[str, Any]:
+        from roteiro_memory.stores.sql import index
+
         d = self.dialect
         out: dict[str, Any] = {}
         with self._reading() as conn:
@@ -623,6 +641,9 @@ class SQLStore(Store):
                     {name: d.plain(value) for name, value in zip(names, row, strict=True)}
                     for row in rows
                 ]
+            # What the index holds, not how: the same records give the same
+            # snapshot whether their postings are recent or merged.
+            out["memory_postings"] = index.contents(conn, d)
         return out
 
     def reset(self) -> None:

@@ -40,7 +40,7 @@ def insert(conn: Any, d: Dialect, batch: Sequence[MemoryWrite], base: int) -> li
     tree = cols.stored("sync_state", 0, "tree", d.read(witness[0]), str, True) if witness else None
     ids = list(range(base + 1, base + len(batch) + 1))
     rows = []
-    postings = []
+    indexed = []
     for new_id, write, ok in zip(ids, batch, valid, strict=True):
         blob, path = (None, None)
         if write.anchor is not None:
@@ -59,7 +59,7 @@ def insert(conn: Any, d: Dialect, batch: Sequence[MemoryWrite], base: int) -> li
                 d.text(sem.search_text(ok.body, write.anchor, path)),
             )
         )
-        postings.append((new_id, index.posting(ok.body, write.anchor, path)))
+        indexed.append(index.indexed(new_id, ok.confidence, ok.body, write.anchor, path))
     m = d.mark
     d.many(conn, cols.insert("agent_memory", cols.RECORD_WRITE, m), rows)
     d.many(
@@ -71,7 +71,7 @@ def insert(conn: Any, d: Dialect, batch: Sequence[MemoryWrite], base: int) -> li
             if write.supersedes is not None
         ],
     )
-    index.written(conn, d, [w.supersedes for w in batch], base, postings)
+    index.written(conn, d, [w.supersedes for w in batch], base, indexed)
     return ids
 
 
@@ -131,8 +131,9 @@ def forget(conn: Any, d: Dialect, id: int) -> list[int]:
 
 
 RESET_TABLES = (
-    "memory_terms",
-    "memory_term_df",
+    "memory_chunks",
+    "memory_cells",
+    "memory_recent",
     "agent_memory",
     "agent_cache",
     "nodes",
@@ -145,5 +146,5 @@ def reset(conn: Any, d: Dialect) -> None:
     """Empty the store's tables and its clock, but for the id sequence,
     which is its store's own (:meth:`~.store.SQLStore._reset_ids`)."""
     d.empty(conn, RESET_TABLES)
-    index.clear(conn)
+    index.clear(conn, d)
     conn.execute("UPDATE agent_cache_clock SET ticks = 0, generation = 0")

@@ -16,7 +16,7 @@ the caller's read transaction.  Either reports, one finding per offending row:
 * any stored value an export line cannot carry in its column (binary data,
   a non-finite real, text where a number belongs): what ``export``, or an
   ``import`` of its output, would trip on.
-* a term index that disagrees with the records (:func:`roteiro_memory.check.index_findings`).
+* a term index that disagrees with the records (:mod:`roteiro_memory.stores.sql.indexcheck`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from roteiro_memory.check import (
 from roteiro_memory.collector import paused
 from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.migrations import (
@@ -59,9 +59,7 @@ _TABLES = (
     "agent_memory",
     "agent_cache",
     "agent_cache_clock",
-    "memory_terms",
-    "memory_term_df",
-    "memory_stats",
+    *cols.DERIVED_TABLES,
 )
 _CHECKED = cols.pick(
     cols.AGENT_MEMORY,
@@ -133,8 +131,8 @@ def _check(conn: sqlite3.Connection) -> list[Finding]:
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
-        if {"memory_terms", "memory_term_df", "memory_stats"} <= tables:
-            findings.extend(index.check(conn, SQLITE))
+        if set(cols.DERIVED_TABLES) <= tables:
+            findings.extend(indexcheck.check(conn, SQLITE))
     if "agent_cache" in tables and "agent_cache_clock" in tables:
         findings.extend(_cache(conn))
     findings.extend(_values(conn, tables))

@@ -144,6 +144,46 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             WHERE superseded_by IS NULL;
         """,
     ),
+    (
+        6,
+        "the term index in cells: chunks of live records' postings, cells' counts, recent records",
+        """
+        DROP INDEX idx_terms_record;
+        DROP TABLE memory_terms;
+        DROP TABLE memory_term_df;
+        DROP TABLE memory_stats;
+        CREATE TABLE memory_chunks (
+            term     TEXT NOT NULL,
+            cell     INTEGER NOT NULL,
+            first_id INTEGER NOT NULL,
+            postings BLOB NOT NULL,
+            PRIMARY KEY (term, cell, first_id)
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_cells (
+            term     TEXT NOT NULL,
+            cell     INTEGER NOT NULL,
+            postings INTEGER NOT NULL CHECK (postings > 0),
+            max_tf   INTEGER NOT NULL CHECK (max_tf > 0),
+            tail     BLOB NOT NULL,
+            PRIMARY KEY (term, cell)
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_recent (
+            record_id INTEGER PRIMARY KEY REFERENCES agent_memory(id),
+            cell      INTEGER NOT NULL,
+            length    INTEGER NOT NULL CHECK (length > 0),
+            terms     TEXT NOT NULL
+        );
+        CREATE TABLE memory_stats (
+            id         INTEGER PRIMARY KEY CHECK (id = 0),
+            records    INTEGER NOT NULL,
+            live       INTEGER NOT NULL,
+            live_terms INTEGER NOT NULL,
+            tokenizer  TEXT NOT NULL
+        );
+        INSERT INTO memory_stats (id, records, live, live_terms, tokenizer)
+            VALUES (0, 0, 0, 0, 'punct+fold+stop+stem');
+        """,
+    ),
 )
 
 
@@ -154,10 +194,11 @@ def _build_term_index(conn: sqlite3.Connection) -> None:
     index.rebuild(conn, SQLITE)
 
 
-BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {4: _build_term_index}
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {6: _build_term_index}
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index
-gets their postings."""
+gets their postings.  Migration 4's tables are dropped by 6, so only 6
+builds (an older store takes both in one transaction)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
@@ -168,7 +209,15 @@ def created_tables(versions: set[int]) -> set[str]:
     ``schema_migrations``: exactly the tables (other than SQLite's own) of a
     store at those migrations."""
     sql = "".join(body for version, _, body in MIGRATIONS if version in versions)
-    return {"schema_migrations", *re.findall(r"CREATE TABLE (\w+)", sql)}
+    dropped = set(re.findall(r"DROP TABLE (\w+)", sql))
+    created = {table for table in re.findall(r"CREATE TABLE (\w+)", sql)}
+    # A table dropped and created again (memory_stats, by 6) is there.
+    recreated = {
+        table
+        for table in dropped
+        if sql.rfind(f"CREATE TABLE {table} ") > sql.rfind(f"DROP TABLE {table};")
+    }
+    return {"schema_migrations", *(created - dropped), *recreated}
 
 
 def recognised(conn: sqlite3.Connection) -> str | None:

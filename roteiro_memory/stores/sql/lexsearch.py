@@ -1,0 +1,334 @@
+"""``memory.search`` over the term index (:mod:`.index`): an exact top-k
+that reads the postings it must score, not the store.
+
+What a search reads: the statistics row, the ``memory_cells`` rows of its
+terms (a term no live record holds has none, and costs no more), and the
+recent records.  Each cell's bound (:func:`~.postings.cell_bound`) says the
+most a record in it can score; cells are read in descending bound, all the
+query's chunks of one cell at once, so every record found there has its
+exact relevance, from the counts and lengths the chunks hold, before anything
+else is read.  A record whose relevance times its cell's highest confidence
+beats the k-th score so far becomes a candidate; candidates are fetched in
+descending bound, with the search's filters, and scored exactly as the model
+scores them (:meth:`~roteiro_memory.results.Recalled.found`).  The search
+stops once the k-th score is above the bound of every cell unread and of
+every candidate unfetched: no record left could enter the top k.
+
+Inside a cell, once k results are known, only records whose terms together
+could beat the k-th score are worked out: the sets of records holding each
+term are intersected (at C speed) over just the combinations of terms whose
+bounds could add up past it.  Liveness costs nothing per posting (only live
+records have postings) and neither does evidence (the cell bounds it).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from roteiro_memory import lexical
+from roteiro_memory import semantics as sem
+from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql import postings as pst
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from roteiro_memory.stores.sql.expressions import Dialect
+
+__all__ = [
+    "CONFIRM_BATCH",
+    "Plan",
+    "evidence_sql",
+    "plan",
+    "read_cell",
+    "top",
+]
+
+CONFIRM_BATCH = 32
+"""Fewest candidates fetched at once (three times the limit, when that is
+more): each fetch is one statement."""
+
+BACKLOG = 4
+"""Batches of candidates that gather before the best are fetched anyway,
+though a cell unread might hold better: the k-th score they raise cuts the
+cells and candidates to come."""
+
+SUBSETS_UP_TO = 16
+"""Most query terms in one cell for which records are picked by combining
+sets of ids; a cell with more has each of its records worked out."""
+
+Candidate = tuple[float, int, float]
+"""``(-bound, -id, relevance)``: a record whose exact relevance is known, in
+heap order (highest bound first, then newest)."""
+
+
+@valueclass
+class Plan:
+    """What a search learnt before reading postings: the corpus statistics,
+    each query term's cells (``cell -> max count``), and the recent records
+    holding a query term (``(id, cell, length, counts)``)."""
+
+    terms: tuple[str, ...]
+    corpus: lexical.CorpusStats
+    cells: Mapping[str, Mapping[int, tuple[int, int]]]
+    """Each term's cells: ``cell -> (largest count, postings in closed chunks)``."""
+    recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
+
+
+def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Plan:
+    """Read the cells of ``terms`` and the recent records; the statistics follow."""
+    frequency: dict[str, int] = dict.fromkeys(terms, 0)
+    cells: dict[str, dict[int, tuple[int, int]]] = {}
+    keys = [d.text(term) for term in terms]
+    tail = d.byte_length("tail")
+    for chunk in d.chunks(keys):
+        where, params = d.any_of("term", chunk)
+        for raw, cell, count, max_tf, in_tail in conn.execute(
+            f"SELECT term, cell, postings, max_tf, {tail} FROM memory_cells WHERE {where}", params
+        ):
+            term = d.untext(raw)
+            frequency[term] += int(count)
+            closed = int(count) - int(in_tail) // pst.TAIL.size
+            cells.setdefault(term, {})[int(cell)] = (int(max_tf), closed)
+    recent = []
+    for record_id, cell, length, raw in conn.execute(
+        "SELECT record_id, cell, length, terms FROM memory_recent"
+    ):
+        held = index.find_terms(d.untext(raw), terms)
+        if held:
+            for term in held:
+                frequency[term] += 1
+            recent.append((record_id, cell, length, held))
+    corpus = index.corpus(stats, frequency)
+    return Plan(tuple(terms), corpus, cells, recent)
+
+
+def read_cell(
+    conn: Any, d: Dialect, cell: int, terms: Sequence[str], closed: Sequence[str] = ()
+) -> dict[str, pst.Chunk]:
+    """The postings of ``terms`` in ``cell``, each term's in id order: the
+    closed chunks of those of ``closed`` (the terms that have some there),
+    then every term's tail."""
+    out: dict[str, pst.Chunk] = {}
+    for chunk in d.chunks([d.text(term) for term in closed]):
+        where, params = d.any_of("term", chunk)
+        found = conn.execute(
+            f"SELECT term, postings FROM memory_chunks WHERE cell = {d.mark} AND {where}"
+            " ORDER BY term, first_id",
+            [cell, *params],
+        )
+        for raw, blob in found:
+            _join(out, d.untext(raw), pst.decode(bytes(blob)))
+    for chunk in d.chunks([d.text(term) for term in terms]):
+        where, params = d.any_of("term", chunk)
+        found = conn.execute(
+            f"SELECT term, tail FROM memory_cells WHERE cell = {d.mark} AND {where}",
+            [cell, *params],
+        )
+        for raw, blob in found:
+            _join(out, d.untext(raw), pst.decode_tail(bytes(blob)))
+    return out
+
+
+def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
+    """``more`` postings of ``term`` after those ``out`` holds."""
+    if not more[0]:
+        return
+    held = out.get(term)
+    if held is None:
+        out[term] = more
+    else:
+        out[term] = tuple(  # type: ignore[assignment]  # three columns, as held
+            [*column, *extra] for column, extra in zip(held, more, strict=True)
+        )
+
+
+def evidence_sql(score: str, nodes: str, ids: str, where: Sequence[str]) -> str:
+    """Each record meeting ``ids`` and ``where`` as ``(id, evidence)``, the
+    evidence rendered from the semantics (:func:`~.expressions.score_expr`,
+    Python's doubles), anchors resolved against ``nodes``."""
+    return (
+        f"SELECT m.id, {score} FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        " WHERE " + " AND ".join([ids, *where])
+    )
+
+
+Reader = Callable[[int, Sequence[str], Sequence[str]], dict[str, pst.Chunk]]
+"""Reads one cell's chunks of the given terms: ``term -> (ids, counts, lengths)``."""
+Scored = tuple[float, int, float]
+"""A result as the search ranks it: ``(score, id, relevance)``."""
+Confirm = Callable[[Sequence[tuple[int, float]]], list[Scored]]
+"""Fetches candidates ``(id, relevance)`` that pass the filters, scored exactly."""
+
+
+def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int) -> list[Scored]:
+    """The best ``keep`` results (None: all), best first, ties to the newest."""
+    corpus = plan.corpus
+    average = corpus.average_length
+    idf = {t: lexical.idf(corpus.document_frequency[t], corpus.documents) for t in plan.terms}
+    order = {term: n for n, term in enumerate(plan.terms)}
+    by_cell: dict[int, list[tuple[str, int]]] = {}
+    for term, cells in plan.cells.items():
+        for cell, (max_tf, _) in cells.items():
+            by_cell.setdefault(cell, []).append((term, max_tf))
+    queue = sorted(
+        (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
+        for cell, held in by_cell.items()
+    )
+    pending: list[Candidate] = []
+    for record_id, cell, length, counts in plan.recent:
+        held_terms = sorted(counts, key=order.__getitem__)
+        relevance = lexical.weigh(held_terms, counts, length, corpus, idfs=idf)
+        confidence, _ = pst.cell_parts(cell)
+        bound = relevance * confidence * (1.0 + pst.BOUND_SLACK)
+        pending.append((-bound, -record_id, relevance))
+    heapq.heapify(pending)
+    ranked: list[Scored] = []
+
+    def kth() -> float | None:
+        """The k-th score so far, when k results are known."""
+        if keep is None or len(ranked) < keep:
+            return None
+        return ranked[keep - 1][0]
+
+    at = 0
+    ready: list[Candidate] = []
+    """Candidates no unread cell can beat, best first: fetched a batch at a time."""
+
+    def fetch(taken: Sequence[Candidate]) -> None:
+        ranked.extend(confirm([(-negative_id, value) for _, negative_id, value in taken]))
+        ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
+        if keep is not None:
+            del ranked[keep:]
+
+    while True:
+        threshold = kth()
+        next_cell = -queue[at][0] if at < len(queue) else None
+        if threshold is not None and next_cell is not None and threshold > next_cell:
+            next_cell = None  # no cell left could enter the top k
+        while pending and (next_cell is None or -pending[0][0] >= next_cell):
+            ready.append(heapq.heappop(pending))
+        if threshold is not None:
+            ready = [c for c in ready if -c[0] >= threshold]
+        if ready and (len(ready) >= batch or next_cell is None):
+            fetch(ready[:batch])
+            del ready[:batch]
+            continue
+        if next_cell is None:
+            break
+        backlog = len(pending) >= BACKLOG * batch and -pending[0][0] > (threshold or -1.0)
+        if backlog or (
+            threshold is None and len(ready) + len(pending) >= min(batch, keep or batch)
+        ):
+            # The best candidates known, fetched early: the k-th score they
+            # give is what cuts the cells to come.
+            taken = ready + [heapq.heappop(pending) for _ in range(min(batch, len(pending)))]
+            ready = []
+            fetch(sorted(taken)[:batch])
+            for rest in sorted(taken)[batch:]:
+                heapq.heappush(pending, rest)
+            continue
+        cell = queue[at][1]
+        at += 1
+        held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
+        chunks = read(cell, held, [t for t in held if plan.cells[t][cell][1]])
+        for candidate in _candidates(cell, held, chunks, idf, corpus, threshold):
+            heapq.heappush(pending, candidate)
+    return ranked
+
+
+def _candidates(
+    cell: int,
+    terms: Sequence[str],
+    chunks: Mapping[str, pst.Chunk],
+    idf: Mapping[str, float],
+    corpus: lexical.CorpusStats,
+    threshold: float | None,
+) -> Iterable[Candidate]:
+    """The records of one cell that could beat ``threshold`` (None: all), with
+    their exact relevance."""
+    confidence, least = pst.cell_parts(cell)
+    terms = [t for t in terms if t in chunks]
+    if threshold is None or len(terms) > SUBSETS_UP_TO:
+        ids: Iterable[int] = set().union(*(chunks[t][0] for t in terms))
+    else:
+        average = corpus.average_length
+        bounds = {
+            t: idf[t] * pst.tf_norm(max(chunks[t][1]), max(least, 1), average) * confidence
+            for t in terms
+        }
+        ids = _qualifying(
+            sorted(terms, key=bounds.__getitem__, reverse=True),
+            {t: chunks[t][0] for t in terms},
+            bounds,
+            threshold / (1.0 + pst.BOUND_SLACK),
+        )
+    scale = confidence * (1.0 + pst.BOUND_SLACK)
+    for record_id, held, length in _postings_of(sorted(ids), terms, chunks):
+        relevance = lexical.weigh(list(held), held, length, corpus, idfs=idf)
+        bound = relevance * scale
+        if threshold is None or bound >= threshold:
+            yield (-bound, -record_id, relevance)
+
+
+def _postings_of(
+    ids: Sequence[int], terms: Sequence[str], chunks: Mapping[str, pst.Chunk]
+) -> Iterable[tuple[int, dict[str, int], int]]:
+    """Each of ``ids`` (ascending) with its counts of ``terms`` (in their
+    order) and its length."""
+    found: dict[int, dict[str, int]] = {record_id: {} for record_id in ids}
+    lengths: dict[int, int] = {}
+    for term in terms:
+        held, counts, sizes = chunks[term]
+        if len(ids) * 8 < len(held):
+            # Few wanted: find each by bisection.
+            for record_id in ids:
+                at = bisect.bisect_left(held, record_id)
+                if at < len(held) and held[at] == record_id:
+                    found[record_id][term] = counts[at]
+                    lengths[record_id] = sizes[at]
+        else:
+            # Many: look each up in the term's postings by id, made at C speed.
+            place = dict(zip(held, range(len(held)), strict=True))
+            for record_id in ids:
+                where = place.get(record_id)
+                if where is not None:
+                    found[record_id][term] = counts[where]
+                    lengths[record_id] = sizes[where]
+    for record_id in ids:
+        yield record_id, found[record_id], lengths[record_id]
+
+
+def _qualifying(
+    terms: Sequence[str],
+    holders: Mapping[str, Sequence[int]],
+    bounds: Mapping[str, float],
+    threshold: float,
+) -> set[int]:
+    """The ids whose terms' bounds add up to at least ``threshold``: the
+    union, over every combination of terms whose bounds do, of the ids
+    holding all of them (``terms`` in descending bound, so combinations that
+    cannot get there are cut early)."""
+    suffix = [0.0] * (len(terms) + 1)
+    for n in range(len(terms) - 1, -1, -1):
+        suffix[n] = suffix[n + 1] + bounds[terms[n]]
+    out: set[int] = set()
+
+    def walk(n: int, ids: set[int] | None, total: float) -> None:
+        if ids is not None and total >= threshold:
+            out.update(ids)
+            return
+        if n == len(terms) or total + suffix[n] < threshold:
+            return
+        held = holders[terms[n]]
+        narrowed = set(held) if ids is None else ids.intersection(held)
+        if narrowed:
+            walk(n + 1, narrowed, total + bounds[terms[n]])
+        walk(n + 1, ids, total)
+
+    walk(0, None, 0.0)
+    return out

@@ -1,0 +1,42 @@
+"""Stores as an earlier version left them, made from a current one with the
+released migrations' own text, so a test can open one and watch it migrate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
+
+CELL_TABLES = ("memory_chunks", "memory_cells", "memory_recent", "memory_stats")
+"""The term index migration 6 creates, in place of 4's."""
+
+
+def _statements(migrations: Any, version: int) -> list[str]:
+    sql = next(body for number, _, body in migrations if number == version)
+    return [statement for statement in sql.split(";") if statement.strip()]
+
+
+def sqlite_back_to(conn: Any, version: int) -> None:
+    """Put the SQLite store open on ``conn`` back at migration ``version``
+    (3, 4 or 5): the term index of 4 in place of 6's (empty: 6 drops it),
+    and no recall index before 5."""
+    for table in CELL_TABLES:
+        conn.execute(f"DROP TABLE {table}")
+    if version >= 4:
+        for statement in _statements(SQLITE_MIGRATIONS, 4):
+            conn.execute(statement)
+    if version < 5:
+        conn.execute("DROP INDEX idx_mem_confidence")
+    conn.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+
+
+def postgres_back_to(conn: Any, version: int) -> None:
+    """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
+    conn.execute(f"DROP TABLE {', '.join(CELL_TABLES)}")
+    if version >= 4:
+        for statement in _statements(PG_MIGRATIONS, 4):
+            conn.execute(statement)
+    if version < 5:
+        conn.execute("DROP INDEX idx_mem_confidence")
+    conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
