@@ -38,11 +38,18 @@ def test_tokenizer_splits_identifiers_paths_errors_and_prose(
 
 def test_case_split_variant_splits_camel_case() -> None:
     variant = lexical.Tokenizer(split_case=True)
-    assert variant.terms("CacheSweep HTTPServer") == ("cach", "sweep", "http", "server")
+    assert variant.terms("CacheSweep HTTPServer") == (
+        "cach",
+        "sweep",
+        "cachesweep",
+        "http",
+        "server",
+        "httpserver",
+    )
 
 
 def test_raw_tokenizer_keeps_whitespace_chunks_as_written() -> None:
-    raw = lexical.Tokenizer(False, False, False, False, False)
+    raw = lexical.Tokenizer(**dict.fromkeys(lexical.SWITCHES.values(), False))
     assert raw.terms("Retry.run  the cache_sweep") == ("Retry.run", "the", "cache_sweep")
     assert raw.name == "raw"
 
@@ -181,3 +188,35 @@ def test_ascii_text_splits_into_the_runs_the_categories_give(text: str, split: b
 @given(text=st.text(), split=st.booleans())
 def test_any_text_splits_into_the_runs_the_categories_give(text: str, split: bool) -> None:
     assert lexical._chunks(text, split) == _runs_by_category(text, split)
+
+
+@given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_ascii_identifiers_are_the_ones_read_character_by_character(text: str) -> None:
+    assert lexical._identifiers(text) == lexical._identifiers_by_character(text)
+
+
+@given(text=st.text(alphabet="ab_- .Zé9"))
+def test_an_identifier_is_word_runs_joined_by_connectors(text: str) -> None:
+    found = lexical._identifiers_by_character(text)
+    assert "".join(found).replace("_", "").replace("-", "") == "".join(
+        _runs_by_category(text, True)
+    )
+    assert all(lexical._is_word_char(i[0]) and lexical._is_word_char(i[-1]) for i in found)
+
+
+@pytest.mark.parametrize(
+    ("word", "parts"),
+    [
+        ("cacheSweep", ("cache", "Sweep")),
+        ("HTTPServer", ("HTTP", "Server")),
+        ("Utf8Decoder", ("Utf8", "Decoder")),
+        ("HTTP2Server", ("HTTP2", "Server")),
+        ("v2", ("v2",)),
+        ("sha256", ("sha256",)),
+        ("a1b2", ("a1b2",)),
+        ("ÉtatCivil", ("État", "Civil")),
+        ("lower", ("lower",)),
+    ],
+)
+def test_word_parts_cut_where_case_or_digits_change(word: str, parts: tuple[str, ...]) -> None:
+    assert lexical.word_parts(word) == parts
