@@ -362,10 +362,12 @@ def _finish(terms: list[str], tokenizer: Tokenizer) -> tuple[str, ...]:
     return tuple(terms)
 
 
-TOKENIZER = Tokenizer(split_case=False, split_digits=False, keep_joined=False, join_query=False)
-"""The tokenizer ``memory.search`` uses, chosen by measurement (``docs/eval.md``):
-punctuation split, case folded, stop words dropped, stemmed; camelCase is not
-split, which measured slightly worse on ``coding`` (identifier queries)."""
+TOKENIZER = Tokenizer()
+"""The tokenizer ``memory.search`` uses, chosen by measurement (``docs/eval.md``,
+"The tokenizer decision"): punctuation split, camelCase split (a digit ending
+a word as a lower-case letter does), an identifier's joined form kept after
+its parts, neighbouring query identifiers also joined, case folded, stop
+words dropped, stemmed."""
 
 
 def document_terms(
