@@ -148,19 +148,19 @@ def postings_read(store: Any, query: str) -> tuple[int, int]:
     """How many postings a search of ``query`` decoded, and how many its
     terms hold (their live document frequencies)."""
     read = 0
-    original = lexsearch.read_cell
+    original = lexsearch.read_cells
 
-    def counting(*args: Any) -> dict[str, Any]:
+    def counting(*args: Any) -> dict[int, dict[str, Any]]:
         nonlocal read
-        chunks = original(*args)
-        read += sum(len(ids) for ids, _, _ in chunks.values())
-        return chunks
+        cells = original(*args)
+        read += sum(len(ids) for chunks in cells.values() for ids, _, _ in chunks.values())
+        return cells
 
-    lexsearch.read_cell = counting  # type: ignore[assignment]
+    lexsearch.read_cells = counting  # type: ignore[assignment]
     try:
         found = store.search(query, limit=RECALL_LIMIT)
     finally:
-        lexsearch.read_cell = original  # type: ignore[assignment]
+        lexsearch.read_cells = original  # type: ignore[assignment]
     frequency = store_frequencies(store, found.terms or [])
     return read, sum(frequency.values())
 
@@ -285,6 +285,7 @@ def shape_checks(
     version, sizes, record(), the build and the latencies."""
     import peers
     import previous as prior
+    import searchcost
 
     checks: list[Check] = []
     latency: dict[int, dict[str, float]] = {}
@@ -364,6 +365,10 @@ def shape_checks(
                 latency[records]["add"] = _add_latency(store, scratch, backend)
                 if records == 100_000:
                     checks += _write_checks(backend, store, engines[0], sizes, scratch, report)
+                    checks += searchcost.word_checks(
+                        store, report, _interleaved, _cpu, sizes.repeat
+                    )
+                    checks.append(searchcost.check_store_check(str(store.path), report))
             finally:
                 store.close()
     finally:
@@ -513,4 +518,6 @@ def _latency_checks(latency: dict[int, dict[str, float]], report: Report) -> lis
                     f"sub-linear: {above / below:.0f}x the records",
                 )
             )
+    for check in checks:
+        report(check.line())
     return checks

@@ -520,22 +520,32 @@ def weigh(
     stats: CorpusStats,
     params: Bm25 = BM25,
     idfs: Mapping[str, float] | None = None,
+    weights: dict[tuple[str, int, int], float] | None = None,
 ) -> float:
     """:func:`relevance` from a record's term counts and length, as a store's
     term index holds them: the same additions in the same order.  ``idfs``,
     when given, holds the idf of each term to use instead of :func:`idf`'s:
     worked out once for a search's many records (the same doubles), or each
-    value a faithful ``ln`` may give (a checker)."""
+    value a faithful ``ln`` may give (a checker); ``weights`` remembers each
+    ``(term, count, length)``'s term weight, for a search's many records."""
     total = 0.0
     average = stats.average_length
     for term in terms:
         count = counts.get(term, 0)
         if count:
+            if weights is not None:
+                known = weights.get((term, count, length))
+                if known is not None:
+                    total += known
+                    continue
             if idfs is None:
                 weight = idf(stats.document_frequency[term], stats.documents)
             else:
                 weight = idfs[term]
-            total += term_weight(count, length, average, weight, params)
+            share = term_weight(count, length, average, weight, params)
+            if weights is not None:
+                weights[term, count, length] = share
+            total += share
     return total
 
 

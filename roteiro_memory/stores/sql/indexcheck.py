@@ -91,23 +91,43 @@ def _text(d: Dialect, raw: Any) -> Any:
     return raw
 
 
-_MULTIPLIERS = (1_000_003, 998_244_353, 1_000_000_007, 2_147_483_647)
+_MULTIPLIERS = (1_000_003, 998_244_353, 1_000_000_007, 2_147_483_647, 1_000_000_009, 998_244_853)
 _COUNTED = 1 << 256
+_NOT_TEXT = "not text"
 """A cell's postings are compared as one number: the sum over them of
-``id * M1 + count * M2 + length * M3 + id * count * M4``, plus ``_COUNTED``
-each (so the number of postings is its high part).  The chunks' side sums
-whole arrays at C speed; only a cell whose sums differ is compared posting
+``id * M1 + count * M2 + length * M3 + id * count * M4 + h * M5 + h * count
+* M6``, ``h`` the term's hash, plus ``_COUNTED`` each (so the number of
+postings is its high part).  A record's share is worked out from its sums
+(its terms' hashes, and those times their counts) and the chunks' from whole
+arrays, both at C speed; only a cell whose sums differ is compared posting
 by posting, to name the records."""
 
 
-def _sum(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) -> int:
-    m1, m2, m3, m4 = _MULTIPLIERS
+def _sum(term: Any, ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) -> int:
+    m1, m2, m3, m4, m5, m6 = _MULTIPLIERS
+    # A term that is not text equals no record's (b"x" hashes as "x" does).
+    h = hash(term) if type(term) is str else hash((_NOT_TEXT, repr(term)))
+    total = sum(counts)
     return int(
         m1 * sum(ids)
-        + m2 * sum(counts)
+        + m2 * total
         + m3 * sum(lengths)
         + m4 * sum(map(operator.mul, ids, counts))
+        + m5 * h * len(ids)
+        + m6 * h * total
         + len(ids) * _COUNTED
+    )
+
+
+def _record_sum(record_id: int, counts: dict[str, int], length: int) -> int:
+    """:func:`_sum` over one record's postings (its counts add up to its length)."""
+    m1, m2, m3, m4, m5, m6 = _MULTIPLIERS
+    hashes = list(map(hash, counts))
+    return int(
+        len(counts) * (record_id * m1 + length * m3 + _COUNTED)
+        + length * (m2 + record_id * m4)
+        + m5 * sum(hashes)
+        + m6 * sum(map(operator.mul, hashes, counts.values()))
     )
 
 
@@ -125,10 +145,9 @@ def index_findings(
     ``stats`` as ``(records, live, live terms, tokenizer)``."""
     out: list[Finding] = []
     held_recent = {row[0]: tuple(row[1:]) for row in recent}
-    expected: dict[Key, int] = {}
+    expected: dict[Any, int] = {}
     live_ids: set[int] = set()
     total = live = live_terms = 0
-    m1, m2, m3, m4 = _MULTIPLIERS
     for record_id, confidence, body, key, path, is_live in records:
         total += 1
         if not is_live:
@@ -145,25 +164,21 @@ def index_findings(
             if held_recent[record_id] != (wanted.cell, length, terms):
                 out.append(Finding("memory_recent", f"id {record_id}", _MISRANKED))
             continue
-        base = record_id * m1 + length * m3 + _COUNTED
-        per_count = m2 + record_id * m4
-        cell = wanted.cell
-        for term, count in wanted.posting.counts.items():
-            place = (term, cell)
-            expected[place] = expected.get(place, 0) + base + count * per_count
+        share = _record_sum(record_id, dict(wanted.posting.counts), length)
+        expected[wanted.cell] = expected.get(wanted.cell, 0) + share
     out.extend(
         Finding("memory_recent", f"id {record_id}", "a recent row of a record that is not live")
         for record_id in sorted(set(held_recent) - live_ids)
     )
-    held, most = _chunks(chunks, out)
+    held, sums, most = _chunks(chunks, out)
     differ = {
-        place for place in expected.keys() | held.keys() if expected.get(place) != held.get(place)
+        cell for cell in expected.keys() | sums.keys() if expected.get(cell) != sums.get(cell)
     }
     wrong = _records_in(differ, records, held_recent, chunks)
     for record_id in sorted(wrong):
         problem = _MISRANKED if record_id in live_ids else "postings of a record that is not live"
         out.append(Finding("memory_chunks", f"id {record_id}", problem))
-    out.extend(_cells(cells, {p: n // _COUNTED for p, n in held.items()}, most))
+    out.extend(_cells(cells, held, most))
     wanted_stats = (total, live, live_terms, index.tokenizer_name())
     if stats is None or [type(n) for n in stats[:3]] != [int] * 3 or stats != wanted_stats:
         out.append(
@@ -178,7 +193,7 @@ def index_findings(
 
 
 def _records_in(
-    differ: set[Key],
+    differ: set[Any],
     records: Sequence[Record],
     held_recent: dict[int, Any],
     chunks: Sequence[Sequence[Any]],
@@ -186,18 +201,17 @@ def _records_in(
     """The records whose postings differ in the cells ``differ``, posting by posting."""
     if not differ:
         return set()
-    terms = {term for term, _ in differ}
     want: set[tuple[Any, ...]] = set()
     for record_id, confidence, body, key, path, is_live in records:
         if not is_live or record_id in held_recent:
             continue
         wanted = index.indexed(record_id, confidence, body, key, path)
-        for term, count in wanted.posting.counts.items():
-            if term in terms and (term, wanted.cell) in differ:
+        if wanted.cell in differ:
+            for term, count in wanted.posting.counts.items():
                 want.add((term, wanted.cell, record_id, count, wanted.posting.length))
     have: set[tuple[Any, ...]] = set()
     for term, cell, _, blob, tail in chunks:
-        if (term, cell) in differ:
+        if cell in differ:
             try:
                 columns = (pst.decode_tail if tail else pst.decode)(bytes(blob))
             except (ValueError, TypeError):
@@ -208,23 +222,27 @@ def _records_in(
 
 def _chunks(
     rows: Iterable[Sequence[Any]], out: list[Finding]
-) -> tuple[dict[Key, int], dict[Key, int]]:
-    """The sum (:data:`_COUNTED`) of the postings the chunks hold by ``(term,
-    cell)``, and the largest count in each; a chunk that breaks the layout is
-    reported in ``out``."""
+) -> tuple[dict[Key, int], dict[Any, int], dict[Key, int]]:
+    """How many postings the chunks hold by ``(term, cell)``, their sum
+    (:data:`_COUNTED`) by cell, and the largest count by ``(term, cell)``; a
+    chunk that breaks the layout is reported in ``out``."""
     held: dict[Key, int] = {}
+    sums: dict[Any, int] = {}
     most: dict[Key, int] = {}
     last: dict[Key, int] = {}
     for term, cell, first, blob, tail in rows:
         table = "memory_cells" if tail else "memory_chunks"
-        where = f"term {term!r} cell {cell!r}" + ("" if tail else f" from {first!r}")
+
+        def where() -> str:
+            return f"term {term!r} cell {cell!r}" + ("" if tail else f" from {first!r}")  # noqa: B023
+
         if type(cell) is not int or not (tail or type(first) is int):
-            out.append(Finding(table, where, "cell or first id is not a whole number"))
+            out.append(Finding(table, where(), "cell or first id is not a whole number"))
             continue
         try:
             ids, counts, lengths = (pst.decode_tail if tail else pst.decode)(bytes(blob))
         except (ValueError, TypeError) as error:
-            out.append(Finding(table, where, f"{error}: search cannot read it"))
+            out.append(Finding(table, where(), f"{error}: search cannot read it"))
             continue
         if not ids:
             continue  # an empty tail
@@ -233,14 +251,15 @@ def _chunks(
         before = last.get(key)
         if ids[0] < low or (before is not None and before >= low) or not _ascending(ids):
             out.append(
-                Finding(table, where, "its ids are out of order with its key or the chunk before")
+                Finding(table, where(), "its ids are out of order with its key or the chunk before")
             )
         if min(counts) < 1:
-            out.append(Finding(table, where, "holds a count below 1"))
+            out.append(Finding(table, where(), "holds a count below 1"))
         last[key] = ids[-1]
-        held[key] = held.get(key, 0) + _sum(ids, counts, lengths)
+        held[key] = held.get(key, 0) + len(ids)
+        sums[cell] = sums.get(cell, 0) + _sum(term, ids, counts, lengths)
         most[key] = max(most.get(key, 0), max(counts))
-    return held, most
+    return held, sums, most
 
 
 def _ascending(ids: Sequence[int]) -> bool:
@@ -250,31 +269,27 @@ def _ascending(ids: Sequence[int]) -> bool:
 def _cells(
     rows: Iterable[Sequence[Any]], held: dict[Key, int], most: dict[Key, int]
 ) -> list[Finding]:
-    out: list[Finding] = []
+    """Each ``memory_cells`` row against its chunks, in order of ``(term, cell)``."""
+    out: list[tuple[str, Finding]] = []
     counted: dict[Key, tuple[Any, ...]] = {(row[0], row[1]): tuple(row[2:]) for row in rows}
-    for term, cell in sorted(counted.keys() | held.keys(), key=repr):
-        where = f"term {term!r} cell {cell!r}"
+    for term, cell in counted.keys() | held.keys():
         postings = held.get((term, cell), 0)
         row = counted.get((term, cell))
         if row is None:
-            out.append(Finding("memory_cells", where, f"missing, though chunks hold {postings}"))
+            problem = f"missing, though chunks hold {postings}"
         elif type(row[0]) is not int or row[0] != postings:
-            out.append(
-                Finding(
-                    "memory_cells",
-                    where,
-                    f"counts {row[0]!r} postings but its chunks hold {postings}:"
-                    " document frequencies would be wrong",
-                )
+            problem = (
+                f"counts {row[0]!r} postings but its chunks hold {postings}:"
+                " document frequencies would be wrong"
             )
         elif type(row[1]) is not int or row[1] < most.get((term, cell), 0):
-            out.append(
-                Finding(
-                    "memory_cells",
-                    where,
-                    f"bounds counts by {row[1]!r} but a chunk holds"
-                    f" {most[term, cell]}: search could stop too early",
-                )
+            problem = (
+                f"bounds counts by {row[1]!r} but a chunk holds"
+                f" {most[term, cell]}: search could stop too early"
             )
-
-    return out
+        else:
+            continue
+        out.append(
+            (repr((term, cell)), Finding("memory_cells", f"term {term!r} cell {cell!r}", problem))
+        )
+    return [finding for _, finding in sorted(out, key=lambda pair: pair[0])]

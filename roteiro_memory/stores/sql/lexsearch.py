@@ -44,7 +44,7 @@ __all__ = [
     "Plan",
     "evidence_sql",
     "plan",
-    "read_cell",
+    "read_cells",
     "top",
 ]
 
@@ -56,6 +56,16 @@ BACKLOG = 4
 """Batches of candidates that gather before the best are fetched anyway,
 though a cell unread might hold better: the k-th score they raise cuts the
 cells and candidates to come."""
+
+READ_CELLS = 32
+"""Most cells read by one pair of statements."""
+
+READ_POSTINGS = 1_024
+"""Cells after the next one to read are read with it while, together, they
+can hold at most this many postings of the query's terms: small cells cost
+a statement each otherwise (a rare term's few records lie in many cells),
+and reading a small cell early costs little even when the search would have
+stopped before it."""
 
 SUBSETS_UP_TO = 16
 """Most query terms in one cell for which records are picked by combining
@@ -107,30 +117,32 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     return Plan(tuple(terms), corpus, cells, recent)
 
 
-def read_cell(
-    conn: Any, d: Dialect, cell: int, terms: Sequence[str], closed: Sequence[str] = ()
-) -> dict[str, pst.Chunk]:
-    """The postings of ``terms`` in ``cell``, each term's in id order: the
-    closed chunks of those of ``closed`` (the terms that have some there),
-    then every term's tail."""
-    out: dict[str, pst.Chunk] = {}
+def read_cells(
+    conn: Any, d: Dialect, cells: Sequence[int], terms: Sequence[str], closed: Sequence[str] = ()
+) -> dict[int, dict[str, pst.Chunk]]:
+    """The postings of ``terms`` in each of ``cells``, each term's in id
+    order: the closed chunks of those of ``closed`` (the terms that have some
+    there), then every term's tail; a pair with none is absent.  One
+    statement each for the chunks and the tails, however many cells."""
+    out: dict[int, dict[str, pst.Chunk]] = {}
+    in_cells, cell_params = d.any_of("cell", cells)
     for chunk in d.chunks([d.text(term) for term in closed]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
-            f"SELECT term, postings FROM memory_chunks WHERE cell = {d.mark} AND {where}"
-            " ORDER BY term, first_id",
-            [cell, *params],
+            f"SELECT cell, term, postings FROM memory_chunks WHERE {in_cells} AND {where}"
+            " ORDER BY cell, term, first_id",
+            [*cell_params, *params],
         )
-        for raw, blob in found:
-            _join(out, d.untext(raw), pst.decode(bytes(blob)))
+        for cell, raw, blob in found:
+            _join(out.setdefault(int(cell), {}), d.untext(raw), pst.decode(bytes(blob)))
     for chunk in d.chunks([d.text(term) for term in terms]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
-            f"SELECT term, tail FROM memory_cells WHERE cell = {d.mark} AND {where}",
-            [cell, *params],
+            f"SELECT cell, term, tail FROM memory_cells WHERE {in_cells} AND {where}",
+            [*cell_params, *params],
         )
-        for raw, blob in found:
-            _join(out, d.untext(raw), pst.decode_tail(bytes(blob)))
+        for cell, raw, blob in found:
+            _join(out.setdefault(int(cell), {}), d.untext(raw), pst.decode_tail(bytes(blob)))
     return out
 
 
@@ -140,11 +152,10 @@ def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
         return
     held = out.get(term)
     if held is None:
-        out[term] = more
+        out[term] = (list(more[0]), list(more[1]), list(more[2]))
     else:
-        out[term] = tuple(  # type: ignore[assignment]  # three columns, as held
-            [*column, *extra] for column, extra in zip(held, more, strict=True)
-        )
+        for column, extra in zip(held, more, strict=True):
+            column.extend(extra)  # type: ignore[attr-defined]  # the lists made above
 
 
 def evidence_sql(score: str, nodes: str, ids: str, where: Sequence[str]) -> str:
@@ -157,8 +168,9 @@ def evidence_sql(score: str, nodes: str, ids: str, where: Sequence[str]) -> str:
     )
 
 
-Reader = Callable[[int, Sequence[str], Sequence[str]], dict[str, pst.Chunk]]
-"""Reads one cell's chunks of the given terms: ``term -> (ids, counts, lengths)``."""
+Reader = Callable[[Sequence[int], Sequence[str], Sequence[str]], dict[int, dict[str, pst.Chunk]]]
+"""Reads cells' chunks of the given terms (:func:`read_cells`): ``cell -> term
+-> (ids, counts, lengths)``."""
 Scored = tuple[float, int, float]
 """A result as the search ranks it: ``(score, id, relevance)``."""
 Confirm = Callable[[Sequence[tuple[int, float]]], list[Scored]]
@@ -194,6 +206,12 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         if keep is None or len(ranked) < keep:
             return None
         return ranked[keep - 1][0]
+
+    weights: dict[tuple[str, int, int], float] = {}
+
+    def most(cell: int) -> int:
+        """The most postings of the query's terms ``cell`` can hold."""
+        return sum(plan.cells[t][cell][1] + pst.CHUNK_POSTINGS for t, _ in by_cell[cell])
 
     at = 0
     ready: list[Candidate] = []
@@ -232,12 +250,24 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
             for rest in sorted(taken)[batch:]:
                 heapq.heappush(pending, rest)
             continue
-        cell = queue[at][1]
+        reading = [queue[at][1]]
+        size = most(reading[0])
         at += 1
-        held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
-        chunks = read(cell, held, [t for t in held if plan.cells[t][cell][1]])
-        for candidate in _candidates(cell, held, chunks, idf, corpus, threshold):
-            heapq.heappush(pending, candidate)
+        while at < len(queue) and len(reading) < READ_CELLS:
+            more = most(queue[at][1])
+            if size + more > READ_POSTINGS:
+                break
+            reading.append(queue[at][1])
+            size += more
+            at += 1
+        terms = sorted({t for cell in reading for t, _ in by_cell[cell]}, key=order.__getitem__)
+        closed = [t for t in terms if any(plan.cells[t].get(cell, (0, 0))[1] for cell in reading)]
+        found = read(reading, terms, closed)
+        for cell in reading:
+            held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
+            chunks = found.get(cell, {})
+            for candidate in _candidates(cell, held, chunks, idf, corpus, threshold, weights):
+                heapq.heappush(pending, candidate)
     return ranked
 
 
@@ -248,9 +278,10 @@ def _candidates(
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
+    weights: dict[tuple[str, int, int], float] | None = None,
 ) -> Iterable[Candidate]:
     """The records of one cell that could beat ``threshold`` (None: all), with
-    their exact relevance."""
+    their exact relevance (``weights`` remembers term weights across cells)."""
     confidence, least = pst.cell_parts(cell)
     terms = [t for t in terms if t in chunks]
     if threshold is None or len(terms) > SUBSETS_UP_TO:
@@ -269,7 +300,7 @@ def _candidates(
         )
     scale = confidence * (1.0 + pst.BOUND_SLACK)
     for record_id, held, length in _postings_of(sorted(ids), terms, chunks):
-        relevance = lexical.weigh(list(held), held, length, corpus, idfs=idf)
+        relevance = lexical.weigh(list(held), held, length, corpus, idfs=idf, weights=weights)
         bound = relevance * scale
         if threshold is None or bound >= threshold:
             yield (-bound, -record_id, relevance)

@@ -482,7 +482,7 @@ class SQLStore(Store):
                 best = lexsearch.top(
                     plan,
                     keep,
-                    lambda cell, held, closed: lexsearch.read_cell(conn, d, cell, held, closed),
+                    lambda cells, held, closed: lexsearch.read_cells(conn, d, cells, held, closed),
                     confirm,
                     max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
                 )
