@@ -36,6 +36,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from roteiro_memory.evaluation.datasets import coding
 from roteiro_memory.evaluation.datasets.corpus import Dataset, DatasetInfo, Haystack, Item, Query
 from roteiro_memory.results import GraphNode
 
@@ -121,54 +122,20 @@ VERBS = [
 CODECS = (("Utf8", "utf 8"), ("Base64", "base 64"), ("Sha256", "sha 256"), ("Http2", "http 2"))
 
 SYMPTOMS: tuple[tuple[str, str], ...] = (
-    ("times out", "timing out"),
-    ("deadlocks", "deadlocking"),
-    ("leaks file handles", "leaking handles"),
-    ("drops queued events", "dropping events"),
-    ("double counts retries", "counting retries twice"),
-    ("returns stale rows", "stale rows returned"),
-    ("corrupts the checksum", "checksum corrupted"),
-    ("skips the last batch", "last batch skipped"),
-    ("hangs on shutdown", "hanging at shutdown"),
-    ("raises on unicode paths", "unicode path raising"),
+    *coding.SYMPTOMS,
     ("loses the final write", "final write lost"),
     ("spins at full cpu", "spinning the cpu"),
 )
 TRIGGERS: tuple[tuple[str, str], ...] = (
-    ("under concurrent writers", "with several concurrent writes"),
-    ("after a token refresh", "once tokens are refreshed"),
-    ("when the input is empty", "given empty inputs"),
-    ("with daylight saving timestamps", "around daylight saving"),
-    ("when the pool is exhausted", "with an exhausted pool"),
-    ("on partial network failures", "when the network partially fails"),
-    ("for payloads over the size limit", "with oversized payloads"),
-    ("during a schema migration", "while migrating the schema"),
+    *coding.TRIGGERS,
     ("after a cold restart", "right after restarting cold"),
     ("when the clock jumps backwards", "if the clock goes back"),
 )
-ADVICE = (
-    "take the lock before reading the cursor",
-    "copy the batch before mutating it",
-    "close the handle in a finally block",
-    "pass an explicit deadline to the call",
-    "compare timestamps in UTC only",
-    "retry with jittered backoff",
-    "validate the size before allocating",
-    "keep the migration in one transaction",
-    "drain the queue before closing",
-    "pin the encoding explicitly",
-)
+ADVICE = (*coding.ADVICE, "drain the queue before closing", "pin the encoding explicitly")
 REWORDINGS = ("Again: {body}", "{body} (seen again)", "Note: {body}", "{body} Confirmed twice.")
-FIXES = ("a longer sleep", "a global mutex", "disabling the cache", "a bigger pool", "a retry loop")
-ERRORS = ("Timeout", "Conflict", "Validation", "Encoding", "Quota", "Protocol")
-MESSAGES = (
-    "operation did not finish within {n} seconds",
-    "row version {n} changed underneath the write",
-    "field amount must be positive, got -{n}",
-    "cannot encode character at position {n}",
-    "limit of {n} requests per minute exceeded",
-    "frame {n} arrived out of order",
-)
+FIXES = (*coding.FIXES, "a retry loop")
+ERRORS = (*coding.ERRORS, "Protocol")
+MESSAGES = (*coding.MESSAGES, "frame {n} arrived out of order")
 NOTES = (
     "Ran the {a} and {b} tests after the refactor; {n} passed.",
     "Paired on the {a} {b} review; nothing to change yet.",
