@@ -21,9 +21,12 @@ wall times are printed beside them):
    memory growth during the sweep at most 32 MiB, measured in a fresh process.
 4. ``record_many`` of a batch: at most 2.0x a bare ``executemany`` INSERT of
    the same rows -- the records and the term index rows written with them.
-5. ``search`` of the two-token query, limit 10, over 100,000 and 1,000,000
-   live records: at most 1.5x the same term index queried by hand for its
-   top 10 (``bench/search.py``).
+5. ``search``, limit 10, of four query shapes over 100,000 and 1,000,000
+   live records: within 10x tantivy and 0.25x the previous version's search,
+   each result checked against an exhaustive scorer; the index against
+   FTS5's, ``record()`` and the build against FTS5's, latencies from 10,000
+   records up, what a query's words cost and ``roteiro-check-store`` against
+   ``PRAGMA integrity_check`` (``bench/search.py``, ``bench/searchcost.py``).
 6. ``recall`` limit 10 that stops early, over the largest of those: at most
    0.25x the full-scan ranking it replaced.
 

@@ -15,22 +15,43 @@ from __future__ import annotations
 import bisect
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import postings as pst
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Protocol
+
     from roteiro_memory.stores.sql.expressions import Dialect
-    from roteiro_memory.stores.sql.index import Indexed
+
+    class Posting(Protocol):
+        """What this module reads of :class:`.index.Posting` (index imports
+        this module, so the type is named by its shape)."""
+
+        @property
+        def counts(self) -> Mapping[str, int]: ...
+        @property
+        def length(self) -> int: ...
+
+    class Indexed(Protocol):
+        """What this module reads of :class:`.index.Indexed`."""
+
+        @property
+        def id(self) -> int: ...
+        @property
+        def cell(self) -> int: ...
+        @property
+        def posting(self) -> Posting: ...
+
+    Key = tuple[Any, int]
+    """A cell of a term: ``(the term as bound, cell)``."""
 
 __all__ = ["Rows", "append", "place", "remove", "rows_of"]
 
 Rows = list[tuple[int, int, int]]
 """Postings of one term in one cell: ``(record id, count, length)``, ascending."""
-Key = tuple[Any, int]
-"""A cell of a term: ``(the term as bound, cell)``."""
 
 
 def grouped(records: Iterable[Indexed], d: Dialect) -> dict[Key, Rows]:
