@@ -29,6 +29,9 @@ from typing import Any
 
 PREVIOUS = "9d74660"
 """The last commit whose search summed every posting in SQL."""
+PREVIOUS_TOKENIZER = "punct+fold+stop+stem"
+"""The tokenizer :data:`PREVIOUS` indexes with: its results are this
+version's only while this version's tokenizer is the same."""
 ROOT = Path(__file__).resolve().parent.parent
 KEPT = Path(tempfile.gettempdir()) / "roteiro-bench-search"
 

@@ -37,6 +37,7 @@ __all__ = [
     "SEARCH_SCHEMA",
     "STEM_RULES",
     "STOP_WORDS",
+    "SWITCHES",
     "TOKENIZER",
     "Bm25",
     "CorpusStats",
@@ -47,12 +48,14 @@ __all__ = [
     "document_terms",
     "idf",
     "idf_argument",
+    "query_terms",
     "rank",
     "relevance",
     "search_key",
     "stem",
     "term_weight",
     "weigh",
+    "word_parts",
 ]
 
 SEARCH_SCHEMA = "roteiro.search/v1"
@@ -155,20 +158,68 @@ def _chunks(text: str, split_punctuation: bool) -> list[str]:
     return out
 
 
-def _case_parts(chunk: str) -> list[str]:
-    """``chunk`` split where its case changes: before an upper-case letter
-    that follows a lower-case one (``cacheSweep``), and before the last
-    capital of a run followed by a lower-case letter (``HTTPServer``)."""
+CONNECTORS = frozenset("_-")
+"""The characters that join words into one identifier (``get_hookimpls``,
+``hook-caller``): they separate terms, and an identifier's joined form is
+kept besides its parts."""
+
+_ASCII_IDENTIFIERS = re.compile("[A-Za-z0-9]+(?:[_-]+[A-Za-z0-9]+)*")
+"""Identifiers in ASCII text: words joined by runs of connectors."""
+
+
+def _identifiers(text: str) -> list[str]:
+    """The identifiers of ``text``, in order: maximal runs of word characters
+    and the connectors between them (a connector at either end belongs to no
+    identifier), each as it is written."""
+    if text.isascii():
+        return _ASCII_IDENTIFIERS.findall(text)
+    return _identifiers_by_character(text)
+
+
+def _identifiers_by_character(text: str) -> list[str]:
+    """:func:`_identifiers` for any text, one character at a time."""
+    out: list[str] = []
+    start = end = -1  # the identifier being read, text[start:end]
+    for i, char in enumerate(text):
+        if _is_word_char(char):
+            if start < 0:
+                start = i
+            elif end < i and not all(c in CONNECTORS for c in text[end:i]):
+                out.append(text[start:end])
+                start = i
+            end = i + 1
+        elif char not in CONNECTORS and start >= 0:
+            out.append(text[start:end])
+            start = end = -1
+    if start >= 0:
+        out.append(text[start:end])
+    return out
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def word_parts(word: str, case: bool = True, digits: bool = True) -> tuple[str, ...]:
+    """``word`` cut where an identifier's words meet: with ``case``, before an
+    ``Lu`` letter that follows an ``Ll`` one (``cacheSweep``) and before the
+    last ``Lu`` of a run followed by an ``Ll`` (``HTTPServer``); with
+    ``digits``, before an ``Lu`` letter that follows a number (``N*``), so a
+    digit ends a word as a lower-case letter does (``Utf8Decoder`` gives
+    ``Utf8`` and ``Decoder``; ``utf8`` and ``sha256`` stay whole, and a
+    query's pairs meet them: ``utf 8`` gives ``utf8``).  Categories are
+    Unicode general categories."""
+    categories = [unicodedata.category(char) for char in word]
     parts: list[str] = []
     start = 0
-    for i in range(1, len(chunk)):
-        before, here = chunk[i - 1], chunk[i]
-        after = chunk[i + 1] if i + 1 < len(chunk) else ""
-        if here.isupper() and (before.islower() or (before.isupper() and after.islower())):
-            parts.append(chunk[start:i])
+    for i in range(1, len(word)):
+        before, here = categories[i - 1], categories[i]
+        after = categories[i + 1] if i + 1 < len(word) else ""
+        cut = case and here == "Lu" and (before == "Ll" or (before == "Lu" and after == "Ll"))
+        if digits and not cut:
+            cut = here == "Lu" and before[0] == "N"
+        if cut:
+            parts.append(word[start:i])
             start = i
-    parts.append(chunk[start:])
-    return parts
+    parts.append(word[start:])
+    return tuple(parts)
 
 
 @valueclass
@@ -178,14 +229,27 @@ class Tokenizer:
     1. ``split_punctuation``: terms are maximal runs of letters, marks and
        numbers, so ``.``, ``_``, ``::``, ``/``, ``-`` and quotes all split;
        off, terms are maximal runs of non-White_Space characters.
-    2. ``split_case``: each term is split again where camelCase changes case.
-    3. ``fold_case``: each term is lower-cased (``str.lower``).
-    4. ``stop_words``: terms in :data:`STOP_WORDS` are dropped.
-    5. ``stem``: each term goes through :func:`stem`.
+    2. ``split_case`` and ``split_digits``: each term is split again where
+       camelCase changes case, and before a capital that follows a digit
+       (:func:`word_parts`).
+    3. ``keep_joined``: an identifier of two or more parts -- words joined by
+       ``_`` or ``-``, each split by step 2 -- also gives its parts joined
+       (``get_hookimpls`` gives ``get``, ``hookimpls`` and ``gethookimpls``),
+       so the identifier as written still matches itself best.
+    4. ``fold_case``: each term is lower-cased (``str.lower``).
+    5. ``stop_words``: terms in :data:`STOP_WORDS` are dropped.
+    6. ``stem``: each term goes through :func:`stem`.
+
+    ``join_query`` is for queries only (:func:`query_terms`): two identifiers
+    next to each other, neither a stop word, also give their joined forms run
+    together, so ``hook caller`` meets ``HookCaller``.
     """
 
     split_punctuation: bool = True
     split_case: bool = True
+    split_digits: bool = True
+    keep_joined: bool = True
+    join_query: bool = True
     fold_case: bool = True
     stop_words: bool = True
     stem: bool = True
@@ -193,22 +257,25 @@ class Tokenizer:
     @property
     def name(self) -> str:
         """The switches that are on, joined by ``+`` (``raw`` when none is)."""
-        names = [
-            name
-            for name, on in (
-                ("punct", self.split_punctuation),
-                ("case", self.split_case),
-                ("fold", self.fold_case),
-                ("stop", self.stop_words),
-                ("stem", self.stem),
-            )
-            if on
-        ]
+        names = [name for name, field_name in SWITCHES.items() if getattr(self, field_name)]
         return "+".join(names) or "raw"
 
     def terms(self, text: str) -> tuple[str, ...]:
         """The terms of ``text``, in order, repeats kept."""
         return _terms(text, self)
+
+
+SWITCHES: dict[str, str] = {
+    "punct": "split_punctuation",
+    "case": "split_case",
+    "digit": "split_digits",
+    "joined": "keep_joined",
+    "pairs": "join_query",
+    "fold": "fold_case",
+    "stop": "stop_words",
+    "stem": "stem",
+}
+"""Each :class:`Tokenizer` switch by the short name a tokenizer's name uses."""
 
 
 def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
@@ -227,38 +294,65 @@ _CHUNK_MEMO = 1 << 16
 """Most chunks a tokenizer remembers; the memo is emptied when it fills."""
 
 
+def _units(text: str, tokenizer: Tokenizer) -> list[str]:
+    """Step 1: the pieces of ``text`` every later step acts on one at a
+    time -- its identifiers when joined forms are kept, else its chunks."""
+    if tokenizer.split_punctuation and tokenizer.keep_joined:
+        return _identifiers(text)
+    return _chunks(text, tokenizer.split_punctuation)
+
+
 def _tokenize(tokenizer: Tokenizer) -> Callable[[str], tuple[str, ...]]:
     """``tokenizer``'s terms of a text.  Every step after the first acts on
-    one chunk at a time, so each distinct chunk is worked out once
-    (:func:`_chunk_terms`, remembered: a store's words repeat far more than
-    they vary) and a text's terms are its chunks' terms in order.  ASCII
-    text that is folded and not split by case is lower-cased first: the same
-    terms, from fewer distinct chunks."""
+    one piece at a time (an identifier, or a chunk), so each distinct piece
+    is worked out once (:func:`_unit_terms`, remembered: a store's words
+    repeat far more than they vary) and a text's terms are its pieces' terms
+    in order.  ASCII text that is folded and not split by case is
+    lower-cased first: the same terms, from fewer distinct pieces."""
     memo: dict[str, tuple[str, ...]] = {}
     lower_first = tokenizer.fold_case and not tokenizer.split_case
-    split = tokenizer.split_punctuation
 
     def terms(text: str) -> tuple[str, ...]:
         if lower_first and text.isascii():
             text = text.lower()
-        chunks = _chunks(text, split)
+        units = _units(text, tokenizer)
         try:
-            return tuple(_flat(map(memo.__getitem__, chunks)))
+            return tuple(_flat(map(memo.__getitem__, units)))
         except KeyError:
             if len(memo) > _CHUNK_MEMO:
                 memo.clear()
-            for chunk in chunks:
-                if chunk not in memo:
-                    memo[chunk] = _chunk_terms(chunk, tokenizer)
-            return tuple(_flat(map(memo.__getitem__, chunks)))
+            for unit in units:
+                if unit not in memo:
+                    memo[unit] = _unit_terms(unit, tokenizer)
+            return tuple(_flat(map(memo.__getitem__, units)))
 
     return terms
 
 
-def _chunk_terms(chunk: str, tokenizer: Tokenizer) -> tuple[str, ...]:
-    """The terms one chunk gives, by the steps after the first, in the
+def _parts(unit: str, tokenizer: Tokenizer) -> list[str]:
+    """Step 2 over one piece: its words (an identifier's runs of word
+    characters), each cut by :func:`word_parts` when a split is on."""
+    words = _chunks(unit, True) if tokenizer.split_punctuation and tokenizer.keep_joined else [unit]
+    if not (tokenizer.split_case or tokenizer.split_digits):
+        return words
+    return [
+        part
+        for word in words
+        for part in word_parts(word, tokenizer.split_case, tokenizer.split_digits)
+    ]
+
+
+def _unit_terms(unit: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    """The terms one piece gives, by the steps after the first, in the
     Tokenizer's order."""
-    terms = _case_parts(chunk) if tokenizer.split_case else [chunk]
+    terms = _parts(unit, tokenizer)
+    if tokenizer.keep_joined and len(terms) > 1:
+        terms.append("".join(terms))
+    return _finish(terms, tokenizer)
+
+
+def _finish(terms: list[str], tokenizer: Tokenizer) -> tuple[str, ...]:
+    """Steps 4 to 6 over ``terms``."""
     if tokenizer.fold_case:
         terms = [term.lower() for term in terms]
     if tokenizer.stop_words:
@@ -268,10 +362,12 @@ def _chunk_terms(chunk: str, tokenizer: Tokenizer) -> tuple[str, ...]:
     return tuple(terms)
 
 
-TOKENIZER = Tokenizer(split_case=False)
-"""The tokenizer ``memory.search`` uses, chosen by measurement (``docs/eval.md``):
-punctuation split, case folded, stop words dropped, stemmed; camelCase is not
-split, which measured slightly worse on ``coding`` (identifier queries)."""
+TOKENIZER = Tokenizer()
+"""The tokenizer ``memory.search`` uses, chosen by measurement (``docs/eval.md``,
+"The tokenizer decision"): punctuation split, camelCase split (a digit ending
+a word as a lower-case letter does), an identifier's joined form kept after
+its parts, neighbouring query identifiers also joined, case folded, stop
+words dropped, stemmed."""
 
 
 def document_terms(
@@ -379,9 +475,14 @@ scored), so a query beyond this is refused whole rather than cut short."""
 
 def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]:
     """The distinct terms of a query in code-point order: the order relevance
-    sums them in.  A repeated query word counts once; a query of more than
-    :data:`MAX_QUERY_TERMS` distinct terms is refused (BadRequest)."""
+    sums them in.  A repeated query word counts once.  With ``join_query``,
+    each two neighbouring identifiers that are not stop words also give
+    their words run together (``hook impls`` gives ``hookimpls``).  A query
+    of more than :data:`MAX_QUERY_TERMS` distinct terms is refused
+    (BadRequest)."""
     distinct = set(tokenizer.terms(query))
+    if tokenizer.join_query:
+        distinct.update(_finish(_pairs(query, tokenizer), tokenizer))
     if len(distinct) > MAX_QUERY_TERMS:
         from roteiro_memory.errors import BadRequest
 
@@ -390,6 +491,17 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
             f"{MAX_QUERY_TERMS:,}: search for fewer words (repeated words count once)"
         )
     return tuple(sorted(distinct))
+
+
+def _pairs(query: str, tokenizer: Tokenizer) -> list[str]:
+    """Each two neighbouring identifiers of ``query``, neither a stop word
+    when lower-cased, as one word: their words run together."""
+    whole = ["".join(_parts(unit, tokenizer)) for unit in _units(query, tokenizer)]
+    return [
+        first + second
+        for first, second in itertools.pairwise(whole)
+        if first.lower() not in STOP_WORDS and second.lower() not in STOP_WORDS
+    ]
 
 
 def relevance(

@@ -30,8 +30,13 @@ from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.valueclass import replace
 
 _RULES = {name: getattr(lexical, name) for name in ("document_terms", "query_terms", "combine")}
-_SPLIT = lexical.Tokenizer(split_case=False, fold_case=False, stop_words=False, stem=False)
-"""The tokenizer's first step only: runs of letters, marks and numbers."""
+_SPLIT = replace(lexical.TOKENIZER, fold_case=False, stop_words=False, stem=False)
+"""The tokenizer's first two steps only: identifiers, their parts and joined forms."""
+
+
+def _protocol_with(**switches: bool) -> lexical.Tokenizer:
+    """PROTOCOL's tokenizer with ``switches`` changed."""
+    return replace(lexical.TOKENIZER, **switches)
 
 
 def _stem(
@@ -95,7 +100,11 @@ class SearchVariant(ModelStore):
         )
 
     def query_terms(self, query: str) -> tuple[str, ...]:
-        return tuple(sorted(set(self.tokenize(query))))
+        # A pair is word characters only, lower-cased: tokenizing it again
+        # takes it through the steps after the first two, as PROTOCOL says.
+        pairs = lexical._pairs(query, lexical.TOKENIZER)
+        terms = {*self.tokenize(query), *(t for p in pairs for t in self.tokenize(p.lower()))}
+        return tuple(sorted(terms))
 
     def combine(self, relevance: float, evidence: float) -> float:
         return _RULES["combine"](relevance, evidence)
@@ -142,7 +151,7 @@ class FiveStopWords(SearchVariant):
 @variant("no case folding")
 class NoCaseFolding(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return lexical.Tokenizer(split_case=False, fold_case=False).terms(text)
+        return _protocol_with(fold_case=False).terms(text)
 
 
 @variant("stemming before the stop-word test")
@@ -157,22 +166,40 @@ class NoDoubledConsonantRule(SearchVariant):
         return _pipeline(text, stem=lambda w: _stem(w, undouble=False))
 
 
-@variant("camelCase split")
-class CamelCaseSplit(SearchVariant):
+@variant("camelCase not split")
+class CamelCaseWhole(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return lexical.Tokenizer(split_case=True).terms(text)
+        return _protocol_with(split_case=False, split_digits=False).terms(text)
+
+
+@variant("no joined term for an identifier of several parts")
+class NoJoinedTerm(SearchVariant):
+    def tokenize(self, text: str) -> tuple[str, ...]:
+        return _protocol_with(keep_joined=False).terms(text)
+
+
+@variant("a digit does not end a word before a capital")
+class DigitKeepsTheWord(SearchVariant):
+    def tokenize(self, text: str) -> tuple[str, ...]:
+        return _protocol_with(split_digits=False).terms(text)
+
+
+@variant("no pair terms in a query")
+class NoQueryPairs(SearchVariant):
+    def query_terms(self, query: str) -> tuple[str, ...]:
+        return tuple(sorted(set(self.tokenize(query))))
 
 
 @variant("no stop words")
 class NoStopWords(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return lexical.Tokenizer(split_case=False, stop_words=False).terms(text)
+        return _protocol_with(stop_words=False).terms(text)
 
 
 @variant("no stemming")
 class NoStemming(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return lexical.Tokenizer(split_case=False, stem=False).terms(text)
+        return _protocol_with(stem=False).terms(text)
 
 
 @variant("rule (a)'s 3 letters counted before the replacement")
@@ -221,21 +248,21 @@ class StemsNonAscii(SearchVariant):
 @variant("split on whitespace only")
 class WhitespaceSplit(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return lexical.Tokenizer(split_case=False, split_punctuation=False).terms(text)
+        return _protocol_with(split_punctuation=False).terms(text)
 
 
 @variant("only ASCII letters and digits are word characters")
 class AsciiWordCharacters(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        return _pipeline(text, chunks=lambda t: re.findall(r"[A-Za-z0-9]+", t))
+        return _pipeline(text, chunks=lambda t: _SPLIT.terms(re.sub(r"[^\x00-\x7f]", " ", t)))
 
 
 @variant("digits separate terms (letters and marks only)")
 class DigitsSeparate(SearchVariant):
     def tokenize(self, text: str) -> tuple[str, ...]:
-        def letters(t: str) -> list[str]:
-            runs = "".join(ch if unicodedata.category(ch)[0] in "LM" else " " for ch in t)
-            return runs.split()
+        def letters(t: str) -> tuple[str, ...]:
+            runs = "".join(" " if unicodedata.category(ch)[0] == "N" else ch for ch in t)
+            return _SPLIT.terms(runs)
 
         return _pipeline(text, chunks=letters)
 

@@ -20,12 +20,18 @@ from roteiro_memory.stores.model import ModelStore
     ("text", "terms"),
     [
         ("py:app/retry.py::Retry.run", ("py", "app", "retry", "py", "retry", "run")),
-        ("cache_sweep", ("cach", "sweep")),
-        ("CacheSweep", ("cachesweep",)),
-        ("HTTPServer", ("httpserver",)),
+        ("cache_sweep", ("cach", "sweep", "cachesweep")),
+        ("CacheSweep", ("cach", "sweep", "cachesweep")),
+        ("HTTPServer", ("http", "server", "httpserver")),
+        ("get_hookimpls", ("get", "hookimpl", "gethookimpl")),
+        ("hook-caller", ("hook", "caller", "hookcaller")),
+        ("Utf8Decoder", ("utf8", "decoder", "utf8decoder")),
         ("Retry.run", ("retry", "run")),
         ("src/app/retry.py", ("src", "app", "retry", "py")),
-        ("TimeoutError: timed out after 3 attempts", ("timeouterror", "tim", "3", "attempt")),
+        (
+            "TimeoutError: timed out after 3 attempts",
+            ("timeout", "error", "timeouterror", "tim", "3", "attempt"),
+        ),
         ("The caches were cached while caching", ("cach", "cach", "cach")),
         ("café naïve", ("café", "naïve")),
     ],
@@ -36,13 +42,21 @@ def test_tokenizer_splits_identifiers_paths_errors_and_prose(
     assert lexical.TOKENIZER.terms(text) == terms
 
 
-def test_case_split_variant_splits_camel_case() -> None:
-    variant = lexical.Tokenizer(split_case=True)
-    assert variant.terms("CacheSweep HTTPServer") == ("cach", "sweep", "http", "server")
+def test_previous_tokenizer_keeps_camel_case_whole() -> None:
+    previous = lexical.Tokenizer(
+        split_case=False, split_digits=False, keep_joined=False, join_query=False
+    )
+    assert previous.name == "punct+fold+stop+stem"
+    assert previous.terms("CacheSweep HTTPServer cache_sweep") == (
+        "cachesweep",
+        "httpserver",
+        "cach",
+        "sweep",
+    )
 
 
 def test_raw_tokenizer_keeps_whitespace_chunks_as_written() -> None:
-    raw = lexical.Tokenizer(False, False, False, False, False)
+    raw = lexical.Tokenizer(**dict.fromkeys(lexical.SWITCHES.values(), False))
     assert raw.terms("Retry.run  the cache_sweep") == ("Retry.run", "the", "cache_sweep")
     assert raw.name == "raw"
 
@@ -83,7 +97,14 @@ def test_bm25_numbers_match_the_formula_by_hand() -> None:
 
 
 def test_relevance_sums_terms_in_code_point_order() -> None:
-    assert lexical.query_terms("zeta alpha zeta Mid") == ("alpha", "mid", "zeta")
+    assert lexical.query_terms("zeta alpha zeta Mid") == (
+        "alpha",
+        "alphazeta",
+        "mid",
+        "zeta",
+        "zetaalpha",
+        "zetamid",
+    )
 
 
 def _store_with_pair() -> tuple[ModelStore, int, int]:
@@ -133,7 +154,7 @@ def test_search_results_all_have_positive_relevance() -> None:
     for body in ("retry upload", "nothing here", "retry", "upload twice"):
         store.record("lesson", body)
     found = store.search("retry upload the")
-    assert found.terms == ["retry", "upload"]
+    assert found.terms == ["retry", "retryupload", "upload"]
     assert len(found.results) == 3
     assert all((r.relevance or 0) > 0 for r in found.results)
 
@@ -181,3 +202,47 @@ def test_ascii_text_splits_into_the_runs_the_categories_give(text: str, split: b
 @given(text=st.text(), split=st.booleans())
 def test_any_text_splits_into_the_runs_the_categories_give(text: str, split: bool) -> None:
     assert lexical._chunks(text, split) == _runs_by_category(text, split)
+
+
+@given(text=st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_ascii_identifiers_are_the_ones_read_character_by_character(text: str) -> None:
+    assert lexical._identifiers(text) == lexical._identifiers_by_character(text)
+
+
+@given(text=st.text(alphabet="ab_- .Zé9"))
+def test_an_identifier_is_word_runs_joined_by_connectors(text: str) -> None:
+    found = lexical._identifiers_by_character(text)
+    assert "".join(found).replace("_", "").replace("-", "") == "".join(
+        _runs_by_category(text, True)
+    )
+    assert all(lexical._is_word_char(i[0]) and lexical._is_word_char(i[-1]) for i in found)
+
+
+@pytest.mark.parametrize(
+    ("word", "parts"),
+    [
+        ("cacheSweep", ("cache", "Sweep")),
+        ("HTTPServer", ("HTTP", "Server")),
+        ("Utf8Decoder", ("Utf8", "Decoder")),
+        ("HTTP2Server", ("HTTP2", "Server")),
+        ("v2", ("v2",)),
+        ("sha256", ("sha256",)),
+        ("a1b2", ("a1b2",)),
+        ("ÉtatCivil", ("État", "Civil")),
+        ("lower", ("lower",)),
+    ],
+)
+def test_word_parts_cut_where_case_or_digits_change(word: str, parts: tuple[str, ...]) -> None:
+    assert lexical.word_parts(word) == parts
+
+
+def test_identifiers_said_as_words_meet_their_record_and_exact_still_leads() -> None:
+    store = ModelStore()
+    wanted = store.record("lesson", "PluginManager caches get_hookimpls results per HookCaller")
+    words = store.record("lesson", "the plugin manager and the hook caller are documented")
+    store.record("lesson", "a manager for every plugin, a caller for every hook")
+    for query in ("plugin manager", "hook caller", "hook impls", "get hookimpls"):
+        assert wanted in [r.record.id for r in store.search(query).results], query
+    for query in ("PluginManager", "HookCaller", "get_hookimpls", "gethookimpls"):
+        assert store.search(query).results[0].record.id == wanted, query
+    assert store.search("plugin manager").results[0].record.id in (wanted, words)

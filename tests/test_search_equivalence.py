@@ -267,7 +267,7 @@ def test_search_reads_statistics_without_scanning_records(tmp_path: Path) -> Non
         assert not any("COUNT(" in s.upper() for s in statements), statements
 
 
-@pytest.mark.parametrize("version", [3, 5])
+@pytest.mark.parametrize("version", [3, 5, 6])
 def test_migration_builds_the_index_of_an_older_store(tmp_path: Path, version: int) -> None:
     path = tmp_path / "m.db"
     model = ModelStore()
@@ -276,17 +276,29 @@ def test_migration_builds_the_index_of_an_older_store(tmp_path: Path, version: i
             target.record("lesson", "cache migrations time out")
             target.record("lesson", "retry the flaky cache", supersedes=1)
             target.record("lesson", "the lock times out")
+            target.record("lesson", "PluginManager caches get_hookimpls per HookCaller")
         sqlite_back_to(store.connection, version)
     with SQLiteStore(path) as store:
         assert store.migrated is not None
         assert store.migrated[0] == version
         assert store.check() == []
-        assert comparable(store.search("cache timeout")) == comparable(
-            model.search("cache timeout")
-        )
+        for query in ("cache timeout", "hook caller", "plugin manager"):
+            assert comparable(store.search(query)) == comparable(model.search(query)), query
+        assert [r.record.id for r in store.search("hook caller").results] == [4]
 
 
-@pytest.mark.parametrize("version", [3, 5])
+def test_an_index_the_previous_tokenizer_built_is_found_by_check(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "PluginManager caches get_hookimpls per HookCaller")
+        sqlite_back_to(store.connection, 6)
+        store.connection.execute("INSERT INTO schema_migrations (version, name) VALUES (7, 'x')")
+    with SQLiteStore(path) as store:
+        assert store.migrated is None
+        assert any(f.table == "memory_stats" for f in store.check())
+
+
+@pytest.mark.parametrize("version", [3, 5, 6])
 def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> None:
     model = ModelStore()
     store = pg_server.throwaway_store()
@@ -294,11 +306,14 @@ def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> 
         for target in (store, model):
             target.record("lesson", "cache migrations time out")
             target.record("lesson", "retry the flaky cache", supersedes=1)
+            target.record("lesson", "PluginManager caches get_hookimpls per HookCaller")
         postgres_back_to(store.connection, version)
         reopened = PostgresStore(store.dsn, store.schema)
         try:
             assert reopened.check() == []
-            assert comparable(reopened.search("cache")) == comparable(model.search("cache"))
+            for query in ("cache", "hook caller", "plugin manager"):
+                assert comparable(reopened.search(query)) == comparable(model.search(query))
+            assert [r.record.id for r in reopened.search("hook caller").results] == [3]
         finally:
             reopened.close()
     finally:

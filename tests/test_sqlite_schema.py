@@ -456,7 +456,7 @@ def test_store_from_an_earlier_version_is_recognised_and_stamped_with_its_migrat
         assert [r.record.id for r in store.search("earlier").results] == [1]
         assert store.check() == []
     assert [v for v, _, _ in _migration_rows(path)] == [v for v, _, _ in MIGRATIONS]
-    assert SCHEMA_VERSION == 6
+    assert SCHEMA_VERSION == 7
 
 
 def test_store_from_an_earlier_version_at_the_current_schema_opens(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ from typing import Any
 from roteiro_memory import lexical
 from roteiro_memory.evaluation import report
 from roteiro_memory.evaluation.arms import ARMS
+from roteiro_memory.evaluation.datasets.codebase import DEFAULT_SEED as CODEBASE_SEED
+from roteiro_memory.evaluation.datasets.codebase import codebase
 from roteiro_memory.evaluation.datasets.coding import DEFAULT_SEED, coding
 from roteiro_memory.evaluation.datasets.corpus import Dataset
 from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
@@ -25,14 +27,7 @@ from roteiro_memory.exitcodes import ExitCode
 
 __all__ = ["EvaluationRefused", "configure", "main", "parse_tokenizer", "run"]
 
-DATASETS = ("coding", "locomo", "longmemeval")
-_SWITCHES = {
-    "punct": "split_punctuation",
-    "case": "split_case",
-    "fold": "fold_case",
-    "stop": "stop_words",
-    "stem": "stem",
-}
+DATASETS = ("coding", "codebase", "locomo", "longmemeval")
 
 
 class EvaluationRefused(Exception):
@@ -42,15 +37,15 @@ class EvaluationRefused(Exception):
 def parse_tokenizer(name: str) -> lexical.Tokenizer:
     """A tokenizer from its name (``punct+fold+stem``, ``raw`` for none)."""
     if name == "raw":
-        return lexical.Tokenizer(False, False, False, False, False)
+        return lexical.Tokenizer(**dict.fromkeys(lexical.SWITCHES.values(), False))
     parts = name.split("+")
-    unknown = [p for p in parts if p not in _SWITCHES]
+    unknown = [p for p in parts if p not in lexical.SWITCHES]
     if unknown:
         raise argparse.ArgumentTypeError(
             f"unknown tokenizer switch {unknown[0]!r} in {name!r}: expected 'raw' or "
-            f"switches joined by '+' from {', '.join(_SWITCHES)}"
+            f"switches joined by '+' from {', '.join(lexical.SWITCHES)}"
         )
-    return lexical.Tokenizer(**{field: key in parts for key, field in _SWITCHES.items()})
+    return lexical.Tokenizer(**{field: key in parts for key, field in lexical.SWITCHES.items()})
 
 
 def _positive(text: str) -> int:
@@ -89,7 +84,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """The evaluation's options, on the parser of ``roteiro-memory eval`` or its own."""
     parser.add_argument("dataset", choices=DATASETS)
     parser.add_argument("path", nargs="?", type=Path, help="the dataset file (public datasets)")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="coding generator seed")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help=f"generator seed (coding {DEFAULT_SEED}, codebase {CODEBASE_SEED} by default)",
+    )
     parser.add_argument("--sample", type=_positive, help="keep the first N conversations/instances")
     parser.add_argument("--granularity", choices=GRANULARITIES, default="session")
     parser.add_argument(
@@ -116,7 +115,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _dataset(args: argparse.Namespace) -> Dataset:
     if args.dataset == "coding":
-        return coding(args.seed)
+        return coding(DEFAULT_SEED if args.seed is None else args.seed)
+    if args.dataset == "codebase":
+        return codebase(CODEBASE_SEED if args.seed is None else args.seed)
     if args.path is None:
         raise DatasetFileError(
             f"{args.dataset} is read from a path you give, never downloaded: "

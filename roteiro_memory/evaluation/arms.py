@@ -34,6 +34,8 @@ class Loaded:
     key_of: dict[int, str]
     scope_of: dict[int, str]
     text_of: dict[int, str]
+    repeated: frozenset[str] = frozenset()
+    """The keys some other item nearly repeats."""
 
 
 class Arm(Protocol):

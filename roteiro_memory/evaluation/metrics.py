@@ -38,6 +38,10 @@ class QueryOutcome:
     gold: frozenset[str]
     noise: Mapping[int, int]
     seconds: float
+    duplicates: Mapping[int, int] = field(default_factory=dict)
+    """How many of the first k results repeat one ranked above them."""
+    lines: int = 0
+    """How many results were returned, up to the largest k."""
 
     def __post_init__(self) -> None:
         if not self.gold:
@@ -72,6 +76,8 @@ class Aggregate:
     mrr: dict[int, Fraction] = field(default_factory=dict)
     noise: dict[int, int] = field(default_factory=dict)
     shown: dict[int, int] = field(default_factory=dict)
+    repeats: dict[int, int] = field(default_factory=dict)
+    lines: dict[int, int] = field(default_factory=dict)
     seconds: list[float] = field(default_factory=list)
 
     def add(self, outcome: QueryOutcome) -> None:
@@ -88,6 +94,8 @@ class Aggregate:
             self.mrr[k] = self.mrr.get(k, Fraction(0)) + outcome.reciprocal_rank(k)
             self.noise[k] = self.noise.get(k, 0) + outcome.noise.get(k, 0)
             self.shown[k] = self.shown.get(k, 0) + min(k, len(outcome.ranked))
+            self.repeats[k] = self.repeats.get(k, 0) + outcome.duplicates.get(k, 0)
+            self.lines[k] = self.lines.get(k, 0) + min(k, outcome.lines)
 
     def _mean(self, total: Fraction | int) -> Fraction:
         return Fraction(total) / self.queries
@@ -104,6 +112,8 @@ class Aggregate:
             out[f"ndcg@{k}"] = round(self.ndcg[k] / self.queries, NDCG_DIGITS)
             out[f"mrr@{k}"] = self._mean(self.mrr[k])
             out[f"noise@{k}"] = Fraction(self.noise[k], self.shown[k]) if self.shown[k] else None
+            lines = self.lines[k]
+            out[f"duplicates@{k}"] = Fraction(self.repeats[k], lines) if lines else None
         out["empty"] = self._mean(self.empty)
         return out
 

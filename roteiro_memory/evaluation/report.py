@@ -25,6 +25,7 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "mrr@10",
     "empty",
     "noise@5",
+    "duplicates@5",
 )
 PLOT_INSTALL = "pip install 'roteiro-memory[eval]'"
 
@@ -59,7 +60,10 @@ def table(result: dict[str, Any]) -> str:
         "arm",
         "style",
         "n",
-        *(c.replace("recall_", "").replace("evidence_", "ev_") for c in TABLE_COLUMNS),
+        *(
+            c.replace("recall_", "").replace("evidence_", "ev_").replace("duplicates", "dup")
+            for c in TABLE_COLUMNS
+        ),
     ]
     if timing:
         head.append("ms")

@@ -22,7 +22,7 @@ from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-__all__ = ["RESULT_SCHEMA", "evaluate", "load", "split_body"]
+__all__ = ["RESULT_SCHEMA", "MeasuringModel", "evaluate", "load", "split_body"]
 
 RESULT_SCHEMA = "roteiro.eval/v1"
 ALL = "all"
@@ -33,6 +33,38 @@ STORES = ("sqlite", "memory")
 """The stores the arms can run on: the embedded SQLite store, as a user has
 it, or the in-memory model (needed to measure tokenizer variants)."""
 DEFAULT_STORE = "sqlite"
+
+
+class MeasuringModel(ModelStore):
+    """The model store, remembering each record's terms and the corpus
+    statistics between queries.  Nothing is written while a haystack's
+    queries are read, so every ranking is the model's own, many times faster
+    (a test compares the two)."""
+
+    def __init__(self, tokenizer: lexical.Tokenizer = lexical.TOKENIZER) -> None:
+        super().__init__(tokenizer)
+        self._known: dict[tuple[int, str, str | None, str | None], lexical.Document] = {}
+        self._stats: tuple[tuple[int, ...], lexical.CorpusStats] | None = None
+
+    def _documents(self, corpus: Iterable[Any]) -> dict[int, lexical.Document]:
+        out: dict[int, lexical.Document] = {}
+        for row in corpus:
+            slot = (row.id, row.body, row.anchor_key, row.anchor_path)
+            document = self._known.get(slot)
+            if document is None:
+                document = self._known[slot] = super()._documents([row])[row.id]
+            out[row.id] = document
+        return out
+
+    def _statistics(
+        self, documents: Iterable[lexical.Document], wanted: set[int]
+    ) -> lexical.CorpusStats:
+        held = tuple(documents)
+        # The documents are kept alive in _known, so their identities name them.
+        key = tuple(id(document) for document in held)
+        if self._stats is None or self._stats[0] != key:
+            self._stats = (key, super()._statistics(held, wanted))
+        return self._stats[1]
 
 
 def split_body(body: str, limit: int = MAX_BODY_BYTES) -> list[str]:
@@ -71,6 +103,13 @@ def load(store: Store, haystack: Haystack) -> Loaded:
     _write(store, haystack.items, key_of, last_id)
     store.replace_graph(haystack.nodes_at_read, "read")
     _write(store, haystack.later_items, key_of, last_id)
+    # A repeat answers as the item it repeats: one key for both.
+    repeats = {
+        item.key: item.repeats
+        for item in (*haystack.items, *haystack.later_items)
+        if item.repeats is not None
+    }
+    key_of = {store_id: repeats.get(key, key) for store_id, key in key_of.items()}
     listing = store.list(include_superseded=True)
     text_of = {
         r.id: "\n".join(
@@ -83,6 +122,7 @@ def load(store: Store, haystack: Haystack) -> Loaded:
         key_of=key_of,
         scope_of={r.id: r.scope for r in listing.records},
         text_of=text_of,
+        repeated=frozenset(repeats.values()),
     )
 
 
@@ -151,7 +191,7 @@ def evaluate(
     if store_factory is not None:
         opened = store_factory()
     elif store == "memory":
-        opened = ModelStore(tokenizer)
+        opened = MeasuringModel(tokenizer)
     else:
         opened = SQLiteStore.temporary()
     haystacks = queries = 0
@@ -185,15 +225,25 @@ def _outcome(
 ) -> metrics.QueryOutcome:
     keys: list[str] = []
     flags: list[bool] = []
+    repeats: list[bool] = []
     for store_id in ids:
         key = loaded.key_of[store_id]
+        if len(repeats) < max(metrics.KS):
+            repeats.append(key in keys and key in loaded.repeated)
         if key in keys:
             continue
         keys.append(key)
         flags.append(noisy[store_id])
         if len(keys) >= max(metrics.KS):
             break
-    return metrics.QueryOutcome(tuple(keys), gold, metrics.noise_counts(flags), seconds)
+    return metrics.QueryOutcome(
+        tuple(keys),
+        gold,
+        metrics.noise_counts(flags),
+        seconds,
+        duplicates=metrics.noise_counts(repeats),
+        lines=len(repeats),
+    )
 
 
 def _result(

@@ -296,13 +296,7 @@ class ModelStore(Store):
         # Liveness is the corpus's to decide; the filters only narrow it.
         wanted = {row.id for row in self._matching(scope, kind, anchor_key, True, anchors)}
         corpus = self._search_corpus()
-        documents = {
-            row.id: lexical.Document(
-                row.id,
-                lexical.document_terms(row.body, row.anchor_key, row.anchor_path, self._tokenizer),
-            )
-            for row in corpus
-        }
+        documents = self._documents(corpus)
         stats = self._statistics(documents.values(), wanted)
         terms = lexical.query_terms(query, self._tokenizer)
         generation = max(self._state.records, default=0)
@@ -332,6 +326,16 @@ class ModelStore(Store):
     def _search_corpus(self) -> builtins.list[_Row]:
         """The records search ranks and counts: every live one, newest first."""
         return self._matching(None, None, None, include_superseded=False)
+
+    def _documents(self, corpus: Iterable[_Row]) -> dict[int, lexical.Document]:
+        """Each record of ``corpus`` as the ranking sees it, by id."""
+        return {
+            row.id: lexical.Document(
+                row.id,
+                lexical.document_terms(row.body, row.anchor_key, row.anchor_path, self._tokenizer),
+            )
+            for row in corpus
+        }
 
     def _statistics(
         self, documents: Iterable[lexical.Document], wanted: set[int]

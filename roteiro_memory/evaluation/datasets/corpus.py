@@ -30,6 +30,9 @@ class Item:
     confidence: float | None = None
     supersedes: str | None = None
     """The key of an earlier item this one supersedes (its last chunk)."""
+    repeats: str | None = None
+    """The key of an earlier item this one nearly repeats: it answers as that
+    item does, and shown below it, it is a duplicate (``duplicates@k``)."""
 
 
 @dataclass(frozen=True)

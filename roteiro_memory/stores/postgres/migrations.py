@@ -184,15 +184,22 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             VALUES (0, 0, 0, 0, 'punct+fold+stop+stem');
         """,
     ),
+    (
+        7,
+        "the term index rebuilt when another tokenizer built it (identifiers split into words)",
+        "",
+    ),
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {
     6: lambda conn: index.rebuild(conn, POSTGRES),
+    7: lambda conn: index.reindex_if_stale(conn, POSTGRES),
 }
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index
 gets their postings.  Migration 4's tables are dropped by 6, so only 6
-builds (an older store takes both in one transaction)."""
+builds (an older store takes both in one transaction); 7 builds again only
+an index another tokenizer built (a store 6 has just built is left)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a schema above it is refused."""

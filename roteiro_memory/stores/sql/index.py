@@ -60,6 +60,7 @@ __all__ = [
     "posting",
     "read_stats",
     "rebuild",
+    "reindex_if_stale",
     "tokenizer_name",
     "written",
 ]
@@ -333,6 +334,16 @@ def rebuild(conn: Any, d: Dialect) -> None:
     for record in live:
         delta.gain(record)
     _apply(conn, d, delta)
+
+
+def reindex_if_stale(conn: Any, d: Dialect) -> None:
+    """Build the index again when the tokenizer that built it (the name
+    ``memory_stats`` holds) is not this version's, so an older store's
+    postings never meet this version's query terms; a store already indexed
+    by it is left as it is."""
+    row = conn.execute("SELECT tokenizer FROM memory_stats WHERE id = 0").fetchone()
+    if row is None or row[0] != tokenizer_name():
+        rebuild(conn, d)
 
 
 # --- reading -------------------------------------------------------------------

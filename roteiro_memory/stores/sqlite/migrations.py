@@ -184,6 +184,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             VALUES (0, 0, 0, 0, 'punct+fold+stop+stem');
         """,
     ),
+    (
+        7,
+        "the term index rebuilt when another tokenizer built it (identifiers split into words)",
+        "",
+    ),
 )
 
 
@@ -194,11 +199,19 @@ def _build_term_index(conn: sqlite3.Connection) -> None:
     index.rebuild(conn, SQLITE)
 
 
-BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {6: _build_term_index}
+def _reindex(conn: sqlite3.Connection) -> None:
+    from roteiro_memory.stores.sql import index
+    from roteiro_memory.stores.sql.expressions import SQLITE
+
+    index.reindex_if_stale(conn, SQLITE)
+
+
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {6: _build_term_index, 7: _reindex}
 """What a migration derives from the stored data after its statements run,
 in the same transaction: a store that had records before the term index
 gets their postings.  Migration 4's tables are dropped by 6, so only 6
-builds (an older store takes both in one transaction)."""
+builds (an older store takes both in one transaction); 7 builds again only
+an index another tokenizer built (a store 6 has just built is left)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
