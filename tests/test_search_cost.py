@@ -79,9 +79,7 @@ def test_a_repeated_word_counts_once(store: Store) -> None:
 
 def test_a_query_beyond_the_cap_is_refused_whole(store: Store) -> None:
     words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
-    with pytest.raises(
-        BadRequest, match=r"holds 1,025 distinct terms; a search takes at most 1,024"
-    ):
+    with pytest.raises(BadRequest, match=r"distinct terms; a search takes at most 1,024"):
         store.search(" ".join(words))
     assert ranked(store, " ".join([*words[:2], "timeout"])) == ranked(store, "timeout")
 
