@@ -118,9 +118,12 @@ def detail(record: MemoryRecord) -> str:
     return f"{whole}\n{'; '.join(facts)}."
 
 
-def remembered(answer: Remembered) -> str:
-    """A remember answer: what was stored, or that it already was."""
-    line = brief.line(answer.record)
+def remembered(answer: Remembered, against: tuple[int, ...] = ()) -> str:
+    """A remember answer: what was stored, or that it already was; marked
+    when it is a decision that ``against`` disagree with."""
+    line = brief.line(answer.record, against=against)
+    if against:
+        line += "\n" + brief.conflicts_note()
     if answer.existing:
         return (
             f"Already recorded as #{answer.record.id}; nothing was written "

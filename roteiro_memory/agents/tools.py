@@ -198,7 +198,10 @@ def _remember(session: Session, args: Arguments) -> Answer:
         supersedes=args.number("supersedes"),
         allow_duplicate=args.flag("allow_duplicate"),
     )
-    return Answer(remembered.to_json(), answers.remembered(remembered))
+    from roteiro_memory.app import shown
+
+    disagreeing = shown.against(session, remembered.record)
+    return Answer(remembered.to_json(), answers.remembered(remembered, disagreeing))
 
 
 def _search(session: Session, args: Arguments) -> Answer:

@@ -200,7 +200,7 @@ def _notes(marks: Marks) -> list[str]:
     """What the digest's marks mean, said once each, then a blank line."""
     notes = [brief.duplicates_note(cli=True)] if marks.alike else []
     if marks.conflicts:
-        notes.append(brief.conflicts_note())
+        notes.append(brief.conflicts_note(cli=True))
     return [*notes, ""] if notes else []
 
 

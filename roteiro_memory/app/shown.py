@@ -35,6 +35,7 @@ __all__ = [
     "Conflicts",
     "Marks",
     "View",
+    "against",
     "conflicts_among",
     "listed",
     "listed_json",
@@ -136,6 +137,13 @@ def conflicts_among(store: Store, shown: Sequence[MemoryRecord]) -> list[rule.Co
         if conflict is not None:
             found.append(conflict)
     return found
+
+
+def against(session: Session, record: MemoryRecord) -> tuple[int, ...]:
+    """The live decisions ``record`` (just written, say) disagrees with."""
+    for conflict in conflicts_among(session.store(), [record]):
+        return conflict.against(record.id)
+    return ()
 
 
 def marks_for(
