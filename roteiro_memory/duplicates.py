@@ -40,6 +40,7 @@ on which near-duplicates happen to be read.  Pure: no I/O.
 
 from __future__ import annotations
 
+import math
 import re
 
 TYPE_CHECKING = False
@@ -119,25 +120,43 @@ def near_duplicate(one: MemoryRecord, other: MemoryRecord) -> bool:
     return _place(one) == _place(other) and _same_words(words(one.body), words(other.body))
 
 
+def _prefix(seen: frozenset[str]) -> list[str]:
+    """The words a set nearly equal to ``seen`` must share one of (the
+    prefix filter of set-similarity joins): under any fixed order of words,
+    two sets whose Jaccard similarity is at least :data:`THRESHOLD` share a
+    word among the first ``n - ceil(THRESHOLD * n) + 1`` of each.  The order
+    is longest first, then alphabetical, so the prefix holds the rarer words."""
+    ordered = sorted(seen, key=lambda w: (-len(w), w))
+    return ordered[: len(ordered) - math.ceil(THRESHOLD * len(ordered)) + 1] or [""]
+
+
 def collapse(
     items: Sequence[_T], record: Callable[[_T], MemoryRecord]
 ) -> list[tuple[_T, list[_T]]]:
     """``items`` (best first) folded: each joins the first earlier group
     whose lead it nearly repeats, or leads a group of its own.  The groups,
     in the order of their leads: each lead with the near-duplicates folded
-    into it, in rank order.  ``record`` reads an item's record."""
+    into it, in rank order.  ``record`` reads an item's record.
+
+    Only leads with the same negations and numbers and sharing a word of
+    their prefixes (:func:`_prefix`) are compared, so a store of many
+    records at one anchor folds in near-linear time; the answer is the same
+    as comparing with every lead."""
     groups: list[tuple[frozenset[str], _T, list[_T]]] = []
-    by_place: dict[tuple[str, str, str | None, bool], list[int]] = {}
+    index: dict[tuple[object, str], list[int]] = {}
     for item in items:
         held = record(item)
         seen = words(held.body)
-        place = _place(held)
-        for index in by_place.get(place, ()):
-            lead_words, _, members = groups[index]
+        place = (_place(held), frozenset(w for w in seen if _telling(w)))
+        prefix = _prefix(seen)
+        candidates = sorted({g for word in prefix for g in index.get((place, word), ())})
+        for number in candidates:
+            lead_words, _, members = groups[number]
             if _same_words(lead_words, seen):
                 members.append(item)
                 break
         else:
-            by_place.setdefault(place, []).append(len(groups))
+            for word in prefix:
+                index.setdefault((place, word), []).append(len(groups))
             groups.append((seen, item, []))
     return [(lead, members) for _, lead, members in groups]

@@ -165,3 +165,27 @@ def test_the_settle_command_is_the_add_that_supersedes() -> None:
     assert conflicts.settle_command("a b.py", "team x") == (
         "roteiro-memory add TEXT --kind decision --anchor 'a b.py' --scope 'team x' --supersedes ID"
     )
+
+
+def test_collapse_answers_what_comparing_with_every_lead_answers() -> None:
+    """The prefix filter only skips comparisons that could not match."""
+    import random
+
+    chooser = random.Random(26)
+    vocabulary = [f"w{n}" for n in range(14)] + ["not", "30", "the", "a"]
+    bodies = [" ".join(chooser.sample(vocabulary, chooser.randint(1, 12))) for _ in range(300)]
+    made = records(*[("lesson", body, SEND if n % 3 else None) for n, body in enumerate(bodies)])
+    chooser.shuffle(made)
+
+    naive: list[tuple[MemoryRecord, list[MemoryRecord]]] = []
+    for record in made:
+        lead = next((g for g in naive if duplicates.near_duplicate(g[0], record)), None)
+        if lead is None:
+            naive.append((record, []))
+        else:
+            lead[1].append(record)
+    folded = duplicates.collapse(made, lambda r: r)
+    assert [(a.id, [r.id for r in b]) for a, b in folded] == [
+        (a.id, [r.id for r in b]) for a, b in naive
+    ]
+    assert any(others for _, others in folded)

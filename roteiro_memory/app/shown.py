@@ -58,6 +58,11 @@ class Marks:
         self.alike = alike or {}
         """The ids each lead stands for, itself first; only leads with near-duplicates."""
         self.conflicts = list(found)
+        self._against = {
+            record.id: conflict.against(record.id)
+            for conflict in self.conflicts
+            for record in conflict.records
+        }
 
     @property
     def folded(self) -> int:
@@ -77,11 +82,7 @@ class Marks:
 
     def against(self, record_id: int) -> tuple[int, ...]:
         """The live decisions ``record_id`` disagrees with."""
-        for conflict in self.conflicts:
-            other = conflict.against(record_id)
-            if other:
-                return other
-        return ()
+        return self._against.get(record_id, ())
 
     def to_json(self) -> Any:
         """The marks as a read's JSON carries them beside the PROTOCOL shape:
@@ -123,20 +124,22 @@ def _fold(
 
 def conflicts_among(store: Store, shown: Sequence[MemoryRecord]) -> list[rule.Conflict]:
     """The conflicts at the places of the shown live decisions, read from
-    the store (one read for each place)."""
-    places = dict.fromkeys(
+    the store in one listing of the live decisions at their anchors."""
+    places = {
         (r.scope, r.anchor.key)
         for r in shown
         if r.kind in rule.CONFLICT_KINDS and r.is_live and r.anchor is not None
-    )
+    }
+    if not places:
+        return []
+    from roteiro_memory.semantics import AnchorFilter
+
     kinds = [kind.value for kind in rule.CONFLICT_KINDS]
-    found = []
-    for scope, key in places:
-        there = store.list(scope=scope, kind=kinds, anchor_key=key).records
-        conflict = rule.conflict_at(there)
-        if conflict is not None:
-            found.append(conflict)
-    return found
+    keys = frozenset(key for _, key in places)
+    there = store.list(kind=kinds, anchors=AnchorFilter(keys=keys)).records
+    return rule.conflicts(
+        [r for r in there if r.anchor is not None and (r.scope, r.anchor.key) in places]
+    )
 
 
 def against(session: Session, record: MemoryRecord) -> tuple[int, ...]:
