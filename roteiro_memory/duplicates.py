@@ -17,8 +17,8 @@ The rule, the one implementation every surface uses:
 * **The same words, nearly.**  A body's *words* are its runs of letters,
   digits, ``_`` and ``'``, case folded (:func:`words`).  Two bodies are
   near-duplicates when the Jaccard similarity of their word sets,
-  ``|A & B| / |A | B|``, is at least :data:`THRESHOLD` (0.8), and the words
-  that differ hold neither a negation (:data:`NEGATIONS`) nor a number.
+  ``|A & B| / |A | B|``, is at least :data:`THRESHOLD` (0.8), and both say
+  the same negations (:data:`NEGATIONS`) and numbers in the same order.
 
 Why this measure: it is deterministic, needs no model and no corpus
 statistics (so a record's grouping never moves as the store grows), and it
@@ -28,9 +28,10 @@ case, white space and punctuation, which is how a restated lesson differs.
 Why 0.8: one word changed in a body of nine or more words (8/10), or one
 added to a body of four or more (4/5), is still the same statement; two
 words changed in a ten-word body (8/12 = 0.67) is a different one.  Why the
-guard: two sentences that differ by "not" or by "30" versus "60" say
-different things, and folding one into the other would hide exactly the
-disagreement a reader must see (:mod:`roteiro_memory.conflicts`).
+guard: two sentences that differ by "not", by "30" versus "60", or by
+"from 30 to 60" versus "from 60 to 30" say different things, and folding
+one into the other would hide exactly the disagreement a reader must see
+(:mod:`roteiro_memory.conflicts`).
 
 A record is compared with the *lead* of each group (its best-ranked
 record), in rank order, and joins the first it nearly repeats; groups never
@@ -103,10 +104,16 @@ def _telling(word: str) -> bool:
     return word in NEGATIONS or any(char.isdigit() for char in word)
 
 
+def _telling_order(body: str) -> tuple[str, ...]:
+    """The negations and numbers of ``body``, in the order they appear."""
+    found = (w.strip("'") for w in _WORD.findall(body.casefold()))
+    return tuple(w for w in found if w and _telling(w))
+
+
 def _same_words(one: frozenset[str], other: frozenset[str]) -> bool:
-    if similarity(one, other) < THRESHOLD:
-        return False
-    return not any(_telling(word) for word in one ^ other)
+    """Whether two word sets are alike enough (the telling words are
+    compared, in order, by the caller)."""
+    return similarity(one, other) >= THRESHOLD
 
 
 def _place(record: MemoryRecord) -> tuple[str, str, str | None, bool]:
@@ -117,7 +124,11 @@ def _place(record: MemoryRecord) -> tuple[str, str, str | None, bool]:
 def near_duplicate(one: MemoryRecord, other: MemoryRecord) -> bool:
     """Whether ``other`` nearly repeats ``one``: the same kind, scope and
     anchor, and bodies whose words are nearly the same (see the module)."""
-    return _place(one) == _place(other) and _same_words(words(one.body), words(other.body))
+    return (
+        _place(one) == _place(other)
+        and _telling_order(one.body) == _telling_order(other.body)
+        and _same_words(words(one.body), words(other.body))
+    )
 
 
 def _prefix(seen: frozenset[str]) -> list[str]:
@@ -138,7 +149,7 @@ def collapse(
     in the order of their leads: each lead with the near-duplicates folded
     into it, in rank order.  ``record`` reads an item's record.
 
-    Only leads with the same negations and numbers and sharing a word of
+    Only leads with the same negations and numbers in order and sharing a word of
     their prefixes (:func:`_prefix`) are compared, so a store of many
     records at one anchor folds in near-linear time; the answer is the same
     as comparing with every lead."""
@@ -147,7 +158,7 @@ def collapse(
     for item in items:
         held = record(item)
         seen = words(held.body)
-        place = (_place(held), frozenset(w for w in seen if _telling(w)))
+        place = (_place(held), _telling_order(held.body))
         prefix = _prefix(seen)
         candidates = sorted({g for word in prefix for g in index.get((place, word), ())})
         for number in candidates:

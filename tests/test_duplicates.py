@@ -67,6 +67,11 @@ def test_a_differing_negation_or_number_keeps_two_bodies_apart() -> None:
     )
     assert not duplicates.near_duplicate(made[0], made[1])
     assert not duplicates.near_duplicate(made[2], made[3])
+    swapped = records(
+        ("lesson", "server 0 write 1", SEND),
+        ("lesson", "server 1 write 0", SEND),
+    )
+    assert not duplicates.near_duplicate(*swapped)  # the same words, numbers moved
 
 
 def test_near_duplicates_need_the_same_kind_scope_and_anchor() -> None:
