@@ -84,7 +84,7 @@ def test_remembering_the_same_lesson_twice_answers_the_first(repo: GitRepo, tmp_
         ("remember", lesson),
         ("remember", {**lesson, "body": "retry.run  retries oserror ONLY"}),
         ("remember", {**lesson, "allow_duplicate": True}),
-        ("list", {}),
+        ("list", {"all": True}),
     )
     assert first.structured_content["existing"] is False
     assert again.structured_content["existing"] is True

@@ -15,9 +15,24 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.app.reanchor import Proposals, Rewritten
     from roteiro_memory.app.records import Remembered
-    from roteiro_memory.results import MemoryForgotten, MemoryListing, MemoryRecord, Recall
+    from roteiro_memory.app.shown import Conflicts, Marks, View
+    from roteiro_memory.results import (
+        MemoryForgotten,
+        MemoryListing,
+        MemoryRecord,
+        Recall,
+    )
 
-__all__ = ["detail", "forgotten", "listed", "proposed", "ranked", "remembered", "rewritten"]
+__all__ = [
+    "conflicts",
+    "detail",
+    "forgotten",
+    "listed",
+    "proposed",
+    "ranked",
+    "remembered",
+    "rewritten",
+]
 
 STATES = (
     "States: valid = its code is unchanged since it was written; unanchored = about the "
@@ -31,44 +46,61 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _closing(lines: list[str], cut: bool, stale: bool) -> list[str]:
-    notes = [brief.CUT_NOTE] if cut else []
-    if stale:
+def _closing(
+    lines: list[str], records: list[MemoryRecord], marks: Marks | None = None
+) -> list[str]:
+    notes = [brief.CUT_NOTE] if any(brief.is_cut(r) for r in records) else []
+    if any(not r.applies for r in records):
         notes.append(STATES)
+    if marks is not None and marks.alike:
+        notes.append(brief.duplicates_note())
+    if marks is not None and marks.conflicts:
+        notes.append(brief.conflicts_note())
     return lines + notes
 
 
-def ranked(found: Recall) -> str:
-    """A search or touched answer: how many, then the lines best first."""
-    lines = brief.ranked_lines(found.results)
+def ranked(found: Recall, view: View | None = None) -> str:
+    """A search or touched answer: how many, then the lines best first
+    (``view``: what is shown of them, by default every one, unmarked)."""
+    from roteiro_memory.app.shown import Marks, View
+
+    view = view or View(found.results, Marks())
+    lines = brief.ranked_lines(view.items, view.marks)
     head = (
-        f"{_plural(len(lines), 'result')}, best first "
+        f"{view.marks.counted(len(lines), 'result')}, best first "
         f"(store: {found.live} live, {found.superseded} superseded)."
     )
-    records = [r.record for r in found.results]
-    return "\n".join(
-        _closing(
-            [head, *lines],
-            any(brief.is_cut(r) for r in records),
-            any(not r.applies for r in records),
-        )
-    )
+    return "\n".join(_closing([head, *lines], [r.record for r in view.items], view.marks))
 
 
-def listed(listing: MemoryListing) -> str:
-    """A list answer: how many, then the lines newest first."""
-    lines = [brief.line(r) for r in listing.records]
+def listed(listing: MemoryListing, view: View | None = None) -> str:
+    """A list answer: how many, then the lines newest first (``view`` as in
+    :func:`ranked`)."""
+    from roteiro_memory.app.shown import Marks, View
+
+    view = view or View(listing.records, Marks())
+    marks = view.marks
+    lines = [
+        brief.line(r, stands_for=marks.stands_for(r.id), against=marks.against(r.id))
+        for r in view.items
+    ]
     head = (
-        f"{_plural(len(lines), 'record')}, newest first "
+        f"{marks.counted(len(lines), 'record')}, newest first "
         f"(store: {listing.live} live, {listing.superseded} superseded)."
     )
-    return "\n".join(
-        _closing(
-            [head, *lines],
-            any(brief.is_cut(r) for r in listing.records),
-            any(not r.applies for r in listing.records),
-        )
-    )
+    return "\n".join(_closing([head, *lines], view.items, marks))
+
+
+def conflicts(found: Conflicts) -> str:
+    """A conflicts answer: each conflict's decisions, then how to settle it."""
+    if not found.conflicts:
+        return "No unresolved conflicts: no two live decisions about the same code disagree."
+    lines = [f"{_plural(len(found.conflicts), 'unresolved conflict')}:"]
+    for conflict in found.conflicts:
+        for record in conflict.records:
+            lines.append(brief.line(record, against=conflict.against(record.id)))
+    lines.append(brief.conflicts_note())
+    return "\n".join(lines)
 
 
 def detail(record: MemoryRecord) -> str:
@@ -86,9 +118,12 @@ def detail(record: MemoryRecord) -> str:
     return f"{whole}\n{'; '.join(facts)}."
 
 
-def remembered(answer: Remembered) -> str:
-    """A remember answer: what was stored, or that it already was."""
-    line = brief.line(answer.record)
+def remembered(answer: Remembered, against: tuple[int, ...] = ()) -> str:
+    """A remember answer: what was stored, or that it already was; marked
+    when it is a decision that ``against`` disagree with."""
+    line = brief.line(answer.record, against=against)
+    if against:
+        line += "\n" + brief.conflicts_note()
     if answer.existing:
         return (
             f"Already recorded as #{answer.record.id}; nothing was written "

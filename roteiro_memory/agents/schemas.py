@@ -10,11 +10,21 @@ from __future__ import annotations
 from typing import Any
 
 from roteiro_memory.app.reanchor import REANCHOR_SCHEMA
+from roteiro_memory.app.shown import CONFLICTS_SCHEMA
 from roteiro_memory.lexical import SEARCH_SCHEMA
 from roteiro_memory.results import MEMORY_SCHEMA, RECALL_SCHEMA
 from roteiro_memory.semantics import AnchorState, MemoryKind
 
-__all__ = ["FORGOTTEN", "LISTING", "PROPOSALS", "RECALL", "RECORD", "REMEMBERED", "REWRITTEN"]
+__all__ = [
+    "CONFLICTS",
+    "FORGOTTEN",
+    "LISTING",
+    "PROPOSALS",
+    "RECALL",
+    "RECORD",
+    "REMEMBERED",
+    "REWRITTEN",
+]
 
 Schema = dict[str, Any]
 
@@ -79,6 +89,23 @@ _COUNTS: Schema = {
     "superseded": {"type": "integer", "minimum": 0},
 }
 
+_IDS: Schema = {"type": "array", "items": _ID}
+
+_PLACE: Schema = {"scope": {"type": "string"}, "anchor": {"type": "string"}, "ids": _IDS}
+_CONFLICT: Schema = _object(_PLACE, optional=("scope",))
+"""Live decisions at one anchor that disagree (:mod:`roteiro_memory.conflicts`)."""
+
+_MARKS: Schema = {
+    "collapsed": {
+        "type": "array",
+        "items": _object({"id": _ID, "count": {"type": "integer", "minimum": 2}, "ids": _IDS}),
+    },
+    "conflicts": {"type": "array", "items": _CONFLICT},
+}
+"""What a shown read carries beside the PROTOCOL shape, each only when there
+is one (:mod:`roteiro_memory.app.shown`): the near-duplicates each shown
+record stands for, and the conflicts of the shown decisions."""
+
 RECALL: Schema = _object(
     {
         "schema": {"enum": [RECALL_SCHEMA, SEARCH_SCHEMA]},
@@ -88,8 +115,9 @@ RECALL: Schema = _object(
         "terms": {"type": "array", "items": {"type": "string"}},
         "results": {"type": "array", "items": _RECALLED},
         **_COUNTS,
+        **_MARKS,
     },
-    optional=("terms",),
+    optional=("terms", *_MARKS),
 )
 """``memory.recall``'s shape, or ``memory.search``'s (a query given): its
 ``terms`` and each result's ``relevance`` besides."""
@@ -99,8 +127,29 @@ LISTING: Schema = _object(
         "schema": {"const": MEMORY_SCHEMA},
         "records": {"type": "array", "items": RECORD},
         **_COUNTS,
+        **_MARKS,
+    },
+    optional=tuple(_MARKS),
+)
+
+CONFLICTS: Schema = _object(
+    {
+        "schema": {"const": CONFLICTS_SCHEMA},
+        "conflicts": {
+            "type": "array",
+            "items": _object(
+                {
+                    **_PLACE,
+                    "statements": {"type": "array", "items": _IDS},
+                    "settle": {"type": "string"},
+                },
+                optional=("scope",),
+            ),
+        },
+        "live": {"type": "integer", "minimum": 0},
     }
 )
+"""``roteiro-memory conflicts``: every unresolved conflict."""
 
 FORGOTTEN: Schema = _object({"id": _ID, "restored": {"type": "array", "items": _ID}})
 

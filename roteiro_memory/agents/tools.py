@@ -170,6 +170,9 @@ def _selection(args: Arguments) -> records.Selection:
 
 
 def _ranked(session: Session, args: Arguments, *, query: str | None, touched: str | None) -> Answer:
+    from roteiro_memory.app import shown
+
+    every = args.flag("all")
     found = records.ranked(
         session,
         _selection(args),
@@ -179,7 +182,8 @@ def _ranked(session: Session, args: Arguments, *, query: str | None, touched: st
         limit=args.number("limit", SEARCH_LIMIT),
         touched=touched,
     )
-    return Answer(found.to_json(), answers.ranked(found))
+    view = shown.ranked(session, found, every=every)
+    return Answer(shown.ranked_json(found, view), answers.ranked(found, view))
 
 
 def _remember(session: Session, args: Arguments) -> Answer:
@@ -194,7 +198,10 @@ def _remember(session: Session, args: Arguments) -> Answer:
         supersedes=args.number("supersedes"),
         allow_duplicate=args.flag("allow_duplicate"),
     )
-    return Answer(remembered.to_json(), answers.remembered(remembered))
+    from roteiro_memory.app import shown
+
+    disagreeing = shown.against(session, remembered.record)
+    return Answer(remembered.to_json(), answers.remembered(remembered, disagreeing))
 
 
 def _search(session: Session, args: Arguments) -> Answer:
@@ -211,13 +218,26 @@ def _get(session: Session, args: Arguments) -> Answer:
 
 
 def _list(session: Session, args: Arguments) -> Answer:
+    from roteiro_memory.app import shown
+
+    if args.flag("conflicts"):
+        other = [n for n in args.given if n not in ("conflicts", "scope")]
+        if other:
+            raise BadRequest(
+                f"list: argument {other[0]!r} does not go with 'conflicts', which takes only "
+                "'scope'"
+            )
+        found = shown.listing(session, scope=args.text("scope"))
+        return Answer(found.to_json(), answers.conflicts(found))
+    every = args.flag("all")
     listing = records.listing(
         session,
         _selection(args),
         include_superseded=args.flag("include_superseded"),
         limit=args.number("limit", LIST_LIMIT),
     )
-    return Answer(listing.to_json(), answers.listed(listing))
+    view = shown.listed(session, listing, every=every)
+    return Answer(shown.listed_json(listing, view), answers.listed(listing, view))
 
 
 def _reanchor(session: Session, args: Arguments) -> Answer:
@@ -258,6 +278,9 @@ _FILTERS: Schema = {
         "description": _ANCHOR_TEXT + "; a path takes the symbols in it too.",
     },
 }
+_ALL: Schema = {
+    "all": {"type": "boolean", "default": False, "description": "Near-duplicates too, unfolded."}
+}
 _RANKING: Schema = {
     "applicable_only": {
         "type": "boolean",
@@ -270,6 +293,7 @@ _RANKING: Schema = {
         "description": "none, linear[:N] or exponential[:N] (N generations).",
     },
     "limit": {"type": "integer", "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."},
+    **_ALL,
 }
 _ID_ARG: Schema = {"id": {"type": "integer", "minimum": 1}}
 _IDS: Schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
@@ -396,9 +420,11 @@ TOOLS: tuple[Tool, ...] = (
                     "default": LIST_LIMIT,
                     "description": "0 = all.",
                 },
+                **_ALL,
+                "conflicts": {"type": "boolean", "description": "Only unresolved conflicts."},
             }
         ),
-        schemas.LISTING,
+        {"oneOf": [schemas.LISTING, schemas.CONFLICTS]},
         read_only=True,
         destructive=False,
         idempotent=True,

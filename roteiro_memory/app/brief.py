@@ -22,8 +22,9 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Sequence
 
+    from roteiro_memory.app.shown import Marks
     from roteiro_memory.results import MemoryRecord, Recalled
 
 __all__ = [
@@ -31,8 +32,12 @@ __all__ = [
     "CUT_NOTE",
     "anchor_text",
     "body_text",
+    "conflicts_note",
+    "duplicates_note",
+    "ids_text",
     "is_cut",
     "line",
+    "marks_text",
     "ranked_lines",
     "stale_note",
 ]
@@ -81,8 +86,66 @@ def stale_note(state: str) -> str | None:
     return _STALE.get(state)
 
 
-def line(record: MemoryRecord, score: float | None = None, *, limit: int = BODY_CHARS) -> str:
-    """The one line of ``record`` (``score`` when the read ranked it)."""
+NAMED = 3
+"""How many conflicting ids a line names; the rest are counted (the
+structured content and ``roteiro-memory conflicts`` name every one)."""
+
+
+def ids_text(ids: Sequence[int], named: int | None = None) -> str:
+    """``#12, #15``: record ids as every answer names them; past ``named``
+    of them, how many more."""
+    shown = ids if named is None else ids[:named]
+    more = len(ids) - len(shown)
+    return ", ".join(f"#{i}" for i in shown) + (f" +{more}" if more else "")
+
+
+def marks_text(stands_for: Sequence[int] = (), against: Sequence[int] = ()) -> str:
+    """What a shown record's line says before its body: the near-duplicates
+    it stands for (:mod:`roteiro_memory.duplicates`) and the decisions it
+    disagrees with (:mod:`roteiro_memory.conflicts`); empty when neither."""
+    out = ""
+    if len(stands_for) > 1:
+        out += f"[{len(stands_for)} near-duplicates: {ids_text(stands_for)}] "
+    if against:
+        out += f"[unresolved: conflicts with {ids_text(against, NAMED)}] "
+    return out
+
+
+def duplicates_note(cli: bool = False) -> str:
+    """What an answer that folds near-duplicates says once, below its lines."""
+    every = "--all" if cli else "all: true"
+    return (
+        "[N near-duplicates: ...] = records of one kind and anchor saying nearly the same, "
+        f"shown once ({every} shows each)."
+    )
+
+
+def conflicts_note(cli: bool = False) -> str:
+    """What an answer that marks a conflict says once, below its lines: what
+    it means and the command that settles it."""
+    from roteiro_memory.conflicts import settle_command
+
+    if cli:
+        return (
+            "[unresolved: ...] = live decisions about the same code that nothing orders; "
+            "settle by recording the one that holds superseding each it replaces: "
+            f"`{settle_command('ANCHOR')}` (`roteiro-memory conflicts` lists all)."
+        )
+    return (
+        "To settle [unresolved]: remember the decision that holds with supersedes, once per other."
+    )
+
+
+def line(
+    record: MemoryRecord,
+    score: float | None = None,
+    *,
+    limit: int = BODY_CHARS,
+    stands_for: Sequence[int] = (),
+    against: Sequence[int] = (),
+) -> str:
+    """The one line of ``record`` (``score`` when the read ranked it), with
+    its marks (:func:`marks_text`)."""
     parts = [f"#{record.id}", record.kind.value, record.anchor_state.value]
     if score is not None:
         parts.append(f"{score:.2f}")
@@ -90,9 +153,20 @@ def line(record: MemoryRecord, score: float | None = None, *, limit: int = BODY_
         parts.append(f"(superseded by #{record.superseded_by})")
     where = anchor_text(record.anchor.key) if record.anchor is not None else ""
     head = " ".join(parts) + (f" @ {' '.join(where.split())}" if where else "")
-    return f"{head}: {body_text(record, limit)}"
+    return f"{head}: {marks_text(stands_for, against)}{body_text(record, limit)}"
 
 
-def ranked_lines(results: Iterable[Recalled]) -> list[str]:
-    """One line per ranked result, best first, each with its score."""
-    return [line(r.record, r.score) for r in results]
+def ranked_lines(results: Iterable[Recalled], marks: Marks | None = None) -> list[str]:
+    """One line per ranked result, best first, each with its score and its
+    marks (none without ``marks``)."""
+    if marks is None:
+        return [line(r.record, r.score) for r in results]
+    return [
+        line(
+            r.record,
+            r.score,
+            stands_for=marks.stands_for(r.record.id),
+            against=marks.against(r.record.id),
+        )
+        for r in results
+    ]

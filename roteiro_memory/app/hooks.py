@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
     from roteiro_memory.app.hookstate import SessionState
     from roteiro_memory.app.session import Session
+    from roteiro_memory.app.shown import Marks
     from roteiro_memory.results import Recalled
 
     JSON = Any
@@ -215,7 +216,7 @@ def _session_start(
 
 
 def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
-    from roteiro_memory.app import records
+    from roteiro_memory.app import records, shown
     from roteiro_memory.errors import AnchorError
 
     if event.path is None or not session.has_store() or session.repo is None:
@@ -229,14 +230,16 @@ def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
     where = _relative(found.results, event.path)
     if event.name == "PostToolUse" and event.tool in EDIT_TOOLS and where not in state.edited:
         state.edited.append(where)
+    view = shown.ranked(session, found)
     fresh = [
-        r for r in found.results if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
+        r for r in view.items if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]
-    text, shown = _lines(fresh, where, _remedies(session, fresh))
-    if not shown:
+    text, said = _lines(fresh, where, _remedies(session, fresh), view.marks)
+    if not said:
         return None
-    for recalled in shown:
-        state.shown[str(recalled.record.id)] = recalled.record.anchor_state.value
+    for recalled in said:
+        for record_id in view.marks.stands_for(recalled.record.id) or (recalled.record.id,):
+            state.shown[str(record_id)] = recalled.record.anchor_state.value
     return _context(event.name, text)
 
 
@@ -268,11 +271,12 @@ def _relative(results: list[Recalled], given: str) -> str:
 
 
 def _lines(
-    fresh: list[Recalled], where: str, remedies: Mapping[int, str]
+    fresh: list[Recalled], where: str, remedies: Mapping[int, str], marks: Marks
 ) -> tuple[str, list[Recalled]]:
     """The answer about one file -- the records that apply, then those whose
     code changed (each with the command that settles it, from ``remedies``),
-    within :data:`FILE_BUDGET` -- and the records it shows."""
+    within :data:`FILE_BUDGET`, near-duplicates folded and conflicting
+    decisions marked (``marks``) -- and the records it shows."""
     room = FILE_BUDGET * 4
     head = f"roteiro-memory: recorded about {where}, best first (`get` shows one in full):"
     applying = [r for r in fresh if r.record.applies]
@@ -284,15 +288,24 @@ def _lines(
     lines = [head]
     used = len(head.encode("utf-8")) + 1
     shown: list[Recalled] = []
+    note = brief.conflicts_note() if marks.conflicts else ""
+    folded = brief.duplicates_note() if marks.alike else ""
+    notes = len(note.encode("utf-8")) + len(folded.encode("utf-8")) + 2
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
-            line = brief.line(recalled.record, recalled.score)
+            record = recalled.record
+            line = brief.line(
+                record,
+                recalled.score,
+                stands_for=marks.stands_for(record.id),
+                against=marks.against(record.id),
+            )
             remedy = remedies.get(recalled.record.id)
             if remedy is not None:
                 line += f" -- settle it with `{remedy}`"
             extra = [title] if title is not None and title not in lines else []
             size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
-            if used + size > room - 120:  # room for the closing line
+            if used + size > room - 120 - notes:  # room for the closing lines
                 continue
             lines += [*extra, line]
             used += size
@@ -300,4 +313,8 @@ def _lines(
     left = len(fresh) - len(shown)
     if left:
         lines.append(f"({left} more: the `search` tool with anchor {where!r} lists them all.)")
+    if any(marks.against(r.record.id) for r in shown):
+        lines.append(note)
+    if any(marks.stands_for(r.record.id) for r in shown):
+        lines.append(folded)
     return "\n".join(lines), shown

@@ -40,11 +40,13 @@ from __future__ import annotations
 
 import math
 
+from roteiro_memory import duplicates
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import brief
+from roteiro_memory.app.shown import Marks
 from roteiro_memory.results import Recall, Recalled
 from roteiro_memory.semantics import MemoryKind
-from roteiro_memory.valueclass import valueclass
+from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.app.session import Session
+    from roteiro_memory.conflicts import Conflict
+    from roteiro_memory.results import MemoryRecord
     from roteiro_memory.store import Store
 
 __all__ = [
@@ -117,8 +121,14 @@ def read_limit(budget: int) -> int:
     return budget * 4 // _SMALLEST_LINE + 1
 
 
-def _entry(recalled: Recalled) -> str:
-    return "- " + brief.line(recalled.record, recalled.score)
+def _entry(recalled: Recalled, marks: Marks) -> str:
+    record = recalled.record
+    return "- " + brief.line(
+        record,
+        recalled.score,
+        stands_for=marks.stands_for(record.id),
+        against=marks.against(record.id),
+    )
 
 
 @valueclass
@@ -133,10 +143,14 @@ class Pack:
     touched: str | None
     """The revision ``--touched`` compared with, or None for the whole store."""
     live: int
+    marks: Marks = field(default_factory=Marks)
+    """The near-duplicates each chosen record stands for, and the conflicts
+    of the chosen decisions (:mod:`roteiro_memory.app.shown`)."""
 
     @property
     def omitted(self) -> int:
-        return self.candidates - len(self.chosen)
+        shown = sum(max(len(self.marks.stands_for(r.record.id)), 1) for r in self.chosen)
+        return self.candidates - shown
 
     def groups(self) -> list[tuple[str, str, list[Recalled]]]:
         """The chosen records by section: the kinds in :data:`PACK_KINDS`
@@ -160,8 +174,9 @@ class Pack:
         lines = [_title(self.touched), "", _summary(self, stale), ""]
         for _, heading, members in groups:
             lines += [f"## {heading}", ""]
-            lines += [_entry(r) for r in members]
+            lines += [_entry(r, self.marks) for r in members]
             lines.append("")
+        lines += _notes(self.marks)
         lines.append(_footer(self.omitted))
         return "\n".join(lines) + "\n"
 
@@ -177,7 +192,16 @@ class Pack:
             ],
             "omitted": self.omitted,
             "live": self.live,
+            **self.marks.to_json(),
         }
+
+
+def _notes(marks: Marks) -> list[str]:
+    """What the digest's marks mean, said once each, then a blank line."""
+    notes = [brief.duplicates_note(cli=True)] if marks.alike else []
+    if marks.conflicts:
+        notes.append(brief.conflicts_note(cli=True))
+    return [*notes, ""] if notes else []
 
 
 def _title(touched: str | None) -> str:
@@ -215,48 +239,70 @@ def _footer(omitted: int) -> str:
 
 
 def _skeleton_bytes(
-    candidates: Sequence[Recalled], budget: int, live: int, touched: str | None
+    candidates: Sequence[Recalled],
+    budget: int,
+    live: int,
+    touched: str | None,
+    marks: Marks,
 ) -> int:
     """The bytes of everything but the records' lines, at their largest for
-    these candidates: a heading for each section they could fill, and every
-    count as wide as it can be (none exceeds the number of candidates)."""
+    these candidates: a heading for each section they could fill, the notes
+    their marks could need, and every count as wide as it can be (none
+    exceeds the number of candidates)."""
     present = {r.record.kind for r in candidates if r.record.applies}
     headings = [h for kind, h in PACK_KINDS if kind in present]
     stale = any(not r.record.applies for r in candidates)
     if stale:
         headings.append(STALE_HEADING)
     count = len(candidates)
-    widest = Pack((), count, budget, touched, live)
+    widest = Pack((), count, budget, touched, live, marks)
     lines = [_title(touched), "", _summary(widest, stale), ""]
     for heading in headings:
         lines += [f"## {heading}", "", ""]
+    lines += _notes(marks)
     lines.append(_footer(count))
     # The summary was written with none chosen: room for as many digits as the count.
     return len(("\n".join(lines) + "\n").encode("utf-8")) + len(str(count))
 
 
-def _fill(candidates: Sequence[Recalled], room: int, chosen: list[Recalled]) -> int:
+def _fill(candidates: Sequence[Recalled], room: int, chosen: list[Recalled], marks: Marks) -> int:
     """Append to ``chosen``, in rank order, each candidate whose line fits
     what is left of ``room`` bytes; the bytes left."""
     taken = {id(r) for r in chosen}
     for candidate in candidates:
         if id(candidate) in taken:
             continue
-        size = len(_entry(candidate).encode("utf-8")) + 1
+        size = len(_entry(candidate, marks).encode("utf-8")) + 1
         if size <= room:
             chosen.append(candidate)
             room -= size
     return room
 
 
-def select(recall: Recall, budget: int, touched: str | None = None) -> Pack:
+def select(
+    recall: Recall,
+    budget: int,
+    touched: str | None = None,
+    conflicts: Sequence[Conflict] = (),
+) -> Pack:
     """The digest of ``recall`` within ``budget`` tokens.
 
     ``recall`` must be ranked and hold every candidate of interest, drifted
-    ones included; records of other kinds are ignored."""
+    ones included; records of other kinds are ignored.  Each near-duplicate
+    is folded into the better-ranked candidate it repeats, which takes one
+    line for all of them (:mod:`roteiro_memory.duplicates`); the decisions
+    of ``conflicts`` are marked with those they disagree with."""
     kinds = {kind for kind, _ in PACK_KINDS}
-    candidates = [r for r in recall.results if r.record.kind in kinds]
-    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched)
+    read = [r for r in recall.results if r.record.kind in kinds]
+    groups = duplicates.collapse(read, _record)
+    candidates = [lead for lead, _ in groups]
+    alike = {
+        lead.record.id: tuple(r.record.id for r in (lead, *others))
+        for lead, others in groups
+        if others
+    }
+    marks = Marks(alike, conflicts)
+    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched, marks)
     floor = max(MIN_BUDGET, math.ceil(skeleton / 4))
     if budget < floor:
         raise ValueError(f"a digest budget of {budget} tokens is below its floor of {floor}")
@@ -265,11 +311,20 @@ def select(recall: Recall, budget: int, touched: str | None = None) -> Pack:
     stale = [r for r in candidates if not r.record.applies]
     chosen: list[Recalled] = []
     reserve = int(room * STALE_SHARE) if stale else 0
-    left = _fill(stale, reserve, chosen)
-    left = _fill(applying, room - reserve + left, chosen)
-    _fill(stale, left, chosen)
+    left = _fill(stale, reserve, chosen, marks)
+    left = _fill(applying, room - reserve + left, chosen, marks)
+    _fill(stale, left, chosen, marks)
     ordered = tuple(sorted(chosen, key=lambda r: sem.rank_key(r.score, r.record.id)))
-    return Pack(ordered, len(candidates), budget, touched, recall.live)
+    ids = {r.record.id for r in ordered}
+    shown = Marks(
+        {lead: same for lead, same in alike.items() if lead in ids},
+        [c for c in conflicts if ids.intersection(c.ids)],
+    )
+    return Pack(ordered, len(read), budget, touched, recall.live, shown)
+
+
+def _record(recalled: Recalled) -> MemoryRecord:
+    return recalled.record
 
 
 def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> Recall:
@@ -332,7 +387,12 @@ def digest(session: Session, budget: object = None, touched: str | None = None) 
     recall = _ranked(session, tokens_allowed, touched)
     if recall is None:
         recall = Recall(0, sem.Decay.none(), [], 0, 0)
+    found: list[Conflict] = []
+    if recall.results:
+        from roteiro_memory.app.shown import conflicts_among
+
+        found = conflicts_among(session.store(), [r.record for r in recall.results])
     try:
-        return select(recall, tokens_allowed, touched)
+        return select(recall, tokens_allowed, touched, found)
     except ValueError as error:
         raise UsageError(f"invalid {what} {excerpt(budget)}: {error}") from None

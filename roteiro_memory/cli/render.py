@@ -23,6 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from roteiro_memory.app.shown import Conflicts, Marks, View
     from roteiro_memory.results import (
         CacheEntry,
         CacheStats,
@@ -37,6 +38,7 @@ __all__ = [
     "ProgressBar",
     "anchor_label",
     "cache_table",
+    "conflicts_text",
     "listing_table",
     "printable",
     "recall_table",
@@ -132,30 +134,87 @@ def _counts(live: int, superseded: int) -> str:
     return f"{live} live, {superseded} superseded"
 
 
-def recall_table(recall: Recall) -> str:
+def _marked(record: MemoryRecord, marks: Marks) -> str:
+    """A record's body cell: its marks, then its body on one line."""
+    from roteiro_memory.app.brief import marks_text
+
+    said = marks_text(marks.stands_for(record.id), marks.against(record.id))
+    return said + _one_line(record.body)
+
+
+def _notes(marks: Marks) -> list[str]:
+    """The lines below a table that say what its marks mean."""
+    from roteiro_memory.app.brief import conflicts_note, duplicates_note
+
+    notes = [duplicates_note(cli=True)] if marks.alike else []
+    if marks.conflicts:
+        notes.append(conflicts_note(cli=True))
+    return notes
+
+
+def recall_table(recall: Recall, view: View | None = None) -> str:
+    """The ranked results as a table (``view``: what is shown of them, by
+    default every one, unmarked)."""
+    from roteiro_memory.app.shown import Marks, View
+
+    view = view or View(recall.results, Marks())
+    marks = view.marks
     rows = [
-        [*_record_cells(r.record), f"{r.score:.3f}", _one_line(r.record.body)]
-        for r in recall.results
+        [*_record_cells(r.record), f"{r.score:.3f}", _marked(r.record, marks)] for r in view.items
     ]
     out = table(["ID", "KIND", "STATE", "ANCHOR", "SCORE", "BODY"], rows, right=(0, 4))
     decay = "" if recall.decay.mode == "none" else f", decay {recall.decay.token()}"
-    noun = "result" if len(rows) == 1 else "results"
     footer = (
-        f"{len(rows)} {noun} (store: {_counts(recall.live, recall.superseded)}, "
-        f"generation {recall.generation}{decay})"
+        f"{marks.counted(len(rows), 'result')} (store: "
+        f"{_counts(recall.live, recall.superseded)}, generation {recall.generation}{decay})"
     )
-    return f"{out}\n{footer}" if rows else footer
+    return "\n".join([out, footer, *_notes(marks)] if rows else [footer])
 
 
-def listing_table(listing: MemoryListing) -> str:
+def listing_table(listing: MemoryListing, view: View | None = None) -> str:
+    """The records as a table (``view`` as in :func:`recall_table`)."""
+    from roteiro_memory.app.shown import Marks, View
+
+    view = view or View(listing.records, Marks())
     rows = []
-    for record in listing.records:
+    for record in view.items:
         mark = "" if record.superseded_by is None else f"[superseded by {record.superseded_by}] "
-        rows.append([*_record_cells(record), mark + _one_line(record.body)])
+        rows.append([*_record_cells(record), mark + _marked(record, view.marks)])
     out = table(["ID", "KIND", "STATE", "ANCHOR", "BODY"], rows, right=(0,))
-    noun = "record" if len(rows) == 1 else "records"
-    footer = f"{len(rows)} {noun} (store: {_counts(listing.live, listing.superseded)})"
-    return f"{out}\n{footer}" if rows else footer
+    footer = (
+        f"{view.marks.counted(len(rows), 'record')} "
+        f"(store: {_counts(listing.live, listing.superseded)})"
+    )
+    return "\n".join([out, footer, *_notes(view.marks)] if rows else [footer])
+
+
+def conflicts_text(found: Conflicts) -> str:
+    """Each conflict: where, its decisions, and the commands that settle it."""
+    from roteiro_memory.app.brief import marks_text
+    from roteiro_memory.conflicts import settle_command
+
+    if not found.conflicts:
+        return "no unresolved conflicts: no two live decisions about the same code disagree"
+    blocks = []
+    for conflict in found.conflicts:
+        where = anchor_label(conflict.anchor)
+        scope = "" if conflict.scope == "repo" else f" (scope {printable(conflict.scope)})"
+        rows = [
+            [
+                *_record_cells(r),
+                marks_text(against=conflict.against(r.id)) + _one_line(r.body),
+            ]
+            for r in conflict.records
+        ]
+        lines = [f"unresolved at {where}{scope}: {len(conflict.records)} live decisions", ""]
+        lines.append(table(["ID", "KIND", "STATE", "ANCHOR", "BODY"], rows, right=(0,)))
+        lines.append("")
+        lines.append("settle: record the decision that holds, superseding each one it replaces:")
+        for record in conflict.records:
+            lines.append(f"  {settle_command(where, conflict.scope, record.id)}")
+        blocks.append("\n".join(lines))
+    noun = "conflict" if len(found.conflicts) == 1 else "conflicts"
+    return "\n\n".join([*blocks, f"{len(found.conflicts)} unresolved {noun}"])
 
 
 def record_detail(record: MemoryRecord) -> str:

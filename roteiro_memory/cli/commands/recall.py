@@ -48,12 +48,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only records whose anchor is valid here, or that have none",
     )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every record, near-duplicates too (else each is shown once, in the line of the "
+        "better-ranked record it repeats)",
+    )
     add_touched(parser)
     add_common(parser, syncs=True)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
-    from roteiro_memory.app import records
+    from roteiro_memory.app import records, shown
     from roteiro_memory.cli.output import emit, say
     from roteiro_memory.exitcodes import ExitCode
 
@@ -67,10 +73,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
         limit=args.limit,
         touched=args.touched,
     )
+    view = shown.ranked(session, recall, every=args.all)
     if args.json:
-        emit(recall.to_json())
+        emit(shown.ranked_json(recall, view))
     else:
         from roteiro_memory.cli import render
 
-        say(render.recall_table(recall))
+        say(render.recall_table(recall, view))
     return ExitCode.OK if recall.results else ExitCode.NOTHING
