@@ -238,23 +238,28 @@ def _remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
 
 def _stored(conn: Any, d: Dialect, ids: Sequence[int]) -> list[Indexed]:
     """The stored records ``ids`` as the index holds them."""
-    out = []
+    out: list[Indexed] = []
     for chunk in d.chunks(ids):
         where, params = d.any_of("id", chunk)
-        for record_id, confidence, body, key, path in conn.execute(
-            f"SELECT id, confidence, body, anchor_key, anchor_path FROM agent_memory WHERE {where}",
-            params,
-        ):
-            out.append(
-                indexed(
-                    record_id,
-                    confidence,
-                    d.untext(body),
-                    None if key is None else d.untext(key),
-                    None if path is None else d.untext(path),
-                )
-            )
+        found = conn.execute(f"SELECT {_INDEXED} FROM agent_memory WHERE {where}", params)
+        out.extend(_indexed_row(d, row) for row in found)
     return out
+
+
+_INDEXED = "id, confidence, body, anchor_key, anchor_path"
+"""The columns of a record the index is built from, in :func:`_indexed_row`'s order."""
+
+
+def _indexed_row(d: Dialect, row: Sequence[Any]) -> Indexed:
+    """A record as the index holds it, from its :data:`_INDEXED` columns."""
+    record_id, confidence, body, key, path = row
+    return indexed(
+        record_id,
+        confidence,
+        d.untext(body),
+        None if key is None else d.untext(key),
+        None if path is None else d.untext(path),
+    )
 
 
 def written(
@@ -316,19 +321,9 @@ def rebuild(conn: Any, d: Dialect) -> None:
     clear(conn, d)
     records = int(conn.execute("SELECT COUNT(*) FROM agent_memory").fetchone()[0])
     rows = conn.execute(
-        "SELECT id, confidence, body, anchor_key, anchor_path FROM agent_memory"
-        " WHERE superseded_by IS NULL ORDER BY id"
+        f"SELECT {_INDEXED} FROM agent_memory WHERE superseded_by IS NULL ORDER BY id"
     ).fetchall()
-    live = [
-        indexed(
-            record_id,
-            confidence,
-            d.untext(body),
-            None if key is None else d.untext(key),
-            None if path is None else d.untext(path),
-        )
-        for record_id, confidence, body, key, path in rows
-    ]
+    live = [_indexed_row(d, row) for row in rows]
     chunks.append(conn, d, live, fresh=True)
     delta = Delta(records=records)
     for record in live:
