@@ -220,6 +220,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitCode.OK
     sizes = _sizes(args)
     only = args.only or list(TARGETS)
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="roteiro-bench-", dir=args.dir) as scratch:
         backend = BACKENDS["sqlite"](Path(scratch))
         print(
