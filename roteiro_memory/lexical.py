@@ -206,6 +206,8 @@ def word_parts(word: str, case: bool = True, digits: bool = True) -> tuple[str, 
     ``Utf8`` and ``Decoder``; ``utf8`` and ``sha256`` stay whole, and a
     query's pairs meet them: ``utf 8`` gives ``utf8``).  Categories are
     Unicode general categories."""
+    if word.islower():
+        return (word,)  # every cut is before an Lu letter, and a lower-case word has none
     categories = [unicodedata.category(char) for char in word]
     parts: list[str] = []
     start = 0
@@ -481,8 +483,9 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
     of more than :data:`MAX_QUERY_TERMS` distinct terms is refused
     (BadRequest)."""
     distinct = set(tokenizer.terms(query))
-    if tokenizer.join_query:
-        distinct.update(_finish(_pairs(query, tokenizer), tokenizer))
+    if tokenizer.join_query and len(distinct) <= MAX_QUERY_TERMS:
+        # Distinct pairs only go through the last steps: a long query repeats them.
+        distinct.update(_finish(list(dict.fromkeys(_pairs(query, tokenizer))), tokenizer))
     if len(distinct) > MAX_QUERY_TERMS:
         from roteiro_memory.errors import BadRequest
 
@@ -496,7 +499,12 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
 def _pairs(query: str, tokenizer: Tokenizer) -> list[str]:
     """Each two neighbouring identifiers of ``query``, neither a stop word
     when lower-cased, as one word: their words run together."""
-    whole = ["".join(_parts(unit, tokenizer)) for unit in _units(query, tokenizer)]
+    joined: dict[str, str] = {}
+    whole = []
+    for unit in _units(query, tokenizer):
+        if unit not in joined:
+            joined[unit] = "".join(_parts(unit, tokenizer))
+        whole.append(joined[unit])
     return [
         first + second
         for first, second in itertools.pairwise(whole)
