@@ -499,17 +499,14 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
 def _pairs(query: str, tokenizer: Tokenizer) -> list[str]:
     """Each two neighbouring identifiers of ``query``, neither a stop word
     when lower-cased, as one word: their words run together."""
-    joined: dict[str, str] = {}
-    whole = []
-    for unit in _units(query, tokenizer):
-        if unit not in joined:
-            joined[unit] = "".join(_parts(unit, tokenizer))
-        whole.append(joined[unit])
-    return [
-        first + second
-        for first, second in itertools.pairwise(whole)
-        if first.lower() not in STOP_WORDS and second.lower() not in STOP_WORDS
-    ]
+    units = _units(query, tokenizer)
+    joined = {unit: "".join(_parts(unit, tokenizer)) for unit in dict.fromkeys(units)}
+    out = []
+    for first, second in dict.fromkeys(itertools.pairwise(units)):  # each pair once
+        one, other = joined[first], joined[second]
+        if one.lower() not in STOP_WORDS and other.lower() not in STOP_WORDS:
+            out.append(one + other)
+    return out
 
 
 def relevance(
