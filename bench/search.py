@@ -196,8 +196,8 @@ def verify(store: Any, report: Report, scorer: Any, previous: Any = None) -> Non
                 raise RuntimeError(f"search {name}: the results differ from the previous version's")
         read, held = postings_read(store, query)
         report(
-            f"  {name} {query!r}: top 10 equal the exhaustive scorer's"
-            f"{' and the previous version' if previous is not None else ''}'s;"
+            f"  {name} {query!r}: top 10 equal the exhaustive scorer"
+            f"{'s and the previous version' if previous is not None else ''}'s;"
             f" read {read:,} of its terms' {held:,} postings ({100 * read / max(held, 1):.1f}%)"
         )
         if held > EARLY_STOP_POSTINGS and read >= held:
