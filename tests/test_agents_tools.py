@@ -69,14 +69,12 @@ def test_tools_an_unavailable_store_is_advised_as_such(session: Session, tmp_pat
 
 
 def test_tools_search_refuses_a_query_beyond_the_distinct_term_cap(session: Session) -> None:
-    import itertools
-    import string
+    from test_search_cost import unknown_words
 
     from roteiro_memory import lexical
 
     tools.call(session, "remember", {"kind": "lesson", "body": "migration timeout"})
-    letters = itertools.product(string.ascii_lowercase, repeat=3)
-    words = ["nowhere" + "".join(p) + "x" for p in letters][: lexical.MAX_QUERY_TERMS + 1]
+    words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
     error = _refused(session, "search", {"query": " ".join(words)})
     assert error.kind == "BadRequest"
     assert "at most 1,024" in error.message
