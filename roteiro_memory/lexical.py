@@ -475,17 +475,31 @@ with its distinct terms (each is looked up, and each one records hold is
 scored), so a query beyond this is refused whole rather than cut short."""
 
 
+_WHITE_SPACE_RUNS = re.compile("[" + re.escape("".join(sorted(sem.WHITE_SPACE))) + "]+")
+"""Runs of White_Space characters: no piece of any tokenizer spans one."""
+
+
 def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]:
     """The distinct terms of a query in code-point order: the order relevance
     sums them in.  A repeated query word counts once.  With ``join_query``,
     each two neighbouring identifiers that are not stop words also give
     their words run together (``hook impls`` gives ``hookimpls``).  A query
     of more than :data:`MAX_QUERY_TERMS` distinct terms is refused
-    (BadRequest)."""
-    distinct = set(tokenizer.terms(query))
+    (BadRequest).
+
+    No piece a tokenizer works on spans White_Space, so the query's words
+    (split there) are tokenized once each, however often they repeat: a
+    query's cost follows its distinct words, not its length."""
+    if tokenizer.split_punctuation and query.isascii():
+        # str.split also splits at U+001C..U+001F, which split every piece too.
+        words = query.split()
+    else:
+        words = [word for word in _WHITE_SPACE_RUNS.split(query) if word]
+    distinct_words = dict.fromkeys(words)
+    distinct = set(tokenizer.terms(" ".join(distinct_words)))
     if tokenizer.join_query and len(distinct) <= MAX_QUERY_TERMS:
         # Distinct pairs only go through the last steps: a long query repeats them.
-        distinct.update(_finish(list(dict.fromkeys(_pairs(query, tokenizer))), tokenizer))
+        distinct.update(_finish(_pairs(words, distinct_words, tokenizer), tokenizer))
     if len(distinct) > MAX_QUERY_TERMS:
         from roteiro_memory.errors import BadRequest
 
@@ -496,13 +510,21 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
     return tuple(sorted(distinct))
 
 
-def _pairs(query: str, tokenizer: Tokenizer) -> list[str]:
-    """Each two neighbouring identifiers of ``query``, neither a stop word
-    when lower-cased, as one word: their words run together."""
-    units = _units(query, tokenizer)
-    joined = {unit: "".join(_parts(unit, tokenizer)) for unit in dict.fromkeys(units)}
+def _pairs(words: list[str], distinct_words: Iterable[str], tokenizer: Tokenizer) -> list[str]:
+    """Each two neighbouring identifiers of the query whose White_Space-split
+    ``words`` these are, neither a stop word when lower-cased, as one word:
+    their words run together.  Each distinct pair once."""
+    units = {word: _units(word, tokenizer) for word in distinct_words}
+    joined = {unit: "".join(_parts(unit, tokenizer)) for held in units.values() for unit in held}
+    neighbours: dict[tuple[str, str], None] = {}
+    for held in units.values():  # the pairs inside one word
+        neighbours.update(dict.fromkeys(itertools.pairwise(held)))
+    # A word with no identifier (punctuation alone) separates none.
+    spoken = words if all(units.values()) else [word for word in words if units[word]]
+    for first, second in dict.fromkeys(itertools.pairwise(spoken)):
+        neighbours[units[first][-1], units[second][0]] = None
     out = []
-    for first, second in dict.fromkeys(itertools.pairwise(units)):  # each pair once
+    for first, second in neighbours:
         one, other = joined[first], joined[second]
         if one.lower() not in STOP_WORDS and other.lower() not in STOP_WORDS:
             out.append(one + other)

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roteiro_memory import lexical
 from roteiro_memory.errors import BadRequest
@@ -100,3 +102,66 @@ def test_the_command_line_refuses_a_query_beyond_the_cap_in_one_line(tmp_path: P
     answer = json.loads(envelope.stdout)
     assert answer["ok"] is False
     assert answer["error"]["kind"] == "BadRequest"
+
+
+def _whole_query_terms(query: str, tokenizer: lexical.Tokenizer) -> set[str]:
+    """The query's terms as the whole text tokenized at once gives them: the
+    reference :func:`lexical.query_terms` reaches word by word."""
+    terms = set(tokenizer.terms(query))
+    if tokenizer.join_query:
+        units = lexical._units(query, tokenizer)
+        joined = ["".join(lexical._parts(unit, tokenizer)) for unit in units]
+        pairs = [
+            one + other
+            for one, other in itertools.pairwise(joined)
+            if one.lower() not in lexical.STOP_WORDS and other.lower() not in lexical.STOP_WORDS
+        ]
+        terms.update(lexical._finish(pairs, tokenizer))
+    return terms
+
+
+QUERY_WORDS = st.sampled_from(
+    [
+        "hook",
+        "Impls",
+        "get_hookimpls",
+        "HookCaller",
+        "the",
+        "of",
+        "—",
+        "...",
+        "x-y",
+        "-",
+        "_x_",
+        "Utf8Decoder",
+        "utf",
+        "8",
+        "naïve",
+        "Ärger",
+        "foo\x1cbar",
+        "a\u00a0b",
+        "PluginManager",
+    ]
+)
+QUERY_GAPS = st.sampled_from(
+    [" ", "  ", "\t", "\n", ", ", " - ", "\u2003", "\x1c", "::", "/", "\x85"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(QUERY_WORDS, QUERY_GAPS), max_size=12),
+    st.sampled_from(
+        [
+            lexical.TOKENIZER,
+            lexical.Tokenizer(split_punctuation=False),
+            lexical.Tokenizer(keep_joined=False),
+            lexical.Tokenizer(split_case=False, split_digits=False),
+        ]
+    ),
+)
+def test_query_terms_word_by_word_are_the_whole_querys(
+    parts: list[tuple[str, str]], tokenizer: lexical.Tokenizer
+) -> None:
+    query = "".join(word + gap for word, gap in parts)
+    assert set(lexical.query_terms(query, tokenizer)) == _whole_query_terms(query, tokenizer)
