@@ -48,6 +48,16 @@ def parse_tokenizer(name: str) -> lexical.Tokenizer:
     return lexical.Tokenizer(**{field: key in parts for key, field in lexical.SWITCHES.items()})
 
 
+def _scoring(text: str) -> str:
+    """A scoring variant's name as it is written back (``proximity=1``)."""
+    from roteiro_memory.evaluation.scoring import parse_scoring
+
+    try:
+        return parse_scoring(text).name
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _positive(text: str) -> int:
     """A count of at least one (``--sample``)."""
     if not (text.isascii() and text.isdigit()) or int(text) < 1:
@@ -101,11 +111,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"search tokenizer variant, to measure one (default {lexical.TOKENIZER.name})",
     )
     parser.add_argument(
+        "--scoring",
+        type=_scoring,
+        default="bm25",
+        help="search scoring variant, to measure one (default bm25, the protocol's; "
+        "proximity[=W], anchor=W, confidence=P joined by '+')",
+    )
+    parser.add_argument(
         "--store",
         choices=STORES,
         default=DEFAULT_STORE,
         help=f"the store the filter and search arms run on (default {DEFAULT_STORE}; "
-        "memory to measure a --tokenizer variant)",
+        "memory to measure a --tokenizer or --scoring variant)",
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--no-timing", action="store_true", help="leave latency out")
@@ -153,6 +170,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
             f"store's term index holds the protocol's tokenizer only"
         )
+    if args.scoring != "bm25" and args.store != "memory":
+        raise EvaluationRefused(
+            f"--scoring {args.scoring} needs --store memory: the {args.store} store ranks by "
+            "the protocol's scoring only"
+        )
     _check_target(args.output, "--output")
     _check_target(args.plot, "--plot")
     dataset = _dataset(args)
@@ -162,6 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         arms,
         store=args.store,
         tokenizer=args.tokenizer,
+        scoring=args.scoring,
         timing=not args.no_timing,
         progress=progress,
     )

@@ -49,7 +49,8 @@ def table(result: dict[str, Any]) -> str:
         f"{data['seed']}, {data['haystacks']} haystack(s), {data['queries']} queries"
         + (f", sha256 {data['source']['sha256']}" if data["source"] else ""),
         f"search tokenizer {result['search']['tokenizer']}, "
-        f"BM25 k1 {result['search']['k1']} b {result['search']['b']}",
+        f"BM25 k1 {result['search']['k1']} b {result['search']['b']}"
+        + (f", scoring {result['search']['scoring']}" if "scoring" in result["search"] else ""),
     ]
     if data["excluded"]:
         lines.append(

@@ -169,6 +169,7 @@ def evaluate(
     *,
     store: str = DEFAULT_STORE,
     tokenizer: lexical.Tokenizer = lexical.TOKENIZER,
+    scoring: str = "bm25",
     timing: bool = True,
     progress: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
@@ -177,8 +178,10 @@ def evaluate(
     The store is ``store_factory()`` when given, else a fresh store of the
     kind ``store`` names (:data:`STORES`).  A tokenizer variant is measured
     on the model only: the SQL stores' term index holds the one tokenizer
-    PROTOCOL fixes.  Both stores rank identically (a test compares the
-    whole result), so which one ran is not part of the result."""
+    PROTOCOL fixes; so is a scoring variant
+    (:mod:`roteiro_memory.evaluation.scoring`, by its name).  Both stores
+    rank identically (a test compares the whole result), so which one ran is
+    not part of the result."""
     if store not in STORES:
         raise ValueError(f"unknown store {store!r}: expected one of {', '.join(STORES)}")
     if store_factory is None and tokenizer != lexical.TOKENIZER and store != "memory":
@@ -186,10 +189,19 @@ def evaluate(
             f"tokenizer variant {tokenizer.name!r} needs --store memory: the {store} store's "
             f"term index holds the protocol's tokenizer ({lexical.TOKENIZER.name}) only"
         )
+    if store_factory is None and scoring != "bm25" and store != "memory":
+        raise ValueError(
+            f"scoring variant {scoring!r} needs --store memory: the {store} store ranks "
+            "by the protocol's scoring only"
+        )
     made: list[Arm] = [make_arm(name) for name in arms]
     totals: dict[str, dict[str, metrics.Aggregate]] = {arm.name: {} for arm in made}
     if store_factory is not None:
         opened = store_factory()
+    elif scoring != "bm25":
+        from roteiro_memory.evaluation.scoring import ScoringModel, parse_scoring
+
+        opened = ScoringModel(parse_scoring(scoring), tokenizer)
     elif store == "memory":
         opened = MeasuringModel(tokenizer)
     else:
@@ -213,7 +225,7 @@ def evaluate(
                 progress(haystacks)
     finally:
         opened.close()
-    return _result(dataset, totals, haystacks, queries, timing, tokenizer)
+    return _result(dataset, totals, haystacks, queries, timing, tokenizer, scoring)
 
 
 def _outcome(
@@ -253,6 +265,7 @@ def _result(
     queries: int,
     timing: bool,
     tokenizer: lexical.Tokenizer,
+    scoring: str = "bm25",
 ) -> dict[str, Any]:
     info = dataset.info
     described: dict[str, Any] = {
@@ -275,6 +288,8 @@ def _result(
             "tokenizer": tokenizer.name,
             "k1": lexical.BM25.k1,
             "b": lexical.BM25.b,
+            # Named only when it is a variant, so the protocol's results read as they did.
+            **({} if scoring == "bm25" else {"scoring": scoring}),
         },
         "ks": list(metrics.KS),
         "arms": {
