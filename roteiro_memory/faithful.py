@@ -97,7 +97,13 @@ def allowed_scores(
     relevances: Iterable[float], base: float, penalty: float, factors: Iterable[float]
 ) -> list[float]:
     """Every search score from those relevances and decay factors."""
-    return sorted({rel * (base * penalty * factor) for rel in relevances for factor in factors})
+    return sorted(
+        {
+            lexical.combine(rel, lexical.search_evidence(base, penalty, factor))
+            for rel in relevances
+            for factor in factors
+        }
+    )
 
 
 def corpus(listing: JSON) -> tuple[dict[int, lexical.Document], lexical.CorpusStats]:

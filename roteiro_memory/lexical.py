@@ -8,9 +8,12 @@ Three rules, each one definition that every store computes the same way:
   taken over the live records of the whole store (:class:`CorpusStats`),
   summed over the distinct query terms in code-point order so every backend
   adds the same doubles in the same order;
-* the **combination** with the ADR-0013 evidence --
-  ``score = relevance * (base_confidence * anchor_penalty * decay_factor)``
-  (:func:`combine`), ties going to the newest id (:func:`search_key`).
+* the **combination** with the ADR-0013 evidence, the writer's confidence
+  tempered to its seven-eighths power --
+  ``score = relevance * (base ** (7/8) * anchor_penalty * decay_factor)``, the
+  power taken by square roots
+  (:func:`search_evidence`, :func:`combine`), ties going to the newest id
+  (:func:`search_key`).
 
 A record is a candidate exactly when it holds at least one query term, so its
 relevance is positive (every IDF is); evidence then only demotes it.  A SQL
@@ -51,6 +54,8 @@ __all__ = [
     "query_terms",
     "rank",
     "relevance",
+    "search_confidence",
+    "search_evidence",
     "search_key",
     "stem",
     "term_weight",
@@ -583,10 +588,32 @@ def idf_argument(frequency: int, documents: int) -> float:
     return 1.0 + (big_n - n + IDF_SMOOTHING) / (n + IDF_SMOOTHING)
 
 
+def search_confidence(base: float) -> float:
+    """A base confidence as search weighs it: ``base ** (7/8)``, computed as
+    ``(r2 * r4) * r8`` with ``r2 = sqrt(base)``, ``r4 = sqrt(r2)``, ``r8 =
+    sqrt(r4)`` -- square roots are exact IEEE operations, so every language
+    and database gives the same double.
+
+    Relevance already measures how well a record answers a query; the
+    writer's confidence tilts between records that answer about as well
+    without overturning a clear lead (0.6 against 0.95 trails by 1.49x, not
+    1.58x).  Chosen by measurement (``docs/eval.md``, "Beyond one-shot
+    BM25").  Monotone, 0 at 0 and 1 at 1, so it still demotes, never
+    promotes past relevance, and a stated 0 still scores 0."""
+    r2 = math.sqrt(base)
+    r4 = math.sqrt(r2)
+    return r2 * r4 * math.sqrt(r4)
+
+
+def search_evidence(base: float, penalty: float, decay_factor: float) -> float:
+    """The evidence a search multiplies relevance by: the ADR-0013 recall
+    score with the base confidence tempered (:func:`search_confidence`),
+    multiplied left to right as recall multiplies it.  At most 1."""
+    return search_confidence(base) * penalty * decay_factor
+
+
 def combine(relevance_value: float, evidence: float) -> float:
-    """The search score: relevance times the ADR-0013 evidence score
-    (``base_confidence * anchor_penalty * decay_factor``, as recall computes
-    it).  Evidence demotes and never promotes past relevance: it is at most 1."""
+    """The search score: relevance times :func:`search_evidence`."""
     return relevance_value * evidence
 
 

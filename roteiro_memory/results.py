@@ -163,12 +163,16 @@ class Recalled:
     def found(
         cls, record: MemoryRecord, generation: int, decay: Decay, relevance: float
     ) -> Recalled:
-        """``record`` as a ``memory.search`` result: the evidence of
-        :meth:`rank`, its score times ``relevance`` (every store's one rule)."""
+        """``record`` as a ``memory.search`` result: the evidence terms of
+        :meth:`rank`, its score ``relevance`` times their search evidence
+        (:func:`~roteiro_memory.lexical.search_evidence`, every store's one rule)."""
         from roteiro_memory import lexical
 
         evidence = cls.rank(record, generation, decay)
-        score = lexical.combine(relevance, evidence.score)
+        weighed = lexical.search_evidence(
+            evidence.base_confidence, evidence.anchor_penalty, evidence.decay_factor
+        )
+        score = lexical.combine(relevance, weighed)
         return cls(
             score,
             evidence.base_confidence,

@@ -35,7 +35,8 @@ index) keeps these besides, by the tags of ``conformance/search.yaml``:
 * ``search-positive-relevance`` -- every result has relevance > 0, and the
   relevance is the BM25 of :mod:`roteiro_memory.lexical` over the live
   records of the whole store.
-* ``search-evidence-orders`` -- the score is relevance x the recall score, so
+* ``search-evidence-orders`` -- the score is relevance x the recall score
+  (its confidence tempered, :func:`~roteiro_memory.lexical.search_evidence`), so
   at equal relevance the evidence decides and a drifted or vanished record is
   demoted, never dropped; ties go to the newest id.
 * ``search-never-superseded`` -- a superseded record is never a result and

@@ -102,7 +102,8 @@ class SearchVariant(ModelStore):
     def query_terms(self, query: str) -> tuple[str, ...]:
         # A pair is word characters only, lower-cased: tokenizing it again
         # takes it through the steps after the first two, as PROTOCOL says.
-        pairs = lexical._pairs(query, lexical.TOKENIZER)
+        words = query.split()
+        pairs = lexical._pairs(words, dict.fromkeys(words), lexical.TOKENIZER)
         terms = {*self.tokenize(query), *(t for p in pairs for t in self.tokenize(p.lower()))}
         return tuple(sorted(terms))
 
@@ -379,6 +380,22 @@ class RegroupedScore(SearchVariant):
             replace(
                 r,
                 score=(r.relevance or 0.0) * r.base_confidence * r.anchor_penalty * r.decay_factor,
+            )
+            for r in found.results
+        ]
+        rescored.sort(key=lambda r: lexical.search_key(r.score, r.record.id))
+        return replace(found, results=sem.apply_limit(rescored, limit))
+
+
+@variant("the base confidence untempered: relevance * (base * penalty * decay)")
+class UntemperedConfidence(SearchVariant):
+    def search(self, query: str, *, limit: int | None = None, **kw: Any) -> Recall:
+        found = super().search(query, limit=None, **kw)
+        rescored = [
+            replace(
+                r,
+                score=(r.relevance or 0.0)
+                * (r.base_confidence * r.anchor_penalty * r.decay_factor),
             )
             for r in found.results
         ]

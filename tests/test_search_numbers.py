@@ -11,7 +11,10 @@ import math
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from roteiro_memory import lexical
 from roteiro_memory.faithful import (
     allowed_search_numbers,
     faithful,
@@ -19,6 +22,7 @@ from roteiro_memory.faithful import (
     faithful_power_of_half,
 )
 from roteiro_memory.stores.naming import open_store
+from roteiro_memory.suite import numbers
 from roteiro_memory.suite.cases import Case, load_cases
 from roteiro_memory.suite.checks import substitute, value_at
 from roteiro_memory.suite.drivers import InProcessBackend
@@ -61,11 +65,36 @@ def test_faithful_is_the_two_doubles_around_the_exact_value() -> None:
 
 
 def test_a_score_must_follow_from_its_own_numbers_bit_for_bit() -> None:
-    item = {"relevance": 0.3, "base_confidence": 0.7, "anchor_penalty": 0.35, "decay_factor": 1.0}
-    right = 0.3 * (0.7 * 0.35 * 1.0)
-    regrouped = ((0.3 * 0.7) * 0.35) * 1.0
-    assert right != regrouped
+    item = {"relevance": 0.1, "base_confidence": 0.7, "anchor_penalty": 0.35, "decay_factor": 1.0}
+    r2 = math.sqrt(0.7)
+    r4 = math.sqrt(r2)
+    tempered = r2 * r4 * math.sqrt(r4)
+    right = 0.1 * (tempered * 0.35 * 1.0)
+    regrouped = ((0.1 * tempered) * 0.35) * 1.0
+    untempered = 0.1 * (0.7 * 0.35 * 1.0)
+    assert len({right, regrouped, untempered}) == 3
     good = {"results": [{**item, "score": right}]}
-    bad = {"results": [{**item, "score": regrouped}]}
     assert list(score_problems("memory.search", good)) == []
-    assert list(score_problems("memory.search", bad)) == [("results.0.score", right, regrouped)]
+    for wrong in (regrouped, untempered):
+        bad = {"results": [{**item, "score": wrong}]}
+        assert list(score_problems("memory.search", bad)) == [("results.0.score", right, wrong)]
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.floats(0.0, 1.0),
+    st.sampled_from([1.0, 0.9, 0.35, 0.25]),
+    st.floats(0.0, 1.0),
+)
+def test_the_suites_search_evidence_is_the_references(
+    base: float, penalty: float, factor: float
+) -> None:
+    assert numbers.search_evidence(base, penalty, factor) == lexical.search_evidence(
+        base, penalty, factor
+    )
+
+
+def test_no_search_score_follows_from_a_negative_confidence() -> None:
+    item = {"relevance": 0.1, "base_confidence": -0.5, "anchor_penalty": 1.0, "decay_factor": 1.0}
+    found = score_problems("memory.search", {"results": [{**item, "score": 0.0}]})
+    assert list(found) == [("results.0.score", "no score: base_confidence is negative", 0.0)]

@@ -17,9 +17,10 @@ from roteiro_memory import lexical
 from roteiro_memory.evaluation import metrics
 from roteiro_memory.evaluation.arms import ARMS, Arm, Loaded, make_arm
 from roteiro_memory.evaluation.datasets.corpus import Dataset, Haystack, Item
+from roteiro_memory.evaluation.measuring import MeasuringModel
+from roteiro_memory.evaluation.scoring import ScoringModel, parse_scoring
 from roteiro_memory.semantics import MAX_BODY_BYTES
 from roteiro_memory.store import MemoryWrite, Store
-from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 __all__ = ["RESULT_SCHEMA", "MeasuringModel", "evaluate", "load", "split_body"]
@@ -33,38 +34,6 @@ STORES = ("sqlite", "memory")
 """The stores the arms can run on: the embedded SQLite store, as a user has
 it, or the in-memory model (needed to measure tokenizer variants)."""
 DEFAULT_STORE = "sqlite"
-
-
-class MeasuringModel(ModelStore):
-    """The model store, remembering each record's terms and the corpus
-    statistics between queries.  Nothing is written while a haystack's
-    queries are read, so every ranking is the model's own, many times faster
-    (a test compares the two)."""
-
-    def __init__(self, tokenizer: lexical.Tokenizer = lexical.TOKENIZER) -> None:
-        super().__init__(tokenizer)
-        self._known: dict[tuple[int, str, str | None, str | None], lexical.Document] = {}
-        self._stats: tuple[tuple[int, ...], lexical.CorpusStats] | None = None
-
-    def _documents(self, corpus: Iterable[Any]) -> dict[int, lexical.Document]:
-        out: dict[int, lexical.Document] = {}
-        for row in corpus:
-            slot = (row.id, row.body, row.anchor_key, row.anchor_path)
-            document = self._known.get(slot)
-            if document is None:
-                document = self._known[slot] = super()._documents([row])[row.id]
-            out[row.id] = document
-        return out
-
-    def _statistics(
-        self, documents: Iterable[lexical.Document], wanted: set[int]
-    ) -> lexical.CorpusStats:
-        held = tuple(documents)
-        # The documents are kept alive in _known, so their identities name them.
-        key = tuple(id(document) for document in held)
-        if self._stats is None or self._stats[0] != key:
-            self._stats = (key, super()._statistics(held, wanted))
-        return self._stats[1]
 
 
 def split_body(body: str, limit: int = MAX_BODY_BYTES) -> list[str]:
@@ -199,8 +168,6 @@ def evaluate(
     if store_factory is not None:
         opened = store_factory()
     elif scoring != "bm25":
-        from roteiro_memory.evaluation.scoring import ScoringModel, parse_scoring
-
         opened = ScoringModel(parse_scoring(scoring), tokenizer)
     elif store == "memory":
         opened = MeasuringModel(tokenizer)

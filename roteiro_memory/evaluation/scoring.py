@@ -15,8 +15,9 @@ in-memory model (``--store memory``), with the protocol's tokenizer unless
   and Taylor, CIKM 2004): a term of the anchor's key or path counts ``W``
   times, the body's once, in the term frequency and in the record's length.
 * ``confidence=P`` -- the writer's confidence raised to ``P`` in the
-  combination: ``relevance x (base ** P x penalty x decay)``; the anchor
-  penalty and decay are the protocol's.
+  combination, in place of the protocol's 7/8: ``relevance x (base ** P x
+  penalty x decay)`` (``confidence=1`` is the recall score untempered); the
+  anchor penalty and decay are the protocol's.
 
 Variants join with ``+`` (``proximity+anchor=0.5``); ``bm25`` is the
 protocol's scoring.
@@ -32,7 +33,7 @@ from typing import Any
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
-from roteiro_memory.evaluation.run import MeasuringModel
+from roteiro_memory.evaluation.measuring import MeasuringModel
 from roteiro_memory.results import Recall, Recalled
 from roteiro_memory.valueclass import replace
 
@@ -45,7 +46,8 @@ class Scoring:
 
     proximity: float = 0.0
     anchor_weight: float = 1.0
-    confidence_power: float = 1.0
+    confidence_power: float | None = None
+    """None: the protocol's (:func:`~roteiro_memory.lexical.search_confidence`)."""
 
     @property
     def name(self) -> str:
@@ -54,14 +56,14 @@ class Scoring:
             parts.append(f"proximity={self.proximity:g}")
         if self.anchor_weight != 1.0:
             parts.append(f"anchor={self.anchor_weight:g}")
-        if self.confidence_power != 1.0:
+        if self.confidence_power is not None:
             parts.append(f"confidence={self.confidence_power:g}")
         return "+".join(parts) or "bm25"
 
 
 PROTOCOL_SCORING = Scoring()
 
-_KEYS = {"proximity": "proximity", "anchor": "anchor_weight", "confidence": "confidence_power"}
+_KEYS = ("proximity", "anchor", "confidence")
 _DEFAULT_VALUE = {"proximity": 1.0}
 
 
@@ -93,7 +95,11 @@ def parse_scoring(text: str) -> Scoring:
                 f"not {value!r}"
             )
         values[key] = number
-    return Scoring(**{_KEYS[key]: value for key, value in values.items()})
+    return Scoring(
+        proximity=values.get("proximity", 0.0),
+        anchor_weight=values.get("anchor", 1.0),
+        confidence_power=values.get("confidence"),
+    )
 
 
 class ScoringModel(MeasuringModel):
@@ -164,7 +170,7 @@ class ScoringModel(MeasuringModel):
 
     def search(self, query: str, **options: Any) -> Recall:
         power = self._scoring.confidence_power
-        if power == 1.0:
+        if power is None:
             return super().search(query, **options)
         limit = options.pop("limit", None)
         found = super().search(query, **options)

@@ -321,8 +321,12 @@ def _run_step(
         found.append(
             Mismatch(
                 f"{path} does not follow from its own result's numbers, bit for bit: "
-                f"{'relevance * ' if step.op == 'memory.search' else ''}"
-                "(base_confidence * anchor_penalty * decay_factor) [P-search-numbers]",
+                + (
+                    "relevance * (search_confidence(base_confidence) * anchor_penalty"
+                    " * decay_factor) [P-search-numbers]"
+                    if step.op == "memory.search"
+                    else "(base_confidence * anchor_penalty * decay_factor) [P-search-numbers]"
+                ),
                 path,
                 expected,
                 actual,

@@ -57,6 +57,7 @@ __all__ = [
     "anchor_case",
     "applies_expr",
     "eviction_order",
+    "evidence_parts_expr",
     "most_recently_used",
     "pinned_expr",
     "score_expr",
@@ -568,6 +569,35 @@ def score_expr(
         f" ELSE {slow} END",
         params,
     )
+
+
+def evidence_parts_expr(
+    decay: Decay,
+    dialect: Dialect,
+    *,
+    confidence: str,
+    id_column: str,
+    anchor_key: str,
+    anchor_blob: str,
+    node_key: str,
+    node_blob: str,
+) -> tuple[str, dict[str, object]]:
+    """A row's evidence terms as three SQL columns -- base confidence, anchor
+    penalty, decay factor -- for a search to combine in Python
+    (:func:`roteiro_memory.lexical.search_evidence`): no product is taken in
+    SQL, so no dialect's underflow rules come into it."""
+    penalty = anchor_case(
+        penalty_values(),
+        anchor_key=anchor_key,
+        anchor_blob=anchor_blob,
+        node_key=node_key,
+        node_blob=node_blob,
+    )
+    factor, params = decay_expr(decay, dialect, id_column=id_column)
+    base = f"COALESCE({confidence}, {DEFAULT_BASE_CONFIDENCE!r})"
+    # Typed, so a dialect whose bare literals are exact numerics still gives doubles.
+    columns = (f"CAST({part} AS {dialect.real})" for part in (base, f"({penalty})", factor))
+    return ", ".join(columns), params
 
 
 def applies_expr(*, anchor_key: str, anchor_blob: str, node_key: str, node_blob: str) -> str:

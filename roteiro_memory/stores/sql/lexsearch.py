@@ -8,11 +8,12 @@ most a record in it can score; cells are read in descending bound, all the
 query's chunks of one cell at once, so every record found there has its
 exact relevance, from the counts and lengths the chunks hold, before anything
 else is read.  A record whose relevance times its cell's highest confidence
-beats the k-th score so far becomes a candidate; candidates are fetched in
-descending bound, with the search's filters, and scored exactly as the model
-scores them (:meth:`~roteiro_memory.results.Recalled.found`).  The search
-stops once the k-th score is above the bound of every cell unread and of
-every candidate unfetched: no record left could enter the top k.
+(tempered, as search weighs it) beats the k-th score so far becomes a
+candidate; candidates are fetched in descending bound, with the search's
+filters, and scored exactly as the model scores them
+(:meth:`~roteiro_memory.results.Recalled.found`).  The search stops once the
+k-th score is above the bound of every cell unread and of every candidate
+unfetched: no record left could enter the top k.
 
 Inside a cell, once k results are known, only records whose terms together
 could beat the k-th score are worked out: the sets of records holding each
@@ -158,12 +159,12 @@ def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
             column.extend(extra)  # type: ignore[attr-defined]  # the lists made above
 
 
-def evidence_sql(score: str, nodes: str, ids: str, where: Sequence[str]) -> str:
-    """Each record meeting ``ids`` and ``where`` as ``(id, evidence)``, the
-    evidence rendered from the semantics (:func:`~.expressions.score_expr`,
-    Python's doubles), anchors resolved against ``nodes``."""
+def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str]) -> str:
+    """Each record meeting ``ids`` and ``where`` as ``(id, base, penalty,
+    decay factor)`` (:func:`~.expressions.evidence_parts_expr`), anchors
+    resolved against ``nodes``."""
     return (
-        f"SELECT m.id, {score} FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+        f"SELECT m.id, {parts} FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
         " WHERE " + " AND ".join([ids, *where])
     )
 
@@ -196,7 +197,7 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         held_terms = sorted(counts, key=order.__getitem__)
         relevance = lexical.weigh(held_terms, counts, length, corpus, idfs=idf)
         confidence, _ = pst.cell_parts(cell)
-        bound = relevance * confidence * (1.0 + pst.BOUND_SLACK)
+        bound = relevance * lexical.search_confidence(confidence) * (1.0 + pst.BOUND_SLACK)
         pending.append((-bound, -record_id, relevance))
     heapq.heapify(pending)
     ranked: list[Scored] = []
@@ -282,7 +283,8 @@ def _candidates(
 ) -> Iterable[Candidate]:
     """The records of one cell that could beat ``threshold`` (None: all), with
     their exact relevance (``weights`` remembers term weights across cells)."""
-    confidence, least = pst.cell_parts(cell)
+    highest, least = pst.cell_parts(cell)
+    confidence = lexical.search_confidence(highest)
     terms = [t for t in terms if t in chunks]
     if threshold is None or len(terms) > SUBSETS_UP_TO:
         ids: Iterable[int] = set().union(*(chunks[t][0] for t in terms))

@@ -12,14 +12,16 @@ record's length, whatever the average length, so
 
     weight(t) <= idf(t) * tfnorm(max tf of t in the cell, the cell's least length)
 
-and a record's evidence (base confidence x anchor penalty x decay) is at most
-its base confidence, since penalty and decay never exceed 1.  A cell's bound
-for a query is the sum of those weights over the query terms it holds, times
-its highest base confidence: no record in it scores more.  Every term of a
-record shares the record's cell, so the cells of one search are visited in
-descending bound and, in each, all the query's postings of its records are
-read together: their relevance is known exactly (count and length are in the
-postings) before any record is fetched.
+and a record's search evidence (its base confidence tempered, times anchor
+penalty and decay) is at most its tempered base confidence, since penalty and
+decay never exceed 1.  A cell's bound for a query is the sum of those weights
+over the query terms it holds, times its highest base confidence tempered
+(:func:`~roteiro_memory.lexical.search_confidence`, which is monotone): no
+record in it scores more.  Every term of a record shares the record's cell,
+so the cells of one search are visited in descending bound and, in each, all
+the query's postings of its records are read together: their relevance is
+known exactly (count and length are in the postings) before any record is
+fetched.
 
 A chunk holds up to :data:`CHUNK_POSTINGS` postings of one term in one cell,
 by ascending record id: the first id, the gaps between ids, the counts and
@@ -132,7 +134,7 @@ def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: 
     total = 0.0
     for idf, max_tf in weights:
         total += idf * tf_norm(max_tf, length, average_length)
-    return total * confidence * (1.0 + BOUND_SLACK)
+    return total * lexical.search_confidence(confidence) * (1.0 + BOUND_SLACK)
 
 
 # --- chunks ------------------------------------------------------------------

@@ -462,10 +462,10 @@ class SQLStore(Store):
             if terms and stats.live_terms:
                 plan = lexsearch.plan(conn, d, terms, stats)
 
-                score, score_params = sqlexpr.score_expr(
+                parts, parts_params = sqlexpr.evidence_parts_expr(
                     parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
                 )
-                params.update(score_params, generation=generation)
+                params.update(parts_params, generation=generation)
 
                 def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Scored]:
                     relevance = dict(found)
@@ -473,9 +473,10 @@ class SQLStore(Store):
                     for chunk in d.chunks(builtins.list(relevance)):
                         bound = dict(params)
                         ids = d.in_set("m.id", "ids", chunk, bound)
-                        sql = lexsearch.evidence_sql(score, nodes, ids, where)
-                        for record_id, evidence in conn.execute(sql, bound):
+                        sql = lexsearch.evidence_sql(parts, nodes, ids, where)
+                        for record_id, base, penalty, factor in conn.execute(sql, bound):
                             value = relevance[record_id]
+                            evidence = lexical.search_evidence(base, penalty, factor)
                             out.append((lexical.combine(value, evidence), record_id, value))
                     return out
 
