@@ -317,7 +317,8 @@ def _tokenize(tokenizer: Tokenizer) -> Callable[[str], tuple[str, ...]]:
     in order.  ASCII text that is folded and not split by case is
     lower-cased first: the same terms, from fewer distinct pieces."""
     memo: dict[str, tuple[str, ...]] = {}
-    lower_first = tokenizer.fold_case and not tokenizer.split_case
+    # Only when no step cuts by case: a digit's cut is before a capital too.
+    lower_first = tokenizer.fold_case and not (tokenizer.split_case or tokenizer.split_digits)
 
     def terms(text: str) -> tuple[str, ...]:
         if lower_first and text.isascii():

@@ -372,14 +372,17 @@ class LiteralTwoPointTwo(_Arithmetic):
         return idf * ((tf * 2.2) / (tf + k1 * (1.0 - b + b * (float(length) / average))))
 
 
-@variant("the score regrouped: ((relevance * base) * penalty) * decay")
+@variant("the score regrouped: ((relevance * c^(7/8)) * penalty) * decay")
 class RegroupedScore(SearchVariant):
     def search(self, query: str, *, limit: int | None = None, **kw: Any) -> Recall:
         found = super().search(query, limit=None, **kw)
         rescored = [
             replace(
                 r,
-                score=(r.relevance or 0.0) * r.base_confidence * r.anchor_penalty * r.decay_factor,
+                score=(r.relevance or 0.0)
+                * lexical.search_confidence(r.base_confidence)
+                * r.anchor_penalty
+                * r.decay_factor,
             )
             for r in found.results
         ]

@@ -157,6 +157,7 @@ QUERY_GAPS = st.sampled_from(
             lexical.Tokenizer(split_punctuation=False),
             lexical.Tokenizer(keep_joined=False),
             lexical.Tokenizer(split_case=False, split_digits=False),
+            lexical.Tokenizer(split_case=False),
         ]
     ),
 )

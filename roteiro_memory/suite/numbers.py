@@ -24,8 +24,8 @@ JSON = Any
 
 def search_evidence(base: float, penalty: float, factor: float) -> float:
     """PROTOCOL [P-search-score]'s bracket, as the page states it:
-    ``(r2 * r4 * r8) * penalty * factor`` with ``r2 = sqrt(b)``, ``r4 =
-    sqrt(r2)``, ``r8 = sqrt(r4)``, left to right.  The
+    ``(r2 * r4 * r8) * penalty * factor`` with ``r2 = sqrt(c)`` (``c`` the
+    base confidence), ``r4 = sqrt(r2)``, ``r8 = sqrt(r4)``, left to right.  The
     suite states it itself, as it states the recall product, so that it
     checks a backend against the page rather than against the reference
     (``tests/test_search_numbers.py`` holds the two to the same doubles)."""

@@ -322,8 +322,8 @@ def _run_step(
             Mismatch(
                 f"{path} does not follow from its own result's numbers, bit for bit: "
                 + (
-                    "relevance * (search_confidence(base_confidence) * anchor_penalty"
-                    " * decay_factor) [P-search-numbers]"
+                    "relevance * (c^(7/8) * anchor_penalty * decay_factor), c the"
+                    " base_confidence [P-search-score, P-search-numbers]"
                     if step.op == "memory.search"
                     else "(base_confidence * anchor_penalty * decay_factor) [P-search-numbers]"
                 ),

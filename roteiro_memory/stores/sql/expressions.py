@@ -515,6 +515,33 @@ def _times(a: str, b: str, dialect: Dialect) -> str:
     )
 
 
+def _evidence_terms(
+    decay: Decay,
+    dialect: Dialect,
+    typed_penalties: bool,
+    *,
+    confidence: str,
+    id_column: str,
+    anchor: tuple[str, str, str, str],
+) -> tuple[str, str, str, dict[str, object]]:
+    """A row's base confidence, anchor penalty (each value a typed double
+    when ``typed_penalties``) and decay factor as SQL, with the parameters
+    they bind; ``anchor`` is ``(anchor key, anchor blob, node key, node blob)``."""
+    values = penalty_values()
+    if typed_penalties:
+        values = {state: f"CAST({value} AS {dialect.real})" for state, value in values.items()}
+    anchor_key, anchor_blob, node_key, node_blob = anchor
+    penalty = anchor_case(
+        values,
+        anchor_key=anchor_key,
+        anchor_blob=anchor_blob,
+        node_key=node_key,
+        node_blob=node_blob,
+    )
+    factor, params = decay_expr(decay, dialect, id_column=id_column)
+    return f"COALESCE({confidence}, {DEFAULT_BASE_CONFIDENCE!r})", penalty, factor, params
+
+
 def score_expr(
     decay: Decay,
     dialect: Dialect,
@@ -533,18 +560,14 @@ def score_expr(
     factors keep it normal (the common case) multiply directly, and the rest
     go through :func:`_times`, so the doubles are still Python's.
     """
-    values = penalty_values()
-    if dialect.traps_underflow:
-        values = {state: f"CAST({value} AS {dialect.real})" for state, value in values.items()}
-    penalty = anchor_case(
-        values,
-        anchor_key=anchor_key,
-        anchor_blob=anchor_blob,
-        node_key=node_key,
-        node_blob=node_blob,
+    base, penalty, factor, params = _evidence_terms(
+        decay,
+        dialect,
+        dialect.traps_underflow,
+        confidence=confidence,
+        id_column=id_column,
+        anchor=(anchor_key, anchor_blob, node_key, node_blob),
     )
-    factor, params = decay_expr(decay, dialect, id_column=id_column)
-    base = f"COALESCE({confidence}, {DEFAULT_BASE_CONFIDENCE!r})"
     if not dialect.traps_underflow:
         return f"{base} * ({penalty}) * {factor}", params
     base_penalty = f"{base} * ({penalty})"
@@ -586,15 +609,14 @@ def evidence_parts_expr(
     penalty, decay factor -- for a search to combine in Python
     (:func:`roteiro_memory.lexical.search_evidence`): no product is taken in
     SQL, so no dialect's underflow rules come into it."""
-    penalty = anchor_case(
-        penalty_values(),
-        anchor_key=anchor_key,
-        anchor_blob=anchor_blob,
-        node_key=node_key,
-        node_blob=node_blob,
+    base, penalty, factor, params = _evidence_terms(
+        decay,
+        dialect,
+        False,
+        confidence=confidence,
+        id_column=id_column,
+        anchor=(anchor_key, anchor_blob, node_key, node_blob),
     )
-    factor, params = decay_expr(decay, dialect, id_column=id_column)
-    base = f"COALESCE({confidence}, {DEFAULT_BASE_CONFIDENCE!r})"
     # Typed, so a dialect whose bare literals are exact numerics still gives doubles.
     columns = (f"CAST({part} AS {dialect.real})" for part in (base, f"({penalty})", factor))
     return ", ".join(columns), params
