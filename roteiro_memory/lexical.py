@@ -466,10 +466,11 @@ def idf(frequency: int, documents: int) -> float:
 
 
 def term_weight(
-    count: int, length: int, average_length: float, term_idf: float, params: Bm25 = BM25
+    count: float, length: float, average_length: float, term_idf: float, params: Bm25 = BM25
 ) -> float:
     """One term's share: ``idf * (tf * (k1 + 1)) / (tf + k1 * (1 - b + b * (dl / avgdl)))``,
-    evaluated in exactly that grouping."""
+    evaluated in exactly that grouping.  Search passes whole counts; the
+    evaluation's scoring variants also pass weighted ones (BM25F, BM25TP)."""
     tf = float(count)
     norm = params.k1 * (1.0 - params.b + params.b * (float(length) / average_length))
     return term_idf * ((tf * (params.k1 + 1.0)) / (tf + norm))

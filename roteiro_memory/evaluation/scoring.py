@@ -145,7 +145,6 @@ class ScoringModel(MeasuringModel):
         }
         if not idfs:
             return 0.0
-        params = lexical.BM25
         if scoring.anchor_weight == 1.0:
             value = lexical.relevance(terms, document, stats)
             length, average = float(document.length), stats.average_length
@@ -158,9 +157,8 @@ class ScoringModel(MeasuringModel):
                     share = 1.0 if position < body else scoring.anchor_weight
                     frequency[term] = frequency.get(term, 0.0) + share
             length, average = self._length(document), self._weighted[1]
-            norm = params.k1 * (1.0 - params.b + params.b * (length / average))
             value = sum(
-                idfs[term] * (tf * (params.k1 + 1.0)) / (tf + norm)
+                lexical.term_weight(tf, length, average, idfs[term])
                 for term, tf in sorted(frequency.items())
                 if tf
             )
@@ -182,8 +180,8 @@ class ScoringModel(MeasuringModel):
 def _proximity(
     document: lexical.Document, idfs: dict[str, float], length: float, average: float
 ) -> float:
-    """BM25TP's proximity share of ``document`` for the query terms of ``idfs``."""
-    params = lexical.BM25
+    """BM25TP's proximity share of ``document`` for the query terms of ``idfs``:
+    each term's accumulator saturates as BM25's term frequency does."""
     held = [(position, term) for position, term in enumerate(document.terms) if term in idfs]
     accumulated: dict[str, float] = {}
     for (first, one), (second, other) in itertools.pairwise(held):
@@ -191,9 +189,8 @@ def _proximity(
             closeness = 1.0 / float((second - first) ** 2)
             accumulated[one] = accumulated.get(one, 0.0) + idfs[other] * closeness
             accumulated[other] = accumulated.get(other, 0.0) + idfs[one] * closeness
-    norm = params.k1 * (1.0 - params.b + params.b * (length / average))
     return sum(
-        min(1.0, idfs[term]) * (acc * (params.k1 + 1.0)) / (acc + norm)
+        lexical.term_weight(acc, length, average, min(1.0, idfs[term]))
         for term, acc in sorted(accumulated.items())
     )
 
