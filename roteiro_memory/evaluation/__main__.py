@@ -22,7 +22,7 @@ from roteiro_memory.evaluation.datasets.corpus import Dataset
 from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError
 from roteiro_memory.evaluation.datasets.locomo import locomo
 from roteiro_memory.evaluation.datasets.longmemeval import GRANULARITIES, longmemeval
-from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate
+from roteiro_memory.evaluation.run import DEFAULT_STORE, STORES, evaluate, model_only
 from roteiro_memory.exitcodes import ExitCode
 
 __all__ = ["EvaluationRefused", "configure", "main", "parse_tokenizer", "run"]
@@ -165,16 +165,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
         raise EvaluationRefused(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
-    if args.tokenizer != lexical.TOKENIZER and args.store != "memory":
-        raise EvaluationRefused(
-            f"--tokenizer {args.tokenizer.name} needs --store memory: the {args.store} "
-            f"store's term index holds the protocol's tokenizer only"
-        )
-    if args.scoring != "bm25" and args.store != "memory":
-        raise EvaluationRefused(
-            f"--scoring {args.scoring} needs --store memory: the {args.store} store ranks by "
-            "the protocol's scoring only"
-        )
+    refusal = model_only(args.store, args.tokenizer, args.scoring)
+    if refusal is not None:
+        raise EvaluationRefused(refusal)
     _check_target(args.output, "--output")
     _check_target(args.plot, "--plot")
     dataset = _dataset(args)

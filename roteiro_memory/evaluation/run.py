@@ -23,7 +23,7 @@ from roteiro_memory.semantics import MAX_BODY_BYTES
 from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-__all__ = ["RESULT_SCHEMA", "MeasuringModel", "evaluate", "load", "split_body"]
+__all__ = ["RESULT_SCHEMA", "MeasuringModel", "evaluate", "load", "model_only", "split_body"]
 
 RESULT_SCHEMA = "roteiro.eval/v1"
 ALL = "all"
@@ -34,6 +34,25 @@ STORES = ("sqlite", "memory")
 """The stores the arms can run on: the embedded SQLite store, as a user has
 it, or the in-memory model (needed to measure tokenizer variants)."""
 DEFAULT_STORE = "sqlite"
+
+
+def model_only(store: str, tokenizer: lexical.Tokenizer, scoring: str) -> str | None:
+    """Why a tokenizer or scoring variant cannot be measured on ``store``, or
+    None: variants run on the model only, since the SQL stores' term index
+    holds the protocol's tokenizer and they rank by its scoring."""
+    if store == "memory":
+        return None
+    if tokenizer != lexical.TOKENIZER:
+        return (
+            f"--tokenizer {tokenizer.name} needs --store memory: the {store} store's term "
+            f"index holds the protocol's tokenizer ({lexical.TOKENIZER.name}) only"
+        )
+    if scoring != "bm25":
+        return (
+            f"--scoring {scoring} needs --store memory: the {store} store ranks by the "
+            "protocol's scoring only"
+        )
+    return None
 
 
 def split_body(body: str, limit: int = MAX_BODY_BYTES) -> list[str]:
@@ -153,16 +172,9 @@ def evaluate(
     not part of the result."""
     if store not in STORES:
         raise ValueError(f"unknown store {store!r}: expected one of {', '.join(STORES)}")
-    if store_factory is None and tokenizer != lexical.TOKENIZER and store != "memory":
-        raise ValueError(
-            f"tokenizer variant {tokenizer.name!r} needs --store memory: the {store} store's "
-            f"term index holds the protocol's tokenizer ({lexical.TOKENIZER.name}) only"
-        )
-    if store_factory is None and scoring != "bm25" and store != "memory":
-        raise ValueError(
-            f"scoring variant {scoring!r} needs --store memory: the {store} store ranks "
-            "by the protocol's scoring only"
-        )
+    refusal = None if store_factory is not None else model_only(store, tokenizer, scoring)
+    if refusal is not None:
+        raise ValueError(refusal)
     made: list[Arm] = [make_arm(name) for name in arms]
     totals: dict[str, dict[str, metrics.Aggregate]] = {arm.name: {} for arm in made}
     if store_factory is not None:
