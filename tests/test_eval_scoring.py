@@ -107,3 +107,11 @@ def test_scoring_a_variant_needs_the_model_store(capsys: pytest.CaptureFixture[s
     assert "--scoring proximity=1 needs --store memory" in captured.err
     assert cli_main(["eval", "coding", "--scoring", "near", "--store", "memory"]) == 2
     assert "unknown scoring variant 'near'" in capsys.readouterr().err
+
+
+def test_scoring_records_of_no_weighted_length_rank_without_dividing_by_zero() -> None:
+    store = ScoringModel(parse_scoring("anchor=0+proximity"))
+    store.record("lesson", "the", anchor="py:io/writer.py::Writer")
+    both = store.record("lesson", "of the", anchor="py:io/writer.py::flush_writer")
+    # BM25F gives anchor terms nothing; proximity still counts the two words side by side.
+    assert ids(store, "writer flush") == [both]

@@ -78,7 +78,7 @@ def parse_scoring(text: str) -> Scoring:
         if key not in _KEYS:
             raise ValueError(
                 f"unknown scoring variant {key!r} in {text!r}: expected 'bm25' or parts "
-                f"joined by '+' from {', '.join(f'{k}=NUMBER' for k in _KEYS)}"
+                "joined by '+' from proximity[=NUMBER], anchor=NUMBER, confidence=NUMBER"
             )
         if key in values:
             raise ValueError(f"scoring variant {key!r} given twice in {text!r}")
@@ -126,7 +126,8 @@ class ScoringModel(MeasuringModel):
         stats = super()._statistics(held, wanted)
         if self._weighted is None or self._weighted[0] != id(stats):
             total = sum(self._length(document) for document in held)
-            self._weighted = (id(stats), total / len(held) if held else 0.0)
+            # All weighted lengths 0 (anchor=0, bodies of stop words): none is longer.
+            self._weighted = (id(stats), (total / len(held) if held else 0.0) or 1.0)
         return stats
 
     def _length(self, document: lexical.Document) -> float:
