@@ -118,6 +118,21 @@ def test_recording_a_conflicting_decision_says_so_at_once(repo: GitRepo) -> None
     assert "unresolved" not in cli(repo, "add", "the backoff doubles", "--anchor", RUN)
 
 
+def test_add_json_carries_the_conflict_it_made(repo: GitRepo) -> None:
+    add(repo, FIVE, "--kind", "decision", "--anchor", RUN)
+    first = result(repo, "add", "the backoff doubles", "--kind", "decision")  # unanchored
+    assert "conflicts" not in first
+    made = result(repo, "add", THIRTY, "--kind", "decision", "--anchor", RUN)
+    assert made["id"] == 3
+    assert made["conflicts"] == [{"anchor": RUN_KEY, "ids": [1, 3]}]
+    # Answered as already recorded, it is still part of the conflict.
+    again = result(repo, "add", THIRTY, "--kind", "decision", "--anchor", RUN)
+    assert again["existing"] is True
+    assert again["conflicts"] == [{"anchor": RUN_KEY, "ids": [1, 3]}]
+    lesson = result(repo, "add", "the backoff doubles", "--anchor", RUN)
+    assert "conflicts" not in lesson
+
+
 def test_conflicts_lists_them_with_the_commands_that_settle_them(repo: GitRepo) -> None:
     conflicting(repo)
     out = cli(repo, "conflicts")
@@ -181,6 +196,25 @@ def test_pack_shows_a_near_duplicate_once_and_marks_a_conflict(repo: GitRepo) ->
     assert shape["omitted"] == 0
 
 
+def test_pack_all_shows_every_near_duplicate(repo: GitRepo) -> None:
+    twice(repo)
+    digest = cli(repo, "pack", "--all")
+    assert digest.count("TimeoutError escapes") == 2, digest
+    assert "near-duplicates" not in digest
+    shape = result(repo, "pack", "--all")
+    assert "collapsed" not in shape
+    ids = [r["record"]["id"] for g in shape["groups"] for r in g["results"]]
+    assert sorted(ids) == [1, 2, 3]
+    assert shape["omitted"] == 0
+
+
+def test_hook_all_shows_every_near_duplicate(repo: GitRepo) -> None:
+    twice(repo)
+    text = context(hook(repo, read(repo, "src/app/retry.py"), "--all"), "PreToolUse")
+    assert text.count("TimeoutError escapes") == 2, text
+    assert "near-duplicates" not in text
+
+
 def test_a_file_notice_shows_a_near_duplicate_once_and_marks_a_conflict(repo: GitRepo) -> None:
     twice(repo)
     conflicting(repo)  # records 4 and 5
@@ -240,3 +274,4 @@ def test_mcp_tools_mark_conflicting_decisions_and_list_them(repo: GitRepo) -> No
     assert refused.is_error
     assert "'kind' does not go with 'conflicts'" in refused.content[0].text
     assert "[unresolved: conflicts with #1, #2]" in remembered.content[0].text
+    assert remembered.structured_content["conflicts"] == [{"anchor": RUN_KEY, "ids": [1, 2, 3]}]

@@ -118,11 +118,11 @@ def detail(record: MemoryRecord) -> str:
     return f"{whole}\n{'; '.join(facts)}."
 
 
-def remembered(answer: Remembered, against: tuple[int, ...] = ()) -> str:
+def remembered(answer: Remembered) -> str:
     """A remember answer: what was stored, or that it already was; marked
-    when it is a decision that ``against`` disagree with."""
-    line = brief.line(answer.record, against=against)
-    if against:
+    when it is a decision that others disagree with."""
+    line = brief.line(answer.record, against=answer.against)
+    if answer.against:
         line += "\n" + brief.conflicts_note()
     if answer.existing:
         return (

@@ -153,10 +153,19 @@ CONFLICTS: Schema = _object(
 
 FORGOTTEN: Schema = _object({"id": _ID, "restored": {"type": "array", "items": _ID}})
 
-REMEMBERED: Schema = _object({"id": _ID, "existing": {"type": "boolean"}, "record": RECORD})
+REMEMBERED: Schema = _object(
+    {
+        "id": _ID,
+        "existing": {"type": "boolean"},
+        "record": RECORD,
+        "conflicts": _MARKS["conflicts"],
+    },
+    optional=("conflicts",),
+)
 """``memory.record``'s ``{"id"}``, with the record as stored, so the caller
-sees the anchor state it was written with, and ``existing``: true when an
-equal live record answered and nothing was written."""
+sees the anchor state it was written with; ``existing``: true when an equal
+live record answered and nothing was written; and ``conflicts``, only when
+the record is a live decision others at its anchor disagree with."""
 
 _KEY_OR_NULL: Schema = _NULLABLE_STRING
 _EVIDENCE: Schema = {

@@ -198,10 +198,7 @@ def _remember(session: Session, args: Arguments) -> Answer:
         supersedes=args.number("supersedes"),
         allow_duplicate=args.flag("allow_duplicate"),
     )
-    from roteiro_memory.app import shown
-
-    disagreeing = shown.against(session, remembered.record)
-    return Answer(remembered.to_json(), answers.remembered(remembered, disagreeing))
+    return Answer(remembered.to_json(), answers.remembered(remembered))
 
 
 def _search(session: Session, args: Arguments) -> Answer:

@@ -125,14 +125,17 @@ def _context(event: str, text: str) -> JSON:
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
 
 
-def respond(session: Session, event: Event, state: SessionState, budget: object) -> JSON | None:
+def respond(
+    session: Session, event: Event, state: SessionState, budget: object, *, every: bool = False
+) -> JSON | None:
     """The JSON to answer ``event`` with, or None to say nothing; ``state``
     is updated in place.  ``budget`` is the session-start digest's, in tokens
-    (text or a number, as ``pack`` takes it)."""
+    (text or a number, as ``pack`` takes it); ``every`` shows near-duplicates
+    on lines of their own (``--all``), in the digest and about a file."""
     if event.name == "SessionStart":
-        return _session_start(session, event, state, budget)
+        return _session_start(session, event, state, budget, every)
     if event.name in ("PreToolUse", "PostToolUse") and event.tool in FILE_TOOLS:
-        return _file(session, event, state)
+        return _file(session, event, state, every)
     if event.name == "PostToolUseFailure" and event.tool == "Bash":
         state.failed += 1
         return None
@@ -195,13 +198,13 @@ def reminder(state: SessionState) -> str | None:
 
 
 def _session_start(
-    session: Session, event: Event, state: SessionState, budget: object
+    session: Session, event: Event, state: SessionState, budget: object, every: bool
 ) -> JSON | None:
     from roteiro_memory.app.pack import digest
 
     if event.source in ("clear", "compact"):
         state.shown.clear()  # the context no longer holds what it was shown
-    pack = digest(session, budget)
+    pack = digest(session, budget, every=every)
     parts = []
     if pack.chosen:
         parts.append(pack.markdown())
@@ -215,7 +218,7 @@ def _session_start(
     return _context("SessionStart", "\n".join(parts)) if parts else None
 
 
-def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
+def _file(session: Session, event: Event, state: SessionState, every: bool) -> JSON | None:
     from roteiro_memory.app import records, shown
     from roteiro_memory.errors import AnchorError
 
@@ -230,7 +233,7 @@ def _file(session: Session, event: Event, state: SessionState) -> JSON | None:
     where = _relative(found.results, event.path)
     if event.name == "PostToolUse" and event.tool in EDIT_TOOLS and where not in state.edited:
         state.edited.append(where)
-    view = shown.ranked(session, found)
+    view = shown.ranked(session, found, every=every)
     fresh = [
         r for r in view.items if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]

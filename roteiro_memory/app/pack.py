@@ -40,10 +40,9 @@ from __future__ import annotations
 
 import math
 
-from roteiro_memory import duplicates
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import brief
-from roteiro_memory.app.shown import Marks
+from roteiro_memory.app.shown import Marks, fold
 from roteiro_memory.results import Recall, Recalled
 from roteiro_memory.semantics import MemoryKind
 from roteiro_memory.valueclass import field, valueclass
@@ -284,23 +283,20 @@ def select(
     budget: int,
     touched: str | None = None,
     conflicts: Sequence[Conflict] = (),
+    *,
+    every: bool = False,
 ) -> Pack:
     """The digest of ``recall`` within ``budget`` tokens.
 
     ``recall`` must be ranked and hold every candidate of interest, drifted
     ones included; records of other kinds are ignored.  Each near-duplicate
     is folded into the better-ranked candidate it repeats, which takes one
-    line for all of them (:mod:`roteiro_memory.duplicates`); the decisions
+    line for all of them (:mod:`roteiro_memory.duplicates`), unless
+    ``every`` (``--all``): then each has a line of its own.  The decisions
     of ``conflicts`` are marked with those they disagree with."""
     kinds = {kind for kind, _ in PACK_KINDS}
     read = [r for r in recall.results if r.record.kind in kinds]
-    groups = duplicates.collapse(read, _record)
-    candidates = [lead for lead, _ in groups]
-    alike = {
-        lead.record.id: tuple(r.record.id for r in (lead, *others))
-        for lead, others in groups
-        if others
-    }
+    candidates, alike = fold(read, _record, every)
     marks = Marks(alike, conflicts)
     skeleton = _skeleton_bytes(candidates, budget, recall.live, touched, marks)
     floor = max(MIN_BUDGET, math.ceil(skeleton / 4))
@@ -365,12 +361,14 @@ def _ranked(session: Session, budget: int, touched: str | None) -> Recall | None
     return _candidates(store, budget, anchors)
 
 
-def digest(session: Session, budget: object = None, touched: str | None = None) -> Pack:
+def digest(
+    session: Session, budget: object = None, touched: str | None = None, *, every: bool = False
+) -> Pack:
     """The digest of the session's store within ``budget`` tokens (text or a
     JSON number; from :data:`MIN_BUDGET` to :data:`MAX_BUDGET`, by default
     :data:`DEFAULT_PACK_BUDGET`), about what changed since ``touched`` when
-    given; an empty one when there is no store yet, so a session-start hook
-    never fails a first session."""
+    given, near-duplicates folded unless ``every``; an empty one when there
+    is no store yet, so a session-start hook never fails a first session."""
     from roteiro_memory.app import values
     from roteiro_memory.errors import UsageError, excerpt
 
@@ -393,6 +391,6 @@ def digest(session: Session, budget: object = None, touched: str | None = None) 
 
         found = conflicts_among(session.store(), [r.record for r in recall.results])
     try:
-        return select(recall, tokens_allowed, touched, found)
+        return select(recall, tokens_allowed, touched, found, every=every)
     except ValueError as error:
         raise UsageError(f"invalid {what} {excerpt(budget)}: {error}") from None

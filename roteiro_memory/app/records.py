@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from roteiro_memory.app.anchors import AnchorSpec
     from roteiro_memory.app.session import Session
+    from roteiro_memory.conflicts import Conflict
     from roteiro_memory.results import MemoryForgotten, MemoryListing, MemoryRecord, Recall
     from roteiro_memory.store import Store
 
@@ -45,14 +46,31 @@ class Selection:
 
 @valueclass
 class Remembered:
-    """What a remember answered: the record as stored, and whether it was
-    already there (an equal live record, so nothing was written)."""
+    """What a remember answered: the record as stored, whether it was
+    already there (an equal live record, so nothing was written), and the
+    conflict it is part of, when it is a live decision that others at its
+    anchor disagree with (:mod:`roteiro_memory.conflicts`)."""
 
     record: MemoryRecord
     existing: bool = False
+    conflict: Conflict | None = None
+
+    @property
+    def against(self) -> tuple[int, ...]:
+        """The live decisions the record disagrees with, oldest first."""
+        return () if self.conflict is None else self.conflict.against(self.record.id)
 
     def to_json(self) -> JSON:
-        return {"id": self.record.id, "existing": self.existing, "record": self.record.to_json()}
+        """``id``, ``existing`` and ``record``; and ``conflicts``, as a read
+        carries them beside its records, only when there is one."""
+        out: JSON = {
+            "id": self.record.id,
+            "existing": self.existing,
+            "record": self.record.to_json(),
+        }
+        if self.conflict is not None:
+            out["conflicts"] = [self.conflict.to_json()]
+        return out
 
 
 def check_scope(scope: str | None, what: str) -> None:
@@ -174,7 +192,7 @@ def remember(
             session.sync()
             again = store.get(repeated.id)
             assert again is not None  # read a moment ago, and only forget removes one
-            return Remembered(again, existing=True)
+            return _answered(store, again, existing=True)
     if target_id is not None:
         target = store.get(target_id)
         sem.check_supersedes(
@@ -191,7 +209,16 @@ def remember(
     )
     record = store.get(new_id)
     assert record is not None  # just written, and only forget removes a record
-    return Remembered(record)
+    return _answered(store, record, existing=False)
+
+
+def _answered(store: Store, record: MemoryRecord, *, existing: bool) -> Remembered:
+    """The answer for ``record``, with the conflict at its anchor, looked up
+    as every read looks it up (:func:`~roteiro_memory.app.shown.conflicts_among`)."""
+    from roteiro_memory.app.shown import conflicts_among
+
+    found = [c for c in conflicts_among(store, [record]) if c.against(record.id)]
+    return Remembered(record, existing=existing, conflict=found[0] if found else None)
 
 
 def get(session: Session, record_id: object, *, rev: str | None = None) -> MemoryRecord:

@@ -35,8 +35,8 @@ __all__ = [
     "Conflicts",
     "Marks",
     "View",
-    "against",
     "conflicts_among",
+    "fold",
     "listed",
     "listed_json",
     "listing",
@@ -108,9 +108,12 @@ class View:
         self.marks = marks
 
 
-def _fold(
-    items: Sequence[_T], record: Callable[[_T], MemoryRecord], every: bool
+def fold(
+    items: Sequence[_T], record: Callable[[_T], MemoryRecord], every: bool = False
 ) -> tuple[list[_T], dict[int, tuple[int, ...]]]:
+    """``items`` (best first) with each near-duplicate folded into the
+    better-ranked one it repeats, unless ``every``; and the ids each lead
+    that has near-duplicates stands for, itself first (:attr:`Marks.alike`)."""
     if every:
         return list(items), {}
     groups = duplicates.collapse(items, record)
@@ -142,18 +145,11 @@ def conflicts_among(store: Store, shown: Sequence[MemoryRecord]) -> list[rule.Co
     )
 
 
-def against(session: Session, record: MemoryRecord) -> tuple[int, ...]:
-    """The live decisions ``record`` (just written, say) disagrees with."""
-    for conflict in conflicts_among(session.store(), [record]):
-        return conflict.against(record.id)
-    return ()
-
-
 def marks_for(
     store: Store, items: Sequence[_T], record: Callable[[_T], MemoryRecord], every: bool = False
 ) -> View:
     """``items`` folded (unless ``every``) and marked, over ``store``."""
-    kept, alike = _fold(items, record, every)
+    kept, alike = fold(items, record, every)
     return View(kept, Marks(alike, conflicts_among(store, [record(i) for i in kept])))
 
 

@@ -233,6 +233,17 @@ def add_budget(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_unfolded(parser: argparse.ArgumentParser) -> None:
+    """``--all``: near-duplicates on lines of their own, as ``recall``,
+    ``pack`` and ``hook`` take it (:mod:`roteiro_memory.duplicates`)."""
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every record, near-duplicates too (else each is shown once, in the line of the "
+        "better-ranked record it repeats)",
+    )
+
+
 def selection(args: argparse.Namespace) -> Selection:
     """What the options of :func:`add_filters` select, as the use cases take it."""
     from roteiro_memory.app.records import Selection

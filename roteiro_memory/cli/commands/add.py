@@ -82,14 +82,11 @@ def run(args: argparse.Namespace, session: Session) -> int:
     target = superseded_id(args.supersedes)
     replaced = f", superseding {target}" if target is not None else ""
     say(f"recorded {record.id} ({record.kind.value}{where}{replaced})")
-    if record.kind.value == "decision" and record.anchor is not None:
-        from roteiro_memory.app import shown
+    if remembered.against:
         from roteiro_memory.app.brief import ids_text
 
-        disagreeing = shown.against(session, record)
-        if disagreeing:
-            say(
-                f"unresolved: conflicts with {ids_text(disagreeing)}, live decisions about the "
-                "same code (roteiro-memory conflicts shows how to settle it)"
-            )
+        say(
+            f"unresolved: conflicts with {ids_text(remembered.against)}, live decisions about the "
+            "same code (roteiro-memory conflicts shows how to settle it)"
+        )
     return ExitCode.OK

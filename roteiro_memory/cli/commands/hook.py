@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_budget, add_common
+from roteiro_memory.cli.parser import add_budget, add_common, add_unfolded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_budget(parser)  # of the digest given at session start
+    add_unfolded(parser)  # in the digest and in what is said about a file
     add_common(parser, syncs=True, json=False)
 
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         os.chdir(event.cwd)  # where the host's session works, as it would start us
     place = session.place()
     state = hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
-    answer = respond(session, event, state, args.budget)
+    answer = respond(session, event, state, args.budget, every=args.all)
     if place is not None:
         try:
             hookstate.save(place.git_dir, event.session_id, state)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_budget, add_common, add_touched
+from roteiro_memory.cli.parser import add_budget, add_common, add_touched, add_unfolded
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ EXAMPLE = "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --
 def configure(parser: argparse.ArgumentParser) -> None:
     add_budget(parser)
     add_touched(parser)
+    add_unfolded(parser)
     add_common(parser, syncs=True)
 
 
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli.output import emit
     from roteiro_memory.exitcodes import ExitCode
 
-    pack = digest(session, args.budget, args.touched)
+    pack = digest(session, args.budget, args.touched, every=args.all)
     if args.json:
         emit(pack.to_json())
     else:

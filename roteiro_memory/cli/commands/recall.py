@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from roteiro_memory.cli.parser import add_common, add_filters, add_touched, selection
+from roteiro_memory.cli.parser import add_common, add_filters, add_touched, add_unfolded, selection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,12 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only records whose anchor is valid here, or that have none",
     )
-    parser.add_argument(
-        "--all",
-        action="store_true",
-        help="every record, near-duplicates too (else each is shown once, in the line of the "
-        "better-ranked record it repeats)",
-    )
+    add_unfolded(parser)
     add_touched(parser)
     add_common(parser, syncs=True)
 
