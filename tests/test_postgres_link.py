@@ -106,25 +106,19 @@ _IMPORT_STOPPED = textwrap.dedent(
     import psycopg
 
     data, *argv = sys.argv[1:]
-    executemany = psycopg.Cursor.executemany
+    write_row = psycopg.Copy.write_row
+    written = [0]
 
-    def stopping(cursor, query, rows, **kwargs):
-        rows = list(rows)
-        if "INSERT INTO agent_memory" not in str(query) or len(rows) < 100:
-            return executemany(cursor, query, rows, **kwargs)
+    def stopping(copy, row):
+        written[0] += 1
+        if written[0] == 50:  # the server stops half-way through the records' COPY
+            pid = int(open(os.path.join(data, "postmaster.pid")).readline())
+            os.kill(pid, signal.SIGINT)  # a fast shutdown, as pg_ctl -m fast
+            while os.path.exists(os.path.join(data, "postmaster.pid")):
+                time.sleep(0.01)
+        return write_row(copy, row)
 
-        def feed():
-            for number, row in enumerate(rows):
-                if number == 50:  # the server stops half-way through the batch
-                    pid = int(open(os.path.join(data, "postmaster.pid")).readline())
-                    os.kill(pid, signal.SIGINT)  # a fast shutdown, as pg_ctl -m fast
-                    while os.path.exists(os.path.join(data, "postmaster.pid")):
-                        time.sleep(0.01)
-                yield row
-
-        return executemany(cursor, query, feed(), **kwargs)
-
-    psycopg.Cursor.executemany = stopping
+    psycopg.Copy.write_row = stopping
     from roteiro_memory.cli.main import main
     sys.exit(main(argv))
     """

@@ -41,6 +41,8 @@ def _busy(store: Store) -> None:
         + [MemoryWrite("attempt", "tail", anchor="gone")]
     )
     store.record("outcome", "supersedes in batch", supersedes=ids[2])
+    # What COPY's text format escapes: tabs, line breaks, backslashes, \N.
+    store.record("lesson", "tab\there\nnext \\N back\\slash \\. \r batch")
     newest = store.record("outcome", "forgotten soon", supersedes=ids[3])
     store.forget(newest)
     store.cache_put("k1", "fp", '{"a": 1}', anchor="file:a.py")
@@ -50,6 +52,10 @@ def _busy(store: Store) -> None:
     store.cache_sweep(1 << 20)
     store.cache_put("k4", "fp", "{}")
     store.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b2")])
+
+
+def _found(store: Store, query: str) -> list[tuple[int, float]]:
+    return [(r.record.id, r.score) for r in store.search(query).results]
 
 
 def _copy(source: Store, target: Store) -> list[str]:
@@ -75,6 +81,7 @@ def test_sqlite_to_postgres_to_sqlite_reproduces_the_snapshot(
             pg.close()
         assert from_postgres == from_sqlite
         assert b.snapshot() == a.snapshot()
+        assert _found(b, "batch back slash") == _found(a, "batch back slash")
         # And the copy goes on as the original would: the next id is the same.
         assert b.record("lesson", "after") == a.record("lesson", "after")
 
@@ -90,6 +97,7 @@ def test_postgres_to_sqlite_to_postgres_reproduces_the_snapshot(
             back = _copy(middle, other)
         assert back == there
         assert other.snapshot() == pg.snapshot()
+        assert _found(other, "batch back slash") == _found(pg, "batch back slash")
         assert other.record("lesson", "after") == pg.record("lesson", "after")
         assert [r.record.id for r in other.recall("batch", decay="exponential:2").results] == [
             r.record.id for r in pg.recall("batch", decay="exponential:2").results

@@ -88,14 +88,21 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
         witness = parsed.header.get("witness")
         if witness is not None:
             cur.execute(insert("sync_state", SYNC_STATE, "%s"), (0, _bytea(witness.get("tree"))))
-        cur.executemany(
-            insert("agent_memory", [*cols.names(RECORD), "search"], "%s"),
+        POSTGRES.load(
+            cur.connection,
+            "agent_memory",
+            [*cols.names(RECORD), "search"],
             record_rows(parsed, _record_value),
         )
-        cur.executemany(
-            "UPDATE agent_memory SET superseded_by = %s, superseded_at = %s WHERE id = %s",
-            pointer_rows(parsed),
-        )
+        pointers = pointer_rows(parsed)
+        if pointers:
+            by, at, ids = (list(column) for column in zip(*pointers, strict=True))
+            cur.execute(
+                "UPDATE agent_memory m SET superseded_by = p.by, superseded_at = p.at"
+                " FROM unnest(%s::bigint[], %s::text[], %s::bigint[]) AS p(by, at, id)"
+                " WHERE m.id = p.id",
+                (by, at, ids),
+            )
         index.rebuild(cur.connection, POSTGRES)  # derived data: rebuilt, never exported
         cur.execute(
             "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",

@@ -13,7 +13,8 @@ without reading them.  Every statement runs once per kind, over all its rows.
 from __future__ import annotations
 
 import bisect
-from collections import Counter
+import operator
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory.stores.sql import columns as cols
@@ -55,13 +56,16 @@ Rows = list[tuple[int, int, int]]
 
 
 def grouped(records: Iterable[Indexed], d: Dialect) -> dict[Key, Rows]:
-    """The postings of ``records`` by cell of a term."""
-    groups: dict[Key, Rows] = {}
-    for record in sorted(records, key=lambda r: r.id):
-        length = record.posting.length
+    """The postings of ``records`` by cell of a term, each cell's by ascending id."""
+    groups: defaultdict[tuple[str, int], Rows] = defaultdict(list)
+    for record in sorted(records, key=_id):
+        record_id, cell, length = record.id, record.cell, record.posting.length
         for term, count in record.posting.counts.items():
-            groups.setdefault((d.text(term), record.cell), []).append((record.id, count, length))
-    return groups
+            groups[term, cell].append((record_id, count, length))
+    return {(d.text(term), cell): rows for (term, cell), rows in groups.items()}
+
+
+_id = operator.attrgetter("id")
 
 
 def rows_of(blob: Any) -> Rows:
@@ -103,8 +107,10 @@ def _key(d: Dialect, raw: Any, cell: int) -> Key:
 class _Writes:
     """What a change writes, gathered."""
 
-    def __init__(self, d: Dialect) -> None:
+    def __init__(self, d: Dialect, fresh: bool = False) -> None:
         self.d = d
+        self.fresh = fresh
+        """The index was empty: every cell written is new, so it is loaded, not upserted."""
         self.closed: list[tuple[Any, int, int, bytes]] = []
         self.changed: list[tuple[bytes, Any, int, int]] = []
         self.dropped: list[tuple[Any, int, int]] = []
@@ -137,7 +143,10 @@ class _Writes:
             f"UPDATE memory_chunks SET postings = {m} WHERE {here} AND first_id = {m}",
             self.changed,
         )
-        d.many(conn, cols.insert("memory_chunks", cols.MEMORY_CHUNKS, m), self.closed)
+        d.load(conn, "memory_chunks", cols.names(cols.MEMORY_CHUNKS), self.closed)
+        if self.fresh:
+            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), self._cells())
+            return
         upsert = cols.insert("memory_cells", cols.MEMORY_CELLS, m) + (
             " ON CONFLICT (term, cell) DO UPDATE SET"
             " postings = memory_cells.postings + excluded.postings,"
@@ -165,27 +174,43 @@ class _Writes:
             [(n, pst.tail_bytes(self.tails[term, cell]), term, cell) for term, cell, n in gone],
         )
 
+    def _cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
+        """The rows of the cells written, as new rows: a fresh index's."""
+        assert not self.gone, "a fresh index has nothing to take out"
+        assert not self.changed, "a fresh index has no chunk to change"
+        return [
+            *((*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()),
+            *(
+                (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
+                for key, rows in self.added.items()
+            ),
+        ]
+
 
 def _most(rows: Rows) -> int:
-    return max(count for _, count, _ in rows)
+    return int(max(map(_count, rows)))
+
+
+_count = operator.itemgetter(1)
 
 
 def append(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool = False) -> None:
     """Add the postings of ``records`` -- each newer than every record
     indexed -- after those of their cells.  ``fresh``: the index is empty."""
     groups = grouped(records, d)
-    writes = _Writes(d)
+    writes = _Writes(d, fresh)
     sizes: dict[Key, int] = {}
     if not fresh:
         found = _read(conn, d, "memory_cells", d.byte_length("t.tail"), list(groups))
         sizes = {_key(d, term, cell): n // pst.TAIL.size for term, cell, n in found}
     filling = []
     for key, rows in groups.items():
-        blob = pst.tail_bytes(rows)
-        if blob is not None and sizes.get(key, 0) + len(rows) < pst.CHUNK_POSTINGS:
-            writes.appended[key] = (blob, rows)
-        else:
-            filling.append(key)
+        if sizes.get(key, 0) + len(rows) < pst.CHUNK_POSTINGS:
+            blob = pst.tail_bytes(rows)
+            if blob is not None:
+                writes.appended[key] = (blob, rows)
+                continue
+        filling.append(key)
     held = _tails(conn, d, filling) if filling and not fresh else {}
     for key in filling:
         writes.close(key, held.get(key, []) + groups[key])

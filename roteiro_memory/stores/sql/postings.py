@@ -32,6 +32,7 @@ value fits, after a four-byte header giving the widths.  Decoding is
 
 from __future__ import annotations
 
+import itertools
 import math
 import struct
 import sys
@@ -214,10 +215,20 @@ so a writer appends postings to a tail without reading it (``||`` in SQL)."""
 def tail_bytes(rows: Sequence[tuple[int, int, int]]) -> bytes | None:
     """``rows`` as tail bytes; None when one does not fit the fixed widths
     (it then goes to a closed chunk)."""
+    packer = _TAILS.get(len(rows))
+    if packer is None:
+        packer = struct.Struct("<" + TAIL.format[1:] * len(rows))
+        if len(rows) < CHUNK_POSTINGS:  # the sizes a tail has
+            _TAILS[len(rows)] = packer
     try:
-        return b"".join([TAIL.pack(*row) for row in rows])
+        return packer.pack(*_flat(rows))
     except struct.error:
         return None
+
+
+_TAILS: dict[int, struct.Struct] = {}
+"""A :data:`TAIL` of each number of postings packed so far, all at once."""
+_flat = itertools.chain.from_iterable
 
 
 def tail_rows(blob: bytes) -> list[tuple[int, int, int]]:
