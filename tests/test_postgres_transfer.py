@@ -41,7 +41,7 @@ def _busy(store: Store) -> None:
         + [MemoryWrite("attempt", "tail", anchor="gone")]
     )
     store.record("outcome", "supersedes in batch", supersedes=ids[2])
-    # What COPY's text format escapes: tabs, line breaks, backslashes, \N.
+    # A body of what text formats escape: tabs, line breaks, backslashes, \N.
     store.record("lesson", "tab\there\nnext \\N back\\slash \\. \r batch")
     newest = store.record("outcome", "forgotten soon", supersedes=ids[3])
     store.forget(newest)
@@ -52,6 +52,12 @@ def _busy(store: Store) -> None:
     store.cache_sweep(1 << 20)
     store.cache_put("k4", "fp", "{}")
     store.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b2")])
+
+
+def _index(store: Store) -> tuple[object, object, object]:
+    """What the index holds, as either backend shows it."""
+    shown = store.snapshot()
+    return shown["agent_memory"], shown["memory_stats"], shown["memory_postings"]
 
 
 def _found(store: Store, query: str) -> list[tuple[int, float]]:
@@ -104,6 +110,42 @@ def test_postgres_to_sqlite_to_postgres_reproduces_the_snapshot(
         ]
     finally:
         other.close()
+        pg.close()
+
+
+def test_an_imported_index_is_the_one_writes_build(tmp_path: Path, pg: PostgresStore) -> None:
+    """Cells of many chunks, a count too wide for a tail, supersessions: the
+    index an import loads (by COPY on PostgreSQL) passes the store's check,
+    scores every search as the exported store did, and takes writes after."""
+    import random
+
+    rng = random.Random(5)
+    words = ["alpha", "beta", "gamma", "retry", "socket", "tab\tx", "back\\slash", "\u00e9"]
+    writes = [
+        MemoryWrite("lesson", " ".join(rng.choice(words) for _ in range(rng.randint(1, 8))))
+        for _ in range(1_500)
+    ]
+    writes[7] = MemoryWrite("lesson", "alpha" + " huge" * 300)
+    try:
+        with SQLiteStore(tmp_path / "a.db") as a, SQLiteStore(tmp_path / "b.db") as b:
+            ids = a.record_many(writes)
+            for n in range(0, 1_500, 97):
+                a.record("lesson", "alpha superseding", supersedes=ids[n])
+            _copy(a, pg)
+            _copy(a, b)
+            chunks = pg.connection.execute("SELECT COUNT(*) FROM memory_chunks").fetchone()
+            assert chunks[0] > 10  # cells of more than one chunk were loaded
+            for store in (a, b, pg):
+                assert store.check() == []
+            assert b.snapshot() == a.snapshot()
+            assert _index(pg) == _index(a)
+            for query in ("alpha", "huge", "back slash", "tab", "\u00e9 retry"):
+                assert _found(pg, query) == _found(b, query) == _found(a, query)
+            for store in (a, b, pg):
+                store.record_many([MemoryWrite("lesson", "alpha" + " huge" * 300)] * 70)
+                assert store.check() == []
+            assert _index(pg) == _index(a)
+    finally:
         pg.close()
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from agent_repo import GitRepo
-from test_hook import context, hook, read
+from test_hook import common, context, hook, read, silent
 
 from roteiro_memory.exitcodes import ExitCode
 
@@ -116,6 +116,9 @@ def test_recording_a_conflicting_decision_says_so_at_once(repo: GitRepo) -> None
     out = cli(repo, "add", THIRTY, "--kind", "decision", "--anchor", RUN)
     assert out.splitlines()[1].startswith("unresolved: conflicts with #1, live decisions")
     assert "unresolved" not in cli(repo, "add", "the backoff doubles", "--anchor", RUN)
+    again = cli(repo, "add", THIRTY, "--kind", "decision", "--anchor", RUN).splitlines()
+    assert again[0].startswith("already recorded as 2")
+    assert again[1].startswith("unresolved: conflicts with #1, live decisions")
 
 
 def test_add_json_carries_the_conflict_it_made(repo: GitRepo) -> None:
@@ -213,6 +216,18 @@ def test_hook_all_shows_every_near_duplicate(repo: GitRepo) -> None:
     text = context(hook(repo, read(repo, "src/app/retry.py"), "--all"), "PreToolUse")
     assert text.count("TimeoutError escapes") == 2, text
     assert "near-duplicates" not in text
+    start = {**common(repo, "SessionStart"), "source": "clear"}
+    digest = context(hook(repo, start, "--all"), "SessionStart")
+    assert digest.count("TimeoutError escapes") == 2, digest
+    assert "near-duplicates" not in digest
+
+
+def test_a_folded_near_duplicate_counts_as_shown_in_the_session(repo: GitRepo) -> None:
+    twice(repo)
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    assert "[2 near-duplicates: #1, #2]" in context(hook(repo, start), "SessionStart")
+    # Both were shown in one line at session start: neither is shown again.
+    silent(hook(repo, read(repo, "src/app/retry.py"), "--all"))
 
 
 def test_a_file_notice_shows_a_near_duplicate_once_and_marks_a_conflict(repo: GitRepo) -> None:

@@ -43,7 +43,7 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
     from typing import Any
 
     from roteiro_memory.app.hookstate import SessionState
@@ -208,8 +208,7 @@ def _session_start(
     parts = []
     if pack.chosen:
         parts.append(pack.markdown())
-        for recalled in pack.chosen:
-            state.shown[str(recalled.record.id)] = recalled.record.anchor_state.value
+        _said(state, pack.chosen, pack.marks)
     if event.source == "compact":
         said = reminder(state)
         if said is not None:
@@ -240,10 +239,16 @@ def _file(session: Session, event: Event, state: SessionState, every: bool) -> J
     text, said = _lines(fresh, where, _remedies(session, fresh), view.marks)
     if not said:
         return None
-    for recalled in said:
-        for record_id in view.marks.stands_for(recalled.record.id) or (recalled.record.id,):
-            state.shown[str(record_id)] = recalled.record.anchor_state.value
+    _said(state, said, view.marks)
     return _context(event.name, text)
+
+
+def _said(state: SessionState, said: Iterable[Recalled], marks: Marks) -> None:
+    """Remember what ``said`` showed: each record, and the near-duplicates
+    its line stands for, with the anchor state it was shown in."""
+    for recalled in said:
+        for record_id in marks.stands_for(recalled.record.id) or (recalled.record.id,):
+            state.shown[str(record_id)] = recalled.record.anchor_state.value
 
 
 def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:

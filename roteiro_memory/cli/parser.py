@@ -239,8 +239,8 @@ def add_unfolded(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all",
         action="store_true",
-        help="every record, near-duplicates too (else each is shown once, in the line of the "
-        "better-ranked record it repeats)",
+        help="near-duplicates on lines of their own (else each is shown once, in the line of "
+        "the better-ranked record it repeats)",
     )
 
 

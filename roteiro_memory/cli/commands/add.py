@@ -76,12 +76,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
             f"already recorded as {record.id} ({record.kind.value}{where}); nothing written "
             "(--allow-duplicate writes another)"
         )
-        return ExitCode.OK
-    from roteiro_memory.app.values import superseded_id
+    else:
+        from roteiro_memory.app.values import superseded_id
 
-    target = superseded_id(args.supersedes)
-    replaced = f", superseding {target}" if target is not None else ""
-    say(f"recorded {record.id} ({record.kind.value}{where}{replaced})")
+        target = superseded_id(args.supersedes)
+        replaced = f", superseding {target}" if target is not None else ""
+        say(f"recorded {record.id} ({record.kind.value}{where}{replaced})")
     if remembered.against:
         from roteiro_memory.app.brief import ids_text
 
