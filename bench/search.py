@@ -171,7 +171,7 @@ def store_frequencies(store: Any, terms: Sequence[str]) -> dict[str, int]:
     from roteiro_memory.stores.sql import index
 
     with store._reading() as conn:
-        planned = lexsearch.plan(conn, store.dialect, list(terms), index.read_stats(conn))
+        planned = lexsearch.plan(conn, store.dialect, list(terms), index.read_stats(conn)[1])
     return dict(planned.corpus.document_frequency)
 
 

@@ -353,11 +353,15 @@ class Stats:
     live_terms: int
 
 
-def read_stats(conn: Any) -> Stats:
-    """The store's counts."""
-    row = conn.execute("SELECT records, live, live_terms FROM memory_stats WHERE id = 0").fetchone()
-    records, live, live_terms = (int(v) for v in row) if row else (0, 0, 0)
-    return Stats(records, live, live_terms)
+def read_stats(conn: Any) -> tuple[int, Stats]:
+    """The generation (the largest record id, 0 in an empty store) and the
+    store's counts, in one statement."""
+    row = conn.execute(
+        "SELECT (SELECT COALESCE(MAX(id), 0) FROM agent_memory), s.records, s.live, s.live_terms"
+        " FROM (SELECT 0 AS id) one LEFT JOIN memory_stats s ON s.id = one.id"
+    ).fetchone()
+    generation, records, live, live_terms = (0 if v is None else int(v) for v in row)
+    return generation, Stats(records, live, live_terms)
 
 
 def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
+from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql import postings as pst
 from roteiro_memory.valueclass import valueclass
@@ -160,12 +161,13 @@ def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
 
 
 def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str]) -> str:
-    """Each record meeting ``ids`` and ``where`` as ``(id, base, penalty,
-    decay factor)`` (:func:`~.expressions.evidence_parts_expr`), anchors
-    resolved against ``nodes``."""
-    return (
-        f"SELECT m.id, {parts} FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
-        " WHERE " + " AND ".join([ids, *where])
+    """Each record meeting ``ids`` and ``where`` as its
+    :data:`~.columns.RECORD_COLS`, then its base, penalty and decay factor
+    (:func:`~.expressions.evidence_parts_expr`), anchors resolved against
+    ``nodes``: a candidate is fetched once, whole, so the results need no
+    statement of their own."""
+    return f"SELECT {cols.RECORD_COLS}, {parts}{cols.record_from(nodes)} WHERE " + " AND ".join(
+        [ids, *where]
     )
 
 

@@ -456,8 +456,7 @@ class SQLStore(Store):
         keep = sem.effective_limit(limit)
         with self._reading() as conn:
             nodes = d.node_relation(conn, graph, params)
-            generation = self._generation(conn)
-            stats = index.read_stats(conn)
+            generation, stats = index.read_stats(conn)
             results: builtins.list[Recalled] = []
             if terms and stats.live_terms:
                 plan = lexsearch.plan(conn, d, terms, stats)
@@ -466,6 +465,10 @@ class SQLStore(Store):
                     parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
                 )
                 params.update(parts_params, generation=generation)
+                fetched: dict[int, Sequence[Any]] = {}
+                """Each candidate's row as :data:`~.columns.RECORD_COLS`, by id."""
+                width = len(cols.RECORD_NAMES)
+                at_id = cols.RECORD_NAMES.index("id")
 
                 def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Scored]:
                     relevance = dict(found)
@@ -474,9 +477,11 @@ class SQLStore(Store):
                         bound = dict(params)
                         ids = d.in_set("m.id", "ids", chunk, bound)
                         sql = lexsearch.evidence_sql(parts, nodes, ids, where)
-                        for record_id, base, penalty, factor in conn.execute(sql, bound):
+                        for row in conn.execute(sql, bound):
+                            record_id = row[at_id]
+                            fetched[record_id] = row[:width]
                             value = relevance[record_id]
-                            evidence = lexical.search_evidence(base, penalty, factor)
+                            evidence = lexical.search_evidence(*row[width:])
                             out.append((lexical.combine(value, evidence), record_id, value))
                     return out
 
@@ -487,13 +492,13 @@ class SQLStore(Store):
                     confirm,
                     max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
                 )
-                # The records of the best, scored again by the one rule.
-                relevance = {record_id: value for _, record_id, value in best}
-                records = self._records(conn, nodes, params, builtins.list(relevance))
+                # The records of the best, as fetched, scored again by the one rule.
                 results = sorted(
                     (
-                        Recalled.found(record, generation, parsed, relevance[record.id])
-                        for record in records
+                        Recalled.found(
+                            record_from_row(d, fetched[record_id]), generation, parsed, value
+                        )
+                        for _, record_id, value in best
                     ),
                     key=lambda r: sem.rank_key(r.score, r.record.id),
                 )
