@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import values
-from roteiro_memory.errors import Absent, InvalidScope, NotFound
+from roteiro_memory.errors import Absent, NotFound
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -71,13 +71,6 @@ class Remembered:
         if self.conflict is not None:
             out["conflicts"] = [self.conflict.to_json()]
         return out
-
-
-def check_scope(scope: str | None, what: str) -> None:
-    """An empty scope names no scope: refused as :class:`InvalidScope` on a
-    read's filter as on a write, on every surface."""
-    if scope is not None and not scope:
-        raise InvalidScope(f"{what} is empty: a scope is 1 to {sem.MAX_SCOPE_BYTES} bytes")
 
 
 def anchor_specs(session: Session, texts: Sequence[str]) -> list[AnchorSpec]:
@@ -253,7 +246,7 @@ def listing(
     """The selected records, newest first; ``limit`` (None or 0: all) keeps the newest."""
     keep = values.whole(limit, session.spell("limit"))
     kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
-    check_scope(selection.scope, session.spell("scope"))
+    values.check_scope(selection.scope, session.spell("scope"))
     key, anchors = _anchor_filter(anchor_specs(session, selection.anchors))
     session.check_revs(rev=selection.rev)
     store = session.store()
@@ -291,7 +284,7 @@ def ranked(
     parsed = sem.Decay.parse(decay)
     keep = values.whole(limit, session.spell("limit"))
     kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
-    check_scope(selection.scope, session.spell("scope"))
+    values.check_scope(selection.scope, session.spell("scope"))
     specs = anchor_specs(session, selection.anchors)
     session.check_revs(rev=selection.rev, touched=touched)
     store = session.store()

@@ -223,7 +223,7 @@ CONFLICTS_SCHEMA = "roteiro.conflicts/v1"
 def listing(session: Session, *, scope: str | None = None) -> Conflicts:
     """Every conflict among the live decisions (of ``scope`` when given),
     oldest first; nothing is settled."""
-    from roteiro_memory.app.records import check_scope
+    from roteiro_memory.app.values import check_scope
 
     check_scope(scope, session.spell("scope"))
     if not session.has_store():

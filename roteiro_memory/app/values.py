@@ -13,10 +13,17 @@ import os
 
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import InvalidConfidence, RoteiroError, UsageError, excerpt
+from roteiro_memory.errors import (
+    InvalidConfidence,
+    InvalidScope,
+    RoteiroError,
+    UsageError,
+    excerpt,
+)
 
 __all__ = [
     "budget_bytes",
+    "check_scope",
     "confidence",
     "kind_token",
     "record_id",
@@ -24,6 +31,13 @@ __all__ = [
     "superseded_id",
     "whole",
 ]
+
+
+def check_scope(scope: str | None, what: str) -> None:
+    """An empty scope names no scope: refused as :class:`InvalidScope` on a
+    read's filter as on a write, on every surface."""
+    if scope is not None and not scope:
+        raise InvalidScope(f"{what} is empty: a scope is 1 to {sem.MAX_SCOPE_BYTES} bytes")
 
 
 def _integer(value: object) -> int | None:
