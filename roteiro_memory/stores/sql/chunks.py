@@ -144,27 +144,19 @@ class _Writes:
             self.changed,
         )
         d.load(conn, "memory_chunks", cols.names(cols.MEMORY_CHUNKS), self.closed)
+        appended, added = self._appended_cells(), self._added_cells()
         if self.fresh:
-            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), self._cells())
+            assert not self.gone, "a fresh index has nothing to take out"
+            assert not self.changed, "a fresh index has no chunk to change"
+            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), appended + added)
             return
         upsert = cols.insert("memory_cells", cols.MEMORY_CELLS, m) + (
             " ON CONFLICT (term, cell) DO UPDATE SET"
             " postings = memory_cells.postings + excluded.postings,"
             f" max_tf = {d.greatest}(memory_cells.max_tf, excluded.max_tf), tail = "
         )
-        d.many(
-            conn,
-            upsert + d.joined("memory_cells.tail", "excluded.tail"),
-            [(*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()],
-        )
-        d.many(
-            conn,
-            upsert + "excluded.tail",
-            [
-                (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
-                for key, rows in self.added.items()
-            ],
-        )
+        d.many(conn, upsert + d.joined("memory_cells.tail", "excluded.tail"), appended)
+        d.many(conn, upsert + "excluded.tail", added)
         # Emptied cells go; the rest lose their count and get their tail.
         gone = [(*key, n) for key, n in self.gone.items()]
         d.many(conn, f"DELETE FROM memory_cells WHERE {here} AND postings <= {m}", gone)
@@ -174,16 +166,17 @@ class _Writes:
             [(n, pst.tail_bytes(self.tails[term, cell]), term, cell) for term, cell, n in gone],
         )
 
-    def _cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
-        """The rows of the cells written, as new rows: a fresh index's."""
-        assert not self.gone, "a fresh index has nothing to take out"
-        assert not self.changed, "a fresh index has no chunk to change"
+    def _appended_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
+        """A ``memory_cells`` row of what each cell of :attr:`appended` gains:
+        its postings, their largest count and the bytes joining its tail."""
+        return [(*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()]
+
+    def _added_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
+        """A ``memory_cells`` row of what each cell of :attr:`added` gains,
+        with its tail as written anew."""
         return [
-            *((*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()),
-            *(
-                (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
-                for key, rows in self.added.items()
-            ),
+            (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
+            for key, rows in self.added.items()
         ]
 
 

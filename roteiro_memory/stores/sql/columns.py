@@ -38,6 +38,7 @@ __all__ = [
     "CACHE_NAMES",
     "CACHE_READ",
     "DERIVED_TABLES",
+    "GENERATION",
     "INDEX_LAYOUT",
     "MEMORY_ANCHOR",
     "MEMORY_CELLS",
@@ -278,6 +279,9 @@ def record_from(nodes: str = "nodes") -> str:
     """The records, each joined to its anchor's node in the relation ``nodes``."""
     return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
 
+
+GENERATION = "SELECT COALESCE(MAX(id), 0) FROM agent_memory"
+"""The store's generation: its largest record id, 0 when none was kept."""
 
 RECORD_COLS = select_list(RECORD_READ, "m") + ", n.key, n.blob"
 RECORD_NAMES = (*names(RECORD_READ), "node_key", "node_blob")

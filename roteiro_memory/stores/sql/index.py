@@ -357,7 +357,7 @@ def read_stats(conn: Any) -> tuple[int, Stats]:
     """The generation (the largest record id, 0 in an empty store) and the
     store's counts, in one statement."""
     row = conn.execute(
-        "SELECT (SELECT COALESCE(MAX(id), 0) FROM agent_memory), s.records, s.live, s.live_terms"
+        f"SELECT ({cols.GENERATION}), s.records, s.live, s.live_terms"
         " FROM (SELECT 0 AS id) one LEFT JOIN memory_stats s ON s.id = one.id"
     ).fetchone()
     generation, records, live, live_terms = (0 if v is None else int(v) for v in row)

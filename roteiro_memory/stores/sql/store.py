@@ -276,7 +276,7 @@ class SQLStore(Store):
 
     @staticmethod
     def _generation(conn: Any) -> int:
-        return int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM agent_memory").fetchone()[0])
+        return int(conn.execute(cols.GENERATION).fetchone()[0])
 
     def record(
         self,
