@@ -60,6 +60,7 @@ __all__ = [
     "stem",
     "term_weight",
     "weigh",
+    "weigh_postings",
     "word_parts",
 ]
 
@@ -554,33 +555,47 @@ def weigh(
     stats: CorpusStats,
     params: Bm25 = BM25,
     idfs: Mapping[str, float] | None = None,
-    weights: dict[tuple[str, int, int], float] | None = None,
 ) -> float:
     """:func:`relevance` from a record's term counts and length, as a store's
-    term index holds them: the same additions in the same order.  ``idfs``,
-    when given, is the idf of each term to use instead of :func:`idf`'s (worked
-    out once for a search's many records, or each value a faithful ``ln`` may
-    give, for a checker); ``weights`` remembers each ``(term, count, length)``'s
-    term weight across a search's records (the same doubles, worked out once)."""
-    total = 0.0
+    term index holds them: :func:`weigh_postings` of this one record.
+    ``idfs``, when given, is the idf of each term to use instead of
+    :func:`idf`'s (worked out once for a search's many records, or each value
+    a faithful ``ln`` may give, for a checker)."""
+    held = [(term, ((0, counts[term], length),)) for term in terms if counts.get(term, 0)]
+    return weigh_postings(held, stats, params, idfs).get(0, 0.0)
+
+
+Postings = Iterable[tuple[int, int, int]]
+"""One term's postings: ``(record id, count, length)``."""
+
+
+def weigh_postings(
+    postings: Iterable[tuple[str, Postings]],
+    stats: CorpusStats,
+    params: Bm25 = BM25,
+    idfs: Mapping[str, float] | None = None,
+    weights: dict[str, dict[tuple[int, int], float]] | None = None,
+) -> dict[int, float]:
+    """The relevance of every record the postings name, by id, from each
+    query term's postings in code-point order of the terms: a record's value
+    is its term weights added in that order, starting from 0.0, whichever
+    records are weighed with it.  ``weights`` remembers each term's weight
+    by ``(count, length)`` across calls (the same doubles, worked out once)."""
     average = stats.average_length
-    for term in terms:
-        count = counts.get(term, 0)
-        if count:
-            if weights is not None:
-                known = weights.get((term, count, length))
-                if known is not None:
-                    total += known
-                    continue
-            if idfs is None:
-                weight = idf(stats.document_frequency[term], stats.documents)
-            else:
-                weight = idfs[term]
-            share = term_weight(count, length, average, weight, params)
-            if weights is not None:
-                weights[term, count, length] = share
-            total += share
-    return total
+    totals: dict[int, float] = {}
+    get = totals.get
+    for term, rows in postings:
+        known = {} if weights is None else weights.setdefault(term, {})
+        if idfs is None:
+            term_idf = idf(stats.document_frequency[term], stats.documents)
+        else:
+            term_idf = idfs[term]
+        for record_id, count, length in rows:
+            share = known.get((count, length))
+            if share is None:
+                share = known[count, length] = term_weight(count, length, average, term_idf, params)
+            totals[record_id] = get(record_id, 0.0) + share
+    return totals
 
 
 def idf_argument(frequency: int, documents: int) -> float:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -61,6 +62,7 @@ __all__ = [
     "export_trailer",
     "holds",
     "import_lines",
+    "indexed_rows",
     "names",
     "pointer_rows",
     "read_export",
@@ -148,16 +150,43 @@ def sealed(header: str, items: Iterable[str]) -> Iterator[str]:
     yield export_trailer(lines)
 
 
-def record_rows(parsed: Export, bind: Callable[[str, Any], Any]) -> list[list[Any]]:
+Convert = Callable[[Any], Any]
+"""How a store binds one column's values."""
+
+
+def record_rows(
+    parsed: Export, bind: Callable[[str], Convert | None] = lambda _: None
+) -> list[list[Any]]:
     """The rows inserting ``parsed``'s records, by id, with their search text
-    and without pointers; ``bind(column, value)`` is how a value is stored."""
-    return [
-        [
-            *(None if n in DEFERRED else bind(n, r[n]) for n in names(RECORD)),
-            bind("search", sem.search_text(r["body"], r["anchor_key"], r["anchor_path"])),
+    and without pointers; ``bind(column)`` is how that column's values are
+    stored (None: as they are)."""
+    plan = [(name, name in DEFERRED, bind(name)) for name in names(RECORD)]
+    search = bind("search")
+    rows = []
+    for r in sorted(parsed.records, key=lambda r: r["id"]):
+        row = [
+            None if deferred else r[name] if convert is None else convert(r[name])
+            for name, deferred, convert in plan
         ]
-        for r in sorted(parsed.records, key=lambda r: r["id"])
+        text = sem.search_text(r["body"], r["anchor_key"], r["anchor_path"])
+        row.append(text if search is None else search(text))
+        rows.append(row)
+    return rows
+
+
+def indexed_rows(parsed: Export) -> tuple[int, list[tuple[Any, Any, Any, Any, Any]]]:
+    """How many records ``parsed`` holds, and the live ones' ``(id,
+    confidence, body, anchor_key, anchor_path)`` by ascending id: what the
+    term index is built from after an import."""
+    live = [
+        (r["id"], r["confidence"], r["body"], r["anchor_key"], r["anchor_path"])
+        for r in parsed.records
+        if r["superseded_by"] is None
     ]
+    return len(parsed.records), sorted(live, key=_first)
+
+
+_first = operator.itemgetter(0)
 
 
 def pointer_rows(parsed: Export) -> list[tuple[Any, Any, Any]]:

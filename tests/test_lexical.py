@@ -107,6 +107,37 @@ def test_relevance_sums_terms_in_code_point_order() -> None:
     )
 
 
+_WORDS = st.sampled_from(["alpha", "beta", "gamma", "delta", "eps"])
+_RECORDS = st.lists(
+    st.tuples(st.dictionaries(_WORDS, st.integers(1, 4), min_size=1), st.integers(1, 40)),
+    min_size=1,
+    max_size=8,
+)
+
+
+@given(records=_RECORDS, query=st.lists(_WORDS, min_size=1, unique=True))
+def test_weighing_postings_together_gives_each_record_its_own_relevance(
+    records: list[tuple[dict[str, int], int]], query: list[str]
+) -> None:
+    """A search weighs a cell's records a term at a time; each record's value
+    must be, to the bit, the one :func:`lexical.weigh` gives it alone."""
+    terms = sorted(query)
+    stats = lexical.CorpusStats(
+        len(records) + 3,
+        sum(length for _, length in records) + 60,
+        {w: 1 + sum(w in counts for counts, _ in records) for w in terms},
+    )
+    postings = [
+        (t, [(n, counts[t], length) for n, (counts, length) in enumerate(records) if t in counts])
+        for t in terms
+    ]
+    together = lexical.weigh_postings(postings, stats, weights={})
+    for n, (counts, length) in enumerate(records):
+        alone = lexical.weigh(terms, counts, length, stats)
+        assert together.get(n, 0.0) == alone
+        assert (n in together) == (alone > 0.0)
+
+
 def _store_with_pair() -> tuple[ModelStore, int, int]:
     store = ModelStore()
     old = store.record("decision", "use library alpha for retry")

@@ -10,7 +10,7 @@ SQLite reports it), and ``schema_version`` is the format's, shared by both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.stores.sql import columns as cols
@@ -26,6 +26,7 @@ from roteiro_memory.transfer import (
     counts,
     export_header,
     export_items,
+    indexed_rows,
     pointer_rows,
     record_rows,
     sealed,
@@ -49,8 +50,9 @@ def _bytea(value: Any) -> Any:
     return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
 
 
-def _record_value(name: str, value: Any) -> Any:
-    return value if name in _PLAIN_TEXT else _bytea(value)
+def _record_column(name: str) -> Callable[[Any], Any] | None:
+    """How a record's column is bound: as it is, or as ``bytea``."""
+    return None if name in _PLAIN_TEXT else _bytea
 
 
 def export_lines(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[str]:
@@ -92,7 +94,7 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
             cur.connection,
             "agent_memory",
             [*cols.names(RECORD), "search"],
-            record_rows(parsed, _record_value),
+            record_rows(parsed, _record_column),
         )
         pointers = pointer_rows(parsed)
         if pointers:
@@ -103,7 +105,8 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
                 " WHERE m.id = p.id",
                 (by, at, ids),
             )
-        index.rebuild(cur.connection, POSTGRES)  # derived data: rebuilt, never exported
+        # Derived data: rebuilt, never exported; from the records as written here.
+        index.rebuild(cur.connection, POSTGRES, indexed_rows(parsed))
         cur.execute(
             "UPDATE agent_memory_ids SET last_id = %s WHERE id = 0",
             (parsed.header.get("sequence") or 0,),

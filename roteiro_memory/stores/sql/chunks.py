@@ -144,7 +144,8 @@ class _Writes:
             self.changed,
         )
         d.load(conn, "memory_chunks", cols.names(cols.MEMORY_CHUNKS), self.closed)
-        appended, added = self._appended_cells(), self._added_cells()
+        # In key order (keys are unique): neighbouring rows share B-tree pages.
+        appended, added = sorted(self._appended_cells()), sorted(self._added_cells())
         if self.fresh:
             assert not self.gone, "a fresh index has nothing to take out"
             assert not self.changed, "a fresh index has no chunk to change"
@@ -181,6 +182,8 @@ class _Writes:
 
 
 def _most(rows: Rows) -> int:
+    if len(rows) == 1:  # most cells of most terms: a rare term's record each
+        return int(rows[0][1])
     return int(max(map(_count, rows)))
 
 

@@ -315,15 +315,32 @@ def clear(conn: Any, d: Dialect) -> None:
     )
 
 
-def rebuild(conn: Any, d: Dialect) -> None:
+Imported = tuple[int, Sequence[tuple[int, float | None, str, str | None, str | None]]]
+"""What an import wrote: how many records, and the live ones' :data:`_INDEXED`
+columns (as text, not as the dialect binds it), by ascending id."""
+
+
+def rebuild(conn: Any, d: Dialect, written: Imported | None = None) -> None:
     """Build the index again from the records (after an import, or the
-    migration that introduced it)."""
+    migration that introduced it).  ``written``: the records as the import
+    just wrote them, so they are not read back."""
+    from roteiro_memory.collector import paused
+
+    with paused():  # a posting each per term and record, and no cycle among them
+        _rebuild(conn, d, written)
+
+
+def _rebuild(conn: Any, d: Dialect, written: Imported | None) -> None:
     clear(conn, d)
-    records = int(conn.execute("SELECT COUNT(*) FROM agent_memory").fetchone()[0])
-    rows = conn.execute(
-        f"SELECT {_INDEXED} FROM agent_memory WHERE superseded_by IS NULL ORDER BY id"
-    ).fetchall()
-    live = [_indexed_row(d, row) for row in rows]
+    if written is None:
+        records = int(conn.execute("SELECT COUNT(*) FROM agent_memory").fetchone()[0])
+        rows = conn.execute(
+            f"SELECT {_INDEXED} FROM agent_memory WHERE superseded_by IS NULL ORDER BY id"
+        ).fetchall()
+        live = [_indexed_row(d, row) for row in rows]
+    else:
+        records = written[0]
+        live = [indexed(*row) for row in written[1]]
     chunks.append(conn, d, live, fresh=True)
     delta = Delta(records=records)
     for record in live:

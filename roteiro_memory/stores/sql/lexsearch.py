@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
@@ -126,17 +127,18 @@ def read_cells(
     order: the closed chunks of those of ``closed`` (the terms that have some
     there), then every term's tail; a pair with none is absent.  One
     statement each for the chunks and the tails, however many cells."""
-    out: dict[int, dict[str, pst.Chunk]] = {}
+    parts: dict[int, dict[str, list[pst.Chunk]]] = {}
     in_cells, cell_params = d.any_of("cell", cells)
     for chunk in d.chunks([d.text(term) for term in closed]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
             f"SELECT cell, term, postings FROM memory_chunks WHERE {in_cells} AND {where}"
-            " ORDER BY cell, term, first_id",
+            " ORDER BY term, cell, first_id",  # the key's order: no sort
             [*cell_params, *params],
         )
         for cell, raw, blob in found:
-            _join(out.setdefault(int(cell), {}), d.untext(raw), pst.decode(bytes(blob)))
+            held = parts.setdefault(int(cell), {}).setdefault(d.untext(raw), [])
+            held.append(pst.decode(bytes(blob)))
     for chunk in d.chunks([d.text(term) for term in terms]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
@@ -144,20 +146,25 @@ def read_cells(
             [*cell_params, *params],
         )
         for cell, raw, blob in found:
-            _join(out.setdefault(int(cell), {}), d.untext(raw), pst.decode_tail(bytes(blob)))
-    return out
+            if blob:
+                held = parts.setdefault(int(cell), {}).setdefault(d.untext(raw), [])
+                held.append(pst.decode_tail(bytes(blob)))
+    return {
+        cell: {term: _joined(pieces) for term, pieces in by_term.items()}
+        for cell, by_term in parts.items()
+    }
 
 
-def _join(out: dict[str, pst.Chunk], term: str, more: pst.Chunk) -> None:
-    """``more`` postings of ``term`` after those ``out`` holds."""
-    if not more[0]:
-        return
-    held = out.get(term)
-    if held is None:
-        out[term] = (list(more[0]), list(more[1]), list(more[2]))
-    else:
-        for column, extra in zip(held, more, strict=True):
-            column.extend(extra)  # type: ignore[attr-defined]  # the lists made above
+def _joined(pieces: Sequence[pst.Chunk]) -> pst.Chunk:
+    """One term's postings in a cell from its pieces, in id order: a piece
+    alone as it is, more than one joined column by column."""
+    if len(pieces) == 1:
+        return pieces[0]
+    ids, counts, lengths = zip(*pieces, strict=True)
+    return list(_flat(ids)), list(_flat(counts)), list(_flat(lengths))
+
+
+_flat = itertools.chain.from_iterable
 
 
 def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str]) -> str:
@@ -210,7 +217,7 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
             return None
         return ranked[keep - 1][0]
 
-    weights: dict[tuple[str, int, int], float] = {}
+    weights: dict[str, dict[tuple[int, int], float]] = {}
 
     def most(cell: int) -> int:
         """The most postings of the query's terms ``cell`` can hold."""
@@ -281,61 +288,69 @@ def _candidates(
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
-    weights: dict[tuple[str, int, int], float] | None = None,
+    weights: dict[str, dict[tuple[int, int], float]] | None = None,
 ) -> Iterable[Candidate]:
     """The records of one cell that could beat ``threshold`` (None: all), with
-    their exact relevance (``weights`` remembers term weights across cells)."""
+    their exact relevance (``weights`` remembers each term's weights by
+    ``(count, length)`` across cells)."""
     highest, least = pst.cell_parts(cell)
     confidence = lexical.search_confidence(highest)
     terms = [t for t in terms if t in chunks]
-    if threshold is None or len(terms) > SUBSETS_UP_TO:
-        ids: Iterable[int] = set().union(*(chunks[t][0] for t in terms))
-    else:
+    wanted: set[int] | None = None
+    if threshold is not None and len(terms) <= SUBSETS_UP_TO:
         average = corpus.average_length
         bounds = {
             t: idf[t] * pst.tf_norm(max(chunks[t][1]), max(least, 1), average) * confidence
             for t in terms
         }
-        ids = _qualifying(
+        wanted = _qualifying(
             sorted(terms, key=bounds.__getitem__, reverse=True),
             {t: chunks[t][0] for t in terms},
             bounds,
             threshold / (1.0 + pst.BOUND_SLACK),
         )
     scale = confidence * (1.0 + pst.BOUND_SLACK)
-    for record_id, held, length in _postings_of(sorted(ids), terms, chunks):
-        relevance = lexical.weigh(list(held), held, length, corpus, idfs=idf, weights=weights)
+    for record_id, relevance in _relevance(terms, chunks, wanted, idf, corpus, weights).items():
         bound = relevance * scale
         if threshold is None or bound >= threshold:
             yield (-bound, -record_id, relevance)
 
 
-def _postings_of(
-    ids: Sequence[int], terms: Sequence[str], chunks: Mapping[str, pst.Chunk]
-) -> Iterable[tuple[int, dict[str, int], int]]:
-    """Each of ``ids`` (ascending) with its counts of ``terms`` (in their
-    order) and its length."""
-    found: dict[int, dict[str, int]] = {record_id: {} for record_id in ids}
-    lengths: dict[int, int] = {}
-    for term in terms:
-        held, counts, sizes = chunks[term]
-        if len(ids) * 8 < len(held):
-            # Few wanted: find each by bisection.
-            for record_id in ids:
-                at = bisect.bisect_left(held, record_id)
-                if at < len(held) and held[at] == record_id:
-                    found[record_id][term] = counts[at]
-                    lengths[record_id] = sizes[at]
-        else:
-            # Many: look each up in the term's postings by id, made at C speed.
-            place = dict(zip(held, range(len(held)), strict=True))
-            for record_id in ids:
-                where = place.get(record_id)
-                if where is not None:
-                    found[record_id][term] = counts[where]
-                    lengths[record_id] = sizes[where]
-    for record_id in ids:
-        yield record_id, found[record_id], lengths[record_id]
+def _relevance(
+    terms: Sequence[str],
+    chunks: Mapping[str, pst.Chunk],
+    wanted: set[int] | None,
+    idf: Mapping[str, float],
+    corpus: lexical.CorpusStats,
+    weights: dict[str, dict[tuple[int, int], float]] | None,
+) -> dict[int, float]:
+    """The relevance of each record of ``chunks`` that ``wanted`` holds (None:
+    every one), by id (:func:`~roteiro_memory.lexical.weigh_postings`, the
+    terms in code-point order)."""
+
+    def rows(term: str) -> lexical.Postings:
+        held, counts, lengths = chunks[term]
+        if wanted is None:
+            return zip(held, counts, lengths, strict=True)
+        if len(wanted) * 8 < len(held):
+            return _found(wanted, held, counts, lengths)  # few wanted: found by bisection
+        return [row for row in zip(held, counts, lengths, strict=True) if row[0] in wanted]
+
+    return lexical.weigh_postings(
+        ((term, rows(term)) for term in terms), corpus, idfs=idf, weights=weights
+    )
+
+
+def _found(
+    wanted: Iterable[int], held: Sequence[int], counts: Sequence[int], lengths: Sequence[int]
+) -> list[tuple[int, int, int]]:
+    """The postings of ``wanted`` among ``held`` (ascending ids), by bisection."""
+    out = []
+    for record_id in wanted:
+        at = bisect.bisect_left(held, record_id)
+        if at < len(held) and held[at] == record_id:
+            out.append((record_id, counts[at], lengths[at]))
+    return out
 
 
 def _qualifying(

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.collector import paused
 from roteiro_memory.errors import NotFound
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
@@ -34,6 +35,11 @@ def insert(conn: Any, d: Dialect, batch: Sequence[MemoryWrite], base: int) -> li
     to decide, from the stored state of the records it supersedes; the
     anchor's blob and path, and the tree witness, are taken from the store's
     own graph now."""
+    with paused():  # a batch's rows, terms and postings, and no cycle among them
+        return _insert(conn, d, batch, base)
+
+
+def _insert(conn: Any, d: Dialect, batch: Sequence[MemoryWrite], base: int) -> list[int]:
     valid = sem.check_batch(batch, base, _supersession(conn, d, sem.stored_targets(batch, base)))
     evidence = _anchor_evidence(conn, d, {w.anchor for w in batch if w.anchor is not None})
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()

@@ -28,6 +28,7 @@ from roteiro_memory.transfer import (
     counts,
     export_header,
     export_items,
+    indexed_rows,
     pointer_rows,
     record_rows,
     sealed,
@@ -89,13 +90,14 @@ def import_export(conn: sqlite3.Connection, parsed: Export) -> dict[str, int]:
         conn.execute(insert("sync_state", SYNC_STATE, "?"), (0, witness.get("tree")))
     conn.executemany(
         insert("agent_memory", [*cols.names(RECORD), "search"], "?"),
-        record_rows(parsed, lambda _, value: value),
+        record_rows(parsed),
     )
     conn.executemany(
         "UPDATE agent_memory SET superseded_by = ?, superseded_at = ? WHERE id = ?",
         pointer_rows(parsed),
     )
-    index.rebuild(conn, SQLITE)  # derived data: rebuilt, never exported
+    # Derived data: rebuilt, never exported; from the records as written here.
+    index.rebuild(conn, SQLITE, indexed_rows(parsed))
     conn.execute("DELETE FROM sqlite_sequence WHERE name = 'agent_memory'")
     if parsed.header.get("sequence") is not None:
         conn.execute(
