@@ -93,7 +93,8 @@ LINES = (
 """``(type, table, columns, order)`` of the lines after the header, in the
 order an export writes them."""
 DEFERRED = ("superseded_by", "superseded_at")
-"""A record's columns written once every record exists (see :func:`pointer_rows`)."""
+"""A record's columns written once every record exists, where a store checks
+a reference row by row (see :func:`pointer_rows`)."""
 
 
 def export_header(
@@ -155,12 +156,17 @@ Convert = Callable[[Any], Any]
 
 
 def record_rows(
-    parsed: Export, bind: Callable[[str], Convert | None] = lambda _: None
+    parsed: Export,
+    bind: Callable[[str], Convert | None] = lambda _: None,
+    pointers: bool = False,
 ) -> list[list[Any]]:
-    """The rows inserting ``parsed``'s records, by id, with their search text
-    and without pointers; ``bind(column)`` is how that column's values are
-    stored (None: as they are)."""
-    plan = [(name, name in DEFERRED, bind(name)) for name in names(RECORD)]
+    """The rows inserting ``parsed``'s records, by id, with their search text;
+    ``bind(column)`` is how that column's values are stored (None: as they
+    are).  Without ``pointers`` the :data:`DEFERRED` columns are left empty,
+    for a store that checks a reference as each row goes in (a record's
+    successor comes after it); with them, for one that checks at the end of
+    the statement."""
+    plan = [(name, name in DEFERRED and not pointers, bind(name)) for name in names(RECORD)]
     search = bind("search")
     rows = []
     for r in sorted(parsed.records, key=lambda r: r["id"]):

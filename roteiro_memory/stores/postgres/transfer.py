@@ -27,7 +27,6 @@ from roteiro_memory.transfer import (
     export_header,
     export_items,
     indexed_rows,
-    pointer_rows,
     record_rows,
     sealed,
 )
@@ -94,17 +93,9 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
             cur.connection,
             "agent_memory",
             [*cols.names(RECORD), "search"],
-            record_rows(parsed, _record_column),
+            # With their pointers: a foreign key is checked once the COPY ends.
+            record_rows(parsed, _record_column, pointers=True),
         )
-        pointers = pointer_rows(parsed)
-        if pointers:
-            by, at, ids = (list(column) for column in zip(*pointers, strict=True))
-            cur.execute(
-                "UPDATE agent_memory m SET superseded_by = p.by, superseded_at = p.at"
-                " FROM unnest(%s::bigint[], %s::text[], %s::bigint[]) AS p(by, at, id)"
-                " WHERE m.id = p.id",
-                (by, at, ids),
-            )
         # Derived data: rebuilt, never exported; from the records as written here.
         index.rebuild(cur.connection, POSTGRES, indexed_rows(parsed))
         cur.execute(

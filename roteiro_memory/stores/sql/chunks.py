@@ -60,8 +60,9 @@ def grouped(records: Iterable[Indexed], d: Dialect) -> dict[Key, Rows]:
     groups: defaultdict[tuple[str, int], Rows] = defaultdict(list)
     for record in sorted(records, key=_id):
         record_id, cell, length = record.id, record.cell, record.posting.length
+        once = (record_id, 1, length)  # most of a record's terms: one posting shared
         for term, count in record.posting.counts.items():
-            groups[term, cell].append((record_id, count, length))
+            groups[term, cell].append(once if count == 1 else (record_id, count, length))
     return {(d.text(term), cell): rows for (term, cell), rows in groups.items()}
 
 
