@@ -11,12 +11,14 @@ keeps it, and answers one request a line on its standard input::
     {"op": "open", "records": N}      -> {"path": ..., "built": bool, "seconds": s}
     {"op": "search", "query": Q}      -> {"cpu": s, "wall": s, "results": [[id, score], ...]}
 
-Each search is timed in the child, CPU and wall, so the parent can
-interleave them with its own trials and take medians of both alike.
+Each search is timed in the child, CPU and wall, after a collection as the
+parent makes before each run it times, so the parent can interleave them
+with its own trials and take medians of both alike.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -126,6 +128,7 @@ def _child(sizes_json: str) -> None:
             }
         else:
             assert store is not None
+            gc.collect()  # as the parent collects before each run it times
             wall, cpu = time.perf_counter(), time.process_time()
             found = store.search(request["query"], limit=request.get("limit", 10))
             cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
