@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
@@ -136,9 +137,9 @@ def read_cells(
             " ORDER BY term, cell, first_id",  # the key's order: no sort
             [*cell_params, *params],
         )
-        for cell, raw, blob in found:
-            held = parts.setdefault(int(cell), {}).setdefault(d.untext(raw), [])
-            held.append(pst.decode(bytes(blob)))
+        for (cell, raw), rows in itertools.groupby(found, _cell_and_term):
+            pieces = [pst.decode(bytes(blob)) for _, _, blob in rows]
+            parts.setdefault(int(cell), {})[d.untext(raw)] = pieces
     for chunk in d.chunks([d.text(term) for term in terms]):
         where, params = d.any_of("term", chunk)
         found = conn.execute(
@@ -153,6 +154,9 @@ def read_cells(
         cell: {term: _joined(pieces) for term, pieces in by_term.items()}
         for cell, by_term in parts.items()
     }
+
+
+_cell_and_term = operator.itemgetter(0, 1)
 
 
 def _joined(pieces: Sequence[pst.Chunk]) -> pst.Chunk:
@@ -334,7 +338,8 @@ def _relevance(
             return zip(held, counts, lengths, strict=True)
         if len(wanted) * 8 < len(held):
             return _found(wanted, held, counts, lengths)  # few wanted: found by bisection
-        return [row for row in zip(held, counts, lengths, strict=True) if row[0] in wanted]
+        postings = zip(held, counts, lengths, strict=True)
+        return itertools.compress(postings, map(wanted.__contains__, held))
 
     return lexical.weigh_postings(
         ((term, rows(term)) for term in terms), corpus, idfs=idf, weights=weights

@@ -174,35 +174,44 @@ def encode(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) ->
 
 def decode(blob: bytes) -> Chunk:
     """The arrays of a chunk's bytes; ValueError when they are not a chunk's."""
-    spec = _SPECS.get(blob[:4])
-    if spec is None:
-        spec = _spec(blob[:4])
-    first, gap, count, length = spec
-    size, rest = divmod(len(blob) - 4 - first[1] + gap[1], gap[1] + count[1] + length[1])
-    if rest or size < 1:
-        raise ValueError("not a chunk of postings (bad length)")
-    start = 4 + first[1]
-    end = start + gap[1] * (size - 1)
-    gaps = array(gap[0], blob[start:end])
-    counts = array(count[0], blob[end : end + count[1] * size])
-    lengths = array(length[0], blob[end + count[1] * size :])
-    head = array(first[0], blob[4:start])
+    layout = _LAYOUTS.get((blob[:4], len(blob)))
+    if layout is None:
+        layout = _layout(blob)
+    start, end, middle, gap, count, length = layout
+    gaps = array(gap, blob[start:end])
+    counts = array(count, blob[end:middle])
+    lengths = array(length, blob[middle:])
     if _SWAP:
-        for column in (gaps, counts, lengths, head):
+        for column in (gaps, counts, lengths):
             column.byteswap()
-    return list(accumulate(gaps, initial=head[0])), counts, lengths
+    first = int.from_bytes(blob[4:start], "little")
+    return list(accumulate(gaps, initial=first)), counts, lengths
 
 
-_SPECS: dict[bytes, tuple[tuple[str, int], ...]] = {}
-"""Each chunk header seen: its arrays' typecodes and widths."""
+_Layout = tuple[int, int, int, str, str, str]
+"""Where a chunk's gaps, counts and lengths start and end, and their typecodes."""
+
+_LAYOUTS: dict[tuple[bytes, int], _Layout] = {}
+"""Each layout seen, by header and length: a few thousand at most (four
+widths for each of four arrays, up to :data:`CHUNK_POSTINGS` postings)."""
 
 
-def _spec(header: bytes) -> tuple[tuple[str, int], ...]:
+def _layout(blob: bytes) -> _Layout:
+    """Where a chunk's arrays lie, from its header and length."""
+    header = blob[:4]
     if len(header) < 4 or any(width not in _TYPECODES for width in header):
         raise ValueError("not a chunk of postings (bad header)")
-    spec = tuple((_TYPECODES[width], width) for width in header)
-    _SPECS[header] = spec
-    return spec
+    first, gap, count, length = header
+    size, rest = divmod(len(blob) - 4 - first + gap, gap + count + length)
+    if rest or size < 1:
+        raise ValueError("not a chunk of postings (bad length)")
+    start = 4 + first
+    end = start + gap * (size - 1)
+    codes = _TYPECODES
+    layout = (start, end, end + count * size, codes[gap], codes[count], codes[length])
+    if size <= CHUNK_POSTINGS:
+        _LAYOUTS[header, len(blob)] = layout
+    return layout
 
 
 # --- tails -------------------------------------------------------------------
