@@ -166,3 +166,35 @@ def test_query_terms_word_by_word_are_the_whole_querys(
 ) -> None:
     query = "".join(word + gap for word, gap in parts)
     assert set(lexical.query_terms(query, tokenizer)) == _whole_query_terms(query, tokenizer)
+
+
+@given(
+    st.lists(
+        st.lists(st.tuples(st.integers(1, 70_000), st.integers(1, 255)), min_size=1, max_size=70),
+        min_size=1,
+        max_size=4,
+    ),
+    st.lists(st.tuples(st.integers(1, 255), st.integers(1, 65_535)), max_size=63),
+)
+def test_a_terms_pieces_join_into_its_postings_in_order(
+    closed: list[list[tuple[int, int]]], tail: list[tuple[int, int]]
+) -> None:
+    """Chunks (each array as narrow as its values) and a tail (whose values
+    may be wider than every chunk's) join into one term's postings of a cell,
+    column by column, in id order."""
+    from roteiro_memory.stores.sql import postings
+
+    rows: list[tuple[int, int, int]] = []
+    for part in [*closed, tail]:
+        start = rows[-1][0] if rows else 0
+        rows += [(start + n, count, length) for n, (count, length) in enumerate(part, start=1)]
+    pieces, at = [], 0
+    for part in closed:
+        ids, counts, lengths = zip(*rows[at : at + len(part)], strict=True)
+        pieces.append(postings.decode(postings.encode(ids, counts, lengths)))
+        at += len(part)
+    blob = postings.tail_bytes(rows[at:])
+    assert blob is not None
+    pieces.append(postings.decode_tail(blob))
+    joined = lexsearch._joined(pieces)
+    assert [list(column) for column in joined] == [list(c) for c in zip(*rows, strict=True)]

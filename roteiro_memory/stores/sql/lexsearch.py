@@ -28,6 +28,7 @@ import bisect
 import heapq
 import itertools
 import operator
+from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
@@ -164,11 +165,29 @@ def _joined(pieces: Sequence[pst.Chunk]) -> pst.Chunk:
     alone as it is, more than one joined column by column."""
     if len(pieces) == 1:
         return pieces[0]
-    ids, counts, lengths = zip(*pieces, strict=True)
-    return list(_flat(ids)), list(_flat(counts)), list(_flat(lengths))
+    ids: list[int] = []
+    for piece in pieces:
+        ids += piece[0]
+    return ids, _column([piece[1] for piece in pieces]), _column([piece[2] for piece in pieces])
 
 
-_flat = itertools.chain.from_iterable
+def _column(parts: Sequence[Sequence[int]]) -> Sequence[int]:
+    """``parts`` end to end, as an array as wide as its widest value needs:
+    a chunk's counts and lengths are arrays, copied whole when they have that
+    width already; a tail's are a tuple."""
+    width = 1
+    for part in parts:
+        if isinstance(part, array):
+            width = max(width, part.itemsize)
+        elif part:
+            width = max(width, pst.width_of(max(part)))
+    out = pst.column(width)
+    for part in parts:
+        if isinstance(part, array) and part.typecode != out.typecode:
+            out.extend(iter(part))  # narrower: widened value by value
+        else:
+            out.extend(part)  # an array of this width (copied whole), or a tail's ints
+    return out
 
 
 def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str]) -> str:

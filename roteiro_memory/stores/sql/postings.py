@@ -50,6 +50,7 @@ __all__ = [
     "Chunk",
     "cell_bound",
     "cell_of",
+    "column",
     "decode",
     "decode_tail",
     "encode",
@@ -57,6 +58,7 @@ __all__ = [
     "tail_bytes",
     "tail_rows",
     "tf_norm",
+    "width_of",
 ]
 
 CONFIDENCE_STEPS = 20
@@ -145,7 +147,13 @@ _TYPECODES = {array(code).itemsize: code for code in "QLIHB"}
 _SWAP = sys.byteorder == "big"
 
 
-def _narrowest(largest: int) -> int:
+def column(width: int) -> array[int]:
+    """An empty array of unsigned values ``width`` bytes wide (1, 2, 4 or 8)."""
+    return array(_TYPECODES[width])
+
+
+def width_of(largest: int) -> int:
+    """The fewest bytes (1, 2, 4 or 8) that hold ``largest``."""
     for width in (1, 2, 4, 8):
         if largest < 1 << (8 * width):
             return width
@@ -162,7 +170,7 @@ def encode(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) ->
     allows (a four-byte header gives the widths)."""
     gaps = [b - a for a, b in pairwise(ids)]
     columns = ([ids[0]], gaps, counts, lengths)
-    widths = [_narrowest(max(values, default=0)) for values in columns]
+    widths = [width_of(max(values, default=0)) for values in columns]
     parts = [bytes(widths)]
     for width, values in zip(widths, columns, strict=True):
         column = array(_TYPECODES[width], values)
