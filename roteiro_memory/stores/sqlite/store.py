@@ -59,6 +59,15 @@ BUSY_TIMEOUT_MS = 60_000
 :data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
 
 
+CACHE_KIB = 64 * 1024
+"""The page cache of a store's connection, at most (SQLite's default is 2 MiB).
+A million records are a gigabyte, and a write merging the recent records
+into the index touches thousands of its pages: with the default cache each
+is read again from the file, and a write costs twice what it does in a small
+store (``bench/search.py``, "add latency").  Pages are cached only as they
+are read, so a small store's connection stays small."""
+
+
 def _busy_timeout() -> int:
     text = os.environ.get(BUSY_TIMEOUT_ENV)
     if text is None:
@@ -159,6 +168,7 @@ class SQLiteStore(SQLStore):
             raise StoreUnavailable(f"{self.file}: cannot be opened ({error})") from None
         try:
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
+            conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
             # Read without the write lock: a store that needs nothing opens
             # beside a writer, and one that is not ours is refused unwritten.
             with reading(conn):
