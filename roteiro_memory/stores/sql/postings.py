@@ -255,16 +255,20 @@ _flat = itertools.chain.from_iterable
 
 def tail_rows(blob: bytes) -> list[tuple[int, int, int]]:
     """A tail's postings; ValueError when the bytes are not a tail's."""
-    if len(blob) % TAIL.size:
-        raise ValueError("not a tail of postings (bad length)")
+    _tail_size(blob)
     return list(TAIL.iter_unpack(blob))
 
 
 def decode_tail(blob: bytes) -> Chunk:
     """A tail's postings as :func:`decode` gives a chunk's (its columns
     sliced out of one unpacking, at C speed)."""
+    flat = _packer(_tail_size(blob)).unpack(blob)
+    return flat[0::3], flat[1::3], flat[2::3]
+
+
+def _tail_size(blob: bytes) -> int:
+    """How many postings a tail's bytes hold; ValueError when they are not a tail's."""
     size, rest = divmod(len(blob), TAIL.size)
     if rest:
         raise ValueError("not a tail of postings (bad length)")
-    flat = _packer(size).unpack(blob)
-    return flat[0::3], flat[1::3], flat[2::3]
+    return size
