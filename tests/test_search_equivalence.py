@@ -211,6 +211,32 @@ def test_search_gives_the_models_doubles_from_merged_chunks(
         )
 
 
+@pytest.mark.parametrize("chunk", [2, 64])
+def test_a_record_a_forget_restores_leaves_later_merges_in_id_order(
+    stores: list[Store], chunk: int
+) -> None:
+    """A forget puts the record it restores among older ones while a record
+    older still may wait in the recent tier: that one is merged first, so a
+    later merge appends only records newer than every one indexed, and no
+    tail or chunk runs backwards (a backwards tail lost the older record's
+    postings on forget; one closed into a chunk failed the write)."""
+    write = ("write", "cache", "repo", None, None, None)
+    ops = [
+        write,  # 1 waits in the recent tier
+        write,  # 2 too
+        ("write", "lock", "repo", None, None, 2),  # 2 leaves the index
+        ("forget", 3),  # 2 is restored, among the indexed records
+        *[("write", "filler", "repo", None, None, None)] * 3,  # the recent tier merges
+        ("forget", 1),
+        *[write] * 3,  # cache's postings in that cell close into chunks
+    ]
+    with (
+        patch.object(index, "RECENT_RECORDS", 3),
+        patch.object(postings, "CHUNK_POSTINGS", chunk),
+    ):
+        _same_search(stores, ops, query="cache", limit=None)
+
+
 @settings(max_examples=40)
 @given(
     ops=operations,

@@ -212,7 +212,14 @@ def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         if count < RECENT_RECORDS:
             return
         records = []
-    chunks.append(conn, d, [*_recent_rows(conn, d), *records])
+    _merge(conn, d, records)
+
+
+def _merge(conn: Any, d: Dialect, newer: Sequence[Indexed] = ()) -> None:
+    """Move the records of ``memory_recent`` (then ``newer``, newer still)
+    into the chunks.  A merge appends them after every posting indexed, so
+    each record waiting there is newer than every record in the chunks."""
+    chunks.append(conn, d, [*_recent_rows(conn, d), *newer])
     conn.execute("DELETE FROM memory_recent")
 
 
@@ -300,7 +307,13 @@ def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Seque
     # Taken out first, should they be indexed still (their pointers set
     # behind the store's back): a record is indexed once.
     _remove(conn, d, back)
-    chunks.place(conn, d, [r for r in back if r.posting.length])
+    placed = [r for r in back if r.posting.length]
+    if placed:
+        # Restored records go among older ones, so the records waiting in
+        # memory_recent (older than some of them) are merged first: a later
+        # merge appends only records newer than every one in the chunks.
+        _merge(conn, d)
+        chunks.place(conn, d, placed)
     _apply(conn, d, delta)
 
 
