@@ -7,6 +7,7 @@ These take the ``sqlite_store`` fixture rather than ``store``.
 from __future__ import annotations
 
 import contextlib
+import pathlib
 import sqlite3
 
 import pytest
@@ -241,3 +242,26 @@ def test_sqlite_score_expression_equals_python_score_for_any_terms(
         sem.base_confidence(confidence), sem.anchor_penalty(state), decay.factor(newer)
     )
     assert float(sql_score).hex() == python.hex()
+
+
+@pytest.mark.parametrize("name", ["file:other.db", "file:other.db?mode=memory", "file:x?vfs=nope"])
+def test_a_store_named_like_a_uri_is_the_file_of_that_name(
+    tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """SQLite may read a file name starting ``file:`` as a URI; a store is
+    always the file named, and another file beside it is left as it was."""
+    monkeypatch.chdir(tmp_path)
+    other = tmp_path / "other.db"
+    SQLiteStore(other).close()
+    before = other.read_bytes()
+    store = SQLiteStore(name)
+    try:
+        store.record("lesson", "where does this go")
+    finally:
+        store.close()
+    assert other.read_bytes() == before
+    reopened = SQLiteStore(tmp_path / name)
+    try:
+        assert [r.body for r in reopened.list().records] == ["where does this go"]
+    finally:
+        reopened.close()

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from urllib.parse import quote
 
 from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.stores.sqlite.uri import file_uri
 
 __all__ = ["connect", "reason", "unmigratable", "unreadable", "unwritable"]
 
@@ -42,7 +42,7 @@ def connect(path: str) -> sqlite3.Connection:
     wal = real + "-wal"
     logged = os.path.exists(wal) and os.path.getsize(wal) > 0
     mode = "mode=ro" if logged else "mode=ro&immutable=1"
-    return sqlite3.connect(f"file:{quote(real)}?{mode}", uri=True, isolation_level=None)
+    return sqlite3.connect(file_uri(real, mode), uri=True, isolation_level=None)
 
 
 def unwritable(path: str, why: str) -> StoreUnavailable:

@@ -41,6 +41,7 @@ from roteiro_memory.stores.sqlite.transactions import (
     enter_wal,
     reading,
 )
+from roteiro_memory.stores.sqlite.uri import file_uri
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -159,8 +160,9 @@ class SQLiteStore(SQLStore):
         read_only = None if in_memory else readonly.reason(self.file)
         try:
             if read_only is None:
+                name = self.file if in_memory else file_uri(self.file)
                 conn = sqlite3.connect(
-                    self.file, timeout=self._busy_ms / 1000, isolation_level=None
+                    name, timeout=self._busy_ms / 1000, isolation_level=None, uri=True
                 )
             else:
                 conn = readonly.connect(self.file)
