@@ -35,6 +35,7 @@ __all__ = [
     "InvalidStoreName",
     "NotFound",
     "ReanchorRefused",
+    "ReportLost",
     "ResetRefused",
     "RoteiroError",
     "StoreUnavailable",
@@ -182,6 +183,14 @@ class StreamClosed(RoteiroError, OSError):
     output_lost = False
     """True when standard output itself failed (a full disk): the failure
     is then reported on stderr, since stdout takes nothing more."""
+
+
+class ReportLost(StreamClosed):
+    """Standard output failed after the command's change was committed: the
+    change is stored, and only its report is incomplete."""
+
+    exit_status = ExitCode.UNREPORTED
+    output_lost = True
 
 
 # Refusals of the command line and the repository: reported as BadRequest,

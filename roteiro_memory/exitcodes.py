@@ -23,5 +23,8 @@ class ExitCode(enum.IntEnum):
     STORE = 3
     """The store is corrupt or cannot be read (not a store, a newer schema, a
     damaged row, a failing database); nothing was changed."""
+    UNREPORTED = 4
+    """The command's change was stored, but standard output failed before
+    its report was whole: the change stays, only what it printed is lost."""
     INTERRUPTED = 130
     """Interrupted by Ctrl-C, as a shell reports a SIGINT."""

@@ -337,6 +337,13 @@ class Store(abc.ABC):
         """Where the store lives, for a report (never with a password)."""
         return f"the {self.name} store"
 
+    @property
+    def changes(self) -> int | None:
+        """How many write transactions this store object has committed, so
+        two readings tell whether a write came between them; None where the
+        store does not count them."""
+        return None
+
     def check(self) -> builtins.list[Finding]:
         """Every integrity problem found (:mod:`roteiro_memory.check`), read on
         one snapshot and changing nothing; empty when the store is healthy."""

@@ -29,6 +29,7 @@ def test_exitcodes_keep_their_numbers() -> None:
         "NOTHING": 1,
         "USAGE": 2,
         "STORE": 3,
+        "UNREPORTED": 4,
         "INTERRUPTED": 130,
     }
 
@@ -188,9 +189,86 @@ def test_exitcodes_standard_output_on_a_full_disk_is_the_output_failing(
             text=True,
             timeout=60,
             check=False,
+            cwd=tmp_path,  # no repository, so no sync writes its graph
         )
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert done.stderr.splitlines() == [
         "roteiro-memory: error: cannot write to standard output (No space left on device); "
         "what was written there is incomplete (nothing stored was changed)"
     ]
+
+
+def _to_full_disk(*argv: str) -> subprocess.CompletedProcess[str]:
+    with open("/dev/full", "w") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["add", "a new lesson"], ["forget", "1"], ["cache", "get", "k"]],
+    ids=["add", "forget", "cache-get"],
+)
+def test_exitcodes_a_change_whose_report_cannot_be_written_says_it_was_stored(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """Standard output failing after a write committed: the write stays
+    (a cache hit is counted), and the status and the line say so -- never
+    that nothing was changed."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    db = tmp_path / "m.db"
+    with SQLiteStore(db) as store:
+        store.record("lesson", "kept")
+        store.cache_put("k", "fp", "{}")
+        before = store.snapshot()
+    done = _to_full_disk(*argv, "--db", str(db))
+    assert done.returncode == ExitCode.UNREPORTED, done.stderr
+    assert done.stderr.splitlines() == [
+        "roteiro-memory: error: cannot write to standard output (No space left on device); "
+        "what was written there is incomplete, but the command's change was stored"
+    ]
+    with SQLiteStore(db) as store:
+        assert store.snapshot() != before
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--json", "--version"], ["--help"]])
+def test_exitcodes_the_version_and_help_on_a_full_disk_are_the_output_failing(
+    argv: list[str],
+) -> None:
+    done = _to_full_disk(*argv)
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "cannot write to standard output" in done.stderr
+
+
+def test_exitcodes_an_export_its_reader_cuts_short_is_the_output_failing(tmp_path: Path) -> None:
+    """``export | head`` is no export: status 2 and one line saying so,
+    where a listing cut short by its reader ends quietly."""
+    from roteiro_memory.store import MemoryWrite
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    db = tmp_path / "m.db"
+    with SQLiteStore(db) as store:  # well past what a pipe holds
+        store.record_many([MemoryWrite("lesson", f"lesson {n} " * 40) for n in range(3_000)])
+    reader = subprocess.Popen(
+        [sys.executable, "-m", "roteiro_memory", "export", "--db", str(db)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    )
+    assert reader.stdout is not None
+    assert reader.stderr is not None
+    reader.stdout.read(10)
+    reader.stdout.close()
+    said = reader.stderr.read().decode()
+    assert reader.wait(timeout=60) == ExitCode.USAGE, said
+    assert len(said.splitlines()) == 1, said
+    assert "closed by its reader" in said
+    assert "incomplete" in said

@@ -69,6 +69,7 @@ class Session:
         self._located: Location | None = None
         self._store_file: str | None = None
         self._store: Store | None = None
+        self._created = False
         self._unsynced = False
 
     def place(self) -> Place | None:
@@ -184,6 +185,7 @@ class Session:
             prepare(location)
             from roteiro_memory.stores.sqlite.store import SQLiteStore
 
+            self._created = not os.path.exists(location.path)
             store = SQLiteStore(location.path)
             self._store = store
             announce_migration(store, self.warn)
@@ -320,6 +322,17 @@ class Session:
         working = self.store().export_graph()
         _, before = rev_graph(repo, rev, working)
         return touched_keys(before, graph_blobs(working))
+
+    def changed(self) -> bool:
+        """Whether this session changed the store: made it, migrated it on
+        opening, or committed a write to it (a store that cannot count its
+        writes is taken to have changed once it is open)."""
+        store = self._store
+        if store is None:
+            return False
+        changes = store.changes
+        migrated = getattr(store, "migrated", None) is not None
+        return self._created or migrated or changes is None or changes > 0
 
     def close(self) -> None:
         if self._store is not None:

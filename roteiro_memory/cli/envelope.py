@@ -23,7 +23,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["SCHEMA", "TIMESTAMP_FIELDS", "failure", "iso_utc", "success", "write"]
+__all__ = ["SCHEMA", "TIMESTAMP_FIELDS", "failure", "iso_utc", "line", "success", "write"]
 
 SCHEMA = "roteiro.cli/v1"
 """The envelope's own schema; the shapes inside ``result`` keep theirs."""
@@ -39,10 +39,15 @@ def failure(kind: str, message: str) -> dict[str, Any]:
     return {"schema": SCHEMA, "ok": False, "error": {"kind": kind, "message": message}}
 
 
-def write(envelope: dict[str, Any]) -> None:
-    """Print an envelope on one line of stdout (ASCII-escaped, so any locale
+def line(envelope: dict[str, Any]) -> str:
+    """An envelope as the one line printed (ASCII-escaped, so any locale
     prints it, and no control character reaches a terminal raw)."""
     import json
 
-    sys.stdout.write(json.dumps(envelope) + "\n")
+    return json.dumps(envelope) + "\n"
+
+
+def write(envelope: dict[str, Any]) -> None:
+    """Print an envelope on one line of stdout (:func:`line`)."""
+    sys.stdout.write(line(envelope))
     sys.stdout.flush()

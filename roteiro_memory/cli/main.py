@@ -188,14 +188,15 @@ def _main(arguments: list[str], as_json: bool) -> int:
     given, rest = split_globals(arguments)
     args, command = _parse(rest)
     if args.version:
+        from roteiro_memory.cli.output import print_out
         from roteiro_memory.version import version
 
         if as_json:
-            from roteiro_memory.cli.envelope import success, write
+            from roteiro_memory.cli.envelope import line, success
 
-            write(success({"version": version()}))
+            print_out(line(success({"version": version()})), "the version")
         else:
-            print(f"{PROG} {version()}")
+            print_out(f"{PROG} {version()}\n", "the version")
         return ExitCode.OK
     if command is None:
         if not as_json:
@@ -240,6 +241,12 @@ def _run(command: Command, args: argparse.Namespace) -> int:
     )
     try:
         return command.run(args, session)
+    except StreamClosed as failure:
+        if not failure.output_lost:
+            raise
+        from roteiro_memory.cli.output import lost
+
+        raise lost(failure, session.changed()) from None
     except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as error:  # the last resort: one line, never a traceback

@@ -8,14 +8,25 @@ from __future__ import annotations
 import os
 import sys
 
-from roteiro_memory.errors import StreamClosed, UsageError
+from roteiro_memory.errors import ReportLost, StreamClosed, UsageError
 from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 
-__all__ = ["GuardedStdout", "emit", "fail", "printable", "read_stdin", "say", "warn"]
+__all__ = [
+    "GuardedStdout",
+    "emit",
+    "fail",
+    "lost",
+    "print_out",
+    "printable",
+    "read_stdin",
+    "reader_gone",
+    "say",
+    "warn",
+]
 
 
 def emit(value: Any) -> None:
@@ -87,10 +98,48 @@ def _lost(error: OSError) -> StreamClosed:
     _discard_stdout()
     failure = StreamClosed(
         f"cannot write to standard output ({error.strerror or error}); what was written "
-        "there is incomplete (nothing stored was changed)"
+        "there is incomplete"
     )
     failure.output_lost = True
     return failure
+
+
+def reader_gone(when: str) -> StreamClosed:
+    """The failure of an output that must arrive whole (an export) when the
+    reader of standard output went away ``when``."""
+    _discard_stdout()
+    failure = StreamClosed(
+        f"standard output was closed by its reader {when}; what was written there is incomplete"
+    )
+    failure.output_lost = True
+    return failure
+
+
+def lost(failure: StreamClosed, stored: bool) -> StreamClosed:
+    """The failure of standard output, saying what became of the store:
+    :class:`~roteiro_memory.errors.ReportLost` when the command's change was
+    stored before its report failed (it stays), else that nothing was."""
+    if stored:
+        return ReportLost(f"{failure}, but the command's change was stored")
+    said = StreamClosed(f"{failure} (nothing stored was changed)")
+    said.output_lost = True
+    return said
+
+
+def print_out(text: str, what: str) -> None:
+    """``text`` on standard output, flushed, where no command runs (the
+    version, the help): a closed or failing stdout is one line of
+    :class:`StreamClosed`, never a silent loss."""
+    if sys.stdout is None:
+        raise StreamClosed(
+            f"standard output is closed (>&-), but {what} is printed there; run it with stdout open"
+        )
+    out = GuardedStdout(sys.stdout)
+    try:
+        out.write(text)
+        out.flush()
+    except StreamClosed as failure:
+        raise lost(failure, False) from None
 
 
 def say(text: str) -> None:

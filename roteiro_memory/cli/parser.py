@@ -26,6 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from _typeshed import SupportsWrite
+
     from roteiro_memory.app.records import Selection
     from roteiro_memory.cli.commands import Command
 
@@ -86,6 +88,16 @@ class Parser(argparse.ArgumentParser):
             self._width = columns() - 2
         # Every HelpFormatter takes width; typeshed's protocol names only prog.
         return self.formatter_class(prog=self.prog, width=self._width)  # type: ignore[call-arg]
+
+    def print_help(self, file: SupportsWrite[str] | None = None) -> None:
+        # argparse's drops a write that fails, and prints to stderr when
+        # stdout is closed: help that cannot be printed is a failure instead.
+        if file is not None:
+            super().print_help(file)
+            return
+        from roteiro_memory.cli.output import print_out
+
+        print_out(self.format_help(), "the help")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         # After --help: main returns the status rather than raising SystemExit.

@@ -29,7 +29,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     import sys
 
     from roteiro_memory.app import maintenance
-    from roteiro_memory.cli.output import emit
+    from roteiro_memory.cli.output import emit, reader_gone
     from roteiro_memory.exitcodes import ExitCode
 
     if args.output in (None, "-"):
@@ -40,8 +40,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
             )
         lines = maintenance.export_lines(session)
         _warn_if_stdout_is_shared()
-        for line in lines:
-            sys.stdout.write(line + "\n")
+        written = 0
+        try:
+            for line in lines:
+                sys.stdout.write(line + "\n")
+                written += 1
+            sys.stdout.flush()
+        except BrokenPipeError:
+            # Unlike a listing cut short by ``| head``, a cut export is no
+            # export: whoever reads it must be told.
+            raise reader_gone(f"after {written:,} lines of the export") from None
         return ExitCode.OK
     written = maintenance.export_to(session, args.output)
     if args.json:

@@ -103,6 +103,7 @@ class PostgresStore(SQLStore):
         self.schema = _check_schema_name(chosen or DEFAULT_SCHEMA)
         self._throwaway = False
         self._given = dsn  # what messages are redacted against, with self.dsn
+        self._commits = 0
         self._link = self._open()
 
     @classmethod
@@ -223,6 +224,11 @@ class PostgresStore(SQLStore):
         conn = self._conn
         with _transaction(conn):
             yield conn
+        self._commits += 1
+
+    @property
+    def changes(self) -> int:
+        return self._commits
 
     @contextlib.contextmanager
     def _reading(self) -> Iterator[Connection]:

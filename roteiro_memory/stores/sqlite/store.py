@@ -125,6 +125,7 @@ class SQLiteStore(SQLStore):
         """Why nothing can be written to the store (its folder or file is
         read-only), when it was opened to be read only; None otherwise."""
         self._identity: FileIdentity | None = None
+        self._commits = 0
         self._conn = self._open()
 
     @classmethod
@@ -260,7 +261,15 @@ class SQLiteStore(SQLStore):
         still names the file it was opened on (:mod:`.identity`)."""
         if self.read_only is not None:
             raise readonly.unwritable(self.file, self.read_only)
-        return atomic(self._conn, None if self._identity is None else self._identity.check)
+        guard = None if self._identity is None else self._identity.check
+        return atomic(self._conn, guard, self._committed)
+
+    def _committed(self) -> None:
+        self._commits += 1
+
+    @property
+    def changes(self) -> int:
+        return self._commits
 
     def _reading(self) -> Transaction:
         return reading(self._conn)

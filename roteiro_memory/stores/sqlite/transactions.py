@@ -30,12 +30,16 @@ _WAL_RETRY_S = 0.002
 """How long a switch to WAL that lost a race waits before looking again."""
 
 
-def atomic(conn: sqlite3.Connection, guard: Callable[[], None] | None = None) -> Transaction:
+def atomic(
+    conn: sqlite3.Connection,
+    guard: Callable[[], None] | None = None,
+    committed: Callable[[], None] | None = None,
+) -> Transaction:
     """One write transaction, holding the write lock from its start:
     committed if the body returns, rolled back if it (or the commit) raises.
     ``guard``, when given, runs just before the commit, and what it raises
-    rolls the transaction back."""
-    return Transaction(conn, "BEGIN IMMEDIATE", guard)
+    rolls the transaction back; ``committed`` runs once the commit is done."""
+    return Transaction(conn, "BEGIN IMMEDIATE", guard, committed)
 
 
 def reading(conn: sqlite3.Connection) -> Transaction:
@@ -49,13 +53,18 @@ class Transaction:
     than :func:`contextlib.contextmanager`: every command opens one, and
     :mod:`contextlib` would cost start-up more than this does."""
 
-    __slots__ = ("begin", "conn", "guard")
+    __slots__ = ("begin", "committed", "conn", "guard")
 
     def __init__(
-        self, conn: sqlite3.Connection, begin: str, guard: Callable[[], None] | None = None
+        self,
+        conn: sqlite3.Connection,
+        begin: str,
+        guard: Callable[[], None] | None = None,
+        committed: Callable[[], None] | None = None,
     ) -> None:
         self.conn = conn
         self.begin = begin
+        self.committed = committed
         self.guard = guard
 
     def __enter__(self) -> sqlite3.Connection:
@@ -81,6 +90,8 @@ class Transaction:
         except BaseException as failed:
             rollback(self.conn, failed)
             raise
+        if self.committed is not None:
+            self.committed()
 
 
 def rollback(conn: sqlite3.Connection, cause: BaseException) -> None:
