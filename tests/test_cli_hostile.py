@@ -319,3 +319,49 @@ def test_warnings_escape_control_characters(capsys: pytest.CaptureFixture[str]) 
     err = capsys.readouterr().err
     assert "\x1b" not in err
     assert "\\x1b[2Jexport.jsonl" in err
+
+
+INDEX_DAMAGE = {
+    "memory_cells": "UPDATE memory_cells SET tail = X'ffffffffffffffff' WHERE length(tail) > 0",
+    "memory_chunks": "UPDATE memory_chunks SET postings = X'09090909'",
+    "memory_recent": "UPDATE memory_recent SET terms = 'not lines of terms'",
+}
+"""Term index bytes no version writes, by the table they damage."""
+
+
+@pytest.mark.parametrize("table", sorted(INDEX_DAMAGE))
+def test_a_damaged_term_index_is_named_in_one_line_by_every_subcommand(
+    outside: Path, table: str
+) -> None:
+    """Index bytes damaged behind the library's back stop a search, a forget
+    or a write with one line naming the table and the row, as check does --
+    never the last resort's "report it as a bug"."""
+    from roteiro_memory.store import MemoryWrite
+    from roteiro_memory.stores.sql import index
+
+    pristine = outside / "indexed.db"
+    with SQLiteStore(pristine) as store:
+        # Merged into chunks and tails; then a recent tier the next write merges.
+        store.record_many([MemoryWrite("lesson", "retry the cache") for _ in range(300)])
+        waiting = index.RECENT_RECORDS - 1
+        store.record_many([MemoryWrite("lesson", "retry once more") for _ in range(waiting)])
+        store.connection.execute(INDEX_DAMAGE[table])
+    named = 0
+    for name in _subcommands():
+        db = outside / "copy.db"
+        shutil.copyfile(pristine, db)
+        argv = [*name.split(), *POSITIONAL.get(name, []), "--db", str(db)]
+        if name == "recall":
+            argv = ["recall", "retry cache", "--no-sync", "--db", str(db)]
+        if name == "import":
+            continue  # reads no store but the one it makes
+        status, lines, _ = _run(argv, stdin=b"")
+        _one_line(argv, status, lines)
+        if lines and "the term index is damaged" in lines[0]:
+            named += 1
+            assert status == ExitCode.STORE, (argv, lines)
+            assert lines[0].split(": ")[2].startswith(table), (argv, lines)
+        db.unlink()
+        for suffix in ("-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+    assert named, "a search meets the damage"

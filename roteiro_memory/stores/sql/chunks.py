@@ -69,9 +69,12 @@ def grouped(records: Iterable[Indexed], d: Dialect) -> dict[Key, Rows]:
 _id = operator.attrgetter("id")
 
 
-def rows_of(blob: Any) -> Rows:
-    """A closed chunk's postings."""
-    ids, counts, lengths = pst.decode(bytes(blob))
+def rows_of(blob: Any, key: Key) -> Rows:
+    """The postings of a closed chunk of the cell ``key``."""
+    try:
+        ids, counts, lengths = pst.decode(bytes(blob))
+    except (ValueError, TypeError) as error:
+        raise pst.damaged("memory_chunks", pst.cell_row(key[0], key[1]), error) from None
     return list(zip(ids, counts, lengths, strict=True))
 
 
@@ -97,8 +100,13 @@ def _read(conn: Any, d: Dialect, table: str, column: str, keys: Sequence[Key]) -
 
 
 def _tails(conn: Any, d: Dialect, keys: Sequence[Key]) -> dict[Key, Rows]:
-    found = _read(conn, d, "memory_cells", "t.tail", keys)
-    return {_key(d, term, cell): pst.tail_rows(bytes(blob)) for term, cell, blob in found}
+    out: dict[Key, Rows] = {}
+    for term, cell, blob in _read(conn, d, "memory_cells", "t.tail", keys):
+        try:
+            out[_key(d, term, cell)] = pst.tail_rows(bytes(blob))
+        except (ValueError, TypeError) as error:
+            raise pst.damaged("memory_cells", pst.cell_row(term, cell), error) from None
+    return out
 
 
 def _key(d: Dialect, raw: Any, cell: int) -> Key:
@@ -227,7 +235,7 @@ def place(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
             f"SELECT first_id, postings FROM memory_chunks WHERE term = {m} AND cell = {m}", key
         ).fetchall()
         writes.dropped.extend((*key, first) for first, _ in chunks)
-        every = [row for _, blob in chunks for row in rows_of(blob)]
+        every = [row for _, blob in chunks for row in rows_of(blob, key)]
         writes.close(key, sorted(every + tails.get(key, []) + rows))
         writes.added[key] = rows
     writes.run(conn)
@@ -254,7 +262,7 @@ def remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
                     continue
                 place = (*key, found[0])
                 if place not in chunks:
-                    chunks[place] = rows_of(found[1])
+                    chunks[place] = rows_of(found[1], key)
                 held = chunks[place]
             at = bisect.bisect_left(held, (record_id,))
             if at < len(held) and held[at][0] == record_id:

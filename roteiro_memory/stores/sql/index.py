@@ -187,7 +187,11 @@ def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
     for record_id, cell, length, text in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent ORDER BY record_id"
     ):
-        out.append(Indexed(record_id, cell, Posting(parse_terms(d.untext(text)), length)))
+        try:
+            counts = parse_terms(d.untext(text))
+        except (ValueError, TypeError) as error:
+            raise pst.damaged("memory_recent", f"record {record_id}", error) from None
+        out.append(Indexed(record_id, cell, Posting(counts, length)))
     return out
 
 
@@ -403,7 +407,7 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
         " UNION ALL SELECT term, cell, tail, 1 FROM memory_cells"
     ):
         try:
-            rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob)
+            rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob, (raw, cell))
         except (ValueError, TypeError):
             rows = []
         term = d.plain(raw)

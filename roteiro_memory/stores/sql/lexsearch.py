@@ -113,7 +113,10 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     for record_id, cell, length, raw in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent"
     ):
-        held = index.find_terms(d.untext(raw), terms)
+        try:
+            held = index.find_terms(d.untext(raw), terms)
+        except (ValueError, TypeError) as error:
+            raise pst.damaged("memory_recent", f"record {record_id}", error) from None
         if held:
             for term in held:
                 frequency[term] += 1
@@ -139,7 +142,10 @@ def read_cells(
             [*cell_params, *params],
         )
         for (cell, raw), rows in itertools.groupby(found, _cell_and_term):
-            pieces = [pst.decode(bytes(blob)) for _, _, blob in rows]
+            try:
+                pieces = [pst.decode(bytes(blob)) for _, _, blob in rows]
+            except (ValueError, TypeError) as error:
+                raise pst.damaged("memory_chunks", pst.cell_row(raw, cell), error) from None
             parts.setdefault(int(cell), {})[d.untext(raw)] = pieces
     for chunk in d.chunks([d.text(term) for term in terms]):
         where, params = d.any_of("term", chunk)
@@ -149,8 +155,11 @@ def read_cells(
         )
         for cell, raw, blob in found:
             if blob:
-                held = parts.setdefault(int(cell), {}).setdefault(d.untext(raw), [])
-                held.append(pst.decode_tail(bytes(blob)))
+                try:
+                    tail = pst.decode_tail(bytes(blob))
+                except (ValueError, TypeError) as error:
+                    raise pst.damaged("memory_cells", pst.cell_row(raw, cell), error) from None
+                parts.setdefault(int(cell), {}).setdefault(d.untext(raw), []).append(tail)
     return {
         cell: {term: _joined(pieces) for term, pieces in by_term.items()}
         for cell, by_term in parts.items()

@@ -43,6 +43,10 @@ from itertools import accumulate, pairwise
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.errors import Corrupt
+
 __all__ = [
     "CHUNK_POSTINGS",
     "CONFIDENCE_STEPS",
@@ -50,7 +54,9 @@ __all__ = [
     "Chunk",
     "cell_bound",
     "cell_of",
+    "cell_row",
     "column",
+    "damaged",
     "decode",
     "decode_tail",
     "encode",
@@ -264,6 +270,28 @@ def decode_tail(blob: bytes) -> Chunk:
     sliced out of one unpacking, at C speed)."""
     flat = _packer(_tail_size(blob)).unpack(blob)
     return flat[0::3], flat[1::3], flat[2::3]
+
+
+def damaged(table: str, row: str, error: Exception) -> Corrupt:
+    """The failure of an operation that met index bytes in ``row`` of
+    ``table`` that are not what the index writes: the index is damaged,
+    which the store's check reports too, and rebuilding it mends."""
+    from roteiro_memory.errors import Corrupt
+
+    return Corrupt(
+        f"{table} {row}: {error}; the term index is damaged (check names every damaged"
+        " row; export and import the store to rebuild the index)"
+    )
+
+
+def cell_row(term: object, cell: int) -> str:
+    """How a message names the row of a term's cell: ``term 'x' cell 5``
+    (the term as stored, bytes read as UTF-8)."""
+    from roteiro_memory.errors import excerpt
+
+    if isinstance(term, bytes | memoryview):
+        term = bytes(term).decode("utf-8", "backslashreplace")
+    return f"term {excerpt(term)} cell {cell}"
 
 
 def _tail_size(blob: bytes) -> int:
