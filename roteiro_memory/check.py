@@ -30,7 +30,7 @@ from typing import Any, LiteralString, Protocol
 
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import RoteiroError
+from roteiro_memory.errors import RoteiroError, excerpt
 
 __all__ = [
     "CacheRow",
@@ -127,6 +127,9 @@ class MemoryRow:
     superseded_by: object
     superseded_at: object
     vocabulary: tuple[object, object] | None = None
+    created_at: object = None
+    """Judged when it is text (SQLite's, an export's); a database's own
+    time type needs no judging."""
 
     @classmethod
     def of(cls, row: Mapping[str, Any], search: object) -> MemoryRow:
@@ -142,6 +145,7 @@ class MemoryRow:
             row["superseded_by"],
             row["superseded_at"],
             vocabulary=(row["kind"], row["confidence"]),
+            created_at=row.get("created_at"),
         )
 
 
@@ -199,6 +203,16 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
                 "search text disagrees with its body and anchor: queries would miss it",
             )
         )
+    for name, value in (("created_at", row.created_at), ("superseded_at", row.superseded_at)):
+        if isinstance(value, str) and not is_timestamp(value):
+            out.append(
+                Finding(
+                    "agent_memory",
+                    where,
+                    f"{name} {excerpt(value)} is not a UTC time as YYYY-MM-DD HH:MM:SS, the form"
+                    " the store writes (e.g. 2026-03-01 12:00:05)",
+                )
+            )
     if (row.superseded_by is None) != (row.superseded_at is None):
         out.append(
             Finding(
@@ -208,6 +222,25 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
             )
         )
     return out
+
+
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+"""How the stores write ``created_at`` and ``superseded_at``: PROTOCOL's UTC
+time to the second, ``[P-created-at]`` (SQLite's ``datetime('now')``,
+PostgreSQL's ``to_char`` of the same, the model store's ``strftime``)."""
+
+
+def is_timestamp(value: str) -> bool:
+    """Whether ``value`` is a real time in :data:`TIMESTAMP_FORMAT`, exactly
+    (protocol.schema.json's pattern alone would take month 13; ``strptime``
+    alone takes unpadded fields and other scripts' digits)."""
+    from datetime import datetime
+
+    try:
+        parsed = datetime.strptime(value, TIMESTAMP_FORMAT)
+    except ValueError:
+        return False
+    return parsed.isoformat(" ") == value
 
 
 def sequence_findings(
@@ -329,6 +362,21 @@ def cache_findings(
                 f"ticks {ticks} and generation {generation}: a clock starts at 0 and counts up",
             )
         )
+    # Like the id sequence: a count at the largest 64-bit integer has no next
+    # step (SQLite would make it a real number, which every later cache
+    # operation trips on).
+    for name, value, stops in (
+        ("ticks", ticks, "no cache put or get can take a tick"),
+        ("generation", generation, "no sweep can advance the generation"),
+    ):
+        if value >= sem.INT64_MAX:
+            out.append(
+                Finding(
+                    "agent_cache_clock",
+                    "id 0",
+                    f"{name} {value} is at the largest 64-bit integer: {stops}",
+                )
+            )
     seen_ticks: dict[int, object] = {}
     for entry in entries:
         if isinstance(entry, Finding):
@@ -379,6 +427,15 @@ def cache_findings(
             )
         if hits < 0:
             out.append(Finding("agent_cache", where, f"hits {hits} is negative"))
+        if entry_generation < 0 or last_used < 0:
+            out.append(
+                Finding(
+                    "agent_cache",
+                    where,
+                    f"generation {entry_generation} and last used {last_used}: an entry is"
+                    " stamped by the cache clock, which starts at 0",
+                )
+            )
         if last_used in seen_ticks:
             out.append(
                 Finding(

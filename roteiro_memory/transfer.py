@@ -304,6 +304,7 @@ def read_export(lines: Iterable[str]) -> Export:
     parsed: Export | None = None
     body: list[str] = []
     trailer: tuple[int, dict[str, Any]] | None = None
+    seen: dict[tuple[str, Any], int] = {}
     number = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -337,6 +338,7 @@ def read_export(lines: Iterable[str]) -> Export:
                 f"line {number}: unknown line type {excerpt(type_)}: "
                 "expected node, record, cache or end"
             )
+        _unique(number, item, seen)
     if parsed is None:
         raise ImportRefused(
             f"empty input: expected an export starting with a {EXPORT_FORMAT} header"
@@ -353,7 +355,6 @@ def read_export(lines: Iterable[str]) -> Export:
             f"the export is truncated: no end line after line {number} ({len(body) - 1} lines "
             "after the header); export the store again"
         )
-    _pointers(parsed)
     _judged(parsed)
     return parsed
 
@@ -405,13 +406,30 @@ def _verify(trailer: tuple[int, dict[str, Any]], body: list[str], held: dict[str
         )
 
 
+_HEADER = ("format", "schema_version", "sequence", "clock", "witness")
+"""The fields of a header: what :func:`export_header` writes, and what every
+version before it wrote."""
+
+
 def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
     if item.get("format") not in (EXPORT_FORMAT, UNSEALED_FORMAT):
         raise ImportRefused(
             f"line {number}: not a roteiro-memory export (format {excerpt(item.get('format'))}, "
             f"expected {EXPORT_FORMAT!r})"
         )
-    version = item.get("schema_version")
+    # As for the other lines (:func:`_fields`): a field this version does not
+    # know would be dropped on import, so the store made would not be the one
+    # described.
+    extra = sorted(set(item) - set(_HEADER))
+    if extra:
+        raise ImportRefused(
+            f"line {number}: unknown field {excerpt(extra[0])} in the header: expected "
+            f"{', '.join(_HEADER)}"
+        )
+    for name in _HEADER:
+        if name not in item:
+            raise ImportRefused(f"line {number}: the header lacks {name!r}")
+    version = item["schema_version"]
     if type(version) is not int or version < 1:
         raise ImportRefused(
             f"line {number}: schema_version {version!r} is not a schema version: expected a "
@@ -422,35 +440,60 @@ def _header(number: int, item: dict[str, Any]) -> dict[str, Any]:
             f"line {number}: exported at schema version {excerpt(version)}, newer than this "
             f"version knows ({EXPORT_SCHEMA_VERSION}); upgrade roteiro-memory to import it"
         )
-    clock = item.get("clock")
-    if not (
-        isinstance(clock, dict)
-        and all(_typed(clock.get(k), int, False) and clock[k] >= 0 for k in ("ticks", "generation"))
-    ):
-        raise ImportRefused(f"line {number}: header clock must hold whole ticks and generation")
-    sequence = item.get("sequence")
+    _clock(number, item["clock"])
+    sequence = item["sequence"]
     if sequence is not None and not _typed(sequence, int, False):
         raise ImportRefused(f"line {number}: header sequence {_wrong(sequence, int, True)}")
     if sequence is not None and sequence < 0:
         raise ImportRefused(
             f"line {number}: header sequence is {sequence}, expected a whole number from 0"
         )
-    witness = item.get("witness")
-    if witness is not None and not (
-        isinstance(witness, dict) and _typed(witness.get("tree"), str, True)
-    ):
-        raise ImportRefused(f'line {number}: header witness must be null or {{"tree": ...}}')
+    witness = item["witness"]
+    if witness is not None and not (isinstance(witness, dict) and set(witness) == {"tree"}):
+        raise ImportRefused(
+            f"line {number}: header witness is {excerpt(witness)}, expected null (no tree "
+            'recorded) or {"tree": TEXT or null}'
+        )
+    if witness is not None and not _typed(witness["tree"], str, True):
+        raise ImportRefused(
+            f"line {number}: header witness tree {_wrong(witness['tree'], str, True)}"
+        )
     return item
 
 
-def _pointers(parsed: Export) -> None:
-    """What a table's key rules out, which no rows a store holds can break."""
-    ids = [r["id"] for r in parsed.records]
-    if len(set(ids)) != len(ids):
-        raise ImportRefused("records: an id appears twice")
-    keys = [c["key"] for c in parsed.cache]
-    if len(set(keys)) != len(keys):
-        raise ImportRefused("cache: a key appears twice")
+def _clock(number: int, clock: Any) -> None:
+    """A clock's shape: its two counts, each a whole number from 0 that fits
+    64 bits (the integrity check's rules, :func:`_judged`, judge the rest:
+    one at the largest 64-bit integer has no next step)."""
+    if not (isinstance(clock, dict) and set(clock) == {"ticks", "generation"}):
+        raise ImportRefused(
+            f"line {number}: header clock is {excerpt(clock)}, expected "
+            '{"ticks": N, "generation": N}'
+        )
+    for name in ("ticks", "generation"):
+        value = clock[name]
+        if not (_typed(value, int, False) and value >= 0 and sem.fits_int64(value)):
+            raise ImportRefused(
+                f"line {number}: header clock {name} is {excerpt(value)}, expected a whole "
+                "number from 0 that fits 64 bits"
+            )
+
+
+_KEYS = {"node": "key", "record": "id", "cache": "key"}
+"""The field that names each line's row: its table's primary key."""
+
+
+def _unique(number: int, item: dict[str, Any], seen: dict[tuple[str, Any], int]) -> None:
+    """What a table's key rules out: two lines naming one row (a store would
+    keep one of them, and so not be the store the export describes)."""
+    type_ = item["type"]
+    name = _KEYS[type_]
+    first = seen.setdefault((type_, item[name]), number)
+    if first != number:
+        raise ImportRefused(
+            f"line {number}: {type_} {name} {excerpt(item[name])} appears again (first at line "
+            f"{first}): each {type_} line names its own row"
+        )
 
 
 def _judged(parsed: Export) -> None:

@@ -255,6 +255,11 @@ BAD_STORES: dict[str, Callable[[Path], object]] = {
     "blob-anchor": lambda p: damage(p, "UPDATE agent_memory SET anchor_key = X'6869' WHERE id = 2"),
     "sequence-text": lambda p: damage(p, "UPDATE sqlite_sequence SET seq = 'many'"),
     "no-clock": lambda p: damage(p, "DELETE FROM agent_cache_clock"),
+    "created-at": lambda p: damage(
+        p, "UPDATE agent_memory SET created_at = 'not a date' WHERE id = 2"
+    ),
+    "clock-full": lambda p: damage(p, "UPDATE agent_cache_clock SET ticks = 9223372036854775807"),
+    "stamp": lambda p: damage(p, "UPDATE agent_cache SET generation = -1"),
 }
 """Each way a store goes bad that ``roteiro-check-store`` must report, by name."""
 

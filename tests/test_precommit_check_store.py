@@ -33,6 +33,9 @@ EXPECTED = {
     "blob-anchor": "agent_memory id 2: anchor_key or anchor_path is not text",
     "sequence-text": "sqlite_sequence agent_memory: sequence holds 'many', not a whole number",
     "no-clock": "agent_cache_clock: expected exactly one clock row, found 0",
+    "created-at": "agent_memory id 2: created_at 'not a date' is not a UTC time",
+    "clock-full": "agent_cache_clock id 0: ticks 9223372036854775807 is at the largest 64-bit",
+    "stamp": "agent_cache key 'context:a': generation -1 and last used",
 }
 """The start of a line the hook must print for each planted fault."""
 

@@ -133,7 +133,12 @@ def _resealed(lines: list[str]) -> list[str]:
         (lambda ls: _edit(ls, _index(ls, "record"), confidence=3), "confidence"),
         (lambda ls: _edit(ls, _index(ls, "record"), id="7"), "'id'"),
         (lambda ls: _edit(ls, _index(ls, "record"), extra=1), "unknown field 'extra'"),
-        (lambda ls: _edit(ls, _index(ls, "record"), superseded_by=99, superseded_at="x"), "99"),
+        (
+            lambda ls: _edit(
+                ls, _index(ls, "record"), superseded_by=99, superseded_at="2026-03-01 12:00:05"
+            ),
+            "99",
+        ),
         (lambda ls: _edit(ls, _index(ls, "cache"), bytes=1), "bytes"),
         (lambda ls: _edit(ls, 0, sequence=1), "sequence"),
         (lambda ls: [], "empty input"),
@@ -351,3 +356,197 @@ def test_import_refuses_a_line_nested_too_deeply(tmp_path: Path) -> None:
     lines = _lines(tmp_path)
     with pytest.raises(ImportRefused, match=r"line 2: .*nested"):
         read_export([lines[0], deep, *lines[1:]])
+
+
+# --- import refuses what no store writes ------------------------------------------
+
+_LARGEST = 2**63 - 1
+
+
+@pytest.mark.parametrize(("field", "stops"), [("ticks", "tick"), ("generation", "sweep")])
+def test_import_refuses_a_clock_with_no_room_for_its_next_step(
+    tmp_path: Path, field: str, stops: str
+) -> None:
+    """As the id sequence at the largest 64-bit id is refused (check's rule,
+    which the import applies): the next tick (or generation) would overflow,
+    and SQLite would store it as a real number that every later cache
+    operation trips on."""
+    lines = _lines(tmp_path)
+    clock = json.loads(lines[0])["clock"]
+    clock[field] = _LARGEST
+    _import_refused(
+        tmp_path,
+        _resealed(_edit(lines, 0, clock=clock)),
+        rf"^agent_cache_clock id 0: {field} 9223372036854775807 is at the largest 64-bit "
+        rf"integer: .*{stops}.*`roteiro-memory check` would refuse the store",
+    )
+
+
+@pytest.mark.parametrize("operation", ["get", "put", "sweep"])
+def test_a_clock_one_step_short_of_64_bits_imports_and_its_next_step_works(
+    tmp_path: Path, operation: str
+) -> None:
+    """The bound is the largest clock whose next step fits: at it, the
+    import goes through and each cache operation works; after it, ``check``
+    says the clock has no step left."""
+    edge = {"ticks": _LARGEST - 1, "generation": _LARGEST - 1}
+    lines = _resealed(_edit(_lines(tmp_path), 0, clock=edge))
+    with SQLiteStore(tmp_path / "target.db") as target:
+        import_lines(target, read_export(lines))
+        if operation == "get":
+            assert target.cache_get("k1") is not None
+        elif operation == "put":
+            target.cache_put("k9", "fp", "[]")
+        else:
+            assert target.cache_sweep(1 << 20).generation == _LARGEST
+        (finding,) = target.check()
+        assert "is at the largest 64-bit integer" in str(finding)
+
+
+def test_cli_import_of_a_clock_at_64_bits_is_refused_in_one_line_changing_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from roteiro_memory.cli.main import main
+
+    full = {"ticks": _LARGEST, "generation": _LARGEST}
+    source = tmp_path / "clock.jsonl"
+    source.write_text("\n".join(_resealed(_edit(_lines(tmp_path), 0, clock=full))) + "\n")
+    db = tmp_path / "new.db"
+    with SQLiteStore(db) as target:
+        before = target.snapshot()
+    status = main(["import", str(source), "--db", str(db)])
+    _out, err = capsys.readouterr()
+    assert status != 0
+    assert len(err.splitlines()) == 1, err
+    assert "ticks 9223372036854775807 is at the largest 64-bit integer" in err
+    with SQLiteStore(db) as target:
+        assert target.snapshot() == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("created_at", "not a date"),
+        ("created_at", "2026-13-45 99:99:99"),
+        ("created_at", "2023-02-29 12:00:05"),
+        ("created_at", "2026-03-01T12:00:05Z"),
+        ("created_at", "2026-3-1 1:2:3"),
+        ("created_at", "2026-03-01 12:00:05.5"),
+        ("superseded_at", "zzz"),
+    ],
+)
+def test_import_refuses_a_timestamp_in_a_form_the_store_never_writes(
+    tmp_path: Path, field: str, value: str
+) -> None:
+    import re
+
+    lines = _lines(tmp_path)
+    record = _index(lines, "record")
+    assert json.loads(lines[record])["superseded_at"] is not None  # the superseded one
+    _import_refused(
+        tmp_path,
+        _resealed(_edit(lines, record, **{field: value})),
+        rf"^agent_memory id \d+: {field} '{re.escape(value)}' is not a UTC time as "
+        r"YYYY-MM-DD HH:MM:SS",
+    )
+
+
+@pytest.mark.parametrize(
+    "witness", [{"a": 1}, {"tree": "t1", "extra": 1}, {}, "t1", ["t1"]], ids=repr
+)
+def test_import_refuses_a_witness_but_null_or_a_tree(tmp_path: Path, witness: object) -> None:
+    _import_refused(
+        tmp_path,
+        _resealed(_edit(_lines(tmp_path), 0, witness=witness)),
+        r'^line 1: header witness is .*, expected null \(no tree recorded\) or \{"tree": TEXT '
+        r"or null\}$",
+    )
+
+
+def test_import_refuses_a_witness_tree_that_is_not_text(tmp_path: Path) -> None:
+    _import_refused(
+        tmp_path,
+        _resealed(_edit(_lines(tmp_path), 0, witness={"tree": 5})),
+        r"^line 1: header witness tree is 5, expected text \(or null\)$",
+    )
+
+
+def test_a_witness_of_a_null_tree_imports_as_it_was(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "a.db") as source:
+        source.set_tree(None)
+        assert json.loads(next(iter(export_lines(source))))["witness"] == {"tree": None}
+        with _round_trip(source, tmp_path / "b.db") as target:
+            assert target.snapshot() == source.snapshot()
+
+
+def _without(line: str, name: str) -> str:
+    return json.dumps({k: v for k, v in json.loads(line).items() if k != name})
+
+
+@pytest.mark.parametrize(
+    ("mangle", "message"),
+    [
+        (
+            lambda ls: _edit(ls, 0, extra=1),
+            r"^line 1: unknown field 'extra' in the header: expected format, schema_version, "
+            r"sequence, clock, witness$",
+        ),
+        (lambda ls: [_without(ls[0], "witness"), *ls[1:]], r"^line 1: the header lacks 'witness'$"),
+        (
+            lambda ls: [_without(ls[0], "sequence"), *ls[1:]],
+            r"^line 1: the header lacks 'sequence'$",
+        ),
+        (
+            lambda ls: _edit(ls, 0, clock={"ticks": 9, "generation": 1, "extra": 0}),
+            r'^line 1: header clock is .*, expected \{"ticks": N, "generation": N\}$',
+        ),
+    ],
+    ids=["unknown-field", "no-witness", "no-sequence", "unknown-clock-field"],
+)
+def test_import_refuses_header_fields_as_it_refuses_line_fields(
+    tmp_path: Path, mangle: object, message: str
+) -> None:
+    """A field this version does not know would be dropped, one it expects
+    would be guessed: either way the store made is not the one described."""
+    assert callable(mangle)
+    _import_refused(tmp_path, _resealed(mangle(_lines(tmp_path))), message)
+
+
+@pytest.mark.parametrize(("type_", "key"), [("node", "key"), ("record", "id"), ("cache", "key")])
+def test_import_refuses_two_lines_naming_one_row(tmp_path: Path, type_: str, key: str) -> None:
+    """A table's key names one row: of two lines with one key, a store would
+    keep one, and so not be the store the export describes."""
+    lines = _lines(tmp_path)
+    at = _index(lines, type_)
+    twice = [*lines[: at + 1], lines[at], *lines[at + 1 :]]
+    _import_refused(
+        tmp_path,
+        _resealed(twice),
+        rf"^line {at + 2}: {type_} {key} .* appears again \(first at line {at + 1}\)",
+    )
+
+
+@pytest.mark.parametrize("field", ["generation", "last_used"])
+def test_import_refuses_a_cache_stamp_from_before_the_clock_started(
+    tmp_path: Path, field: str
+) -> None:
+    lines = _lines(tmp_path)
+    at = _index(lines, "cache")
+    _import_refused(
+        tmp_path,
+        _resealed(_edit(lines, at, **{field: -1})),
+        r"^agent_cache key .*: an entry is stamped by the cache clock, which starts at 0",
+    )
+
+
+def test_import_accepts_the_empty_keys_the_write_paths_accept(tmp_path: Path) -> None:
+    """The stores' write paths (and PROTOCOL's graph.put_nodes, memory.record
+    and cache.put) take an empty node key, cache key and anchor, and
+    ``check`` passes such a store: its export imports, reproducing it."""
+    with SQLiteStore(tmp_path / "a.db") as source:
+        source.put_nodes([GraphNode("", "file", "a.py", "a.py", "b1")])
+        source.record("lesson", "anchored to the empty key", anchor="")
+        source.cache_put("", "fp", "[]", anchor="")
+        assert source.check() == []
+        with _round_trip(source, tmp_path / "b.db") as target:
+            assert target.snapshot() == source.snapshot()

@@ -73,6 +73,7 @@ _CHECKED = cols.pick(
     "search",
     "superseded_by",
     "superseded_at",
+    "created_at",
 )
 """The record columns the rules judge."""
 
