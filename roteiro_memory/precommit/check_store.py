@@ -7,7 +7,9 @@ repository's own store is checked: the one ``roteiro-memory`` uses here
 (``ROTEIRO_MEMORY_DB``, else ``roteiro/memory.db`` in the git common
 directory), when it exists and is not empty; a PostgreSQL store named by
 ``ROTEIRO_MEMORY_DB`` is checked through the server, and one that cannot be
-reached is a finding, never a pass.
+reached is a finding, never a pass.  So is a file that cannot be read, given
+or the repository's own (permission denied, a directory in its place): the
+hook passes only what it examined.
 
 The checking is :func:`roteiro_memory.check.check_store`, the same that
 ``roteiro-memory check`` runs; this module only chooses files and prints
@@ -17,16 +19,17 @@ The checking is :func:`roteiro_memory.check.check_store`, the same that
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator, Sequence
 
-from roteiro_memory.precommit.report import Finding, files, report
-from roteiro_memory.precommit.sniff import is_sqlite, store_info
+from roteiro_memory.precommit.report import Finding, cannot_read, files, report
+from roteiro_memory.precommit.sniff import is_sqlite, store_info, unreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
-__all__ = ["check", "check_server", "main", "own_server", "own_store"]
+__all__ = ["check", "check_given", "check_server", "main", "own_server", "own_store"]
 
 
 def own_server() -> str | None:
@@ -62,7 +65,8 @@ def check_server(dsn: str) -> Iterator[Finding]:
 
 def own_store() -> Path | None:
     """The repository's own store, where ``roteiro-memory`` keeps it; None
-    when there is none to check (outside a repository, or nothing recorded)."""
+    when there is none to check (outside a repository, or nothing recorded).
+    Something there that cannot be read is returned, to be reported."""
     from roteiro_memory.repo.location import DB_ENV, locate
 
     common_dir = None
@@ -76,8 +80,19 @@ def own_store() -> Path | None:
     from pathlib import Path
 
     path = Path(locate(None, os.environ, common_dir).path)
-    # Zero bytes is a store not yet written, as everywhere: nothing to check.
-    return path if path.is_file() and path.stat().st_size > 0 else None
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        # Nothing recorded yet -- unless a link is there, naming nothing.
+        return path if path.is_symlink() else None
+    except OSError:
+        return path  # there or not, it cannot be looked at: reported, never passed
+    if stat.S_ISREG(info.st_mode):
+        # Zero bytes is a store not yet written, as everywhere: nothing to check.
+        return path if info.st_size > 0 else None
+    # A directory in its place cannot be read: reported.  A special file (a
+    # FIFO) holds no store, and reading one would wait for ever.
+    return path if stat.S_ISDIR(info.st_mode) else None
 
 
 def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
@@ -89,6 +104,32 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
     for path in paths:
         for finding in check_file(path):
             yield Finding(os.fspath(path), finding.problem, _where(finding.table, finding.row))
+
+
+def check_given(paths: Sequence[str]) -> Iterator[Finding]:
+    """One finding per problem in each store among the files ``paths``
+    (recognised by content; other files are passed over), and one for each
+    that cannot be read, which is never passed."""
+    for path in paths:
+        reason = unreadable(path)
+        if reason is not None:
+            yield cannot_read(path, reason)
+        # is_sqlite first: it reads 16 bytes, and most files are not databases.
+        elif is_sqlite(path):
+            from pathlib import Path
+
+            if store_info(Path(path)) is not None:
+                yield from check([path])
+
+
+def _check_own(path: Path) -> Iterator[Finding]:
+    """The repository's own store, checked whatever it holds (not being a
+    store is a finding), or why it cannot be read."""
+    reason = unreadable(path)
+    if reason is not None:
+        yield cannot_read(os.fspath(path), reason)
+    else:
+        yield from check([path])
 
 
 def _where(table: str, row: str | None) -> str:
@@ -103,24 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "and the store's invariants. With no files, the repository's own store.",
     )
     if given:
-        # is_sqlite first: it reads 16 bytes, and most files are not databases.
-        from pathlib import Path
+        return report(check_given(given))
+    from roteiro_memory.errors import RoteiroError
 
-        stores: list[str | Path] = [
-            f for f in given if is_sqlite(f) and store_info(Path(f)) is not None
-        ]
-    else:
-        from roteiro_memory.errors import RoteiroError
-
-        try:
-            server = own_server()
-            if server is not None:
-                return report(check_server(server))
-            own = own_store()
-        except RoteiroError as error:
-            return report([Finding("roteiro-check-store", str(error))])
-        stores = [] if own is None else [own]
-    return report(check(stores))
+    try:
+        server = own_server()
+        if server is not None:
+            return report(check_server(server))
+        own = own_store()
+    except RoteiroError as error:
+        return report([Finding("roteiro-check-store", str(error))])
+    return report(() if own is None else _check_own(own))
 
 
 if __name__ == "__main__":

@@ -5,15 +5,17 @@ Memory is per-clone and unredacted: an agent's prose can hold pasted tokens,
 stack traces or customer names, and nothing redacts it on the way in.  So a
 store (recognised by its SQLite header and schema, whatever its name), its
 ``-wal`` / ``-shm`` / ``-journal`` companions, and an export of it are refused,
-each with the reason and the command that unstages it.
+each with the reason and the command that unstages it.  A file that cannot
+be read is a finding too, naming the reason: what was not examined is never
+passed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from roteiro_memory.precommit.report import Finding, files, report
-from roteiro_memory.precommit.sniff import recognise
+from roteiro_memory.precommit.report import Finding, cannot_read, files, report
+from roteiro_memory.precommit.sniff import recognise, unreadable
 
 __all__ = ["forbidden", "main"]
 
@@ -21,8 +23,13 @@ _WHY = "memory is per-clone, unredacted prose"
 
 
 def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
-    """One finding for each of ``paths`` that must stay out of git."""
+    """One finding for each of ``paths`` that must stay out of git, or that
+    cannot be read (and so cannot be told apart from one that must)."""
     for path in paths:
+        reason = unreadable(path)
+        if reason is not None:
+            yield cannot_read(path, reason)
+            continue
         found = recognise(path)
         if found is None:
             continue

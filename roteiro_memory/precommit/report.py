@@ -4,6 +4,9 @@ A finding prints as one line, ``FILE: WHERE: PROBLEM`` (``WHERE`` is a row, a
 case or a line, and is left out when the problem is the whole file), on
 stdout, control characters and line breaks escaped (``\\x0a``), so a file
 name holding a newline cannot split a finding.  Nothing is printed on success.
+
+A file a hook was given but could not read is a finding too
+(:func:`cannot_read`), never a pass: a hook passes only what it examined.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import TextIO
 
-__all__ = ["Finding", "files", "parser", "report"]
+__all__ = ["Finding", "cannot_read", "files", "parser", "report"]
 
 
 @valueclass
@@ -35,6 +38,12 @@ class Finding:
         if self.where:
             return f"{self.file}: {self.where}: {self.problem}"
         return f"{self.file}: {self.problem}"
+
+
+def cannot_read(file: str, reason: str) -> Finding:
+    """The finding for a file a hook was given and could not read, with the
+    system's reason (:func:`roteiro_memory.precommit.sniff.unreadable`)."""
+    return Finding(file, f"cannot be read ({reason}), so it was not examined")
 
 
 def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:

@@ -25,6 +25,12 @@ someone else's database), so every test here reads the file:
 * any of these inside a **gzip** file or a **tar** archive (or both) is what
   it wraps.
 
+A file given to a hook that cannot be read at all (permission denied, a
+directory, nothing there, an I/O error) is recognised as none of these, and
+that is no answer: it was not examined.  :func:`unreadable` says why, for the
+hook to report it rather than pass it.  A special file (a FIFO, a device)
+opens, but holds no stored content, so it is no store and is passed over.
+
 Every read is bounded: at most :data:`_SCAN_BYTES` of content (past at most
 :data:`_BLANK_BYTES` of leading blank space), and as much unpacked from a
 wrapper.
@@ -37,6 +43,7 @@ heavy is imported until a file looks like a database.
 from __future__ import annotations
 
 import enum
+import errno
 import os
 import stat
 
@@ -60,6 +67,7 @@ __all__ = [
     "read_schema",
     "recognise",
     "store_info",
+    "unreadable",
     "wal_header",
 ]
 
@@ -168,6 +176,34 @@ def _head(path: str | os.PathLike[str], size: int) -> bytes:
         return b""
     finally:
         os.close(handle)
+
+
+def unreadable(path: str | os.PathLike[str]) -> str | None:
+    """Why ``path``, given to a hook as a file, cannot be read (the system's
+    words: ``Permission denied``, ``Is a directory``, ``No such file or
+    directory``), or None when it can.  Its first byte is read, so a file
+    that opens but fails to read is caught too.  A special file (a FIFO, a
+    device) is None: it is opened without blocking and never read, holding no
+    stored content (see :func:`_head`)."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as error:
+        return _reason(error)
+    try:
+        mode = os.fstat(handle).st_mode
+        if stat.S_ISDIR(mode):
+            return os.strerror(errno.EISDIR)
+        if stat.S_ISREG(mode):
+            os.read(handle, 1)
+        return None
+    except OSError as error:
+        return _reason(error)
+    finally:
+        os.close(handle)
+
+
+def _reason(error: OSError) -> str:
+    return error.strerror or str(error) or type(error).__name__
 
 
 def is_sqlite(path: str | os.PathLike[str]) -> bool:
