@@ -75,6 +75,7 @@ __all__ = [
     "search_text",
     "stored_targets",
     "strip_white_space",
+    "validate_scope",
     "validate_write",
 ]
 
@@ -439,6 +440,27 @@ def check_anchor(anchor: str | None) -> None:
         )
 
 
+def validate_scope(scope: str) -> None:
+    """Check a scope as a write takes it (a read's filter too: one no record
+    can have is refused, not answered with nothing): 1 to
+    :data:`MAX_SCOPE_BYTES` bytes of UTF-8, no surrounding whitespace, no
+    control character."""
+    scope_bytes = _utf8_length(scope, InvalidScope, "scope")
+    if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
+        raise InvalidScope(
+            f"invalid scope {excerpt(scope)}: it is {scope_bytes} bytes, expected 1 to "
+            f"{MAX_SCOPE_BYTES} bytes of UTF-8"
+        )
+    if strip_white_space(scope) != scope:
+        raise InvalidScope(
+            f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
+        )
+    if re.search(_CONTROL, scope):
+        raise InvalidScope(
+            f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
+        )
+
+
 def validate_write(
     kind: MemoryKind | str,
     scope: str,
@@ -455,20 +477,7 @@ def validate_write(
     Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
     """
     valid_kind = parse_kind(kind)
-    scope_bytes = _utf8_length(scope, InvalidScope, "scope")
-    if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
-        raise InvalidScope(
-            f"invalid scope {excerpt(scope)}: it is {scope_bytes} bytes, expected 1 to "
-            f"{MAX_SCOPE_BYTES} bytes of UTF-8"
-        )
-    if strip_white_space(scope) != scope:
-        raise InvalidScope(
-            f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
-        )
-    if re.search(_CONTROL, scope):
-        raise InvalidScope(
-            f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
-        )
+    validate_scope(scope)
     if not strip_white_space(body):
         raise InvalidBody("invalid body: it is empty or only whitespace")
     body_bytes = _utf8_length(body, InvalidBody, "body")

@@ -34,10 +34,15 @@ __all__ = [
 
 
 def check_scope(scope: str | None, what: str) -> None:
-    """An empty scope names no scope: refused as :class:`InvalidScope` on a
-    read's filter as on a write, on every surface."""
-    if scope is not None and not scope:
+    """A scope no record can have is refused as :class:`InvalidScope` on a
+    read's filter as on a write, on every surface (the write's own rule,
+    :func:`~roteiro_memory.semantics.validate_scope`), rather than answered
+    with nothing; an empty one is named as ``what``."""
+    if scope is None:
+        return
+    if not scope:
         raise InvalidScope(f"{what} is empty: a scope is 1 to {sem.MAX_SCOPE_BYTES} bytes")
+    sem.validate_scope(scope)
 
 
 def _integer(value: object) -> int | None:
