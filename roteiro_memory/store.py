@@ -339,9 +339,9 @@ class Store(abc.ABC):
 
     @property
     def changes(self) -> int | None:
-        """How many write transactions this store object has committed, so
-        two readings tell whether a write came between them; None where the
-        store does not count them."""
+        """How many write transactions this store object has committed (on
+        SQLite, those that changed a row), so two readings tell whether a
+        write came between them; None where the store does not count them."""
         return None
 
     def check(self) -> builtins.list[Finding]:

@@ -365,3 +365,34 @@ def test_a_damaged_term_index_is_named_in_one_line_by_every_subcommand(
         for suffix in ("-wal", "-shm"):
             Path(f"{db}{suffix}").unlink(missing_ok=True)
     assert named, "a search meets the damage"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "--supersedes", "5", "x"],
+        ["confirm", "1"],
+        ["show", "1"],
+        ["forget", "1"],
+        ["cache", "get", "k"],
+        ["cache", "forget", "k"],
+        ["list"],
+    ],
+    ids=" ".join,
+)
+def test_a_refused_command_leaves_no_store_where_there_was_none(
+    outside: Path, argv: list[str]
+) -> None:
+    """A store a command made for itself and wrote nothing to goes when the
+    command is refused or finds nothing: the disk is as it was."""
+    db = outside / "new.db"
+    status, lines, _ = _run([*argv, "--db", str(db)])
+    assert status in (ExitCode.NOTHING, ExitCode.USAGE), lines
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
+def test_a_command_that_writes_keeps_the_store_it_made(outside: Path) -> None:
+    db = outside / "new.db"
+    status, _, _ = _run(["add", "a lesson", "--db", str(db)])
+    assert status == ExitCode.OK
+    assert db.stat().st_size > 0

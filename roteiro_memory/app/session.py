@@ -182,10 +182,11 @@ class Session:
                     f"no store at {location.path} ({location.origin}): nothing has been "
                     "recorded there yet"
                 )
+            existed = os.path.lexists(location.path)
             prepare(location)
             from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-            self._created = not os.path.exists(location.path)
+            self._created = not existed
             store = SQLiteStore(location.path)
             self._store = store
             announce_migration(store, self.warn)
@@ -334,9 +335,24 @@ class Session:
         migrated = getattr(store, "migrated", None) is not None
         return self._created or migrated or changes is None or changes > 0
 
-    def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+    def close(self, *, failed: bool = False) -> None:
+        """Close the store.  ``failed``: the request failed (or found
+        nothing), so a store file this session made and wrote nothing to is
+        removed with its side files -- a refused request leaves the disk as
+        it was."""
+        store, self._store = self._store, None
+        if store is None:
+            return
+        unused = self._created and store.changes == 0 and not getattr(store, "migrated", None)
+        store.close()
+        if failed and unused and self._store_file is not None:
+            from roteiro_memory.stores.sqlite import SIDE_FILES
+
+            for suffix in ("", *SIDE_FILES):
+                try:
+                    os.unlink(self._store_file + suffix)
+                except FileNotFoundError:
+                    continue
 
 
 def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> None:

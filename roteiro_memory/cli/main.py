@@ -239,8 +239,10 @@ def _run(command: Command, args: argparse.Namespace) -> int:
         warn=warn,
         progress=_bar if sys.stderr is not None and sys.stderr.isatty() else None,
     )
+    status: int = ExitCode.STORE  # until the command says otherwise
     try:
-        return command.run(args, session)
+        status = command.run(args, session)
+        return status
     except StreamClosed as failure:
         if not failure.output_lost:
             raise
@@ -257,4 +259,4 @@ def _run(command: Command, args: argparse.Namespace) -> int:
         raise unexpected(error) from None
     finally:
         sys.stdout = stdout
-        session.close()
+        session.close(failed=status != ExitCode.OK)

@@ -264,8 +264,9 @@ class SQLiteStore(SQLStore):
         guard = None if self._identity is None else self._identity.check
         return atomic(self._conn, guard, self._committed)
 
-    def _committed(self) -> None:
-        self._commits += 1
+    def _committed(self, rows: int) -> None:
+        if rows:  # a write that changed nothing (a cache miss) is none
+            self._commits += 1
 
     @property
     def changes(self) -> int:

@@ -33,12 +33,13 @@ _WAL_RETRY_S = 0.002
 def atomic(
     conn: sqlite3.Connection,
     guard: Callable[[], None] | None = None,
-    committed: Callable[[], None] | None = None,
+    committed: Callable[[int], None] | None = None,
 ) -> Transaction:
     """One write transaction, holding the write lock from its start:
     committed if the body returns, rolled back if it (or the commit) raises.
     ``guard``, when given, runs just before the commit, and what it raises
-    rolls the transaction back; ``committed`` runs once the commit is done."""
+    rolls the transaction back; ``committed`` is told, once the commit is
+    done, how many rows it changed."""
     return Transaction(conn, "BEGIN IMMEDIATE", guard, committed)
 
 
@@ -53,25 +54,27 @@ class Transaction:
     than :func:`contextlib.contextmanager`: every command opens one, and
     :mod:`contextlib` would cost start-up more than this does."""
 
-    __slots__ = ("begin", "committed", "conn", "guard")
+    __slots__ = ("begin", "committed", "conn", "guard", "start")
 
     def __init__(
         self,
         conn: sqlite3.Connection,
         begin: str,
         guard: Callable[[], None] | None = None,
-        committed: Callable[[], None] | None = None,
+        committed: Callable[[int], None] | None = None,
     ) -> None:
         self.conn = conn
         self.begin = begin
         self.committed = committed
         self.guard = guard
+        self.start = 0
 
     def __enter__(self) -> sqlite3.Connection:
         try:
             self.conn.execute(self.begin)
         except sqlite3.OperationalError as error:
             raise busy(self.conn, error) or error from None
+        self.start = self.conn.total_changes
         return self.conn
 
     def __exit__(
@@ -91,7 +94,7 @@ class Transaction:
             rollback(self.conn, failed)
             raise
         if self.committed is not None:
-            self.committed()
+            self.committed(self.conn.total_changes - self.start)
 
 
 def rollback(conn: sqlite3.Connection, cause: BaseException) -> None:
