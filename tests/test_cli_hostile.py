@@ -396,3 +396,43 @@ def test_a_command_that_writes_keeps_the_store_it_made(outside: Path) -> None:
     status, _, _ = _run(["add", "a lesson", "--db", str(db)])
     assert status == ExitCode.OK
     assert db.stat().st_size > 0
+
+
+def test_a_command_line_naming_no_command_is_one_line(outside: Path) -> None:
+    status, lines, out = _run([])
+    assert (status, out) == (ExitCode.USAGE, "")
+    assert lines == [
+        "roteiro-memory: error: a command is required; `roteiro-memory --help` lists them"
+    ]
+
+
+NOT_PLAIN = ["1_0", " 0.5", "0.5 ", "inf", "nan", "0x1p-1", "\u0660.\u0665", ""]
+"""Confidences float() takes or nearly does, none written plainly."""
+
+
+@pytest.mark.parametrize("typed", NOT_PLAIN)
+def test_a_confidence_not_written_plainly_is_refused_as_typed(outside: Path, typed: str) -> None:
+    """float() takes "1_0" as ten and pads of space: refused, quoting what
+    was typed, as --budget-mb refuses them."""
+    db = outside / "m.db"
+    status, lines, _ = _run(["add", "--confidence", typed, "a lesson", "--db", str(db)])
+    assert status == ExitCode.USAGE, lines
+    assert lines == [
+        f"roteiro-memory: error: invalid --confidence {typed!r}: expected a number from 0 to 1"
+        " written with ASCII digits and a point, e.g. 0.8"
+    ]
+    assert not db.exists()
+
+
+@pytest.mark.parametrize("typed", ["0.5", "1", "0", ".5", "1e-1", "+0.25"])
+def test_a_confidence_written_plainly_is_taken(outside: Path, typed: str) -> None:
+    status, lines, _ = _run(["add", "--confidence", typed, "a lesson", "--db", "m.db"])
+    assert status == ExitCode.OK, lines
+
+
+def test_an_export_into_a_folder_that_is_not_there_says_so(outside: Path) -> None:
+    _run(["add", "a lesson", "--db", "m.db"])
+    status, lines, _ = _run(["export", "-o", "nowhere/x.jsonl", "--db", "m.db"])
+    assert status == ExitCode.USAGE
+    assert len(lines) == 1
+    assert lines[0].endswith("(its folder does not exist: create it, or choose another --output)")

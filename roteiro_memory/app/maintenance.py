@@ -113,12 +113,20 @@ def _names_the_store(output: str, store_file: str) -> bool:
 
 
 def _cannot_write(output: str, error: OSError | ValueError) -> UsageError:
+    import errno
+
     reason = getattr(error, "strerror", None) or str(error)
-    remedy = (
-        "choose another --output, or leave -o out to write to stdout"
-        if isinstance(error, FileExistsError)  # not replaceable
-        else "free some space, or choose another --output"
-    )
+    number = getattr(error, "errno", None)
+    if isinstance(error, FileExistsError):  # not replaceable
+        remedy = "choose another --output, or leave -o out to write to stdout"
+    elif number in (errno.ENOSPC, errno.EDQUOT):
+        remedy = "free some space, or choose another --output"
+    elif number == errno.ENOENT and not os.path.isdir(os.path.dirname(os.path.abspath(output))):
+        remedy = "its folder does not exist: create it, or choose another --output"
+    elif number in (errno.EACCES, errno.EPERM, errno.EROFS):
+        remedy = "choose an --output in a folder you can write"
+    else:
+        remedy = "choose another --output"
     return UsageError(
         f"cannot write {excerpt(output)}: {reason}; nothing was written there ({remedy})"
     )

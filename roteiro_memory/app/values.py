@@ -118,18 +118,28 @@ def spell_option(name: str) -> str:
     return "ID" if name in ("id", "ids") else "--" + name.replace("_", "-")
 
 
+_NUMBER_CHARACTERS = frozenset("0123456789.eE+-")
+"""What a number given as text is written with (a decimal, perhaps with an
+exponent); :func:`float` judges the rest."""
+
+
 def confidence(value: object, what: str = "--confidence") -> float | None:
     """A confidence as given (text or a JSON number); whether it is in [0, 1]
     is :func:`~roteiro_memory.semantics.validate_write`'s rule."""
     if value is None:
         return None
     if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            raise InvalidConfidence(
-                f"invalid {what} {excerpt(value)}: expected a number from 0 to 1, e.g. 0.8"
-            ) from None
+        # Written plainly, as --budget-mb and ids must be: Python's float()
+        # also takes "1_0" (ten), surrounding spaces and "inf".
+        if value and value.isascii() and all(c in _NUMBER_CHARACTERS for c in value):
+            try:
+                return float(value)
+            except ValueError:
+                pass
+        raise InvalidConfidence(
+            f"invalid {what} {excerpt(value)}: expected a number from 0 to 1 written with"
+            " ASCII digits and a point, e.g. 0.8"
+        )
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidConfidence(f"invalid {what} {excerpt(value)}: expected a number from 0 to 1")
     if isinstance(value, int):

@@ -199,9 +199,7 @@ def _main(arguments: list[str], as_json: bool) -> int:
             print_out(f"{PROG} {version()}\n", "the version")
         return ExitCode.OK
     if command is None:
-        if not as_json:
-            full_parser().print_usage(sys.stderr)
-        raise UsageFailure("a command is required")
+        raise UsageFailure(f"a command is required; `{PROG} --help` lists them")
     merge_globals(given, args, command)
     return _run(command, args)
 
