@@ -346,6 +346,7 @@ def test_a_damaged_term_index_is_named_in_one_line_by_every_subcommand(
         waiting = index.RECENT_RECORDS - 1
         store.record_many([MemoryWrite("lesson", "retry once more") for _ in range(waiting)])
         store.connection.execute(INDEX_DAMAGE[table])
+        assert store.snapshot()  # a snapshot shows what it can read
     named = 0
     for name in _subcommands():
         db = outside / "copy.db"

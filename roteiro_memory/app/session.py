@@ -325,15 +325,16 @@ class Session:
         return touched_keys(before, graph_blobs(working))
 
     def changed(self) -> bool:
-        """Whether this session changed the store: made it, migrated it on
-        opening, or committed a write to it (a store that cannot count its
-        writes is taken to have changed once it is open)."""
+        """Whether this session changed the store: migrated it on opening,
+        or committed a write to it (a store that cannot count its writes is
+        taken to have changed once it is open).  A store it only made is
+        removed again when the request fails (:meth:`close`)."""
         store = self._store
         if store is None:
             return False
         changes = store.changes
         migrated = getattr(store, "migrated", None) is not None
-        return self._created or migrated or changes is None or changes > 0
+        return migrated or changes is None or changes > 0
 
     def close(self, *, failed: bool = False) -> None:
         """Close the store.  ``failed``: the request failed (or found

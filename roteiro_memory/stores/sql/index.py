@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
+from roteiro_memory.errors import Corrupt
 from roteiro_memory.stores.sql import chunks
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import postings as pst
@@ -408,7 +409,7 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
     ):
         try:
             rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob, (raw, cell))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, Corrupt):  # a snapshot shows what it can read
             rows = []
         term = d.plain(raw)
         out.extend((record_id, term, count, length, cell) for record_id, count, length in rows)
