@@ -6,6 +6,7 @@ matplotlib is imported only when a plot is asked for.
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -109,5 +110,10 @@ def plot(result: dict[str, Any], path: Path) -> None:
     axes.set_title(f"{result['dataset']['name']}: recall_any@k per arm")
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, metadata={"Software": None})
+    # Drawn in memory, then written: a failing write (a full disk) is then
+    # an OSError here, where savefig's own writing let it pass.
+    drawn = io.BytesIO()
+    figure.savefig(drawn, format=path.suffix[1:].lower() or "png", metadata={"Software": None})
     plt.close(figure)
+    with open(path, "wb") as out:
+        out.write(drawn.getvalue())
