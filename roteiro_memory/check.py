@@ -31,6 +31,7 @@ from typing import Any, LiteralString, Protocol
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError, excerpt
+from roteiro_memory.fields import TIMESTAMP_FORMAT
 
 __all__ = [
     "CacheRow",
@@ -224,16 +225,11 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     return out
 
 
-TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
-"""How the stores write ``created_at`` and ``superseded_at``: PROTOCOL's UTC
-time to the second, ``[P-created-at]`` (SQLite's ``datetime('now')``,
-PostgreSQL's ``to_char`` of the same, the model store's ``strftime``)."""
-
-
 def is_timestamp(value: str) -> bool:
-    """Whether ``value`` is a real time in :data:`TIMESTAMP_FORMAT`, exactly
-    (protocol.schema.json's pattern alone would take month 13; ``strptime``
-    alone takes unpadded fields and other scripts' digits)."""
+    """Whether ``value`` is a real time written exactly as
+    :data:`~roteiro_memory.fields.TIMESTAMP_FORMAT` (protocol.schema.json's
+    pattern alone would take month 13; ``strptime`` alone takes unpadded
+    fields and other scripts' digits)."""
     from datetime import datetime
 
     try:

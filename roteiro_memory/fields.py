@@ -5,7 +5,13 @@ loading the export machinery (:mod:`roteiro_memory.transfer`) at start-up."""
 
 from __future__ import annotations
 
-__all__ = ["CACHE", "NODE", "RECORD", "Field"]
+__all__ = ["CACHE", "NODE", "RECORD", "TIMESTAMP_FORMAT", "Field"]
+
+TIMESTAMP_FORMAT = "%Y-%m-%d %H:%M:%S"
+"""How a record's ``created_at`` and ``superseded_at`` are written, a UTC
+time to the second (PROTOCOL's ``[P-created-at]``): SQLite's
+``datetime('now')``, PostgreSQL's ``to_char`` of the same, and the model
+store's ``strftime`` of this."""
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -168,6 +168,20 @@ def test_exitcodes_export_onto_a_full_disk_is_the_output_failing(tmp_path: Path)
     assert list(full.iterdir()) == []  # the tmpfs went with its namespace
 
 
+def _to_full_disk(*argv: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The command line run with standard output on a full disk."""
+    with open("/dev/full", "w") as full:
+        return subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", *argv],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd=cwd,
+        )
+
+
 @pytest.mark.parametrize(
     "argv",
     [["export"], ["list"], ["--json", "list"]],
@@ -181,33 +195,13 @@ def test_exitcodes_standard_output_on_a_full_disk_is_the_output_failing(
     db = tmp_path / "m.db"
     with SQLiteStore(db) as store:
         store.record("lesson", "kept")
-    with open("/dev/full", "w") as full:
-        done = subprocess.run(
-            [sys.executable, "-m", "roteiro_memory", *argv, "--db", str(db)],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            check=False,
-            cwd=tmp_path,  # no repository, so no sync writes its graph
-        )
+    # Outside a repository, so no sync writes its graph.
+    done = _to_full_disk(*argv, "--db", str(db), cwd=tmp_path)
     assert done.returncode == ExitCode.USAGE, done.stderr
     assert done.stderr.splitlines() == [
         "roteiro-memory: error: cannot write to standard output (No space left on device); "
         "what was written there is incomplete (nothing stored was changed)"
     ]
-
-
-def _to_full_disk(*argv: str) -> subprocess.CompletedProcess[str]:
-    with open("/dev/full", "w") as full:
-        return subprocess.run(
-            [sys.executable, "-m", "roteiro_memory", *argv],
-            stdout=full,
-            stderr=subprocess.PIPE,
-            text=True,
-            timeout=60,
-            check=False,
-        )
 
 
 @pytest.mark.parametrize(
@@ -228,7 +222,7 @@ def test_exitcodes_a_change_whose_report_cannot_be_written_says_it_was_stored(
         store.record("lesson", "kept")
         store.cache_put("k", "fp", "{}")
         before = store.snapshot()
-    done = _to_full_disk(*argv, "--db", str(db))
+    done = _to_full_disk(*argv, "--db", str(db), cwd=tmp_path)  # no sync: the change is its own
     assert done.returncode == ExitCode.UNREPORTED, done.stderr
     assert done.stderr.splitlines() == [
         "roteiro-memory: error: cannot write to standard output (No space left on device); "

@@ -341,10 +341,10 @@ class Session:
         nothing), so a store file this session made and wrote nothing to is
         removed with its side files -- a refused request leaves the disk as
         it was."""
-        store, self._store = self._store, None
-        if store is None:
+        if self._store is None:
             return
-        unused = self._created and store.changes == 0 and not getattr(store, "migrated", None)
+        unused = self._created and not self.changed()
+        store, self._store = self._store, None
         store.close()
         if failed and unused and self._store_file is not None:
             from roteiro_memory.stores.sqlite import SIDE_FILES

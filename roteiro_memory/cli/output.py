@@ -96,23 +96,19 @@ class GuardedStdout:
 
 def _lost(error: OSError) -> StreamClosed:
     _discard_stdout()
-    failure = StreamClosed(
+    return _output_failed(
         f"cannot write to standard output ({error.strerror or error}); what was written "
         "there is incomplete"
     )
-    failure.output_lost = True
-    return failure
 
 
 def reader_gone(when: str) -> StreamClosed:
     """The failure of an output that must arrive whole (an export) when the
     reader of standard output went away ``when``."""
     _discard_stdout()
-    failure = StreamClosed(
+    return _output_failed(
         f"standard output was closed by its reader {when}; what was written there is incomplete"
     )
-    failure.output_lost = True
-    return failure
 
 
 def lost(failure: StreamClosed, stored: bool) -> StreamClosed:
@@ -121,9 +117,14 @@ def lost(failure: StreamClosed, stored: bool) -> StreamClosed:
     stored before its report failed (it stays), else that nothing was."""
     if stored:
         return ReportLost(f"{failure}, but the command's change was stored")
-    said = StreamClosed(f"{failure} (nothing stored was changed)")
-    said.output_lost = True
-    return said
+    return _output_failed(f"{failure} (nothing stored was changed)")
+
+
+def _output_failed(message: str) -> StreamClosed:
+    """Standard output itself failing: said on stderr, as stdout takes nothing more."""
+    failure = StreamClosed(message)
+    failure.output_lost = True
+    return failure
 
 
 def print_out(text: str, what: str) -> None:

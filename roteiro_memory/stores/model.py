@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory import eviction, lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import NotFound
+from roteiro_memory.fields import TIMESTAMP_FORMAT
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -41,7 +42,7 @@ __all__ = ["ModelStore"]
 
 def utc_now() -> str:
     """The current UTC time as ``YYYY-MM-DD HH:MM:SS`` -- for humans only."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+    return time.strftime(TIMESTAMP_FORMAT, time.gmtime())
 
 
 @dataclass
