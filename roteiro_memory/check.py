@@ -24,14 +24,15 @@ exist once.  The rules, one :class:`Finding` per offending row:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, LiteralString, Protocol
 
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError, excerpt
-from roteiro_memory.fields import TIMESTAMP_FORMAT
 
 __all__ = [
     "CacheRow",
@@ -225,18 +226,26 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     return out
 
 
+_TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-9]{2}:[0-9]{2}")
+"""The shape of :data:`~roteiro_memory.fields.TIMESTAMP_FORMAT`'s times, in
+ASCII digits, hours 00 to 23."""
+
+
 def is_timestamp(value: str) -> bool:
     """Whether ``value`` is a real time written exactly as
-    :data:`~roteiro_memory.fields.TIMESTAMP_FORMAT` (protocol.schema.json's
-    pattern alone would take month 13; ``strptime`` alone takes unpadded
-    fields and other scripts' digits)."""
-    from datetime import datetime
-
+    :data:`~roteiro_memory.fields.TIMESTAMP_FORMAT` writes it: its shape
+    (:data:`_TIMESTAMP`; protocol.schema.json's pattern alone would take
+    month 13, a parser alone other shapes of time and other scripts' digits),
+    then its calendar (``datetime.fromisoformat``: no February 30th, no
+    second 60).  A tenth of ``strptime``'s cost: a check reads two times of
+    every record."""
+    if _TIMESTAMP.fullmatch(value) is None:
+        return False
     try:
-        parsed = datetime.strptime(value, TIMESTAMP_FORMAT)
+        datetime.fromisoformat(value)
     except ValueError:
         return False
-    return parsed.isoformat(" ") == value
+    return True
 
 
 def sequence_findings(

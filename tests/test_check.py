@@ -3,14 +3,18 @@ a healthy store passes."""
 
 from __future__ import annotations
 
+import datetime
 import gc
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from roteiro_memory.check import Finding, check_store
+from roteiro_memory.check import Finding, check_store, is_timestamp
+from roteiro_memory.fields import TIMESTAMP_FORMAT
 from roteiro_memory.results import GraphNode
 from roteiro_memory.stores.sqlite.check import check_connection, check_file
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -339,3 +343,19 @@ def test_a_check_runs_with_the_collector_paused_and_leaves_it_as_it_was(healthy:
         gc.set_threshold(*threshold)
         gc.enable()
         conn.close()
+
+
+@given(
+    moment=st.datetimes(
+        min_value=datetime.datetime(1000, 1, 1), max_value=datetime.datetime(9999, 12, 31)
+    )
+)
+def test_every_time_the_writer_writes_is_a_timestamp(moment: datetime.datetime) -> None:
+    """The check parses times with ``fromisoformat`` and prints them back;
+    what a store writes (``strftime`` of :data:`TIMESTAMP_FORMAT`) passes it,
+    and the same instant with a fraction of a second or an offset does not."""
+    written = moment.strftime(TIMESTAMP_FORMAT)
+    assert is_timestamp(written)
+    assert not is_timestamp(moment.replace(microsecond=1).isoformat(" "))
+    assert not is_timestamp(moment.replace(tzinfo=datetime.UTC).isoformat(" "))
+    assert not is_timestamp(moment.isoformat("T", "seconds"))
