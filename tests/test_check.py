@@ -351,9 +351,10 @@ def test_a_check_runs_with_the_collector_paused_and_leaves_it_as_it_was(healthy:
     )
 )
 def test_every_time_the_writer_writes_is_a_timestamp(moment: datetime.datetime) -> None:
-    """The check parses times with ``fromisoformat`` and prints them back;
-    what a store writes (``strftime`` of :data:`TIMESTAMP_FORMAT`) passes it,
-    and the same instant with a fraction of a second or an offset does not."""
+    """The check reads a time's shape by pattern and its calendar by
+    ``fromisoformat``: what a store writes (``strftime`` of
+    :data:`TIMESTAMP_FORMAT`) passes it, and the same instant with a fraction
+    of a second, an offset or a ``T`` does not."""
     written = moment.strftime(TIMESTAMP_FORMAT)
     assert is_timestamp(written)
     assert not is_timestamp(moment.replace(microsecond=1).isoformat(" "))
