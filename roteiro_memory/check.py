@@ -228,7 +228,8 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
 
 _TIMESTAMP = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2} (?:[01][0-9]|2[0-3]):[0-9]{2}:[0-9]{2}")
 """The shape of :data:`~roteiro_memory.fields.TIMESTAMP_FORMAT`'s times, in
-ASCII digits, hours 00 to 23."""
+ASCII digits, hours 00 to 23 (``fromisoformat`` of Python 3.12 and later reads
+``24:00:00`` as the next midnight)."""
 
 
 def is_timestamp(value: str) -> bool:

@@ -437,6 +437,7 @@ def test_cli_import_of_a_clock_at_64_bits_is_refused_in_one_line_changing_nothin
         ("created_at", "2026-03-01 120005"),
         ("created_at", "20260301 12:00:05"),
         ("created_at", "2026-03-01 12:00"),
+        ("created_at", "2026-03-01 24:00:00"),
         ("created_at", "\uff12026-03-01 12:00:05"),
         ("superseded_at", "zzz"),
     ],
