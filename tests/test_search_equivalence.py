@@ -455,3 +455,25 @@ def _postings(store: SQLiteStore) -> set[tuple[str, int, int, int]]:
     ):
         out.update((t, record_id, n, length) for t, n in index.parse_terms(text).items())
     return out
+
+
+_TERM = st.text(st.characters(blacklist_characters="\t\n", blacklist_categories=["Cs"]), min_size=1)
+
+
+@given(
+    counts=st.dictionaries(_TERM, st.integers(1, 10**6), max_size=8),
+    asked=st.lists(_TERM, max_size=6),
+    prefixes=st.booleans(),
+)
+def test_a_recent_rows_terms_are_found_as_encode_terms_wrote_them(
+    counts: dict[str, int], asked: list[str], prefixes: bool
+) -> None:
+    """A search finds a recent record's query terms with one pattern over its
+    text: each held term with its count, however the terms share prefixes,
+    hold pattern syntax, or repeat in the query."""
+    if prefixes:  # a query term that begins, or is begun by, one held
+        asked += [term[:-1] for term in counts if len(term) > 1] + [t + "x" for t in counts]
+    asked += list(counts)[:2]
+    text = index.encode_terms(counts)
+    found = index.terms_finder(asked)(text)
+    assert found == {term: counts[term] for term in asked if term in counts}

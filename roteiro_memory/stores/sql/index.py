@@ -30,8 +30,9 @@ says how it binds text and many rows.  The search that reads the index is
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory.errors import Corrupt
 from roteiro_memory.stores.sql import chunks
@@ -138,17 +139,23 @@ def parse_terms(text: str) -> dict[str, int]:
     return counts
 
 
-def find_terms(text: str, terms: Iterable[str]) -> dict[str, int]:
-    """The counts :func:`encode_terms` gave ``terms`` (those it holds), found
-    without reading the rest."""
-    out = {}
-    for term in terms:
-        at = text.find(f"\n{term}\t")
-        if at >= 0:
-            start = at + len(term) + 2
-            end = text.find("\n", start)
-            out[term] = int(text[start:] if end < 0 else text[start:end])
-    return out
+def terms_finder(terms: Iterable[str]) -> Callable[[str], dict[str, int]]:
+    """What finds, in a text :func:`encode_terms` wrote, the counts it gave
+    ``terms`` (those it holds): one pattern over every line that starts with
+    one of them, at C speed, without reading the rest."""
+    wanted = sorted(set(terms))
+    if not wanted:
+        return lambda text: {}
+    lines = re.compile("\n(" + "|".join(map(re.escape, wanted)) + ")\t([^\n]*)")
+
+    def find(text: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for term, count in lines.findall(text):
+            if term not in out:
+                out[term] = int(count)
+        return out
+
+    return find
 
 
 @valueclass(frozen=False)

@@ -110,11 +110,12 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
             closed = int(count) - int(in_tail) // pst.TAIL.size
             cells.setdefault(term, {})[int(cell)] = (int(max_tf), closed)
     recent = []
+    find = index.terms_finder(terms)
     for record_id, cell, length, raw in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent"
     ):
         try:
-            held = index.find_terms(d.untext(raw), terms)
+            held = find(d.untext(raw))
         except (ValueError, TypeError) as error:
             raise pst.damaged("memory_recent", f"record {record_id}", error) from None
         if held:
@@ -306,9 +307,12 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         closed = [t for t in terms if any(plan.cells[t].get(cell, (0, 0))[1] for cell in reading)]
         found = read(reading, terms, closed)
         for cell in reading:
-            held = sorted((t for t, _ in by_cell[cell]), key=order.__getitem__)
+            most_counts = dict(by_cell[cell])
+            held = sorted(most_counts, key=order.__getitem__)
             chunks = found.get(cell, {})
-            for candidate in _candidates(cell, held, chunks, idf, corpus, threshold, weights):
+            for candidate in _candidates(
+                cell, held, most_counts, chunks, idf, corpus, threshold, weights
+            ):
                 heapq.heappush(pending, candidate)
     return ranked
 
@@ -316,6 +320,7 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
 def _candidates(
     cell: int,
     terms: Sequence[str],
+    most: Mapping[str, int],
     chunks: Mapping[str, pst.Chunk],
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
@@ -323,8 +328,9 @@ def _candidates(
     weights: dict[str, dict[tuple[int, int], float]] | None = None,
 ) -> Iterable[Candidate]:
     """The records of one cell that could beat ``threshold`` (None: all), with
-    their exact relevance (``weights`` remembers each term's weights by
-    ``(count, length)`` across cells)."""
+    their exact relevance (``most`` is each term's largest count in the cell,
+    as ``memory_cells`` bounds it; ``weights`` remembers each term's weights
+    by ``(count, length)`` across cells)."""
     highest, least = pst.cell_parts(cell)
     confidence = lexical.search_confidence(highest)
     terms = [t for t in terms if t in chunks]
@@ -332,8 +338,7 @@ def _candidates(
     if threshold is not None and len(terms) <= SUBSETS_UP_TO:
         average = corpus.average_length
         bounds = {
-            t: idf[t] * pst.tf_norm(max(chunks[t][1]), max(least, 1), average) * confidence
-            for t in terms
+            t: idf[t] * pst.tf_norm(most[t], max(least, 1), average) * confidence for t in terms
         }
         wanted = _qualifying(
             sorted(terms, key=bounds.__getitem__, reverse=True),
