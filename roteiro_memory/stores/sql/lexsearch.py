@@ -307,20 +307,16 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
         closed = [t for t in terms if any(plan.cells[t].get(cell, (0, 0))[1] for cell in reading)]
         found = read(reading, terms, closed)
         for cell in reading:
-            most_counts = dict(by_cell[cell])
-            held = sorted(most_counts, key=order.__getitem__)
+            held = dict(sorted(by_cell[cell], key=lambda pair: order[pair[0]]))
             chunks = found.get(cell, {})
-            for candidate in _candidates(
-                cell, held, most_counts, chunks, idf, corpus, threshold, weights
-            ):
+            for candidate in _candidates(cell, held, chunks, idf, corpus, threshold, weights):
                 heapq.heappush(pending, candidate)
     return ranked
 
 
 def _candidates(
     cell: int,
-    terms: Sequence[str],
-    most: Mapping[str, int],
+    held: Mapping[str, int],
     chunks: Mapping[str, pst.Chunk],
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
@@ -328,17 +324,18 @@ def _candidates(
     weights: dict[str, dict[tuple[int, int], float]] | None = None,
 ) -> Iterable[Candidate]:
     """The records of one cell that could beat ``threshold`` (None: all), with
-    their exact relevance (``most`` is each term's largest count in the cell,
-    as ``memory_cells`` bounds it; ``weights`` remembers each term's weights
-    by ``(count, length)`` across cells)."""
+    their exact relevance (``held`` is the query terms the cell holds, in
+    code-point order, each with its largest count there as ``memory_cells``
+    bounds it; ``weights`` remembers each term's weights by ``(count,
+    length)`` across cells)."""
     highest, least = pst.cell_parts(cell)
     confidence = lexical.search_confidence(highest)
-    terms = [t for t in terms if t in chunks]
+    terms = [t for t in held if t in chunks]
     wanted: set[int] | None = None
     if threshold is not None and len(terms) <= SUBSETS_UP_TO:
         average = corpus.average_length
         bounds = {
-            t: idf[t] * pst.tf_norm(most[t], max(least, 1), average) * confidence for t in terms
+            t: idf[t] * pst.tf_norm(held[t], max(least, 1), average) * confidence for t in terms
         }
         wanted = _qualifying(
             sorted(terms, key=bounds.__getitem__, reverse=True),
