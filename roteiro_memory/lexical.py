@@ -503,19 +503,37 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
         words = query.split()
     else:
         words = [word for word in _WHITE_SPACE_RUNS.split(query) if word]
-    distinct_words = dict.fromkeys(words)
-    distinct = set(tokenizer.terms(" ".join(distinct_words)))
-    if tokenizer.join_query and len(distinct) <= MAX_QUERY_TERMS:
+    distinct_words = list(dict.fromkeys(words))
+    distinct: set[str] = set()
+    for start in range(0, len(distinct_words), _QUERY_WORDS_AT_ONCE):
+        batch = distinct_words[start : start + _QUERY_WORDS_AT_ONCE]
+        distinct.update(tokenizer.terms(" ".join(batch)))
+        if len(distinct) > MAX_QUERY_TERMS:
+            raise _beyond_the_cap()
+    if tokenizer.join_query:
         # Distinct pairs only go through the last steps: a long query repeats them.
         distinct.update(_finish(_pairs(words, distinct_words, tokenizer), tokenizer))
-    if len(distinct) > MAX_QUERY_TERMS:
-        from roteiro_memory.errors import BadRequest
-
-        raise BadRequest(
-            f"the search query holds {len(distinct):,} distinct terms; a search takes at most "
-            f"{MAX_QUERY_TERMS:,}: search for fewer words (repeated words count once)"
-        )
+        if len(distinct) > MAX_QUERY_TERMS:
+            raise _beyond_the_cap()
     return tuple(sorted(distinct))
+
+
+_QUERY_WORDS_AT_ONCE = 256
+"""Distinct query words tokenized together: a query past the cap is refused
+once the words read so far give more than :data:`MAX_QUERY_TERMS` terms, so
+refusing costs about the cap's worth of words, not the whole query's."""
+
+
+def _beyond_the_cap() -> Exception:
+    """The refusal of a query of more than :data:`MAX_QUERY_TERMS` distinct
+    terms.  It names the cap, not the query's count: the words after the
+    cap was passed are never tokenized, so that count is not known."""
+    from roteiro_memory.errors import BadRequest
+
+    return BadRequest(
+        f"the search query holds more than {MAX_QUERY_TERMS:,} distinct terms; a search takes "
+        f"at most {MAX_QUERY_TERMS:,}: search for fewer words (repeated words count once)"
+    )
 
 
 def _pairs(words: list[str], distinct_words: Iterable[str], tokenizer: Tokenizer) -> list[str]:

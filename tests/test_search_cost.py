@@ -168,6 +168,39 @@ def test_query_terms_word_by_word_are_the_whole_querys(
     assert set(lexical.query_terms(query, tokenizer)) == _whole_query_terms(query, tokenizer)
 
 
+ONE_TERM_A_WORD = lexical.Tokenizer(join_query=False)
+"""A tokenizer under which each of :func:`unknown_words` is one term, each
+word's its own."""
+
+
+def test_query_terms_of_many_words_are_the_whole_querys() -> None:
+    """Words are tokenized some hundreds at a time; every term of every
+    batch is the query's, and a word repeated across batches counts once."""
+    words = unknown_words(1_000)
+    query = " ".join([*words, *reversed(words)])
+    whole = set(ONE_TERM_A_WORD.terms(query))
+    assert len(whole) == 1_000
+    assert set(lexical.query_terms(query, ONE_TERM_A_WORD)) == whole
+    mixed = " ".join(f"{word} Hook_{n % 7}" for n, word in enumerate(words[:300]))
+    assert set(lexical.query_terms(mixed)) == _whole_query_terms(mixed, lexical.TOKENIZER)
+
+
+def test_a_query_at_the_cap_is_searched_and_one_term_more_is_refused() -> None:
+    words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
+    at_the_cap = " ".join(words[:-1] * 2)
+    assert len(lexical.query_terms(at_the_cap, ONE_TERM_A_WORD)) == lexical.MAX_QUERY_TERMS
+    with pytest.raises(BadRequest, match=r"more than 1,024 distinct terms"):
+        lexical.query_terms(" ".join(words), ONE_TERM_A_WORD)
+
+
+def test_a_query_far_beyond_the_cap_is_refused_by_the_cap_not_its_count() -> None:
+    """Refusing reads words only until the cap is passed, so the message
+    names the cap; the words after it are never tokenized."""
+    words = unknown_words(12_000)
+    with pytest.raises(BadRequest, match=r"^the search query holds more than 1,024 distinct"):
+        lexical.query_terms(" ".join(words))
+
+
 @given(
     st.lists(
         st.lists(st.tuples(st.integers(1, 70_000), st.integers(1, 255)), min_size=1, max_size=70),
