@@ -56,9 +56,9 @@ def test_terms_no_record_holds_read_no_postings(
     read: list[str] = []
     original = lexsearch.read_cells
 
-    def spy(conn: Any, d: Any, cells: Any, terms: Any, closed: Any = ()) -> Any:
+    def spy(conn: Any, d: Any, cells: Any, terms: Any, closed: Any, tails: Any) -> Any:
         read.extend([*terms, *closed])
-        return original(conn, d, cells, terms, closed)
+        return original(conn, d, cells, terms, closed, tails)
 
     monkeypatch.setattr(lexsearch, "read_cells", spy)
     plain = ranked(store, "migration")

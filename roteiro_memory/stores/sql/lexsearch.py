@@ -2,15 +2,16 @@
 that reads the postings it must score, not the store.
 
 What a search reads: the statistics row, the ``memory_cells`` rows of its
-terms (a term no live record holds has none, and costs no more), and the
-recent records.  Each cell's bound (:func:`~.postings.cell_bound`) says the
-most a record in it can score; cells are read in descending bound, all the
-query's chunks of one cell at once, so every record found there has its
-exact relevance, from the counts and lengths the chunks hold, before anything
-else is read.  A record whose relevance times its cell's highest confidence
-(tempered, as search weighs it) beats the k-th score so far becomes a
-candidate; candidates are fetched in descending bound, with the search's
-filters, and scored exactly as the model scores them
+terms with their tails (a term no live record holds has none, and costs no
+more), the recent records, and the closed chunks of the cells it visits.
+Each cell's bound (:func:`~.postings.cell_bound`) says the most a record in
+it can score; cells are read in descending bound, all the query's chunks of
+one cell at once, so every record found there has its exact relevance, from
+the counts and lengths the chunks hold, before anything else is read.  A
+record whose relevance times its cell's highest confidence (tempered, as
+search weighs it) beats the k-th score so far becomes a candidate;
+candidates are fetched in descending bound, with the search's filters, and
+scored exactly as the model scores them
 (:meth:`~roteiro_memory.results.Recalled.found`).  The search stops once the
 k-th score is above the bound of every cell unread and of every candidate
 unfetched: no record left could enter the top k.
@@ -84,13 +85,18 @@ heap order (highest bound first, then newest)."""
 @valueclass
 class Plan:
     """What a search learnt before reading postings: the corpus statistics,
-    each query term's cells (``cell -> max count``), and the recent records
-    holding a query term (``(id, cell, length, counts)``)."""
+    each query term's cells (``cell -> max count``), their tails as stored,
+    and the recent records holding a query term (``(id, cell, length,
+    counts)``)."""
 
     terms: tuple[str, ...]
     corpus: lexical.CorpusStats
     cells: Mapping[str, Mapping[int, tuple[int, int]]]
     """Each term's cells: ``cell -> (largest count, postings in closed chunks)``."""
+    tails: Mapping[tuple[str, int], Any]
+    """Each ``(term, cell)``'s tail, as ``memory_cells`` holds it, when not
+    empty: read with the cells (a tail is at most a few hundred bytes), so
+    visiting a cell costs a statement for its closed chunks only."""
     recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
 
 
@@ -98,17 +104,22 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     """Read the cells of ``terms`` and the recent records; the statistics follow."""
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
     cells: dict[str, dict[int, tuple[int, int]]] = {}
+    tails: dict[tuple[str, int], Any] = {}
     keys = [d.text(term) for term in terms]
-    tail = d.byte_length("tail")
     for chunk in d.chunks(keys):
         where, params = d.any_of("term", chunk)
-        for raw, cell, count, max_tf, in_tail in conn.execute(
-            f"SELECT term, cell, postings, max_tf, {tail} FROM memory_cells WHERE {where}", params
+        for raw, cell, count, max_tf, tail in conn.execute(
+            f"SELECT term, cell, postings, max_tf, tail FROM memory_cells WHERE {where}", params
         ):
             term = d.untext(raw)
             frequency[term] += int(count)
-            closed = int(count) - int(in_tail) // pst.TAIL.size
-            cells.setdefault(term, {})[int(cell)] = (int(max_tf), closed)
+            in_tail = len(tail) if isinstance(tail, bytes | memoryview | str) else 0
+            cells.setdefault(term, {})[int(cell)] = (
+                int(max_tf),
+                int(count) - in_tail // pst.TAIL.size,
+            )
+            if tail:
+                tails[term, int(cell)] = tail
     recent = []
     find = index.terms_finder(terms)
     for record_id, cell, length, raw in conn.execute(
@@ -123,16 +134,22 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
                 frequency[term] += 1
             recent.append((record_id, cell, length, held))
     corpus = index.corpus(stats, frequency)
-    return Plan(tuple(terms), corpus, cells, recent)
+    return Plan(tuple(terms), corpus, cells, tails, recent)
 
 
 def read_cells(
-    conn: Any, d: Dialect, cells: Sequence[int], terms: Sequence[str], closed: Sequence[str] = ()
+    conn: Any,
+    d: Dialect,
+    cells: Sequence[int],
+    terms: Sequence[str],
+    closed: Sequence[str],
+    tails: Mapping[tuple[str, int], Any],
 ) -> dict[int, dict[str, pst.Chunk]]:
     """The postings of ``terms`` in each of ``cells``, each term's in id
     order: the closed chunks of those of ``closed`` (the terms that have some
-    there), then every term's tail; a pair with none is absent.  One
-    statement each for the chunks and the tails, however many cells."""
+    there), then every term's tail as the plan read it (:attr:`Plan.tails`);
+    a pair with none is absent.  One statement for the chunks, however many
+    cells, and none when no term of ``closed`` has any."""
     parts: dict[int, dict[str, list[pst.Chunk]]] = {}
     in_cells, cell_params = d.any_of("cell", cells)
     for chunk in d.chunks([d.text(term) for term in closed]):
@@ -148,19 +165,15 @@ def read_cells(
             except (ValueError, TypeError) as error:
                 raise pst.damaged("memory_chunks", pst.cell_row(raw, cell), error) from None
             parts.setdefault(int(cell), {})[d.untext(raw)] = pieces
-    for chunk in d.chunks([d.text(term) for term in terms]):
-        where, params = d.any_of("term", chunk)
-        found = conn.execute(
-            f"SELECT cell, term, tail FROM memory_cells WHERE {in_cells} AND {where}",
-            [*cell_params, *params],
-        )
-        for cell, raw, blob in found:
-            if blob:
+    for cell in cells:
+        for term in terms:
+            blob = tails.get((term, cell))
+            if blob is not None:
                 try:
                     tail = pst.decode_tail(bytes(blob))
                 except (ValueError, TypeError) as error:
-                    raise pst.damaged("memory_cells", pst.cell_row(raw, cell), error) from None
-                parts.setdefault(int(cell), {}).setdefault(d.untext(raw), []).append(tail)
+                    raise pst.damaged("memory_cells", pst.cell_row(term, cell), error) from None
+                parts.setdefault(cell, {}).setdefault(term, []).append(tail)
     return {
         cell: {term: _joined(pieces) for term, pieces in by_term.items()}
         for cell, by_term in parts.items()

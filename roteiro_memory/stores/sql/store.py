@@ -488,7 +488,9 @@ class SQLStore(Store):
                 best = lexsearch.top(
                     plan,
                     keep,
-                    lambda cells, held, closed: lexsearch.read_cells(conn, d, cells, held, closed),
+                    lambda cells, held, closed: lexsearch.read_cells(
+                        conn, d, cells, held, closed, plan.tails
+                    ),
                     confirm,
                     max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
                 )
