@@ -193,12 +193,23 @@ def test_a_query_at_the_cap_is_searched_and_one_term_more_is_refused() -> None:
         lexical.query_terms(" ".join(words), ONE_TERM_A_WORD)
 
 
-def test_a_query_far_beyond_the_cap_is_refused_by_the_cap_not_its_count() -> None:
+def test_a_query_far_beyond_the_cap_is_refused_by_the_cap_not_its_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Refusing reads words only until the cap is passed, so the message
     names the cap; the words after it are never tokenized."""
+    tokenized: list[int] = []
+    original = lexical._terms
+
+    def counting(text: str, tokenizer: lexical.Tokenizer) -> tuple[str, ...]:
+        tokenized.append(len(text.split()))
+        return original(text, tokenizer)
+
+    monkeypatch.setattr(lexical, "_terms", counting)
     words = unknown_words(12_000)
     with pytest.raises(BadRequest, match=r"^the search query holds more than 1,024 distinct"):
-        lexical.query_terms(" ".join(words))
+        lexical.query_terms(" ".join(words), ONE_TERM_A_WORD)
+    assert lexical.MAX_QUERY_TERMS < sum(tokenized) < 2 * lexical.MAX_QUERY_TERMS
 
 
 @given(
