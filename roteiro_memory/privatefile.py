@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 
 TYPE_CHECKING = False
@@ -59,10 +60,19 @@ _KINDS = {  # what a path that is not a regular file is, for a message
 def check_replaceable(target: str | os.PathLike[str]) -> None:
     """Refuse, with :class:`FileExistsError`, a ``target`` that is there and
     is not a regular file -- a directory, a FIFO, a device, a socket, or a
-    symlink to one (``/dev/stdout``) -- since :func:`replace` would put a file
-    in its place.  Nothing there, a regular file, or a symlink to a regular
-    file or to nothing is replaceable: a symlink is replaced itself, and what
-    it pointed to is left as it was."""
+    symlink to one -- and a name of an open stream (``/dev/stdout``, or a
+    symlink through ``/proc/self/fd/1``) whatever it leads to, since
+    :func:`replace` would put a file in its place.  Nothing there, a regular
+    file, or any other symlink to a regular file or to nothing is
+    replaceable: a symlink is replaced itself, and what it pointed to is left
+    as it was."""
+    stream = _stream_link(target)
+    if stream is not None:
+        raise FileExistsError(
+            errno.EEXIST,
+            f"it names an open stream ({stream}), not a file; only a regular file, or a "
+            "symlink to one, is replaced",
+        )
     try:
         mode = os.stat(target).st_mode  # through a symlink: what it points to
     except FileNotFoundError:
@@ -73,6 +83,29 @@ def check_replaceable(target: str | os.PathLike[str]) -> None:
             f"it is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}; only a regular "
             "file, or a symlink to one, is replaced",
         )
+
+
+_STREAM = re.compile(r"/dev/std(?:in|out|err)|/dev/fd/[0-9]+|/proc/[^/]+/fd/[0-9]+")
+"""Names of a process's open files (its streams), not of files: through one,
+a stream redirected to a file looks like that file."""
+
+_MOST_LINKS = 40
+"""Most symlinks followed, as the system follows them."""
+
+
+def _stream_link(target: str | os.PathLike[str]) -> str | None:
+    """The name of an open stream that ``target`` is, or that its chain of
+    symlinks passes through; None when it is neither."""
+    path = os.path.abspath(os.fspath(target))
+    for _ in range(_MOST_LINKS):
+        if _STREAM.fullmatch(path):
+            return path
+        try:
+            link = os.readlink(path)
+        except OSError:  # not a symlink, or nothing there
+            return None
+        path = os.path.normpath(os.path.join(os.path.dirname(path), link))
+    return None
 
 
 def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:

@@ -153,3 +153,33 @@ def test_replace_puts_a_file_in_place_of_a_dangling_symlink(tmp_path: Path) -> N
     assert not link.is_symlink()
     assert link.read_text() == "ours\n"
     assert not (tmp_path / "nothing here").exists()
+
+
+@pytest.mark.parametrize("stream", ["/dev/stdout", "/proc/self/fd/1", "/dev/fd/1"])
+def test_replace_refuses_a_name_of_a_stream_whatever_it_leads_to(
+    tmp_path: Path, stream: str
+) -> None:
+    """``/dev/stdout`` with standard output sent to a file leads to that
+    file, yet replacing the name would put a file where the stream's link
+    is: a stream's name, or a symlink through one, is refused.  (The
+    system's own names are only checked, never written to, here.)"""
+    if not os.path.exists(stream):
+        pytest.fail(f"{stream} is missing on this system")
+    own = tmp_path / "mine"
+    own.symlink_to(stream)
+    captured = tmp_path / "captured.txt"
+    saved = os.dup(1)
+    with captured.open("w") as out:
+        os.dup2(out.fileno(), 1)  # what `> captured.txt` does
+        try:
+            assert os.path.samefile(stream, captured)
+            with pytest.raises(FileExistsError, match="names an open stream"):
+                privatefile.check_replaceable(stream)
+            with pytest.raises(FileExistsError, match="names an open stream"):
+                privatefile.replace(own, lambda out: out.write("x"))
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+    assert own.is_symlink()
+    assert os.readlink(own) == stream
+    assert captured.read_text() == ""
