@@ -37,8 +37,7 @@ def test_dsn_password_is_never_printed_when_libpq_quotes_it(
     assert status == ExitCode.USAGE  # a DSN libpq cannot parse is a malformed name
     assert "s3cret" not in out + err
     said = json.loads(out)["error"]["message"] if as_json else err
-    assert "percent-encoded" in said
-    assert REDACTED in said
+    assert "the driver's words are not shown: they quote the DSN's password" in said
     assert (out if as_json else err).count("\n") == 1
 
 
@@ -57,6 +56,32 @@ def test_dsn_password_is_never_printed_when_the_server_cannot_be_reached(dsn: st
     with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
         PostgresStore(dsn)
     assert "s3" not in str(failed.value)
+
+
+@pytest.mark.parametrize("password", ["127", "p", "onnect", "0.0"])
+def test_dsn_password_found_in_the_drivers_words_is_not_shown_where_it_stands(
+    password: str,
+) -> None:
+    """A password that happens to be part of what libpq says (``127`` of
+    ``127.0.0.1``) is not replaced where it stands, which would show it:
+    the driver's words are left out of the message."""
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
+        PostgresStore(f"postgresql://u:{password}@127.0.0.1:1/db")
+    said = str(failed.value)
+    assert REDACTED not in said
+    assert said.endswith(
+        "cannot connect (the driver's words are not shown: they quote the DSN's password)"
+    )
+
+
+def test_dsn_drivers_words_without_the_password_are_shown() -> None:
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
+        PostgresStore("postgresql://u:s3cret@127.0.0.1:1/db")
+    assert "Connection refused" in str(failed.value)
 
 
 @pytest.mark.parametrize(
@@ -106,3 +131,25 @@ def test_dsn_schema_named_twice_is_refused_by_the_cli(
     assert status == ExitCode.USAGE
     assert "names its schema 2 times" in err
     assert "cannot connect" not in err  # refused before any connection
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://%ff@127.0.0.1/db",
+        "postgresql://u:%ff@127.0.0.1/db",
+        "postgresql://u@127.0.0.1/d%fe",
+        "postgresql://u@127.0.0.1/db?application_name=%ff",
+    ],
+)
+def test_dsn_a_percent_escape_that_is_not_utf8_is_a_malformed_name(
+    capsys: pytest.CaptureFixture[str], dsn: str
+) -> None:
+    status, out, err = _run(capsys, "--json", "--db", dsn, "--no-sync", "list")
+    assert status == ExitCode.USAGE
+    error = json.loads(out)["error"]
+    assert error["kind"] == "BadRequest"
+    assert error["message"].startswith(
+        "the PostgreSQL DSN is malformed (a value in it is not UTF-8"
+    )
+    assert err == ""

@@ -8,7 +8,8 @@ store nor its driver.
 
 A DSN may carry a password, and libpq quotes pieces of a DSN it cannot
 parse (``invalid percent-encoded token: "..."``), so every message that
-quotes a DSN, or the driver's words about one, goes through :func:`redact`.
+quotes a DSN goes through :func:`redact`, and the driver's words about one
+through :func:`driver_words`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import urllib.parse
 
 from roteiro_memory.errors import InvalidStoreName, excerpt
 
-__all__ = ["REDACTED", "URI_PREFIXES", "is_uri", "redact", "split_schema", "with_schema"]
+__all__ = [
+    "REDACTED",
+    "URI_PREFIXES",
+    "driver_words",
+    "is_uri",
+    "redact",
+    "split_schema",
+    "with_schema",
+]
 
 URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
@@ -67,13 +76,32 @@ def redact(text: str, *dsns: str) -> str:
     """``text`` with every password any of ``dsns`` carries shown as
     :data:`REDACTED`: as written, percent-decoded, and as a query parameter
     encodes it, wherever it appears (libpq quotes what it cannot parse)."""
+    for secret in _secrets(dsns):
+        text = text.replace(secret, REDACTED)
+    return text
+
+
+def _secrets(dsns: tuple[str, ...]) -> list[str]:
+    """Every password ``dsns`` carry, as written, percent-decoded and as a
+    query parameter encodes it, longest first."""
     secrets: set[str] = set()
     for dsn in dsns:
         for written in _passwords(dsn):
             decoded = urllib.parse.unquote(written)
             secrets.update((written, decoded, urllib.parse.quote_plus(decoded)))
-    for secret in sorted(secrets - {""}, key=len, reverse=True):
-        text = text.replace(secret, REDACTED)
+    return sorted(secrets - {""}, key=len, reverse=True)
+
+
+def driver_words(text: str, *dsns: str) -> str:
+    """What a library said about ``dsns`` (libpq, ``urllib``), to quote in
+    a message: ``text`` as it is, or, when it holds any password they carry
+    (it quotes pieces of a DSN it cannot parse), a sentence saying it was
+    withheld.  Not :func:`redact`: free text is no DSN, and a password
+    replaced where it stands would still show itself (``127`` in
+    ``127.0.0.1``)."""
+    for secret in _secrets(dsns):
+        if secret in text:
+            return "the driver's words are not shown: they quote the DSN's password"
     return text
 
 
@@ -92,7 +120,7 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
         except ValueError as error:
             # Not quoted: a DSN may carry a password.
             raise InvalidStoreName(
-                f"the PostgreSQL DSN is malformed ({redact(str(error), dsn)}); expected "
+                f"the PostgreSQL DSN is malformed ({driver_words(str(error), dsn)}); expected "
                 "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
             ) from None
         query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)

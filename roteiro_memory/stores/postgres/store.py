@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, InvalidStoreName, StoreUnavailable, excerpt
 from roteiro_memory.stores.postgres import link
-from roteiro_memory.stores.postgres.dsn import redact, split_schema
+from roteiro_memory.stores.postgres.dsn import driver_words, split_schema
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql.expressions import POSTGRES
 from roteiro_memory.stores.sql.store import SQLStore
@@ -126,7 +126,7 @@ class PostgresStore(SQLStore):
 
         try:
             info = psycopg.conninfo.conninfo_to_dict(self.dsn)
-        except psycopg.ProgrammingError:
+        except (psycopg.ProgrammingError, UnicodeDecodeError):
             return f"PostgreSQL schema {self.schema!r}"
         where = " ".join(
             f"{name}={info[name]}" for name in ("host", "port", "dbname", "user") if name in info
@@ -154,9 +154,15 @@ class PostgresStore(SQLStore):
         link.quiet_driver()
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
+        except UnicodeDecodeError:  # the driver reads each value as UTF-8
+            raise InvalidStoreName(
+                "the PostgreSQL DSN is malformed (a value in it is not UTF-8 once its "
+                "percent-escapes are decoded); expected "
+                "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+            ) from None
         except psycopg.Error as error:
             said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
-            said = redact(said, self.dsn, self._given)
+            said = driver_words(said, self.dsn, self._given)
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise InvalidStoreName(
                     f"the PostgreSQL DSN is malformed ({said}); expected "
