@@ -112,3 +112,16 @@ def test_identity_reads_and_reopen_still_work(tmp_path: Path) -> None:
         store.reopen()  # the protocol's store.reopen: the path names a new store now
         assert store.record("lesson", "into the new file") == 1
         assert path.exists()
+
+
+def test_identity_a_path_that_is_not_utf8_names_its_own_file(tmp_path: Path) -> None:
+    """A folder whose name is not UTF-8 (read into ``str`` with surrogate
+    escapes, as Python reads file names) holds the store by that name."""
+    folder = os.fsdecode(os.path.join(os.fsencode(tmp_path), b"bad\xffdir"))
+    os.mkdir(folder)
+    path = os.path.join(folder, "m.db")
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+    assert os.listdir(os.path.join(os.fsencode(tmp_path), b"bad\xffdir")) == [b"m.db"]
+    with SQLiteStore(path) as store:
+        assert [r.body for r in store.list().records] == ["kept"]

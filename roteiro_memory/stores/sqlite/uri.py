@@ -15,6 +15,8 @@ __all__ = ["file_uri"]
 
 def file_uri(path: str, options: str = "") -> str:
     """The URI of the file at ``path`` (made absolute), with SQLite's URI
-    ``options`` (``mode=ro``, ...) after it when given."""
-    uri = "file:" + quote(os.path.abspath(path), safe="/")
+    ``options`` (``mode=ro``, ...) after it when given.  The path's bytes
+    are escaped as the file system holds them, so a name that is not UTF-8
+    (read into ``str`` with surrogate escapes) names its own file."""
+    uri = "file:" + quote(os.fsencode(os.path.abspath(path)), safe="/")
     return f"{uri}?{options}" if options else uri
