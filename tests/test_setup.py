@@ -128,6 +128,13 @@ def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) ->
         (".mcp.json", "[1, 2]", ".mcp.json: the file is [1, 2], not an object"),
         (".mcp.json", '{"mcpServers": []}', '.mcp.json: "mcpServers" is [], not an object'),
         (".claude/settings.json", '{"hooks": {"Stop": {}}}', '"hooks"."Stop" is {}, not a list'),
+        # What could not be written back as the same JSON, refused before any file is.
+        (".claude/settings.json", '{"x": "\\udfff"}', "a lone surrogate ('\\udfff')"),
+        (".mcp.json", '{"x": "\\ud800"}', "a lone surrogate ('\\ud800')"),
+        (".mcp.json", '{"x": 1e999}', "holds the number '1e999', which no double holds"),
+        (".mcp.json", '{"y": NaN}', "is not JSON (NaN is not a JSON value)"),
+        (".mcp.json", '{"y": -Infinity}', "is not JSON (-Infinity is not a JSON value)"),
+        (".mcp.json", "[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
     ],
 )
 def test_a_file_it_cannot_merge_is_one_line_and_nothing_is_written(

@@ -31,6 +31,7 @@ What holds (:func:`merge`):
 from __future__ import annotations
 
 import json
+import math
 import shlex
 
 from roteiro_memory.errors import UsageError, excerpt
@@ -136,13 +137,48 @@ def _object(value: object, where: str, path: str) -> dict[str, JSON]:
 
 
 def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
+    """The file's object, refused when writing it back could not give the
+    same JSON: a number no double holds (``1e999``, which would come back as
+    ``Infinity``), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate
+    (``"\\udfff"``, no Unicode text), or nesting too deep to read."""
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=_finite, parse_constant=_not_json)
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except RecursionError:
+        raise ConfigRefused(
+            f"{path} nests arrays or objects too deeply to be read; nothing was written"
+        ) from None
+    except _TooLarge as error:
+        raise ConfigRefused(
+            f"{path} holds the number {excerpt(error.args[0], 40)}, which no double holds, so "
+            "it could not be written back as it is; nothing was written"
+        ) from None
+    except UnicodeEncodeError as error:
+        bad = excerpt(error.object[error.start : error.end])
+        raise ConfigRefused(
+            f"{path} holds a string with a lone surrogate ({bad}), which is not Unicode text "
+            "and could not be written back; nothing was written"
+        ) from None
     except ValueError as error:
         raise ConfigRefused(f"{path} is not JSON ({error}); nothing was written") from None
     return _object(data, "the file", path)
+
+
+class _TooLarge(Exception):
+    """A JSON number past a double's range (its literal as the one argument)."""
+
+
+def _finite(literal: str) -> float:
+    value = float(literal)
+    if not math.isfinite(value):
+        raise _TooLarge(literal)
+    return value
+
+
+def _not_json(literal: str) -> float:
+    raise ValueError(f"{literal} is not a JSON value")
 
 
 def _dump_json(data: JSON, text: str | None) -> str:
