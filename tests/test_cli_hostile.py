@@ -392,6 +392,76 @@ def test_a_refused_command_leaves_no_store_where_there_was_none(
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
+@pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
+@pytest.mark.parametrize("argv", [["show", "5"], ["add", "a lesson"]], ids=" ".join)
+def test_a_side_file_beside_no_store_is_left_as_it_was(
+    outside: Path, argv: list[str], suffix: str
+) -> None:
+    """A file named as a store's side file, beside no store, is somebody
+    else's: SQLite would take it for a new store's own and remove it, so no
+    store is made there, and the file is as it was."""
+    side = outside / f"notes{suffix}"
+    side.write_bytes(b"precious notes\n")
+    status, lines, _ = _run([*argv, "--db", str(outside / "notes")])
+    assert status == ExitCode.USAGE, lines
+    (line,) = lines
+    assert f"notes{suffix}" in line
+    assert "move it away" in line
+    assert sorted(p.name for p in outside.iterdir()) == [side.name]
+    assert side.read_bytes() == b"precious notes\n"
+
+
+def test_a_store_that_fails_to_open_leaves_no_file_it_made(
+    outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The files SQLite made before the open failed go with the failure."""
+    from roteiro_memory.errors import StoreUnavailable
+
+    def failing(self: SQLiteStore, *args: object) -> None:
+        raise StoreUnavailable("new.db: the disk failed while the store was made")
+
+    monkeypatch.setattr(SQLiteStore, "_migrate", failing)
+    status, lines, _ = _run(["list", "--db", str(outside / "new.db")])
+    assert status == ExitCode.STORE, lines
+    assert lines == ["roteiro-memory: error: new.db: the disk failed while the store was made"]
+    assert sorted(p.name for p in outside.iterdir()) == []
+
+
+@pytest.mark.parametrize("argv", [["show", "1"], ["list"], ["list", "--json"]], ids=" ".join)
+def test_a_damaged_value_is_quoted_in_part_however_large(outside: Path, argv: list[str]) -> None:
+    """A value planted where the store keeps text is named by its row and
+    column and quoted in part: a message is a line, not the value."""
+    import sqlite3
+
+    db = outside / "m.db"
+    assert _run(["add", "a lesson", "--db", str(db)])[0] == ExitCode.OK
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE agent_memory SET body = zeroblob(5000000)")
+    conn.close()
+    status, lines, out = _run([*argv, "--db", str(db), "--no-sync"])
+    assert status == ExitCode.STORE
+    said = out if "--json" in argv else "\n".join(lines)
+    assert "agent_memory row 1: body holds b'" in said
+    assert "(5000000 bytes in all)" in said
+    assert len(said) < 2_000  # of 5,000,000 bytes
+
+
+def test_a_body_on_stdin_is_read_no_further_than_a_body_may_be(outside: Path) -> None:
+    """A body is at most 65,536 bytes, so no more is read from standard
+    input (which may never end, as ``/dev/zero`` does not): one byte more is
+    refused in one line, and exactly that many are stored."""
+    db = outside / "m.db"
+    status, lines, _ = _run(["add", "-", "--db", str(db)], stdin=b"a" * 65_537)
+    assert status == ExitCode.USAGE
+    assert lines == [
+        "roteiro-memory: error: the body on standard input is over 65,536 bytes, the most it"
+        " may be; nothing was read past that"
+    ]
+    assert not db.exists()
+    status, lines, _ = _run(["add", "-", "--db", str(db)], stdin=b"a" * 65_536)
+    assert status == ExitCode.OK, lines
+
+
 def test_a_command_that_writes_keeps_the_store_it_made(outside: Path) -> None:
     db = outside / "new.db"
     status, _, _ = _run(["add", "a lesson", "--db", str(db)])

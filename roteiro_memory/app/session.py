@@ -183,11 +183,21 @@ class Session:
                     "recorded there yet"
                 )
             existed = os.path.lexists(location.path)
+            if not existed:
+                _refuse_orphan_side_files(self.real_store_path(), location)
             prepare(location)
             from roteiro_memory.stores.sqlite.store import SQLiteStore
 
             self._created = not existed
-            store = SQLiteStore(location.path)
+            try:
+                store = SQLiteStore(location.path)
+            except BaseException as error:
+                if self._created:  # a store that never opened: the disk as it was
+                    try:
+                        self._remove_made()
+                    except OSError as failed:
+                        error.add_note(f"(and removing the file it made failed: {failed})")
+                raise
             self._store = store
             announce_migration(store, self.warn)
         return self._store
@@ -346,14 +356,35 @@ class Session:
         unused = self._created and not self.changed()
         store, self._store = self._store, None
         store.close()
-        if failed and unused and self._store_file is not None:
-            from roteiro_memory.stores.sqlite import SIDE_FILES
+        if failed and unused:
+            self._remove_made()
 
-            for suffix in ("", *SIDE_FILES):
-                try:
-                    os.unlink(self._store_file + suffix)
-                except FileNotFoundError:
-                    continue
+    def _remove_made(self) -> None:
+        """Remove the store file this session made, with its side files (none
+        was there before it: :func:`_refuse_orphan_side_files`)."""
+        from roteiro_memory.stores.sqlite import SIDE_FILES
+
+        assert self._store_file is not None
+        for suffix in ("", *SIDE_FILES):
+            try:
+                os.unlink(self._store_file + suffix)
+            except FileNotFoundError:
+                continue
+
+
+def _refuse_orphan_side_files(real: str, location: Location) -> None:
+    """Refuse to make a store where a side file of one is there already
+    (``NAME-wal``, ``NAME-shm``, ``NAME-journal`` beside no ``NAME``): SQLite
+    would take it for the new store's own and remove it, and it is not ours."""
+    from roteiro_memory.stores.sqlite import SIDE_FILES
+
+    for suffix in SIDE_FILES:
+        if os.path.lexists(real + suffix):
+            raise UsageError(
+                f"no store at {location.path} ({location.origin}), but {excerpt(real + suffix)} "
+                "is there, which SQLite would take for the new store's own file and remove: "
+                "move it away, or choose another --db"
+            )
 
 
 def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> None:

@@ -152,17 +152,24 @@ def warn(text: str) -> None:
     sys.stderr.write(f"roteiro-memory: warning: {printable(text)}\n")
 
 
-def read_stdin(what: str) -> str:
+def read_stdin(what: str, limit: int | None = None) -> str:
     """All of standard input as UTF-8 text, ``what`` naming it in errors: a
-    closed descriptor (``<&-``), a read error or bytes that are not UTF-8 are
-    one-line errors, before anything is written."""
+    closed descriptor (``<&-``), a read error, bytes that are not UTF-8, and
+    more than ``limit`` bytes when one is given (no more is read: the input
+    may never end, as ``/dev/zero`` does not) are one-line errors, before
+    anything is written."""
     if sys.stdin is None:
         raise StreamClosed(f"standard input is closed, but {what} is read from it (-)")
     try:
-        data = sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read(-1 if limit is None else limit + 1)
     except OSError as error:
         reason = error.strerror or error
         raise StreamClosed(f"cannot read {what} from standard input ({reason})") from None
+    if limit is not None and len(data) > limit:
+        raise UsageError(
+            f"{what} on standard input is over {limit:,} bytes, the most it may be; "
+            "nothing was read past that"
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

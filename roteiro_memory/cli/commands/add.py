@@ -47,8 +47,9 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app import records
     from roteiro_memory.cli.output import emit, read_stdin, say
     from roteiro_memory.exitcodes import ExitCode
+    from roteiro_memory.semantics import MAX_BODY_BYTES
 
-    body = read_stdin("the body") if args.body == "-" else args.body
+    body = read_stdin("the body", MAX_BODY_BYTES) if args.body == "-" else args.body
     remembered = records.remember(
         session,
         args.kind,

@@ -46,9 +46,7 @@ def _event() -> object:
     from roteiro_memory.cli.output import read_stdin
     from roteiro_memory.errors import UsageError
 
-    text = read_stdin("the hook event")
-    if len(text) > MAX_EVENT_BYTES:
-        raise UsageError(f"the hook event is over {MAX_EVENT_BYTES} bytes; nothing was read")
+    text = read_stdin("the hook event", MAX_EVENT_BYTES)
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:

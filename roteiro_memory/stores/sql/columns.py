@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory import fields as transfer
-from roteiro_memory.errors import Corrupt
+from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.fields import Field
 
 TYPE_CHECKING = False
@@ -129,7 +129,9 @@ def stored(table: str, key: object, column: str, value: Any, kind: type, null: b
     if type(value) is kind or (null and value is None):
         return value
     expected = ("null or " if null else "") + _TYPE_NAMES[kind]
-    raise Corrupt(f"{table} row {key!r}: {column} holds {value!r}, expected {expected}")
+    raise Corrupt(
+        f"{table} row {excerpt(key)}: {column} holds {excerpt(value)}, expected {expected}"
+    )
 
 
 SCHEMA_MIGRATIONS: Columns = (Column("version", int), Column("name", str))
