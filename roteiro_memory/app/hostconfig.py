@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import math
 import shlex
+from typing import NoReturn
 
 from roteiro_memory.errors import UsageError, excerpt
 from roteiro_memory.valueclass import valueclass
@@ -171,13 +172,15 @@ class _TooLarge(Exception):
 
 
 def _finite(literal: str) -> float:
+    """A JSON number as a double, refused past a double's range."""
     value = float(literal)
     if not math.isfinite(value):
         raise _TooLarge(literal)
     return value
 
 
-def _not_json(literal: str) -> float:
+def _not_json(literal: str) -> NoReturn:
+    """``NaN``, ``Infinity`` or ``-Infinity``, which Python reads and JSON has not."""
     raise ValueError(f"{literal} is not a JSON value")
 
 

@@ -155,19 +155,14 @@ class PostgresStore(SQLStore):
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
-            raise InvalidStoreName(
-                "the PostgreSQL DSN is malformed (a value in it is not UTF-8 once its "
-                "percent-escapes are decoded); expected "
-                "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+            raise _malformed(
+                "a value in it is not UTF-8 once its percent-escapes are decoded"
             ) from None
         except psycopg.Error as error:
             said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
             said = driver_words(said, self.dsn, self._given)
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
-                raise InvalidStoreName(
-                    f"the PostgreSQL DSN is malformed ({said}); expected "
-                    "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
-                ) from None
+                raise _malformed(said) from None
             raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
         try:
             conn.execute(f"SET search_path TO {self._ident()}")
@@ -327,6 +322,14 @@ class PostgresStore(SQLStore):
         """The underlying connection, for maintenance and tests (as it is:
         one the server has ended is replaced by the next call, not here)."""
         return self._link
+
+
+def _malformed(said: str) -> InvalidStoreName:
+    """A DSN the driver cannot read, ``said`` saying why."""
+    return InvalidStoreName(
+        f"the PostgreSQL DSN is malformed ({said}); expected "
+        "postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+    )
 
 
 @contextlib.contextmanager
