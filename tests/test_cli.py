@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ import pytest
 from wire_servers import RECORD_FIELDS
 
 from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.repo import statcache
 
 SCRIPT = shutil.which("roteiro-memory")
 
@@ -458,6 +460,83 @@ def test_db_outside_a_repository_works_without_sync(tmp_path: Path) -> None:
     outside.ok("add", "portable lesson", "--anchor", "file:src/x.py", "--db", db)
     record = outside.json("show", "1", "--db", db)
     assert record["anchor_state"] == "vanished"
+
+
+def test_a_read_finding_nothing_in_a_repository_leaves_no_store(repo: Repo) -> None:
+    """The sync a read runs on its own is no change of the request's: a new
+    store that only it wrote to is removed when the read finds nothing, as
+    outside a repository.  The stat cache it wrote vouches for that store's
+    tree, which a store made afresh does not have, so the next one syncs."""
+    db = repo.root.parent / "memory.db"
+    done = repo.run("recall", "nothing", "--db", str(db))
+    assert done.returncode == ExitCode.NOTHING, done.stderr
+    assert not db.exists()
+    assert not [p for p in repo.root.parent.iterdir() if p.name.startswith("memory.db")]
+    assert SCRIPT is not None
+    with open("/dev/full", "wb") as full:  # the report lost: said as nothing changed, and so
+        lost = subprocess.run(
+            [SCRIPT, "recall", "x", "--db", str(db)],
+            cwd=repo.root,
+            env=repo.env,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert lost.stderr.endswith("is incomplete (nothing stored was changed)\n"), lost.stderr
+    assert not db.exists()
+    lesson = repo.add("Retry.run sleeps", "src/app/retry.py::Retry.run", "--db", str(db))
+    assert repo.state(lesson, "--db", str(db)) == "valid"
+    done = repo.run("recall", "nothing", "--db", str(db))
+    assert done.returncode == ExitCode.NOTHING
+    assert db.exists()  # a store the request did not make is kept
+
+
+def test_a_read_finding_nothing_leaves_no_store_folder_or_stat_cache(repo: Repo) -> None:
+    """At the repository's own location the read made the store's folder
+    and, the tree having settled, wrote the stat cache there for the store:
+    both go with it.  A write, which keeps its store, keeps both."""
+    time.sleep(statcache.RACY_NS / 1e9 + 0.2)  # settled: a sync writes the cache
+    folder = repo.root / ".git" / statcache.CACHE_DIR
+    done = repo.run("recall", "nothing")
+    assert done.returncode == ExitCode.NOTHING, done.stderr
+    assert not folder.exists()
+    repo.add("Retry.run sleeps")
+    assert sorted(p.name for p in folder.iterdir()) == ["memory.db", statcache.CACHE_FILE]
+
+
+@pytest.mark.parametrize(
+    ("why", "said"),
+    [
+        ("outside", "sync needs a git repository: run it inside one"),
+        (
+            "bad-config",
+            "sync needs a git repository: git cannot tell where one is here (fatal: bad config"
+            " line 1 in file ",
+        ),
+        (
+            "no-git",
+            "sync needs a git repository: git is not installed or not on PATH; install git to"
+            " use it",
+        ),
+    ],
+)
+def test_sync_without_a_repository_says_why_there_is_none(
+    tmp_path: Path, why: str, said: str
+) -> None:
+    """Outside a repository, with a git config git cannot read, and with no
+    git on PATH are three different fixes, so three different messages."""
+    outside = Repo(tmp_path)
+    outside.env["GIT_CEILING_DIRECTORIES"] = str(tmp_path)
+    if why == "bad-config":
+        (tmp_path / "bad.gitconfig").write_text("[core\nbroken")
+        outside.env["GIT_CONFIG_GLOBAL"] = str(tmp_path / "bad.gitconfig")
+    if why == "no-git":
+        outside.env["PATH"] = str(Path(SCRIPT or "").parent)
+    done = outside.run("sync", "--db", str(tmp_path / "m.db"))
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr.startswith(f"roteiro-memory: error: {said}"), done.stderr
+    assert done.stderr.count("\n") == 1
 
 
 # --- Output and exit codes -----------------------------------------------------

@@ -507,3 +507,40 @@ def test_an_export_into_a_folder_that_is_not_there_says_so(outside: Path) -> Non
     assert status == ExitCode.USAGE
     assert len(lines) == 1
     assert lines[0].endswith("(its folder does not exist: create it, or choose another --output)")
+
+
+def test_a_cache_payload_on_stdin_is_read_no_further_than_its_limit(
+    outside: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cache_command, "MAX_PAYLOAD_BYTES", 1_000)
+    db = outside / "m.db"
+    status, lines, _ = _run(["cache", "put", "k", "fp", "--db", str(db)], stdin=b"1" * 1_001)
+    assert status == ExitCode.USAGE
+    assert lines == [
+        "roteiro-memory: error: the cache payload on standard input is over 1,000 bytes, the"
+        " most it may be; nothing was read past that"
+    ]
+    assert not db.exists()
+    status, lines, _ = _run(["cache", "put", "k", "fp", "--db", str(db)], stdin=b"1" * 1_000)
+    assert status == ExitCode.OK, lines
+
+
+@pytest.mark.parametrize("name", _subcommands())
+def test_every_subcommand_run_in_a_removed_folder_is_one_line(
+    outside: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """The folder a command was started in may be removed under it: a
+    relative store path then names nothing, and no repository holds it."""
+    gone = outside / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    argv = [*name.split(), *POSITIONAL.get(name, [])]
+    for db in ("rel.db", str(outside / "abs.db")):
+        status, lines, _ = _run([*argv, "--db", db])
+        _one_line([*argv, db], status, lines)
+    status, lines, _ = _run(["list", "--db", "rel.db"])
+    assert lines == [
+        "roteiro-memory: error: rel.db (--db) is a relative path, but the folder the command"
+        " runs in is gone; run it from a folder that exists, or give an absolute path"
+    ]

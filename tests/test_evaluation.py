@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import warnings
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,22 @@ def test_locomo_adapter_on_a_generated_fixture(tmp_path: Path) -> None:
     assert result["arms"]["search"]["single-hop"]["recall_any@1"] == [1, 1]
     assert result["arms"]["search"]["multi-hop"]["recall_all@3"] == [1, 1]
     assert "marker" not in report.to_json(result)  # aggregates only, no dataset text
+
+
+@pytest.mark.parametrize("text", ["", "the and of"], ids=["empty", "stopwords"])
+def test_a_haystack_holding_no_word_ranks_nothing_in_every_arm(tmp_path: Path, text: str) -> None:
+    """bm25s cannot index documents without a token (and divides by their
+    mean length, zero): such a haystack ranks nothing, as a store does."""
+    turns = [{"speaker": "", "dia_id": f"D1:{n}", "text": text} for n in (1, 2)]
+    qa = [{"question": "where is the cache", "evidence": ["D1:1"], "category": 4}]
+    conversation = {"sample_id": "s", "conversation": {"session_1": turns}, "qa": qa}
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps([conversation]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = evaluate(locomo(path), timing=False)
+    for arm in ("filter", "search", "bm25s"):
+        assert result["arms"][arm]["all"]["empty"] == [1, 1], arm
 
 
 def test_longmemeval_adapter_on_a_generated_fixture(tmp_path: Path) -> None:

@@ -252,3 +252,17 @@ def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
         assert asked == [("recall", read_limit(budget)), ("list", STALE_WINDOW)]
         assert len(candidates.results) == min(many, read_limit(budget))
     assert read_limit(MAX_BUDGET) < 10_000
+
+
+def test_pack_shows_stored_control_characters_as_escapes_within_its_budget() -> None:
+    """A body may hold an escape sequence; the digest is printed to a
+    terminal, so it shows ``\\x1b`` instead, and the budget counts those
+    four bytes rather than the one it stands for."""
+    bodies = [f"lesson {i} \x1b[2J\x07 " + "\x1b" * (i * 20) for i in range(40)]
+    store = store_with(*[("lesson", body, None) for body in bodies])
+    for budget in (MIN_BUDGET, 300, 2000):
+        shown = select(store.recall(), budget).markdown()
+        assert "\x1b" not in shown
+        assert "\x07" not in shown
+        assert tokens(shown) <= budget, budget
+    assert " \\x1b[2J\\x07 " in select(store.recall(), 2000).markdown()

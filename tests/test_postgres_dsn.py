@@ -153,3 +153,65 @@ def test_dsn_a_percent_escape_that_is_not_utf8_is_a_malformed_name(
         "the PostgreSQL DSN is malformed (a value in it is not UTF-8"
     )
     assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("dsn", "said"),
+    [
+        ("postgresql://u@127.0.0.1:abc/db", "port 'abc' is not a whole number from 1 to 65535"),
+        ("postgresql://u@127.0.0.1:99999/db", "port '99999' is not a whole number"),
+        ("postgresql://u@127.0.0.1:0/db", "port '0' is not a whole number"),
+        ("postgresql://u@h1:5432,h2:x/db", "port 'x' is not a whole number"),
+        ("postgresql://u@127.0.0.1:1/db?sslmode=bogus", 'invalid sslmode value: "bogus"'),
+        (
+            "postgresql://u@127.0.0.1:1/db?target_session_attrs=zz",
+            'invalid target_session_attrs value: "zz"',
+        ),
+        (
+            "postgresql://u@127.0.0.1:1/db?keepalives=x",
+            'invalid integer value "x" for connection option "keepalives"',
+        ),
+        ("postgresql://u@h1,h2/db?port=1,2,3", "could not match 3 port numbers to 2 hosts"),
+    ],
+)
+def test_dsn_a_parameter_value_libpq_refuses_is_a_bad_request(
+    capsys: pytest.CaptureFixture[str], dsn: str, said: str
+) -> None:
+    """A value no connection could use is the DSN's fault: a bad request
+    (exit 2) naming it, never "cannot connect" (exit 3, worth retrying)."""
+    status, out, err = _run(capsys, "--json", "--db", dsn, "--no-sync", "list")
+    assert status == ExitCode.USAGE, out
+    error = json.loads(out)["error"]
+    assert error["kind"] == "BadRequest"
+    assert error["message"].startswith("the PostgreSQL connection parameters are refused (")
+    assert said in error["message"]
+    assert err == ""
+
+
+def test_dsn_a_port_from_pgport_is_checked_as_the_dsns_would_be(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PGPORT", "abc")
+    status, out, _ = _run(capsys, "--json", "--db", "postgresql://u@127.0.0.1/db", "list")
+    assert status == ExitCode.USAGE
+    assert "port 'abc' (from PGPORT) is not a whole number" in json.loads(out)["error"]["message"]
+
+
+def test_dsn_ports_libpq_reads_as_ports_pass_and_the_server_is_tried() -> None:
+    """libpq reads a port as ``strtol`` does: white space around it, a sign
+    and leading zeros are taken, so they are not refused here."""
+    from roteiro_memory.stores.postgres.dsn import bad_ports
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    assert bad_ports("5432,,1,65535,+1,000001, 7 ") == []
+    assert bad_ports("65536,-1,\u0661,1_0,0x10," + "1" * 5000) == [
+        "65536",
+        "-1",
+        "\u0661",
+        "1_0",
+        "0x10",
+        "1" * 5000,
+    ]
+    for port in ("1", "+1", "000001"):
+        with pytest.raises(StoreUnavailable, match="cannot connect"):
+            PostgresStore(f"postgresql://u@127.0.0.1:{port}/db?sslmode=disable")

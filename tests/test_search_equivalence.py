@@ -324,6 +324,42 @@ def test_an_index_the_previous_tokenizer_built_is_found_by_check(tmp_path: Path)
         assert any(f.table == "memory_stats" for f in store.check())
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_search_without_the_index_counts_is_corrupt_not_empty(
+    tmp_path: Path, backend: str
+) -> None:
+    """Without ``memory_stats``' row every search would find nothing, as if
+    no record held the words: the store is damaged and says so."""
+    from roteiro_memory.errors import Corrupt
+
+    store: SQLiteStore | PostgresStore = (
+        SQLiteStore(tmp_path / "m.db") if backend == "sqlite" else pg_server.throwaway_store()
+    )
+    try:
+        store.record("lesson", "cache migrations time out")
+        assert [r.record.id for r in store.search("cache").results] == [1]
+        store.connection.execute("DELETE FROM memory_stats")
+        with pytest.raises(Corrupt, match=r"^memory_stats row 0: the row is missing; the term"):
+            store.search("cache")
+        assert [r.record.id for r in store.recall().results] == [1]  # a read without words
+    finally:
+        store.close()
+
+
+def test_rebuilding_the_index_makes_its_counts_row_again(tmp_path: Path) -> None:
+    """The migration that rebuilds an older store's index makes the counts'
+    row again if a hand deleted it, so the store it leaves searches."""
+    path = tmp_path / "m.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "cache migrations time out")
+        sqlite_back_to(store.connection, 6)
+        store.connection.execute("DELETE FROM memory_stats")
+    with SQLiteStore(path) as store:
+        assert store.migrated is not None
+        assert store.check() == []
+        assert [r.record.id for r in store.search("cache").results] == [1]
+
+
 @pytest.mark.parametrize("version", [3, 5, 6])
 def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> None:
     model = ModelStore()

@@ -159,6 +159,19 @@ def test_a_codex_server_written_inline_is_not_rewritten() -> None:
         merge(HOSTS["codex"], ".codex/config.toml", "[[[", "/bin/roteiro-memory")
 
 
+@pytest.mark.parametrize("value", ["nan", "+inf", "-nan", "1.50", "6.02e23"])
+def test_a_codex_config_holding_any_float_is_merged_keeping_it_as_written(value: str) -> None:
+    """TOML takes ``nan``, which equals no float: the check that a merge
+    changed nothing else compares floats as written, so it does not refuse
+    them, and the value is kept character for character."""
+    text = f"[model]\nb = {value}\n"
+    merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/bin/roteiro-memory")
+    assert merged.startswith(text)
+    assert tomllib.loads(merged)["mcp_servers"][SERVER_NAME]["command"] == "/bin/roteiro-memory"
+    again = merge(HOSTS["codex"], ".codex/config.toml", merged, "/bin/roteiro-memory")
+    assert again == merged
+
+
 def test_print_shows_every_file_and_writes_nothing(repo: GitRepo) -> None:
     done = setup(repo, "claude-code", "--print")
     assert done.returncode == 0, done.stderr

@@ -557,3 +557,57 @@ def test_import_accepts_the_empty_keys_the_write_paths_accept(tmp_path: Path) ->
         assert source.check() == []
         with _round_trip(source, tmp_path / "b.db") as target:
             assert target.snapshot() == source.snapshot()
+
+
+def test_cli_import_splits_lines_at_newlines_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON may hold U+2028, U+2029 and U+0085 unescaped inside a string,
+    so an export written that way (``ensure_ascii=False``) imports whole;
+    ``\n``, ``\r\n`` and ``\r`` end lines, which a JSON string never holds."""
+    from roteiro_memory.cli.main import main
+
+    lines = _lines(tmp_path)
+    at = _index(lines, "record")
+    item = json.loads(lines[at])
+    item["body"] = "before\u2028between\u2029and\x85after"
+    lines[at] = json.dumps(item, ensure_ascii=False)
+    for n, end in enumerate(["\n", "\r\n", "\r", "\r\r\n"]):
+        source = tmp_path / f"raw{n}.jsonl"
+        source.write_bytes(end.join(_resealed(lines)).encode("utf-8"))  # no end at the end
+        db = tmp_path / f"new{n}.db"
+        assert main(["import", str(source), "--db", str(db)]) == 0, (end, capsys.readouterr())
+        with SQLiteStore(db) as target:
+            assert target.get(item["id"]).body == item["body"]
+
+
+def test_cli_import_reads_no_line_past_its_limit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An input with no line end (``/dev/zero``) is refused once a line's
+    limit is read, in one line, and makes no store."""
+    import importlib
+
+    from roteiro_memory.cli.main import main
+
+    monkeypatch.setattr(
+        importlib.import_module("roteiro_memory.cli.commands.import_"), "MAX_LINE_CHARS", 1_000
+    )
+    source = tmp_path / "zeros"
+    source.write_bytes(b"\0" * 5_000)
+    db = tmp_path / "new.db"
+    assert main(["import", str(source), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"roteiro-memory: error: line 1 of {source} is over 1,000 characters, the most a line"
+        " may be; nothing was read past that\n"
+    )
+    assert not db.exists()
+    # The limit is the line's, its end not counted, whether it has one or not.
+    for ending in (b"\r\n", b"\n", b"\r"):
+        source.write_bytes(b"\n" + b" " * 1_000 + ending + b"[" * 1_001)
+        assert main(["import", str(source), "--db", str(db)]) == 2
+        assert "line 3 of" in capsys.readouterr().err, ending
+    source.write_bytes(b" " * 1_000)
+    assert main(["import", str(source), "--db", str(db)]) == 2
+    assert "empty input" in capsys.readouterr().err

@@ -259,12 +259,18 @@ def _header_of(line: str) -> str | None:
     return ".".join(names)
 
 
+def _float_as_written(text: str) -> tuple[str, str]:
+    """A TOML float as its text, tagged: merging compares the file's values
+    before and after, and ``nan`` (which TOML allows) equals no float."""
+    return ("float", text)
+
+
 def _merge_toml(path: str, text: str | None, command: str) -> str:
     import tomllib
 
     source = text or ""
     try:
-        before = tomllib.loads(source)
+        before = tomllib.loads(source, parse_float=_float_as_written)
     except tomllib.TOMLDecodeError as error:
         raise ConfigRefused(f"{path} is not TOML ({error}); nothing was written") from None
     servers = before.get("mcp_servers", {})
@@ -295,7 +301,7 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
             end += 1
         kept_blank = "\n" if end < len(lines) else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
-    merged = tomllib.loads(after)
+    merged = tomllib.loads(after, parse_float=_float_as_written)
     expected = {**before, "mcp_servers": {**servers, SERVER_NAME: _server(command, typed=False)}}
     if merged != expected:
         raise ConfigRefused(

@@ -10,7 +10,7 @@ of the store's own names or on something that is not a file.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 
 from roteiro_memory.errors import UsageError, excerpt
 
@@ -133,7 +133,7 @@ def _cannot_write(output: str, error: OSError | ValueError) -> UsageError:
 
 
 def import_lines(
-    session: Session, lines: Sequence[str], source: str, warn: Callable[[str], None]
+    session: Session, lines: Iterable[str], source: str, warn: Callable[[str], None]
 ) -> dict[str, int]:
     """Load an export (its ``lines``, read from ``source``) into the store,
     which must be empty, all or nothing; the counts of what was loaded."""

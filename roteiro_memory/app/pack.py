@@ -121,12 +121,19 @@ def read_limit(budget: int) -> int:
 
 
 def _entry(recalled: Recalled, marks: Marks) -> str:
+    """The digest's line of ``recalled``, its stored text's control
+    characters shown as escapes: the digest is printed to a terminal, and
+    the budget counts the bytes shown."""
+    from roteiro_memory.terminal import printable
+
     record = recalled.record
-    return "- " + brief.line(
-        record,
-        recalled.score,
-        stands_for=marks.stands_for(record.id),
-        against=marks.against(record.id),
+    return "- " + printable(
+        brief.line(
+            record,
+            recalled.score,
+            stands_for=marks.stands_for(record.id),
+            against=marks.against(record.id),
+        )
     )
 
 

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Callable
 
 from roteiro_memory.app.values import spell_option
-from roteiro_memory.errors import GitError, UsageError, excerpt
+from roteiro_memory.errors import GitError, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
-from roteiro_memory.repo.statcache import Place, StatCache, discover
+from roteiro_memory.repo.statcache import Place, StatCache, discover, forget
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -71,6 +71,11 @@ class Session:
         self._store: Store | None = None
         self._created = False
         self._unsynced = False
+        self._sync_changes = 0
+        """Commits of the syncs a read ran on its own (:meth:`sync`)."""
+        self._made_folder: str | None = None
+        self._cached: Place | None = None
+        """Where this session wrote the stat cache, for the store it made."""
 
     def place(self) -> Place | None:
         """Where the repository is: from its stat cache when that can be
@@ -114,7 +119,9 @@ class Session:
     def require_repo(self, what: str) -> Repo:
         repo = self.repo
         if repo is None:
-            raise GitError(f"{what} needs a git repository: run it inside one")
+            from roteiro_memory.repo.graph import no_repo_reason
+
+            raise GitError(f"{what} needs a git repository: {no_repo_reason()}")
         return repo
 
     def _location_repo(self) -> str | None:
@@ -129,8 +136,15 @@ class Session:
         moves to the repository's top level) was started in."""
         if self._located is None:
             found = locate(self.db, os.environ, self._location_repo())
-            self._located = found
-            self._store_file = os.path.realpath(found.path)
+            try:
+                real = os.path.realpath(found.path)
+            except FileNotFoundError:  # a relative path, in a folder removed since
+                raise StoreUnavailable(
+                    f"{found.path} ({found.origin}) is a relative path, but the folder the "
+                    "command runs in is gone; run it from a folder that exists, or give an "
+                    "absolute path"
+                ) from None
+            self._located, self._store_file = found, real
         return self._located
 
     def store_path(self) -> str:
@@ -185,7 +199,7 @@ class Session:
             existed = os.path.lexists(location.path)
             if not existed:
                 _refuse_orphan_side_files(self.real_store_path(), location)
-            prepare(location)
+            self._made_folder = prepare(location)
             from roteiro_memory.stores.sqlite.store import SQLiteStore
 
             self._created = not existed
@@ -257,6 +271,7 @@ class Session:
         repo = self.require_repo("sync")
         skip = self._own_files(repo)
         started = time.time_ns()
+        before = store.changes
         if self._progress is None:
             report = sync(store, repo, skip=skip)
         else:
@@ -266,10 +281,14 @@ class Session:
             finally:
                 hash_bar.close()
                 parse_bar.close()
+        if not full and before is not None and store.changes is not None:
+            self._sync_changes += store.changes - before
         for path, problem in report.unparsable:
             self.warn(f"{path} {problem}")
         for notice in report.notices:
             self.warn(notice)
+        if self._created:
+            self._cached = place
         self._cache = statcache.record(
             repo,
             place,
@@ -334,17 +353,27 @@ class Session:
         _, before = rev_graph(repo, rev, working)
         return touched_keys(before, graph_blobs(working))
 
-    def changed(self) -> bool:
+    def changed(self, *, by_request: bool = False) -> bool:
         """Whether this session changed the store: migrated it on opening,
         or committed a write to it (a store that cannot count its writes is
-        taken to have changed once it is open).  A store it only made is
+        taken to have changed once it is open).  ``by_request``: leaving
+        out what the syncs a read runs on its own wrote, which only mirror
+        the working tree.  A store it made and the request did not change is
         removed again when the request fails (:meth:`close`)."""
         store = self._store
         if store is None:
             return False
         changes = store.changes
+        if changes is not None and by_request:
+            changes -= self._sync_changes
         migrated = getattr(store, "migrated", None) is not None
         return migrated or changes is None or changes > 0
+
+    def failure_leaves_changes(self) -> bool:
+        """Whether a request that fails now leaves the store changed: a
+        store it made goes again unless the request itself wrote to it
+        (:meth:`close`); one that was there keeps even a sync's changes."""
+        return self.changed(by_request=self._created)
 
     def close(self, *, failed: bool = False) -> None:
         """Close the store.  ``failed``: the request failed (or found
@@ -353,7 +382,7 @@ class Session:
         it was."""
         if self._store is None:
             return
-        unused = self._created and not self.changed()
+        unused = self._created and not self.changed(by_request=True)
         store, self._store = self._store, None
         store.close()
         if failed and unused:
@@ -361,7 +390,8 @@ class Session:
 
     def _remove_made(self) -> None:
         """Remove the store file this session made, with its side files (none
-        was there before it: :func:`_refuse_orphan_side_files`)."""
+        was there before it: :func:`_refuse_orphan_side_files`), the stat
+        cache it wrote for it, and the store folder it made, left empty."""
         from roteiro_memory.stores.sqlite import SIDE_FILES
 
         assert self._store_file is not None
@@ -370,6 +400,11 @@ class Session:
                 os.unlink(self._store_file + suffix)
             except FileNotFoundError:
                 continue
+        if self._cached is not None:
+            forget(self._cached)
+        folder = self._made_folder
+        if folder is not None and os.path.isdir(folder) and not os.listdir(folder):
+            os.rmdir(folder)
 
 
 def _refuse_orphan_side_files(real: str, location: Location) -> None:

@@ -246,7 +246,7 @@ def _run(command: Command, args: argparse.Namespace) -> int:
             raise
         from roteiro_memory.cli.output import lost
 
-        raise lost(failure, session.changed()) from None
+        raise lost(failure, session.failure_leaves_changes()) from None
     except (RoteiroError, KeyboardInterrupt, BrokenPipeError):
         raise
     except Exception as error:  # the last resort: one line, never a traceback

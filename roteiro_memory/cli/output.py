@@ -13,7 +13,8 @@ from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, TextIO
+    from collections.abc import Generator
+    from typing import Any, BinaryIO, TextIO
 
 __all__ = [
     "GuardedStdout",
@@ -22,6 +23,7 @@ __all__ = [
     "lost",
     "print_out",
     "printable",
+    "read_lines",
     "read_stdin",
     "reader_gone",
     "say",
@@ -150,6 +152,51 @@ def say(text: str) -> None:
 def warn(text: str) -> None:
     """A warning on stderr, control characters escaped (it may quote a name)."""
     sys.stderr.write(f"roteiro-memory: warning: {printable(text)}\n")
+
+
+def read_lines(stream: BinaryIO, what: str, limit: int) -> Generator[str, None, None]:
+    """The lines of ``stream`` as UTF-8 text, without their ends: a line
+    ends at ``\n``, ``\r\n`` or ``\r`` (never inside a JSON string, which
+    escapes both), and not at U+2028 or the other breaks ``str.splitlines``
+    takes, which a JSON string may hold as they are.  A line of more than
+    ``limit`` characters is refused once that many are read, no more (the
+    input may never end, as ``/dev/zero`` does not), and so is one that is
+    not UTF-8; ``what`` names the input in both."""
+    import io
+    import re
+
+    # Bytes that are not UTF-8 are decoded as lone surrogates, which no
+    # UTF-8 text holds, so each line says whether it had any: the decoder
+    # reads ahead, and would blame a line before the one at fault.
+    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline=None)
+    undecodable = re.compile("[\udc80-\udcff]")
+    number = 0
+    try:
+        while True:
+            try:
+                line = text.readline(limit + 1)  # room for the line's own end
+            except OSError as error:
+                raise UsageError(f"cannot read {what} ({error.strerror or error})") from None
+            if not line:
+                return
+            number += 1
+            line = line.removesuffix("\n")
+            if len(line) > limit:
+                raise UsageError(
+                    f"line {number} of {what} is over {limit:,} characters, the most a line "
+                    "may be; nothing was read past that"
+                )
+            bad = undecodable.search(line)
+            if bad is not None:
+                raise UsageError(
+                    f"line {number} of {what} is not valid UTF-8: byte "
+                    f"{ord(bad[0]) - 0xDC00:#04x} at character {bad.start()} of the line; only "
+                    "UTF-8 text can be read"
+                )
+            yield line
+    finally:
+        if not stream.closed:  # the stream is the caller's to close, whenever it does
+            text.detach()
 
 
 def read_stdin(what: str, limit: int | None = None) -> str:

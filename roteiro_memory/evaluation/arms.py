@@ -83,8 +83,11 @@ class Bm25sArm:
             self._index.clear()  # one haystack at a time
             ids = sorted(i for i in loaded.text_of if scope is None or loaded.scope_of[i] == scope)
             retriever = self._bm25s.BM25()
-            if ids:
-                retriever.index(self._tokens([loaded.text_of[i] for i in ids]), show_progress=False)
+            tokens = self._tokens([loaded.text_of[i] for i in ids])
+            if tokens.vocab:
+                retriever.index(tokens, show_progress=False)
+            else:  # no record holds a word: bm25s cannot index that, and nothing matches
+                ids = []
             self._index[slot] = (retriever, ids)
         return self._index[slot]
 

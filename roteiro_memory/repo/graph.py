@@ -66,6 +66,7 @@ __all__ = [
     "file_key",
     "find_repo",
     "graph_blobs",
+    "no_repo_reason",
     "rev_graph",
     "symbol_key",
     "sync",
@@ -128,11 +129,11 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
-    """The repository whose working tree holds ``cwd``; None outside any."""
-    here = Path(cwd) if cwd is not None else Path.cwd()
+def _locate(here: Path) -> subprocess.CompletedProcess[bytes] | None:
+    """git's answer to where the repository holding ``here`` is; None when
+    there is no git to ask."""
     try:
-        done = subprocess.run(
+        return subprocess.run(
             [
                 "git",
                 "-C",
@@ -148,6 +149,44 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
             env=_git_env(),
         )
     except FileNotFoundError:
+        return None
+
+
+def _here(cwd: str | os.PathLike[str] | None) -> Path | None:
+    """``cwd``, else the folder the process runs in; None when that folder
+    has been removed, so no repository holds it."""
+    if cwd is not None:
+        return Path(cwd)
+    try:
+        return Path.cwd()
+    except FileNotFoundError:
+        return None
+
+
+def no_repo_reason(cwd: str | os.PathLike[str] | None = None) -> str:
+    """Why :func:`find_repo` found no repository at ``cwd``, as the end of a
+    sentence: outside any, git missing, or git failing (a malformed
+    config, a repository owned by another user), in git's words (its
+    ``fatal:`` line, not the hints after it)."""
+    here = _here(cwd)
+    if here is None:
+        return "the folder it runs in is gone (removed since the command started in it)"
+    done = _locate(here)
+    if done is None:
+        return "git is not installed or not on PATH; install git to use it"
+    said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    fatal = next((line for line in said if line.startswith("fatal:")), said[-1] if said else "")
+    if done.returncode == 0 or not fatal or "not a git repository" in fatal:
+        return "run it inside one"
+    return f"git cannot tell where one is here ({fatal})"
+
+
+def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
+    """The repository whose working tree holds ``cwd``; None outside any,
+    and when git is missing or fails (:func:`no_repo_reason` says which)."""
+    here = _here(cwd)
+    done = _locate(here) if here is not None else None
+    if here is None or done is None:
         return None
     lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
     if done.returncode != 0 or len(lines) != 4:

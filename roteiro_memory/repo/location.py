@@ -78,8 +78,9 @@ def _named(path: str, origin: str) -> Location:
     return Location(path, origin)
 
 
-def prepare(location: Location) -> None:
-    """Create the store's file, private, if it does not exist yet.
+def prepare(location: Location) -> str | None:
+    """Create the store's file, private, if it does not exist yet; the
+    store folder it made for it, if it made one.
 
     The repository's folder is kept 0700 and its file 0600 (SQLite gives its
     WAL and shared-memory files the database file's mode): made so when they
@@ -88,11 +89,13 @@ def prepare(location: Location) -> None:
     an existing one, and its folder, are left as their owner set them.
     """
     path = location.path
+    made = None
     if location.origin == "repository":
         parent = os.path.dirname(path)
         try:
             try:
                 os.mkdir(parent, 0o700)
+                made = parent
             except FileExistsError:
                 if not os.path.isdir(parent):
                     raise
@@ -104,7 +107,7 @@ def prepare(location: Location) -> None:
     if os.path.exists(path):  # through a symlink: a dangling one is created below
         if location.origin == "repository":
             _keep_mode(path, 0o600)  # privatefile.MODE, without loading it on every command
-        return
+        return made
     from roteiro_memory import privatefile
 
     try:
@@ -114,6 +117,7 @@ def prepare(location: Location) -> None:
             f"{path}: cannot create the store ({error.strerror}); "
             f"choose another with --db PATH or {DB_ENV}"
         ) from None
+    return made
 
 
 def _keep_mode(path: str, mode: int) -> None:

@@ -81,6 +81,7 @@ __all__ = [
     "Place",
     "StatCache",
     "discover",
+    "forget",
     "read_regular",
     "record",
     "settled_since",
@@ -556,7 +557,7 @@ def record(
     """
     data = _gather(repo, place, store, tree, started_ns, paths, submodules, environ)
     if data is None:
-        _forget(place)
+        forget(place)
         return None
     return _write(place, data)
 
@@ -646,8 +647,9 @@ def _gather(
     }
 
 
-def _forget(place: Place) -> None:
-    """Remove the worktree's cache, if any: the tree it stood on is moving."""
+def forget(place: Place) -> None:
+    """Remove the worktree's cache, if any: the tree it stood on is moving,
+    or the store it vouches for is gone."""
     target = _cache_path(place)
     try:
         if os.path.lexists(target):

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 SUMMARY = "the bounded cache tier: stats, sweep, list, get, put, forget"
 EXAMPLE = "roteiro-memory cache stats"
 
+MAX_PAYLOAD_BYTES = 64 * 1024 * 1024
+"""Most bytes ``cache put`` reads from standard input: a derived value, not
+a file system.  No more is read, so an input that never ends is refused."""
+
 
 def _budget(parser: argparse.ArgumentParser, *, syncs: bool = True) -> None:
     parser.add_argument(
@@ -108,7 +112,10 @@ def _put_run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli.output import emit, read_stdin, say
     from roteiro_memory.errors import excerpt
 
-    payload = read_stdin("the cache payload") if args.payload in (None, "-") else args.payload
+    if args.payload in (None, "-"):
+        payload = read_stdin("the cache payload", MAX_PAYLOAD_BYTES)
+    else:
+        payload = args.payload
     cached = cache.put(session, args.key, args.fingerprint, payload, args.anchor)
     if args.json:
         emit(cached.to_json())

@@ -8,10 +8,20 @@ from roteiro_memory.cli.parser import add_common
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import BinaryIO
+
     from roteiro_memory.app.session import Session
 
 SUMMARY = "load an export into an empty store"
 EXAMPLE = "roteiro-memory import memory.jsonl"
+
+MAX_LINE_CHARS = 256 * 1024 * 1024
+"""Longest line read, in characters, its end not counted: past every record
+line an export can hold (a 65,536-byte body written as JSON escapes is
+under 400 Ki characters), and past any cache value short of a quarter of a
+giga-character.  A longer line is refused when that much is read, so an
+input that never ends is refused too, having taken about twice this many
+bytes of memory."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -20,22 +30,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    import contextlib
+    import sys
+
     from roteiro_memory.app import maintenance
-    from roteiro_memory.cli.output import emit, read_stdin, say, warn
-    from roteiro_memory.errors import UsageError
+    from roteiro_memory.cli.output import emit, read_lines, say, warn
+    from roteiro_memory.errors import StreamClosed, UsageError
     from roteiro_memory.exitcodes import ExitCode
 
+    source: contextlib.AbstractContextManager[BinaryIO]
     if args.file == "-":
-        lines = read_stdin("the export").splitlines()
+        if sys.stdin is None:
+            raise StreamClosed("standard input is closed, but the export is read from it (-)")
+        source, what = contextlib.nullcontext(sys.stdin.buffer), "the export from standard input"
     else:
-        from pathlib import Path
-
         try:
-            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
-        except (OSError, ValueError) as error:  # ValueError: not UTF-8, or a NUL in the path
+            source, what = open(args.file, "rb"), args.file  # noqa: SIM115 -- entered below
+        except (OSError, ValueError) as error:  # ValueError: a NUL in the path
             reason = getattr(error, "strerror", None) or str(error)
             raise UsageError(f"cannot read {args.file}: {reason}") from None
-    counts = maintenance.import_lines(session, lines, args.file, warn)
+    # The lines are closed before the file, whatever ends the import.
+    with source as stream, contextlib.closing(read_lines(stream, what, MAX_LINE_CHARS)) as lines:
+        counts = maintenance.import_lines(session, lines, args.file, warn)
     if args.json:
         emit(counts)
     else:

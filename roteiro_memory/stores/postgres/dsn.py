@@ -20,11 +20,14 @@ import urllib.parse
 from roteiro_memory.errors import InvalidStoreName, excerpt
 
 __all__ = [
+    "BAD_CONNECTION",
     "REDACTED",
     "URI_PREFIXES",
+    "bad_ports",
     "driver_words",
     "is_uri",
     "redact",
+    "refused_value",
     "split_schema",
     "with_schema",
 ]
@@ -103,6 +106,49 @@ def driver_words(text: str, *dsns: str) -> str:
         if secret in text:
             return "the driver's words are not shown: they quote the DSN's password"
     return text
+
+
+BAD_CONNECTION = "connection is bad: "
+"""How psycopg begins what libpq said when it made no connection: words
+of psycopg's, left out where the driver's words are quoted."""
+
+
+_REFUSED_VALUE = re.compile(
+    r'invalid integer value ".*" for connection option "'
+    r'|invalid [a-z_]+ value: "'
+    r'|invalid port number: "'
+    r"|could not match \d+ port numbers to \d+ hosts"
+    r'|could not parse network address "'
+)
+"""How libpq words a connection parameter whose value it refuses, wherever
+in its message (libpq 18 puts the server it was trying first)."""
+
+
+def refused_value(said: str) -> bool:
+    """Whether ``said``, the first line of a failed connection's error, is
+    libpq refusing the value of a connection parameter (an unknown
+    ``sslmode``, a port out of range, more ports than hosts): the DSN, or
+    the ``PG*`` variable that stands in for it, is at fault, not the
+    server or the network, and no retry will help."""
+    return _REFUSED_VALUE.search(said) is not None
+
+
+_PORT = re.compile(r"[ \t\n\v\f\r]*([+-]?)0*([0-9]{1,5})[ \t\n\v\f\r]*")
+"""A port as libpq reads one (``strtol``): white space around, a sign."""
+
+
+def bad_ports(ports: str) -> list[str]:
+    """The ports of a ``port`` parameter (a comma-separated list, one per
+    host; an empty one is the default) that are not a whole number from 1
+    to 65535 as libpq reads one, as written.  psycopg resolves each host
+    with its port before libpq reads them, and says only that the
+    "servname" is not supported."""
+    bad = []
+    for port in ports.split(","):
+        match = _PORT.fullmatch(port)
+        if port and not (match and 1 <= int(match[1] + match[2]) <= 65535):
+            bad.append(port)
+    return bad
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,13 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, InvalidStoreName, StoreUnavailable, excerpt
 from roteiro_memory.stores.postgres import link
-from roteiro_memory.stores.postgres.dsn import driver_words, split_schema
+from roteiro_memory.stores.postgres.dsn import (
+    BAD_CONNECTION,
+    bad_ports,
+    driver_words,
+    refused_value,
+    split_schema,
+)
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql.expressions import POSTGRES
 from roteiro_memory.stores.sql.store import SQLStore
@@ -152,6 +159,7 @@ class PostgresStore(SQLStore):
                 f"install it with: {INSTALL_HINT}"
             ) from None
         link.quiet_driver()
+        self._check_ports()
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
@@ -160,7 +168,11 @@ class PostgresStore(SQLStore):
             ) from None
         except psycopg.Error as error:
             said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            said = said.removeprefix(BAD_CONNECTION)
+            refused = refused_value(said)
             said = driver_words(said, self.dsn, self._given)
+            if refused:
+                raise _refused(said) from None
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
             raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
@@ -171,6 +183,24 @@ class PostgresStore(SQLStore):
             conn.close()
             raise
         return conn
+
+    def _check_ports(self) -> None:
+        """Refuse a port that is no port before connecting: the DSN's, or
+        ``PGPORT`` standing in for it (see
+        :func:`~roteiro_memory.stores.postgres.dsn.bad_ports`).  A DSN the
+        driver cannot parse is left for the connection to refuse."""
+        import psycopg.conninfo
+
+        try:
+            ports = psycopg.conninfo.conninfo_to_dict(self.dsn).get("port")
+        except (psycopg.ProgrammingError, UnicodeDecodeError):
+            return
+        origin = ""
+        if ports is None:
+            ports, origin = os.environ.get("PGPORT"), " (from PGPORT)"
+        bad = bad_ports(str(ports)) if ports is not None else []
+        if bad:
+            raise _refused(f"port {excerpt(bad[0])}{origin} is not a whole number from 1 to 65535")
 
     def _ident(self) -> str:
         # The name matched _SCHEMA_NAME; quoting keeps its case as written.
@@ -322,6 +352,15 @@ class PostgresStore(SQLStore):
         """The underlying connection, for maintenance and tests (as it is:
         one the server has ended is replaced by the next call, not here)."""
         return self._link
+
+
+def _refused(said: str) -> InvalidStoreName:
+    """A connection parameter whose value no connection could use, ``said``
+    saying which: the DSN's, or a ``PG*`` variable's standing in for it."""
+    return InvalidStoreName(
+        f"the PostgreSQL connection parameters are refused ({said}); correct the DSN, or the"
+        " PG* environment variable that sets the parameter"
+    )
 
 
 def _malformed(said: str) -> InvalidStoreName:

@@ -330,13 +330,13 @@ def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Seque
 
 
 def clear(conn: Any, d: Dialect) -> None:
-    """Empty the index, as for an empty store."""
+    """Empty the index, as for an empty store: its counts' row made again
+    if a hand deleted it (:func:`read_stats`)."""
     for table in cols.INDEX_LAYOUT:
         conn.execute(f"DELETE FROM {table}")
+    conn.execute("DELETE FROM memory_stats")
     conn.execute(
-        f"UPDATE memory_stats SET records = 0, live = 0, live_terms = 0, tokenizer = {d.mark}"
-        " WHERE id = 0",
-        (tokenizer_name(),),
+        cols.insert("memory_stats", cols.MEMORY_STATS, d.mark), (0, 0, 0, 0, tokenizer_name())
     )
 
 
@@ -397,11 +397,15 @@ class Stats:
 
 def read_stats(conn: Any) -> tuple[int, Stats]:
     """The generation (the largest record id, 0 in an empty store) and the
-    store's counts, in one statement."""
+    store's counts, in one statement.  The counts' one row is made with the
+    store and only a hand deletes it: without it every search would find
+    nothing, so it is :class:`Corrupt` instead."""
     row = conn.execute(
         f"SELECT ({cols.GENERATION}), s.records, s.live, s.live_terms"
         " FROM (SELECT 0 AS id) one LEFT JOIN memory_stats s ON s.id = one.id"
     ).fetchone()
+    if row[1] is None:
+        raise pst.damaged("memory_stats", "row 0", ValueError("the row is missing"))
     generation, records, live, live_terms = (0 if v is None else int(v) for v in row)
     return generation, Stats(records, live, live_terms)
 
