@@ -266,15 +266,14 @@ def anchor_penalty(state: AnchorState) -> float:
 
 
 def parse_whole_number(text: str) -> int | None:
-    """``text`` as a whole number, or None.
-
-    One or more ASCII digits, a single leading ``+`` tolerated, fitting an
-    unsigned 64-bit integer.  No sign, underscore, inner space or non-ASCII digit.
-    """
+    """``text`` as a whole number, or None: one or more ASCII digits, a single
+    leading ``+`` tolerated, fitting an unsigned 64-bit integer.  No other
+    sign, underscore, inner space or non-ASCII digit."""
     digits = text[1:] if text.startswith("+") else text
     if not digits or not all("0" <= c <= "9" for c in digits):
         return None
-    value = int(digits)
+    significant = digits.lstrip("0") or "0"  # measured first: int() refuses 4,301 digits
+    value = int(significant) if len(significant) <= len(str(U64_MAX)) else U64_MAX + 1
     return value if value <= U64_MAX else None
 
 
@@ -422,17 +421,17 @@ def _utf8_length(text: str, error: type[RoteiroError], field: str) -> int:
     except UnicodeEncodeError as problem:
         raise error(
             f"invalid {field} {excerpt(text)}: it holds {text[problem.start]!r} "
-            f"at {problem.start}, "
-            "a lone surrogate, which is not valid Unicode"
+            f"at {problem.start}, a lone surrogate, which is not valid Unicode"
         ) from None
 
 
 def check_anchor(anchor: str | None) -> None:
-    """Refuse an anchor over :data:`MAX_ANCHOR_BYTES` (a record's or a cache
-    entry's), before anything is written."""
+    """Refuse an anchor (a record's or a cache entry's) over
+    :data:`MAX_ANCHOR_BYTES` or holding a lone surrogate, which no node key
+    does, before anything is written."""
     if anchor is None:
         return
-    size = len(anchor.encode("utf-8", "surrogatepass"))
+    size = _utf8_length(anchor, InvalidAnchor, "anchor")
     if size > MAX_ANCHOR_BYTES:
         raise InvalidAnchor(
             f"invalid anchor {excerpt(anchor)}: it is {size} bytes, over the "

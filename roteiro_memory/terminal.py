@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
 
-__all__ = ["columns", "printable"]
+__all__ = ["columns", "discard_stdout", "printable"]
 
 _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 """C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
@@ -49,3 +49,16 @@ def columns() -> int:
         return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
     except (AttributeError, ValueError, OSError):
         return 80
+
+
+def discard_stdout() -> None:
+    """Send what standard output still holds, and anything after, nowhere:
+    it cannot be written (its reader went, the disk is full), and the flush
+    at exit would report it again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # not a descriptor (a test's stream): nothing flushes it at exit
+    finally:
+        os.close(devnull)

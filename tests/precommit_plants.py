@@ -336,6 +336,19 @@ BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
         f"{d / 'b.yaml'}:2: case 'extra-record-returns-id': duplicate case id, "
         f"first defined at {d / 'a.yaml'}:2",
     ),
+    "digits": lambda d: _one(
+        d,
+        GOOD_CASE.replace("expect: {id: 1}", "expect: {id: " + "9" * 5_000 + "}"),
+        "{path}: holds an integer of more than 4,300 digits, which YAML cannot make",
+    ),
+    "deep": lambda d: _one(
+        d, "cases: " + "[" * 900 + "]" * 900 + "\n", "{path}: nests lists or mappings too deeply"
+    ),
+    "date": lambda d: _one(
+        d,
+        GOOD_CASE.replace("expect: {id: 1}", "expect: {id: 2026-02-30}"),
+        "{path}: holds a date that is no date (day is out of range for month)",
+    ),
     "registry": lambda d: PlantedCases(
         [
             _write(d / "invariants.yaml", "invariants:\n  - tag: Bad Tag\n"),

@@ -133,6 +133,34 @@ def test_anchor_over_the_size_limit_is_refused_by_every_backend(store: Store) ->
     store.cache_put("k", "fp", "1", anchor=longest)
 
 
+@pytest.mark.parametrize("anchor", ["file:src/\ud800.py", "py:a.py::\udfff", "file:\udcff"])
+def test_an_anchor_holding_a_lone_surrogate_is_refused_by_every_backend(
+    store: Store, anchor: str
+) -> None:
+    """No node key holds one (a file whose name is not UTF-8 has no node),
+    and SQLite's text could not store it: refused, naming it, as a body
+    holding one is, with nothing written."""
+    from roteiro_memory.errors import InvalidAnchor
+
+    before = store.snapshot()
+    with pytest.raises(InvalidAnchor, match="a lone surrogate, which is not valid Unicode"):
+        store.record("lesson", "x", anchor=anchor)
+    with pytest.raises(InvalidAnchor, match="a lone surrogate"):
+        store.cache_put("k", "fp", "1", anchor=anchor)
+    assert store.snapshot() == before
+
+
+def test_a_whole_number_of_thousands_of_digits_is_refused_as_too_large() -> None:
+    """int() refuses more than 4,300 digits with an error of its own; the
+    rule says "too large" first, for any count of digits."""
+    from roteiro_memory.semantics import U64_MAX, parse_whole_number
+
+    assert parse_whole_number("9" * 5_000) is None
+    assert parse_whole_number("0" * 5_000 + "7") == 7
+    assert parse_whole_number(str(U64_MAX)) == U64_MAX
+    assert parse_whole_number(str(U64_MAX + 1)) is None
+
+
 def test_anchor_over_the_size_limit_is_a_bad_request_on_the_wire(store: Store) -> None:
     before = store.snapshot()
     with pytest.raises(BadRequest, match="anchor"):

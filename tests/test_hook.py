@@ -173,6 +173,9 @@ def test_what_the_hook_cannot_place_gets_no_answer(repo: GitRepo, tmp_path: Path
         tool_event(
             repo, "PreToolUse", "Write", {"file_path": str(repo.root / "new.py"), "content": ""}
         ),
+        # A path holding a lone surrogate names no file (it was an unexpected failure).
+        tool_event(repo, "PreToolUse", "Read", {"file_path": "src/\ud800.py"}),
+        tool_event(repo, "PostToolUse", "Edit", {"file_path": "src/app/retry.py::\ud800"}),
         {**common(repo, "UserPromptSubmit"), "prompt": "fix the retry"},
         {**common(repo, "Notification"), "message": "Claude needs your permission"},
         {**common(repo, "SessionEnd"), "reason": "exit"},
@@ -325,6 +328,12 @@ def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
     (path,) = (tmp_path / hookstate.SESSIONS_DIR).iterdir()
     path.write_text('{"version": 1, "shown": []}')
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
+    for failed, reminded in ((-3, 0), (0, -5)):
+        planted = {"version": 1, "shown": {}, "edited": [], "failed": failed, "reminded": reminded}
+        path.write_text(json.dumps(planted))
+        assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState(), planted
+    path.write_text('{"version": 1, "shown": {}, "edited": [], "failed": 2, "reminded": 1}')
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState({}, [], 2, 1)
     os.unlink(path)
     os.mkfifo(path)  # a FIFO planted there holds nothing up
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()

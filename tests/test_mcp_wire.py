@@ -97,6 +97,7 @@ def error_of(answer: Any) -> tuple[Any, int]:
         (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', INVALID_REQUEST),
         (b'{"jsonrpc": "2.0", "id": 1, "method": 7}', INVALID_REQUEST),
         (b'{"jsonrpc": "2.0", "id": 1}', INVALID_REQUEST),
+        (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', INVALID_REQUEST),
     ],
 )
 def test_classify_answers_every_line_that_is_not_a_message(line: bytes, code: int) -> None:
@@ -150,6 +151,9 @@ def test_classify_answers_a_batch_request_by_request_and_notifications_not_at_al
 def test_classify_forwards_a_message_with_its_request_id() -> None:
     assert classify(json.dumps(remember(9, "x")).encode()) == Forward(remember(9, "x"), 9)
     assert classify(json.dumps(INITIALIZED).encode()) == Forward(INITIALIZED, None)
+    # A response's id may be null (an error about a line with no usable id).
+    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}}
+    assert classify(json.dumps(answer).encode()) == Forward(answer, None)
 
 
 # --- The server, end to end --------------------------------------------------------
@@ -193,6 +197,36 @@ def test_every_malformed_line_gets_an_answer(repo: GitRepo, tmp_path: Path) -> N
     )
 
 
+def test_a_request_with_params_of_the_wrong_shape_is_told_which(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The SDK refuses such a request as "Invalid request parameters",
+    naming nothing; the answer names the member and what it should be, and
+    the server goes on answering."""
+    call = '{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": %s}'
+    sent = [
+        (call % (3, '{"name": 5}')).encode(),
+        (call % (4, '{"name": "list", "arguments": [1, 2]}')).encode(),
+        b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call"}',
+        b'{"jsonrpc": "2.0", "id": 6, "method": "tools/list", "params": {"cursor": 5}}',
+        b'{"jsonrpc": "2.0", "id": 7, "method": "no/such", "params": {}}',
+        (call % (8, '{"name": "list", "arguments": {}}')).encode(),
+    ]
+    done = serve_lines(repo, tmp_path / "m.db", sent)
+    assert done.returncode == 0, done.stderr
+    by_id = {a["id"]: a for a in answers(done) if isinstance(a, dict)}
+    said = {n: by_id[n]["error"]["message"] for n in (3, 4, 5, 6)}
+    assert said == {
+        3: "Invalid params: params.name: Input should be a valid string",
+        4: "Invalid params: params.arguments: Input should be a valid dictionary",
+        5: "Invalid params: params: Field required",
+        6: "Invalid params: params.cursor: Input should be a valid string",
+    }
+    assert {by_id[n]["error"]["code"] for n in (3, 4, 5, 6)} == {-32602}
+    assert by_id[7]["error"]["code"] == -32601
+    assert by_id[8]["result"]["isError"] is False
+
+
 def test_a_lone_surrogate_in_a_body_is_refused_in_words_and_stores_nothing(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -204,6 +238,44 @@ def test_a_lone_surrogate_in_a_body_is_refused_in_words_and_stores_nothing(
     assert answer["result"]["isError"] is True
     assert answer["result"]["structuredContent"]["error"]["kind"] == "InvalidBody"
     assert "lone surrogate" in answer["result"]["content"][0]["text"]
+    listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--all")
+    assert json.loads(listed.stdout)["result"]["records"] == []
+
+
+def test_a_lone_surrogate_in_an_anchor_or_a_revision_or_an_empty_one_is_a_bad_request(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A path, key or revision holding a lone surrogate names nothing: each
+    is refused in words (it was an "unexpected failure"), nothing stored."""
+    calls = [
+        ("remember", {"kind": "lesson", "body": "x", "anchor": "src/\ud800.py"}),
+        ("remember", {"kind": "lesson", "body": "x", "anchor": "file:\ud800"}),
+        ("list", {"anchor": "\udfff"}),
+        ("touched", {"rev": "\ud800"}),
+        ("touched", {"rev": ""}),
+    ]
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
+        ).encode()
+        for n, (name, arguments) in enumerate(calls, 10)
+    ]
+    done = serve_lines(repo, tmp_path / "m.db", lines)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+    by_id = {a["id"]: a["result"] for a in answers(done) if a.get("id", 0) >= 10}
+    assert sorted(by_id) == [10, 11, 12, 13, 14]
+    for result in by_id.values():
+        assert result["isError"] is True
+        assert result["structuredContent"]["error"]["kind"] == "BadRequest"
+    assert "is not UTF-8 text" in by_id[10]["content"][0]["text"]
+    assert "a lone surrogate, which no revision name holds" in by_id[13]["content"][0]["text"]
+    assert "invalid revision ''" in by_id[14]["content"][0]["text"]  # not taken for HEAD
     listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--all")
     assert json.loads(listed.stdout)["result"]["records"] == []
 

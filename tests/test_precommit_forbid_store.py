@@ -310,3 +310,14 @@ def test_forbid_store_keeps_a_finding_on_one_line_whatever_the_name(
         check=True,
     )
     assert shown.stdout == str(store)
+
+
+def test_forbid_store_passes_json_nested_past_any_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON nested deeper than the decoder goes is no export, not a crash."""
+    array = tmp_path / "deep.json"
+    array.write_text("[" * 200_000 + "]" * 200_000)
+    lines = tmp_path / "deep.jsonl"
+    lines.write_text('{"a":' * 100_000 + "1" + "}" * 100_000 + "\n")
+    assert _run(capsys, array, lines) == (0, [])

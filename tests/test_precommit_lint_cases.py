@@ -239,3 +239,21 @@ def test_lint_cases_names_a_fifo_without_blocking(tmp_path: Path, through: str) 
     assert done.stdout.splitlines() == [
         f"{named}: not a regular file, so not a case file (a case file is YAML text)"
     ]
+
+
+def test_lint_cases_names_a_symlink_loop_and_lints_its_siblings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A loop of links is a file that cannot be read, said once; it breaks
+    neither the other files given nor the search of the folder for ids."""
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    (folder / "l1.yaml").symlink_to("l2.yaml")
+    (folder / "l2.yaml").symlink_to("l1.yaml")
+    good = folder / "extra.yaml"
+    good.write_text(GOOD_CASE)
+    status, lines = _run(capsys, folder / "l1.yaml", good)
+    assert status == 1
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"{folder / 'l1.yaml'}: cannot be read: ")
+    assert _run(capsys, good) == (0, [])

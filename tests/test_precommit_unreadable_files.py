@@ -138,3 +138,21 @@ def test_a_hook_examines_a_fifo_and_passes_it_without_blocking(tmp_path: Path, h
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+@pytest.mark.parametrize("hook", [*HOOKS, "roteiro-lint-cases"])
+def test_a_hook_whose_reader_goes_away_stops_quietly_and_fails(tmp_path: Path, hook: str) -> None:
+    """``hook FILES | head -1``: the findings no one reads are not looked
+    for, nothing is said on stderr (no traceback), and the status is still
+    that of findings."""
+    script = Path(sys.executable).parent / hook
+    names = [f"missing-{n}.db" for n in range(3_000)]
+    with subprocess.Popen(
+        [str(script), *names], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as running:
+        assert running.stdout is not None
+        assert running.stdout.readline().startswith(b"missing-0.db: ")
+        running.stdout.close()
+        _, err = running.communicate(timeout=120)
+    assert err == b""
+    assert running.returncode == ExitCode.NOTHING

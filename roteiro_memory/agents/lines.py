@@ -11,7 +11,7 @@ first, and every line the SDK would drop is answered here, as the JSON-RPC
   than the reader goes) -- ``-32700`` parse error, id ``null``;
 * JSON that is not a request object (a number, a string, ``[]``, no
   ``"jsonrpc": "2.0"``, a method that is not a string, an id that is not a
-  string or an integer, nesting deeper than :data:`MAX_DEPTH`, a shape the
+  string or an integer (a request's null too), nesting deeper than :data:`MAX_DEPTH`, a shape the
   SDK refuses) -- ``-32600`` invalid request, with the request's id when it
   has a usable one;
 * a batch (an array of messages): MCP has no batches since its 2025-06-18
@@ -114,6 +114,8 @@ def _invalid(message: dict[str, JSON]) -> str | None:
         if "jsonrpc" not in message:
             return 'no "jsonrpc" member: a JSON-RPC 2.0 message has "jsonrpc": "2.0"'
         return f'"jsonrpc" is {excerpt(message["jsonrpc"])}, expected "2.0"'
+    if "id" in message and message["id"] is None and "method" in message:
+        return '"id" is null: a request\'s id is a string or an integer (MCP allows no null)'
     if "id" in message and message["id"] is not None and not request_id(message["id"])[0]:
         return f'"id" is {excerpt(message["id"])}: an id is a string or an integer'
     if "method" in message and not isinstance(message["method"], str):

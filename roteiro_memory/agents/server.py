@@ -13,6 +13,8 @@ What holds:
 
 * A tool's failure is a result with ``isError`` set, naming the error kind
   and what to do -- never a protocol error, never a crashed server.
+* A request whose params are not the shape MCP gives them is answered
+  ``-32602`` naming the member and what it should be (the SDK names none).
 * Each MCP client starts its own server process; they share the store, whose
   transactions keep concurrent writes whole and ids unique.
 * Calls run one at a time, to completion, on the event loop's thread: the
@@ -25,6 +27,7 @@ import json
 import math
 import os
 import sys
+import typing
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -136,6 +139,41 @@ def _refusal(forward: Forward, error: ValidationError) -> str:
     )
 
 
+INVALID_PARAMS = -32602
+
+_CHECKED = (
+    types.InitializeRequest,
+    types.PingRequest,
+    types.ListToolsRequest,
+    types.CallToolRequest,
+)
+"""The requests this server answers, whose params are checked here first:
+the SDK refuses bad ones as "Invalid request parameters", naming nothing."""
+
+_CHECKED_BY_METHOD = {
+    method: model
+    for model in _CHECKED
+    for method in typing.get_args(model.model_fields["method"].annotation)
+}
+
+
+def _params_refused(message: dict[str, Any]) -> str | None:
+    """What is wrong with the params of a request this server answers
+    (``params.name: Input should be a valid string``), or None."""
+    model = _CHECKED_BY_METHOD.get(message.get("method"))
+    if model is None:
+        return None
+    shape = {name: message[name] for name in ("method", "params") if name in message}
+    try:
+        model.model_validate(shape, by_name=False)
+    except ValidationError as error:
+        return "; ".join(
+            f"{'.'.join(str(part) for part in e['loc']) or 'message'}: {e['msg']}"
+            for e in error.errors()[:3]
+        )
+    return None
+
+
 def _answered(message: Any) -> str | int | None:
     """The id of the request an outgoing message answers (None for a
     notification or a request of the server's own)."""
@@ -159,6 +197,13 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
                 INVALID_REQUEST, f"Invalid Request: {_refusal(forward, error)}", forward.id
             )
             wire.write(refused, answers=forward.id)
+            return
+        wrong = _params_refused(forward.message) if forward.id is not None else None
+        if wrong is not None:
+            wire.write(
+                error_line(INVALID_PARAMS, f"Invalid params: {wrong}", forward.id),
+                answers=forward.id,
+            )
             return
         metadata = None
         if forward.id is not None:

@@ -206,7 +206,8 @@ def _search(session: Session, args: Arguments) -> Answer:
 
 
 def _touched(session: Session, args: Arguments) -> Answer:
-    return _ranked(session, args, query=None, touched=args.text("rev") or "HEAD")
+    rev = args.text("rev")  # given empty, it is refused as the command line refuses it
+    return _ranked(session, args, query=None, touched="HEAD" if rev is None else rev)
 
 
 def _get(session: Session, args: Arguments) -> Answer:

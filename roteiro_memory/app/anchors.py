@@ -25,7 +25,7 @@ from pathlib import Path
 
 from roteiro_memory.errors import AnchorError, SymbolError, SymbolsUnavailable, excerpt
 from roteiro_memory.repo.languages import FILE_PREFIX, KEY_PREFIXES, PY_PREFIX
-from roteiro_memory.semantics import AnchorFilter
+from roteiro_memory.semantics import AnchorFilter, is_utf8
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -126,6 +126,12 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
     if not spec.strip():
         raise AnchorError(
             f"{what} is empty: expected a path, path::qualname or a key such as file:PATH"
+        )
+    if not is_utf8(spec):
+        at = next(n for n, c in enumerate(spec) if not is_utf8(c))
+        raise AnchorError(
+            f"{what} {excerpt(spec)} is not UTF-8 text (it holds {spec[at]!r} at {at}): no "
+            "node key is, as a file whose name is not UTF-8 has no node"
         )
     if spec.startswith(KEY_PREFIXES):
         return AnchorSpec(spec, None, None)

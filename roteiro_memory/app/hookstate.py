@@ -105,6 +105,8 @@ def _well_formed(data: object) -> SessionState | None:
         and all(isinstance(p, str) for p in edited)
         and type(failed) is int
         and type(reminded) is int
+        and failed >= 0  # counts, which only a hand makes negative
+        and reminded >= 0
     ):
         return None
     return SessionState(shown, edited, failed, reminded)

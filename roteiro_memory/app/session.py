@@ -330,6 +330,14 @@ class Session:
                         f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
                         "expected a commit, branch or tag"
                     )
+                try:
+                    os.fsencode(rev)  # as git is given it
+                except UnicodeEncodeError as error:
+                    raise GitError(
+                        f"unknown revision {excerpt(rev)}: it holds {rev[error.start]!r} at "
+                        f"{error.start}, a lone surrogate, which no revision name holds; "
+                        "expected a commit, branch or tag"
+                    ) from None
                 from roteiro_memory.repo.graph import resolve_tree
 
                 resolve_tree(self.require_repo(self.spell(option)), rev)

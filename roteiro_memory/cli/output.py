@@ -5,11 +5,10 @@ on stderr (or, under ``--json``, in the envelope)."""
 
 from __future__ import annotations
 
-import os
 import sys
 
 from roteiro_memory.errors import ReportLost, StreamClosed, UsageError
-from roteiro_memory.terminal import printable
+from roteiro_memory.terminal import discard_stdout, printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,20 +48,8 @@ def fail(as_json: bool, kind: str, message: str, line: str) -> None:
             write(failure(kind, message))
             return
         except OSError:  # the reader went, or the disk is full
-            _discard_stdout()
+            discard_stdout()
     sys.stderr.write(printable(line) + "\n")
-
-
-def _discard_stdout() -> None:
-    """Send what standard output still holds, and anything after, nowhere:
-    it cannot be written, and the flush at exit would report it again."""
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass  # not a descriptor (a test's stream): nothing flushes it at exit
-    finally:
-        os.close(devnull)
 
 
 class GuardedStdout:
@@ -97,7 +84,7 @@ class GuardedStdout:
 
 
 def _lost(error: OSError) -> StreamClosed:
-    _discard_stdout()
+    discard_stdout()
     return _output_failed(
         f"cannot write to standard output ({error.strerror or error}); what was written "
         "there is incomplete"
@@ -107,7 +94,7 @@ def _lost(error: OSError) -> StreamClosed:
 def reader_gone(when: str) -> StreamClosed:
     """The failure of an output that must arrive whole (an export) when the
     reader of standard output went away ``when``."""
-    _discard_stdout()
+    discard_stdout()
     return _output_failed(
         f"standard output was closed by its reader {when}; what was written there is incomplete"
     )

@@ -17,6 +17,7 @@ schema error of a file is reported, one line each.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -83,9 +84,13 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
             except CaseFileError as error:
                 yield from map(str, error.every)
     cases = [p for p in paths if p.name not in RESERVED_FILES and not p.name.startswith("_")]
-    passed = {p.resolve() for p in cases}
+    # realpath, not Path.resolve: a symlink loop is a file that cannot be
+    # read (said when it is loaded), not an error here.
+    passed = {os.path.realpath(p) for p in cases}
     siblings = [
-        p for p in case_files([folder], builtin=False) if p.is_file() and p.resolve() not in passed
+        p
+        for p in case_files([folder], builtin=False)
+        if p.is_file() and os.path.realpath(p) not in passed
     ]
     seen: dict[str, Case] = {}
     if shipped is not None:

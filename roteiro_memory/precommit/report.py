@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.terminal import columns, printable
+from roteiro_memory.terminal import columns, discard_stdout, printable
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -47,13 +47,20 @@ def cannot_read(file: str, reason: str) -> Finding:
 
 
 def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
-    """Print each finding on its own line; the hook's exit status."""
+    """Print each finding on its own line; the hook's exit status.  When the
+    reader of the findings goes away (``| head -1``) no more are looked
+    for, and the status still says some were found."""
     stream = sys.stdout if out is None else out
     status = ExitCode.OK
-    for finding in findings:
-        # One line whatever it quotes: a file name may hold a newline.
-        stream.write(printable(str(finding), one_line=True) + "\n")
-        status = ExitCode.NOTHING
+    try:
+        for finding in findings:
+            status = ExitCode.NOTHING
+            # One line whatever it quotes: a file name may hold a newline.
+            stream.write(printable(str(finding), one_line=True) + "\n")
+        stream.flush()
+    except BrokenPipeError:
+        if out is None:
+            discard_stdout()
     return int(status)
 
 

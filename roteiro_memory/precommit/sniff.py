@@ -383,7 +383,7 @@ def _export_text(text: str) -> bool:
             first, _ = json.JSONDecoder().raw_decode(
                 text, len(text[1:]) - len(text[1:].lstrip()) + 1
             )
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past any export
             return False
         return _is_export_item(first)
     line = text.split("\n", 1)[0].rstrip("\r")
@@ -391,7 +391,7 @@ def _export_text(text: str) -> bool:
         return True  # a record line may be longer than what was read
     try:
         return line.startswith("{") and _is_export_item(json.loads(line))
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
 
 

@@ -192,6 +192,17 @@ def read_yaml(path: Path) -> JSON:
         line = mark.line + 1 if mark is not None else None
         problem = getattr(error, "problem", None) or str(error)
         raise CaseFileError(path, f"is not valid YAML: {problem}", line=line) from error
+    except RecursionError:  # the constructor recurses into each nested value
+        raise CaseFileError(
+            path, "nests lists or mappings too deeply to read; no case nests so deep"
+        ) from None
+    except ValueError as error:  # an integer of more digits than int() takes, a 30 February
+        said = (
+            "an integer of more than 4,300 digits"
+            if "digits" in str(error)
+            else f"a date that is no date ({error})"
+        )
+        raise CaseFileError(path, f"holds {said}, which YAML cannot make") from None
     repeated = _repeated_container(document)
     if repeated is not None:
         where, line = repeated
