@@ -43,7 +43,9 @@ def columns() -> int:
     """``COLUMNS`` when set to a positive number, else the width of the
     terminal on stdout, else 80."""
     given = os.environ.get("COLUMNS", "")
-    if given.isdigit() and int(given) > 0:
+    # ASCII digits (isdigit takes "²", which int() does not), and few: int()
+    # refuses 4,301 digits, and no terminal is a billion columns wide.
+    if given.isascii() and given.isdigit() and len(given) < 10 and int(given) > 0:
         return int(given)
     try:
         return os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]

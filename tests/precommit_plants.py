@@ -339,7 +339,7 @@ BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
     "digits": lambda d: _one(
         d,
         GOOD_CASE.replace("expect: {id: 1}", "expect: {id: " + "9" * 5_000 + "}"),
-        "{path}: holds an integer of more than 4,300 digits, which YAML cannot make",
+        "{path}:10: is not valid YAML: '" + "9" * 40 + "'... (5000 characters) is no int YAML",
     ),
     "deep": lambda d: _one(
         d, "cases: " + "[" * 900 + "]" * 900 + "\n", "{path}: nests lists or mappings too deeply"
@@ -347,7 +347,12 @@ BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
     "date": lambda d: _one(
         d,
         GOOD_CASE.replace("expect: {id: 1}", "expect: {id: 2026-02-30}"),
-        "{path}: holds a date that is no date (day is out of range for month)",
+        "{path}:10: is not valid YAML: '2026-02-30' is no timestamp YAML can make",
+    ),
+    "bool": lambda d: _one(
+        d,
+        GOOD_CASE.replace("expect: {id: 1}", "expect: {id: !!bool maybe}"),
+        "{path}:10: is not valid YAML: 'maybe' is no bool YAML can make",
     ),
     "registry": lambda d: PlantedCases(
         [

@@ -544,3 +544,30 @@ def test_every_subcommand_run_in_a_removed_folder_is_one_line(
         "roteiro-memory: error: rel.db (--db) is a relative path, but the folder the command"
         " runs in is gone; run it from a folder that exists, or give an absolute path"
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("COLUMNS", "9" * 5_000),
+        ("COLUMNS", "\u00b2"),
+        ("ROTEIRO_MEMORY_BUSY_TIMEOUT_MS", "9" * 5_000),
+        ("ROTEIRO_MEMORY_BUSY_TIMEOUT_MS", "\u0661"),
+    ],
+    ids=["columns-digits", "columns-superscript", "busy-digits", "busy-arabic-indic"],
+)
+def test_a_number_in_the_environment_past_what_int_reads_is_one_line(
+    outside: Path, monkeypatch: pytest.MonkeyPatch, name: str, value: str
+) -> None:
+    """int() refuses 4,301 digits and "²", which str.isdigit() takes: the
+    width falls back to the terminal's, the busy timeout is refused."""
+    plant_store(outside / "m.db")
+    monkeypatch.setenv(name, value)
+    status, lines, out = _run(["list", "--db", "m.db", "--no-sync"])
+    _one_line(["list", name], status, lines)
+    if name == "COLUMNS":
+        assert status == ExitCode.OK, lines
+        assert out
+    else:
+        assert status == ExitCode.USAGE
+        assert lines[0].startswith(f"roteiro-memory: error: {name} is '")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -321,3 +323,15 @@ def test_forbid_store_passes_json_nested_past_any_export(
     lines = tmp_path / "deep.jsonl"
     lines.write_text('{"a":' * 100_000 + "1" + "}" * 100_000 + "\n")
     assert _run(capsys, array, lines) == (0, [])
+    # Items the decoder just reads, which writing again goes deeper than:
+    # found at a fresh process's depth, so run as pre-commit runs it.
+    items = []
+    for depth in range(960, 1_000):
+        item = tmp_path / f"item-{depth}.json"
+        item.write_text("[" + '{"a":' * depth + "1" + "}" * depth + "]")
+        items.append(item.name)
+    script = Path(sys.executable).parent / "roteiro-forbid-store"
+    done = subprocess.run(
+        [str(script), *items], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

@@ -156,3 +156,26 @@ def test_a_hook_whose_reader_goes_away_stops_quietly_and_fails(tmp_path: Path, h
         _, err = running.communicate(timeout=120)
     assert err == b""
     assert running.returncode == ExitCode.NOTHING
+
+
+@pytest.mark.parametrize("hook", [*HOOKS, "roteiro-lint-cases"])
+def test_a_hook_whose_findings_cannot_be_written_says_so_in_one_line(
+    tmp_path: Path, hook: str
+) -> None:
+    """Standard output on a full disk: the findings are lost, which is said
+    on stderr in one line (no traceback), and the hook fails with 2."""
+    script = Path(sys.executable).parent / hook
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [str(script), "missing.db"],
+            cwd=tmp_path,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == ExitCode.USAGE
+    assert done.stderr == (
+        "cannot write to standard output (No space left on device); what was written there"
+        " is incomplete\n"
+    )

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.precommit.report import write
 
 __all__ = ["load_report", "main"]
 
@@ -77,5 +78,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"{out}: cannot be written: {error.strerror or error}", file=sys.stderr)
         return int(ExitCode.USAGE)
-    print(f"{out}: {len(reports)} report(s)")
+    if write(sys.stdout, f"{out}: {len(reports)} report(s)\n", own=True) == "failed":
+        return int(ExitCode.USAGE)
     return int(ExitCode.OK)

@@ -21,9 +21,9 @@ from roteiro_memory.valueclass import valueclass
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import TextIO
+    from typing import Literal, TextIO
 
-__all__ = ["Finding", "cannot_read", "files", "parser", "report"]
+__all__ = ["Finding", "cannot_read", "files", "parser", "report", "write"]
 
 
 @valueclass
@@ -49,19 +49,41 @@ def cannot_read(file: str, reason: str) -> Finding:
 def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     """Print each finding on its own line; the hook's exit status.  When the
     reader of the findings goes away (``| head -1``) no more are looked
-    for, and the status still says some were found."""
+    for, and the status still says some were found; when standard output
+    cannot take them (a full disk) that is one line on stderr, and status 2."""
     stream = sys.stdout if out is None else out
     status = ExitCode.OK
-    try:
-        for finding in findings:
-            status = ExitCode.NOTHING
-            # One line whatever it quotes: a file name may hold a newline.
-            stream.write(printable(str(finding), one_line=True) + "\n")
-        stream.flush()
-    except BrokenPipeError:
-        if out is None:
-            discard_stdout()
+    for finding in findings:
+        status = ExitCode.NOTHING
+        # One line whatever it quotes: a file name may hold a newline.
+        outcome = write(stream, printable(str(finding), one_line=True) + "\n", out is None)
+        if outcome != "written":
+            return int(ExitCode.USAGE if outcome == "failed" else status)
+    if write(stream, "", out is None) == "failed":
+        return int(ExitCode.USAGE)
     return int(status)
+
+
+def write(stream: TextIO, text: str, own: bool) -> Literal["written", "gone", "failed"]:
+    """Write ``text`` to ``stream`` and flush it: ``gone`` when its reader
+    went away (a closed pipe), which is no failure; ``failed`` when it
+    could not be written (a full disk), said in one line on stderr.  Either
+    way what is left is sent nowhere when ``own``, the stream being
+    standard output, whose flush at exit would fail again."""
+    try:
+        stream.write(text)
+        stream.flush()
+    except OSError as error:
+        if own:
+            discard_stdout()
+        if isinstance(error, BrokenPipeError):
+            return "gone"
+        sys.stderr.write(
+            f"cannot write to standard output ({error.strerror or error}); what was written "
+            "there is incomplete\n"
+        )
+        return "failed"
+    return "written"
 
 
 def files(argv: Sequence[str] | None, prog: str, description: str) -> list[str]:

@@ -383,9 +383,9 @@ def _export_text(text: str) -> bool:
             first, _ = json.JSONDecoder().raw_decode(
                 text, len(text[1:]) - len(text[1:].lstrip()) + 1
             )
+            return _is_export_item(first)  # which writes it again, as deep
         except (ValueError, RecursionError):  # not JSON, or nested past any export
             return False
-        return _is_export_item(first)
     line = text.split("\n", 1)[0].rstrip("\r")
     if line.startswith(EXPORT_LINE_PREFIXES):
         return True  # a record line may be longer than what was read

@@ -173,6 +173,30 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> _Located:
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
+def _refusing(kind: str, base: Any) -> Any:
+    """PyYAML's constructor of ``kind`` scalars, whose every failure is a
+    :class:`~yaml.constructor.ConstructorError` at the value's line: as
+    they are, ``int`` raises ValueError past 4,300 digits, ``bool`` a
+    KeyError for ``!!bool maybe``, ``timestamp`` an AttributeError..."""
+
+    def construct(loader: _Loader, node: yaml.ScalarNode) -> Any:
+        try:
+            return base(loader, node)
+        except (ValueError, IndexError, KeyError, AttributeError):
+            text = str(node.value)
+            shown = repr(text) if len(text) <= 40 else f"{text[:40]!r}... ({len(text)} characters)"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown} is no {kind} YAML can make", node.start_mark
+            ) from None
+
+    return construct
+
+
+for _kind in ("int", "float", "bool", "timestamp"):
+    _tag = f"tag:yaml.org,2002:{_kind}"
+    _Loader.add_constructor(_tag, _refusing(_kind, _SafeBase.yaml_constructors[_tag]))
+
+
 def read_yaml(path: Path) -> JSON:
     """A YAML file's document, its mappings remembering their lines.
 
@@ -196,13 +220,6 @@ def read_yaml(path: Path) -> JSON:
         raise CaseFileError(
             path, "nests lists or mappings too deeply to read; no case nests so deep"
         ) from None
-    except ValueError as error:  # an integer of more digits than int() takes, a 30 February
-        said = (
-            "an integer of more than 4,300 digits"
-            if "digits" in str(error)
-            else f"a date that is no date ({error})"
-        )
-        raise CaseFileError(path, f"holds {said}, which YAML cannot make") from None
     repeated = _repeated_container(document)
     if repeated is not None:
         where, line = repeated

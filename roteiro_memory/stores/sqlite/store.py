@@ -19,7 +19,7 @@ import os
 import sqlite3
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, StoreUnavailable, UsageError
+from roteiro_memory.errors import Corrupt, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.expressions import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
@@ -73,12 +73,13 @@ def _busy_timeout() -> int:
     text = os.environ.get(BUSY_TIMEOUT_ENV)
     if text is None:
         return BUSY_TIMEOUT_MS
-    if not (text.isascii() and text.isdigit() and int(text) < 2**31):
+    value = sem.parse_whole_number(text)
+    if value is None or value >= 2**31:
         raise UsageError(
-            f"{BUSY_TIMEOUT_ENV} is {text!r}: expected a whole number of milliseconds "
+            f"{BUSY_TIMEOUT_ENV} is {excerpt(text)}: expected a whole number of milliseconds "
             f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
         )
-    return int(text)
+    return value
 
 
 def _existing(path: str) -> bool:
