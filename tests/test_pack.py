@@ -157,6 +157,18 @@ def test_pack_on_a_repository_with_no_store_exits_0_and_creates_none(repo: GitRe
     assert not (repo.root / ".git" / "roteiro").exists()
 
 
+def test_pack_touched_names_no_revision_that_is_none_even_with_no_store(repo: GitRepo) -> None:
+    """``--touched=`` names no revision: refused as with a store, rather
+    than a digest "about what changed since" nothing."""
+    for given in ("--touched=", "--touched=-x"):
+        done = repo.cli("pack", given)
+        assert done.returncode == 2, done.stdout
+        assert done.stdout == ""
+        assert done.stderr.startswith("roteiro-memory: error: invalid revision '"), done.stderr
+    assert repo.cli("pack", "--touched").returncode == 0
+    assert not (repo.root / ".git" / "roteiro").exists()
+
+
 def test_pack_outside_a_repository_exits_0(tmp_path: Path, repo: GitRepo) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()

@@ -353,6 +353,10 @@ def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> 
 def _ranked(session: Session, budget: int, touched: str | None) -> Recall | None:
     """The candidates, limited to what ``touched`` changed when given; None
     when there is no store to read yet (a first session)."""
+    if touched is not None:  # refused as it would be with a store, not named in the title
+        from roteiro_memory.repo.graph import check_rev_name
+
+        check_rev_name(touched)
     if not session.has_store():
         return None
     session.check_revs(touched=touched)

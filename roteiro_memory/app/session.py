@@ -325,19 +325,6 @@ class Session:
         """Refuse an unknown revision before anything is synced or written."""
         for option, rev in revs.items():
             if rev is not None:
-                if "\x00" in rev:  # git takes its arguments as C strings
-                    raise GitError(
-                        f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
-                        "expected a commit, branch or tag"
-                    )
-                try:
-                    os.fsencode(rev)  # as git is given it
-                except UnicodeEncodeError as error:
-                    raise GitError(
-                        f"unknown revision {excerpt(rev)}: it holds {rev[error.start]!r} at "
-                        f"{error.start}, a lone surrogate, which no revision name holds; "
-                        "expected a commit, branch or tag"
-                    ) from None
                 from roteiro_memory.repo.graph import resolve_tree
 
                 resolve_tree(self.require_repo(self.spell(option)), rev)

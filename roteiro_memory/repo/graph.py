@@ -63,6 +63,7 @@ __all__ = [
     "GitError",
     "Repo",
     "SyncReport",
+    "check_rev_name",
     "file_key",
     "find_repo",
     "graph_blobs",
@@ -524,10 +525,32 @@ def sync(
 # --- Revisions --------------------------------------------------------------
 
 
-def resolve_tree(repo: Repo, rev: str) -> str:
-    """The tree id ``rev`` names; :class:`GitError` naming the revision if none."""
+def check_rev_name(rev: str) -> None:
+    """Refuse what no revision name is, without running git (so before a
+    repository is needed): nothing at all, a leading ``-`` (an option to
+    git), a NUL byte (git takes its arguments as C strings), or a lone
+    surrogate (no argument can carry one)."""
     if not rev or rev.startswith("-"):
         raise GitError(f"invalid revision {excerpt(rev)}: expected a commit, branch or tag name")
+    if "\x00" in rev:
+        raise GitError(
+            f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
+            "expected a commit, branch or tag"
+        )
+    try:
+        os.fsencode(rev)  # as git is given it
+    except UnicodeEncodeError as error:
+        raise GitError(
+            f"unknown revision {excerpt(rev)}: it holds {rev[error.start]!r} at "
+            f"{error.start}, a lone surrogate, which no revision name holds; "
+            "expected a commit, branch or tag"
+        ) from None
+
+
+def resolve_tree(repo: Repo, rev: str) -> str:
+    """The tree id ``rev`` names; :class:`GitError` naming the revision if
+    none (:func:`check_rev_name` first)."""
+    check_rev_name(rev)
     try:
         out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
     except GitError:
