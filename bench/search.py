@@ -148,20 +148,9 @@ def exhaustive(store: Any) -> Callable[[str], list[tuple[int, float]]]:
 def postings_read(store: Any, query: str) -> tuple[int, int]:
     """How many postings a search of ``query`` decoded, and how many its
     terms hold (their live document frequencies)."""
-    read = 0
-    original = lexsearch.read_cells
-
-    def counting(*args: Any) -> dict[int, dict[str, Any]]:
-        nonlocal read
-        cells = original(*args)
-        read += sum(len(ids) for chunks in cells.values() for ids, _, _ in chunks.values())
-        return cells
-
-    lexsearch.read_cells = counting  # type: ignore[assignment]
-    try:
-        found = store.search(query, limit=RECALL_LIMIT)
-    finally:
-        lexsearch.read_cells = original  # type: ignore[assignment]
+    before = lexsearch.decoded[0]
+    found = store.search(query, limit=RECALL_LIMIT)
+    read = lexsearch.decoded[0] - before
     frequency = store_frequencies(store, found.terms or [])
     return read, sum(frequency.values())
 

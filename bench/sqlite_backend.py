@@ -267,12 +267,15 @@ def _insert_cache(conn: sqlite3.Connection, chunk: list[tuple[Any, ...]]) -> Non
 
 
 def index_bytes(store: SQLiteStore) -> int:
-    """Bytes the term index's tables take in the file (SQLite's ``dbstat``)."""
+    """Bytes the term index's tables and their indexes take in the file
+    (SQLite's ``dbstat``)."""
     from roteiro_memory.stores.sql.columns import DERIVED_TABLES
 
     marks = ", ".join("?" for _ in DERIVED_TABLES)
     row = store.connection.execute(
-        f"SELECT SUM(pgsize) FROM dbstat WHERE name IN ({marks})", DERIVED_TABLES
+        "SELECT SUM(pgsize) FROM dbstat WHERE name IN"
+        f" (SELECT name FROM sqlite_master WHERE tbl_name IN ({marks}))",
+        DERIVED_TABLES,
     ).fetchone()
     return int(row[0])
 

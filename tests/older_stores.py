@@ -10,9 +10,11 @@ from unittest import mock
 from roteiro_memory import lexical
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.expressions import POSTGRES, SQLITE, Dialect
+from roteiro_memory.stores.sql.expressions import Dialect
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 
+LAYOUT_TABLES = ("memory_members", "memory_segments", "memory_cells")
+"""The term index's tables migration 8 creates, in place of 6's chunks and cells."""
 CELL_TABLES = ("memory_chunks", "memory_cells", "memory_recent", "memory_stats")
 """The term index migration 6 creates, in place of 4's."""
 
@@ -23,9 +25,9 @@ PREVIOUS_TOKENIZER = lexical.Tokenizer(
 """The tokenizer migration 6 indexed with (``punct+fold+stop+stem``)."""
 
 
-def _indexed_by_previous_tokenizer(conn: Any, d: Dialect) -> None:
-    """The term index as migration 6 built it: every posting, and the name in
-    ``memory_stats``, from :data:`PREVIOUS_TOKENIZER`."""
+def indexed_by_previous_tokenizer(conn: Any, d: Dialect) -> None:
+    """The term index as the previous tokenizer builds it: every posting,
+    and the name in ``memory_stats``, from :data:`PREVIOUS_TOKENIZER`."""
     terms = functools.partial(lexical.document_terms, tokenizer=PREVIOUS_TOKENIZER)
     with (
         mock.patch.object(lexical, "TOKENIZER", PREVIOUS_TOKENIZER),
@@ -41,14 +43,15 @@ def _statements(migrations: Any, version: int) -> list[str]:
 
 def sqlite_back_to(conn: Any, version: int) -> None:
     """Put the SQLite store open on ``conn`` back at migration ``version``
-    (3, 4, 5 or 6): at 6, the index the previous tokenizer built; before,
-    the term index of 4 in place of 6's (empty: 6 drops it), and no recall
-    index before 5."""
+    (3 to 7): at 6 and 7, the index in chunks (of no postings), built by the
+    previous tokenizer at 6; before, the term index of 4 in place of 6's
+    (empty: 6 drops it), and no recall index before 5."""
     conn.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
-    if version == 6:
-        _indexed_by_previous_tokenizer(conn, SQLITE)
+    if version >= 6:
+        tokenizer = PREVIOUS_TOKENIZER if version == 6 else lexical.TOKENIZER
+        _sqlite_chunk_layout(conn, tokenizer.name)
         return
-    for table in CELL_TABLES:
+    for table in (*LAYOUT_TABLES, "memory_recent", "memory_stats"):
         conn.execute(f"DROP TABLE {table}")
     if version >= 4:
         for statement in _statements(SQLITE_MIGRATIONS, 4):
@@ -57,13 +60,29 @@ def sqlite_back_to(conn: Any, version: int) -> None:
         conn.execute("DROP INDEX idx_mem_confidence")
 
 
+def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
+    for table in LAYOUT_TABLES:
+        conn.execute(f"DROP TABLE {table}")
+    for statement in _statements(SQLITE_MIGRATIONS, 6):
+        if "memory_chunks (" in statement or "memory_cells (" in statement:
+            conn.execute(statement)
+    conn.execute("DELETE FROM memory_recent")
+    conn.execute("UPDATE memory_stats SET tokenizer = ?", (tokenizer,))
+
+
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
-    if version == 6:
-        _indexed_by_previous_tokenizer(conn, POSTGRES)
+    if version >= 6:
+        tokenizer = PREVIOUS_TOKENIZER if version == 6 else lexical.TOKENIZER
+        conn.execute(f"DROP TABLE {', '.join(LAYOUT_TABLES)}")
+        for statement in _statements(PG_MIGRATIONS, 6):
+            if "memory_chunks (" in statement or "memory_cells (" in statement:
+                conn.execute(statement)
+        conn.execute("DELETE FROM memory_recent")
+        conn.execute("UPDATE memory_stats SET tokenizer = %s", (tokenizer.name,))
         return
-    conn.execute(f"DROP TABLE {', '.join(CELL_TABLES)}")
+    conn.execute(f"DROP TABLE {', '.join((*LAYOUT_TABLES, 'memory_recent', 'memory_stats'))}")
     if version >= 4:
         for statement in _statements(PG_MIGRATIONS, 4):
             conn.execute(statement)

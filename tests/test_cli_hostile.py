@@ -322,8 +322,9 @@ def test_warnings_escape_control_characters(capsys: pytest.CaptureFixture[str]) 
 
 
 INDEX_DAMAGE = {
-    "memory_cells": "UPDATE memory_cells SET tail = X'ffffffffffffffff' WHERE length(tail) > 0",
-    "memory_chunks": "UPDATE memory_chunks SET postings = X'09090909'",
+    "memory_cells": "UPDATE memory_cells SET tail = X'ffffffffffffffff'",
+    "memory_segments": "UPDATE memory_segments SET postings = X'09090909'",
+    "memory_members": "UPDATE memory_members SET lengths = X'00'",
     "memory_recent": "UPDATE memory_recent SET terms = 'not lines of terms'",
 }
 """Term index bytes no version writes, by the table they damage."""
@@ -341,7 +342,7 @@ def test_a_damaged_term_index_is_named_in_one_line_by_every_subcommand(
 
     pristine = outside / "indexed.db"
     with SQLiteStore(pristine) as store:
-        # Merged into chunks and tails; then a recent tier the next write merges.
+        # Merged into segments; then a recent tier the next write merges.
         store.record_many([MemoryWrite("lesson", "retry the cache") for _ in range(300)])
         waiting = index.RECENT_RECORDS - 1
         store.record_many([MemoryWrite("lesson", "retry once more") for _ in range(waiting)])

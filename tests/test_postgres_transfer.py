@@ -115,7 +115,7 @@ def test_postgres_to_sqlite_to_postgres_reproduces_the_snapshot(
 
 
 def test_an_imported_index_is_the_one_writes_build(tmp_path: Path, pg: PostgresStore) -> None:
-    """Cells of many chunks, a count too wide for a tail, supersessions: the
+    """Segments of many cells, counts above 1 beside them, supersessions: the
     index an import loads (by COPY on PostgreSQL) passes the store's check,
     scores every search as the exported store did, and takes writes after."""
     import random
@@ -134,8 +134,8 @@ def test_an_imported_index_is_the_one_writes_build(tmp_path: Path, pg: PostgresS
                 a.record("lesson", "alpha superseding", supersedes=ids[n])
             _copy(a, pg)
             _copy(a, b)
-            chunks = pg.connection.execute("SELECT COUNT(*) FROM memory_chunks").fetchone()
-            assert chunks[0] > 10  # cells of more than one chunk were loaded
+            loaded = pg.connection.execute("SELECT COUNT(*) FROM memory_segments").fetchone()
+            assert loaded[0] > 10  # the segments of many cells were loaded
             for store in (a, b, pg):
                 assert store.check() == []
             assert b.snapshot() == a.snapshot()

@@ -56,9 +56,9 @@ def test_terms_no_record_holds_read_no_postings(
     read: list[str] = []
     original = lexsearch.read_cells
 
-    def spy(conn: Any, d: Any, cells: Any, terms: Any, closed: Any, tails: Any) -> Any:
+    def spy(conn: Any, d: Any, cells: Any, terms: Any, closed: Any, *rest: Any) -> Any:
         read.extend([*terms, *closed])
-        return original(conn, d, cells, terms, closed, tails)
+        return original(conn, d, cells, terms, closed, *rest)
 
     monkeypatch.setattr(lexsearch, "read_cells", spy)
     plain = ranked(store, "migration")
@@ -213,32 +213,32 @@ def test_a_query_far_beyond_the_cap_is_refused_by_the_cap_not_its_count(
 
 
 @given(
-    st.lists(
-        st.lists(st.tuples(st.integers(1, 70_000), st.integers(1, 255)), min_size=1, max_size=70),
-        min_size=1,
-        max_size=4,
-    ),
-    st.lists(st.tuples(st.integers(1, 255), st.integers(1, 65_535)), max_size=63),
+    st.dictionaries(st.integers(0, 3 * 4096 + 100), st.integers(1, 70_000), min_size=1),
+    st.data(),
 )
-def test_a_terms_pieces_join_into_its_postings_in_order(
-    closed: list[list[tuple[int, int]]], tail: list[tuple[int, int]]
+def test_a_terms_segments_and_tail_give_its_postings_in_order(
+    postings_of: dict[int, int], data: st.DataObject
 ) -> None:
-    """Chunks (each array as narrow as its values) and a tail (whose values
-    may be wider than every chunk's) join into one term's postings of a cell,
-    column by column, in id order."""
-    from roteiro_memory.stores.sql import postings
+    """A term's postings in a cell, some in segments (each a bitmap or a
+    list, whichever is shorter, with its counts above 1) and the newest in
+    its tail, read back as every posting in order of ordinal, and as those
+    of any records asked for."""
+    from roteiro_memory.stores.sql import postings, segments
 
-    rows: list[tuple[int, int, int]] = []
-    for part in [*closed, tail]:
-        start = rows[-1][0] if rows else 0
-        rows += [(start + n, count, length) for n, (count, length) in enumerate(part, start=1)]
-    pieces, at = [], 0
-    for part in closed:
-        ids, counts, lengths = zip(*rows[at : at + len(part)], strict=True)
-        pieces.append(postings.decode(postings.encode(ids, counts, lengths)))
-        at += len(part)
-    blob = postings.tail_bytes(rows[at:])
-    assert blob is not None
-    pieces.append(postings.decode_tail(blob))
-    joined = lexsearch._joined(pieces)
-    assert [list(column) for column in joined] == [list(c) for c in zip(*rows, strict=True)]
+    rows = sorted(postings_of.items())
+    in_tail = data.draw(st.integers(0, min(len(rows), postings.TAIL_POSTINGS - 1)))
+    if any(count > 65_535 for _, count in rows[len(rows) - in_tail :]):
+        in_tail = 0  # a count too wide for a tail is in a segment
+    closed, tail = rows[: len(rows) - in_tail], rows[len(rows) - in_tail :]
+    held = lexsearch.Held("term", 7)
+    size = postings.SEGMENT_ORDINALS
+    for number in sorted({ordinal // size for ordinal, _ in closed}):
+        part = [(o - number * size, c) for o, c in closed if o // size == number]
+        blob = postings.encode_segment([o for o, _ in part], [c for _, c in part])
+        assert segments.segment_postings(blob, number) == [(o + number * size, c) for o, c in part]
+        held.segments.append((number, blob))
+    if tail:
+        held.tail = postings.tail_bytes(tail)
+    assert held.every() == rows
+    asked = data.draw(st.lists(st.integers(0, 3 * 4096 + 200), max_size=20))
+    assert held.holding(asked) == [(o, postings_of[o]) for o in asked if o in postings_of]

@@ -20,7 +20,7 @@ import pg_server
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from older_stores import postgres_back_to, sqlite_back_to
+from older_stores import indexed_by_previous_tokenizer, postgres_back_to, sqlite_back_to
 
 from roteiro_memory.errors import RoteiroError
 from roteiro_memory.results import GraphNode
@@ -175,9 +175,10 @@ anchor_filters = st.none() | st.builds(
     graph=graphs,
     anchors=anchor_filters,
     recent=st.integers(1, 3),
-    chunk=st.integers(1, 3),
+    tail=st.integers(1, 3),
+    segment=st.sampled_from([8, 16]),
 )
-def test_search_gives_the_models_doubles_from_merged_chunks(
+def test_search_gives_the_models_doubles_from_merged_segments(
     stores: list[Store],
     ops: list[tuple[Any, ...]],
     query: str,
@@ -188,15 +189,19 @@ def test_search_gives_the_models_doubles_from_merged_chunks(
     graph: dict[str, str | None] | None,
     anchors: AnchorFilter | None,
     recent: int,
-    chunk: int,
+    tail: int,
+    segment: int,
 ) -> None:
-    """With a recent tier of a record or three and chunks of as few postings,
-    every write merges, supersessions and forgets take postings out of
-    chunks, and restored records go back among older ones: what a large
-    store does, on a small one (and with a graph given, and anchor filters)."""
+    """With a recent tier of a record or three, tails of as few postings and
+    segments of a few ordinals, every write merges, tails fold into cells of
+    several segments, supersessions and forgets take postings out of tails
+    and segments, and restored records are indexed again: what a large store
+    does, on a small one (and with a graph given, and anchor filters)."""
     with (
         patch.object(index, "RECENT_RECORDS", recent),
-        patch.object(postings, "CHUNK_POSTINGS", chunk),
+        patch.object(postings, "TAIL_POSTINGS", tail),
+        patch.object(postings, "SEGMENT_ORDINALS", segment),
+        patch.object(postings, "MEMBER_ORDINALS", segment // 4),
     ):
         _same_search(
             stores,
@@ -211,15 +216,14 @@ def test_search_gives_the_models_doubles_from_merged_chunks(
         )
 
 
-@pytest.mark.parametrize("chunk", [2, 64])
-def test_a_record_a_forget_restores_leaves_later_merges_in_id_order(
-    stores: list[Store], chunk: int
+@pytest.mark.parametrize("tail", [2, 64])
+def test_a_record_a_forget_restores_is_indexed_again_among_older_and_newer(
+    stores: list[Store], tail: int
 ) -> None:
-    """A forget puts the record it restores among older ones while a record
-    older still may wait in the recent tier: that one is merged first, so a
-    later merge appends only records newer than every one indexed, and no
-    tail or chunk runs backwards (a backwards tail lost the older record's
-    postings on forget; one closed into a chunk failed the write)."""
+    """A forget makes live again a record older than some indexed ones while
+    a record older still may wait in the recent tier: the restored record
+    takes its ordinal back, and every record keeps its postings through the merges,
+    folds and forgets that follow."""
     write = ("write", "cache", "repo", None, None, None)
     ops = [
         write,  # 1 waits in the recent tier
@@ -228,11 +232,12 @@ def test_a_record_a_forget_restores_leaves_later_merges_in_id_order(
         ("forget", 3),  # 2 is restored, among the indexed records
         *[("write", "filler", "repo", None, None, None)] * 3,  # the recent tier merges
         ("forget", 1),
-        *[write] * 3,  # cache's postings in that cell close into chunks
+        *[write] * 3,  # cache's postings in that cell fold into its segments
     ]
     with (
         patch.object(index, "RECENT_RECORDS", 3),
-        patch.object(postings, "CHUNK_POSTINGS", chunk),
+        patch.object(postings, "TAIL_POSTINGS", tail),
+        patch.object(postings, "SEGMENT_ORDINALS", 8),
     ):
         _same_search(stores, ops, query="cache", limit=None)
 
@@ -293,7 +298,7 @@ def test_search_reads_statistics_without_scanning_records(tmp_path: Path) -> Non
         assert not any("COUNT(" in s.upper() for s in statements), statements
 
 
-@pytest.mark.parametrize("version", [3, 5, 6])
+@pytest.mark.parametrize("version", [3, 5, 6, 7])
 def test_migration_builds_the_index_of_an_older_store(tmp_path: Path, version: int) -> None:
     path = tmp_path / "m.db"
     model = ModelStore()
@@ -317,8 +322,7 @@ def test_an_index_the_previous_tokenizer_built_is_found_by_check(tmp_path: Path)
     path = tmp_path / "m.db"
     with SQLiteStore(path) as store:
         store.record("lesson", "PluginManager caches get_hookimpls per HookCaller")
-        sqlite_back_to(store.connection, 6)
-        store.connection.execute("INSERT INTO schema_migrations (version, name) VALUES (7, 'x')")
+        indexed_by_previous_tokenizer(store.connection, store.dialect)
     with SQLiteStore(path) as store:
         assert store.migrated is None
         assert any(f.table == "memory_stats" for f in store.check())
@@ -360,7 +364,7 @@ def test_rebuilding_the_index_makes_its_counts_row_again(tmp_path: Path) -> None
         assert [r.record.id for r in store.search("cache").results] == [1]
 
 
-@pytest.mark.parametrize("version", [3, 5, 6])
+@pytest.mark.parametrize("version", [3, 5, 6, 7])
 def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> None:
     model = ModelStore()
     store = pg_server.throwaway_store()
@@ -382,45 +386,78 @@ def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> 
         store.close()
 
 
-def _recount(conn: Any) -> None:
-    """The first chunk with one count one higher."""
-    term, cell, first, blob = conn.execute(
-        "SELECT term, cell, first_id, postings FROM memory_chunks ORDER BY term LIMIT 1"
-    ).fetchone()
-    ids, counts, lengths = postings.decode(blob)
-    conn.execute(
-        "UPDATE memory_chunks SET postings = ? WHERE term = ? AND cell = ? AND first_id = ?",
-        (postings.encode(ids, [counts[0] + 1, *counts[1:]], lengths), term, cell, first),
+def _tails(store: SQLiteStore) -> int:
+    """How many cells of a term have a tail."""
+    return int(
+        store.connection.execute("SELECT COUNT(*) FROM memory_cells WHERE length(tail)").fetchone()[
+            0
+        ]
     )
 
 
-def _dead_id(conn: Any) -> None:
-    """The first chunk's first posting moved to a superseded record."""
-    term, cell, first, blob = conn.execute(
-        "SELECT term, cell, first_id, postings FROM memory_chunks ORDER BY term LIMIT 1"
+def _first_segment(conn: Any) -> tuple[Any, int, int, list[tuple[int, int]]]:
+    term, cell, segment, blob = conn.execute(
+        "SELECT term, cell, segment, postings FROM memory_segments ORDER BY term LIMIT 1"
     ).fetchone()
-    ids, counts, lengths = postings.decode(blob)
-    dead = conn.execute("SELECT MIN(id) FROM agent_memory WHERE superseded_by IS NOT NULL")
+    return term, cell, segment, postings.segment_rows(blob)
+
+
+def _rewrite(conn: Any, term: Any, cell: int, segment: int, rows: list[tuple[int, int]]) -> None:
     conn.execute(
-        "UPDATE memory_chunks SET postings = ?, first_id = 0"
-        " WHERE term = ? AND cell = ? AND first_id = ?",
-        (postings.encode([dead.fetchone()[0], *ids[1:]], counts, lengths), term, cell, first),
+        "UPDATE memory_segments SET postings = ? WHERE term = ? AND cell = ? AND segment = ?",
+        (postings.encode_segment(*zip(*rows, strict=True)), term, cell, segment),
+    )
+
+
+def _recount(conn: Any) -> None:
+    """The first segment with one count one higher."""
+    term, cell, segment, rows = _first_segment(conn)
+    (offset, count), *rest = rows
+    _rewrite(conn, term, cell, segment, [(offset, count + 1), *rest])
+
+
+def _stray(conn: Any) -> None:
+    """The first segment with a posting more, at an ordinal no record holds."""
+    term, cell, segment, rows = _first_segment(conn)
+    free = max(offset for offset, _ in rows) + 1
+    assert free < postings.SEGMENT_ORDINALS
+    _rewrite(conn, term, cell, segment, [*rows, (free, 1)])
+
+
+def _swapped_member(conn: Any) -> None:
+    """A live record's member, its ordinal, handed to a superseded record."""
+    from array import array
+
+    dead = conn.execute("SELECT MIN(id) FROM agent_memory WHERE superseded_by IS NOT NULL")
+    cell, segment, blob = conn.execute(
+        "SELECT cell, segment, ids FROM memory_members ORDER BY cell DESC LIMIT 1"
+    ).fetchone()
+    ids = array("Q", blob)
+    ids[-1] = dead.fetchone()[0]
+    conn.execute(
+        "UPDATE memory_members SET ids = ? WHERE cell = ? AND segment = ?",
+        (ids.tobytes(), cell, segment),
     )
 
 
 @pytest.mark.parametrize(
     ("damage", "table"),
     [
-        (_recount, "memory_chunks"),
-        (_dead_id, "memory_chunks"),
-        ("UPDATE memory_chunks SET postings = substr(postings, 2)", "memory_chunks"),
-        ("UPDATE memory_chunks SET postings = 'text'", "memory_chunks"),
-        ("UPDATE memory_chunks SET term = CAST(term AS BLOB)", "memory_chunks"),
-        ("UPDATE memory_chunks SET first_id = first_id + 1000", "memory_chunks"),
-        ("DELETE FROM memory_chunks WHERE term = 'cach'", "memory_chunks"),
-        ("DELETE FROM memory_recent", "memory_chunks"),
+        (_recount, "memory_segments"),
+        (_stray, "memory_segments"),
+        (_swapped_member, "memory_members"),
+        ("UPDATE memory_segments SET postings = substr(postings, 2)", "memory_segments"),
+        ("UPDATE memory_segments SET postings = 'text'", "memory_segments"),
+        ("UPDATE memory_segments SET term = CAST(term AS BLOB)", "memory_segments"),
+        ("UPDATE memory_segments SET segment = segment + 1", "memory_segments"),
+        ("UPDATE memory_segments SET segment = 'x'", "memory_segments"),
+        ("DELETE FROM memory_segments WHERE term = 'cach'", "memory_segments"),
+        ("DELETE FROM memory_recent", "memory_members"),
+        ("DELETE FROM memory_members WHERE segment = 0", "memory_members"),
+        ("UPDATE memory_members SET lengths = substr(lengths, 1, 4)", "memory_members"),
+        ("UPDATE memory_members SET segment = segment + 1", "memory_members"),
         ("UPDATE memory_cells SET tail = substr(tail, 2) WHERE length(tail)", "memory_cells"),
-        ("UPDATE memory_cells SET tail = x'' WHERE term = 'migration'", "memory_chunks"),
+        ("UPDATE memory_cells SET tail = x'' WHERE term = 'migration'", "memory_segments"),
         ("UPDATE memory_cells SET postings = postings + 1 WHERE term = 'cach'", "memory_cells"),
         ("UPDATE memory_cells SET postings = postings + 0.5", "memory_cells"),
         ("DELETE FROM memory_cells WHERE term = 'migration'", "memory_cells"),
@@ -440,12 +477,22 @@ def _dead_id(conn: Any) -> None:
 def test_check_reports_an_index_that_disagrees_with_the_records(
     tmp_path: Path, damage: Any, table: str
 ) -> None:
-    with SQLiteStore(tmp_path / "m.db") as store, patch.object(postings, "CHUNK_POSTINGS", 4):
-        # Enough at once to be merged into chunks and tails, then two left recent.
+    with SQLiteStore(tmp_path / "m.db") as store, patch.object(postings, "TAIL_POSTINGS", 4):
+        # Enough at once to be merged into segments, then as many again spread
+        # over cells of a record or two (merged into tails), then two left recent.
         store.record_many(
             MemoryWrite("lesson", f"cache cache migrations {n} time out", confidence=n % 10 / 10)
             for n in range(index.RECENT_RECORDS)
         )
+        store.record_many(
+            MemoryWrite(
+                "lesson",
+                " ".join(["migrations", *(f"w{n}x{k}" for k in range(n % 13))]),
+                confidence=n % 20 / 20,
+            )
+            for n in range(index.RECENT_RECORDS)
+        )
+        assert _tails(store) > 0
         store.record("lesson", "retry the flaky cache", supersedes=1)
         store.record("lesson", "the flaky lock")
         conn = store.connection
@@ -471,26 +518,17 @@ def test_import_rebuilds_the_index(tmp_path: Path) -> None:
         target.import_export(read_export(source.export_lines()))
         assert target.check() == []
         assert comparable(target.search("cache")) == comparable(source.search("cache"))
-        # The same postings, merged into chunks where the source keeps them recent.
+        # The same postings, merged into segments where the source keeps them recent.
         assert _postings(target) == _postings(source) != set()
         assert target.snapshot()["memory_stats"] == source.snapshot()["memory_stats"]
 
 
 def _postings(store: SQLiteStore) -> set[tuple[str, int, int, int]]:
     """Every ``(term, id, count, length)`` the index holds, wherever it holds it."""
-    conn = store.connection
-    out = set()
-    for term, blob, tail in conn.execute(
-        "SELECT term, postings, 0 FROM memory_chunks"
-        " UNION ALL SELECT term, tail, 1 FROM memory_cells"
-    ):
-        ids, counts, lengths = (postings.decode_tail if tail else postings.decode)(blob)
-        out.update((term, *posting) for posting in zip(ids, counts, lengths, strict=True))
-    for record_id, length, text in conn.execute(
-        "SELECT record_id, length, terms FROM memory_recent"
-    ):
-        out.update((t, record_id, n, length) for t, n in index.parse_terms(text).items())
-    return out
+    return {
+        (row["term"], row["record_id"], row["count"], row["length"])
+        for row in index.contents(store.connection, store.dialect)
+    }
 
 
 _TERM = st.text(st.characters(blacklist_characters="\t\n", blacklist_categories=["Cs"]), min_size=1)

@@ -1,10 +1,10 @@
 """Search on SQLite gives the model's doubles after any run of writes,
 supersessions and forgets: a state machine drives both stores, step by
 step, with records made to share cells (the same body and confidence) and a
-recent tier and chunks of a few records, so merges, closing tails, removals
-from mid-chunk and restores among older records all happen within a few
-steps.  After every step each query's ranking is compared to the bit, and
-the SQLite index must pass its check."""
+recent tier, tails, segments and members of a few records, so merges,
+folding tails, removals from mid-segment and restores at old ordinals all
+happen within a few steps.  After every step each query's ranking is
+compared to the bit, and the SQLite index must pass its check."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ class SearchMachine(RuleBasedStateMachine):
         super().__init__()
         self.patches = ExitStack()
         self.patches.enter_context(patch.object(index, "RECENT_RECORDS", 4))
-        self.patches.enter_context(patch.object(postings, "CHUNK_POSTINGS", 3))
+        self.patches.enter_context(patch.object(postings, "TAIL_POSTINGS", 3))
+        self.patches.enter_context(patch.object(postings, "SEGMENT_ORDINALS", 16))
+        self.patches.enter_context(patch.object(postings, "MEMBER_ORDINALS", 4))
         self.folder = self.patches.enter_context(tempfile.TemporaryDirectory())
         self.stores: list[Store] = [ModelStore(), SQLiteStore(Path(self.folder) / "m.db")]
         self.written: list[MemoryWrite] = []

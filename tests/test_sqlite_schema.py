@@ -123,7 +123,7 @@ def test_a_failing_migration_records_nothing_and_leaves_no_partial_schema(
     SQLiteStore(path).close()
     conn = sqlite3.connect(path)
     conn.executescript(
-        "DROP TABLE memory_chunks; DROP TABLE memory_cells;"
+        "DROP TABLE memory_members; DROP TABLE memory_segments; DROP TABLE memory_cells;"
         " DROP TABLE memory_recent; DROP TABLE memory_stats; DROP TABLE nodes;"
         " DROP TABLE sync_state; DROP TABLE agent_memory;"
         " DROP TABLE agent_cache_clock; DELETE FROM schema_migrations;"
@@ -452,11 +452,11 @@ def test_store_from_an_earlier_version_is_recognised_and_stamped_with_its_migrat
         assert store.connection.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
         assert store.migrated is not None
         assert store.migrated[0] == 3
-        # Migration 6 indexed the record it found.
+        # Migration 8, the newest to build the index, indexed the record it found.
         assert [r.record.id for r in store.search("earlier").results] == [1]
         assert store.check() == []
     assert [v for v, _, _ in _migration_rows(path)] == [v for v, _, _ in MIGRATIONS]
-    assert SCHEMA_VERSION == 7
+    assert SCHEMA_VERSION == 8
 
 
 def test_store_from_an_earlier_version_at_the_current_schema_opens(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ and why:
   them out of order.  The counter's row lock serialises record writes, so ids
   become visible in increasing order, and it survives ``forget`` so an id is
   never handed out twice.
-* Terms of the term index (``memory_chunks``, ``memory_cells``) and a recent
-  record's terms are ``bytea`` too, for the same byte order.
+* Terms of the term index (``memory_segments``, ``memory_cells``) and a
+  recent record's terms are ``bytea`` too, for the same byte order.
 * ``created_at`` and ``superseded_at`` are text in the protocol's UTC
   ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
 """
@@ -189,17 +189,45 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "the term index rebuilt when another tokenizer built it (identifiers split into words)",
         "",
     ),
+    (
+        8,
+        "the term index in bitmaps: each cell's members, a term's postings in segments of them",
+        """
+        DROP TABLE memory_chunks, memory_cells;
+        CREATE TABLE memory_members (
+            cell    integer NOT NULL,
+            segment integer NOT NULL CHECK (segment >= 0),
+            ids     bytea NOT NULL,
+            lengths bytea NOT NULL,
+            PRIMARY KEY (cell, segment)
+        );
+        CREATE TABLE memory_segments (
+            term     bytea NOT NULL,
+            cell     integer NOT NULL,
+            segment  integer NOT NULL CHECK (segment >= 0),
+            postings bytea NOT NULL,
+            PRIMARY KEY (term, cell, segment)
+        );
+        CREATE TABLE memory_cells (
+            term     bytea NOT NULL,
+            cell     integer NOT NULL,
+            postings bigint NOT NULL CHECK (postings > 0),
+            max_tf   bigint NOT NULL CHECK (max_tf > 0),
+            tail     bytea NOT NULL,
+            PRIMARY KEY (term, cell)
+        );
+        """,
+    ),
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {
     6: lambda conn: index.rebuild(conn, POSTGRES),
     7: lambda conn: index.reindex_if_stale(conn, POSTGRES),
+    8: lambda conn: index.rebuild(conn, POSTGRES),
 }
-"""What a migration derives from the stored data after its statements run,
-in the same transaction: a store that had records before the term index
-gets their postings.  Migration 4's tables are dropped by 6, so only 6
-builds (an older store takes both in one transaction); 7 builds again only
-an index another tokenizer built (a store 6 has just built is left)."""
+"""What a migration derives from the stored data, as SQLite's do
+(:data:`roteiro_memory.stores.sqlite.migrations.BUILDS`): only the newest
+pending build runs, once every pending migration's statements have."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a schema above it is refused."""

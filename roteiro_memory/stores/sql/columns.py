@@ -42,8 +42,9 @@ __all__ = [
     "INDEX_LAYOUT",
     "MEMORY_ANCHOR",
     "MEMORY_CELLS",
-    "MEMORY_CHUNKS",
+    "MEMORY_MEMBERS",
     "MEMORY_RECENT",
+    "MEMORY_SEGMENTS",
     "MEMORY_STATS",
     "NODES",
     "RECORD_COLS",
@@ -161,14 +162,24 @@ a payload's overflow pages."""
 
 AGENT_CACHE_CLOCK: Columns = (Column("id", int), Column("ticks", int), Column("generation", int))
 
-MEMORY_CHUNKS: Columns = (
+MEMORY_MEMBERS: Columns = (
+    Column("cell", int),
+    Column("segment", int),
+    Column("ids", bytes),
+    Column("lengths", bytes),
+)
+"""Each cell's records, in the order they took their ordinals, a segment of
+ordinals per row: their ids and lengths, by which the cell's postings name
+them (:func:`~.postings.member_bytes`)."""
+
+MEMORY_SEGMENTS: Columns = (
     Column("term", str),
     Column("cell", int),
-    Column("first_id", int),
+    Column("segment", int),
     Column("postings", bytes),
 )
-"""The term index's postings (:mod:`.index`), a chunk of one term's in one
-cell per row: derived from the live records."""
+"""The term index's postings (:mod:`.index`), a segment of one term's in one
+cell per row (:func:`~.postings.encode_segment`): derived from the live records."""
 
 MEMORY_CELLS: Columns = (
     Column("term", str),
@@ -178,7 +189,7 @@ MEMORY_CELLS: Columns = (
     Column("tail", bytes),
 )
 """Per term and cell: how many postings it holds, the largest count, and
-its tail: its newest postings, those not in a closed chunk yet."""
+its tail: its newest postings, those not in a segment yet."""
 
 MEMORY_RECENT: Columns = (
     Column("record_id", int),
@@ -205,7 +216,8 @@ TABLES: dict[str, Columns] = {
     "agent_memory": AGENT_MEMORY,
     "agent_cache": AGENT_CACHE,
     "agent_cache_clock": AGENT_CACHE_CLOCK,
-    "memory_chunks": MEMORY_CHUNKS,
+    "memory_members": MEMORY_MEMBERS,
+    "memory_segments": MEMORY_SEGMENTS,
     "memory_cells": MEMORY_CELLS,
     "memory_recent": MEMORY_RECENT,
     "memory_stats": MEMORY_STATS,
@@ -213,7 +225,8 @@ TABLES: dict[str, Columns] = {
 """Every table both stores hold, in the order a snapshot lists them."""
 
 DERIVED_TABLES = (
-    "memory_chunks",
+    "memory_members",
+    "memory_segments",
     "memory_cells",
     "memory_recent",
     "memory_stats",
@@ -224,7 +237,7 @@ them out and an import rebuilds them."""
 SNAPSHOT_ORDER: dict[str, str] = {}
 """How a snapshot orders a table whose first column is not its key."""
 
-INDEX_LAYOUT = ("memory_chunks", "memory_cells", "memory_recent")
+INDEX_LAYOUT = ("memory_members", "memory_segments", "memory_cells", "memory_recent")
 """The term index's tables that say how it holds its postings (which
 depends on the order of past writes) rather than what: a snapshot shows the
 postings instead (:func:`~.index.contents`)."""

@@ -62,7 +62,6 @@ __all__ = [
     "most_recently_used",
     "pinned_expr",
     "score_expr",
-    "term_weight_expr",
 ]
 
 
@@ -163,12 +162,14 @@ class Dialect(abc.ABC):
         """How many bytes a byte string holds."""
         return f"length({value})"
 
-    def pairs(self, pairs: Sequence[tuple[Any, Any]]) -> tuple[str, list[Any]]:
-        """``pairs`` as a relation of columns ``column1`` and ``column2``, and
-        its positional parameters: a list of rows, which the planner joins
-        by an index (a row value ``IN`` the list would scan the table)."""
-        rows = ", ".join([f"({self.mark}, {self.mark})"] * len(pairs))
-        return f"(VALUES {rows})", [v for p in pairs for v in p]
+    def relation(self, rows: Sequence[tuple[Any, ...]], types: str, into: dict[str, Any]) -> str:
+        """``rows`` as a relation of columns ``column1``, ... (``t``ext or ``i``nteger, as
+        ``types`` says), bound in ``into`` under a name of its own: rows the planner
+        joins by an index.  SQLite's: one JSON array, however many rows."""
+        name = f"rows{len(into)}"
+        into[name] = json.dumps(rows)
+        columns = ", ".join(f"value ->> {n} AS column{n + 1}" for n in range(len(types)))
+        return f"(SELECT {columns} FROM json_each({self.named(name)}))"
 
     def in_set(
         self, column: str, name: str, values: Sequence[Any], params: dict[str, object]
@@ -375,10 +376,15 @@ class _Postgres(Dialect):
         params[name] = list(values)
         return f"{column} = ANY({self.named(name)})"
 
-    def pairs(self, pairs: Sequence[tuple[Any, Any]]) -> tuple[str, list[Any]]:
-        """Two bound arrays, unnested side by side (the second of integers)."""
-        sql = f"unnest({self.mark}::bytea[], {self.mark}::integer[]) AS p(column1, column2)"
-        return sql, [[p[0] for p in pairs], [p[1] for p in pairs]]
+    def relation(self, rows: Sequence[tuple[Any, ...]], types: str, into: dict[str, Any]) -> str:
+        """One bound array a column, unnested side by side."""
+        arrays = []
+        for n, column in enumerate(zip(*rows, strict=True)):
+            name = f"rows{len(into)}"
+            into[name] = list(column)
+            arrays.append(f"{self.named(name)}::{'bytea' if types[n] == 't' else 'bigint'}[]")
+        names = ", ".join(f"column{n + 1}" for n in range(len(types)))
+        return f"unnest({', '.join(arrays)}) AS p({names})"
 
     def text_set(self, values: Sequence[str]) -> object:
         return [self.text(value) for value in values]
@@ -681,19 +687,3 @@ def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) ->
         f"CASE WHEN {key} = {mru} OR ({generation} >= {current} AND ({applies}) = 1)"
         " THEN 1 ELSE 0 END"
     )
-
-
-def term_weight_expr(
-    dialect: Dialect, *, tf: str, length: str, idf: str, average_length: str
-) -> str:
-    """:func:`roteiro_memory.lexical.term_weight` as SQL over the columns (or
-    bound parameters) named, the constants of :data:`~roteiro_memory.lexical.BM25`
-    written in, in the same grouping: each term's weight is the Python double."""
-    from roteiro_memory.lexical import BM25
-
-    k1, b = BM25.k1, BM25.b
-    count = f"CAST({tf} AS {dialect.real})"
-    ratio = f"(CAST({length} AS {dialect.real}) / {average_length})"
-    one, k1_sql, b_sql = _real(1.0, dialect), _real(k1, dialect), _real(b, dialect)
-    norm = f"{k1_sql} * ({one} - {b_sql} + {b_sql} * {ratio})"
-    return f"{idf} * (({count} * {_real(k1 + 1.0, dialect)}) / ({count} + {norm}))"

@@ -1,20 +1,22 @@
 """The term index ``memory.search`` ranks by, kept by both database stores.
 
-Four tables, derived from the live records and written in the same
+Five tables, derived from the live records and written in the same
 transaction as the record writes that change them (:mod:`.columns` lists
 their columns):
 
-* ``memory_chunks`` -- a term's postings in one cell (:mod:`.postings`), a
-  chunk at a time: record ids, the term's count in each, each one's length;
-  (:mod:`.chunks`);
+* ``memory_members`` -- each cell's records in the order they were indexed
+  there (a record's *ordinal*), their ids and lengths (:mod:`.segments`);
+* ``memory_segments`` -- a term's postings in one cell (:mod:`.postings`), a
+  segment of ordinals at a time: which of the cell's records hold the term,
+  as a bitmap or a list, and the counts above 1;
 * ``memory_cells`` -- per term and cell, how many postings it holds, the
   largest count among them, and its tail (the newest postings, not yet in a
-  closed chunk): a term's live document frequency is the sum over its cells
+  segment): a term's live document frequency is the sum over its cells
   (plus its recent records), and a cell's bound comes from its largest count;
 * ``memory_recent`` -- the records written since the last merge, one row each
   with its cell, length and term counts: a record write adds one row, not a
   row per term, and once :data:`RECENT_RECORDS` have gathered the writer that
-  adds the last merges them all into the chunks, a cell at a time;
+  adds the last merges them all into the segments;
 * ``memory_stats`` -- one row: how many records, how many live, the total
   length of the live ones, and the tokenizer that built the index, so a store
   whose tokenizer is not this version's can be re-indexed by a migration.
@@ -34,10 +36,9 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from roteiro_memory.errors import Corrupt
-from roteiro_memory.stores.sql import chunks
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import postings as pst
+from roteiro_memory.stores.sql import segments
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -69,7 +70,7 @@ __all__ = [
 
 RECENT_RECORDS = 256
 """How many records gather in ``memory_recent`` before a write merges them
-into the chunks.  A search reads them all, so fewer keeps searches quick;
+into the segments.  A search reads them all, so fewer keeps searches quick;
 more lets a merge touch each cell for more postings at once."""
 
 
@@ -228,10 +229,8 @@ def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
 
 
 def _merge(conn: Any, d: Dialect, newer: Sequence[Indexed] = ()) -> None:
-    """Move the records of ``memory_recent`` (then ``newer``, newer still)
-    into the chunks.  A merge appends them after every posting indexed, so
-    each record waiting there is newer than every record in the chunks."""
-    chunks.append(conn, d, [*_recent_rows(conn, d), *newer])
+    """Move the records of ``memory_recent`` (and ``newer``) into the segments."""
+    segments.append(conn, d, [*_recent_rows(conn, d), *newer])
     conn.execute("DELETE FROM memory_recent")
 
 
@@ -252,7 +251,7 @@ def _remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         f"DELETE FROM memory_recent WHERE record_id = {d.mark}",
         [(i,) for i in sorted(recent)],
     )
-    chunks.remove(conn, d, [r for r in records if r.id not in recent])
+    segments.remove(conn, d, [r for r in records if r.id not in recent])
 
 
 def _stored(conn: Any, d: Dialect, ids: Sequence[int]) -> list[Indexed]:
@@ -317,15 +316,10 @@ def forgotten(conn: Any, d: Dialect, record_id: int, live: bool, restored: Seque
     for record in back:
         delta.gain(record)
     # Taken out first, should they be indexed still (their pointers set
-    # behind the store's back): a record is indexed once.
+    # behind the store's back): a record is indexed once, at the ordinal it
+    # held before it was superseded.
     _remove(conn, d, back)
-    placed = [r for r in back if r.posting.length]
-    if placed:
-        # Restored records go among older ones, so the records waiting in
-        # memory_recent (older than some of them) are merged first: a later
-        # merge appends only records newer than every one in the chunks.
-        _merge(conn, d)
-        chunks.place(conn, d, placed)
+    segments.restore(conn, d, back)
     _apply(conn, d, delta)
 
 
@@ -366,7 +360,7 @@ def _rebuild(conn: Any, d: Dialect, written: Imported | None) -> None:
     else:
         records = written[0]
         live = [indexed(*row) for row in written[1]]
-    chunks.append(conn, d, live, fresh=True)
+    segments.append(conn, d, live, fresh=True)
     delta = Delta(records=records)
     for record in live:
         delta.gain(record)
@@ -412,18 +406,37 @@ def read_stats(conn: Any) -> tuple[int, Stats]:
 
 def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
     """Every posting the index holds, wherever it holds it, as
-    ``{record_id, term, count, length, cell}`` by record id then term."""
-    out: list[tuple[Any, ...]] = []
-    for raw, cell, blob, tail in conn.execute(
-        "SELECT term, cell, postings, 0 FROM memory_chunks"
-        " UNION ALL SELECT term, cell, tail, 1 FROM memory_cells"
+    ``{record_id, term, count, length, cell}`` by record id then term (what
+    cannot be read, or names no member, is left out: a snapshot shows what
+    it can read)."""
+    held: dict[tuple[int, int], tuple[int, int]] = {}
+    size = pst.MEMBER_ORDINALS
+    for cell, segment, ids, lengths in conn.execute(
+        "SELECT cell, segment, ids, lengths FROM memory_members"
     ):
         try:
-            rows = pst.tail_rows(bytes(blob)) if tail else chunks.rows_of(blob, (raw, cell))
-        except (ValueError, TypeError, Corrupt):  # a snapshot shows what it can read
+            members = zip(*pst.read_members(bytes(ids), bytes(lengths)), strict=True)
+        except (ValueError, TypeError):
+            continue
+        for at, member in enumerate(members):
+            held[cell, segment * size + at] = member
+    out: list[tuple[Any, ...]] = []
+    for raw, cell, segment, blob in conn.execute(
+        "SELECT term, cell, segment, postings FROM memory_segments"
+        " UNION ALL SELECT term, cell, NULL, tail FROM memory_cells"
+    ):
+        try:
+            if segment is None:
+                rows = pst.tail_rows(bytes(blob))
+            else:
+                rows = segments.segment_postings(blob, int(segment))
+        except (ValueError, TypeError):
             rows = []
         term = d.plain(raw)
-        out.extend((record_id, term, count, length, cell) for record_id, count, length in rows)
+        for ordinal, count in rows:
+            found = held.get((cell, ordinal))
+            if found is not None:
+                out.append((found[0], term, count, found[1], cell))
     for record_id, cell, length, text in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent"
     ):

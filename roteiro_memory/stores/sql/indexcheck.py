@@ -4,14 +4,16 @@ disagrees with the records it is derived from, as
 
 What must hold, and what a search would do wrong otherwise:
 
-* every live record's postings are exactly its terms counted, in its cell,
-  with its length -- in ``memory_recent`` or in the chunks, never both -- and
-  no other record has any (search would misrank, or return a dead record);
-* every chunk decodes, holds ascending ids no lower than its key, and starts
-  after the chunk before it in its cell (a write finds a record's chunk by
-  that order);
-* each ``memory_cells`` row counts its chunks' postings and bounds their
-  counts (document frequencies, and the bounds a search stops by);
+* every live record that has terms is in ``memory_recent`` or among its
+  cell's members, with its length, and no other record is in
+  ``memory_recent``; a cell's members are whole segments but the last, and
+  name each record once (search would miss a record, misrank it, or
+  return another);
+* every live record's postings are exactly its terms counted, at its
+  ordinal in its cell, and no other ordinal has any;
+* every segment and tail decodes, and each ``memory_cells`` row counts its
+  postings and bounds their counts (document frequencies, and the bounds a
+  search stops by);
 * the statistics row counts the records, the live ones and their terms, and
   names this version's tokenizer.
 
@@ -21,7 +23,6 @@ a cell at a time, so the check costs about one pass over each.
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -61,10 +62,11 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
         if not isinstance(text[0], str) or not isinstance(confidence, float | int | None):
             continue
         records.append((record_id, confidence, text[0], text[1], text[2], superseded_by is None))
-    # Each cell's closed chunks by key, then its tail (no key: last).
-    chunks = conn.execute(
-        "SELECT term, cell, first_id, postings, 0 FROM memory_chunks"
-        " UNION ALL SELECT term, cell, NULL, tail, 1 FROM memory_cells ORDER BY 1, 2, 5, 3"
+    members = conn.execute("SELECT cell, segment, ids, lengths FROM memory_members").fetchall()
+    # Each cell's segments, and its tail (no segment).
+    held = conn.execute(
+        "SELECT term, cell, segment, postings FROM memory_segments"
+        " UNION ALL SELECT term, cell, NULL, tail FROM memory_cells"
     ).fetchall()
     cells = conn.execute("SELECT term, cell, postings, max_tf, tail FROM memory_cells")
     recent = conn.execute("SELECT record_id, cell, length, terms FROM memory_recent").fetchall()
@@ -73,7 +75,8 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
     ).fetchone()
     return index_findings(
         records,
-        [(_text(d, term), *rest) for term, *rest in chunks] if d.text_as_bytes else chunks,
+        members,
+        [(_text(d, term), *rest) for term, *rest in held] if d.text_as_bytes else held,
         ((_text(d, term), *rest) for term, *rest in cells),
         [(record_id, *rest[:2], _text(d, rest[2])) for record_id, *rest in recent],
         None if row is None else tuple(row),
@@ -91,62 +94,84 @@ def _text(d: Dialect, raw: Any) -> Any:
     return raw
 
 
-_MULTIPLIERS = (1_000_003, 998_244_353, 1_000_000_007, 2_147_483_647, 1_000_000_009, 998_244_853)
+_MULTIPLIERS = (1_000_003, 998_244_353, 1_000_000_007, 1_000_000_009, 998_244_853)
 _COUNTED = 1 << 256
 _NOT_TEXT = "not text"
 """A cell's postings are compared as one number: the sum over them of
-``id * M1 + count * M2 + length * M3 + id * count * M4 + h * M5 + h * count
-* M6``, ``h`` the term's hash, plus ``_COUNTED`` each (so the number of
-postings is its high part).  A record's share is worked out from its sums
-(its terms' hashes, and those times their counts) and the chunks' from whole
-arrays, both at C speed; only a cell whose sums differ is compared posting
-by posting, to name the records."""
+``o * M1 + count * M2 + o * count * M3 + h * M4 + h * count * M5``, ``o``
+the posting's ordinal and ``h`` its term's hash, plus ``_COUNTED`` each (so
+the number of postings is its high part).  A record's share is worked out
+from its sums (its terms' hashes, and those times their counts), and a
+segment's from its bytes, both at C speed; only a cell whose sums differ is
+compared posting by posting, to name the records."""
+
+_POP = bytes(bin(byte).count("1") for byte in range(256))
+_OFFSET_SUM = bytes(sum(k for k in range(8) if byte >> k & 1) for byte in range(256))
+"""Per byte value: how many bits it sets, and the sum of their offsets."""
 
 
-def _sum(term: Any, ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) -> int:
-    m1, m2, m3, m4, m5, m6 = _MULTIPLIERS
+def _hash(term: Any) -> int:
     # A term that is not text equals no record's (b"x" hashes as "x" does).
-    h = hash(term) if type(term) is str else hash((_NOT_TEXT, repr(term)))
-    total = sum(counts)
-    return int(
-        m1 * sum(ids)
-        + m2 * total
-        + m3 * sum(lengths)
-        + m4 * sum(map(operator.mul, ids, counts))
-        + m5 * h * len(ids)
-        + m6 * h * total
-        + len(ids) * _COUNTED
-    )
+    return hash(term) if type(term) is str else hash((_NOT_TEXT, repr(term)))
 
 
-def _record_sum(record_id: int, counts: dict[str, int], length: int) -> int:
+def _sum(h: int, n: int, ordinals: int, counts: int, products: int) -> int:
+    """:data:`_MULTIPLIERS`' sum over ``n`` postings of one term (hash ``h``)
+    whose ordinals, counts, and ordinals times counts add up as given."""
+    m1, m2, m3, m4, m5 = _MULTIPLIERS
+    return m1 * ordinals + m2 * counts + m3 * products + m4 * h * n + m5 * h * counts + n * _COUNTED
+
+
+def _segment_sum(h: int, blob: bytes, segment: int) -> tuple[int, int, int]:
+    """A segment's :func:`_sum`, its postings and its largest count."""
+    form, body, many, _ = pst.segment_parts(blob)
+    if form == pst.LIST:
+        n, offsets = len(body), sum(body)
+    else:
+        raw = bytes(body)
+        pops = raw.translate(_POP)
+        n = sum(pops)
+        offsets = sum(map(operator.mul, range(0, 8 * len(raw), 8), pops))
+        offsets += sum(raw.translate(_OFFSET_SUM))
+    base = segment * pst.SEGMENT_ORDINALS
+    ordinals = offsets + n * base
+    extra = sum(count - 1 for count in many.values())
+    products = ordinals + sum((base + o) * (c - 1) for o, c in many.items())
+    return _sum(h, n, ordinals, n + extra, products), n, max(many.values(), default=1)
+
+
+def _record_sum(ordinal: int, counts: dict[str, int], length: int) -> int:
     """:func:`_sum` over one record's postings (its counts add up to its length)."""
-    m1, m2, m3, m4, m5, m6 = _MULTIPLIERS
+    m1, m2, m3, m4, m5 = _MULTIPLIERS
     hashes = list(map(hash, counts))
     return int(
-        len(counts) * (record_id * m1 + length * m3 + _COUNTED)
-        + length * (m2 + record_id * m4)
-        + m5 * sum(hashes)
-        + m6 * sum(map(operator.mul, hashes, counts.values()))
+        len(counts) * (ordinal * m1 + _COUNTED)
+        + length * (m2 + ordinal * m3)
+        + m4 * sum(hashes)
+        + m5 * sum(map(operator.mul, hashes, counts.values()))
     )
 
 
 def index_findings(
     records: Sequence[Record],
-    chunks: Sequence[Sequence[Any]],
+    members: Sequence[Sequence[Any]],
+    held: Sequence[Sequence[Any]],
     cells: Iterable[Sequence[Any]],
     recent: Sequence[Sequence[Any]],
     stats: tuple[Any, ...] | None,
 ) -> list[Finding]:
-    """The rules of the module docstring over rows as read: ``chunks`` as
-    ``(term, cell, first id, bytes, is tail)`` in key order (a cell's tail,
-    whose first id is None, after its closed chunks), ``cells`` as ``(term,
-    cell, postings, max tf, tail)``, ``recent`` as ``(id, cell, length, terms)``,
-    ``stats`` as ``(records, live, live terms, tokenizer)``."""
+    """The rules of the module docstring over rows as read: ``members`` as
+    ``(cell, segment, ids, lengths)``, ``held`` as ``(term, cell, segment,
+    bytes)`` (a cell's tail with the segment None), ``cells`` as ``(term,
+    cell, postings, max tf, tail)``, ``recent`` as ``(id, cell, length,
+    terms)``, ``stats`` as ``(records, live, live terms, tokenizer)``."""
     out: list[Finding] = []
     held_recent = {row[0]: tuple(row[1:]) for row in recent}
+    member_of, at = _members(members, out)
     expected: dict[Any, int] = {}
-    live_ids: set[int] = set()
+    with_terms: set[Any] = set()
+    indexed: set[Any] = set()
+    """The live records of terms that are not waiting in the recent tier."""
     total = live = live_terms = 0
     for record_id, confidence, body, key, path, is_live in records:
         total += 1
@@ -158,27 +183,33 @@ def index_findings(
         live_terms += length
         if not length:
             continue
-        live_ids.add(record_id)
+        with_terms.add(record_id)
         if record_id in held_recent:
             terms = index.encode_terms(wanted.posting.counts)
             if held_recent[record_id] != (wanted.cell, length, terms):
                 out.append(Finding("memory_recent", f"id {record_id}", _MISRANKED))
             continue
-        share = _record_sum(record_id, dict(wanted.posting.counts), length)
-        expected[wanted.cell] = expected.get(wanted.cell, 0) + share
+        indexed.add(record_id)
+        member = member_of.get(record_id)
+        if member is None:
+            out.append(Finding("memory_members", f"id {record_id}", _MISSING))
+            continue
+        cell, ordinal, member_length = member
+        if cell != wanted.cell or member_length != length:
+            out.append(Finding("memory_members", f"id {record_id}", _MISRANKED))
+            continue
+        share = _record_sum(ordinal, dict(wanted.posting.counts), length)
+        expected[cell] = expected.get(cell, 0) + share
     out.extend(
         Finding("memory_recent", f"id {record_id}", "a recent row of a record that is not live")
-        for record_id in sorted(set(held_recent) - live_ids)
+        for record_id in sorted(set(held_recent) - with_terms)
     )
-    held, sums, most = _chunks(chunks, out)
+    counted, sums, most = _postings(held, out)
     differ = {
         cell for cell in expected.keys() | sums.keys() if expected.get(cell) != sums.get(cell)
     }
-    wrong = _records_in(differ, records, held_recent, chunks)
-    for record_id in sorted(wrong):
-        problem = _MISRANKED if record_id in live_ids else "postings of a record that is not live"
-        out.append(Finding("memory_chunks", f"id {record_id}", problem))
-    out.extend(_cells(cells, held, most))
+    out.extend(_misplaced(differ, records, indexed, member_of, at, held))
+    out.extend(_cells(cells, counted, most))
     wanted_stats = (total, live, live_terms, index.tokenizer_name())
     if stats is None or [type(n) for n in stats[:3]] != [int] * 3 or stats != wanted_stats:
         out.append(
@@ -192,99 +223,184 @@ def index_findings(
     return out
 
 
-def _records_in(
-    differ: set[Any],
-    records: Sequence[Record],
-    held_recent: dict[int, Any],
-    chunks: Sequence[Sequence[Any]],
-) -> set[int]:
-    """The records whose postings differ in the cells ``differ``, posting by posting."""
-    if not differ:
-        return set()
-    want: set[tuple[Any, ...]] = set()
-    for record_id, confidence, body, key, path, is_live in records:
-        if not is_live or record_id in held_recent:
-            continue
-        wanted = index.indexed(record_id, confidence, body, key, path)
-        if wanted.cell in differ:
-            for term, count in wanted.posting.counts.items():
-                want.add((term, wanted.cell, record_id, count, wanted.posting.length))
-    have: set[tuple[Any, ...]] = set()
-    for term, cell, _, blob, tail in chunks:
-        if cell in differ:
-            try:
-                columns = (pst.decode_tail if tail else pst.decode)(bytes(blob))
-            except (ValueError, TypeError):
-                continue
-            have.update((term, cell, *posting) for posting in zip(*columns, strict=True))
-    return {posting[2] for posting in want ^ have}
+_MISSING = (
+    "missing: search would never find the record (export and import the store to rebuild the index)"
+)
 
 
-def _chunks(
-    rows: Iterable[Sequence[Any]], out: list[Finding]
-) -> tuple[dict[Key, int], dict[Any, int], dict[Key, int]]:
-    """How many postings the chunks hold by ``(term, cell)``, their sum
-    (:data:`_COUNTED`) by cell, and the largest count by ``(term, cell)``; a
-    chunk that breaks the layout is reported in ``out``."""
-    held: dict[Key, int] = {}
-    sums: dict[Any, int] = {}
-    most: dict[Key, int] = {}
-    last: dict[Key, int] = {}
-    for term, cell, first, blob, tail in rows:
-        table = "memory_cells" if tail else "memory_chunks"
-
-        def where() -> str:
-            return f"term {term!r} cell {cell!r}" + ("" if tail else f" from {first!r}")  # noqa: B023
-
-        if type(cell) is not int or not (tail or type(first) is int):
-            out.append(Finding(table, where(), "cell or first id is not a whole number"))
+def _members(
+    rows: Sequence[Sequence[Any]], out: list[Finding]
+) -> tuple[dict[Any, tuple[Any, int, int]], dict[tuple[Any, int], Any]]:
+    """Each member's ``(cell, ordinal, length)`` by record id, and the id at
+    each ``(cell, ordinal)``; a row that cannot be read, a cell whose
+    segments leave a gap, and a record named twice are reported in ``out``."""
+    size = pst.MEMBER_ORDINALS
+    by_cell: dict[Any, dict[int, tuple[Any, Any]]] = {}
+    for cell, segment, ids, lengths in rows:
+        where = f"cell {cell!r} segment {segment!r}"
+        if type(cell) is not int or type(segment) is not int or segment < 0:
+            out.append(Finding("memory_members", where, "cell or segment is not a whole number"))
             continue
         try:
-            ids, counts, lengths = (pst.decode_tail if tail else pst.decode)(bytes(blob))
+            by_cell.setdefault(cell, {})[segment] = pst.read_members(bytes(ids), bytes(lengths))
+        except (ValueError, TypeError) as error:
+            out.append(Finding("memory_members", where, f"{error}: search cannot read it"))
+    member_of: dict[Any, tuple[Any, int, int]] = {}
+    at: dict[tuple[Any, int], Any] = {}
+    for cell, segments in sorted(by_cell.items()):
+        last = max(segments)
+        if sorted(segments) != list(range(last + 1)) or any(
+            len(segments[n][0]) != size for n in range(last) if n in segments
+        ):
+            out.append(
+                Finding(
+                    "memory_members",
+                    f"cell {cell!r}",
+                    "its segments leave a gap: the ordinals after it name the wrong records",
+                )
+            )
+        for segment, (ids, lengths) in sorted(segments.items()):
+            for n, (record_id, length) in enumerate(zip(ids, lengths, strict=True)):
+                ordinal = segment * size + n
+                if record_id in member_of:
+                    out.append(
+                        Finding(
+                            "memory_members", f"id {record_id}", "a record that is a member twice"
+                        )
+                    )
+                member_of[record_id] = (cell, ordinal, length)
+                at[cell, ordinal] = record_id
+    return member_of, at
+
+
+def _misplaced(
+    differ: set[Any],
+    records: Sequence[Record],
+    indexed: set[Any],
+    member_of: dict[Any, tuple[Any, int, int]],
+    at: dict[tuple[Any, int], Any],
+    held: Sequence[Sequence[Any]],
+) -> list[Finding]:
+    """The records whose postings differ in the cells ``differ``, posting by
+    posting, and the ordinals holding postings that no member names."""
+    if not differ:
+        return []
+    want: set[tuple[Any, ...]] = set()
+    for record_id, confidence, body, key, path, _ in records:
+        member = member_of.get(record_id)
+        if record_id not in indexed or member is None or member[0] not in differ:
+            continue
+        wanted = index.indexed(record_id, confidence, body, key, path)
+        for term, count in wanted.posting.counts.items():
+            want.add((term, member[0], member[1], count))
+    have: set[tuple[Any, ...]] = set()
+    for term, cell, segment, blob in held:
+        if cell in differ:
+            try:
+                rows = _rows(blob, segment)
+            except (ValueError, TypeError):
+                continue
+            have.update((term, cell, ordinal, count) for ordinal, count in rows)
+    out = []
+    wrong: set[Any] = set()
+    strays: set[tuple[Any, Any]] = set()
+    for _, cell, ordinal, _ in want ^ have:
+        named = at.get((cell, ordinal))
+        if named is None:
+            strays.add((cell, ordinal))
+        else:
+            wrong.add(named)
+    for record_id in sorted(wrong, key=repr):
+        problem = _MISRANKED if record_id in indexed else "postings of a record that is not live"
+        out.append(Finding("memory_segments", f"id {record_id}", problem))
+    out.extend(
+        Finding(
+            "memory_segments",
+            f"cell {cell!r} ordinal {ordinal!r}",
+            "postings at an ordinal no member names: search would fail on them",
+        )
+        for cell, ordinal in sorted(strays, key=repr)
+    )
+    return out
+
+
+def _rows(blob: Any, segment: Any) -> list[tuple[int, int]]:
+    """The postings of a segment (or of a tail, when ``segment`` is None)."""
+    if segment is None:
+        return pst.tail_rows(bytes(blob))
+    base = segment * pst.SEGMENT_ORDINALS
+    return [(base + offset, count) for offset, count in pst.segment_rows(bytes(blob))]
+
+
+def _postings(
+    rows: Iterable[Sequence[Any]], out: list[Finding]
+) -> tuple[dict[Key, int], dict[Any, int], dict[Key, int]]:
+    """How many postings the segments and tails hold by ``(term, cell)``,
+    their sum (:data:`_COUNTED`) by cell, and the largest count by ``(term,
+    cell)``; a row that breaks the layout is reported in ``out``."""
+    counted: dict[Key, int] = {}
+    sums: dict[Any, int] = {}
+    most: dict[Key, int] = {}
+    for term, cell, segment, blob in rows:
+        tail = segment is None
+        table = "memory_cells" if tail else "memory_segments"
+
+        def where() -> str:
+            return f"term {term!r} cell {cell!r}" + ("" if tail else f" segment {segment!r}")  # noqa: B023
+
+        if type(cell) is not int or not (tail or (type(segment) is int and segment >= 0)):
+            out.append(Finding(table, where(), "cell or segment is not a whole number"))
+            continue
+        h = _hash(term)
+        try:
+            if tail:
+                postings = pst.tail_rows(bytes(blob))
+                if not postings:
+                    continue
+                ordinals = [o for o, _ in postings]
+                counts = [c for _, c in postings]
+                total, n, largest = (
+                    _sum(
+                        h,
+                        len(postings),
+                        sum(ordinals),
+                        sum(counts),
+                        sum(map(operator.mul, ordinals, counts)),
+                    ),
+                    len(postings),
+                    max(counts),
+                )
+            else:
+                total, n, largest = _segment_sum(h, bytes(blob), segment)
         except (ValueError, TypeError) as error:
             out.append(Finding(table, where(), f"{error}: search cannot read it"))
             continue
-        if not ids:
-            continue  # an empty tail
         key = (term, cell)
-        low = ids[0] if tail else first
-        before = last.get(key)
-        if ids[0] < low or (before is not None and before >= low) or not _ascending(ids):
-            out.append(
-                Finding(table, where(), "its ids are out of order with its key or the chunk before")
-            )
-        if min(counts) < 1:
-            out.append(Finding(table, where(), "holds a count below 1"))
-        last[key] = ids[-1]
-        held[key] = held.get(key, 0) + len(ids)
-        sums[cell] = sums.get(cell, 0) + _sum(term, ids, counts, lengths)
-        most[key] = max(most.get(key, 0), max(counts))
-    return held, sums, most
-
-
-def _ascending(ids: Sequence[int]) -> bool:
-    return all(map(operator.lt, ids, itertools.islice(ids, 1, None)))
+        counted[key] = counted.get(key, 0) + n
+        sums[cell] = sums.get(cell, 0) + total
+        most[key] = max(most.get(key, 0), largest)
+    return counted, sums, most
 
 
 def _cells(
-    rows: Iterable[Sequence[Any]], held: dict[Key, int], most: dict[Key, int]
+    rows: Iterable[Sequence[Any]], counted: dict[Key, int], most: dict[Key, int]
 ) -> list[Finding]:
-    """Each ``memory_cells`` row against its chunks, in order of ``(term, cell)``."""
+    """Each ``memory_cells`` row against its postings, in order of ``(term, cell)``."""
     out: list[tuple[str, Finding]] = []
-    counted: dict[Key, tuple[Any, ...]] = {(row[0], row[1]): tuple(row[2:]) for row in rows}
-    for term, cell in counted.keys() | held.keys():
-        postings = held.get((term, cell), 0)
-        row = counted.get((term, cell))
+    rows_by_key: dict[Key, tuple[Any, ...]] = {(row[0], row[1]): tuple(row[2:]) for row in rows}
+    for term, cell in rows_by_key.keys() | counted.keys():
+        postings = counted.get((term, cell), 0)
+        row = rows_by_key.get((term, cell))
         if row is None:
-            problem = f"missing, though chunks hold {postings}"
+            problem = f"missing, though segments hold {postings}"
         elif type(row[0]) is not int or row[0] != postings:
             problem = (
-                f"counts {row[0]!r} postings but its chunks hold {postings}:"
+                f"counts {row[0]!r} postings but its segments and tail hold {postings}:"
                 " document frequencies would be wrong"
             )
         elif type(row[1]) is not int or row[1] < most.get((term, cell), 0):
             problem = (
-                f"bounds counts by {row[1]!r} but a chunk holds"
+                f"bounds counts by {row[1]!r} but a posting counts"
                 f" {most[term, cell]}: search could stop too early"
             )
         else:

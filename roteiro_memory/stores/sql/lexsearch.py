@@ -2,34 +2,31 @@
 that reads the postings it must score, not the store.
 
 What a search reads: the statistics row, the ``memory_cells`` rows of its
-terms with their tails (a term no live record holds has none, and costs no
-more), the recent records, and the closed chunks of the cells it visits.
-Each cell's bound (:func:`~.postings.cell_bound`) says the most a record in
-it can score; cells are read in descending bound, all the query's chunks of
-one cell at once, so every record found there has its exact relevance, from
-the counts and lengths the chunks hold, before anything else is read.  A
-record whose relevance times its cell's highest confidence (tempered, as
+terms with their short tails (a term no live record holds has none, and
+costs no more), the recent records, the segments of the cells it visits,
+and the members of the records it works out.  Each cell's bound
+(:func:`~.postings.cell_bound`) says the most a record in it can score;
+cells are read in descending bound, all the query's segments of a few cells
+at once.  In each, which records could beat the k-th score so far is worked
+out from bitmaps alone (:func:`_bounded`): the records holding each term are
+combined (``&`` and ``|`` of integers, at C speed) over just the
+combinations of terms whose bounds could add up past it, and each one left
+is bounded by its own counts at the cell's least length.  Only those get
+their ids and lengths read, so their exact relevance (:func:`_candidates`).
+A record whose relevance times its cell's highest confidence (tempered, as
 search weighs it) beats the k-th score so far becomes a candidate;
 candidates are fetched in descending bound, with the search's filters, and
 scored exactly as the model scores them
-(:meth:`~roteiro_memory.results.Recalled.found`).  The search stops once the
-k-th score is above the bound of every cell unread and of every candidate
-unfetched: no record left could enter the top k.
-
-Inside a cell, once k results are known, only records whose terms together
-could beat the k-th score are worked out: the sets of records holding each
-term are intersected (at C speed) over just the combinations of terms whose
-bounds could add up past it.  Liveness costs nothing per posting (only live
-records have postings) and neither does evidence (the cell bounds it).
+(:meth:`~roteiro_memory.results.Recalled.found`).  The search stops once
+the k-th score is above the bound of every cell unread and of every
+candidate unfetched: no record left could enter the top k.  Liveness costs
+nothing per posting (only live records have postings) and neither does
+evidence (the cell bounds it).
 """
 
 from __future__ import annotations
 
-import bisect
 import heapq
-import itertools
-import operator
-from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
@@ -48,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIRM_BATCH",
     "Plan",
+    "best",
     "evidence_sql",
     "plan",
     "read_cells",
@@ -64,7 +62,7 @@ though a cell unread might hold better: the k-th score they raise cuts the
 cells and candidates to come."""
 
 READ_CELLS = 32
-"""Most cells read by one pair of statements."""
+"""Most cells read by one statement."""
 
 READ_POSTINGS = 1_024
 """Cells after the next one to read are read with it while, together, they
@@ -75,7 +73,7 @@ stopped before it."""
 
 SUBSETS_UP_TO = 16
 """Most query terms in one cell for which records are picked by combining
-sets of ids; a cell with more has each of its records worked out."""
+bitmaps; a cell with more has each of its records worked out."""
 
 Candidate = tuple[float, int, float]
 """``(-bound, -id, relevance)``: a record whose exact relevance is known, in
@@ -85,39 +83,45 @@ heap order (highest bound first, then newest)."""
 @valueclass
 class Plan:
     """What a search learnt before reading postings: the corpus statistics,
-    each query term's cells (``cell -> max count``), their tails as stored,
-    and the recent records holding a query term (``(id, cell, length,
-    counts)``)."""
+    each query term's cells, their short tails as stored, and the recent
+    records holding a query term (``(id, cell, length, counts)``)."""
 
     terms: tuple[str, ...]
     corpus: lexical.CorpusStats
-    cells: Mapping[str, Mapping[int, tuple[int, int]]]
-    """Each term's cells: ``cell -> (largest count, postings in closed chunks)``."""
+    cells: Mapping[str, Mapping[int, tuple[int, int, int]]]
+    """Each term's cells: ``cell -> (largest count, postings in segments,
+    postings in the tail)``."""
     tails: Mapping[tuple[str, int], Any]
-    """Each ``(term, cell)``'s tail, as ``memory_cells`` holds it, when not
-    empty: read with the cells (a tail is at most a few hundred bytes), so
-    visiting a cell costs a statement for its closed chunks only."""
+    """Each ``(term, cell)``'s tail, as ``memory_cells`` holds it, when it
+    holds at least one and at most :data:`SHORT_TAIL` postings: read with the
+    cells, so visiting the cell of a rare term costs no statement of its own
+    (a longer tail is read with the cell's segments)."""
     recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
+
+
+SHORT_TAIL = 16
+"""Most postings a tail the plan reads holds."""
 
 
 def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Plan:
     """Read the cells of ``terms`` and the recent records; the statistics follow."""
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
-    cells: dict[str, dict[int, tuple[int, int]]] = {}
+    cells: dict[str, dict[int, tuple[int, int, int]]] = {}
     tails: dict[tuple[str, int], Any] = {}
     keys = [d.text(term) for term in terms]
+    short = SHORT_TAIL * pst.TAIL.size
+    size = d.byte_length("tail")
     for chunk in d.chunks(keys):
         where, params = d.any_of("term", chunk)
-        for raw, cell, count, max_tf, tail in conn.execute(
-            f"SELECT term, cell, postings, max_tf, tail FROM memory_cells WHERE {where}", params
+        for raw, cell, count, max_tf, length, tail in conn.execute(
+            f"SELECT term, cell, postings, max_tf, {size},"
+            f" CASE WHEN {size} <= {short} THEN tail END FROM memory_cells WHERE {where}",
+            params,
         ):
             term = d.untext(raw)
             frequency[term] += int(count)
-            in_tail = len(tail) if isinstance(tail, bytes | memoryview | str) else 0
-            cells.setdefault(term, {})[int(cell)] = (
-                int(max_tf),
-                int(count) - in_tail // pst.TAIL.size,
-            )
+            in_tail = int(length) // pst.TAIL.size if isinstance(length, int) else 0
+            cells.setdefault(term, {})[int(cell)] = (int(max_tf), int(count) - in_tail, in_tail)
             if tail:
                 tails[term, int(cell)] = tail
     recent = []
@@ -144,96 +148,240 @@ def read_cells(
     terms: Sequence[str],
     closed: Sequence[str],
     tails: Mapping[tuple[str, int], Any],
-) -> dict[int, dict[str, pst.Chunk]]:
-    """The postings of ``terms`` in each of ``cells``, each term's in id
-    order: the closed chunks of those of ``closed`` (the terms that have some
-    there), then every term's tail as the plan read it (:attr:`Plan.tails`);
-    a pair with none is absent.  One statement for the chunks, however many
-    cells, and none when no term of ``closed`` has any."""
-    parts: dict[int, dict[str, list[pst.Chunk]]] = {}
+    long_tails: bool = True,
+) -> dict[int, dict[str, Held]]:
+    """The postings of ``terms`` in each of ``cells``, as :class:`Held`: the
+    segments of those of ``closed`` (the terms that have some there) and
+    their long tails (unless ``long_tails`` says none has one), and the
+    short tails the plan read (:attr:`Plan.tails`); a pair with none is
+    absent.  Nothing is decoded here.  One statement, however many cells,
+    and none when no term of ``closed`` has any."""
+    out: dict[int, dict[str, Held]] = {}
+    names: dict[Any, str] = {}
+
+    def held(raw: Any, cell: int) -> Held:
+        by_term = out.setdefault(cell, {})
+        term = names.get(raw)
+        if term is None:
+            term = names[raw] = d.untext(raw)
+        found = by_term.get(term)
+        if found is None:
+            found = by_term[term] = Held(raw, cell)
+        return found
+
     in_cells, cell_params = d.any_of("cell", cells)
+    short = SHORT_TAIL * pst.TAIL.size
     for chunk in d.chunks([d.text(term) for term in closed]):
         where, params = d.any_of("term", chunk)
-        found = conn.execute(
-            f"SELECT cell, term, postings FROM memory_chunks WHERE {in_cells} AND {where}"
-            " ORDER BY term, cell, first_id",  # the key's order: no sort
-            [*cell_params, *params],
-        )
-        for (cell, raw), rows in itertools.groupby(found, _cell_and_term):
-            try:
-                pieces = [pst.decode(bytes(blob)) for _, _, blob in rows]
-            except (ValueError, TypeError) as error:
-                raise pst.damaged("memory_chunks", pst.cell_row(raw, cell), error) from None
-            parts.setdefault(int(cell), {})[d.untext(raw)] = pieces
+        sql = "SELECT cell, term, segment, postings FROM memory_segments"
+        sql += f" WHERE {in_cells} AND {where}"
+        bound = [*cell_params, *params]
+        if long_tails:
+            sql += (
+                " UNION ALL SELECT cell, term, NULL, tail FROM memory_cells"
+                f" WHERE {in_cells} AND {where} AND {d.byte_length('tail')} > {short}"
+            )
+            bound += bound
+        for cell, raw, segment, blob in conn.execute(sql, bound):
+            if segment is None:
+                held(raw, int(cell)).tail = blob
+            else:
+                held(raw, int(cell)).segments.append((segment, blob))
     for cell in cells:
         for term in terms:
             blob = tails.get((term, cell))
             if blob is not None:
-                try:
-                    tail = pst.decode_tail(bytes(blob))
-                except (ValueError, TypeError) as error:
-                    raise pst.damaged("memory_cells", pst.cell_row(term, cell), error) from None
-                parts.setdefault(cell, {}).setdefault(term, []).append(tail)
-    return {
-        cell: {term: _joined(pieces) for term, pieces in by_term.items()}
-        for cell, by_term in parts.items()
-    }
-
-
-_cell_and_term = operator.itemgetter(0, 1)
-
-
-def _joined(pieces: Sequence[pst.Chunk]) -> pst.Chunk:
-    """One term's postings in a cell from its pieces, in id order: a piece
-    alone as it is, more than one joined column by column."""
-    if len(pieces) == 1:
-        return pieces[0]
-    ids: list[int] = []
-    for piece in pieces:
-        ids += piece[0]
-    return ids, _column([piece[1] for piece in pieces]), _column([piece[2] for piece in pieces])
-
-
-def _column(parts: Sequence[Sequence[int]]) -> Sequence[int]:
-    """``parts`` end to end, as an array as wide as its widest value needs:
-    a chunk's counts and lengths are arrays, copied whole when they have that
-    width already; a tail's are a tuple."""
-    width = 1
-    for part in parts:
-        if isinstance(part, array):
-            width = max(width, part.itemsize)
-        elif part:
-            width = max(width, pst.width_of(max(part)))
-    out = pst.column(width)
-    for part in parts:
-        if isinstance(part, array) and part.typecode != out.typecode:
-            out.extend(iter(part))  # narrower: widened value by value
-        else:
-            out.extend(part)  # an array of this width (copied whole), or a tail's ints
+                held(d.text(term), cell).tail = blob
     return out
 
 
-def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str]) -> str:
+def read_members(
+    conn: Any, d: Dialect, wanted: Sequence[tuple[int, int]]
+) -> dict[tuple[int, int], tuple[bytes, bytes]]:
+    """The members segments ``wanted`` names, ``(cell, segment) -> (ids,
+    lengths)`` as stored; one statement, however many."""
+    out: dict[tuple[int, int], tuple[bytes, bytes]] = {}
+    for chunk in d.chunks(sorted(set(wanted))):
+        params: dict[str, Any] = {}
+        relation = d.relation(chunk, "ii", params)
+        for cell, segment, ids, lengths in conn.execute(
+            f"SELECT t.cell, t.segment, t.ids, t.lengths FROM {relation}"
+            " JOIN memory_members t ON t.cell = column1 AND t.segment = column2",
+            params,
+        ):
+            out[int(cell), int(segment)] = (bytes(ids), bytes(lengths))
+    return out
+
+
+class Held:
+    """One term's postings in one cell as read: its segments, then its tail,
+    decoded when first asked for, into the bits of one integer (bit ``n``:
+    the cell's record of ordinal ``n`` holds the term) and the counts above 1."""
+
+    __slots__ = ("_bits", "_bytes", "_counts", "_many", "cell", "raw", "segments", "tail")
+
+    def __init__(self, raw: Any, cell: int) -> None:
+        self.raw = raw
+        """The term as stored, to name a damaged row."""
+        self.cell = cell
+        self.segments: list[tuple[int, Any]] = []
+        """``(segment, bytes)`` of each segment."""
+        self.tail: Any = None
+        self._bits: int | None = None
+        self._bytes: bytes = b""
+        self._many: list[tuple[int, Sequence[int], Sequence[int]]] = []
+        """``(base, offsets, counts)`` of the postings counting more than 1."""
+        self._counts: dict[int, int] | None = None
+
+    def bits(self) -> int:
+        """The ordinals holding the term, as the bits of an integer (counted
+        in :data:`decoded`)."""
+        if self._bits is None:
+            bits = 0
+            for segment, blob in self.segments:
+                try:
+                    held, offsets, counts = pst.read_segment(bytes(blob))
+                except (ValueError, TypeError) as error:
+                    row = f"{pst.cell_row(self.raw, self.cell)} segment {segment}"
+                    raise pst.damaged("memory_segments", row, error) from None
+                base = int(segment) * pst.SEGMENT_ORDINALS
+                bits |= held << base
+                if offsets is not None and counts is not None:
+                    self._many.append((base, offsets, counts))
+            if self.tail is not None:
+                try:
+                    ordinals, counted = pst.tail_postings(bytes(self.tail))
+                except (ValueError, TypeError) as error:
+                    row = pst.cell_row(self.raw, self.cell)
+                    raise pst.damaged("memory_cells", row, error) from None
+                bits |= pst.bits_of(ordinals)
+                if counted and max(counted) > 1:
+                    self._many.append((0, ordinals, counted))
+            self._bits = bits
+            decoded[0] += bits.bit_count()
+        return self._bits
+
+    def counts(self) -> dict[int, int]:
+        """The counts above 1, by ordinal (a posting not there counts 1)."""
+        if self._counts is None:
+            self.bits()
+            self._counts = {
+                base + offset: count
+                for base, offsets, counted in self._many
+                for offset, count in zip(offsets, counted, strict=True)
+                if count > 1
+            }
+        return self._counts
+
+    def holding(self, ordinals: Iterable[int]) -> list[tuple[int, int]]:
+        """``(ordinal, count)`` of each of ``ordinals`` that holds the term."""
+        bits = self.bits()
+        if not self._bytes:
+            self._bytes = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+        raw, size, counts = self._bytes, len(self._bytes), self.counts()
+        return [
+            (o, counts.get(o, 1)) for o in ordinals if o >> 3 < size and raw[o >> 3] >> (o & 7) & 1
+        ]
+
+    def repeated(self) -> int:
+        """The ordinals holding the term more than once, as bits."""
+        self.bits()
+        return pst.bits_of(list(self.counts())) if self._many else 0
+
+    def every(self) -> list[tuple[int, int]]:
+        """``(ordinal, count)`` of every posting, ascending."""
+        ordinals = pst.ordinals(self.bits())
+        counts = self.counts()
+        return [(o, counts.get(o, 1)) for o in ordinals]
+
+
+decoded = [0]
+"""Postings decoded by :meth:`Held.bits` in this process, for measurements."""
+
+
+def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str], whole: bool = True) -> str:
     """Each record meeting ``ids`` and ``where`` as its
-    :data:`~.columns.RECORD_COLS`, then its base, penalty and decay factor
-    (:func:`~.expressions.evidence_parts_expr`), anchors resolved against
-    ``nodes``: a candidate is fetched once, whole, so the results need no
-    statement of their own."""
-    return f"SELECT {cols.RECORD_COLS}, {parts}{cols.record_from(nodes)} WHERE " + " AND ".join(
+    :data:`~.columns.RECORD_COLS` (its id alone, unless ``whole``), then its
+    base, penalty and decay factor (:func:`~.expressions.evidence_parts_expr`),
+    anchors resolved against ``nodes``: candidates that may all be results
+    are fetched whole, so those need no statement of their own."""
+    columns = cols.RECORD_COLS if whole else "m.id"
+    return f"SELECT {columns}, {parts}{cols.record_from(nodes)} WHERE " + " AND ".join(
         [ids, *where]
     )
 
 
-Reader = Callable[[Sequence[int], Sequence[str], Sequence[str]], dict[int, dict[str, pst.Chunk]]]
-"""Reads cells' chunks of the given terms (:func:`read_cells`): ``cell -> term
--> (ids, counts, lengths)``."""
+Reader = Callable[[Sequence[int], Sequence[str], Sequence[str], bool], dict[int, dict[str, Held]]]
+"""Reads cells' postings of the given terms (:func:`read_cells`): ``cell ->
+term -> Held``."""
+Members = Callable[[Sequence[tuple[int, int]]], dict[tuple[int, int], tuple[bytes, bytes]]]
+"""Reads the members segments named (:func:`read_members`)."""
 Scored = tuple[float, int, float]
 """A result as the search ranks it: ``(score, id, relevance)``."""
-Confirm = Callable[[Sequence[tuple[int, float]]], list[Scored]]
-"""Fetches candidates ``(id, relevance)`` that pass the filters, scored exactly."""
+Confirm = Callable[[Sequence[tuple[int, float]], bool], list[Scored]]
+"""Fetches candidates ``(id, relevance)`` that pass the filters, scored
+exactly, whole when the flag says they may all be results."""
 
 
-def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int) -> list[Scored]:
+def best(
+    conn: Any,
+    d: Dialect,
+    plan: Plan,
+    keep: int | None,
+    parts: str,
+    nodes: str,
+    where: Sequence[str],
+    params: Mapping[str, object],
+) -> list[tuple[Sequence[Any], float]]:
+    """The best ``keep`` records (None: all) that pass ``where`` (bound by
+    ``params``), best first, each as :data:`~.columns.RECORD_COLS` with its
+    relevance; ``parts`` is the evidence of a record read through
+    ``nodes`` (:func:`~.expressions.evidence_parts_expr`)."""
+    fetched: dict[int, Sequence[Any]] = {}
+    """Each candidate fetched whole, by id."""
+    width = len(cols.RECORD_NAMES)
+    at_id = cols.RECORD_NAMES.index("id")
+
+    def confirm(found: Sequence[tuple[int, float]], whole: bool) -> list[Scored]:
+        # Candidates that may all be results are fetched whole; others,
+        # their evidence only (most never are results).
+        relevance = dict(found)
+        out: list[Scored] = []
+        at = at_id if whole else 0
+        end = width if whole else 1
+        for chunk in d.chunks(list(relevance)):
+            bound = dict(params)
+            sql = evidence_sql(parts, nodes, d.in_set("m.id", "ids", chunk, bound), where, whole)
+            for row in conn.execute(sql, bound):
+                record_id = row[at]
+                if whole:
+                    fetched[record_id] = row[:end]
+                value = relevance[record_id]
+                evidence = lexical.search_evidence(*row[end:])
+                out.append((lexical.combine(value, evidence), record_id, value))
+        return out
+
+    ranked = top(
+        plan,
+        keep,
+        lambda cells, terms, closed, long_tails: read_cells(
+            conn, d, cells, terms, closed, plan.tails, long_tails
+        ),
+        lambda wanted: read_members(conn, d, wanted),
+        confirm,
+        max((keep or 0) * 3, CONFIRM_BATCH),
+    )
+    missing = [record_id for _, record_id, _ in ranked if record_id not in fetched]
+    for chunk in d.chunks(missing):
+        bound = dict(params)
+        sql = evidence_sql("1", nodes, d.in_set("m.id", "ids", chunk, bound), ())
+        fetched.update((row[at_id], row[:width]) for row in conn.execute(sql, bound))
+    return [(fetched[record_id], value) for _, record_id, value in ranked]
+
+
+def top(
+    plan: Plan, keep: int | None, read: Reader, members: Members, confirm: Confirm, batch: int
+) -> list[Scored]:
     """The best ``keep`` results (None: all), best first, ties to the newest."""
     corpus = plan.corpus
     average = corpus.average_length
@@ -241,7 +389,7 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
     order = {term: n for n, term in enumerate(plan.terms)}
     by_cell: dict[int, list[tuple[str, int]]] = {}
     for term, cells in plan.cells.items():
-        for cell, (max_tf, _) in cells.items():
+        for cell, (max_tf, _, _) in cells.items():
             by_cell.setdefault(cell, []).append((term, max_tf))
     queue = sorted(
         (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
@@ -267,14 +415,15 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
 
     def most(cell: int) -> int:
         """The most postings of the query's terms ``cell`` can hold."""
-        return sum(plan.cells[t][cell][1] + pst.CHUNK_POSTINGS for t, _ in by_cell[cell])
+        return sum(sum(plan.cells[t][cell][1:]) for t, _ in by_cell[cell])
 
     at = 0
     ready: list[Candidate] = []
     """Candidates no unread cell can beat, best first: fetched a batch at a time."""
 
     def fetch(taken: Sequence[Candidate]) -> None:
-        ranked.extend(confirm([(-negative_id, value) for _, negative_id, value in taken]))
+        found = [(-negative_id, value) for _, negative_id, value in taken]
+        ranked.extend(confirm(found, keep is None or len(found) <= keep))
         ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
         if keep is not None:
             del ranked[keep:]
@@ -317,113 +466,185 @@ def top(plan: Plan, keep: int | None, read: Reader, confirm: Confirm, batch: int
             size += more
             at += 1
         terms = sorted({t for cell in reading for t, _ in by_cell[cell]}, key=order.__getitem__)
-        closed = [t for t in terms if any(plan.cells[t].get(cell, (0, 0))[1] for cell in reading)]
-        found = read(reading, terms, closed)
+        within = [(t, plan.cells[t].get(cell)) for t in terms for cell in reading]
+        long_tails = any(counts[2] > SHORT_TAIL for _, counts in within if counts is not None)
+        closed = sorted(
+            {
+                t
+                for t, counts in within
+                if counts is not None and (counts[1] or counts[2] > SHORT_TAIL)
+            },
+            key=order.__getitem__,
+        )
+        found = read(reading, terms, closed, long_tails)
+        bounded = {}
         for cell in reading:
             held = dict(sorted(by_cell[cell], key=lambda pair: order[pair[0]]))
-            chunks = found.get(cell, {})
-            for candidate in _candidates(cell, held, chunks, idf, corpus, threshold, weights):
+            worth = _bounded(cell, held, found.get(cell, {}), idf, corpus, threshold)
+            if worth is not None:
+                bounded[cell] = worth
+        size = pst.MEMBER_ORDINALS
+        stored = members(
+            [(cell, o // size) for cell, (_, totals) in bounded.items() for o in totals]
+        )
+        for cell, (postings, totals) in bounded.items():
+            for candidate in _candidates(
+                cell, postings, totals, stored, idf, corpus, threshold, weights
+            ):
                 heapq.heappush(pending, candidate)
     return ranked
 
 
-def _candidates(
+def _bounded(
     cell: int,
     held: Mapping[str, int],
-    chunks: Mapping[str, pst.Chunk],
+    found: Mapping[str, Held],
+    idf: Mapping[str, float],
+    corpus: lexical.CorpusStats,
+    threshold: float | None,
+) -> tuple[dict[str, list[tuple[int, int]]], dict[int, float]] | None:
+    """The records of one cell that could beat ``threshold`` (None: every
+    one holding a query term): the query terms' postings among them, in
+    code-point order, and a bound of each one's score by ordinal (None when
+    there is none).  ``held`` is the query terms the cell holds, in
+    code-point order, each with its largest count there as ``memory_cells``
+    bounds it.
+
+    The bounds need no record's id or length, each term's weight taken at
+    the cell's least length: which records hold terms whose weights at a
+    count of 1 add up past the threshold (by combining the terms' bitmaps);
+    of the few records holding a query term more than once, those whose
+    terms at their largest counts in the cell do; and of both, those whose
+    terms at their own counts do."""
+    terms = [t for t in held if t in found]
+    highest, least = pst.cell_parts(cell)
+    confidence = lexical.search_confidence(highest) * (1.0 + pst.BOUND_SLACK)
+    average = corpus.average_length
+    shortest = max(least, 1)
+
+    def weight(term: str, count: int) -> float:
+        return idf[term] * pst.tf_norm(count, shortest, average) * confidence
+
+    every = threshold is None or len(terms) > SUBSETS_UP_TO
+    if every:
+        wanted = 0
+        for term in terms:
+            wanted |= found[term].bits()
+    else:
+        bits = {t: found[t].bits() for t in terms}
+        once = {t: weight(t, 1) for t in terms}
+        limit = threshold or 0.0
+        wanted = _qualifying(sorted(terms, key=once.__getitem__, reverse=True), bits, once, limit)
+        repeated = 0
+        for term in terms:
+            repeated |= found[term].repeated()
+        if repeated & ~wanted:
+            most = {t: weight(t, held[t]) for t in terms}
+            order = sorted(terms, key=most.__getitem__, reverse=True)
+            wanted |= _qualifying(order, {t: bits[t] & repeated for t in terms}, most, limit)
+    ordinals = pst.ordinals(wanted)
+    if not ordinals:
+        return None
+    totals = dict.fromkeys(ordinals, 0.0)
+    postings: dict[str, list[tuple[int, int]]] = {}
+    for term in terms:
+        shares: dict[int, float] = {}
+        postings[term] = found[term].every() if every else found[term].holding(ordinals)
+        for ordinal, count in postings[term]:
+            share = shares.get(count)
+            if share is None:
+                share = shares[count] = weight(term, count)
+            totals[ordinal] += share
+    if threshold is not None:
+        totals = {o: total for o, total in totals.items() if total >= threshold}
+    return (postings, totals) if totals else None
+
+
+def _candidates(
+    cell: int,
+    postings: Mapping[str, Sequence[tuple[int, int]]],
+    totals: Mapping[int, float],
+    members: Mapping[tuple[int, int], tuple[bytes, bytes]],
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
     weights: dict[str, dict[tuple[int, int], float]] | None = None,
 ) -> Iterable[Candidate]:
-    """The records of one cell that could beat ``threshold`` (None: all), with
-    their exact relevance (``held`` is the query terms the cell holds, in
-    code-point order, each with its largest count there as ``memory_cells``
-    bounds it; ``weights`` remembers each term's weights by ``(count,
-    length)`` across cells)."""
-    highest, least = pst.cell_parts(cell)
-    confidence = lexical.search_confidence(highest)
-    terms = [t for t in held if t in chunks]
-    wanted: set[int] | None = None
-    if threshold is not None and len(terms) <= SUBSETS_UP_TO:
-        average = corpus.average_length
-        bounds = {
-            t: idf[t] * pst.tf_norm(held[t], max(least, 1), average) * confidence for t in terms
-        }
-        wanted = _qualifying(
-            sorted(terms, key=bounds.__getitem__, reverse=True),
-            {t: chunks[t][0] for t in terms},
-            bounds,
-            threshold / (1.0 + pst.BOUND_SLACK),
-        )
-    scale = confidence * (1.0 + pst.BOUND_SLACK)
-    for record_id, relevance in _relevance(terms, chunks, wanted, idf, corpus, weights).items():
-        bound = relevance * scale
-        if threshold is None or bound >= threshold:
-            yield (-bound, -record_id, relevance)
-
-
-def _relevance(
-    terms: Sequence[str],
-    chunks: Mapping[str, pst.Chunk],
-    wanted: set[int] | None,
-    idf: Mapping[str, float],
-    corpus: lexical.CorpusStats,
-    weights: dict[str, dict[tuple[int, int], float]] | None,
-) -> dict[int, float]:
-    """The relevance of each record of ``chunks`` that ``wanted`` holds (None:
-    every one), by id (:func:`~roteiro_memory.lexical.weigh_postings`, the
-    terms in code-point order)."""
-
-    def rows(term: str) -> lexical.Postings:
-        held, counts, lengths = chunks[term]
-        if wanted is None:
-            return zip(held, counts, lengths, strict=True)
-        if len(wanted) * 8 < len(held):
-            return _found(wanted, held, counts, lengths)  # few wanted: found by bisection
-        postings = zip(held, counts, lengths, strict=True)
-        return itertools.compress(postings, map(wanted.__contains__, held))
-
-    return lexical.weigh_postings(
-        ((term, rows(term)) for term in terms), corpus, idfs=idf, weights=weights
+    """The records of ``totals`` (ordinals of one cell, from :func:`_bounded`)
+    that could beat ``threshold`` (None: all), with their exact relevance
+    (:func:`~roteiro_memory.lexical.weigh_postings`, the terms in code-point
+    order; ``weights`` remembers each term's weights by ``(count, length)``
+    across cells), their ids and lengths read from ``members``."""
+    member = _Members(cell, members)
+    held_by = {o: member(o) for o in totals}
+    relevance = lexical.weigh_postings(
+        (
+            (term, [(held_by[o][0], c, held_by[o][1]) for o, c in rows if o in held_by])
+            for term, rows in postings.items()
+        ),
+        corpus,
+        idfs=idf,
+        weights=weights,
     )
+    highest, _ = pst.cell_parts(cell)
+    confidence = lexical.search_confidence(highest) * (1.0 + pst.BOUND_SLACK)
+    for record_id, value in relevance.items():
+        bound = value * confidence
+        if threshold is None or bound >= threshold:
+            yield (-bound, -record_id, value)
 
 
-def _found(
-    wanted: Iterable[int], held: Sequence[int], counts: Sequence[int], lengths: Sequence[int]
-) -> list[tuple[int, int, int]]:
-    """The postings of ``wanted`` among ``held`` (ascending ids), by bisection."""
-    out = []
-    for record_id in wanted:
-        at = bisect.bisect_left(held, record_id)
-        if at < len(held) and held[at] == record_id:
-            out.append((record_id, counts[at], lengths[at]))
-    return out
+class _Members:
+    """The members of one cell, decoded a segment at a time as they are
+    asked for: called with an ordinal, the record's ``(id, length)``."""
+
+    def __init__(self, cell: int, members: Mapping[tuple[int, int], tuple[bytes, bytes]]) -> None:
+        self.cell = cell
+        self.raw = members
+        self.decoded: dict[int, Any] = {}
+
+    def __call__(self, ordinal: int) -> tuple[int, int]:
+        segment, at = divmod(ordinal, pst.MEMBER_ORDINALS)
+        try:
+            held = self.decoded.get(segment)
+            if held is None:
+                raw = self.raw.get((self.cell, segment))
+                if raw is None:
+                    raise ValueError("missing, though postings name its ordinals")
+                held = self.decoded[segment] = pst.read_members(*raw)
+            return held[0][at], held[1][at]
+        except (ValueError, TypeError, IndexError) as error:
+            where = f"cell {self.cell} segment {segment}"
+            if isinstance(error, IndexError):
+                error = ValueError(f"no member at ordinal {ordinal}, though postings name it")
+            raise pst.damaged("memory_members", where, error) from None
 
 
 def _qualifying(
     terms: Sequence[str],
-    holders: Mapping[str, Sequence[int]],
+    holders: Mapping[str, int],
     bounds: Mapping[str, float],
     threshold: float,
-) -> set[int]:
-    """The ids whose terms' bounds add up to at least ``threshold``: the
-    union, over every combination of terms whose bounds do, of the ids
-    holding all of them (``terms`` in descending bound, so combinations that
-    cannot get there are cut early)."""
+) -> int:
+    """The records whose terms' bounds add up to at least ``threshold``, as
+    the bits of their ordinals: the union, over every combination of terms
+    whose bounds do, of the records holding all of them (``holders``, each
+    term's bits; ``terms`` in descending bound, so combinations that cannot
+    get there are cut early)."""
     suffix = [0.0] * (len(terms) + 1)
     for n in range(len(terms) - 1, -1, -1):
         suffix[n] = suffix[n + 1] + bounds[terms[n]]
-    out: set[int] = set()
+    out = 0
 
-    def walk(n: int, ids: set[int] | None, total: float) -> None:
+    def walk(n: int, ids: int | None, total: float) -> None:
+        nonlocal out
         if ids is not None and total >= threshold:
-            out.update(ids)
+            out |= ids
             return
         if n == len(terms) or total + suffix[n] < threshold:
             return
         held = holders[terms[n]]
-        narrowed = set(held) if ids is None else ids.intersection(held)
+        narrowed = held if ids is None else ids & held
         if narrowed:
             walk(n + 1, narrowed, total + bounds[terms[n]])
         walk(n + 1, ids, total)

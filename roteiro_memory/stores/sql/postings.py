@@ -1,6 +1,6 @@
 """The term index's postings as pure rules, with no I/O: which *cell* a
-record's postings live in, what a cell's bound is, and how a chunk of
-postings is encoded.
+record's postings live in, what a cell's bound is, and how a term's postings
+in a cell are encoded.
 
 A record's postings all go to one cell: its base confidence rounded up to a
 step of :data:`CONFIDENCE_STEPS`, and its length (number of terms) rounded
@@ -20,25 +20,30 @@ over the query terms it holds, times its highest base confidence tempered
 record in it scores more.  Every term of a record shares the record's cell,
 so the cells of one search are visited in descending bound and, in each, all
 the query's postings of its records are read together: their relevance is
-known exactly (count and length are in the postings) before any record is
-fetched.
+known exactly before any record is fetched.
 
-A chunk holds up to :data:`CHUNK_POSTINGS` postings of one term in one cell,
-by ascending record id: the first id, the gaps between ids, the counts and
-the lengths, as little-endian arrays each of the narrowest width its largest
-value fits, after a four-byte header giving the widths.  Decoding is
-:mod:`array`'s and :func:`itertools.accumulate`'s, at C speed.
+Inside its cell a record indexed has an *ordinal*, its place in the order
+the cell's records were indexed, and a term's postings in a cell are the
+ordinals of the records that hold it, with each one's count.  Most are kept
+in *segments* of :data:`SEGMENT_ORDINALS` ordinals each, as a bitmap (or,
+where the term is rare, a list of offsets), with the counts above 1 beside
+them: which records of a cell hold which query terms is then a matter of
+``&`` and ``|`` over Python integers, at C speed, whatever the number of
+postings.  The newest postings wait in the cell's *tail*, fixed-width
+``(ordinal, count)`` pairs a writer appends without reading
+(:data:`TAIL`), until :data:`TAIL_POSTINGS` of them are folded into the
+segments.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import operator
 import struct
 import sys
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate, pairwise
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
@@ -48,42 +53,48 @@ if TYPE_CHECKING:
     from roteiro_memory.errors import Corrupt
 
 __all__ = [
-    "CHUNK_POSTINGS",
     "CONFIDENCE_STEPS",
     "LENGTH_STEPS",
-    "Chunk",
+    "MEMBER_ID",
+    "MEMBER_LENGTH",
+    "MEMBER_ORDINALS",
+    "SEGMENT_ORDINALS",
+    "TAIL",
+    "TAIL_POSTINGS",
+    "Segment",
+    "bits_of",
     "cell_bound",
     "cell_of",
     "cell_row",
-    "column",
     "damaged",
-    "decode",
-    "decode_tail",
-    "encode",
+    "decode_segment",
+    "encode_segment",
     "length_floor",
+    "member_bytes",
+    "ordinals",
+    "read_members",
+    "read_segment",
+    "segment_parts",
+    "segment_rows",
     "tail_bytes",
+    "tail_postings",
     "tail_rows",
     "tf_norm",
-    "width_of",
 ]
 
-CONFIDENCE_STEPS = 20
-"""Base confidence is bounded in steps of 1/20: the bound of a record of
-confidence 0.93 is 0.95."""
+CONFIDENCE_STEPS = 10
+"""Base confidence is bounded in steps of 1/10: the bound of a record of
+confidence 0.93 is 1.0.  Finer steps bound a record more closely but make
+more cells, each visited at a cost of its own: measured on the search
+bench, tenths read the least."""
 
 LENGTH_STEPS = 4
 """Lengths are bounded in four steps per doubling (lengths below 8 exactly):
-a record of 37 terms is bounded as one of 32."""
+a record of 37 terms is bounded as one of 32.  A power of two."""
 
-CHUNK_POSTINGS = 64
-"""Most postings one chunk holds: a chunk is rewritten when postings join
-or leave it, so it is kept to a few pages."""
-
-_LENGTH_SHIFT = 9
-"""A cell number is ``confidence step << 9 | length step`` (length steps are
-below 4 * 64 + 8 = 264 < 512)."""
-
-_EXACT_LENGTHS = 8
+_LENGTH_SHIFT = 10
+"""A cell number is ``confidence step << 10 | length step`` (length steps are
+below 1024 for any length below 2**64 and up to 16 steps per doubling)."""
 
 
 def confidence_step(confidence: float | None) -> int:
@@ -97,19 +108,24 @@ def confidence_step(confidence: float | None) -> int:
 
 
 def length_step(length: int) -> int:
-    """The step of a length: exact below 8, then :data:`LENGTH_STEPS` per doubling."""
-    if length < _EXACT_LENGTHS:
+    """The step of a length: exact below twice :data:`LENGTH_STEPS` (a power
+    of two), then that many steps per doubling, each the next bits of the
+    length below its highest."""
+    exact = 2 * LENGTH_STEPS
+    if length < exact:
         return length
     top = length.bit_length() - 1
-    fraction = (length >> (top - 2)) & (LENGTH_STEPS - 1)
-    return _EXACT_LENGTHS + (top - 3) * LENGTH_STEPS + fraction
+    bits = LENGTH_STEPS.bit_length() - 1
+    fraction = (length >> (top - bits)) & (LENGTH_STEPS - 1)
+    return exact + (top - bits - 1) * LENGTH_STEPS + fraction
 
 
 def length_floor(step: int) -> int:
     """The least length of a step: no record of that step is shorter."""
-    if step < _EXACT_LENGTHS:
+    exact = 2 * LENGTH_STEPS
+    if step < exact:
         return step
-    top, fraction = divmod(step - _EXACT_LENGTHS, LENGTH_STEPS)
+    top, fraction = divmod(step - exact, LENGTH_STEPS)
     return (LENGTH_STEPS + fraction) << (top + 1)
 
 
@@ -146,98 +162,230 @@ def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: 
     return total * lexical.search_confidence(confidence) * (1.0 + BOUND_SLACK)
 
 
-# --- chunks ------------------------------------------------------------------
+# --- segments ----------------------------------------------------------------
 
-_TYPECODES = {array(code).itemsize: code for code in "QLIHB"}
-"""An unsigned array typecode for each width in bytes (1, 2, 4, 8)."""
+SEGMENT_ORDINALS = 4096
+"""Ordinals one segment covers: a segment's bitmap is at most 512 bytes, so
+a write rewrites at most that much of a term's postings in a cell."""
+
+BITMAP, LIST = 0, 1
+"""A segment's two forms: a bitmap of its offsets (bit ``k`` of byte ``j``
+is offset ``8j + k``), or their list (two bytes each), whichever is shorter."""
+
+_HEADER = struct.Struct("<BH")
+"""A segment's first bytes: its form, and how many of its postings count
+more than 1.  Those follow, their offsets (two bytes each, ascending) then
+their counts (four bytes each); then the bitmap or the list."""
+
+_COUNT_BYTES = 4
 _SWAP = sys.byteorder == "big"
 
 
-def column(width: int) -> array[int]:
-    """An empty array of unsigned values ``width`` bytes wide (1, 2, 4 or 8)."""
-    return array(_TYPECODES[width])
+Segment = tuple[int, dict[int, int]]
+"""A decoded segment: its offsets as the bits of an integer, and the counts
+above 1 by offset (a posting not there counts 1)."""
 
 
-def width_of(largest: int) -> int:
-    """The fewest bytes (1, 2, 4 or 8) that hold ``largest``."""
-    for width in (1, 2, 4, 8):
-        if largest < 1 << (8 * width):
-            return width
-    raise ValueError(f"{largest} does not fit 64 bits")
-
-
-Chunk = tuple[Sequence[int], Sequence[int], Sequence[int]]
-"""A decoded chunk: record ids (ascending), term counts, record lengths."""
-
-
-def encode(ids: Sequence[int], counts: Sequence[int], lengths: Sequence[int]) -> bytes:
-    """A chunk's bytes: the first id, then each id's gap from the one before,
-    the counts and the lengths, each array as narrow as its largest value
-    allows (a four-byte header gives the widths)."""
-    gaps = [b - a for a, b in pairwise(ids)]
-    columns = ([ids[0]], gaps, counts, lengths)
-    widths = [width_of(max(values, default=0)) for values in columns]
-    parts = [bytes(widths)]
-    for width, values in zip(widths, columns, strict=True):
-        column = array(_TYPECODES[width], values)
-        if _SWAP:
-            column.byteswap()
-        parts.append(column.tobytes())
+def encode_segment(offsets: Sequence[int], counts: Sequence[int]) -> bytes:
+    """The bytes of a segment holding ``offsets`` (ascending, below
+    :data:`SEGMENT_ORDINALS`, at least one), each with its count."""
+    many = [n for n, count in enumerate(counts) if count > 1]
+    listed = 2 * len(offsets)
+    mapped = offsets[-1] // 8 + 1
+    parts = [b"", _le(array("H", (offsets[n] for n in many)))]
+    parts.append(_le(array("I", (counts[n] for n in many))))
+    if listed < mapped:
+        parts[0] = _HEADER.pack(LIST, len(many))
+        parts.append(_le(array("H", offsets)))
+    else:
+        parts[0] = _HEADER.pack(BITMAP, len(many))
+        bitmap = bytearray(mapped)
+        for offset in offsets:
+            bitmap[offset >> 3] |= 1 << (offset & 7)
+        parts.append(bytes(bitmap))
     return b"".join(parts)
 
 
-def decode(blob: bytes) -> Chunk:
-    """The arrays of a chunk's bytes; ValueError when they are not a chunk's."""
-    layout = _LAYOUTS.get((blob[:4], len(blob)))
-    if layout is None:
-        layout = _layout(blob)
-    start, end, middle, gap, count, length = layout
-    gaps = array(gap, blob[start:end])
-    counts = array(count, blob[end:middle])
-    lengths = array(length, blob[middle:])
+def _le(values: array[int]) -> bytes:
     if _SWAP:
-        for column in (gaps, counts, lengths):
-            column.byteswap()
-    first = int.from_bytes(blob[4:start], "little")
-    return list(accumulate(gaps, initial=first)), counts, lengths
+        values.byteswap()
+    return values.tobytes()
 
 
-_Layout = tuple[int, int, int, str, str, str]
-"""Where a chunk's gaps, counts and lengths start and end, and their typecodes."""
+def _read(code: str, data: bytes) -> array[int]:
+    values = array(code, data)
+    if _SWAP:
+        values.byteswap()
+    return values
 
-_LAYOUTS: dict[tuple[bytes, int], _Layout] = {}
-"""Each layout seen, by header and length: a few thousand at most (four
-widths for each of four arrays, up to :data:`CHUNK_POSTINGS` postings)."""
+
+def segment_parts(blob: bytes) -> tuple[int, bytes | array[int], dict[int, int], int]:
+    """A segment's form, its body (the bitmap's bytes, or the list of offsets),
+    its counts above 1 by offset, and its offsets as bits; ValueError when
+    the bytes are not a segment's: a form, lengths, offsets in order and
+    within the segment, a bitmap with no trailing zero byte, counts of 2 or
+    more, each of a posting the segment holds."""
+    if len(blob) < _HEADER.size:
+        raise ValueError("not a segment of postings (too short)")
+    form, many = _HEADER.unpack_from(blob)
+    start = _HEADER.size + many * 2
+    end = start + many * _COUNT_BYTES
+    if form not in (BITMAP, LIST) or len(blob) <= end:
+        raise ValueError("not a segment of postings (bad header or length)")
+    data = blob[end:]
+    body: bytes | array[int]
+    if form == LIST:
+        if len(data) % 2:
+            raise ValueError("not a segment of postings (bad length)")
+        body = _read("H", data)
+        if not _ascending(body) or body[-1] >= SEGMENT_ORDINALS:
+            raise ValueError("not a segment of postings (offsets out of order or range)")
+        bits = bits_of(body)
+    else:
+        if len(data) > SEGMENT_ORDINALS // 8 or not data[-1]:
+            raise ValueError("not a segment of postings (bad bitmap)")
+        body = data
+        bits = int.from_bytes(data, "little")
+    counts: dict[int, int] = {}
+    if many:
+        offsets = _read("H", blob[_HEADER.size : start])
+        counted = _read("I", blob[start:end])
+        if not _ascending(offsets) or min(counted) < 2:
+            raise ValueError("not a segment of postings (bad counts)")
+        named = bits_of(offsets)
+        if bits & named != named:
+            raise ValueError("not a segment of postings (a count of no posting)")
+        counts = dict(zip(offsets, counted, strict=True))
+    return form, body, counts, bits
 
 
-def _layout(blob: bytes) -> _Layout:
-    """Where a chunk's arrays lie, from its header and length."""
-    header = blob[:4]
-    if len(header) < 4 or any(width not in _TYPECODES for width in header):
-        raise ValueError("not a chunk of postings (bad header)")
-    first, gap, count, length = header
-    size, rest = divmod(len(blob) - 4 - first + gap, gap + count + length)
-    if rest or size < 1:
-        raise ValueError("not a chunk of postings (bad length)")
-    start = 4 + first
-    end = start + gap * (size - 1)
-    codes = _TYPECODES
-    layout = (start, end, end + count * size, codes[gap], codes[count], codes[length])
-    if size <= CHUNK_POSTINGS:
-        _LAYOUTS[header, len(blob)] = layout
-    return layout
+def decode_segment(blob: bytes) -> Segment:
+    """A segment's offsets (as bits) and counts above 1; ValueError as
+    :func:`segment_parts`."""
+    _, _, counts, bits = segment_parts(blob)
+    return bits, counts
+
+
+def read_segment(blob: bytes) -> tuple[int, array[int] | None, array[int] | None]:
+    """What a search reads of a segment: its offsets as bits, and the offsets
+    and counts of its postings that count more than 1 (None when none do).
+    Only what a search could misread is checked (ValueError): its layout,
+    and that no offset lies outside the segment.  The rest of
+    :func:`segment_parts`' rules are the integrity check's."""
+    size = len(blob)
+    if size < _HEADER.size:
+        raise ValueError("not a segment of postings (too short)")
+    form, many = _HEADER.unpack_from(blob)
+    start = _HEADER.size + many * 2
+    end = start + many * _COUNT_BYTES
+    if form == BITMAP and end < size <= end + SEGMENT_ORDINALS // 8:
+        bits = int.from_bytes(blob[end:], "little")
+    elif form == LIST and end < size and not (size - end) % 2:
+        listed = _read("H", blob[end:])
+        if max(listed) >= SEGMENT_ORDINALS:
+            raise ValueError("not a segment of postings (offsets out of range)")
+        bits = bits_of(listed)
+    else:
+        raise ValueError("not a segment of postings (bad header or length)")
+    if not many:
+        return bits, None, None
+    return bits, _read("H", blob[_HEADER.size : start]), _read("I", blob[start:end])
+
+
+def bits_of(ordinals: Sequence[int]) -> int:
+    """``ordinals`` (distinct) as the bits of an integer: set in a bytearray
+    and read once, not an integer made per ordinal."""
+    if not ordinals:
+        return 0
+    bitmap = bytearray((max(ordinals) >> 3) + 1)
+    for ordinal in ordinals:
+        bitmap[ordinal >> 3] |= 1 << (ordinal & 7)
+    return int.from_bytes(bitmap, "little")
+
+
+def _ascending(values: Sequence[int]) -> bool:
+    return all(map(operator.lt, values, itertools.islice(values, 1, None)))
+
+
+_OFFSETS = [tuple(k for k in range(8) if byte >> k & 1) for byte in range(256)]
+"""The set bits of each byte value, low to high."""
+
+
+def ordinals(bits: int) -> list[int]:
+    """The set bits of ``bits``, ascending: a cell's ordinals from its bitmap.
+    A few are found one by one; more, a byte of the bitmap at a time."""
+    if bits.bit_count() <= _FEW_BITS:
+        out = []
+        while bits:
+            low = bits & -bits
+            out.append(low.bit_length() - 1)
+            bits ^= low
+        return out
+    raw = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+    table = _OFFSETS
+    return [
+        at + k
+        for at, byte in zip(range(0, 8 * len(raw), 8), raw, strict=True)
+        if byte
+        for k in table[byte]
+    ]
+
+
+_FEW_BITS = 16
+
+
+def segment_rows(blob: bytes) -> list[tuple[int, int]]:
+    """A segment's postings as ``(offset, count)``, ascending; ValueError as
+    :func:`decode_segment`."""
+    bits, counts = decode_segment(blob)
+    return [(offset, counts.get(offset, 1)) for offset in ordinals(bits)]
+
+
+# --- members -----------------------------------------------------------------
+
+MEMBER_ORDINALS = 128
+"""Ordinals one segment of a cell's members covers: a search reads the
+segments holding the records it works out, six kilobytes at most each."""
+
+MEMBER_ID = "Q"
+MEMBER_LENGTH = "I"
+"""A cell's members, a segment of ordinals at a time: the record ids (eight
+bytes each) and the lengths (four bytes each) of the records in ordinal
+order, two arrays a writer appends to in SQL without reading them."""
+
+
+def member_bytes(ids: Sequence[int], lengths: Sequence[int]) -> tuple[bytes, bytes]:
+    """Members' ids and lengths as a segment's bytes hold them."""
+    return _le(array(MEMBER_ID, ids)), _le(array(MEMBER_LENGTH, lengths))
+
+
+def read_members(ids: bytes, lengths: bytes) -> tuple[array[int], array[int]]:
+    """A members segment's ids and lengths; ValueError when the bytes are
+    not a segment's (the two of different sizes, or a length of 0)."""
+    held = _read(MEMBER_ID, ids) if not len(ids) % 8 else None
+    long = _read(MEMBER_LENGTH, lengths) if not len(lengths) % 4 else None
+    if held is None or long is None or len(held) != len(long):
+        raise ValueError("not members of a cell (bad lengths)")
+    if not held or len(held) > MEMBER_ORDINALS or min(long) < 1:
+        raise ValueError("not members of a cell (no member, too many, or a length of 0)")
+    return held, long
 
 
 # --- tails -------------------------------------------------------------------
 
-TAIL = struct.Struct("<IBH")
-"""A posting as a cell's tail holds it: id, count and length, fixed widths,
-so a writer appends postings to a tail without reading it (``||`` in SQL)."""
+TAIL = struct.Struct("<IH")
+"""A posting as a cell's tail holds it: ordinal and count, fixed widths, so a
+writer appends postings to a tail without reading it (``||`` in SQL)."""
+
+TAIL_POSTINGS = 8
+"""Fewest postings a tail holds when they are folded into the segments: a
+tail is read by every search of its term, so it is kept to a few hundred
+bytes, while folding it rewrites a segment."""
 
 
-def tail_bytes(rows: Sequence[tuple[int, int, int]]) -> bytes | None:
-    """``rows`` as tail bytes; None when one does not fit the fixed widths
-    (it then goes to a closed chunk)."""
+def tail_bytes(rows: Sequence[tuple[int, int]]) -> bytes | None:
+    """``(ordinal, count)`` rows as tail bytes; None when one does not fit
+    the fixed widths (it then goes to a segment)."""
     try:
         return _packer(len(rows)).pack(*_flat(rows))
     except struct.error:
@@ -249,7 +397,7 @@ def _packer(size: int) -> struct.Struct:
     packer = _TAILS.get(size)
     if packer is None:
         packer = struct.Struct("<" + TAIL.format[1:] * size)
-        if size < CHUNK_POSTINGS:
+        if size < TAIL_POSTINGS:
             _TAILS[size] = packer
     return packer
 
@@ -259,17 +407,20 @@ _TAILS: dict[int, struct.Struct] = {}
 _flat = itertools.chain.from_iterable
 
 
-def tail_rows(blob: bytes) -> list[tuple[int, int, int]]:
-    """A tail's postings; ValueError when the bytes are not a tail's."""
-    _tail_size(blob)
-    return list(TAIL.iter_unpack(blob))
-
-
-def decode_tail(blob: bytes) -> Chunk:
-    """A tail's postings as :func:`decode` gives a chunk's (its columns
-    sliced out of one unpacking, at C speed)."""
+def tail_postings(blob: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """A tail's ordinals and their counts, in the order written (one
+    unpacking, at C speed); ValueError when the bytes are not a tail's (a
+    count below 1 included)."""
     flat = _packer(_tail_size(blob)).unpack(blob)
-    return flat[0::3], flat[1::3], flat[2::3]
+    ordinals, counts = flat[0::2], flat[1::2]
+    if counts and min(counts) < 1:
+        raise ValueError("not a tail of postings (a count below 1)")
+    return ordinals, counts
+
+
+def tail_rows(blob: bytes) -> list[tuple[int, int]]:
+    """A tail's postings, ``(ordinal, count)``; ValueError as :func:`tail_postings`."""
+    return list(zip(*tail_postings(blob), strict=True))
 
 
 def damaged(table: str, row: str, error: Exception) -> Corrupt:

@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from roteiro_memory.check import Finding
     from roteiro_memory.store import KindFilter
     from roteiro_memory.stores.sql.expressions import Dialect
-    from roteiro_memory.stores.sql.lexsearch import Scored
     from roteiro_memory.transfer import Export
 
 __all__ = ["SQLStore", "SweepRow", "entry_from_row", "record_filters", "record_from_row"]
@@ -258,15 +257,21 @@ class SQLStore(Store):
         builds: dict[int, Any],
     ) -> None:
         """Apply ``migrations`` in order, each recorded in ``schema_migrations``
-        in the transaction that applies it, deriving what ``builds`` says."""
+        in the transaction that applies them all, then derive what ``builds``
+        says of the newest of them that has a build: a build derives the
+        whole term index in this version's layout, which an older build's
+        tables may no longer have."""
         record = cols.insert("schema_migrations", cols.SCHEMA_MIGRATIONS, self.dialect.mark)
+        built = None
         for version, name, sql in migrations:
             for statement in sql.split(";"):
                 if statement.strip():
                     conn.execute(statement)
-            if version in builds:
-                builds[version](conn)
             conn.execute(record, (version, name))
+            if version in builds:
+                built = version
+        if built is not None:
+            builds[built](conn)
 
     # --- episodic tier ---------------------------------------------------
 
@@ -465,42 +470,13 @@ class SQLStore(Store):
                     parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
                 )
                 params.update(parts_params, generation=generation)
-                fetched: dict[int, Sequence[Any]] = {}
-                """Each candidate's row as :data:`~.columns.RECORD_COLS`, by id."""
-                width = len(cols.RECORD_NAMES)
-                at_id = cols.RECORD_NAMES.index("id")
-
-                def confirm(found: Sequence[tuple[int, float]]) -> builtins.list[Scored]:
-                    relevance = dict(found)
-                    out: builtins.list[Scored] = []
-                    for chunk in d.chunks(builtins.list(relevance)):
-                        bound = dict(params)
-                        ids = d.in_set("m.id", "ids", chunk, bound)
-                        sql = lexsearch.evidence_sql(parts, nodes, ids, where)
-                        for row in conn.execute(sql, bound):
-                            record_id = row[at_id]
-                            fetched[record_id] = row[:width]
-                            value = relevance[record_id]
-                            evidence = lexical.search_evidence(*row[width:])
-                            out.append((lexical.combine(value, evidence), record_id, value))
-                    return out
-
-                best = lexsearch.top(
-                    plan,
-                    keep,
-                    lambda cells, held, closed: lexsearch.read_cells(
-                        conn, d, cells, held, closed, plan.tails
-                    ),
-                    confirm,
-                    max((keep or 0) * 3, lexsearch.CONFIRM_BATCH),
-                )
                 # The records of the best, as fetched, scored again by the one rule.
                 results = sorted(
                     (
-                        Recalled.found(
-                            record_from_row(d, fetched[record_id]), generation, parsed, value
+                        Recalled.found(record_from_row(d, row), generation, parsed, value)
+                        for row, value in lexsearch.best(
+                            conn, d, plan, keep, parts, nodes, where, params
                         )
-                        for _, record_id, value in best
                     ),
                     key=lambda r: sem.rank_key(r.score, r.record.id),
                 )

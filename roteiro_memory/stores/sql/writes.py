@@ -137,7 +137,8 @@ def forget(conn: Any, d: Dialect, id: int) -> list[int]:
 
 
 RESET_TABLES = (
-    "memory_chunks",
+    "memory_members",
+    "memory_segments",
     "memory_cells",
     "memory_recent",
     "agent_memory",

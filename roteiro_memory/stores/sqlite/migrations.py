@@ -189,6 +189,36 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "the term index rebuilt when another tokenizer built it (identifiers split into words)",
         "",
     ),
+    (
+        8,
+        "the term index in bitmaps: each cell's members, a term's postings in segments of them",
+        """
+        DROP TABLE memory_chunks;
+        DROP TABLE memory_cells;
+        CREATE TABLE memory_members (
+            cell    INTEGER NOT NULL,
+            segment INTEGER NOT NULL CHECK (segment >= 0),
+            ids     BLOB NOT NULL,
+            lengths BLOB NOT NULL,
+            PRIMARY KEY (cell, segment)
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_segments (
+            term     TEXT NOT NULL,
+            cell     INTEGER NOT NULL,
+            segment  INTEGER NOT NULL CHECK (segment >= 0),
+            postings BLOB NOT NULL,
+            PRIMARY KEY (term, cell, segment)
+        ) WITHOUT ROWID;
+        CREATE TABLE memory_cells (
+            term     TEXT NOT NULL,
+            cell     INTEGER NOT NULL,
+            postings INTEGER NOT NULL CHECK (postings > 0),
+            max_tf   INTEGER NOT NULL CHECK (max_tf > 0),
+            tail     BLOB NOT NULL,
+            PRIMARY KEY (term, cell)
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 
@@ -206,12 +236,18 @@ def _reindex(conn: sqlite3.Connection) -> None:
     index.reindex_if_stale(conn, SQLITE)
 
 
-BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {6: _build_term_index, 7: _reindex}
-"""What a migration derives from the stored data after its statements run,
-in the same transaction: a store that had records before the term index
-gets their postings.  Migration 4's tables are dropped by 6, so only 6
-builds (an older store takes both in one transaction); 7 builds again only
-an index another tokenizer built (a store 6 has just built is left)."""
+BUILDS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    6: _build_term_index,
+    7: _reindex,
+    8: _build_term_index,
+}
+"""What a migration derives from the stored data, in the same transaction:
+a store that had records before the term index (or before its present
+layout) gets their postings.  A build derives the whole index from the
+records, in this version's layout, so only the newest one pending runs,
+once every pending migration's statements have (an older store takes them
+all in one transaction): 7 builds again only an index another tokenizer
+built, and 8 builds the index in the layout of slots and segments."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""

@@ -1,0 +1,425 @@
+"""Writing postings into the term index's members, segments and tails
+(:mod:`.index` says which records go in and out; this module, where their
+postings go).
+
+A record indexed takes the next *ordinal* of its cell, and its id and
+length join the cell's members (``memory_members``, arrays a writer appends
+to in SQL without reading them: :func:`~.postings.member_bytes`).  An
+ordinal is never given twice: a record that stops being live keeps its
+member and loses its postings, and takes its ordinal back if it is made
+live again.  A term's postings in a cell are its segments
+(``memory_segments``, a bitmap or list of ordinals each:
+:func:`~.postings.encode_segment`), then its tail (``memory_cells.tail``):
+the newest postings, fewer than :data:`~.postings.TAIL_POSTINGS`, which a
+writer appends without reading them.  A tail that would fill is folded into
+the segments it touches, which are read, changed and written back whole (a
+few hundred bytes each).  ``memory_cells`` counts each cell's postings and
+its tail's, so a writer knows which tails fill without reading them.  Every
+statement runs once per kind, over all its rows.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+
+from roteiro_memory.stores.sql import columns as cols
+from roteiro_memory.stores.sql import postings as pst
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, Protocol
+
+    from roteiro_memory.stores.sql.expressions import Dialect
+
+    class Posting(Protocol):
+        """What this module reads of :class:`.index.Posting` (index imports
+        this module, so the type is named by its shape)."""
+
+        @property
+        def counts(self) -> Mapping[str, int]: ...
+        @property
+        def length(self) -> int: ...
+
+    class Indexed(Protocol):
+        """What this module reads of :class:`.index.Indexed`."""
+
+        @property
+        def id(self) -> int: ...
+        @property
+        def cell(self) -> int: ...
+        @property
+        def posting(self) -> Posting: ...
+
+    Key = tuple[Any, int]
+    """A cell of a term: ``(the term as bound, cell)``."""
+
+__all__ = ["Rows", "append", "members", "remove", "restore", "segment_postings"]
+
+Rows = list[tuple[int, int]]
+"""Postings of one term in one cell: ``(ordinal, count)``, ascending."""
+
+
+def segment_postings(blob: Any, segment: int) -> Rows:
+    """The postings a segment's bytes hold, as cell ordinals; ValueError when
+    they are not a segment's."""
+    base = segment * pst.SEGMENT_ORDINALS
+    return [(base + offset, count) for offset, count in pst.segment_rows(bytes(blob))]
+
+
+def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> list[int]:
+    """Give each of ``records`` (in id order) the next ordinal of its cell,
+    its id and length joining the cell's members; their ordinals, in the
+    same order."""
+    size = pst.MEMBER_ORDINALS
+    after: dict[int, int] = {}
+    if not fresh:
+        cells = sorted({r.cell for r in records})
+        for chunk in d.chunks(cells):
+            where, params = d.any_of("cell", chunk)
+            for cell, segment, held in conn.execute(
+                f"SELECT cell, segment, {d.byte_length('ids')} FROM memory_members WHERE {where}",
+                params,
+            ):
+                ordinal = int(segment) * size + int(held) // 8
+                after[int(cell)] = max(after.get(int(cell), 0), ordinal)
+    ordinals = []
+    joining: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
+    for record in records:
+        ordinal = after.get(record.cell, 0)
+        after[record.cell] = ordinal + 1
+        ordinals.append(ordinal)
+        ids, lengths = joining.setdefault((record.cell, ordinal // size), ([], []))
+        ids.append(record.id)
+        lengths.append(record.posting.length)
+    rows = [
+        (cell, segment, *pst.member_bytes(ids, lengths))
+        for (cell, segment), (ids, lengths) in sorted(joining.items())
+    ]
+    if fresh:
+        d.load(conn, "memory_members", cols.names(cols.MEMORY_MEMBERS), rows)
+    else:
+        d.many(
+            conn,
+            cols.insert("memory_members", cols.MEMORY_MEMBERS, d.mark)
+            + " ON CONFLICT (cell, segment) DO UPDATE SET"
+            f" ids = {d.joined('memory_members.ids', 'excluded.ids')},"
+            f" lengths = {d.joined('memory_members.lengths', 'excluded.lengths')}",
+            rows,
+        )
+    return ordinals
+
+
+def members(conn: Any, d: Dialect, cells: Sequence[int]) -> dict[int, dict[int, Any]]:
+    """The members of ``cells``: ``cell -> segment -> (ids, lengths)``."""
+    out: dict[int, dict[int, Any]] = {}
+    for chunk in d.chunks(sorted(set(cells))):
+        where, params = d.any_of("cell", chunk)
+        for cell, segment, ids, lengths in conn.execute(
+            f"SELECT cell, segment, ids, lengths FROM memory_members WHERE {where}", params
+        ):
+            try:
+                out.setdefault(int(cell), {})[int(segment)] = pst.read_members(
+                    bytes(ids), bytes(lengths)
+                )
+            except (ValueError, TypeError) as error:
+                raise pst.damaged(
+                    "memory_members", f"cell {cell} segment {segment}", error
+                ) from None
+    return out
+
+
+def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, int]:
+    """The ordinal each of ``records`` holds in its cell, for those that hold one."""
+    size = pst.MEMBER_ORDINALS
+    held = members(conn, d, [r.cell for r in records])
+    out: dict[int, int] = {}
+    for record in records:
+        for segment, (ids, _) in sorted(held.get(record.cell, {}).items()):
+            try:
+                at = ids.index(record.id)
+            except ValueError:
+                continue
+            out[record.id] = segment * size + at
+            break
+    return out
+
+
+def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) -> dict[Key, Rows]:
+    """The postings of ``records`` by cell of a term, each cell's by ascending ordinal."""
+    groups: defaultdict[tuple[str, int], Rows] = defaultdict(list)
+    for record, ordinal in zip(records, ordinals, strict=True):
+        cell = record.cell
+        once = (ordinal, 1)  # most of a record's terms: one posting shared
+        for term, count in record.posting.counts.items():
+            groups[term, cell].append(once if count == 1 else (ordinal, count))
+    for rows in groups.values():
+        rows.sort()
+    return {(d.text(term), cell): rows for (term, cell), rows in groups.items()}
+
+
+_id = operator.attrgetter("id")
+
+
+def _read(
+    conn: Any, d: Dialect, table: str, column: str, keys: Iterable[tuple[Any, ...]]
+) -> list[Any]:
+    """``(term, cell, [segment,] column)`` of ``table``'s rows of ``keys``
+    (``(term, cell)`` pairs, or ``(term, cell, segment)`` triples; ``column``
+    an expression over the table's alias ``t``, or a column)."""
+    out: list[Any] = []
+    ordered = sorted(set(keys))
+    if not ordered:
+        return out
+    width = len(ordered[0])
+    names = ("term", "cell", "segment")[:width]
+    on = " AND ".join(f"t.{name} = column{n + 1}" for n, name in enumerate(names))
+    for chunk in d.chunks(ordered):
+        params: dict[str, Any] = {}
+        relation = d.relation(chunk, "tii"[:width], params)
+        out.extend(
+            conn.execute(
+                f"SELECT {', '.join(f't.{name}' for name in names)}, {column}"
+                f" FROM {relation} JOIN {table} t ON {on}",
+                params,
+            )
+        )
+    return out
+
+
+def _key(d: Dialect, raw: Any, cell: int) -> Key:
+    return (bytes(raw) if d.text_as_bytes else raw), int(cell)
+
+
+def _tails(conn: Any, d: Dialect, keys: Sequence[Key]) -> dict[Key, Rows]:
+    out: dict[Key, Rows] = {}
+    for term, cell, blob in _read(conn, d, "memory_cells", "t.tail", keys):
+        try:
+            out[_key(d, term, cell)] = pst.tail_rows(bytes(blob))
+        except (ValueError, TypeError) as error:
+            raise pst.damaged("memory_cells", pst.cell_row(term, cell), error) from None
+    return out
+
+
+def _segments(
+    conn: Any, d: Dialect, wanted: Mapping[Key, Iterable[int]]
+) -> dict[tuple[Any, int, int], dict[int, int]]:
+    """The postings (``ordinal -> count``) of the segments ``wanted`` names,
+    by ``(term, cell, segment)``: each key's segments holding any of its
+    ordinals (absent when there is none yet)."""
+    size = pst.SEGMENT_ORDINALS
+    triples = [(*key, part) for key, held in wanted.items() for part in {o // size for o in held}]
+    out: dict[tuple[Any, int, int], dict[int, int]] = {}
+    for term, cell, segment, blob in _read(conn, d, "memory_segments", "t.postings", triples):
+        term, cell = _key(d, term, cell)
+        try:
+            out[term, cell, int(segment)] = dict(segment_postings(blob, int(segment)))
+        except (ValueError, TypeError) as error:
+            row = f"{pst.cell_row(term, cell)} segment {segment}"
+            raise pst.damaged("memory_segments", row, error) from None
+    return out
+
+
+class _Writes:
+    """What a change writes, gathered."""
+
+    def __init__(self, d: Dialect, fresh: bool = False) -> None:
+        self.d = d
+        self.fresh = fresh
+        """The index was empty: every row written is new, so it is loaded, not upserted."""
+        self.segments: dict[tuple[Any, int, int], bytes] = {}
+        """Segments written anew, by ``(term, cell, segment)``."""
+        self.emptied: list[tuple[Any, int, int]] = []
+        self.appended: dict[Key, tuple[bytes, Rows]] = {}
+        """Cells whose new postings join the tail as they are."""
+        self.tails: dict[Key, Rows] = {}
+        """Cells whose tail is written anew, with :attr:`added` postings."""
+        self.added: dict[Key, Rows] = {}
+        self.gone: Counter[Key] = Counter()
+
+    def fold(
+        self,
+        key: Key,
+        rows: Iterable[tuple[int, int]],
+        held: Mapping[tuple[Any, int, int], dict[int, int]],
+        dropped: Iterable[int] = (),
+    ) -> None:
+        """Write ``key``'s segments again with ``rows`` in them and the
+        ordinals ``dropped`` out (``held``: what they hold now)."""
+        touched: dict[int, dict[int, int]] = {}
+        size = pst.SEGMENT_ORDINALS
+
+        def segment(number: int) -> dict[int, int]:
+            postings = touched.get(number)
+            if postings is None:
+                postings = touched[number] = dict(held.get((*key, number), {}))
+            return postings
+
+        for ordinal, count in rows:
+            segment(ordinal // size)[ordinal] = count
+        for ordinal in dropped:
+            segment(ordinal // size).pop(ordinal, None)
+        for number, postings in touched.items():
+            place = (*key, number)
+            if postings:
+                base = number * size
+                ordered = sorted(postings.items())
+                self.segments[place] = pst.encode_segment(
+                    [ordinal - base for ordinal, _ in ordered], [count for _, count in ordered]
+                )
+            elif place in held:
+                self.emptied.append(place)
+
+    def run(self, conn: Any) -> None:
+        d, m = self.d, self.d.mark
+        d.many(
+            conn,
+            f"DELETE FROM memory_segments WHERE term = {m} AND cell = {m} AND segment = {m}",
+            sorted(self.emptied),
+        )
+        segments = [(*place, blob) for place, blob in sorted(self.segments.items())]
+        # In key order (keys are unique): neighbouring rows share B-tree pages.
+        appended, added = sorted(self._appended_cells()), sorted(self._added_cells())
+        if self.fresh:
+            assert not self.gone, "a fresh index has nothing to take out"
+            d.load(conn, "memory_segments", cols.names(cols.MEMORY_SEGMENTS), segments)
+            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), appended + added)
+            return
+        d.many(
+            conn,
+            cols.insert("memory_segments", cols.MEMORY_SEGMENTS, m)
+            + " ON CONFLICT (term, cell, segment) DO UPDATE SET postings = excluded.postings",
+            segments,
+        )
+        upsert = cols.insert("memory_cells", cols.MEMORY_CELLS, m) + (
+            " ON CONFLICT (term, cell) DO UPDATE SET"
+            " postings = memory_cells.postings + excluded.postings,"
+            f" max_tf = {d.greatest}(memory_cells.max_tf, excluded.max_tf), tail = "
+        )
+        d.many(conn, upsert + d.joined("memory_cells.tail", "excluded.tail"), appended)
+        d.many(conn, upsert + "excluded.tail", added)
+        # Emptied cells go; the rest lose their count and get their tail.
+        here = f"term = {m} AND cell = {m}"
+        gone = [(*key, n) for key, n in sorted(self.gone.items())]
+        d.many(conn, f"DELETE FROM memory_cells WHERE {here} AND postings <= {m}", gone)
+        d.many(
+            conn,
+            f"UPDATE memory_cells SET postings = postings - {m}, tail = {m} WHERE {here}",
+            [(n, pst.tail_bytes(self.tails[term, cell]), term, cell) for term, cell, n in gone],
+        )
+
+    def _appended_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
+        """A ``memory_cells`` row of what each cell of :attr:`appended` gains:
+        its postings, their largest count and the bytes joining its tail."""
+        return [(*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()]
+
+    def _added_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
+        """A ``memory_cells`` row of what each cell of :attr:`added` gains,
+        with its tail as written anew."""
+        return [
+            (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
+            for key, rows in self.added.items()
+        ]
+
+
+def _most(rows: Rows) -> int:
+    if len(rows) == 1:  # most cells of most terms: a rare term's record each
+        return int(rows[0][1])
+    return int(max(map(_count, rows)))
+
+
+_count = operator.itemgetter(1)
+
+
+def append(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool = False) -> None:
+    """Index ``records`` (live, and not indexed, none ever given an ordinal):
+    each takes the next ordinal of its cell, in id order, and its postings
+    join their cells' tails, or the segments when a tail would fill.
+    ``fresh``: the index is empty, and every posting goes straight to the
+    segments.  A record of no terms has no postings, and takes no ordinal."""
+    records = sorted((r for r in records if r.posting.length), key=_id)
+    if records:
+        _post(conn, d, records, _place(conn, d, records, fresh), fresh)
+
+
+def restore(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
+    """Index again ``records`` that a forget made live: each at the ordinal
+    it held, or at a new one if it never held one (it had been superseded
+    while it waited in the recent tier)."""
+    records = sorted((r for r in records if r.posting.length), key=_id)
+    held = _ordinals(conn, d, records)
+    again = [r for r in records if r.id in held]
+    if again:
+        _post(conn, d, again, [held[r.id] for r in again], False)
+    append(conn, d, [r for r in records if r.id not in held])
+
+
+def _post(
+    conn: Any, d: Dialect, records: Sequence[Indexed], ordinals: Sequence[int], fresh: bool
+) -> None:
+    """Add the postings of ``records`` at ``ordinals`` (the same order)."""
+    groups = _grouped(records, ordinals, d)
+    writes = _Writes(d, fresh)
+    if fresh:
+        for key, rows in groups.items():
+            writes.fold(key, rows, {})
+            writes.tails[key] = []
+            writes.added[key] = rows
+        writes.run(conn)
+        return
+    found = _read(conn, d, "memory_cells", d.byte_length("t.tail"), list(groups))
+    sizes = {_key(d, term, cell): n // pst.TAIL.size for term, cell, n in found}
+    filling = []
+    for key, rows in groups.items():
+        if sizes.get(key, 0) + len(rows) < pst.TAIL_POSTINGS:
+            blob = pst.tail_bytes(rows)
+            if blob is not None:
+                writes.appended[key] = (blob, rows)
+                continue
+        filling.append(key)
+    if filling:
+        tails = _tails(conn, d, filling)
+        every = {key: sorted(tails.get(key, []) + groups[key]) for key in filling}
+        held = _segments(conn, d, {key: (o for o, _ in rows) for key, rows in every.items()})
+        for key in filling:
+            writes.fold(key, every[key], held)
+            writes.tails[key] = []
+            writes.added[key] = groups[key]
+    writes.run(conn)
+
+
+def remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
+    """Take ``records``' postings out of the tails, segments and cells (a
+    record holding no ordinal has none to take); their members stay."""
+    held = _ordinals(conn, d, records)
+    dropped: defaultdict[Key, dict[int, None]] = defaultdict(dict)
+    for record in records:
+        ordinal = held.get(record.id)
+        if ordinal is None:
+            continue
+        for term in record.posting.counts:
+            dropped[d.text(term), record.cell][ordinal] = None
+    writes = _Writes(d)
+    tails = _tails(conn, d, list(dropped))
+    rest: dict[Key, list[int]] = {}
+    for key, ordinals in dropped.items():
+        tail = tails.get(key)
+        if tail is None:
+            continue  # no such cell of the term: nothing of it to take
+        kept = [row for row in tail if row[0] not in ordinals]
+        writes.gone[key] += len(tail) - len(kept)
+        writes.tails[key] = kept
+        in_tail = {row[0] for row in tail}
+        rest[key] = [o for o in ordinals if o not in in_tail]
+    segments = _segments(conn, d, rest)
+    size = pst.SEGMENT_ORDINALS
+    for key, left in rest.items():
+        present = [o for o in left if o in segments.get((*key, o // size), {})]
+        writes.gone[key] += len(present)
+        writes.fold(key, (), segments, present)
+    for key in list(writes.tails):
+        if not writes.gone[key]:
+            del writes.gone[key]  # nothing of the record was there after all
+    writes.run(conn)
