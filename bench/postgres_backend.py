@@ -364,7 +364,7 @@ def recall_full_scan(store: PostgresStore) -> list[int]:
     from roteiro_memory.semantics import Decay
     from roteiro_memory.stores.sql.columns import MEMORY_ANCHOR
     from roteiro_memory.stores.sql.ranking import recall_sql
-    from roteiro_memory.stores.sql.store import record_from_row
+    from roteiro_memory.stores.sql.rows import record_from_row
 
     decay = Decay.parse("none")
     score, params = sqlexpr.score_expr(

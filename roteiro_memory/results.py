@@ -168,20 +168,11 @@ class Recalled:
         (:func:`~roteiro_memory.lexical.search_evidence`, every store's one rule)."""
         from roteiro_memory import lexical
 
-        evidence = cls.rank(record, generation, decay)
-        weighed = lexical.search_evidence(
-            evidence.base_confidence, evidence.anchor_penalty, evidence.decay_factor
+        base, penalty, factor, age, _ = sem.evidence(
+            record.confidence, record.anchor_state, generation, record.id, decay
         )
-        score = lexical.combine(relevance, weighed)
-        return cls(
-            score,
-            evidence.base_confidence,
-            evidence.anchor_penalty,
-            evidence.decay_factor,
-            evidence.age,
-            record,
-            relevance,
-        )
+        score = lexical.combine(relevance, lexical.search_evidence(base, penalty, factor))
+        return cls(score, base, penalty, factor, age, record, relevance)
 
     def to_json(self) -> JSON:
         out: dict[str, JSON] = {} if self.relevance is None else {"relevance": self.relevance}

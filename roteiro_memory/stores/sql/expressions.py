@@ -131,6 +131,10 @@ class Dialect(abc.ABC):
         """A row read by the select list ``names`` names, by name, its text read."""
         return dict(zip(names, raw, strict=True))
 
+    def read_values(self, raw: Sequence[Any]) -> Sequence[Any]:
+        """A row's values, its text read."""
+        return raw
+
     def untext(self, raw: Any) -> str:
         """A stored term (or body, key, path) as the term index reads it."""
         return str(raw)
@@ -355,7 +359,10 @@ class _Postgres(Dialect):
             ) from None
 
     def read_row(self, names: Sequence[str], raw: Sequence[Any]) -> dict[str, Any]:
-        return {name: self.read(value) for name, value in zip(names, raw, strict=True)}
+        return dict(zip(names, self.read_values(raw), strict=True))
+
+    def read_values(self, raw: Sequence[Any]) -> Sequence[Any]:
+        return [self.read(value) for value in raw]
 
     def untext(self, raw: Any) -> str:
         return bytes(raw).decode("utf-8", "surrogatepass")

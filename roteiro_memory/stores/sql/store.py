@@ -17,9 +17,9 @@ the database's one write lock from its start needs none of the locks: they
 default to nothing.
 
 Ranking, filtering and limits run in SQL, rendered from the semantics by
-:mod:`.expressions`; every stored value a read hands back passes the type
-guards of :mod:`.columns` first, so a value this version never writes is
-reported as :class:`~roteiro_memory.errors.Corrupt`, never served.
+:mod:`.expressions`; every row a read hands back is read by :mod:`.rows`,
+whose type guards report a value this version never writes as
+:class:`~roteiro_memory.errors.Corrupt`, never served.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from roteiro_memory.results import (
     CacheStats,
     CacheSweep,
     GraphNode,
-    MemoryAnchor,
     MemoryForgotten,
     MemoryListing,
     MemoryRecord,
@@ -56,6 +55,7 @@ from roteiro_memory.stores.sql.columns import (
     SWEEP_COLS,
     record_from,
 )
+from roteiro_memory.stores.sql.rows import SweepRow, entry_from_row, record_from_row
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -67,84 +67,7 @@ if TYPE_CHECKING:
     from roteiro_memory.stores.sql.expressions import Dialect
     from roteiro_memory.transfer import Export
 
-__all__ = ["SQLStore", "SweepRow", "entry_from_row", "record_filters", "record_from_row"]
-
-
-def record_from_row(d: Dialect, raw: Sequence[Any]) -> MemoryRecord:
-    """A record read as :data:`~.columns.RECORD_COLS`, every column of the
-    type this version writes."""
-    row = d.read_row(cols.RECORD_NAMES, raw)
-    for name, type_, null in cols.RECORD_READ:
-        cols.stored("agent_memory", row["id"], name, row[name], type_, null)
-    try:
-        kind = sem.parse_kind(row["kind"])
-    except ValueError as error:
-        raise Corrupt(f"agent_memory row {row['id']}: {error}") from None
-    confidence = row["confidence"]
-    if confidence is not None and not 0.0 <= confidence <= 1.0:
-        raise Corrupt(f"agent_memory row {row['id']}: confidence {confidence!r} is outside [0, 1]")
-    anchor_key, anchor_blob = row["anchor_key"], row["anchor_blob"]
-    anchor = None
-    if anchor_key is not None:
-        anchor = MemoryAnchor(anchor_key, anchor_blob, row["anchor_path"])
-    return MemoryRecord(
-        id=row["id"],
-        scope=row["scope"],
-        kind=kind,
-        anchor=anchor,
-        anchor_state=sem.resolve_anchor(
-            anchor_key, anchor_blob, row["node_key"] is not None, row["node_blob"]
-        ),
-        body=row["body"],
-        confidence=confidence,
-        tree=row["tree"],
-        created_at=row["created_at"],
-        superseded_by=row["superseded_by"],
-        superseded_at=row["superseded_at"],
-    )
-
-
-def _checked(row: dict[str, Any], types: Sequence[cols.Column]) -> dict[str, Any]:
-    """A cache row whose own columns ``types`` all hold the types this version writes."""
-    for column in types:
-        cols.stored(
-            "agent_cache", row["key"], column.name, row[column.name], column.type, column.nullable
-        )
-    return row
-
-
-def entry_from_row(d: Dialect, raw: Sequence[Any]) -> CacheEntry:
-    """A cache entry read as :data:`~.columns.CACHE_COLS`."""
-    row = _checked(d.read_row(cols.CACHE_NAMES, raw), cols.CACHE_READ)
-    return CacheEntry(
-        key=row["key"],
-        fingerprint=row["fingerprint"],
-        json=row["json"],
-        bytes=row["bytes"],
-        generation=row["generation"],
-        last_used=row["last_used"],
-        hits=row["hits"],
-        anchor=row["anchor_key"],
-        anchor_state=sem.resolve_anchor(
-            row["anchor_key"], row["anchor_blob"], row["node_key"] is not None, row["node_blob"]
-        ),
-    )
-
-
-class SweepRow:
-    """One entry as the sweep sees it: what eviction is decided by, no payload."""
-
-    __slots__ = ("anchor_state", "bytes", "generation", "key", "last_used")
-
-    def __init__(self, d: Dialect, raw: Sequence[Any]) -> None:
-        row = _checked(d.read_row(cols.SWEEP_NAMES, raw), cols.SWEEP_READ)
-        self.key: str = row["key"]
-        self.bytes: int = row["bytes"]
-        self.generation: int = row["generation"]
-        self.last_used: int = row["last_used"]
-        self.anchor_state = sem.resolve_anchor(
-            row["anchor_key"], row["anchor_blob"], row["node_key"] is not None, row["node_blob"]
-        )
+__all__ = ["SQLStore", "record_filters"]
 
 
 def record_filters(
