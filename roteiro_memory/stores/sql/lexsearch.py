@@ -395,13 +395,20 @@ def top(
         (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
         for cell, held in by_cell.items()
     )
+    scales: dict[int, tuple[float, int]] = {}
+
+    def scale(cell: int) -> tuple[float, int]:
+        """:func:`~.postings.cell_scale`, worked out once a cell."""
+        found = scales.get(cell)
+        if found is None:
+            found = scales[cell] = pst.cell_scale(cell)
+        return found
+
     pending: list[Candidate] = []
     for record_id, cell, length, counts in plan.recent:
         held_terms = sorted(counts, key=order.__getitem__)
         relevance = lexical.weigh(held_terms, counts, length, corpus, idfs=idf)
-        confidence, _ = pst.cell_parts(cell)
-        bound = relevance * lexical.search_confidence(confidence) * (1.0 + pst.BOUND_SLACK)
-        pending.append((-bound, -record_id, relevance))
+        pending.append((-relevance * scale(cell)[0], -record_id, relevance))
     heapq.heapify(pending)
     ranked: list[Scored] = []
 
@@ -480,7 +487,7 @@ def top(
         bounded = {}
         for cell in reading:
             held = dict(sorted(by_cell[cell], key=lambda pair: order[pair[0]]))
-            worth = _bounded(cell, held, found.get(cell, {}), idf, corpus, threshold)
+            worth = _bounded(scale(cell), held, found.get(cell, {}), idf, corpus, threshold)
             if worth is not None:
                 bounded[cell] = worth
         size = pst.MEMBER_ORDINALS
@@ -489,14 +496,14 @@ def top(
         )
         for cell, (postings, totals) in bounded.items():
             for candidate in _candidates(
-                cell, postings, totals, stored, idf, corpus, threshold, weights
+                cell, scale(cell)[0], postings, totals, stored, idf, corpus, threshold, weights
             ):
                 heapq.heappush(pending, candidate)
     return ranked
 
 
 def _bounded(
-    cell: int,
+    scale: tuple[float, int],
     held: Mapping[str, int],
     found: Mapping[str, Held],
     idf: Mapping[str, float],
@@ -506,9 +513,9 @@ def _bounded(
     """The records of one cell that could beat ``threshold`` (None: every
     one holding a query term): the query terms' postings among them, in
     code-point order, and a bound of each one's score by ordinal (None when
-    there is none).  ``held`` is the query terms the cell holds, in
-    code-point order, each with its largest count there as ``memory_cells``
-    bounds it.
+    there is none).  ``scale`` is the cell's (:func:`~.postings.cell_scale`);
+    ``held`` is the query terms the cell holds, in code-point order, each
+    with its largest count there as ``memory_cells`` bounds it.
 
     The bounds need no record's id or length, each term's weight taken at
     the cell's least length: which records hold terms whose weights at a
@@ -517,10 +524,8 @@ def _bounded(
     terms at their largest counts in the cell do; and of both, those whose
     terms at their own counts do."""
     terms = [t for t in held if t in found]
-    highest, least = pst.cell_parts(cell)
-    confidence = lexical.search_confidence(highest) * (1.0 + pst.BOUND_SLACK)
+    confidence, shortest = scale
     average = corpus.average_length
-    shortest = max(least, 1)
 
     def weight(term: str, count: int) -> float:
         return idf[term] * pst.tf_norm(count, shortest, average) * confidence
@@ -562,6 +567,7 @@ def _bounded(
 
 def _candidates(
     cell: int,
+    confidence: float,
     postings: Mapping[str, Sequence[tuple[int, int]]],
     totals: Mapping[int, float],
     members: Mapping[tuple[int, int], tuple[bytes, bytes]],
@@ -574,7 +580,9 @@ def _candidates(
     that could beat ``threshold`` (None: all), with their exact relevance
     (:func:`~roteiro_memory.lexical.weigh_postings`, the terms in code-point
     order; ``weights`` remembers each term's weights by ``(count, length)``
-    across cells), their ids and lengths read from ``members``."""
+    across cells), their ids and lengths read from ``members``; each
+    bounded by the cell's highest confidence, ``confidence`` (tempered, with
+    the slack of a bound)."""
     member = _Members(cell, members)
     held_by = {o: member(o) for o in totals}
     relevance = lexical.weigh_postings(
@@ -586,8 +594,6 @@ def _candidates(
         idfs=idf,
         weights=weights,
     )
-    highest, _ = pst.cell_parts(cell)
-    confidence = lexical.search_confidence(highest) * (1.0 + pst.BOUND_SLACK)
     for record_id, value in relevance.items():
         bound = value * confidence
         if threshold is None or bound >= threshold:

@@ -43,7 +43,7 @@ import operator
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
@@ -66,8 +66,10 @@ __all__ = [
     "cell_bound",
     "cell_of",
     "cell_row",
+    "cell_scale",
     "damaged",
     "decode_segment",
+    "encode_bits",
     "encode_segment",
     "length_floor",
     "member_bytes",
@@ -151,6 +153,14 @@ BOUND_SLACK = 1e-9
 no rounding of the exact score can pass it."""
 
 
+def cell_scale(cell: int) -> tuple[float, int]:
+    """What every bound of a record of ``cell`` is taken at: its highest base
+    confidence tempered as search weighs it, with :data:`BOUND_SLACK`, and
+    its least length (at least 1)."""
+    confidence, length = cell_parts(cell)
+    return lexical.search_confidence(confidence) * (1.0 + BOUND_SLACK), max(length, 1)
+
+
 def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: float) -> float:
     """The most any record of ``cell`` can score, for query terms of the
     given ``(idf, max tf in the cell)``."""
@@ -187,23 +197,27 @@ above 1 by offset (a posting not there counts 1)."""
 
 
 def encode_segment(offsets: Sequence[int], counts: Sequence[int]) -> bytes:
-    """The bytes of a segment holding ``offsets`` (ascending, below
+    """The bytes of a segment holding ``offsets`` (distinct, below
     :data:`SEGMENT_ORDINALS`, at least one), each with its count."""
-    many = [n for n, count in enumerate(counts) if count > 1]
-    listed = 2 * len(offsets)
-    mapped = offsets[-1] // 8 + 1
-    parts = [b"", _le(array("H", (offsets[n] for n in many)))]
-    parts.append(_le(array("I", (counts[n] for n in many))))
-    if listed < mapped:
-        parts[0] = _HEADER.pack(LIST, len(many))
-        parts.append(_le(array("H", offsets)))
+    return encode_bits(
+        bits_of(offsets), {o: c for o, c in zip(offsets, counts, strict=True) if c > 1}
+    )
+
+
+def encode_bits(bits: int, counts: Mapping[int, int]) -> bytes:
+    """The bytes of a segment holding the offsets set in ``bits`` (at least
+    one, below :data:`SEGMENT_ORDINALS`), those of ``counts`` that many
+    times and the rest once: a bitmap is written from the integer whole."""
+    many = sorted(counts.items())
+    head = _HEADER.pack(BITMAP, len(many))
+    mapped = (bits.bit_length() + 7) // 8
+    if 2 * bits.bit_count() < mapped:
+        head = _HEADER.pack(LIST, len(many))
+        body = _le(array("H", ordinals(bits)))
     else:
-        parts[0] = _HEADER.pack(BITMAP, len(many))
-        bitmap = bytearray(mapped)
-        for offset in offsets:
-            bitmap[offset >> 3] |= 1 << (offset & 7)
-        parts.append(bytes(bitmap))
-    return b"".join(parts)
+        body = bits.to_bytes(mapped, "little")
+    offsets = _le(array("H", (offset for offset, _ in many)))
+    return b"".join((head, offsets, _le(array("I", (count for _, count in many))), body))
 
 
 def _le(values: array[int]) -> bytes:

@@ -205,17 +205,17 @@ def _tails(conn: Any, d: Dialect, keys: Sequence[Key]) -> dict[Key, Rows]:
 
 def _segments(
     conn: Any, d: Dialect, wanted: Mapping[Key, Iterable[int]]
-) -> dict[tuple[Any, int, int], dict[int, int]]:
-    """The postings (``ordinal -> count``) of the segments ``wanted`` names,
+) -> dict[tuple[Any, int, int], pst.Segment]:
+    """What the segments ``wanted`` names hold, as bits and counts above 1,
     by ``(term, cell, segment)``: each key's segments holding any of its
     ordinals (absent when there is none yet)."""
     size = pst.SEGMENT_ORDINALS
     triples = [(*key, part) for key, held in wanted.items() for part in {o // size for o in held}]
-    out: dict[tuple[Any, int, int], dict[int, int]] = {}
+    out: dict[tuple[Any, int, int], pst.Segment] = {}
     for term, cell, segment, blob in _read(conn, d, "memory_segments", "t.postings", triples):
         term, cell = _key(d, term, cell)
         try:
-            out[term, cell, int(segment)] = dict(segment_postings(blob, int(segment)))
+            out[term, cell, int(segment)] = pst.decode_segment(bytes(blob))
         except (ValueError, TypeError) as error:
             row = f"{pst.cell_row(term, cell)} segment {segment}"
             raise pst.damaged("memory_segments", row, error) from None
@@ -243,32 +243,32 @@ class _Writes:
         self,
         key: Key,
         rows: Iterable[tuple[int, int]],
-        held: Mapping[tuple[Any, int, int], dict[int, int]],
+        held: Mapping[tuple[Any, int, int], pst.Segment],
         dropped: Iterable[int] = (),
     ) -> None:
         """Write ``key``'s segments again with ``rows`` in them and the
-        ordinals ``dropped`` out (``held``: what they hold now)."""
-        touched: dict[int, dict[int, int]] = {}
+        ordinals ``dropped`` out (``held``: what they hold now), each as the
+        bits of an integer: a segment's postings are never listed one by one."""
         size = pst.SEGMENT_ORDINALS
-
-        def segment(number: int) -> dict[int, int]:
-            postings = touched.get(number)
-            if postings is None:
-                postings = touched[number] = dict(held.get((*key, number), {}))
-            return postings
-
+        adding: dict[int, list[tuple[int, int]]] = {}
         for ordinal, count in rows:
-            segment(ordinal // size)[ordinal] = count
+            adding.setdefault(ordinal // size, []).append((ordinal % size, count))
+        taking: dict[int, list[int]] = {}
         for ordinal in dropped:
-            segment(ordinal // size).pop(ordinal, None)
-        for number, postings in touched.items():
+            taking.setdefault(ordinal // size, []).append(ordinal % size)
+        for number in adding.keys() | taking.keys():
             place = (*key, number)
-            if postings:
-                base = number * size
-                ordered = sorted(postings.items())
-                self.segments[place] = pst.encode_segment(
-                    [ordinal - base for ordinal, _ in ordered], [count for _, count in ordered]
-                )
+            bits, counts = held.get(place, (0, {}))
+            counts = dict(counts)
+            added = adding.get(number, [])
+            bits |= pst.bits_of([offset for offset, _ in added])
+            counts.update((offset, count) for offset, count in added if count > 1)
+            gone = taking.get(number, [])
+            bits &= ~pst.bits_of(gone)
+            for offset in gone:
+                counts.pop(offset, None)
+            if bits:
+                self.segments[place] = pst.encode_bits(bits, counts)
             elif place in held:
                 self.emptied.append(place)
 
@@ -416,7 +416,7 @@ def remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
     segments = _segments(conn, d, rest)
     size = pst.SEGMENT_ORDINALS
     for key, left in rest.items():
-        present = [o for o in left if o in segments.get((*key, o // size), {})]
+        present = [o for o in left if segments.get((*key, o // size), (0, {}))[0] >> (o % size) & 1]
         writes.gone[key] += len(present)
         writes.fold(key, (), segments, present)
     for key in list(writes.tails):
