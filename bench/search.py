@@ -53,7 +53,7 @@ from workload import QUERY, RARE_WORD, Sizes, build_episodic, episodic_writes, m
 from roteiro_memory import lexical
 from roteiro_memory.results import Recalled
 from roteiro_memory.semantics import Decay
-from roteiro_memory.stores.sql import lexsearch
+from roteiro_memory.stores.sql import cellpostings, lexsearch
 
 __all__ = [
     "EARLY_RECALL_BOUND",
@@ -148,9 +148,9 @@ def exhaustive(store: Any) -> Callable[[str], list[tuple[int, float]]]:
 def postings_read(store: Any, query: str) -> tuple[int, int]:
     """How many postings a search of ``query`` decoded, and how many its
     terms hold (their live document frequencies)."""
-    before = lexsearch.decoded[0]
+    before = cellpostings.decoded[0]
     found = store.search(query, limit=RECALL_LIMIT)
-    read = lexsearch.decoded[0] - before
+    read = cellpostings.decoded[0] - before
     frequency = store_frequencies(store, found.terms or [])
     return read, sum(frequency.values())
 

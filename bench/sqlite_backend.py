@@ -41,7 +41,8 @@ SWEEP_FLOOR_READ = f"SELECT {SWEEP_COLS}{CACHE_FROM}"
 WRITTEN_COLS = "scope, kind, anchor_key, anchor_blob, anchor_path, body, confidence, tree, search"
 INSERT_FLOOR = f"INSERT INTO agent_memory ({WRITTEN_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 INDEX_WRITTEN = (
-    ("memory_chunks", "term, cell, first_id, postings", "term, cell, first_id"),
+    ("memory_members", "cell, segment, ids, lengths", "cell, segment"),
+    ("memory_segments", "term, cell, segment, postings", "term, cell, segment"),
     ("memory_cells", "term, cell, postings, max_tf, tail", "term, cell"),
     ("memory_recent", "record_id, cell, length, terms", "record_id"),
 )

@@ -21,7 +21,7 @@ from roteiro_memory import lexical
 from roteiro_memory.errors import BadRequest
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
-from roteiro_memory.stores.sql import lexsearch
+from roteiro_memory.stores.sql import cellpostings, lexsearch
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
@@ -230,7 +230,7 @@ def test_a_terms_segments_and_tail_give_its_postings_in_order(
     if any(count > 65_535 for _, count in rows[len(rows) - in_tail :]):
         in_tail = 0  # a count too wide for a tail is in a segment
     closed, tail = rows[: len(rows) - in_tail], rows[len(rows) - in_tail :]
-    held = lexsearch.Held("term", 7)
+    held = cellpostings.Held("term", 7)
     size = postings.SEGMENT_ORDINALS
     for number in sorted({ordinal // size for ordinal, _ in closed}):
         part = [(o - number * size, c) for o, c in closed if o // size == number]

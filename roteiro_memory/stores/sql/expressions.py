@@ -172,7 +172,9 @@ class Dialect(abc.ABC):
         joins by an index.  SQLite's: one JSON array, however many rows."""
         name = f"rows{len(into)}"
         into[name] = json.dumps(rows)
-        columns = ", ".join(f"value ->> {n} AS column{n + 1}" for n in range(len(types)))
+        columns = ", ".join(
+            f"json_extract(value, '$[{n}]') AS column{n + 1}" for n in range(len(types))
+        )
         return f"(SELECT {columns} FROM json_each({self.named(name)}))"
 
     def in_set(

@@ -198,6 +198,8 @@ def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
     ):
         try:
             counts = parse_terms(d.untext(text))
+            if type(cell) is not int or sum(counts.values()) != length or length >= 1 << 32:
+                raise ValueError("its cell, length and counts are not those a write makes")
         except (ValueError, TypeError) as error:
             raise pst.damaged("memory_recent", f"record {record_id}", error) from None
         out.append(Indexed(record_id, cell, Posting(counts, length)))
@@ -401,6 +403,9 @@ def read_stats(conn: Any) -> tuple[int, Stats]:
     if row[1] is None:
         raise pst.damaged("memory_stats", "row 0", ValueError("the row is missing"))
     generation, records, live, live_terms = (0 if v is None else int(v) for v in row)
+    if live < 0 or live_terms < 0 or (live_terms > 0 and live == 0):
+        error = ValueError(f"counts {live} live records of {live_terms} terms")
+        raise pst.damaged("memory_stats", "row 0", error)
     return generation, Stats(records, live, live_terms)
 
 
@@ -415,6 +420,7 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
         "SELECT cell, segment, ids, lengths FROM memory_members"
     ):
         try:
+            pst.segment_base(segment)  # a whole number, in range
             members = zip(*pst.read_members(bytes(ids), bytes(lengths)), strict=True)
         except (ValueError, TypeError):
             continue
@@ -451,6 +457,11 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
 
 
 def corpus(stats: Stats, frequency: Mapping[str, int]) -> lexical.CorpusStats:
+    """The statistics a search normalises by; a term some record holds in a
+    store whose records hold no terms is damage, not a division by zero."""
     from roteiro_memory import lexical
 
+    if stats.live_terms == 0 and any(frequency.values()):
+        error = ValueError("counts no terms in live records, yet records hold the query's terms")
+        raise pst.damaged("memory_stats", "row 0", error)
     return lexical.CorpusStats(stats.live, stats.live_terms, frequency)

@@ -94,20 +94,35 @@ def _text(d: Dialect, raw: Any) -> Any:
     return raw
 
 
-_MULTIPLIERS = (1_000_003, 998_244_353, 1_000_000_007, 1_000_000_009, 998_244_853)
+_MULTIPLIERS = (
+    1_000_003,
+    998_244_353,
+    1_000_000_007,
+    1_000_000_009,
+    998_244_853,
+    2_147_483_647,
+    4_294_967_291,
+)
 _COUNTED = 1 << 256
 _NOT_TEXT = "not text"
 """A cell's postings are compared as one number: the sum over them of
-``o * M1 + count * M2 + o * count * M3 + h * M4 + h * count * M5``, ``o``
-the posting's ordinal and ``h`` its term's hash, plus ``_COUNTED`` each (so
-the number of postings is its high part).  A record's share is worked out
-from its sums (its terms' hashes, and those times their counts), and a
-segment's from its bytes, both at C speed; only a cell whose sums differ is
-compared posting by posting, to name the records."""
+``o * M1 + count * M2 + o * count * M3 + h * M4 + h * count * M5 + o * o *
+M6 + h * o * M7``, ``o`` the posting's ordinal and ``h`` its term's hash,
+plus ``_COUNTED`` each (so the number of postings is its high part): a
+posting moved to another ordinal, or to another term, changes it.  A
+record's share is worked out from its sums (its terms' hashes, and those
+times their counts), and a segment's from its bytes, both at C speed; only
+a cell whose sums differ is compared posting by posting, to name the
+records."""
 
 _POP = bytes(bin(byte).count("1") for byte in range(256))
 _OFFSET_SUM = bytes(sum(k for k in range(8) if byte >> k & 1) for byte in range(256))
-"""Per byte value: how many bits it sets, and the sum of their offsets."""
+_SQUARE_SUM = bytes(sum(k * k for k in range(8) if byte >> k & 1) for byte in range(256))
+"""Per byte value: how many bits it sets, the sum of their offsets, and of
+their offsets squared."""
+_BYTE_AT = [8 * j for j in range(4096)]
+_BYTE_AT_SQUARED = [64 * j * j for j in range(4096)]
+"""Where the ``j``-th byte of a bitmap starts, and that squared."""
 
 
 def _hash(term: Any) -> int:
@@ -115,11 +130,19 @@ def _hash(term: Any) -> int:
     return hash(term) if type(term) is str else hash((_NOT_TEXT, repr(term)))
 
 
-def _sum(h: int, n: int, ordinals: int, counts: int, products: int) -> int:
+def _sum(h: int, n: int, ordinals: int, counts: int, products: int, squares: int) -> int:
     """:data:`_MULTIPLIERS`' sum over ``n`` postings of one term (hash ``h``)
-    whose ordinals, counts, and ordinals times counts add up as given."""
-    m1, m2, m3, m4, m5 = _MULTIPLIERS
-    return m1 * ordinals + m2 * counts + m3 * products + m4 * h * n + m5 * h * counts + n * _COUNTED
+    whose ordinals, counts, ordinals times counts and ordinals squared add
+    up as given."""
+    m1, m2, m3, m4, m5, m6, m7 = _MULTIPLIERS
+    return (
+        m1 * ordinals
+        + m2 * counts
+        + m3 * products
+        + h * (m4 * n + m5 * counts + m7 * ordinals)
+        + m6 * squares
+        + n * _COUNTED
+    )
 
 
 def _segment_sum(h: int, blob: bytes, segment: int) -> tuple[int, int, int]:
@@ -127,27 +150,49 @@ def _segment_sum(h: int, blob: bytes, segment: int) -> tuple[int, int, int]:
     form, body, many, _ = pst.segment_parts(blob)
     if form == pst.LIST:
         n, offsets = len(body), sum(body)
+        squares = sum(map(operator.mul, body, body))
     else:
         raw = bytes(body)
         pops = raw.translate(_POP)
+        sums = raw.translate(_OFFSET_SUM)
         n = sum(pops)
-        offsets = sum(map(operator.mul, range(0, 8 * len(raw), 8), pops))
-        offsets += sum(raw.translate(_OFFSET_SUM))
+        offsets = sum(map(operator.mul, _BYTE_AT, pops)) + sum(sums)
+        # (8j + k)**2 = 64 j**2 + 2 * 8j * k + k**2, over each byte j's bits k.
+        squares = sum(map(operator.mul, _BYTE_AT_SQUARED, pops))
+        squares += 2 * sum(map(operator.mul, _BYTE_AT, sums)) + sum(raw.translate(_SQUARE_SUM))
     base = segment * pst.SEGMENT_ORDINALS
     ordinals = offsets + n * base
+    squares += 2 * base * offsets + n * base * base
     extra = sum(count - 1 for count in many.values())
     products = ordinals + sum((base + o) * (c - 1) for o, c in many.items())
-    return _sum(h, n, ordinals, n + extra, products), n, max(many.values(), default=1)
+    total = _sum(h, n, ordinals, n + extra, products, squares)
+    return total, n, max(many.values(), default=1)
+
+
+def _tail_sum(h: int, blob: bytes) -> tuple[int, int, int]:
+    """A tail's :func:`_sum`, its postings and its largest count (1 when empty)."""
+    ordinals, counts = pst.tail_postings(blob)
+    total = _sum(
+        h,
+        len(ordinals),
+        sum(ordinals),
+        sum(counts),
+        sum(map(operator.mul, ordinals, counts)),
+        sum(map(operator.mul, ordinals, ordinals)),
+    )
+    return total, len(ordinals), max(counts, default=1)
 
 
 def _record_sum(ordinal: int, counts: dict[str, int], length: int) -> int:
     """:func:`_sum` over one record's postings (its counts add up to its length)."""
-    m1, m2, m3, m4, m5 = _MULTIPLIERS
+    m1, m2, m3, m4, m5, m6, m7 = _MULTIPLIERS
     hashes = list(map(hash, counts))
+    held = sum(hashes)
     return int(
-        len(counts) * (ordinal * m1 + _COUNTED)
+        len(counts) * (ordinal * m1 + ordinal * ordinal * m6 + _COUNTED)
         + length * (m2 + ordinal * m3)
-        + m4 * sum(hashes)
+        + m4 * held
+        + m7 * ordinal * held
         + m5 * sum(map(operator.mul, hashes, counts.values()))
     )
 
@@ -176,6 +221,12 @@ def index_findings(
     for record_id, confidence, body, key, path, is_live in records:
         total += 1
         if not is_live:
+            member = member_of.get(record_id)
+            if member is not None:
+                # What a forget that made it live again would find.
+                wanted = index.indexed(record_id, confidence, body, key, path)
+                if member[0] != wanted.cell or member[2] != wanted.posting.length:
+                    out.append(Finding("memory_members", f"id {record_id}", _RESTORED_WRONG))
             continue
         wanted = index.indexed(record_id, confidence, body, key, path)
         length = wanted.posting.length
@@ -223,6 +274,10 @@ def index_findings(
     return out
 
 
+_RESTORED_WRONG = (
+    "the member of a superseded record disagrees with it: search would misrank it"
+    " once a forget made it live again (export and import the store to rebuild the index)"
+)
 _MISSING = (
     "missing: search would never find the record (export and import the store to rebuild the index)"
 )
@@ -249,8 +304,10 @@ def _members(
     at: dict[tuple[Any, int], Any] = {}
     for cell, segments in sorted(by_cell.items()):
         last = max(segments)
-        if sorted(segments) != list(range(last + 1)) or any(
-            len(segments[n][0]) != size for n in range(last) if n in segments
+        # Distinct whole numbers from 0: as many as the last one plus one
+        # exactly when none is missing.
+        if len(segments) != last + 1 or any(
+            len(ids) != size for n, (ids, _) in segments.items() if n != last
         ):
             out.append(
                 Finding(
@@ -293,33 +350,37 @@ def _misplaced(
         wanted = index.indexed(record_id, confidence, body, key, path)
         for term, count in wanted.posting.counts.items():
             want.add((term, member[0], member[1], count))
-    have: set[tuple[Any, ...]] = set()
+    have: dict[tuple[Any, ...], str] = {}
+    """Each posting held, with the table holding it."""
     for term, cell, segment, blob in held:
         if cell in differ:
             try:
                 rows = _rows(blob, segment)
             except (ValueError, TypeError):
                 continue
-            have.update((term, cell, ordinal, count) for ordinal, count in rows)
+            table = "memory_cells" if segment is None else "memory_segments"
+            have.update(((term, cell, ordinal, count), table) for ordinal, count in rows)
     out = []
-    wrong: set[Any] = set()
-    strays: set[tuple[Any, Any]] = set()
-    for _, cell, ordinal, _ in want ^ have:
+    wrong: dict[Any, str] = {}
+    strays: dict[tuple[Any, Any], str] = {}
+    for posting in want ^ have.keys():
+        _, cell, ordinal, _ = posting
+        table = have.get(posting, "memory_segments")  # one missing is a segment's
         named = at.get((cell, ordinal))
         if named is None:
-            strays.add((cell, ordinal))
+            strays.setdefault((cell, ordinal), table)
         else:
-            wrong.add(named)
-    for record_id in sorted(wrong, key=repr):
+            wrong.setdefault(named, table)
+    for record_id, table in sorted(wrong.items(), key=lambda pair: repr(pair[0])):
         problem = _MISRANKED if record_id in indexed else "postings of a record that is not live"
-        out.append(Finding("memory_segments", f"id {record_id}", problem))
+        out.append(Finding(table, f"id {record_id}", problem))
     out.extend(
         Finding(
-            "memory_segments",
+            table,
             f"cell {cell!r} ordinal {ordinal!r}",
             "postings at an ordinal no member names: search would fail on them",
         )
-        for cell, ordinal in sorted(strays, key=repr)
+        for (cell, ordinal), table in sorted(strays.items(), key=lambda pair: repr(pair[0]))
     )
     return out
 
@@ -354,22 +415,9 @@ def _postings(
         h = _hash(term)
         try:
             if tail:
-                postings = pst.tail_rows(bytes(blob))
-                if not postings:
+                total, n, largest = _tail_sum(h, bytes(blob))
+                if not n:
                     continue
-                ordinals = [o for o, _ in postings]
-                counts = [c for _, c in postings]
-                total, n, largest = (
-                    _sum(
-                        h,
-                        len(postings),
-                        sum(ordinals),
-                        sum(counts),
-                        sum(map(operator.mul, ordinals, counts)),
-                    ),
-                    len(postings),
-                    max(counts),
-                )
             else:
                 total, n, largest = _segment_sum(h, bytes(blob), segment)
         except (ValueError, TypeError) as error:

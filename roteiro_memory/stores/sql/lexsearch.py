@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
+from roteiro_memory.stores.sql import cellpostings as cp
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql import postings as pst
@@ -149,24 +150,24 @@ def read_cells(
     closed: Sequence[str],
     tails: Mapping[tuple[str, int], Any],
     long_tails: bool = True,
-) -> dict[int, dict[str, Held]]:
-    """The postings of ``terms`` in each of ``cells``, as :class:`Held`: the
+) -> dict[int, dict[str, cp.Held]]:
+    """The postings of ``terms`` in each of ``cells``, as :class:`~.cellpostings.Held`: the
     segments of those of ``closed`` (the terms that have some there) and
     their long tails (unless ``long_tails`` says none has one), and the
     short tails the plan read (:attr:`Plan.tails`); a pair with none is
     absent.  Nothing is decoded here.  One statement, however many cells,
     and none when no term of ``closed`` has any."""
-    out: dict[int, dict[str, Held]] = {}
+    out: dict[int, dict[str, cp.Held]] = {}
     names: dict[Any, str] = {}
 
-    def held(raw: Any, cell: int) -> Held:
+    def held(raw: Any, cell: int) -> cp.Held:
         by_term = out.setdefault(cell, {})
         term = names.get(raw)
         if term is None:
             term = names[raw] = d.untext(raw)
         found = by_term.get(term)
         if found is None:
-            found = by_term[term] = Held(raw, cell)
+            found = by_term[term] = cp.Held(raw, cell)
         return found
 
     in_cells, cell_params = d.any_of("cell", cells)
@@ -209,94 +210,12 @@ def read_members(
             " JOIN memory_members t ON t.cell = column1 AND t.segment = column2",
             params,
         ):
-            out[int(cell), int(segment)] = (bytes(ids), bytes(lengths))
+            try:
+                out[cell, segment] = (bytes(ids), bytes(lengths))
+            except TypeError as error:
+                where = f"cell {cell!r} segment {segment!r}"
+                raise pst.damaged("memory_members", where, error) from None
     return out
-
-
-class Held:
-    """One term's postings in one cell as read: its segments, then its tail,
-    decoded when first asked for, into the bits of one integer (bit ``n``:
-    the cell's record of ordinal ``n`` holds the term) and the counts above 1."""
-
-    __slots__ = ("_bits", "_bytes", "_counts", "_many", "cell", "raw", "segments", "tail")
-
-    def __init__(self, raw: Any, cell: int) -> None:
-        self.raw = raw
-        """The term as stored, to name a damaged row."""
-        self.cell = cell
-        self.segments: list[tuple[int, Any]] = []
-        """``(segment, bytes)`` of each segment."""
-        self.tail: Any = None
-        self._bits: int | None = None
-        self._bytes: bytes = b""
-        self._many: list[tuple[int, Sequence[int], Sequence[int]]] = []
-        """``(base, offsets, counts)`` of the postings counting more than 1."""
-        self._counts: dict[int, int] | None = None
-
-    def bits(self) -> int:
-        """The ordinals holding the term, as the bits of an integer (counted
-        in :data:`decoded`)."""
-        if self._bits is None:
-            bits = 0
-            for segment, blob in self.segments:
-                try:
-                    held, offsets, counts = pst.read_segment(bytes(blob))
-                except (ValueError, TypeError) as error:
-                    row = f"{pst.cell_row(self.raw, self.cell)} segment {segment}"
-                    raise pst.damaged("memory_segments", row, error) from None
-                base = int(segment) * pst.SEGMENT_ORDINALS
-                bits |= held << base
-                if offsets is not None and counts is not None:
-                    self._many.append((base, offsets, counts))
-            if self.tail is not None:
-                try:
-                    ordinals, counted = pst.tail_postings(bytes(self.tail))
-                except (ValueError, TypeError) as error:
-                    row = pst.cell_row(self.raw, self.cell)
-                    raise pst.damaged("memory_cells", row, error) from None
-                bits |= pst.bits_of(ordinals)
-                if counted and max(counted) > 1:
-                    self._many.append((0, ordinals, counted))
-            self._bits = bits
-            decoded[0] += bits.bit_count()
-        return self._bits
-
-    def counts(self) -> dict[int, int]:
-        """The counts above 1, by ordinal (a posting not there counts 1)."""
-        if self._counts is None:
-            self.bits()
-            self._counts = {
-                base + offset: count
-                for base, offsets, counted in self._many
-                for offset, count in zip(offsets, counted, strict=True)
-                if count > 1
-            }
-        return self._counts
-
-    def holding(self, ordinals: Iterable[int]) -> list[tuple[int, int]]:
-        """``(ordinal, count)`` of each of ``ordinals`` that holds the term."""
-        bits = self.bits()
-        if not self._bytes:
-            self._bytes = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
-        raw, size, counts = self._bytes, len(self._bytes), self.counts()
-        return [
-            (o, counts.get(o, 1)) for o in ordinals if o >> 3 < size and raw[o >> 3] >> (o & 7) & 1
-        ]
-
-    def repeated(self) -> int:
-        """The ordinals holding the term more than once, as bits."""
-        self.bits()
-        return pst.bits_of(list(self.counts())) if self._many else 0
-
-    def every(self) -> list[tuple[int, int]]:
-        """``(ordinal, count)`` of every posting, ascending."""
-        ordinals = pst.ordinals(self.bits())
-        counts = self.counts()
-        return [(o, counts.get(o, 1)) for o in ordinals]
-
-
-decoded = [0]
-"""Postings decoded by :meth:`Held.bits` in this process, for measurements."""
 
 
 def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str], whole: bool = True) -> str:
@@ -311,7 +230,9 @@ def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str], whole: 
     )
 
 
-Reader = Callable[[Sequence[int], Sequence[str], Sequence[str], bool], dict[int, dict[str, Held]]]
+Reader = Callable[
+    [Sequence[int], Sequence[str], Sequence[str], bool], dict[int, dict[str, cp.Held]]
+]
 """Reads cells' postings of the given terms (:func:`read_cells`): ``cell ->
 term -> Held``."""
 Members = Callable[[Sequence[tuple[int, int]]], dict[tuple[int, int], tuple[bytes, bytes]]]
@@ -495,9 +416,23 @@ def top(
             [(cell, o // size) for cell, (_, totals) in bounded.items() for o in totals]
         )
         for cell, (postings, totals) in bounded.items():
-            for candidate in _candidates(
-                cell, scale(cell)[0], postings, totals, stored, idf, corpus, threshold, weights
-            ):
+            try:
+                made = list(
+                    _candidates(
+                        cell,
+                        scale(cell)[0],
+                        postings,
+                        totals,
+                        stored,
+                        idf,
+                        corpus,
+                        threshold,
+                        weights,
+                    )
+                )
+            except cp.Unheld as unheld:
+                raise cp.unheld(cell, unheld.ordinal, found.get(cell, {})) from None
+            for candidate in made:
                 heapq.heappush(pending, candidate)
     return ranked
 
@@ -505,7 +440,7 @@ def top(
 def _bounded(
     scale: tuple[float, int],
     held: Mapping[str, int],
-    found: Mapping[str, Held],
+    found: Mapping[str, cp.Held],
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
@@ -583,7 +518,7 @@ def _candidates(
     across cells), their ids and lengths read from ``members``; each
     bounded by the cell's highest confidence, ``confidence`` (tempered, with
     the slack of a bound)."""
-    member = _Members(cell, members)
+    member = cp.Members(cell, members)
     held_by = {o: member(o) for o in totals}
     relevance = lexical.weigh_postings(
         (
@@ -598,32 +533,6 @@ def _candidates(
         bound = value * confidence
         if threshold is None or bound >= threshold:
             yield (-bound, -record_id, value)
-
-
-class _Members:
-    """The members of one cell, decoded a segment at a time as they are
-    asked for: called with an ordinal, the record's ``(id, length)``."""
-
-    def __init__(self, cell: int, members: Mapping[tuple[int, int], tuple[bytes, bytes]]) -> None:
-        self.cell = cell
-        self.raw = members
-        self.decoded: dict[int, Any] = {}
-
-    def __call__(self, ordinal: int) -> tuple[int, int]:
-        segment, at = divmod(ordinal, pst.MEMBER_ORDINALS)
-        try:
-            held = self.decoded.get(segment)
-            if held is None:
-                raw = self.raw.get((self.cell, segment))
-                if raw is None:
-                    raise ValueError("missing, though postings name its ordinals")
-                held = self.decoded[segment] = pst.read_members(*raw)
-            return held[0][at], held[1][at]
-        except (ValueError, TypeError, IndexError) as error:
-            where = f"cell {self.cell} segment {segment}"
-            if isinstance(error, IndexError):
-                error = ValueError(f"no member at ordinal {ordinal}, though postings name it")
-            raise pst.damaged("memory_members", where, error) from None
 
 
 def _qualifying(

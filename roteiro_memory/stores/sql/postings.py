@@ -58,6 +58,7 @@ __all__ = [
     "MEMBER_ID",
     "MEMBER_LENGTH",
     "MEMBER_ORDINALS",
+    "ORDINALS_AT_MOST",
     "SEGMENT_ORDINALS",
     "TAIL",
     "TAIL_POSTINGS",
@@ -76,6 +77,7 @@ __all__ = [
     "ordinals",
     "read_members",
     "read_segment",
+    "segment_base",
     "segment_parts",
     "segment_rows",
     "tail_bytes",
@@ -177,6 +179,11 @@ def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: 
 SEGMENT_ORDINALS = 4096
 """Ordinals one segment covers: a segment's bitmap is at most 512 bytes, so
 a write rewrites at most that much of a term's postings in a cell."""
+
+ORDINALS_AT_MOST = 1 << 27
+"""The most records one cell takes ordinals for.  A search makes one bitmap
+as wide as the largest ordinal it reads, so an ordinal past this is read
+as damage, not as a bitmap of gigabytes."""
 
 BITMAP, LIST = 0, 1
 """A segment's two forms: a bitmap of its offsets (bit ``k`` of byte ``j``
@@ -303,7 +310,19 @@ def read_segment(blob: bytes) -> tuple[int, array[int] | None, array[int] | None
         raise ValueError("not a segment of postings (bad header or length)")
     if not many:
         return bits, None, None
-    return bits, _read("H", blob[_HEADER.size : start]), _read("I", blob[start:end])
+    offsets = _read("H", blob[_HEADER.size : start])
+    if max(offsets) >= SEGMENT_ORDINALS:
+        raise ValueError("not a segment of postings (a count's offset out of range)")
+    return bits, offsets, _read("I", blob[start:end])
+
+
+def segment_base(segment: object) -> int:
+    """The first ordinal of segment number ``segment``; ValueError when that
+    is no segment's number (not a whole number, negative, or past
+    :data:`ORDINALS_AT_MOST`)."""
+    if type(segment) is not int or not 0 <= segment * SEGMENT_ORDINALS < ORDINALS_AT_MOST:
+        raise ValueError(f"segment {segment!r} is not a segment's number")
+    return segment * SEGMENT_ORDINALS
 
 
 def bits_of(ordinals: Sequence[int]) -> int:
@@ -427,8 +446,8 @@ def tail_postings(blob: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
     count below 1 included)."""
     flat = _packer(_tail_size(blob)).unpack(blob)
     ordinals, counts = flat[0::2], flat[1::2]
-    if counts and min(counts) < 1:
-        raise ValueError("not a tail of postings (a count below 1)")
+    if counts and (min(counts) < 1 or max(ordinals) >= ORDINALS_AT_MOST):
+        raise ValueError("not a tail of postings (a count below 1, or an ordinal out of range)")
     return ordinals, counts
 
 

@@ -24,6 +24,7 @@ import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
+from roteiro_memory.errors import BadRequest
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import postings as pst
 
@@ -79,16 +80,33 @@ def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> li
         cells = sorted({r.cell for r in records})
         for chunk in d.chunks(cells):
             where, params = d.any_of("cell", chunk)
-            for cell, segment, held in conn.execute(
-                f"SELECT cell, segment, {d.byte_length('ids')} FROM memory_members WHERE {where}",
+            for cell, segment, held, long in conn.execute(
+                f"SELECT cell, segment, {d.byte_length('ids')}, {d.byte_length('lengths')}"
+                f" FROM memory_members WHERE {where}",
                 params,
             ):
-                ordinal = int(segment) * size + int(held) // 8
-                after[int(cell)] = max(after.get(int(cell), 0), ordinal)
+                if (
+                    type(segment) is not int
+                    or not 0 <= segment < pst.ORDINALS_AT_MOST // size
+                    or type(held) is not int
+                    or held % 8
+                    or held != 2 * long
+                    or held > 8 * size
+                ):
+                    error = ValueError("not members of a cell (bad segment or lengths)")
+                    where_ = f"cell {cell!r} segment {segment!r}"
+                    raise pst.damaged("memory_members", where_, error)
+                ordinal = segment * size + held // 8
+                after[cell] = max(after.get(cell, 0), ordinal)
     ordinals = []
     joining: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
     for record in records:
         ordinal = after.get(record.cell, 0)
+        if ordinal >= pst.ORDINALS_AT_MOST:
+            raise BadRequest(
+                f"a cell of the term index holds at most {pst.ORDINALS_AT_MOST:,} records;"
+                " export the store and import it to index it anew"
+            )
         after[record.cell] = ordinal + 1
         ordinals.append(ordinal)
         ids, lengths = joining.setdefault((record.cell, ordinal // size), ([], []))

@@ -386,7 +386,7 @@ class SQLStore(Store):
             nodes = d.node_relation(conn, graph, params)
             generation, stats = index.read_stats(conn)
             results: builtins.list[Recalled] = []
-            if terms and stats.live_terms:
+            if terms and stats.live:
                 plan = lexsearch.plan(conn, d, terms, stats)
 
                 parts, parts_params = sqlexpr.evidence_parts_expr(

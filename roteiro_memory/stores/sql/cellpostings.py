@@ -1,0 +1,160 @@
+"""One cell's postings of a term and its members, as a search reads them,
+decoded only when first asked for: most cells a search reads are cut by
+their bounds before any of their bytes are decoded."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from roteiro_memory.stores.sql import postings as pst
+
+__all__ = ["Held", "Members", "Unheld", "decoded", "unheld"]
+
+
+class Held:
+    """One term's postings in one cell as read: its segments, then its tail,
+    decoded when first asked for, into the bits of one integer (bit ``n``:
+    the cell's record of ordinal ``n`` holds the term) and the counts above 1."""
+
+    __slots__ = ("_bits", "_bytes", "_counts", "_many", "cell", "raw", "segments", "tail")
+
+    def __init__(self, raw: Any, cell: int) -> None:
+        self.raw = raw
+        """The term as stored, to name a damaged row."""
+        self.cell = cell
+        self.segments: list[tuple[int, Any]] = []
+        """``(segment, bytes)`` of each segment."""
+        self.tail: Any = None
+        self._bits: int | None = None
+        self._bytes: bytes = b""
+        self._many: list[tuple[int, Sequence[int], Sequence[int]]] = []
+        """``(base, offsets, counts)`` of the postings counting more than 1."""
+        self._counts: dict[int, int] | None = None
+
+    def bits(self) -> int:
+        """The ordinals holding the term, as the bits of an integer (counted
+        in :data:`decoded`)."""
+        if self._bits is None:
+            bits = 0
+            for segment, blob in self.segments:
+                try:
+                    base = pst.segment_base(segment)
+                    held, offsets, counts = pst.read_segment(bytes(blob))
+                except (ValueError, TypeError) as error:
+                    row = f"{pst.cell_row(self.raw, self.cell)} segment {segment!r}"
+                    raise pst.damaged("memory_segments", row, error) from None
+                bits |= held << base
+                if offsets is not None and counts is not None:
+                    self._many.append((base, offsets, counts))
+            if self.tail is not None:
+                try:
+                    ordinals, counted = pst.tail_postings(bytes(self.tail))
+                except (ValueError, TypeError) as error:
+                    row = pst.cell_row(self.raw, self.cell)
+                    raise pst.damaged("memory_cells", row, error) from None
+                bits |= pst.bits_of(ordinals)
+                if counted and max(counted) > 1:
+                    self._many.append((0, ordinals, counted))
+            self._bits = bits
+            decoded[0] += bits.bit_count()
+        return self._bits
+
+    def counts(self) -> dict[int, int]:
+        """The counts above 1, by ordinal (a posting not there counts 1)."""
+        if self._counts is None:
+            self.bits()
+            self._counts = {
+                base + offset: count
+                for base, offsets, counted in self._many
+                for offset, count in zip(offsets, counted, strict=True)
+                if count > 1
+            }
+        return self._counts
+
+    def holding(self, ordinals: Iterable[int]) -> list[tuple[int, int]]:
+        """``(ordinal, count)`` of each of ``ordinals`` that holds the term."""
+        bits = self.bits()
+        if not self._bytes:
+            self._bytes = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+        raw, size, counts = self._bytes, len(self._bytes), self.counts()
+        return [
+            (o, counts.get(o, 1)) for o in ordinals if o >> 3 < size and raw[o >> 3] >> (o & 7) & 1
+        ]
+
+    def repeated(self) -> int:
+        """The ordinals holding the term more than once, as bits."""
+        self.bits()
+        return pst.bits_of(list(self.counts())) if self._many else 0
+
+    def holds(self, ordinal: int) -> bool:
+        """Whether the record of ``ordinal`` holds the term."""
+        return bool(self.bits() >> ordinal & 1)
+
+    def in_tail(self, ordinal: int) -> bool:
+        """Whether the posting of ``ordinal`` is in the tail."""
+        if self.tail is None:
+            return False
+        return ordinal in pst.tail_postings(bytes(self.tail))[0]
+
+    def every(self) -> list[tuple[int, int]]:
+        """``(ordinal, count)`` of every posting, ascending."""
+        ordinals = pst.ordinals(self.bits())
+        counts = self.counts()
+        return [(o, counts.get(o, 1)) for o in ordinals]
+
+
+decoded = [0]
+"""Postings decoded by :meth:`Held.bits` in this process, for measurements."""
+
+
+class Members:
+    """The members of one cell, decoded a segment at a time as they are
+    asked for: called with an ordinal, the record's ``(id, length)``."""
+
+    def __init__(self, cell: int, members: Mapping[tuple[int, int], tuple[bytes, bytes]]) -> None:
+        self.cell = cell
+        self.raw = members
+        self.decoded: dict[int, Any] = {}
+
+    def __call__(self, ordinal: int) -> tuple[int, int]:
+        segment, at = divmod(ordinal, pst.MEMBER_ORDINALS)
+        held = self.decoded.get(segment)
+        if held is None:
+            raw = self.raw.get((self.cell, segment))
+            if raw is None:
+                raise Unheld(ordinal)
+            try:
+                held = self.decoded[segment] = pst.read_members(*raw)
+            except (ValueError, TypeError) as error:
+                where = f"cell {self.cell} segment {segment}"
+                raise pst.damaged("memory_members", where, error) from None
+        if at >= len(held[0]):
+            raise Unheld(ordinal)
+        return held[0][at], held[1][at]
+
+
+class Unheld(Exception):
+    """Postings name an ordinal no member holds: the postings' own row is
+    damaged (or the members lost theirs), which :func:`unheld` names."""
+
+    def __init__(self, ordinal: int) -> None:
+        super().__init__(ordinal)
+        self.ordinal = ordinal
+
+
+def unheld(cell: int, ordinal: int, found: Mapping[str, Held]) -> Exception:
+    """The failure of a search whose postings in ``cell`` name ``ordinal``,
+    which no member holds: named by the row holding the posting."""
+    for held in found.values():
+        if held.holds(ordinal):
+            tail = held.in_tail(ordinal)
+            row = pst.cell_row(held.raw, cell)
+            return pst.damaged(
+                "memory_cells" if tail else "memory_segments",
+                row,
+                ValueError(f"a posting at ordinal {ordinal}, which no member of the cell holds"),
+            )
+    return pst.damaged(  # pragma: no cover -- only postings name ordinals
+        "memory_members", f"cell {cell}", ValueError(f"no member at ordinal {ordinal}")
+    )

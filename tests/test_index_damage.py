@@ -1,0 +1,152 @@
+"""The term index damaged behind the store's back, in ways its bytes still
+parse: the check names the row, and a search or a write that meets it fails
+as :class:`Corrupt` naming the table -- never a wrong answer served, and
+never another exception."""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+from unittest.mock import patch
+
+import pytest
+
+from roteiro_memory.errors import Corrupt
+from roteiro_memory.store import MemoryWrite
+from roteiro_memory.stores.sql import index, postings
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+
+@pytest.fixture
+def small(tmp_path: Path) -> Iterator[SQLiteStore]:
+    """A store whose every posting goes straight to a segment of 16 ordinals."""
+    with ExitStack() as stack:
+        stack.enter_context(patch.object(index, "RECENT_RECORDS", 1))
+        stack.enter_context(patch.object(postings, "TAIL_POSTINGS", 1))
+        stack.enter_context(patch.object(postings, "SEGMENT_ORDINALS", 16))
+        store = stack.enter_context(SQLiteStore(tmp_path / "m.db"))
+        yield store
+
+
+def _tables(store: SQLiteStore) -> set[str]:
+    return {finding.table for finding in store.check()}
+
+
+def test_check_finds_postings_moved_to_other_ordinals_of_the_same_sum(
+    small: SQLiteStore,
+) -> None:
+    """0b1001 -> 0b0110: the ordinals 0 and 3 become 1 and 2, whose sum is
+    the same; the check's sum weighs each ordinal's square too."""
+    for body in ("cache lock", "cache retry", "cache retry", "cache lock"):
+        small.record("lesson", body)
+    conn = small.connection
+    (blob,) = conn.execute("SELECT postings FROM memory_segments WHERE term = 'lock'").fetchone()
+    assert bytes(blob) == bytes([postings.BITMAP, 0, 0, 0b1001])
+    conn.execute(
+        "UPDATE memory_segments SET postings = ? WHERE term = 'lock'",
+        (bytes([postings.BITMAP, 0, 0, 0b0110]),),
+    )
+    assert "memory_segments" in _tables(small)
+
+
+def test_a_count_past_its_segment_is_corrupt_not_another_postings(small: SQLiteStore) -> None:
+    """A count's offset is two bytes wide: one past the segment's ordinals
+    would land on a posting of a later segment."""
+    for _ in range(24):
+        small.record("lesson", "cache lock")
+    conn = small.connection
+    cell, blob = conn.execute(
+        "SELECT cell, postings FROM memory_segments WHERE term = 'cach' AND segment = 0"
+    ).fetchone()
+    damaged = struct.pack("<BHHI", blob[0], 1, 20, 5) + bytes(blob[3:])
+    conn.execute(
+        "UPDATE memory_segments SET postings = ? WHERE term = 'cach' AND cell = ? AND segment = 0",
+        (damaged, cell),
+    )
+    with pytest.raises(Corrupt, match=r"^memory_segments term 'cach' cell \d+ segment 0: "):
+        small.search("cache")
+    assert "memory_segments" in _tables(small)
+
+
+def test_check_finds_a_superseded_records_member_a_forget_would_restore(
+    small: SQLiteStore,
+) -> None:
+    small.record("lesson", "cache lock")
+    small.record("lesson", "cache retry", supersedes=1)
+    conn = small.connection
+    cell, segment, lengths = conn.execute(
+        "SELECT cell, segment, lengths FROM memory_members ORDER BY cell LIMIT 1"
+    ).fetchone()
+    held = array(postings.MEMBER_LENGTH, lengths)
+    held[0] += 7
+    conn.execute(
+        "UPDATE memory_members SET lengths = ? WHERE cell = ? AND segment = ?",
+        (held.tobytes(), cell, segment),
+    )
+    assert "memory_members" in _tables(small)
+
+
+def test_a_tails_posting_at_no_member_is_named_by_the_tail(tmp_path: Path) -> None:
+    """The tail of ``lock`` names ordinal 5 of a cell of two members: the
+    check and the search both name ``memory_cells``, where the tail is."""
+    with SQLiteStore(tmp_path / "m.db") as store, patch.object(index, "RECENT_RECORDS", 1):
+        store.record("lesson", "cache lock")
+        store.record("lesson", "cache retry")
+        conn = store.connection
+        conn.execute(
+            "UPDATE memory_cells SET tail = ? WHERE term = 'lock'",
+            (postings.TAIL.pack(5, 1),),
+        )
+        strays = [f for f in store.check() if "ordinal 5" in (f.row or "")]
+        assert [f.table for f in strays] == ["memory_cells"]
+        with pytest.raises(Corrupt, match=r"^memory_cells term 'lock' cell \d+: a posting at"):
+            store.search("lock")
+
+
+@pytest.mark.parametrize(
+    ("damage", "action"),
+    [
+        ("UPDATE memory_recent SET terms = ?", "write"),
+        ("UPDATE memory_recent SET length = 4294967296", "write"),
+        ("UPDATE memory_stats SET live = 0", "search"),
+        ("UPDATE memory_stats SET live_terms = 0", "search"),
+        ("UPDATE memory_members SET ids = substr(ids, 1, 12)", "write"),
+        ("UPDATE memory_members SET segment = 'x'", "search"),
+        ("UPDATE memory_segments SET segment = 'x'", "search"),
+        ("UPDATE memory_segments SET segment = 2147483647", "search"),
+        ("UPDATE memory_cells SET tail = ?", "search"),
+    ],
+)
+def test_damaged_numbers_in_the_index_are_corrupt_or_named(
+    tmp_path: Path, damage: str, action: str
+) -> None:
+    """Counts past any a write makes, a huge segment number or ordinal,
+    text where a number belongs: Corrupt, and the snapshot and the check
+    still finish."""
+    params: tuple[Any, ...] = ()
+    if "SET terms" in damage:
+        params = (f"\ncach\t{2**32}",)
+    elif "SET tail" in damage:
+        params = (postings.TAIL.pack(2**31, 1),)
+    with SQLiteStore(tmp_path / "m.db") as store:
+        with patch.object(postings, "TAIL_POSTINGS", 1), patch.object(index, "RECENT_RECORDS", 4):
+            store.record_many([_write("cache lock"), _write("cache retry")] * 2)
+        store.record("lesson", "cache lock")  # waits in the recent tier
+        store.connection.execute(damage, params)
+        act: Callable[[], object] = (
+            (lambda: store.record_many([_write("cache retry")] * index.RECENT_RECORDS))
+            if action == "write"
+            else (lambda: store.search("cache lock retry"))
+        )
+        with pytest.raises(Corrupt):
+            act()
+        assert store.snapshot()
+        assert store.check()
+
+
+def _write(body: str) -> MemoryWrite:
+    return MemoryWrite("lesson", body)
