@@ -193,7 +193,8 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         8,
         "the term index in bitmaps: each cell's members, a term's postings in segments of them",
         """
-        DROP TABLE memory_chunks, memory_cells;
+        DROP TABLE memory_chunks;
+        DELETE FROM memory_cells;
         CREATE TABLE memory_members (
             cell    integer NOT NULL,
             segment integer NOT NULL CHECK (segment >= 0),
@@ -207,14 +208,6 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             segment  integer NOT NULL CHECK (segment >= 0),
             postings bytea NOT NULL,
             PRIMARY KEY (term, cell, segment)
-        );
-        CREATE TABLE memory_cells (
-            term     bytea NOT NULL,
-            cell     integer NOT NULL,
-            postings bigint NOT NULL CHECK (postings > 0),
-            max_tf   bigint NOT NULL CHECK (max_tf > 0),
-            tail     bytea NOT NULL,
-            PRIMARY KEY (term, cell)
         );
         """,
     ),

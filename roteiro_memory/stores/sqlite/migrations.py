@@ -194,7 +194,7 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         "the term index in bitmaps: each cell's members, a term's postings in segments of them",
         """
         DROP TABLE memory_chunks;
-        DROP TABLE memory_cells;
+        DELETE FROM memory_cells;
         CREATE TABLE memory_members (
             cell    INTEGER NOT NULL,
             segment INTEGER NOT NULL CHECK (segment >= 0),
@@ -208,14 +208,6 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             segment  INTEGER NOT NULL CHECK (segment >= 0),
             postings BLOB NOT NULL,
             PRIMARY KEY (term, cell, segment)
-        ) WITHOUT ROWID;
-        CREATE TABLE memory_cells (
-            term     TEXT NOT NULL,
-            cell     INTEGER NOT NULL,
-            postings INTEGER NOT NULL CHECK (postings > 0),
-            max_tf   INTEGER NOT NULL CHECK (max_tf > 0),
-            tail     BLOB NOT NULL,
-            PRIMARY KEY (term, cell)
         ) WITHOUT ROWID;
         """,
     ),
@@ -247,7 +239,7 @@ layout) gets their postings.  A build derives the whole index from the
 records, in this version's layout, so only the newest one pending runs,
 once every pending migration's statements have (an older store takes them
 all in one transaction): 7 builds again only an index another tokenizer
-built, and 8 builds the index in the layout of slots and segments."""
+built, and 8 builds the index in the layout of members and segments."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
