@@ -523,6 +523,35 @@ def test_import_rebuilds_the_index(tmp_path: Path) -> None:
         assert target.snapshot()["memory_stats"] == source.snapshot()["memory_stats"]
 
 
+def test_a_first_batch_loaded_into_an_empty_index_is_indexed_as_one_merged(
+    tmp_path: Path,
+) -> None:
+    """A store's first batch is loaded into the empty index (no cell read,
+    small cells straight to their tails); the same records written one batch
+    after another are merged into it.  Both hold the same postings, pass the
+    check and rank alike, and the loaded index takes later writes."""
+    words = ["cache", "cache", "migration", "timeout", "lock", "retry", "flaky", "parser"]
+    writes = [
+        MemoryWrite("lesson", " ".join(words[(n * k) % len(words)] for k in range(1, 2 + n % 5)))
+        for n in range(3 * index.RECENT_RECORDS)
+    ]
+    writes[5] = writes[-5] = MemoryWrite("lesson", "quokka quokka cache")  # in a tail, twice
+    with (
+        SQLiteStore(tmp_path / "loaded.db") as loaded,
+        SQLiteStore(tmp_path / "merged.db") as merged,
+        patch.object(postings, "SEGMENT_ORDINALS", 64),
+    ):
+        loaded.record_many(writes)
+        merged.record_many(writes[: index.RECENT_RECORDS])
+        merged.record_many(writes[index.RECENT_RECORDS :])
+        for later in (loaded, merged):
+            later.record_many(writes[: index.RECENT_RECORDS])
+            assert later.check() == []
+        assert _postings(loaded) == _postings(merged) != set()
+        for query in ("cache", "cache migration", "parser flaky lock", "quokka"):
+            assert comparable(loaded.search(query)) == comparable(merged.search(query))
+
+
 def _postings(store: SQLiteStore) -> set[tuple[str, int, int, int]]:
     """Every ``(term, id, count, length)`` the index holds, wherever it holds it."""
     return {

@@ -231,9 +231,20 @@ def _add(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
 
 
 def _merge(conn: Any, d: Dialect, newer: Sequence[Indexed] = ()) -> None:
-    """Move the records of ``memory_recent`` (and ``newer``) into the segments."""
-    segments.append(conn, d, [*_recent_rows(conn, d), *newer])
+    """Move the records of ``memory_recent`` (and ``newer``) into the segments
+    (loaded, not merged, while the index holds none: a store's first batch)."""
+    segments.append(conn, d, [*_recent_rows(conn, d), *newer], fresh=_unindexed(conn))
     conn.execute("DELETE FROM memory_recent")
+
+
+def _unindexed(conn: Any) -> bool:
+    """No record has been given an ordinal, and no term a posting."""
+    row = conn.execute(
+        "SELECT NOT EXISTS (SELECT 1 FROM memory_members)"
+        " AND NOT EXISTS (SELECT 1 FROM memory_cells)"
+        " AND NOT EXISTS (SELECT 1 FROM memory_segments)"
+    ).fetchone()
+    return bool(row[0])
 
 
 def _remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:

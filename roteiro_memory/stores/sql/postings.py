@@ -215,16 +215,22 @@ def encode_bits(bits: int, counts: Mapping[int, int]) -> bytes:
     """The bytes of a segment holding the offsets set in ``bits`` (at least
     one, below :data:`SEGMENT_ORDINALS`), those of ``counts`` that many
     times and the rest once: a bitmap is written from the integer whole."""
-    many = sorted(counts.items())
-    head = _HEADER.pack(BITMAP, len(many))
     mapped = (bits.bit_length() + 7) // 8
     if 2 * bits.bit_count() < mapped:
-        head = _HEADER.pack(LIST, len(many))
-        body = _le(array("H", ordinals(bits)))
+        form, body = LIST, _le(array("H", ordinals(bits)))
     else:
-        body = bits.to_bytes(mapped, "little")
-    offsets = _le(array("H", (offset for offset, _ in many)))
-    return b"".join((head, offsets, _le(array("I", (count for _, count in many))), body))
+        form, body = BITMAP, bits.to_bytes(mapped, "little")
+    if not counts:  # most segments: every posting counts once
+        return _HEADER.pack(form, 0) + body
+    offsets, counted = zip(*sorted(counts.items()), strict=True)
+    return b"".join(
+        (
+            _HEADER.pack(form, len(offsets)),
+            _le(array("H", offsets)),
+            _le(array("I", counted)),
+            body,
+        )
+    )
 
 
 def _le(values: array[int]) -> bytes:
@@ -325,14 +331,20 @@ def segment_base(segment: object) -> int:
     return segment * SEGMENT_ORDINALS
 
 
-def bits_of(ordinals: Sequence[int]) -> int:
-    """``ordinals`` (distinct) as the bits of an integer: set in a bytearray
-    and read once, not an integer made per ordinal."""
+def bits_of(ordinals: Sequence[int], base: int = 0) -> int:
+    """``ordinals`` (distinct, none below ``base``) less ``base`` as the bits
+    of an integer: set in a bytearray and read once, not an integer made
+    per ordinal."""
     if not ordinals:
         return 0
-    bitmap = bytearray((max(ordinals) >> 3) + 1)
-    for ordinal in ordinals:
-        bitmap[ordinal >> 3] |= 1 << (ordinal & 7)
+    bitmap = bytearray(((max(ordinals) - base) >> 3) + 1)
+    if base:
+        for ordinal in ordinals:
+            ordinal -= base
+            bitmap[ordinal >> 3] |= 1 << (ordinal & 7)
+    else:
+        for ordinal in ordinals:
+            bitmap[ordinal >> 3] |= 1 << (ordinal & 7)
     return int.from_bytes(bitmap, "little")
 
 

@@ -20,9 +20,11 @@ statement runs once per kind, over all its rows.
 
 from __future__ import annotations
 
+import bisect
 import operator
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 
 from roteiro_memory.errors import BadRequest
 from roteiro_memory.stores.sql import columns as cols
@@ -30,7 +32,6 @@ from roteiro_memory.stores.sql import postings as pst
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any, Protocol
 
     from roteiro_memory.stores.sql.expressions import Dialect
@@ -61,6 +62,9 @@ __all__ = ["Rows", "append", "members", "remove", "restore", "segment_postings"]
 
 Rows = list[tuple[int, int]]
 """Postings of one term in one cell: ``(ordinal, count)``, ascending."""
+Group = tuple[list[int], Mapping[int, int]]
+"""Postings of one term in one cell: their ordinals, ascending, and the
+counts above 1 by ordinal (a posting not there counts 1)."""
 
 
 def segment_postings(blob: Any, segment: int) -> Rows:
@@ -165,17 +169,43 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
     return out
 
 
-def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) -> dict[Key, Rows]:
-    """The postings of ``records`` by cell of a term, each cell's by ascending ordinal."""
-    groups: defaultdict[tuple[str, int], Rows] = defaultdict(list)
+def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) -> dict[Key, Group]:
+    """The postings of ``records`` by cell of a term: each cell's ordinals
+    ascending, and the counts above 1 among them."""
+    cells: dict[int, defaultdict[str, list[int]]] = {}
+    many: dict[tuple[str, int], dict[int, int]] = {}
     for record, ordinal in zip(records, ordinals, strict=True):
         cell = record.cell
-        once = (ordinal, 1)  # most of a record's terms: one posting shared
-        for term, count in record.posting.counts.items():
-            groups[term, cell].append(once if count == 1 else (ordinal, count))
-    for rows in groups.values():
-        rows.sort()
-    return {(d.text(term), cell): rows for (term, cell), rows in groups.items()}
+        terms = cells.get(cell)
+        if terms is None:
+            terms = cells[cell] = defaultdict(list)
+        counts = record.posting.counts
+        for term in counts:
+            terms[term].append(ordinal)
+        if len(counts) < record.posting.length:  # else every term counts once
+            for term, count in counts.items():
+                if count > 1:
+                    many.setdefault((term, cell), {})[ordinal] = count
+    out: dict[Key, Group] = {}
+    for cell, terms in cells.items():
+        for term, held in terms.items():
+            held.sort()  # in order already, but for records restored
+            out[d.text(term), cell] = (held, many.get((term, cell), _NONE))
+    return out
+
+
+_NONE: Mapping[int, int] = MappingProxyType({})
+
+
+def _rows(group: Group) -> Rows:
+    held, counts = group
+    if not counts:
+        return [(ordinal, 1) for ordinal in held]
+    return [(ordinal, counts.get(ordinal, 1)) for ordinal in held]
+
+
+def _group(rows: Rows) -> Group:
+    return [ordinal for ordinal, _ in rows], {o: c for o, c in rows if c > 1}
 
 
 _id = operator.attrgetter("id")
@@ -222,13 +252,12 @@ def _tails(conn: Any, d: Dialect, keys: Sequence[Key]) -> dict[Key, Rows]:
 
 
 def _segments(
-    conn: Any, d: Dialect, wanted: Mapping[Key, Iterable[int]]
+    conn: Any, d: Dialect, wanted: Mapping[Key, Sequence[int]]
 ) -> dict[tuple[Any, int, int], pst.Segment]:
     """What the segments ``wanted`` names hold, as bits and counts above 1,
     by ``(term, cell, segment)``: each key's segments holding any of its
-    ordinals (absent when there is none yet)."""
-    size = pst.SEGMENT_ORDINALS
-    triples = [(*key, part) for key, held in wanted.items() for part in {o // size for o in held}]
+    ordinals (ascending; absent when there is none yet)."""
+    triples = [(*key, part) for key, held in wanted.items() for part in _spans(held)]
     out: dict[tuple[Any, int, int], pst.Segment] = {}
     for term, cell, segment, blob in _read(conn, d, "memory_segments", "t.postings", triples):
         term, cell = _key(d, term, cell)
@@ -237,6 +266,20 @@ def _segments(
         except (ValueError, TypeError) as error:
             row = f"{pst.cell_row(term, cell)} segment {segment}"
             raise pst.damaged("memory_segments", row, error) from None
+    return out
+
+
+def _spans(ordinals: Sequence[int]) -> dict[int, tuple[int, int]]:
+    """The segments ``ordinals`` (ascending) fall in, each with the slice of
+    them it holds: found by bisection, not ordinal by ordinal."""
+    size = pst.SEGMENT_ORDINALS
+    out: dict[int, tuple[int, int]] = {}
+    start, end = 0, len(ordinals)
+    while start < end:
+        number = ordinals[start] // size
+        stop = bisect.bisect_left(ordinals, (number + 1) * size, start, end)
+        out[number] = (start, stop)
+        start = stop
     return out
 
 
@@ -250,43 +293,49 @@ class _Writes:
         self.segments: dict[tuple[Any, int, int], bytes] = {}
         """Segments written anew, by ``(term, cell, segment)``."""
         self.emptied: list[tuple[Any, int, int]] = []
-        self.appended: dict[Key, tuple[bytes, Rows]] = {}
-        """Cells whose new postings join the tail as they are."""
+        self.appended: dict[Key, tuple[bytes, int, int]] = {}
+        """Cells whose new postings join the tail as they are: their bytes,
+        how many postings and their largest count."""
         self.tails: dict[Key, Rows] = {}
         """Cells whose tail is written anew, with :attr:`added` postings."""
-        self.added: dict[Key, Rows] = {}
+        self.added: dict[Key, tuple[int, int]] = {}
+        """How many postings each cell of :attr:`tails` gains, and their largest count."""
         self.gone: Counter[Key] = Counter()
 
     def fold(
         self,
         key: Key,
-        rows: Iterable[tuple[int, int]],
+        group: Group,
         held: Mapping[tuple[Any, int, int], pst.Segment],
         dropped: Iterable[int] = (),
     ) -> None:
-        """Write ``key``'s segments again with ``rows`` in them and the
+        """Write ``key``'s segments again with ``group`` in them and the
         ordinals ``dropped`` out (``held``: what they hold now), each as the
         bits of an integer: a segment's postings are never listed one by one."""
         size = pst.SEGMENT_ORDINALS
-        adding: dict[int, list[tuple[int, int]]] = {}
-        for ordinal, count in rows:
-            adding.setdefault(ordinal // size, []).append((ordinal % size, count))
+        ordinals, counts = group
+        adding = _spans(ordinals)
         taking: dict[int, list[int]] = {}
         for ordinal in dropped:
             taking.setdefault(ordinal // size, []).append(ordinal % size)
         for number in adding.keys() | taking.keys():
             place = (*key, number)
-            bits, counts = held.get(place, (0, {}))
-            counts = dict(counts)
-            added = adding.get(number, [])
-            bits |= pst.bits_of([offset for offset, _ in added])
-            counts.update((offset, count) for offset, count in added if count > 1)
-            gone = taking.get(number, [])
-            bits &= ~pst.bits_of(gone)
-            for offset in gone:
-                counts.pop(offset, None)
+            bits, many = held.get(place, (0, _NONE))
+            base = number * size
+            span = adding.get(number)
+            if span is not None:
+                bits |= pst.bits_of(ordinals[span[0] : span[1]], base)
+                if counts:
+                    top = base + size
+                    new = {o - base: c for o, c in counts.items() if base <= o < top}
+                    if new:
+                        many = {**many, **new}
+            gone = taking.get(number)
+            if gone:
+                bits &= ~pst.bits_of(gone)
+                many = {o: c for o, c in many.items() if bits >> o & 1}
             if bits:
-                self.segments[place] = pst.encode_bits(bits, counts)
+                self.segments[place] = pst.encode_bits(bits, many)
             elif place in held:
                 self.emptied.append(place)
 
@@ -331,24 +380,21 @@ class _Writes:
     def _appended_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
         """A ``memory_cells`` row of what each cell of :attr:`appended` gains:
         its postings, their largest count and the bytes joining its tail."""
-        return [(*key, len(rows), _most(rows), blob) for key, (blob, rows) in self.appended.items()]
+        return [(*key, n, most, blob) for key, (blob, n, most) in self.appended.items()]
 
     def _added_cells(self) -> list[tuple[Any, int, int, int, bytes | None]]:
         """A ``memory_cells`` row of what each cell of :attr:`added` gains,
         with its tail as written anew."""
         return [
-            (*key, len(rows), _most(rows), pst.tail_bytes(self.tails[key]))
-            for key, rows in self.added.items()
+            (*key, n, most, pst.tail_bytes(self.tails[key]))
+            for key, (n, most) in self.added.items()
         ]
 
 
-def _most(rows: Rows) -> int:
-    if len(rows) == 1:  # most cells of most terms: a rare term's record each
-        return int(rows[0][1])
-    return int(max(map(_count, rows)))
-
-
-_count = operator.itemgetter(1)
+def _gains(group: Group) -> tuple[int, int]:
+    """How many postings ``group`` holds, and their largest count."""
+    held, counts = group
+    return len(held), max(counts.values()) if counts else 1
 
 
 def append(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool = False) -> None:
@@ -380,31 +426,34 @@ def _post(
     """Add the postings of ``records`` at ``ordinals`` (the same order)."""
     groups = _grouped(records, ordinals, d)
     writes = _Writes(d, fresh)
-    if fresh:
-        for key, rows in groups.items():
-            writes.fold(key, rows, {})
-            writes.tails[key] = []
-            writes.added[key] = rows
-        writes.run(conn)
-        return
-    found = _read(conn, d, "memory_cells", d.byte_length("t.tail"), list(groups))
-    sizes = {_key(d, term, cell): n // pst.TAIL.size for term, cell, n in found}
+    sizes: dict[Key, int] = {}
+    if not fresh:
+        found = _read(conn, d, "memory_cells", d.byte_length("t.tail"), list(groups))
+        sizes = {_key(d, term, cell): n // pst.TAIL.size for term, cell, n in found}
     filling = []
-    for key, rows in groups.items():
-        if sizes.get(key, 0) + len(rows) < pst.TAIL_POSTINGS:
-            blob = pst.tail_bytes(rows)
+    for key, group in groups.items():
+        if sizes.get(key, 0) + len(group[0]) < pst.TAIL_POSTINGS:
+            blob = pst.tail_bytes(_rows(group))
             if blob is not None:
-                writes.appended[key] = (blob, rows)
+                writes.appended[key] = (blob, *_gains(group))
                 continue
         filling.append(key)
-    if filling:
+    if fresh:
+        for key in filling:
+            writes.fold(key, groups[key], {})
+            writes.tails[key] = []
+            writes.added[key] = _gains(groups[key])
+    elif filling:
         tails = _tails(conn, d, filling)
-        every = {key: sorted(tails.get(key, []) + groups[key]) for key in filling}
-        held = _segments(conn, d, {key: (o for o, _ in rows) for key, rows in every.items()})
+        every: dict[Key, Group] = {}
+        for key in filling:
+            group, tail = groups[key], tails.get(key)
+            every[key] = _group(sorted(tail + _rows(group))) if tail else group
+        held = _segments(conn, d, {key: group[0] for key, group in every.items()})
         for key in filling:
             writes.fold(key, every[key], held)
             writes.tails[key] = []
-            writes.added[key] = groups[key]
+            writes.added[key] = _gains(groups[key])
     writes.run(conn)
 
 
@@ -430,13 +479,13 @@ def remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         writes.gone[key] += len(tail) - len(kept)
         writes.tails[key] = kept
         in_tail = {row[0] for row in tail}
-        rest[key] = [o for o in ordinals if o not in in_tail]
+        rest[key] = sorted(o for o in ordinals if o not in in_tail)
     segments = _segments(conn, d, rest)
     size = pst.SEGMENT_ORDINALS
     for key, left in rest.items():
         present = [o for o in left if segments.get((*key, o // size), (0, {}))[0] >> (o % size) & 1]
         writes.gone[key] += len(present)
-        writes.fold(key, (), segments, present)
+        writes.fold(key, ([], _NONE), segments, present)
     for key in list(writes.tails):
         if not writes.gone[key]:
             del writes.gone[key]  # nothing of the record was there after all
