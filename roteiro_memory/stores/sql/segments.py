@@ -401,8 +401,9 @@ def append(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool = Fals
     """Index ``records`` (live, and not indexed, none ever given an ordinal):
     each takes the next ordinal of its cell, in id order, and its postings
     join their cells' tails, or the segments when a tail would fill.
-    ``fresh``: the index is empty, and every posting goes straight to the
-    segments.  A record of no terms has no postings, and takes no ordinal."""
+    ``fresh``: the index is empty, so nothing is read first and every row
+    is loaded, not merged.  A record of no terms has no postings, and takes
+    no ordinal."""
     records = sorted((r for r in records if r.posting.length), key=_id)
     if records:
         _post(conn, d, records, _place(conn, d, records, fresh), fresh)
