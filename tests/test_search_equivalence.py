@@ -478,8 +478,9 @@ def test_check_reports_an_index_that_disagrees_with_the_records(
     tmp_path: Path, damage: Any, table: str
 ) -> None:
     with SQLiteStore(tmp_path / "m.db") as store, patch.object(postings, "TAIL_POSTINGS", 4):
-        # Enough at once to be merged into segments, then as many again spread
-        # over cells of a record or two (merged into tails), then two left recent.
+        # Enough at once to be loaded into segments (and tails, for the cells
+        # of a few), then as many again spread over cells of a record or two
+        # (merged into tails), then two left recent.
         store.record_many(
             MemoryWrite("lesson", f"cache cache migrations {n} time out", confidence=n % 10 / 10)
             for n in range(index.RECENT_RECORDS)

@@ -315,21 +315,21 @@ class _Writes:
         size = pst.SEGMENT_ORDINALS
         ordinals, counts = group
         adding = _spans(ordinals)
+        counted: dict[int, dict[int, int]] = {}
+        for ordinal, count in counts.items():
+            counted.setdefault(ordinal // size, {})[ordinal % size] = count
         taking: dict[int, list[int]] = {}
         for ordinal in dropped:
             taking.setdefault(ordinal // size, []).append(ordinal % size)
         for number in adding.keys() | taking.keys():
             place = (*key, number)
             bits, many = held.get(place, (0, _NONE))
-            base = number * size
             span = adding.get(number)
             if span is not None:
-                bits |= pst.bits_of(ordinals[span[0] : span[1]], base)
-                if counts:
-                    top = base + size
-                    new = {o - base: c for o, c in counts.items() if base <= o < top}
-                    if new:
-                        many = {**many, **new}
+                bits |= pst.bits_of(ordinals[span[0] : span[1]], number * size)
+                new = counted.get(number)
+                if new:
+                    many = {**many, **new}
             gone = taking.get(number)
             if gone:
                 bits &= ~pst.bits_of(gone)
@@ -352,7 +352,7 @@ class _Writes:
         if self.fresh:
             assert not self.gone, "a fresh index has nothing to take out"
             d.load(conn, "memory_segments", cols.names(cols.MEMORY_SEGMENTS), segments)
-            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), appended + added)
+            d.load(conn, "memory_cells", cols.names(cols.MEMORY_CELLS), sorted(appended + added))
             return
         d.many(
             conn,
