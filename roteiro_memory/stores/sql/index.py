@@ -438,15 +438,9 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
         for at, member in enumerate(members):
             held[cell, segment * size + at] = member
     out: list[tuple[Any, ...]] = []
-    for raw, cell, segment, blob in conn.execute(
-        "SELECT term, cell, segment, postings FROM memory_segments"
-        " UNION ALL SELECT term, cell, NULL, tail FROM memory_cells"
-    ):
+    for raw, cell, segment, blob in conn.execute(segments.HELD):
         try:
-            if segment is None:
-                rows = pst.tail_rows(bytes(blob))
-            else:
-                rows = segments.segment_postings(blob, int(segment))
+            rows = segments.held_postings(blob, None if segment is None else int(segment))
         except (ValueError, TypeError):
             rows = []
         term = d.plain(raw)

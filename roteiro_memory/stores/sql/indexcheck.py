@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from roteiro_memory.check import Finding
-from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql import index, segments
 from roteiro_memory.stores.sql import postings as pst
 
 TYPE_CHECKING = False
@@ -64,10 +64,7 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
         records.append((record_id, confidence, text[0], text[1], text[2], superseded_by is None))
     members = conn.execute("SELECT cell, segment, ids, lengths FROM memory_members").fetchall()
     # Each cell's segments, and its tail (no segment).
-    held = conn.execute(
-        "SELECT term, cell, segment, postings FROM memory_segments"
-        " UNION ALL SELECT term, cell, NULL, tail FROM memory_cells"
-    ).fetchall()
+    held = conn.execute(segments.HELD).fetchall()
     cells = conn.execute("SELECT term, cell, postings, max_tf, tail FROM memory_cells")
     recent = conn.execute("SELECT record_id, cell, length, terms FROM memory_recent").fetchall()
     row = conn.execute(
@@ -302,12 +299,12 @@ def _members(
             out.append(Finding("memory_members", where, f"{error}: search cannot read it"))
     member_of: dict[Any, tuple[Any, int, int]] = {}
     at: dict[tuple[Any, int], Any] = {}
-    for cell, segments in sorted(by_cell.items()):
-        last = max(segments)
+    for cell, parts in sorted(by_cell.items()):
+        last = max(parts)
         # Distinct whole numbers from 0: as many as the last one plus one
         # exactly when none is missing.
-        if len(segments) != last + 1 or any(
-            len(ids) != size for n, (ids, _) in segments.items() if n != last
+        if len(parts) != last + 1 or any(
+            len(ids) != size for n, (ids, _) in parts.items() if n != last
         ):
             out.append(
                 Finding(
@@ -316,7 +313,7 @@ def _members(
                     "its segments leave a gap: the ordinals after it name the wrong records",
                 )
             )
-        for segment, (ids, lengths) in sorted(segments.items()):
+        for segment, (ids, lengths) in sorted(parts.items()):
             for n, (record_id, length) in enumerate(zip(ids, lengths, strict=True)):
                 ordinal = segment * size + n
                 if record_id in member_of:
@@ -355,7 +352,7 @@ def _misplaced(
     for term, cell, segment, blob in held:
         if cell in differ:
             try:
-                rows = _rows(blob, segment)
+                rows = segments.held_postings(blob, segment)
             except (ValueError, TypeError):
                 continue
             table = "memory_cells" if segment is None else "memory_segments"
@@ -383,14 +380,6 @@ def _misplaced(
         for (cell, ordinal), table in sorted(strays.items(), key=lambda pair: repr(pair[0]))
     )
     return out
-
-
-def _rows(blob: Any, segment: Any) -> list[tuple[int, int]]:
-    """The postings of a segment (or of a tail, when ``segment`` is None)."""
-    if segment is None:
-        return pst.tail_rows(bytes(blob))
-    base = segment * pst.SEGMENT_ORDINALS
-    return [(base + offset, count) for offset, count in pst.segment_rows(bytes(blob))]
 
 
 def _postings(

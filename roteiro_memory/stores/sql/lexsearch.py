@@ -309,8 +309,9 @@ def top(
     idf = {t: lexical.idf(corpus.document_frequency[t], corpus.documents) for t in plan.terms}
     order = {term: n for n, term in enumerate(plan.terms)}
     by_cell: dict[int, list[tuple[str, int]]] = {}
-    for term, cells in plan.cells.items():
-        for cell, (max_tf, _, _) in cells.items():
+    """Each cell's query terms, in the query's order, with their largest count there."""
+    for term in plan.terms:
+        for cell, (max_tf, _, _) in plan.cells.get(term, {}).items():
             by_cell.setdefault(cell, []).append((term, max_tf))
     queue = sorted(
         (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
@@ -379,8 +380,9 @@ def top(
             # give is what cuts the cells to come.
             taken = ready + [heapq.heappop(pending) for _ in range(min(batch, len(pending)))]
             ready = []
-            fetch(sorted(taken)[:batch])
-            for rest in sorted(taken)[batch:]:
+            taken.sort()
+            fetch(taken[:batch])
+            for rest in taken[batch:]:
                 heapq.heappush(pending, rest)
             continue
         reading = [queue[at][1]]
@@ -407,8 +409,9 @@ def top(
         found = read(reading, terms, closed, long_tails)
         bounded = {}
         for cell in reading:
-            held = dict(sorted(by_cell[cell], key=lambda pair: order[pair[0]]))
-            worth = _bounded(scale(cell), held, found.get(cell, {}), idf, corpus, threshold)
+            worth = _bounded(
+                scale(cell), dict(by_cell[cell]), found.get(cell, {}), idf, corpus, threshold
+            )
             if worth is not None:
                 bounded[cell] = worth
         size = pst.MEMBER_ORDINALS

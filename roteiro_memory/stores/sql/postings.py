@@ -165,13 +165,13 @@ def cell_scale(cell: int) -> tuple[float, int]:
 
 def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: float) -> float:
     """The most any record of ``cell`` can score, for query terms of the
-    given ``(idf, max tf in the cell)``."""
-    confidence, length = cell_parts(cell)
-    length = max(length, 1)
+    given ``(idf, max tf in the cell)``: each term's weight at its largest
+    count and the cell's least length, times :func:`cell_scale`'s confidence."""
+    confidence, length = cell_scale(cell)
     total = 0.0
     for idf, max_tf in weights:
         total += idf * tf_norm(max_tf, length, average_length)
-    return total * lexical.search_confidence(confidence) * (1.0 + BOUND_SLACK)
+    return total * confidence
 
 
 # --- segments ----------------------------------------------------------------

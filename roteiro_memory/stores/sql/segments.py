@@ -58,7 +58,16 @@ if TYPE_CHECKING:
     Key = tuple[Any, int]
     """A cell of a term: ``(the term as bound, cell)``."""
 
-__all__ = ["Rows", "append", "members", "remove", "restore", "segment_postings"]
+__all__ = [
+    "HELD",
+    "Rows",
+    "append",
+    "held_postings",
+    "members",
+    "remove",
+    "restore",
+    "segment_postings",
+]
 
 Rows = list[tuple[int, int]]
 """Postings of one term in one cell: ``(ordinal, count)``, ascending."""
@@ -72,6 +81,23 @@ def segment_postings(blob: Any, segment: int) -> Rows:
     they are not a segment's."""
     base = segment * pst.SEGMENT_ORDINALS
     return [(base + offset, count) for offset, count in pst.segment_rows(bytes(blob))]
+
+
+HELD = (
+    "SELECT term, cell, segment, postings FROM memory_segments"
+    " UNION ALL SELECT term, cell, NULL, tail FROM memory_cells"
+)
+"""Every term's postings as held, ``(term, cell, segment, bytes)``: each
+segment, then each cell's tail (its segment NULL)."""
+
+
+def held_postings(blob: Any, segment: Any) -> Rows:
+    """The postings of a :data:`HELD` row, as cell ordinals: a segment's, or
+    a tail's when ``segment`` is None; ValueError (or TypeError) when its
+    bytes are not what the index writes."""
+    if segment is None:
+        return pst.tail_rows(bytes(blob))
+    return segment_postings(blob, segment)
 
 
 def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> list[int]:
