@@ -298,6 +298,25 @@ def test_search_reads_statistics_without_scanning_records(tmp_path: Path) -> Non
         assert not any("COUNT(" in s.upper() for s in statements), statements
 
 
+def test_search_and_recall_fetch_records_by_rowid(tmp_path: Path) -> None:
+    """A search's candidates, and the records a limited recall keeps, are
+    read by their rowids, never through the liveness index and back."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record_many(MemoryWrite("lesson", f"cache lesson {i}") for i in range(200))
+        store.record("lesson", "cache lesson again", supersedes=3)
+        statements: list[str] = []
+        store.connection.set_trace_callback(statements.append)
+        store.search("cache lesson", limit=3)
+        store.recall("cache", limit=3)
+        store.connection.set_trace_callback(None)
+        by_id = [s for s in statements if "m.id IN (" in s]
+        assert len(by_id) >= 2, statements
+        for sql in by_id:
+            plan = [row[3] for row in store.connection.execute(f"EXPLAIN QUERY PLAN {sql}")]
+            reads = [step for step in plan if step.startswith(("SEARCH m ", "SCAN m"))]
+            assert reads == ["SEARCH m USING INTEGER PRIMARY KEY (rowid=?)"], (sql, plan)
+
+
 @pytest.mark.parametrize("version", [3, 5, 6, 7])
 def test_migration_builds_the_index_of_an_older_store(tmp_path: Path, version: int) -> None:
     path = tmp_path / "m.db"

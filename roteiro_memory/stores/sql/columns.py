@@ -290,9 +290,11 @@ SWEEP_READ: Columns = pick(
 # anchor rule decides its state.
 
 
-def record_from(nodes: str = "nodes") -> str:
-    """The records, each joined to its anchor's node in the relation ``nodes``."""
-    return f" FROM agent_memory m LEFT JOIN {nodes} n ON n.key = m.anchor_key"
+def record_from(nodes: str = "nodes", hint: str = "") -> str:
+    """The records, each joined to its anchor's node in the relation
+    ``nodes``; ``hint`` follows the records' alias (how the engine should
+    read them, :attr:`~.expressions.Dialect.by_id_hint`)."""
+    return f" FROM agent_memory m{hint} LEFT JOIN {nodes} n ON n.key = m.anchor_key"
 
 
 GENERATION = "SELECT COALESCE(MAX(id), 0) FROM agent_memory"

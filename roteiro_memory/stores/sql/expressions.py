@@ -98,6 +98,8 @@ class Dialect(abc.ABC):
     """What a ``LIMIT`` parameter is bound to for no limit."""
     confidence_hint = ""
     """What follows the records' alias in recall's bound-order read."""
+    by_id_hint = ""
+    """What follows the records' alias in a read of records by their ids."""
     counts = "SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory"
     """The number of records and of superseded records, in one row."""
     damaged_cache = "0"
@@ -260,6 +262,10 @@ class _SQLite(Dialect):
     confidence_hint = " INDEXED BY idx_mem_confidence"
     """SQLite's planner prefers the narrower liveness index unless told,
     which would sort every live record."""
+    by_id_hint = " NOT INDEXED"
+    """Each record is found by its rowid alone: its liveness filter would
+    otherwise have the planner seek the ``superseded_by`` index, then the
+    table, for every id."""
     counts = (
         "SELECT (SELECT COUNT(*) FROM agent_memory),"
         " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"

@@ -218,15 +218,17 @@ def read_members(
     return out
 
 
-def evidence_sql(parts: str, nodes: str, ids: str, where: Sequence[str], whole: bool = True) -> str:
-    """Each record meeting ``ids`` and ``where`` as its
+def evidence_sql(
+    d: Dialect, parts: str, nodes: str, ids: str, where: Sequence[str], whole: bool = True
+) -> str:
+    """Each record meeting ``ids`` (a condition on ``m.id``) and ``where`` as its
     :data:`~.columns.RECORD_COLS` (its id alone, unless ``whole``), then its
     base, penalty and decay factor (:func:`~.expressions.evidence_parts_expr`),
     anchors resolved against ``nodes``: candidates that may all be results
     are fetched whole, so those need no statement of their own."""
     columns = cols.RECORD_COLS if whole else "m.id"
-    return f"SELECT {columns}, {parts}{cols.record_from(nodes)} WHERE " + " AND ".join(
-        [ids, *where]
+    return f"SELECT {columns}, {parts}{cols.record_from(nodes, d.by_id_hint)} WHERE " + (
+        " AND ".join([ids, *where])
     )
 
 
@@ -272,7 +274,8 @@ def best(
         end = width if whole else 1
         for chunk in d.chunks(list(relevance)):
             bound = dict(params)
-            sql = evidence_sql(parts, nodes, d.in_set("m.id", "ids", chunk, bound), where, whole)
+            ids = d.in_set("m.id", "ids", chunk, bound)
+            sql = evidence_sql(d, parts, nodes, ids, where, whole)
             for row in conn.execute(sql, bound):
                 record_id = row[at]
                 if whole:
@@ -295,7 +298,7 @@ def best(
     missing = [record_id for _, record_id, _ in ranked if record_id not in fetched]
     for chunk in d.chunks(missing):
         bound = dict(params)
-        sql = evidence_sql("1", nodes, d.in_set("m.id", "ids", chunk, bound), ())
+        sql = evidence_sql(d, "1", nodes, d.in_set("m.id", "ids", chunk, bound), ())
         fetched.update((row[at_id], row[:width]) for row in conn.execute(sql, bound))
     return [(fetched[record_id], value) for _, record_id, value in ranked]
 
@@ -416,16 +419,16 @@ def top(
                 bounded[cell] = worth
         size = pst.MEMBER_ORDINALS
         stored = members(
-            [(cell, o // size) for cell, (_, totals) in bounded.items() for o in totals]
+            [(cell, o // size) for cell, (_, ordinals) in bounded.items() for o in ordinals]
         )
-        for cell, (postings, totals) in bounded.items():
+        for cell, (postings, ordinals) in bounded.items():
             try:
                 made = list(
                     _candidates(
                         cell,
                         scale(cell)[0],
                         postings,
-                        totals,
+                        ordinals,
                         stored,
                         idf,
                         corpus,
@@ -447,20 +450,22 @@ def _bounded(
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
-) -> tuple[dict[str, list[tuple[int, int]]], dict[int, float]] | None:
+) -> tuple[dict[str, list[tuple[int, int]]], list[int]] | None:
     """The records of one cell that could beat ``threshold`` (None: every
-    one holding a query term): the query terms' postings among them, in
-    code-point order, and a bound of each one's score by ordinal (None when
-    there is none).  ``scale`` is the cell's (:func:`~.postings.cell_scale`);
+    one holding a query term), as their ordinals, ascending, and the query
+    terms' postings among them, in code-point order (None when there is
+    none).  ``scale`` is the cell's (:func:`~.postings.cell_scale`);
     ``held`` is the query terms the cell holds, in code-point order, each
     with its largest count there as ``memory_cells`` bounds it.
 
     The bounds need no record's id or length, each term's weight taken at
-    the cell's least length: which records hold terms whose weights at a
-    count of 1 add up past the threshold (by combining the terms' bitmaps);
-    of the few records holding a query term more than once, those whose
-    terms at their largest counts in the cell do; and of both, those whose
-    terms at their own counts do."""
+    the cell's least length.  A record holding each of its query terms once
+    is bounded by the weights at a count of 1 of the terms it holds, so
+    which records can get past the threshold is worked out from the terms'
+    bitmaps alone, over the combinations of terms whose weights add up past
+    it.  Of the few records holding a query term more than once, those
+    whose terms at their largest counts in the cell could are bounded one
+    by one, at their own counts."""
     terms = [t for t in held if t in found]
     confidence, shortest = scale
     average = corpus.average_length
@@ -468,61 +473,78 @@ def _bounded(
     def weight(term: str, count: int) -> float:
         return idf[term] * pst.tf_norm(count, shortest, average) * confidence
 
-    every = threshold is None or len(terms) > SUBSETS_UP_TO
-    if every:
+    if threshold is None or len(terms) > SUBSETS_UP_TO:
+        postings = {t: found[t].every() for t in terms}
+        if threshold is not None:
+            ordinals = _beating(postings, weight, threshold)
+            return (postings, ordinals) if ordinals else None
         wanted = 0
         for term in terms:
             wanted |= found[term].bits()
-    else:
-        bits = {t: found[t].bits() for t in terms}
-        once = {t: weight(t, 1) for t in terms}
-        limit = threshold or 0.0
-        wanted = _qualifying(sorted(terms, key=once.__getitem__, reverse=True), bits, once, limit)
-        repeated = 0
-        for term in terms:
-            repeated |= found[term].repeated()
-        if repeated & ~wanted:
-            most = {t: weight(t, held[t]) for t in terms}
-            order = sorted(terms, key=most.__getitem__, reverse=True)
-            wanted |= _qualifying(order, {t: bits[t] & repeated for t in terms}, most, limit)
+        return postings, pst.ordinals(wanted)
+    bits = {t: found[t].bits() for t in terms}
+    once = {t: weight(t, 1) for t in terms}
+    wanted = _qualifying(sorted(terms, key=once.__getitem__, reverse=True), bits, once, threshold)
+    repeated = 0
+    for term in terms:
+        repeated |= found[term].repeated()
+    if repeated & ~wanted:
+        # Each term at its largest count bounds the rest; those that get
+        # past it are bounded again at their own counts.
+        most = {t: weight(t, held[t]) for t in terms}
+        order = sorted(terms, key=most.__getitem__, reverse=True)
+        maybe = _qualifying(order, {t: bits[t] & repeated for t in terms}, most, threshold)
+        maybe &= ~wanted
+        if maybe:
+            checked = pst.ordinals(maybe)
+            own = {t: found[t].holding(checked) for t in terms}
+            wanted |= pst.bits_of(_beating(own, weight, threshold))
     ordinals = pst.ordinals(wanted)
     if not ordinals:
         return None
-    totals = dict.fromkeys(ordinals, 0.0)
-    postings: dict[str, list[tuple[int, int]]] = {}
-    for term in terms:
+    return {t: found[t].holding(ordinals) for t in terms}, ordinals
+
+
+def _beating(
+    postings: Mapping[str, Sequence[tuple[int, int]]],
+    weight: Callable[[str, int], float],
+    threshold: float,
+) -> list[int]:
+    """The ordinals, ascending, whose terms' ``postings`` (``(ordinal,
+    count)``), each weighed at its count (``weight``), add up to at least
+    ``threshold``."""
+    totals: dict[int, float] = {}
+    for term, rows in postings.items():
         shares: dict[int, float] = {}
-        postings[term] = found[term].every() if every else found[term].holding(ordinals)
-        for ordinal, count in postings[term]:
+        for ordinal, count in rows:
             share = shares.get(count)
             if share is None:
                 share = shares[count] = weight(term, count)
-            totals[ordinal] += share
-    if threshold is not None:
-        totals = {o: total for o, total in totals.items() if total >= threshold}
-    return (postings, totals) if totals else None
+            totals[ordinal] = totals.get(ordinal, 0.0) + share
+    return sorted(o for o, total in totals.items() if total >= threshold)
 
 
 def _candidates(
     cell: int,
     confidence: float,
     postings: Mapping[str, Sequence[tuple[int, int]]],
-    totals: Mapping[int, float],
+    ordinals: Iterable[int],
     members: Mapping[tuple[int, int], tuple[bytes, bytes]],
     idf: Mapping[str, float],
     corpus: lexical.CorpusStats,
     threshold: float | None,
     weights: dict[str, dict[tuple[int, int], float]] | None = None,
 ) -> Iterable[Candidate]:
-    """The records of ``totals`` (ordinals of one cell, from :func:`_bounded`)
-    that could beat ``threshold`` (None: all), with their exact relevance
+    """The records of ``ordinals`` (of one cell, from :func:`_bounded`; the
+    ``postings`` of others are passed over) that could beat ``threshold``
+    (None: all), with their exact relevance
     (:func:`~roteiro_memory.lexical.weigh_postings`, the terms in code-point
     order; ``weights`` remembers each term's weights by ``(count, length)``
     across cells), their ids and lengths read from ``members``; each
     bounded by the cell's highest confidence, ``confidence`` (tempered, with
     the slack of a bound)."""
     member = cp.Members(cell, members)
-    held_by = {o: member(o) for o in totals}
+    held_by = {o: member(o) for o in ordinals}
     relevance = lexical.weigh_postings(
         (
             (term, [(held_by[o][0], c, held_by[o][1]) for o, c in rows if o in held_by])

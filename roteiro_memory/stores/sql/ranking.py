@@ -99,7 +99,8 @@ def recall_bounds_sql(
     return sql + " AND ".join(where) + f" ORDER BY {RECALL_BOUND} DESC, m.id DESC LIMIT {limit}"
 
 
-def records_sql(nodes: str, ids: str, where: Sequence[str] = ()) -> str:
+def records_sql(nodes: str, ids: str, where: Sequence[str] = (), hint: str = "") -> str:
     """The records meeting ``ids`` (a condition on ``m.id``) and every
-    condition of ``where``, as :data:`~.columns.RECORD_COLS`."""
-    return f"SELECT {RECORD_COLS}{record_from(nodes)} WHERE " + " AND ".join([ids, *where])
+    condition of ``where``, as :data:`~.columns.RECORD_COLS`; ``hint``
+    follows the records' alias (:attr:`~.expressions.Dialect.by_id_hint`)."""
+    return f"SELECT {RECORD_COLS}{record_from(nodes, hint)} WHERE " + " AND ".join([ids, *where])

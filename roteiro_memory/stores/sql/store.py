@@ -355,7 +355,8 @@ class SQLStore(Store):
         out: builtins.list[MemoryRecord] = []
         for chunk in d.chunks(ids):
             bound = dict(params)
-            sql = ranking.records_sql(nodes, d.in_set("m.id", "ids", chunk, bound), where)
+            ids_in = d.in_set("m.id", "ids", chunk, bound)
+            sql = ranking.records_sql(nodes, ids_in, where, d.by_id_hint)
             out.extend(record_from_row(d, row) for row in conn.execute(sql, bound))
         return out
 
