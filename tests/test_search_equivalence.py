@@ -11,6 +11,7 @@ ranking, on corpora full of ties.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from roteiro_memory.semantics import AnchorFilter
 from roteiro_memory.store import MemoryWrite, Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.postgres.store import PostgresStore
-from roteiro_memory.stores.sql import index, postings
+from roteiro_memory.stores.sql import index, lexsearch, postings
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 HUMAN_ONLY = frozenset({"created_at", "superseded_at"})
@@ -600,3 +601,54 @@ def test_a_recent_rows_terms_are_found_as_encode_terms_wrote_them(
     text = index.encode_terms(counts)
     found = index.terms_finder(asked)(text)
     assert found == {term: counts[term] for term in asked if term in counts}
+
+
+_WORDS = ["alpha", "bravo", "delta", "kilo", "lima", "oscar", "papa", "romeo", "sierra", "tango"]
+
+
+def _many_cells(seed: int) -> list[MemoryWrite]:
+    """Records of every length and confidence, their words drawn unevenly
+    so some repeat in a record and some are rare, three in five anchored."""
+    rng = random.Random(seed)
+    weights = [2**n for n in range(len(_WORDS), 0, -1)]
+    writes = []
+    for n in range(600):
+        words = rng.choices(_WORDS, weights, k=rng.choice([2, 3, 5, 8, 13, 21, 34]))
+        anchor = rng.choice([None, None, "sym:a", "sym:b", "sym:gone"])
+        confidence = rng.choice([None, 0.1, 0.3, 0.55, 0.8, 0.95, 1.0])
+        writes.append(MemoryWrite("lesson", f"{' '.join(words)} {n}", "repo", anchor, confidence))
+    return writes
+
+
+@pytest.mark.parametrize("subsets", [1, lexsearch.SUBSETS_UP_TO])
+def test_records_a_bound_cuts_are_never_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subsets: int
+) -> None:
+    """Over many cells, the records the bitmaps keep and those bounded one by
+    one at their own counts (``subsets`` at 1: every cell of two query terms
+    or more) give the model's results: a bound never cuts a record the top k
+    holds.  Cells are read one at a time, so most are bounded by a k-th
+    score, and both ways of bounding are taken."""
+    monkeypatch.setattr(lexsearch, "SUBSETS_UP_TO", subsets)
+    monkeypatch.setattr(lexsearch, "READ_POSTINGS", 0)
+    beaten: list[int] = []
+    original = lexsearch._beating
+
+    def spy(*args: Any) -> list[int]:
+        kept = original(*args)
+        beaten.append(len(kept))
+        return kept
+
+    monkeypatch.setattr(lexsearch, "_beating", spy)
+    model = ModelStore()
+    with SQLiteStore(tmp_path / "m.db") as store:
+        for target in (store, model):
+            target.put_nodes(NODES)
+            target.record_many(_many_cells(7))
+        rng = random.Random(11)
+        for _ in range(40):
+            query = " ".join(rng.sample(_WORDS, rng.randint(1, 6)))
+            for limit in (1, 3, 10):
+                found = store.search(query, limit=limit)
+                assert comparable(found) == comparable(model.search(query, limit=limit)), query
+    assert any(beaten), "no record was bounded one by one"

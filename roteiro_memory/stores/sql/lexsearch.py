@@ -481,7 +481,8 @@ def _bounded(
         wanted = 0
         for term in terms:
             wanted |= found[term].bits()
-        return postings, pst.ordinals(wanted)
+        every = pst.ordinals(wanted)
+        return (postings, every) if every else None
     bits = {t: found[t].bits() for t in terms}
     once = {t: weight(t, 1) for t in terms}
     wanted = _qualifying(sorted(terms, key=once.__getitem__, reverse=True), bits, once, threshold)
