@@ -620,17 +620,23 @@ def _many_cells(seed: int) -> list[MemoryWrite]:
     return writes
 
 
+@pytest.mark.parametrize("early", [False, True])
 @pytest.mark.parametrize("subsets", [1, lexsearch.SUBSETS_UP_TO])
 def test_records_a_bound_cuts_are_never_results(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subsets: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, subsets: int, early: bool
 ) -> None:
     """Over many cells, the records the bitmaps keep and those bounded one by
     one at their own counts (``subsets`` at 1: every cell of two query terms
     or more) give the model's results: a bound never cuts a record the top k
     holds.  Cells are read one at a time, so most are bounded by a k-th
-    score, and both ways of bounding are taken."""
+    score, and both ways of bounding are taken; ``early``, candidates are
+    fetched a few at a time, before the cells that could beat them are read,
+    and those the k-th score passes are dropped unfetched."""
     monkeypatch.setattr(lexsearch, "SUBSETS_UP_TO", subsets)
     monkeypatch.setattr(lexsearch, "READ_POSTINGS", 0)
+    if early:
+        monkeypatch.setattr(lexsearch, "CONFIRM_BATCH", 4)
+        monkeypatch.setattr(lexsearch, "BACKLOG", 1)
     beaten: list[int] = []
     original = lexsearch._beating
 
@@ -652,3 +658,50 @@ def test_records_a_bound_cuts_are_never_results(
                 found = store.search(query, limit=limit)
                 assert comparable(found) == comparable(model.search(query, limit=limit)), query
     assert any(beaten), "no record was bounded one by one"
+
+
+def test_a_candidate_the_kth_score_has_passed_is_never_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once k results are known, each candidate fetched is bounded at or
+    above the k-th score so far: one below it could never enter, and would
+    cost its fetch.  Cells are read one at a time and candidates fetched a
+    few at a time, early and often."""
+    monkeypatch.setattr(lexsearch, "READ_POSTINGS", 0)
+    monkeypatch.setattr(lexsearch, "CONFIRM_BATCH", 4)
+    monkeypatch.setattr(lexsearch, "BACKLOG", 1)
+    bounds: dict[int, float] = {}
+    made = lexsearch._candidates
+
+    def candidates(*args: Any) -> Any:
+        for candidate in made(*args):
+            bounds[-candidate[1]] = -candidate[0]
+            yield candidate
+
+    fetched: list[tuple[float, float]] = []
+    """``(bound, k-th score so far)`` of each candidate fetched after k results."""
+    top = lexsearch.top
+
+    def spied(plan: Any, keep: Any, read: Any, members: Any, confirm: Any, batch: int) -> Any:
+        scores: list[float] = []
+
+        def confirming(found: Any, whole: bool) -> Any:
+            if keep and len(scores) >= keep:
+                kth = sorted(scores, reverse=True)[keep - 1]
+                fetched.extend((bounds[i], kth) for i, _ in found if i in bounds)
+            out = confirm(found, whole)
+            scores.extend(score for score, _, _ in out)
+            return out
+
+        return top(plan, keep, read, members, confirming, batch)
+
+    monkeypatch.setattr(lexsearch, "_candidates", candidates)
+    monkeypatch.setattr(lexsearch, "top", spied)
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.put_nodes(NODES)
+        store.record_many(_many_cells(7))
+        rng = random.Random(13)
+        for _ in range(40):
+            store.search(" ".join(rng.sample(_WORDS, rng.randint(2, 6))), limit=3)
+    assert len(fetched) > 100, "few candidates were fetched after the first k results"
+    assert [pair for pair in fetched if pair[0] < pair[1]] == []

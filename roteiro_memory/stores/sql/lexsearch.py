@@ -359,6 +359,12 @@ def top(
         ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
         if keep is not None:
             del ranked[keep:]
+        least = kth()
+        if least is not None:
+            # A candidate the k-th score has passed never enters: none is
+            # fetched, and none counts towards a backlog.
+            pending[:] = [c for c in pending if -c[0] >= least]
+            heapq.heapify(pending)
 
     while True:
         threshold = kth()
@@ -385,8 +391,10 @@ def top(
             ready = []
             taken.sort()
             fetch(taken[:batch])
+            least = kth()
             for rest in taken[batch:]:
-                heapq.heappush(pending, rest)
+                if least is None or -rest[0] >= least:
+                    heapq.heappush(pending, rest)
             continue
         reading = [queue[at][1]]
         size = most(reading[0])
