@@ -663,9 +663,9 @@ def test_records_a_bound_cuts_are_never_results(
 def test_a_candidate_the_kth_score_has_passed_is_never_fetched(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Once k results are known, each candidate fetched is bounded at or
-    above the k-th score so far: one below it could never enter, and would
-    cost its fetch.  Cells are read one at a time and candidates fetched a
+    """Once k results are known, each candidate a cell gives that is
+    fetched is bounded at or above the k-th score so far: one below it could
+    never enter, and would cost its fetch.  Cells are read one at a time and candidates fetched a
     few at a time, early and often."""
     monkeypatch.setattr(lexsearch, "READ_POSTINGS", 0)
     monkeypatch.setattr(lexsearch, "CONFIRM_BATCH", 4)

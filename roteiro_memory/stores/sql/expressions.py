@@ -263,9 +263,9 @@ class _SQLite(Dialect):
     """SQLite's planner prefers the narrower liveness index unless told,
     which would sort every live record."""
     by_id_hint = " NOT INDEXED"
-    """Each record is found by its rowid alone: its liveness filter would
-    otherwise have the planner seek the ``superseded_by`` index, then the
-    table, for every id."""
+    """Each record is found by its rowid alone, whatever else the statement
+    filters on: a liveness filter would otherwise have the planner seek an
+    index of ``superseded_by``, then the table, for every id."""
     counts = (
         "SELECT (SELECT COUNT(*) FROM agent_memory),"
         " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"

@@ -10,14 +10,17 @@ cells are read in descending bound, all the query's segments of a few cells
 at once.  In each, which records could beat the k-th score so far is worked
 out from bitmaps alone (:func:`_bounded`): the records holding each term are
 combined (``&`` and ``|`` of integers, at C speed) over just the
-combinations of terms whose bounds could add up past it, and each one left
-is bounded by its own counts at the cell's least length.  Only those get
-their ids and lengths read, so their exact relevance (:func:`_candidates`).
+combinations of terms whose bounds at a count of 1 could add up past it;
+of the few holding a term more than once, those the bitmaps leave out are
+bounded by their own counts, all at the cell's least length.  Only the
+records kept get their ids and lengths read, so their exact relevance
+(:func:`_candidates`).
 A record whose relevance times its cell's highest confidence (tempered, as
 search weighs it) beats the k-th score so far becomes a candidate;
 candidates are fetched in descending bound, with the search's filters, and
 scored exactly as the model scores them
-(:meth:`~roteiro_memory.results.Recalled.found`).  The search stops once
+(:meth:`~roteiro_memory.results.Recalled.found`); one whose bound the k-th
+score has passed is dropped unfetched.  The search stops once
 the k-th score is above the bound of every cell unread and of every
 candidate unfetched: no record left could enter the top k.  Liveness costs
 nothing per posting (only live records have postings) and neither does
@@ -471,9 +474,9 @@ def _bounded(
     is bounded by the weights at a count of 1 of the terms it holds, so
     which records can get past the threshold is worked out from the terms'
     bitmaps alone, over the combinations of terms whose weights add up past
-    it.  Of the few records holding a query term more than once, those
-    whose terms at their largest counts in the cell could are bounded one
-    by one, at their own counts."""
+    it.  Of the few records holding a query term more than once that those
+    leave out, the ones whose terms at their largest counts in the cell
+    could get past it are bounded one by one, at their own counts."""
     terms = [t for t in held if t in found]
     confidence, shortest = scale
     average = corpus.average_length
