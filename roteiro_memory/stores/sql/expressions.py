@@ -96,10 +96,8 @@ class Dialect(abc.ABC):
     """The most values one set condition binds (None: any number)."""
     no_limit: object = None
     """What a ``LIMIT`` parameter is bound to for no limit."""
-    confidence_hint = ""
-    """What follows the records' alias in recall's bound-order read."""
-    by_id_hint = ""
-    """What follows the records' alias in a read of records by their ids."""
+    confidence_hint = by_id_hint = ""
+    """What follows the records' alias in recall's bound-order read, and in a read by ids."""
     counts = "SELECT COUNT(*), COUNT(superseded_by) FROM agent_memory"
     """The number of records and of superseded records, in one row."""
     damaged_cache = "0"
@@ -263,9 +261,7 @@ class _SQLite(Dialect):
     """SQLite's planner prefers the narrower liveness index unless told,
     which would sort every live record."""
     by_id_hint = " NOT INDEXED"
-    """Each record is found by its rowid alone, whatever else the statement
-    filters on: a liveness filter would otherwise have the planner seek an
-    index of ``superseded_by``, then the table, for every id."""
+    """By rowid alone: a liveness filter would have the planner seek its index, then the table."""
     counts = (
         "SELECT (SELECT COUNT(*) FROM agent_memory),"
         " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"
