@@ -393,11 +393,9 @@ def top(
             taken = ready + [heapq.heappop(pending) for _ in range(min(batch, len(pending)))]
             ready = []
             taken.sort()
-            fetch(taken[:batch])
-            least = kth()
             for rest in taken[batch:]:
-                if least is None or -rest[0] >= least:
-                    heapq.heappush(pending, rest)
+                heapq.heappush(pending, rest)  # before the fetch, which prunes them too
+            fetch(taken[:batch])
             continue
         reading = [queue[at][1]]
         size = most(reading[0])
