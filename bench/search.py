@@ -24,7 +24,8 @@
    Python).  Then ``add`` and
    ``search`` latency at 10,000, 100,000 and 1,000,000 records: add flat
    (at most 2x from the smallest to the largest), search sub-linear (each
-   shape at most 5x for 10x the records).
+   shape at most 5x for 10x the records); a supersession's and a
+   ``forget``'s beside them, unbounded.
 6. ``recall`` limit 10 that stops early, over the largest N: at most 0.25x
    the full-scan ranking it replaced, with the same ids in the same order.
 
@@ -38,6 +39,7 @@ SQLite's (``shape_checks``); PostgreSQL's floors are in ``postgres.py``.
 from __future__ import annotations
 
 import itertools
+import random
 import shutil
 import statistics
 import time
@@ -72,6 +74,9 @@ SHAPES = {
     "1 common token": "watch",
 }
 """The query shapes, by name."""
+WRITES = ("add", "supersede", "forget")
+"""The writes whose latency is quoted (:func:`_write_latency`); only ``add``'s
+growth has a bound."""
 TANTIVY_BOUND = 10.0
 PREVIOUS_BOUND = 0.25
 INDEX_BOUND = 2.0
@@ -300,7 +305,7 @@ def shape_checks(
                 )
                 for name, q in SHAPES.items()
             }
-            latency[records]["add"] = _add_latency(store, scratch, backend)
+            latency[records].update(_write_latency(store, scratch, backend))
         finally:
             store.close()
     child = prior.Previous({"batch": sizes.batch})
@@ -361,7 +366,7 @@ def shape_checks(
                     )
                     for check in checks[-2:]:
                         report(check.line())
-                latency[records]["add"] = _add_latency(store, scratch, backend)
+                latency[records].update(_write_latency(store, scratch, backend))
                 if records == 100_000:
                     checks += _write_checks(backend, store, engines[0], sizes, scratch, report)
                     checks += searchcost.word_checks(
@@ -407,15 +412,41 @@ def _copy(backend: SearchBackend, store: Any, scratch: Path, label: str) -> Any:
     return backend.open(str(target))
 
 
-def _add_latency(store: Any, scratch: Path, backend: SearchBackend, count: int = 300) -> float:
-    """Mean CPU seconds of one ``record()`` on a copy of ``store`` (merges included)."""
+def _write_latency(
+    store: Any, scratch: Path, backend: SearchBackend, count: int = 300
+) -> dict[str, float]:
+    """Mean CPU seconds of one ``record()``, one supersession and one
+    ``forget`` on a copy of ``store``, merges included: ``count`` adds, then
+    a third as many supersessions and forgets of live records picked at
+    random (most of them long merged into the segments)."""
     copy = _copy(backend, store, scratch, "add-latency")
     try:
         writes = memory_writes(Sizes(), count, seed=41)
         start = time.process_time()
         for w in writes:
             copy.record(w.kind, w.body, scope=w.scope, anchor=w.anchor, confidence=w.confidence)
-        return (time.process_time() - start) / count
+        spent = {"add": (time.process_time() - start) / count}
+        live = copy.connection.execute(
+            "SELECT id FROM agent_memory WHERE superseded_by IS NULL ORDER BY id"
+        )
+        each = count // 3
+        picked = random.Random(41).sample([row[0] for row in live], 2 * each)
+        start = time.process_time()
+        for w, old in zip(writes, picked[:each], strict=False):
+            copy.record(
+                w.kind,
+                w.body,
+                scope=w.scope,
+                anchor=w.anchor,
+                confidence=w.confidence,
+                supersedes=old,
+            )
+        spent["supersede"] = (time.process_time() - start) / each
+        start = time.process_time()
+        for old in picked[each:]:
+            copy.forget(old)
+        spent["forget"] = (time.process_time() - start) / each
+        return spent
     finally:
         copy.close()
         for suffix in ("", "-wal", "-shm"):
@@ -492,7 +523,7 @@ def _write_checks(
 
 def _latency_checks(latency: dict[int, dict[str, float]], report: Report) -> list[Check]:
     sizes = sorted(latency)
-    for name in ["add", *SHAPES]:
+    for name in [*WRITES, *SHAPES]:
         shown = "  ".join(f"{n:>9,}: {latency[n][name] * 1000:7.2f} ms" for n in sizes)
         report(f"  latency {name:<15} {shown}")
     if len(sizes) < 2:

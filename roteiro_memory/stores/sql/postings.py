@@ -72,6 +72,7 @@ __all__ = [
     "decode_segment",
     "encode_bits",
     "encode_segment",
+    "first_member",
     "length_floor",
     "member_bytes",
     "ordinals",
@@ -334,9 +335,9 @@ def segment_base(segment: object) -> int:
 def bits_of(ordinals: Sequence[int], base: int = 0) -> int:
     """``ordinals`` (distinct, none below ``base``) less ``base`` as the bits
     of an integer: set in a bytearray and read once, not an integer made
-    per ordinal."""
-    if not ordinals:
-        return 0
+    per ordinal (one alone is shifted into place)."""
+    if len(ordinals) < 2:
+        return sum(1 << (ordinal - base) for ordinal in ordinals)
     bitmap = bytearray(((max(ordinals) - base) >> 3) + 1)
     if base:
         for ordinal in ordinals:
@@ -414,6 +415,14 @@ def read_members(ids: bytes, lengths: bytes) -> tuple[array[int], array[int]]:
     if not held or len(held) > MEMBER_ORDINALS or min(long) < 1:
         raise ValueError("not members of a cell (no member, too many, or a length of 0)")
     return held, long
+
+
+def first_member(prefix: bytes) -> int:
+    """The id of a members segment's first record, from the first eight
+    bytes of its ids; ValueError when there are not eight."""
+    if len(prefix) != 8:
+        raise ValueError("not members of a cell (no first id)")
+    return _read(MEMBER_ID, prefix)[0]
 
 
 # --- tails -------------------------------------------------------------------

@@ -107,27 +107,8 @@ def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> li
     size = pst.MEMBER_ORDINALS
     after: dict[int, int] = {}
     if not fresh:
-        cells = sorted({r.cell for r in records})
-        for chunk in d.chunks(cells):
-            where, params = d.any_of("cell", chunk)
-            for cell, segment, held, long in conn.execute(
-                f"SELECT cell, segment, {d.byte_length('ids')}, {d.byte_length('lengths')}"
-                f" FROM memory_members WHERE {where}",
-                params,
-            ):
-                if (
-                    type(segment) is not int
-                    or not 0 <= segment < pst.ORDINALS_AT_MOST // size
-                    or type(held) is not int
-                    or held % 8
-                    or held != 2 * long
-                    or held > 8 * size
-                ):
-                    error = ValueError("not members of a cell (bad segment or lengths)")
-                    where_ = f"cell {cell!r} segment {segment!r}"
-                    raise pst.damaged("memory_members", where_, error)
-                ordinal = segment * size + held // 8
-                after[cell] = max(after.get(cell, 0), ordinal)
+        last = _last_members(conn, d, [r.cell for r in records])
+        after = {cell: segment * size + held for cell, (segment, held) in last.items()}
     ordinals = []
     joining: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
     for record in records:
@@ -168,30 +149,103 @@ def members(conn: Any, d: Dialect, cells: Sequence[int]) -> dict[int, dict[int, 
         for cell, segment, ids, lengths in conn.execute(
             f"SELECT cell, segment, ids, lengths FROM memory_members WHERE {where}", params
         ):
-            try:
-                out.setdefault(int(cell), {})[int(segment)] = pst.read_members(
-                    bytes(ids), bytes(lengths)
-                )
-            except (ValueError, TypeError) as error:
-                raise pst.damaged(
-                    "memory_members", f"cell {cell} segment {segment}", error
-                ) from None
+            out.setdefault(int(cell), {})[int(segment)] = _members_of(cell, segment, ids, lengths)
+    return out
+
+
+def _members_of(cell: Any, segment: Any, ids: Any, lengths: Any) -> tuple[Any, Any]:
+    """A ``memory_members`` row's ids and lengths, or the damage they are."""
+    try:
+        return pst.read_members(bytes(ids), bytes(lengths))
+    except (ValueError, TypeError) as error:
+        raise pst.damaged("memory_members", f"cell {cell} segment {segment}", error) from None
+
+
+_MEMBER_KEY = ("cell", "segment")
+"""How :func:`_read` keys ``memory_members``."""
+
+
+def _last_members(conn: Any, d: Dialect, cells: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Each of ``cells``' last members segment and how many members it
+    holds (a cell with none is absent): a row a cell, however many it has."""
+    size = pst.MEMBER_ORDINALS
+    out: dict[int, tuple[int, int]] = {}
+    for chunk in d.chunks(sorted(set(cells))):
+        params: dict[str, Any] = {}
+        relation = d.relation([(cell,) for cell in chunk], "i", params)
+        for cell, segment, held, long in conn.execute(
+            f"SELECT t.cell, t.segment, {d.byte_length('t.ids')}, {d.byte_length('t.lengths')}"
+            f" FROM {relation} JOIN memory_members t ON t.cell = column1 AND t.segment ="
+            " (SELECT MAX(s.segment) FROM memory_members s WHERE s.cell = column1)",
+            params,
+        ):
+            if (
+                type(segment) is not int
+                or not 0 <= segment < pst.ORDINALS_AT_MOST // size
+                or type(held) is not int
+                or held % 8
+                or held != 2 * long
+                or held > 8 * size
+            ):
+                error = ValueError("not members of a cell (bad segment or lengths)")
+                raise pst.damaged("memory_members", f"cell {cell!r} segment {segment!r}", error)
+            out[int(cell)] = (segment, held // 8)
     return out
 
 
 def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, int]:
-    """The ordinal each of ``records`` holds in its cell, for those that hold one."""
+    """The ordinal each of ``records`` holds in its cell, for those that hold
+    one.  Records take ordinals in id order, so a cell's members segments
+    ascend by their first ids: each record's segment is found by bisecting
+    them, one statement a step for all the records, and only that segment's
+    ids are read.  A record not where the bisection ends (one a forget
+    indexed again after newer ones, or one never indexed) is looked for in
+    every segment of its cell."""
     size = pst.MEMBER_ORDINALS
-    held = members(conn, d, [r.cell for r in records])
-    out: dict[int, int] = {}
-    for record in records:
-        for segment, (ids, _) in sorted(held.get(record.cell, {}).items()):
+    cell_of = {r.id: r.cell for r in records if r.posting.length}  # no terms, no ordinal
+    last = _last_members(conn, d, cell_of.values())
+    # Each record's segment: the last in [low, high] whose first id is at most its id.
+    span = {rid: (0, last[cell][0]) for rid, cell in cell_of.items() if cell in last}
+    while probes := {
+        rid: (cell_of[rid], (low + high + 1) // 2)
+        for rid, (low, high) in span.items()
+        if low < high
+    }:
+        first: dict[tuple[int, int], int] = {}
+        for cell, segment, prefix in _read(
+            conn, d, "memory_members", "substr(t.ids, 1, 8)", probes.values(), _MEMBER_KEY
+        ):
             try:
-                at = ids.index(record.id)
-            except ValueError:
-                continue
-            out[record.id] = segment * size + at
-            break
+                first[cell, segment] = pst.first_member(bytes(prefix))
+            except (ValueError, TypeError) as error:
+                raise pst.damaged(
+                    "memory_members", f"cell {cell} segment {segment}", error
+                ) from None
+        for rid, (cell, probe) in probes.items():
+            low, high = span[rid]
+            at = first.get((cell, probe))
+            if at is None:
+                del span[rid]  # a segment missing: looked for in every one below
+            else:
+                span[rid] = (probe, high) if at <= rid else (low, probe - 1)
+    ends: dict[tuple[int, int], list[int]] = {}
+    for rid, (low, _) in span.items():
+        ends.setdefault((cell_of[rid], low), []).append(rid)
+    out: dict[int, int] = {}
+    for cell, segment, ids, lengths in _read(
+        conn, d, "memory_members", "t.ids, t.lengths", ends, _MEMBER_KEY
+    ):
+        held = _members_of(cell, segment, ids, lengths)[0]
+        for rid in ends[cell, segment]:
+            if rid in held:
+                out[rid] = segment * size + held.index(rid)
+    rest = {rid: cell for rid, cell in cell_of.items() if rid not in out}
+    everywhere = members(conn, d, list(rest.values())) if rest else {}
+    for rid, cell in rest.items():
+        for segment, (ids, _) in sorted(everywhere.get(cell, {}).items()):
+            if rid in ids:
+                out[rid] = segment * size + ids.index(rid)
+                break
     return out
 
 
@@ -238,21 +292,28 @@ _id = operator.attrgetter("id")
 
 
 def _read(
-    conn: Any, d: Dialect, table: str, column: str, keys: Iterable[tuple[Any, ...]]
+    conn: Any,
+    d: Dialect,
+    table: str,
+    column: str,
+    keys: Iterable[tuple[Any, ...]],
+    key: Sequence[str] = ("term", "cell", "segment"),
 ) -> list[Any]:
-    """``(term, cell, [segment,] column)`` of ``table``'s rows of ``keys``
-    (``(term, cell)`` pairs, or ``(term, cell, segment)`` triples; ``column``
-    an expression over the table's alias ``t``, or a column)."""
+    """The rows of ``table`` at ``keys`` (``(term, cell)`` pairs or ``(term,
+    cell, segment)`` triples, or as ``key`` names the columns they give, a
+    term first if any), each as its key, then ``column`` (an expression
+    over the table's alias ``t``, or several)."""
     out: list[Any] = []
     ordered = sorted(set(keys))
     if not ordered:
         return out
     width = len(ordered[0])
-    names = ("term", "cell", "segment")[:width]
+    names = key[:width]
+    types = "".join("t" if name == "term" else "i" for name in names)
     on = " AND ".join(f"t.{name} = column{n + 1}" for n, name in enumerate(names))
     for chunk in d.chunks(ordered):
         params: dict[str, Any] = {}
-        relation = d.relation(chunk, "tii"[:width], params)
+        relation = d.relation(chunk, types, params)
         out.extend(
             conn.execute(
                 f"SELECT {', '.join(f't.{name}' for name in names)}, {column}"
@@ -359,7 +420,10 @@ class _Writes:
             gone = taking.get(number)
             if gone:
                 bits &= ~pst.bits_of(gone)
-                many = {o: c for o, c in many.items() if bits >> o & 1}
+                if many:  # counts are of postings held: those of the gone go
+                    many = dict(many)
+                    for offset in gone:
+                        many.pop(offset, None)
             if bits:
                 self.segments[place] = pst.encode_bits(bits, many)
             elif place in held:
