@@ -155,6 +155,15 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _not_of_type(value: object) -> str:
+    """How a value of the wrong type is shown in a refusal: text that is the
+    wrong type only for a lone surrogate (in it, or in one of a list's) says so."""
+    items = value if isinstance(value, list) else [value]
+    if any(isinstance(item, str) and not sem.is_utf8(item) for item in items):
+        return f"{excerpt(value)}, which holds a lone surrogate and is not Unicode text"
+    return excerpt(value)
+
+
 def _has_type(value: object, type_name: str) -> bool:
     if value is None:
         return type_name.endswith("or null")
@@ -186,7 +195,9 @@ def _check_node(op: str, index: int, node: object) -> GraphNode:
         raise BadRequest(f"{where} lacks the required field 'key'")
     for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
         if field in node and not _has_type(node[field], type_name):
-            raise BadRequest(f"{where}.{field} must be a {type_name}, not {excerpt(node[field])}")
+            raise BadRequest(
+                f"{where}.{field} must be a {type_name}, not {_not_of_type(node[field])}"
+            )
     return GraphNode(
         key=node["key"],
         kind=node.get("kind"),
@@ -220,7 +231,7 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
         value = args[arg.name]
         if not _has_type(value, arg.type):
             raise BadRequest(
-                f"{op}: argument {arg.name!r} must be a {arg.type}, not {excerpt(value)}"
+                f"{op}: argument {arg.name!r} must be a {arg.type}, not {_not_of_type(value)}"
             )
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")

@@ -25,3 +25,19 @@ def test_recall_defaults_to_the_best_ranked_and_limit_zero_is_everything(tmp_pat
     assert default["live"] == RECALL_LIMIT + 5
     everything = repo.json("recall", "--db", store, "--json", "--limit", "0")
     assert len(everything["results"]) == RECALL_LIMIT + 5
+
+
+def test_a_limit_beyond_64_bits_is_refused_naming_the_largest(tmp_path: Path) -> None:
+    """A whole number too large for the store is refused with the range
+    allowed, not as though it were not a whole number."""
+    repo = Repo(tmp_path)
+    store = str(tmp_path / "memory.db")
+    for limit in ("9223372036854775808", "18446744073709551615", "9" * 40):
+        done = repo.run("recall", "--db", store, "--no-sync", "--limit", limit)
+        assert done.returncode == 2
+        assert done.stderr == (
+            f"roteiro-memory: error: invalid --limit {limit!r}: expected a whole number"
+            " (0 = no limit), at most 9,223,372,036,854,775,807\n"
+        )
+    done = repo.run("recall", "--db", store, "--no-sync", "--limit", "-1")
+    assert done.stderr.endswith("expected a whole number (0 = no limit)\n")

@@ -119,14 +119,23 @@ def test_a_tails_posting_at_no_member_is_named_by_the_tail(tmp_path: Path) -> No
         ("UPDATE memory_segments SET segment = 'x'", "search"),
         ("UPDATE memory_segments SET segment = 2147483647", "search"),
         ("UPDATE memory_cells SET tail = ?", "search"),
+        ("UPDATE memory_cells SET cell = -1 - cell WHERE term = 'cach'", "search"),
+        ("UPDATE memory_cells SET max_tf = 'zz' WHERE term = 'cach'", "search"),
+        ("UPDATE memory_cells SET postings = 'abc' WHERE term = 'cach'", "search"),
+        ("UPDATE memory_recent SET cell = -5", "search"),
+        ("UPDATE memory_recent SET cell = 'x'", "search"),
+        ("UPDATE memory_recent SET length = 'x'", "search"),
+        ("UPDATE memory_stats SET live = 'abc'", "search"),
+        ("UPDATE memory_stats SET records = 'x'", "search"),
     ],
 )
 def test_damaged_numbers_in_the_index_are_corrupt_or_named(
     tmp_path: Path, damage: str, action: str
 ) -> None:
     """Counts past any a write makes, a huge segment number or ordinal,
-    text where a number belongs: Corrupt, and the snapshot and the check
-    still finish."""
+    text where a number belongs, a cell no write makes: Corrupt naming the
+    damaged table (never a failure of the code that met it), and the
+    snapshot and the check still finish."""
     params: tuple[Any, ...] = ()
     if "SET terms" in damage:
         params = (f"\ncach\t{2**32}",)
@@ -142,7 +151,7 @@ def test_damaged_numbers_in_the_index_are_corrupt_or_named(
             if action == "write"
             else (lambda: store.search("cache lock retry"))
         )
-        with pytest.raises(Corrupt):
+        with pytest.raises(Corrupt, match=r"^memory_\w+ .*; the term index is damaged"):
             act()
         assert store.snapshot()
         assert store.check()
@@ -150,3 +159,24 @@ def test_damaged_numbers_in_the_index_are_corrupt_or_named(
 
 def _write(body: str) -> MemoryWrite:
     return MemoryWrite("lesson", body)
+
+
+def test_a_segment_cut_short_fails_the_search_rather_than_losing_postings(tmp_path: Path) -> None:
+    """A bitmap one byte short still parses, as fewer postings: the search
+    counts what it decoded against what ``memory_cells`` counts, and fails
+    naming the row rather than answering without the records it lost."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record_many([_write(f"cache lock w{n}") for n in range(300)])
+        conn = store.connection
+        conn.execute(
+            "UPDATE memory_segments SET postings = substr(postings, 1, length(postings) - 1)"
+            " WHERE term = 'lock'"
+        )
+        with pytest.raises(
+            Corrupt, match=r"^memory_segments term 'lock' cell \d+: \d+ postings, where memory_"
+        ):
+            store.search("lock", limit=0)
+        conn.execute("DELETE FROM memory_segments WHERE term = 'lock'")
+        with pytest.raises(Corrupt, match=r"^memory_segments term 'lock' cell \d+: no postings"):
+            store.search("lock")
+        assert "memory_segments" in _tables(store)

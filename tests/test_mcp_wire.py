@@ -280,6 +280,32 @@ def test_a_lone_surrogate_in_an_anchor_or_a_revision_or_an_empty_one_is_a_bad_re
     assert json.loads(listed.stdout)["result"]["records"] == []
 
 
+def test_a_lone_surrogate_in_a_query_is_refused_not_searched_without_it(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A query holding a lone surrogate is not Unicode: refused in words, as
+    every other text argument is, rather than searched as the words around it."""
+    call = {
+        "jsonrpc": "2.0",
+        "id": 10,
+        "method": "tools/call",
+        "params": {"name": "search", "arguments": {"query": "cache\ud800"}},
+    }
+    done = serve_lines(
+        repo,
+        tmp_path / "m.db",
+        [json.dumps(remember(4, "cache lock")).encode(), json.dumps(call).encode()],
+    )
+    assert done.returncode == 0, done.stderr
+    (result,) = [a["result"] for a in answers(done) if a.get("id") == 10]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["kind"] == "BadRequest"
+    assert (
+        "invalid argument 'query' 'cache\\ud800': it holds a lone surrogate (U+D800 at"
+        " character 5), which is not Unicode text" in result["content"][0]["text"]
+    )
+
+
 def test_end_of_input_answers_every_call_already_received(repo: GitRepo, tmp_path: Path) -> None:
     """20 writes piped, then EOF: 20 records stored and 20 answers written."""
     done = serve_lines(

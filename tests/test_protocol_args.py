@@ -205,6 +205,19 @@ def test_wrong_json_type_is_a_bad_request(op: str, name: str, type_name: str) ->
 
 
 @pytest.mark.parametrize(("op", "name", "type_name"), ARG_CASES)
+def test_a_lone_surrogate_is_named_as_what_makes_text_the_wrong_type(
+    op: str, name: str, type_name: str
+) -> None:
+    """Text is refused for its lone surrogate in words that say so, not as
+    though it were no string; a value of another type is not said to hold one."""
+    for value in WRONG[type_name]:
+        with pytest.raises(BadRequest) as refused:
+            check_args(op, {**VALID[op], name: value})
+        lone = "\\ud800" in json.dumps(value)  # escaped wherever it is in the value
+        assert ("holds a lone surrogate and is not Unicode text" in str(refused.value)) is lone
+
+
+@pytest.mark.parametrize(("op", "name", "type_name"), ARG_CASES)
 def test_right_json_type_is_accepted(op: str, name: str, type_name: str) -> None:
     for value in ACCEPTED[type_name]:
         if name == "budget_bytes" and value > U64_MAX:

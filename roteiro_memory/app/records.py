@@ -285,6 +285,7 @@ def ranked(
     keep = values.whole(limit, session.spell("limit"))
     kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
     values.check_scope(selection.scope, session.spell("scope"))
+    values.check_unicode(query, session.spell("query"))
     specs = anchor_specs(session, selection.anchors)
     session.check_revs(rev=selection.rev, touched=touched)
     store = session.store()

@@ -14,6 +14,7 @@ import os
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
+    BadRequest,
     InvalidConfidence,
     InvalidScope,
     RoteiroError,
@@ -24,6 +25,7 @@ from roteiro_memory.errors import (
 __all__ = [
     "budget_bytes",
     "check_scope",
+    "check_unicode",
     "confidence",
     "kind_token",
     "record_id",
@@ -45,11 +47,29 @@ def check_scope(scope: str | None, what: str) -> None:
     sem.validate_scope(scope)
 
 
+def check_unicode(text: str | None, what: str) -> None:
+    """Text holding a lone surrogate (JSON can carry one; no argument of a
+    command line can) is not Unicode, and is refused as :class:`BadRequest`
+    naming ``what``, rather than searched for or taken as a word."""
+    if text is None or sem.is_utf8(text):
+        return
+    at = next(n for n, char in enumerate(text) if "\ud800" <= char <= "\udfff")
+    raise BadRequest(
+        f"invalid {what} {excerpt(text)}: it holds a lone surrogate (U+{ord(text[at]):04X}"
+        f" at character {at}), which is not Unicode text"
+    )
+
+
 def _integer(value: object) -> int | None:
     """The whole number ``value`` is (digits as text, or a JSON integer, or a
-    JSON number with no fraction); None for anything else."""
+    JSON number with no fraction); None for anything else.  Digits beyond
+    any 64-bit integer are taken as the first number past them."""
     if isinstance(value, str):
-        return sem.parse_whole_number(value)
+        number = sem.parse_whole_number(value)
+        digits = value[1:] if value.startswith("+") else value
+        if number is None and digits.isascii() and digits.isdigit():
+            return sem.U64_MAX + 1  # more than any 64-bit integer holds
+        return number
     if isinstance(value, bool):
         return None
     if isinstance(value, float) and value.is_integer():
@@ -79,6 +99,9 @@ def whole(
             allowed = {0: "a whole number (0 = no limit)", 1: "a positive whole number"}.get(
                 minimum, f"a whole number of at least {minimum}"
             )
+            if number is not None and number >= minimum:  # whole, but too large
+                largest = sem.INT64_MAX if maximum is None else min(maximum, sem.INT64_MAX)
+                allowed += f", at most {largest:,}"
         raise UsageError(f"invalid {what} {excerpt(value)}: expected {allowed}")
     return number
 

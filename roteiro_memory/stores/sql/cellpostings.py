@@ -17,7 +17,17 @@ class Held:
     decoded when first asked for, into the bits of one integer (bit ``n``:
     the cell's record of ordinal ``n`` holds the term) and the counts above 1."""
 
-    __slots__ = ("_bits", "_bytes", "_counts", "_many", "cell", "raw", "segments", "tail")
+    __slots__ = (
+        "_bits",
+        "_bytes",
+        "_counts",
+        "_many",
+        "cell",
+        "expected",
+        "raw",
+        "segments",
+        "tail",
+    )
 
     def __init__(self, raw: Any, cell: int) -> None:
         self.raw = raw
@@ -31,6 +41,10 @@ class Held:
         self._many: list[tuple[int, Sequence[int], Sequence[int]]] = []
         """``(base, offsets, counts)`` of the postings counting more than 1."""
         self._counts: dict[int, int] | None = None
+        self.expected: int | None = None
+        """How many postings ``memory_cells`` counts here: bits decoded to
+        any other number are damage, not an answer (a segment cut short can
+        still read as one)."""
 
     def bits(self) -> int:
         """The ordinals holding the term, as the bits of an integer (counted
@@ -56,8 +70,13 @@ class Held:
                 bits |= pst.bits_of(ordinals)
                 if counted and max(counted) > 1:
                     self._many.append((0, ordinals, counted))
+            found = bits.bit_count()
+            if self.expected is not None and found != self.expected:
+                miscount = f"{found} postings, where memory_cells counts {self.expected}"
+                row = pst.cell_row(self.raw, self.cell)
+                raise pst.damaged("memory_segments", row, ValueError(miscount))
             self._bits = bits
-            decoded[0] += bits.bit_count()
+            decoded[0] += found
         return self._bits
 
     def counts(self) -> dict[int, int]:

@@ -198,7 +198,7 @@ def _recent_rows(conn: Any, d: Dialect) -> list[Indexed]:
     ):
         try:
             counts = parse_terms(d.untext(text))
-            if type(cell) is not int or sum(counts.values()) != length or length >= 1 << 32:
+            if not pst.is_cell(cell) or sum(counts.values()) != length or length >= 1 << 32:
                 raise ValueError("its cell, length and counts are not those a write makes")
         except (ValueError, TypeError) as error:
             raise pst.damaged("memory_recent", f"record {record_id}", error) from None
@@ -413,6 +413,9 @@ def read_stats(conn: Any) -> tuple[int, Stats]:
     ).fetchone()
     if row[1] is None:
         raise pst.damaged("memory_stats", "row 0", ValueError("the row is missing"))
+    if any(type(v) is not int for v in row[1:]):
+        error = ValueError(f"counts {tuple(row[1:])!r}, which are not whole numbers")
+        raise pst.damaged("memory_stats", "row 0", error)
     generation, records, live, live_terms = (0 if v is None else int(v) for v in row)
     if live < 0 or live_terms < 0 or (live_terms > 0 and live == 0):
         error = ValueError(f"counts {live} live records of {live_terms} terms")

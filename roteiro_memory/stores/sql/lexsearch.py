@@ -123,17 +123,22 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
             params,
         ):
             term = d.untext(raw)
-            frequency[term] += int(count)
-            in_tail = int(length) // pst.TAIL.size if isinstance(length, int) else 0
-            cells.setdefault(term, {})[int(cell)] = (int(max_tf), int(count) - in_tail, in_tail)
+            in_tail = length // pst.TAIL.size if isinstance(length, int) else 0
+            if not (pst.is_cell(cell) and _counted(count, in_tail) and _counted(max_tf, 1)):
+                error = ValueError("its cell, postings or largest count is not one a write makes")
+                raise pst.damaged("memory_cells", pst.cell_row(raw, cell), error)
+            frequency[term] += count
+            cells.setdefault(term, {})[cell] = (max_tf, count - in_tail, in_tail)
             if tail:
-                tails[term, int(cell)] = tail
+                tails[term, cell] = tail
     recent = []
     find = index.terms_finder(terms)
     for record_id, cell, length, raw in conn.execute(
         "SELECT record_id, cell, length, terms FROM memory_recent"
     ):
         try:
+            if not (pst.is_cell(cell) and _counted(length, 1)):
+                raise ValueError("its cell or length is not one a write makes")
             held = find(d.untext(raw))
         except (ValueError, TypeError) as error:
             raise pst.damaged("memory_recent", f"record {record_id}", error) from None
@@ -143,6 +148,11 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
             recent.append((record_id, cell, length, held))
     corpus = index.corpus(stats, frequency)
     return Plan(tuple(terms), corpus, cells, tails, recent)
+
+
+def _counted(value: object, least: int) -> bool:
+    """Whether ``value``, a count the index holds, is a whole number of at least ``least``."""
+    return type(value) is int and value >= least
 
 
 def read_cells(
@@ -419,6 +429,16 @@ def top(
             key=order.__getitem__,
         )
         found = read(reading, terms, closed, long_tails)
+        for cell in reading:
+            for term, _ in by_cell[cell]:
+                _, in_segments, in_tail = plan.cells[term][cell]
+                held = found.get(cell, {}).get(term)
+                if held is None:
+                    missing = ValueError(
+                        f"no postings, where memory_cells counts {in_segments + in_tail}"
+                    )
+                    raise pst.damaged("memory_segments", pst.cell_row(term, cell), missing)
+                held.expected = in_segments + in_tail
         bounded = {}
         for cell in reading:
             worth = _bounded(

@@ -73,6 +73,7 @@ __all__ = [
     "encode_bits",
     "encode_segment",
     "first_member",
+    "is_cell",
     "length_floor",
     "member_bytes",
     "ordinals",
@@ -137,6 +138,11 @@ def length_floor(step: int) -> int:
 def cell_of(confidence: float | None, length: int) -> int:
     """The cell of a record of this stated confidence and length."""
     return confidence_step(confidence) << _LENGTH_SHIFT | length_step(length)
+
+
+def is_cell(cell: object) -> bool:
+    """Whether ``cell`` is a cell number :func:`cell_of` can give."""
+    return type(cell) is int and 0 <= cell >> _LENGTH_SHIFT <= CONFIDENCE_STEPS
 
 
 def cell_parts(cell: int) -> tuple[float, int]:
