@@ -63,7 +63,6 @@ __all__ = [
     "Rows",
     "append",
     "held_postings",
-    "members",
     "remove",
     "restore",
     "segment_postings",
@@ -141,18 +140,6 @@ def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> li
     return ordinals
 
 
-def members(conn: Any, d: Dialect, cells: Sequence[int]) -> dict[int, dict[int, Any]]:
-    """The members of ``cells``: ``cell -> segment -> (ids, lengths)``."""
-    out: dict[int, dict[int, Any]] = {}
-    for chunk in d.chunks(sorted(set(cells))):
-        where, params = d.any_of("cell", chunk)
-        for cell, segment, ids, lengths in conn.execute(
-            f"SELECT cell, segment, ids, lengths FROM memory_members WHERE {where}", params
-        ):
-            out.setdefault(int(cell), {})[int(segment)] = _members_of(cell, segment, ids, lengths)
-    return out
-
-
 def _members_of(cell: Any, segment: Any, ids: Any, lengths: Any) -> tuple[Any, Any]:
     """A ``memory_members`` row's ids and lengths, or the damage they are."""
     try:
@@ -200,7 +187,7 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
     them, one statement a step for all the records, and only that segment's
     ids are read.  A record not where the bisection ends (one a forget
     indexed again after newer ones, or one never indexed) is looked for in
-    every segment of its cell."""
+    every segment of its cell, by the database."""
     size = pst.MEMBER_ORDINALS
     cell_of = {r.id: r.cell for r in records if r.posting.length}  # no terms, no ordinal
     last = _last_members(conn, d, cell_of.values())
@@ -239,12 +226,20 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
         for rid in ends[cell, segment]:
             if rid in held:
                 out[rid] = segment * size + held.index(rid)
-    rest = {rid: cell for rid, cell in cell_of.items() if rid not in out}
-    everywhere = members(conn, d, list(rest.values())) if rest else {}
-    for rid, cell in rest.items():
-        for segment, (ids, _) in sorted(everywhere.get(cell, {}).items()):
-            if rid in ids:
-                out[rid] = segment * size + ids.index(rid)
+    for rid, cell in cell_of.items():
+        if rid in out:
+            continue
+        # The database finds the segments whose ids hold the record's bytes;
+        # only those are decoded (bytes across two ids are no member).
+        held_in = conn.execute(
+            f"SELECT segment, ids, lengths FROM memory_members WHERE cell = {d.mark}"
+            f" AND {d.position(d.mark, 'ids')} > 0 ORDER BY segment",
+            (cell, pst.member_bytes([rid], [1])[0]),
+        )
+        for segment, ids, lengths in held_in:
+            held = _members_of(cell, segment, ids, lengths)[0]
+            if rid in held:
+                out[rid] = segment * size + held.index(rid)
                 break
     return out
 
