@@ -2,8 +2,9 @@
 bisecting its cell's members segments, and a cell's next ordinal comes from
 its last one, so the cost of ``record``, a supersession and ``forget`` does
 not grow with the cell (a cell of a million-record store holds thousands of
-members segments).  Only a record indexed out of id order is looked for in
-every segment of its cell, and its postings still go."""
+members segments).  Only where a forget indexed a record out of id order
+(or for a record never indexed) is a record looked for in every segment of
+its cell, and its postings still go."""
 
 from __future__ import annotations
 

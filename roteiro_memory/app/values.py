@@ -60,15 +60,19 @@ def check_unicode(text: str | None, what: str) -> None:
     )
 
 
+_TOO_LARGE = sem.INT64_MAX + 1
+"""A whole number no store holds: what digits beyond 64 bits are read as."""
+
+
 def _integer(value: object) -> int | None:
     """The whole number ``value`` is (digits as text, or a JSON integer, or a
-    JSON number with no fraction); None for anything else.  Digits beyond
-    any 64-bit integer are taken as the first number past them."""
+    JSON number with no fraction); None for anything else.  Digits too many
+    for 64 bits give :data:`_TOO_LARGE`, so the refusal says what is allowed."""
     if isinstance(value, str):
         number = sem.parse_whole_number(value)
         digits = value[1:] if value.startswith("+") else value
         if number is None and digits.isascii() and digits.isdigit():
-            return sem.U64_MAX + 1  # more than any 64-bit integer holds
+            return _TOO_LARGE
         return number
     if isinstance(value, bool):
         return None

@@ -43,8 +43,9 @@ class Held:
         self._counts: dict[int, int] | None = None
         self.expected: int | None = None
         """How many postings ``memory_cells`` counts here: bits decoded to
-        any other number are damage, not an answer (a segment cut short can
-        still read as one)."""
+        any other number are damage, not an answer (a segment or tail cut
+        short can still read as one), named by the cell's row, where the
+        count is (the check names the damaged row itself)."""
 
     def bits(self) -> int:
         """The ordinals holding the term, as the bits of an integer (counted
@@ -72,9 +73,11 @@ class Held:
                     self._many.append((0, ordinals, counted))
             found = bits.bit_count()
             if self.expected is not None and found != self.expected:
-                miscount = f"{found} postings, where memory_cells counts {self.expected}"
+                miscount = (
+                    f"counts {self.expected} postings, where its segments and tail hold {found}"
+                )
                 row = pst.cell_row(self.raw, self.cell)
-                raise pst.damaged("memory_segments", row, ValueError(miscount))
+                raise pst.damaged("memory_cells", row, ValueError(miscount))
             self._bits = bits
             decoded[0] += found
         return self._bits

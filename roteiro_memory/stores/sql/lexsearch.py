@@ -434,10 +434,8 @@ def top(
                 _, in_segments, in_tail = plan.cells[term][cell]
                 held = found.get(cell, {}).get(term)
                 if held is None:
-                    missing = ValueError(
-                        f"no postings, where memory_cells counts {in_segments + in_tail}"
-                    )
-                    raise pst.damaged("memory_segments", pst.cell_row(term, cell), missing)
+                    missing = f"counts {in_segments + in_tail} postings, where none are held"
+                    raise pst.damaged("memory_cells", pst.cell_row(term, cell), ValueError(missing))
                 held.expected = in_segments + in_tail
         bounded = {}
         for cell in reading:

@@ -185,9 +185,11 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
     one.  Records take ordinals in id order, so a cell's members segments
     ascend by their first ids: each record's segment is found by bisecting
     them, one statement a step for all the records, and only that segment's
-    ids are read.  A record not where the bisection ends (one a forget
-    indexed again after newer ones, or one never indexed) is looked for in
-    every segment of its cell, by the database."""
+    ids are read.  A forget that indexes a record again after newer ones
+    breaks that order, and any record the bisection then misses (that one, a
+    neighbour of it, or one never indexed) is looked for in every segment of
+    its cell, by the database: slower, never wrong, as an ordinal is taken
+    only where the record's id is."""
     size = pst.MEMBER_ORDINALS
     cell_of = {r.id: r.cell for r in records if r.posting.length}  # no terms, no ordinal
     last = _last_members(conn, d, cell_of.values())
@@ -294,10 +296,10 @@ def _read(
     keys: Iterable[tuple[Any, ...]],
     key: Sequence[str] = ("term", "cell", "segment"),
 ) -> list[Any]:
-    """The rows of ``table`` at ``keys`` (``(term, cell)`` pairs or ``(term,
-    cell, segment)`` triples, or as ``key`` names the columns they give, a
-    term first if any), each as its key, then ``column`` (an expression
-    over the table's alias ``t``, or several)."""
+    """The rows of ``table`` at ``keys``, each as its key followed by
+    ``column`` (an expression over the table's alias ``t``, or several).
+    ``key`` names the columns a key gives, in order: by default ``(term,
+    cell)`` pairs or ``(term, cell, segment)`` triples."""
     out: list[Any] = []
     ordered = sorted(set(keys))
     if not ordered:
