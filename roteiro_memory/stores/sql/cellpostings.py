@@ -146,11 +146,7 @@ class Members:
             raw = self.raw.get((self.cell, segment))
             if raw is None:
                 raise Unheld(ordinal)
-            try:
-                held = self.decoded[segment] = pst.read_members(*raw)
-            except (ValueError, TypeError) as error:
-                where = f"cell {self.cell} segment {segment}"
-                raise pst.damaged("memory_members", where, error) from None
+            held = self.decoded[segment] = pst.read_members_row(self.cell, segment, *raw)
         if at >= len(held[0]):
             raise Unheld(ordinal)
         return held[0][at], held[1][at]

@@ -289,7 +289,7 @@ def _members(
     size = pst.MEMBER_ORDINALS
     by_cell: dict[Any, dict[int, tuple[Any, Any]]] = {}
     for cell, segment, ids, lengths in rows:
-        where = f"cell {cell!r} segment {segment!r}"
+        where = pst.members_row(cell, segment)
         if type(cell) is not int or type(segment) is not int or segment < 0:
             out.append(Finding("memory_members", where, "cell or segment is not a whole number"))
             continue

@@ -226,8 +226,7 @@ def read_members(
             try:
                 out[cell, segment] = (bytes(ids), bytes(lengths))
             except TypeError as error:
-                where = f"cell {cell!r} segment {segment!r}"
-                raise pst.damaged("memory_members", where, error) from None
+                raise pst.damaged("memory_members", pst.members_row(cell, segment), error) from None
     return out
 
 

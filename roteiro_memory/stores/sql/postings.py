@@ -50,6 +50,8 @@ from roteiro_memory import semantics as sem
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from roteiro_memory.errors import Corrupt
 
 __all__ = [
@@ -76,8 +78,10 @@ __all__ = [
     "is_cell",
     "length_floor",
     "member_bytes",
+    "members_row",
     "ordinals",
     "read_members",
+    "read_members_row",
     "read_segment",
     "segment_base",
     "segment_parts",
@@ -421,6 +425,22 @@ def read_members(ids: bytes, lengths: bytes) -> tuple[array[int], array[int]]:
     if not held or len(held) > MEMBER_ORDINALS or min(long) < 1:
         raise ValueError("not members of a cell (no member, too many, or a length of 0)")
     return held, long
+
+
+def members_row(cell: object, segment: object) -> str:
+    """How a message names a row of a cell's members: ``cell 5 segment 0``."""
+    return f"cell {cell!r} segment {segment!r}"
+
+
+def read_members_row(
+    cell: object, segment: object, ids: Any, lengths: Any
+) -> tuple[array[int], array[int]]:
+    """A ``memory_members`` row's ids and lengths (:func:`read_members`), or
+    the damage naming the row when they are not a segment's."""
+    try:
+        return read_members(bytes(ids), bytes(lengths))
+    except (ValueError, TypeError) as error:
+        raise damaged("memory_members", members_row(cell, segment), error) from None
 
 
 def first_member(prefix: bytes) -> int:

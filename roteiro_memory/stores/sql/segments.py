@@ -140,14 +140,6 @@ def _place(conn: Any, d: Dialect, records: Sequence[Indexed], fresh: bool) -> li
     return ordinals
 
 
-def _members_of(cell: Any, segment: Any, ids: Any, lengths: Any) -> tuple[Any, Any]:
-    """A ``memory_members`` row's ids and lengths, or the damage they are."""
-    try:
-        return pst.read_members(bytes(ids), bytes(lengths))
-    except (ValueError, TypeError) as error:
-        raise pst.damaged("memory_members", f"cell {cell} segment {segment}", error) from None
-
-
 _MEMBER_KEY = ("cell", "segment")
 """How :func:`_read` keys ``memory_members``."""
 
@@ -175,7 +167,7 @@ def _last_members(conn: Any, d: Dialect, cells: Iterable[int]) -> dict[int, tupl
                 or held > 8 * size
             ):
                 error = ValueError("not members of a cell (bad segment or lengths)")
-                raise pst.damaged("memory_members", f"cell {cell!r} segment {segment!r}", error)
+                raise pst.damaged("memory_members", pst.members_row(cell, segment), error)
             out[int(cell)] = (segment, held // 8)
     return out
 
@@ -207,9 +199,8 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
             try:
                 first[cell, segment] = pst.first_member(bytes(prefix))
             except (ValueError, TypeError) as error:
-                raise pst.damaged(
-                    "memory_members", f"cell {cell} segment {segment}", error
-                ) from None
+                row = pst.members_row(cell, segment)
+                raise pst.damaged("memory_members", row, error) from None
         for rid, (cell, probe) in probes.items():
             low, high = span[rid]
             at = first.get((cell, probe))
@@ -224,7 +215,7 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
     for cell, segment, ids, lengths in _read(
         conn, d, "memory_members", "t.ids, t.lengths", ends, _MEMBER_KEY
     ):
-        held = _members_of(cell, segment, ids, lengths)[0]
+        held = pst.read_members_row(cell, segment, ids, lengths)[0]
         for rid in ends[cell, segment]:
             if rid in held:
                 out[rid] = segment * size + held.index(rid)
@@ -239,7 +230,7 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
             (cell, pst.member_bytes([rid], [1])[0]),
         )
         for segment, ids, lengths in held_in:
-            held = _members_of(cell, segment, ids, lengths)[0]
+            held = pst.read_members_row(cell, segment, ids, lengths)[0]
             if rid in held:
                 out[rid] = segment * size + held.index(rid)
                 break
