@@ -45,6 +45,7 @@ __all__ = [
     "Unsupported",
     "UsageError",
     "excerpt",
+    "lone_surrogate",
     "unexpected_failure",
 ]
 
@@ -63,6 +64,17 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     if len(text) > limit:
         return f"{text[:limit]}... ({len(text)} characters in all)"
     return text
+
+
+def lone_surrogate(text: str) -> str | None:
+    """The first lone surrogate of ``text`` as a refusal names it (``a lone
+    surrogate (U+D800 at character 5)``); None when UTF-8 can carry ``text``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as problem:
+        at = problem.start
+        return f"a lone surrogate (U+{ord(text[at]):04X} at character {at})"
+    return None
 
 
 _CLASSES: list[type[RoteiroError]] = []

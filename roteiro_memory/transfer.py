@@ -41,7 +41,7 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession_findings,
 )
-from roteiro_memory.errors import ImportRefused, excerpt
+from roteiro_memory.errors import ImportRefused, excerpt, lone_surrogate
 from roteiro_memory.fields import CACHE, NODE, RECORD, Field
 
 __all__ = [
@@ -273,11 +273,11 @@ def _wrong(value: Any, kind: type, nullable: bool) -> str:
             f"2**63 - 1{null}"
         )
     if isinstance(value, str) and kind is str:
-        at = next((i for i, c in enumerate(value) if "\ud800" <= c <= "\udfff"), None)
-        if at is not None:
+        lone = lone_surrogate(value)
+        if lone is not None:
             return (
-                f"holds a lone surrogate (U+{ord(value[at]):04X} at character {at}), which "
-                f"UTF-8 cannot carry; expected {allowed} that UTF-8 can encode{null}"
+                f"holds {lone}, which UTF-8 cannot carry; expected {allowed} that UTF-8 can"
+                f" encode{null}"
             )
     return f"is {excerpt(value)}, expected {allowed}{null}"
 

@@ -20,6 +20,7 @@ from roteiro_memory.errors import (
     RoteiroError,
     UsageError,
     excerpt,
+    lone_surrogate,
 )
 
 __all__ = [
@@ -51,13 +52,11 @@ def check_unicode(text: str | None, what: str) -> None:
     """Text holding a lone surrogate (JSON can carry one; no argument of a
     command line can) is not Unicode, and is refused as :class:`BadRequest`
     naming ``what``, rather than searched for or taken as a word."""
-    if text is None or sem.is_utf8(text):
-        return
-    at = next(n for n, char in enumerate(text) if "\ud800" <= char <= "\udfff")
-    raise BadRequest(
-        f"invalid {what} {excerpt(text)}: it holds a lone surrogate (U+{ord(text[at]):04X}"
-        f" at character {at}), which is not Unicode text"
-    )
+    lone = None if text is None else lone_surrogate(text)
+    if lone is not None:
+        raise BadRequest(
+            f"invalid {what} {excerpt(text)}: it holds {lone}, which is not Unicode text"
+        )
 
 
 _TOO_LARGE = sem.INT64_MAX + 1
