@@ -26,16 +26,23 @@ WHOLE_CELL = re.compile(r"FROM memory_members WHERE", re.IGNORECASE)
 
 
 @pytest.fixture
-def small_segments() -> Iterator[None]:
-    """Members segments of 4 records and a recent tier of 6: 400 records of
-    one cell make 100 segments."""
+def sqlite(tmp_path: Path) -> Iterator[SQLiteStore]:
+    """A store of members segments of 4 records and a recent tier of 6: 400
+    records of one cell make 100 segments."""
     with (
         patch.object(index, "RECENT_RECORDS", 6),
         patch.object(postings, "MEMBER_ORDINALS", 4),
         patch.object(postings, "SEGMENT_ORDINALS", 64),
         patch.object(postings, "TAIL_POSTINGS", 4),
+        SQLiteStore(tmp_path / "m.db") as store,
     ):
-        yield
+        yield store
+
+
+@pytest.fixture
+def stores(sqlite: SQLiteStore) -> list[Store]:
+    """The model store, then ``sqlite``: written alike, searched alike."""
+    return [ModelStore(), sqlite]
 
 
 def _fill(stores: list[Store], count: int) -> None:
@@ -58,10 +65,8 @@ def _same(stores: list[Store], query: str) -> None:
 
 
 def test_a_superseded_or_forgotten_record_is_found_without_reading_its_whole_cell(
-    tmp_path: Path, small_segments: None
+    sqlite: SQLiteStore, stores: list[Store]
 ) -> None:
-    sqlite = SQLiteStore(tmp_path / "m.db")
-    stores: list[Store] = [ModelStore(), sqlite]
     _fill(stores, 400)
     traced = _whole_cell_reads(sqlite)
     for store in stores:
@@ -77,14 +82,11 @@ def test_a_superseded_or_forgotten_record_is_found_without_reading_its_whole_cel
     assert 0 < len(members) <= 4 * 10
     for query in ("cache", "word0003", "word0201 timeout", "word0120", "word0397 lock"):
         _same(stores, query)
-    sqlite.close()
 
 
 def test_a_record_indexed_out_of_id_order_is_found_in_every_segment_of_its_cell(
-    tmp_path: Path, small_segments: None
+    sqlite: SQLiteStore, stores: list[Store]
 ) -> None:
-    sqlite = SQLiteStore(tmp_path / "m.db")
-    stores: list[Store] = [ModelStore(), sqlite]
     _fill(stores, 3)
     for store in stores:
         # 4 supersedes 2 while 2 waits in the recent tier: 2 gets no ordinal.
@@ -104,7 +106,6 @@ def test_a_record_indexed_out_of_id_order_is_found_in_every_segment_of_its_cell(
     assert [s for s in traced if WHOLE_CELL.search(s)], "2 was found by bisection"
     for query in ("word0002", "cache word0002", "lock"):
         _same(stores, query)
-    sqlite.close()
 
 
 def _members_rows(store: SQLiteStore) -> Any:
@@ -112,10 +113,8 @@ def _members_rows(store: SQLiteStore) -> Any:
 
 
 def test_a_cells_next_ordinal_follows_its_last_members_segment(
-    tmp_path: Path, small_segments: None
+    sqlite: SQLiteStore, stores: list[Store]
 ) -> None:
-    sqlite = SQLiteStore(tmp_path / "m.db")
-    stores: list[Store] = [ModelStore(), sqlite]
     _fill(stores, 100)
     traced = _whole_cell_reads(sqlite)
     _fill(stores, 100)
@@ -123,4 +122,3 @@ def test_a_cells_next_ordinal_follows_its_last_members_segment(
     assert _members_rows(sqlite) == 50
     for query in ("cache", "word0150", "word0099 word0100"):
         _same(stores, query)
-    sqlite.close()
