@@ -403,15 +403,19 @@ def cache_findings(
             out.append(Finding("agent_cache", where, f"{', '.join(wrong)} not a whole number"))
             continue
         if isinstance(key, str) and isinstance(fingerprint, str) and isinstance(payload, str):
-            actual = eviction.cache_entry_bytes(key, fingerprint, payload)
-            if size != actual:
-                out.append(
-                    Finding(
-                        "agent_cache",
-                        where,
-                        f"bytes is {size} but its key, fingerprint and json are {actual} bytes",
+            try:
+                actual = eviction.cache_entry_bytes(key, fingerprint, payload)
+            except RoteiroError as error:
+                out.append(Finding("agent_cache", where, f"a write would refuse it: {error}"))
+            else:
+                if size != actual:
+                    out.append(
+                        Finding(
+                            "agent_cache",
+                            where,
+                            f"bytes is {size} but its key, fingerprint and json are {actual} bytes",
+                        )
                     )
-                )
         else:
             out.append(Finding("agent_cache", where, "key, fingerprint or json is not text"))
         if last_used > ticks:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from roteiro_memory.errors import InvalidBudget, excerpt
-from roteiro_memory.semantics import U64_MAX, parse_whole_number, strip_white_space
+from roteiro_memory.semantics import U64_MAX, check_utf8, parse_whole_number, strip_white_space
 
 __all__ = [
     "CACHE_BUDGET_ENV",
@@ -37,8 +37,11 @@ CACHE_BUDGET_ENV = "ROTEIRO_CACHE_BUDGET_MB"
 
 
 def cache_entry_bytes(key: str, fingerprint: str, json: str) -> int:
-    """An entry's size, fixed at write: UTF-8 bytes of key + fingerprint + json."""
-    return sum(len(part.encode("utf-8", "surrogatepass")) for part in (key, fingerprint, json))
+    """An entry's size, fixed at write: UTF-8 bytes of key + fingerprint +
+    json.  A part UTF-8 cannot carry is refused (:func:`~.semantics.check_utf8`),
+    so every backend refuses the entry before anything is written."""
+    parts = (("cache key", key), ("cache fingerprint", fingerprint), ("cache json", json))
+    return sum(check_utf8(part, field) for field, part in parts)
 
 
 def parse_cache_budget(env: str | None) -> int:

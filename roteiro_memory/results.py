@@ -12,6 +12,7 @@ from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     JSON = Any
@@ -30,6 +31,7 @@ __all__ = [
     "MemoryRecord",
     "Recall",
     "Recalled",
+    "check_graph",
 ]
 
 MEMORY_SCHEMA = "roteiro.memory/v1"
@@ -55,6 +57,21 @@ class GraphNode:
             "path": self.path,
             "blob": self.blob,
         }
+
+
+def check_graph(nodes: Iterable[GraphNode], tree: str | None = None) -> list[GraphNode]:
+    """``nodes`` as a list, once none of their fields, nor the witness
+    ``tree``, is text UTF-8 cannot carry (:func:`~.semantics.check_utf8`
+    refuses it, naming the field): every store keeps them as text, and a
+    write checks them all before it keeps any."""
+    checked = list(nodes)
+    for node in checked:
+        for name, value in node.to_json().items():
+            if isinstance(value, str):
+                sem.check_utf8(value, f"node {name}")
+    if tree is not None:
+        sem.check_utf8(tree, "tree")
+    return checked
 
 
 @valueclass

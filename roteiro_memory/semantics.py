@@ -27,6 +27,7 @@ from roteiro_memory.errors import (
     NotFound,
     RoteiroError,
     excerpt,
+    lone_surrogate,
 )
 from roteiro_memory.valueclass import valueclass
 
@@ -59,6 +60,7 @@ __all__ = [
     "check_anchor",
     "check_batch",
     "check_supersedes",
+    "check_utf8",
     "effective_limit",
     "evidence",
     "fits_int64",
@@ -407,15 +409,14 @@ compiles no expression a command may not need)."""
 
 def is_utf8(text: str) -> bool:
     """Whether UTF-8 can carry ``text`` (it holds no lone surrogate)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
+    return text.isascii() or lone_surrogate(text) is None
 
 
-def _utf8_length(text: str, error: type[RoteiroError], field: str) -> int:
-    """UTF-8 byte length; text that cannot be UTF-8 (a lone surrogate) is refused."""
+def check_utf8(text: str, field: str, error: type[RoteiroError] = BadRequest) -> int:
+    """The UTF-8 byte length of ``text``, which a write is to keep; text UTF-8
+    cannot carry (a lone surrogate) is refused as ``error`` naming ``field``:
+    SQLite's text cannot hold it, nor could an import take its export back.
+    (A read's filter or key holding one is not refused: it matches nothing.)"""
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError as problem:
@@ -431,7 +432,7 @@ def check_anchor(anchor: str | None) -> None:
     does, before anything is written."""
     if anchor is None:
         return
-    size = _utf8_length(anchor, InvalidAnchor, "anchor")
+    size = check_utf8(anchor, "anchor", InvalidAnchor)
     if size > MAX_ANCHOR_BYTES:
         raise InvalidAnchor(
             f"invalid anchor {excerpt(anchor)}: it is {size} bytes, over the "
@@ -444,7 +445,7 @@ def validate_scope(scope: str) -> None:
     can have is refused, not answered with nothing): 1 to
     :data:`MAX_SCOPE_BYTES` bytes of UTF-8, no surrounding whitespace, no
     control character."""
-    scope_bytes = _utf8_length(scope, InvalidScope, "scope")
+    scope_bytes = check_utf8(scope, "scope", InvalidScope)
     if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it is {scope_bytes} bytes, expected 1 to "
@@ -479,7 +480,7 @@ def validate_write(
     validate_scope(scope)
     if not strip_white_space(body):
         raise InvalidBody("invalid body: it is empty or only whitespace")
-    body_bytes = _utf8_length(body, InvalidBody, "body")
+    body_bytes = check_utf8(body, "body", InvalidBody)
     if body_bytes > MAX_BODY_BYTES:
         raise InvalidBody(
             f"invalid body: it is {body_bytes} bytes, over the {MAX_BODY_BYTES}-byte limit"

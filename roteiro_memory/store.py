@@ -70,6 +70,7 @@ from roteiro_memory.results import (
     MemoryListing,
     MemoryRecord,
     Recall,
+    check_graph,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, AnchorFilter, Decay, MemoryKind
 from roteiro_memory.valueclass import valueclass
@@ -255,7 +256,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
-        """Write or replace an entry at the next tick; a replacement keeps its hits."""
+        """Write or replace an entry at the next tick; a replacement keeps its hits.
+
+        Raises InvalidAnchor, or BadRequest for a key, fingerprint or json
+        holding a lone surrogate (text no store keeps); nothing is written."""
 
     @abc.abstractmethod
     def cache_get(self, key: str) -> CacheEntry | None:
@@ -282,7 +286,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
-        """Upsert nodes by key, replacing every field."""
+        """Upsert nodes by key, replacing every field; BadRequest, with
+        nothing written, when a field of one holds a lone surrogate."""
 
     @abc.abstractmethod
     def remove_nodes(self, keys: Iterable[str]) -> None:
@@ -290,7 +295,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def set_tree(self, tree: str | None) -> None:
-        """Set the repo-state witness later writes record."""
+        """Set the repo-state witness later writes record (BadRequest for one
+        holding a lone surrogate)."""
 
     @abc.abstractmethod
     def tree(self) -> str | None:
@@ -313,7 +319,7 @@ class Store(abc.ABC):
         witness over a mixture of both graphs.  This default is correct for a
         single writer.
         """
-        new = {node.key: node for node in nodes}
+        new = {node.key: node for node in check_graph(nodes, tree)}
         old = {node.key: node for node in self.export_graph()}
         changed = [node for key, node in new.items() if old.get(key) != node]
         gone = sorted(key for key in old if key not in new)

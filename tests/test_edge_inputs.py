@@ -7,6 +7,7 @@ import json
 import math
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,6 +149,72 @@ def test_an_anchor_holding_a_lone_surrogate_is_refused_by_every_backend(
     with pytest.raises(InvalidAnchor, match="a lone surrogate"):
         store.cache_put("k", "fp", "1", anchor=anchor)
     assert store.snapshot() == before
+
+
+_LONE = "x\ud800"
+"""Text holding a lone surrogate, which no store can keep as text."""
+
+_WRITES_OF_A_LONE_SURROGATE: dict[str, tuple[str, Callable[[Store], object]]] = {
+    "cache key": ("cache key", lambda s: s.cache_put(_LONE, "fp", "{}")),
+    "cache fingerprint": ("cache fingerprint", lambda s: s.cache_put("k", _LONE, "{}")),
+    "cache json": ("cache json", lambda s: s.cache_put("k", "fp", f'"{_LONE}"')),
+    "node key": ("node key", lambda s: s.put_nodes([GraphNode("ok"), GraphNode(_LONE)])),
+    "node kind": ("node kind", lambda s: s.put_nodes([GraphNode("ok", kind=_LONE)])),
+    "node name": ("node name", lambda s: s.put_nodes([GraphNode("ok", name=_LONE)])),
+    "node path": ("node path", lambda s: s.put_nodes([GraphNode("ok", path=_LONE)])),
+    "node blob": (
+        "node blob",
+        lambda s: s.put_nodes([GraphNode("ok"), GraphNode("b", blob=_LONE)]),
+    ),
+    "tree": ("tree", lambda s: s.set_tree(_LONE)),
+    "synced node": ("node blob", lambda s: s.replace_graph([GraphNode("ok", blob=_LONE)], "t")),
+    "synced tree": ("tree", lambda s: s.replace_graph([GraphNode("new")], _LONE)),
+}
+
+
+@pytest.mark.parametrize("write", list(_WRITES_OF_A_LONE_SURROGATE))
+def test_a_write_of_text_holding_a_lone_surrogate_is_refused_by_every_backend(
+    store: Store, write: str
+) -> None:
+    """Every text a store keeps, not only a record's: SQLite's text cannot
+    hold it and an import refuses it, so a backend that kept it would hold
+    what it could not export.  Refused naming the field, before anything of
+    the write is kept (a node before the bad one included)."""
+    field, call = _WRITES_OF_A_LONE_SURROGATE[write]
+    store.put_nodes([GraphNode("old", blob="b0")])
+    store.set_tree("t0")
+    before = store.snapshot()
+    with pytest.raises(BadRequest, match=f"invalid {field} .*a lone surrogate, which is not valid"):
+        call(store)
+    assert store.snapshot() == before
+
+
+def test_a_read_given_a_lone_surrogate_finds_nothing_on_every_backend(store: Store) -> None:
+    """No stored text holds one, so a filter or key holding one matches
+    nothing and a graph's key or blob holding one is one no anchor meets --
+    answered alike by every backend, never a driver's encoding error."""
+    store.put_nodes([GraphNode("file:a.py", blob="b1")])
+    kept = store.record("lesson", "the lock file is stale", scope="s", anchor="file:a.py")
+    store.cache_put("k", "fp", "{}")
+    before = store.snapshot()
+    assert store.list(scope=_LONE).records == []
+    assert store.list(anchor_key=_LONE).records == []
+    assert store.recall("lock", scope=_LONE).results == []
+    assert store.recall("lock " + _LONE).results == []
+    assert store.search("lock", anchor_key=_LONE).results == []
+    assert [r.record.id for r in store.search("lock " + _LONE).results] == [kept]
+    assert store.cache_get(_LONE) is None
+    assert store.cache_forget(_LONE) is False
+    store.remove_nodes([_LONE])
+    assert store.snapshot() == before
+    states = {blob: store.get(kept, graph={"file:a.py": blob}) for blob in ("b1", _LONE)} | {
+        "other key": store.get(kept, graph={_LONE: "b1"})
+    }
+    assert {name: r.anchor_state.value for name, r in states.items() if r is not None} == {
+        "b1": "valid",
+        _LONE: "drifted",
+        "other key": "vanished",
+    }
 
 
 def test_a_whole_number_of_thousands_of_digits_is_refused_as_too_large() -> None:

@@ -29,6 +29,7 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
     Recalled,
+    check_graph,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
@@ -366,6 +367,7 @@ class ModelStore(Store):
 
     def cache_put(self, key: str, fingerprint: str, json: str, anchor: str | None = None) -> None:
         sem.check_anchor(anchor)
+        size = eviction.cache_entry_bytes(key, fingerprint, json)  # refuses before a tick
         state = self._state
         node = state.nodes.get(anchor) if anchor is not None else None
         state.ticks += 1
@@ -374,7 +376,7 @@ class ModelStore(Store):
             key=key,
             fingerprint=fingerprint,
             json=json,
-            bytes=eviction.cache_entry_bytes(key, fingerprint, json),
+            bytes=size,
             generation=state.generation,
             last_used=state.ticks,
             hits=previous.hits if previous else 0,
@@ -443,7 +445,7 @@ class ModelStore(Store):
     # --- graph -----------------------------------------------------------
 
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
-        for node in nodes:
+        for node in check_graph(nodes):
             self._state.nodes[node.key] = replace(node)
 
     def remove_nodes(self, keys: Iterable[str]) -> None:
@@ -451,6 +453,7 @@ class ModelStore(Store):
             self._state.nodes.pop(key, None)
 
     def set_tree(self, tree: str | None) -> None:
+        check_graph((), tree)
         self._state.tree = tree
 
     def tree(self) -> str | None:

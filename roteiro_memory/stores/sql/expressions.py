@@ -41,6 +41,7 @@ from roteiro_memory.semantics import (
     DEFAULT_BASE_CONFIDENCE,
     AnchorState,
     Decay,
+    is_utf8,
 )
 from roteiro_memory.stores.sql.columns import insert as _insert
 
@@ -115,8 +116,9 @@ class Dialect(abc.ABC):
     # --- text ------------------------------------------------------------
 
     def text(self, value: str) -> Any:
-        """Caller text as it is bound."""
-        return value
+        """Caller text as it is bound; text UTF-8 cannot carry (which writes refuse) as its
+        bytes, a blob no stored text equals, so a read finds nothing, as on every backend."""
+        return value if is_utf8(value) else value.encode("utf-8", "surrogatepass")
 
     def optional(self, value: str | None) -> Any:
         """:meth:`text`, or None."""
@@ -266,9 +268,8 @@ class _SQLite(Dialect):
         "SELECT (SELECT COUNT(*) FROM agent_memory),"
         " (SELECT COUNT(*) FROM agent_memory WHERE superseded_by IS NOT NULL)"
     )
-    """Two counts, not one pass: SQLite counts a whole table from its b-tree,
-    and the superseded from their index, where one pass would read every
-    row (ten times slower at 10,000 records)."""
+    """Two counts, not one pass: SQLite counts a table from its b-tree and the superseded
+    from their index, where one pass reads every row (ten times slower at 10,000)."""
     damaged_cache = (
         "CASE WHEN typeof(c.key) = 'text' AND typeof(c.bytes) = 'integer'"
         " AND typeof(c.generation) = 'integer' AND typeof(c.last_used) = 'integer'"
@@ -279,9 +280,8 @@ class _SQLite(Dialect):
     GRAPH_TABLE = "temp.roteiro_graph"
     """Where a read given a ``graph`` loads it."""
     TOKEN_TABLE = "temp.roteiro_tokens"
-    """Where recall puts its query's tokens, matched by one condition however
-    many there are: one expression per token would exceed SQLite's
-    expression-depth limit (1,000) on a long query."""
+    """Where recall puts its query's tokens, matched by one condition however many there
+    are: one expression per token would exceed SQLite's expression-depth limit (1,000)."""
 
     def plain(self, value: Any) -> Any:
         """This version writes only text, integers and finite reals, but a
@@ -309,15 +309,15 @@ class _SQLite(Dialect):
         )
 
     def graph_relation(self, conn: Any, graph: Graph, params: dict[str, object]) -> str:
+        rows = [(self.text(key), self.optional(blob)) for key, blob in graph.items()]
         _temporary(conn, self.GRAPH_TABLE, "key TEXT PRIMARY KEY, blob TEXT")
-        conn.executemany(f"INSERT INTO {self.GRAPH_TABLE} (key, blob) VALUES (?, ?)", graph.items())
+        conn.executemany(f"INSERT INTO {self.GRAPH_TABLE} (key, blob) VALUES (?, ?)", rows)
         return self.GRAPH_TABLE
 
     def token_relation(self, conn: Any, tokens: Sequence[str], params: dict[str, object]) -> str:
         _temporary(conn, self.TOKEN_TABLE, "token TEXT PRIMARY KEY")
-        conn.executemany(
-            f"INSERT OR IGNORE INTO {self.TOKEN_TABLE} (token) VALUES (?)", ((t,) for t in tokens)
-        )
+        rows = [(self.text(token),) for token in tokens]
+        conn.executemany(f"INSERT OR IGNORE INTO {self.TOKEN_TABLE} (token) VALUES (?)", rows)
         return f"{self.TOKEN_TABLE} t"
 
     def position(self, needle: str, haystack: str) -> str:

@@ -41,6 +41,7 @@ from roteiro_memory.results import (
     MemoryRecord,
     Recall,
     Recalled,
+    check_graph,
 )
 from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
@@ -492,7 +493,7 @@ class SQLStore(Store):
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
         from roteiro_memory.stores.sql import graph
 
-        rows = graph.rows(self.dialect, nodes)
+        rows = graph.rows(self.dialect, check_graph(nodes))
         if rows:
             with self._atomic() as conn:
                 graph.upsert(conn, self.dialect, rows)
@@ -506,6 +507,7 @@ class SQLStore(Store):
     def set_tree(self, tree: str | None) -> None:
         from roteiro_memory.stores.sql import graph
 
+        check_graph((), tree)
         with self._atomic() as conn:
             graph.set_tree(conn, self.dialect, tree)
 
@@ -530,7 +532,7 @@ class SQLStore(Store):
 
         # Compared and written under the write lock: a sync racing another
         # (two worktrees of one clone, two machines) never leaves a mixed graph.
-        new = graph.rows(self.dialect, nodes)
+        new = graph.rows(self.dialect, check_graph(nodes, tree))
         with self._atomic() as conn:
             return graph.replace(conn, self.dialect, new, tree)
 
