@@ -21,7 +21,7 @@ from roteiro_memory import lexical
 from roteiro_memory.errors import BadRequest
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
-from roteiro_memory.stores.sql import cellpostings, lexsearch
+from roteiro_memory.stores.sql import cellpostings, index, lexsearch
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
@@ -68,6 +68,40 @@ def test_terms_no_record_holds_read_no_postings(
     assert padded == plain
     assert read
     assert not [term for term in read if "nowhere" in term]
+
+
+def test_a_search_reads_only_the_recent_records_holding_one_of_its_terms(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A live store keeps up to ``index.RECENT_RECORDS`` records unmerged: the
+    database picks those holding a query term, so a rare term's search does
+    not read every one; a query of more terms than
+    ``lexsearch.RECENT_FILTER_TERMS`` reads them all, and both answer as
+    the model does."""
+    store = filled(SQLiteStore(tmp_path / "m.db"))
+    model = filled(ModelStore())
+    (recent,) = store.connection.execute("SELECT COUNT(*) FROM memory_recent").fetchone()
+    assert 0 < recent < index.RECENT_RECORDS
+    caching = [n for n in range(300 - recent, 300) if n % 3 == 0]  # filled's "cache sweep n"
+    assert caching
+    read: list[str] = []
+    original = index.terms_finder
+
+    def spy(terms: Any) -> Any:
+        find = original(terms)
+
+        def counted(text: str) -> Any:
+            read.append(text)
+            return find(text)
+
+        return counted
+
+    monkeypatch.setattr(index, "terms_finder", spy)
+    many = " ".join(["cache", *unknown_words(lexsearch.RECENT_FILTER_TERMS)])
+    for query, reads in (("cache", len(caching)), ("nowhereaaax", 0), (many, recent)):
+        read.clear()
+        assert ranked(store, query) == ranked(model, query), query
+        assert len(read) == reads, query
 
 
 def test_words_no_record_holds_change_no_result(store: Store) -> None:

@@ -106,6 +106,13 @@ class Plan:
 SHORT_TAIL = 16
 """Most postings a tail the plan reads holds."""
 
+RECENT_FILTER_TERMS = 64
+"""Most query terms for which the database picks the recent records holding
+one (one condition each, where SQLite allows 1,000 in a row): a live store
+keeps up to :data:`~.index.RECENT_RECORDS` of them, and reading each in
+Python cost a rare term's search nearly as much again as the rest of it.
+A longer query reads them all, as its postings cost far more."""
+
 
 def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Plan:
     """Read the cells of ``terms`` and the recent records; the statistics follow."""
@@ -133,9 +140,12 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
                 tails[term, cell] = tail
     recent = []
     find = index.terms_finder(terms)
-    for record_id, cell, length, raw in conn.execute(
-        "SELECT record_id, cell, length, terms FROM memory_recent"
-    ):
+    sql, lines = "SELECT record_id, cell, length, terms FROM memory_recent", []
+    if len(terms) <= RECENT_FILTER_TERMS:
+        # A term's line (index.encode_terms), found by the database.
+        lines = [d.text(f"\n{term}\t") for term in terms]
+        sql += " WHERE " + " OR ".join([f"{d.position(d.mark, 'terms')} > 0"] * len(lines))
+    for record_id, cell, length, raw in conn.execute(sql, lines):
         try:
             if not (pst.is_cell(cell) and _counted(length, 1)):
                 raise ValueError("its cell or length is not one a write makes")
