@@ -66,8 +66,9 @@ def check_graph(nodes: Iterable[GraphNode], tree: str | None = None) -> list[Gra
     write checks them all before it keeps any."""
     checked = list(nodes)
     for node in checked:
-        for name, value in node.to_json().items():
-            if isinstance(value, str):
+        for name in ("key", "kind", "name", "path", "blob"):
+            value = getattr(node, name)
+            if isinstance(value, str) and not value.isascii():  # ASCII is UTF-8
                 sem.check_utf8(value, f"node {name}")
     if tree is not None:
         sem.check_utf8(tree, "tree")
