@@ -30,7 +30,7 @@ from roteiro_memory.stores.postgres.store import PostgresStore
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.cache import APPLIES
 from roteiro_memory.stores.sql.columns import CACHE_FROM
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 
 __all__ = ["PostgresBackend"]
 

@@ -26,7 +26,7 @@ from workload import CacheRow
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.columns import CACHE_FROM, SWEEP_COLS
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 

@@ -10,7 +10,7 @@ from unittest import mock
 from roteiro_memory import lexical
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS as PG_MIGRATIONS
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.expressions import Dialect
+from roteiro_memory.stores.sql.dialects import Dialect
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS as SQLITE_MIGRATIONS
 
 LAYOUT_TABLES = ("memory_members", "memory_segments", "memory_cells")

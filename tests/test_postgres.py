@@ -32,7 +32,7 @@ from roteiro_memory.stores.naming import open_store
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
 from roteiro_memory.stores.sql import expressions as sqlexpr
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 
 from roteiro_memory import GraphNode, ModelStore, SQLiteStore, eviction
 from roteiro_memory.stores.sql import expressions as sqlexpr
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 
 
 def _tier(store: SQLiteStore | ModelStore) -> None:

@@ -116,7 +116,7 @@ def test_store_layout_the_mark_pattern_finds_each_engines_marks() -> None:
         assert _MARK.search(text), text
     for text in ("datetime('now')", "x::bytea[]", "COALESCE(a, 0)", "?'"):
         assert not _MARK.search(text.replace("::bytea", "")), text
-    dialects = SQL / "expressions.py"
+    dialects = SQL / "dialects.py"
     assert len(_strings(dialects, dialects=False)) < len(_strings(dialects))
 
 

@@ -19,7 +19,7 @@ from roteiro_memory import semantics as sem
 from roteiro_memory.semantics import AnchorState, Decay
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.columns import CACHE_COLS, SWEEP_COLS
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 # --- SQLite only: beneath the contract ------------------------------------------------

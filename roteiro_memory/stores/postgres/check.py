@@ -33,7 +33,7 @@ from roteiro_memory.collector import paused
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 
 if TYPE_CHECKING:
     import psycopg

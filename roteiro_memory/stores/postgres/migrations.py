@@ -32,7 +32,7 @@ from typing import Any
 
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 
 __all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
 

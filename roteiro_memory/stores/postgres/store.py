@@ -27,7 +27,7 @@ transaction, so their several queries see one state; a read of one statement
 runs outside any, since a statement sees one state anyway.
 
 Text is stored as UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations`
-for why); the dialect (:data:`~roteiro_memory.stores.sql.expressions.POSTGRES`)
+for why); the dialect (:data:`~roteiro_memory.stores.sql.dialects.POSTGRES`)
 binds and reads it.
 """
 
@@ -51,7 +51,7 @@ from roteiro_memory.stores.postgres.dsn import (
     split_schema,
 )
 from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 from roteiro_memory.stores.sql.store import SQLStore
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
-from roteiro_memory.stores.sql.expressions import POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 from roteiro_memory.transfer import (
     CACHE,
     NODE,

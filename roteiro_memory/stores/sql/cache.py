@@ -1,4 +1,4 @@
-"""The cache tier's writes and counts, in SQL over a :class:`~.expressions.Dialect`.
+"""The cache tier's writes and counts, in SQL over a :class:`~.dialects.Dialect`.
 
 Every function runs inside the transaction its caller
 (:class:`~.store.SQLStore`) opened and locked.  A write ticks the clock
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
 __all__ = ["APPLIES", "put", "stats", "sweep", "touch"]
 

@@ -293,7 +293,7 @@ SWEEP_READ: Columns = pick(
 def record_from(nodes: str = "nodes", hint: str = "") -> str:
     """The records, each joined to its anchor's node in the relation
     ``nodes``; ``hint`` follows the records' alias (how the engine should
-    read them, :attr:`~.expressions.Dialect.by_id_hint`)."""
+    read them, :attr:`~.dialects.Dialect.by_id_hint`)."""
     return f" FROM agent_memory m{hint} LEFT JOIN {nodes} n ON n.key = m.anchor_key"
 
 

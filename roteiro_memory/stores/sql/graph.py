@@ -1,4 +1,4 @@
-"""The graph's writes, in SQL over a :class:`~.expressions.Dialect`: nodes
+"""The graph's writes, in SQL over a :class:`~.dialects.Dialect`: nodes
 upserted and removed by key, and the tree witness.
 
 Rows are written in key order, so two writers upserting overlapping nodes
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.results import GraphNode
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
     Row = tuple[Any, ...]
 

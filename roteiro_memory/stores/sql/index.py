@@ -25,7 +25,7 @@ Only live records are indexed: a superseded record's postings leave when it
 is superseded (search never returns it, and the statistics do not count it),
 and a record a ``forget`` makes live again is indexed again from its text.
 Terms come from :func:`roteiro_memory.lexical.document_terms`; no tokenizer
-is written in SQL.  A store's :class:`~roteiro_memory.stores.sql.expressions.Dialect`
+is written in SQL.  A store's :class:`~roteiro_memory.stores.sql.dialects.Dialect`
 says how it binds text and many rows.  The search that reads the index is
 :mod:`.lexsearch`; the integrity check is :mod:`.indexcheck`.
 """
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory import lexical
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
 __all__ = [
     "RECENT_RECORDS",

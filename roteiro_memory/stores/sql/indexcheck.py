@@ -33,7 +33,7 @@ from roteiro_memory.stores.sql import postings as pst
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
 __all__ = ["check", "index_findings"]
 

@@ -91,7 +91,7 @@ def recall_bounds_sql(
     """Recall's candidates as ``(id, bound, score)`` in descending bound order then
     newest id -- the order of ``idx_mem_confidence`` -- so a top-k reads
     from the front and stops early.  ``hint`` follows the table's alias
-    (:attr:`~.expressions.Dialect.confidence_hint`)."""
+    (:attr:`~.dialects.Dialect.confidence_hint`)."""
     sql = (
         f"SELECT m.id, {RECALL_BOUND} AS bound, {score} AS score FROM agent_memory m{hint}"
         f" LEFT JOIN {nodes} n ON n.key = m.anchor_key WHERE "
@@ -102,5 +102,5 @@ def recall_bounds_sql(
 def records_sql(nodes: str, ids: str, where: Sequence[str] = (), hint: str = "") -> str:
     """The records meeting ``ids`` (a condition on ``m.id``) and every
     condition of ``where``, as :data:`~.columns.RECORD_COLS`; ``hint``
-    follows the records' alias (:attr:`~.expressions.Dialect.by_id_hint`)."""
+    follows the records' alias (:attr:`~.dialects.Dialect.by_id_hint`)."""
     return f"SELECT {RECORD_COLS}{record_from(nodes, hint)} WHERE " + " AND ".join([ids, *where])

@@ -34,7 +34,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Protocol
 
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
     class Posting(Protocol):
         """What this module reads of :class:`.index.Posting` (index imports

@@ -1,4 +1,4 @@
-"""The one SQL store: every operation written once, over a :class:`~.expressions.Dialect`.
+"""The one SQL store: every operation written once, over a :class:`~.dialects.Dialect`.
 
 :class:`SQLStore` is the two-tier store over any SQL engine that has the
 schema both migrations create (:mod:`.columns` lists it).  Each operation is
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
     from roteiro_memory.check import Finding
     from roteiro_memory.store import KindFilter
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
     from roteiro_memory.transfer import Export
 
 __all__ = ["SQLStore", "record_filters"]

@@ -1,4 +1,4 @@
-"""The episodic tier's writes, in SQL over a :class:`~.expressions.Dialect`:
+"""The episodic tier's writes, in SQL over a :class:`~.dialects.Dialect`:
 record, forget and reset.
 
 Each function runs inside the write transaction its caller
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.store import MemoryWrite
-    from roteiro_memory.stores.sql.expressions import Dialect
+    from roteiro_memory.stores.sql.dialects import Dialect
 
 __all__ = ["forget", "insert", "reset"]
 

@@ -40,7 +40,7 @@ from roteiro_memory.collector import paused
 from roteiro_memory.errors import excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,

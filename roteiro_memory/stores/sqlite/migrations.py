@@ -216,14 +216,14 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
 
 def _build_term_index(conn: sqlite3.Connection) -> None:
     from roteiro_memory.stores.sql import index
-    from roteiro_memory.stores.sql.expressions import SQLITE
+    from roteiro_memory.stores.sql.dialects import SQLITE
 
     index.rebuild(conn, SQLITE)
 
 
 def _reindex(conn: sqlite3.Connection) -> None:
     from roteiro_memory.stores.sql import index
-    from roteiro_memory.stores.sql.expressions import SQLITE
+    from roteiro_memory.stores.sql.dialects import SQLITE
 
     index.reindex_if_stale(conn, SQLITE)
 

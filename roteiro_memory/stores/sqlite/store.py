@@ -21,7 +21,7 @@ import sqlite3
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
 from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
 from roteiro_memory.stores.sqlite.identity import FileIdentity

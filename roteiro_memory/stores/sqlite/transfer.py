@@ -18,7 +18,7 @@ from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
-from roteiro_memory.stores.sql.expressions import SQLITE
+from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.transfer import (
     CACHE,
     NODE,
