@@ -217,6 +217,40 @@ def test_a_read_given_a_lone_surrogate_finds_nothing_on_every_backend(store: Sto
     }
 
 
+@pytest.mark.parametrize(
+    ("keys", "prefixes", "kept"),
+    [
+        ({"a\x00b"}, (), ["a\x00b"]),
+        ((), ("a\x00",), ["a\x00b"]),
+        ((), ("a",), ["a\x00b", "ab"]),
+        ({"x\x01y", "x\x010", "a\x00b", "a\x01\x00b"}, (), ["a\x00b", "x\x01y"]),
+        ((), ("x\x01", "\x00", "a\x01"), ["x\x01y"]),
+        ({"\ud800\udc00abc"}, ("\ud800\udc00",), []),
+        ({"\ud800"}, ("\U00010000",), ["\U00010000abc"]),
+    ],
+    ids=["nul key", "nul prefix", "prefix", "escape key", "escape prefix", "lone pair", "mixed"],
+)
+def test_an_anchor_filter_keeps_the_same_records_whatever_its_text_on_every_backend(
+    store: Store, keys: set[str], prefixes: tuple[str, ...], kept: list[str]
+) -> None:
+    """SQLite reads a filter's texts from JSON, which ended a string at a
+    U+0000 and read two lone surrogates as the character they would pair
+    into: a key or prefix holding either matched what no other backend did."""
+    from roteiro_memory.semantics import AnchorFilter
+
+    for anchor in ("ab", "a\x00b", "\U00010000abc", "x\x01y"):
+        store.record("lesson", f"lock {anchor}", anchor=anchor)
+    anchors = AnchorFilter(keys=frozenset(keys), prefixes=prefixes)
+    found = {
+        "list": store.list(anchors=anchors).records,
+        "recall": [r.record for r in store.recall(anchors=anchors).results],
+        "search": [r.record for r in store.search("lock", anchors=anchors).results],
+    }
+    for name, records in found.items():
+        assert sorted(r.anchor.key for r in records if r.anchor) == kept, name
+        assert len(records) == len(kept), name
+
+
 def test_a_whole_number_of_thousands_of_digits_is_refused_as_too_large() -> None:
     """int() refuses more than 4,300 digits with an error of its own; the
     rule says "too large" first, for any count of digits."""

@@ -160,19 +160,19 @@ class Dialect(abc.ABC):
         return f"{column} IN ({', '.join(marks)})"
 
     @abc.abstractmethod
-    def text_set(self, values: Sequence[str]) -> object:
-        """A set of texts as the one parameter :meth:`member` and
-        :meth:`prefixed` read, however many there are: one expression per
+    def member(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        """The column's text is one of ``values``, bound as the one parameter
+        ``name`` in ``params`` however many there are: one expression per
         value would meet SQLite's expression-depth limit and PostgreSQL's
         parameter limit."""
 
     @abc.abstractmethod
-    def member(self, column: str, param: str) -> str:
-        """The column's text is one of the set bound as ``param``."""
-
-    @abc.abstractmethod
-    def prefixed(self, column: str, param: str) -> str:
-        """The column's text starts with one of the set bound as ``param``."""
+    def prefixed(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        """The column's text starts with one of ``values``, bound as :meth:`member` binds them."""
 
     def many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run ``sql`` once per row of ``rows``."""
@@ -266,16 +266,41 @@ class _SQLite(Dialect):
         """``||`` makes text of two blobs; cast back, the bytes are kept."""
         return f"CAST({left} || {right} AS BLOB)"
 
-    def text_set(self, values: Sequence[str]) -> object:
-        return json.dumps(list(values))
+    def _text_set(self, name: str, values: Sequence[str], params: dict[str, object]) -> str:
+        """``values`` bound as one JSON array, and how a value of it is read.
+        SQLite's JSON ends a string at ``\\u0000`` and reads two lone
+        surrogates as a pair: text UTF-8 cannot carry is left out (no stored
+        text equals it, or starts with it), and when a value holds U+0000 each
+        goes escaped (:data:`_SET_ESCAPE`), read back by :data:`_SET_VALUE`."""
+        kept = [value for value in values if is_utf8(value)]
+        if not any("\0" in value for value in kept):
+            params[name] = json.dumps(kept)
+            return "value"
+        escape = _SET_ESCAPE
+        escaped = [v.replace(escape, escape + "1").replace("\0", escape + "0") for v in kept]
+        params[name] = json.dumps(escaped)
+        return _SET_VALUE
 
-    def member(self, column: str, param: str) -> str:
-        return f"{column} IN (SELECT value FROM json_each({param}))"
+    def member(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        value = self._text_set(name, values, params)
+        return f"{column} IN (SELECT {value} FROM json_each({self.named(name)}))"
 
-    def prefixed(self, column: str, param: str) -> str:
+    def prefixed(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        value = self._text_set(name, values, params)
+        if value == "value":
+            return (
+                f"EXISTS (SELECT 1 FROM json_each({self.named(name)}) p"
+                f" WHERE substr({column}, 1, length(p.value)) = p.value)"
+            )
+        # As UTF-8 bytes: the length() of text stops at a U+0000.
         return (
-            f"EXISTS (SELECT 1 FROM json_each({param}) p"
-            f" WHERE substr({column}, 1, length(p.value)) = p.value)"
+            f"EXISTS (SELECT 1 FROM (SELECT {value} AS v FROM json_each({self.named(name)})) p"
+            f" WHERE substr(CAST({column} AS BLOB), 1, length(CAST(p.v AS BLOB)))"
+            " = CAST(p.v AS BLOB))"
         )
 
     def graph_relation(self, conn: Any, graph: Graph, params: dict[str, object]) -> str:
@@ -292,6 +317,14 @@ class _SQLite(Dialect):
 
     def position(self, needle: str, haystack: str) -> str:
         return f"instr({haystack}, {needle})"
+
+
+_SET_ESCAPE = "\x01"
+"""In a set of texts SQLite reads from JSON (:meth:`_SQLite.member`) that
+holds a U+0000, U+0000 is this and ``0``, and this itself is this and ``1``."""
+_SET_VALUE = "replace(replace(value, char(1) || '0', char(0)), char(1) || '1', char(1))"
+"""A value of such a set as it was given: the escape's pairs read back,
+U+0000's first (a ``0`` after an escape's own pair is not one)."""
 
 
 def _temporary(conn: Any, table: str, columns: str) -> None:
@@ -367,16 +400,19 @@ class _Postgres(Dialect):
         names = ", ".join(f"column{n + 1}" for n in range(len(types)))
         return f"unnest({', '.join(arrays)}) AS p({names})"
 
-    def text_set(self, values: Sequence[str]) -> object:
-        return [self.text(value) for value in values]
+    def member(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        params[name] = [self.text(value) for value in values]
+        return f"{column} = ANY({self.named(name)}::bytea[])"
 
-    def member(self, column: str, param: str) -> str:
-        return f"{column} = ANY({param}::bytea[])"
-
-    def prefixed(self, column: str, param: str) -> str:
+    def prefixed(
+        self, column: str, name: str, values: Sequence[str], params: dict[str, object]
+    ) -> str:
+        params[name] = [self.text(value) for value in values]
         # A prefix of a string's UTF-8 is the UTF-8 of its prefix.
         return (
-            f"EXISTS (SELECT 1 FROM unnest({param}::bytea[]) AS p(v)"
+            f"EXISTS (SELECT 1 FROM unnest({self.named(name)}::bytea[]) AS p(v)"
             f" WHERE substring({column} FROM 1 FOR length(p.v)) = p.v)"
         )
 

@@ -85,11 +85,11 @@ def record_filters(
     if anchors is not None:
         either = []
         if anchors.keys:
-            either.append(d.member("m.anchor_key", d.named("anchor_keys")))
-            params["anchor_keys"] = d.text_set(sorted(anchors.keys))
+            keys = sorted(anchors.keys)
+            either.append(d.member("m.anchor_key", "anchor_keys", keys, params))
         if anchors.prefixes:
-            either.append(d.prefixed("m.anchor_key", d.named("anchor_prefixes")))
-            params["anchor_prefixes"] = d.text_set(builtins.list(anchors.prefixes))
+            prefixes = anchors.prefixes
+            either.append(d.prefixed("m.anchor_key", "anchor_prefixes", prefixes, params))
         where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
     if scope is not None:
         where.append(f"m.scope = {d.named('scope')}")
