@@ -176,6 +176,12 @@ class PostgresStore(SQLStore):
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
             raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
+        # A bool is bound as the integer it is, as SQLite binds it: an id or a
+        # limit given as True means 1, as on every backend, not a type error.
+        from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
+
+        conn.adapters.register_dumper(bool, Int8Dumper)
+        conn.adapters.register_dumper(bool, Int8BinaryDumper)
         try:
             conn.execute(f"SET search_path TO {self._ident()}")
             self._migrate(conn)
