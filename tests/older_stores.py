@@ -43,10 +43,13 @@ def _statements(migrations: Any, version: int) -> list[str]:
 
 def sqlite_back_to(conn: Any, version: int) -> None:
     """Put the SQLite store open on ``conn`` back at migration ``version``
-    (3 to 7): at 6 and 7, the index in chunks (of no postings), built by the
+    (3 to 8): at 8, the layout as it is (9 changes only how a long term is
+    held); at 6 and 7, the index in chunks (of no postings), built by the
     previous tokenizer at 6; before, the term index of 4 in place of 6's
     (empty: 6 drops it), and no recall index before 5."""
     conn.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+    if version >= 8:
+        return
     if version >= 6:
         tokenizer = PREVIOUS_TOKENIZER if version == 6 else lexical.TOKENIZER
         _sqlite_chunk_layout(conn, tokenizer.name)
@@ -73,6 +76,8 @@ def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
+    if version >= 8:
+        return
     if version >= 6:
         tokenizer = PREVIOUS_TOKENIZER if version == 6 else lexical.TOKENIZER
         conn.execute(f"DROP TABLE {', '.join(LAYOUT_TABLES)}")

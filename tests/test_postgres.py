@@ -7,6 +7,7 @@ Every test here runs against a real server the suite starts itself
 from __future__ import annotations
 
 import math
+import random
 import select
 import sys
 import threading
@@ -20,6 +21,7 @@ from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     AlreadySuperseded,
+    BadRequest,
     Corrupt,
     InvalidStoreName,
     NotFound,
@@ -356,6 +358,23 @@ def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> Non
         assert [(r.record.id, r.score) for r in got.results] == [
             (r.record.id, r.score) for r in want.results
         ]
+
+
+def test_a_key_too_long_for_an_index_is_a_bad_request_writing_nothing(pg: PostgresStore) -> None:
+    """PostgreSQL's index entry holds about 2,700 bytes: a key or anchor past
+    it that does not compress is refused as a request, not the driver's
+    error, and the store takes writes after it."""
+    long = random.Random(3).randbytes(1_500).hex()
+    before = pg.snapshot()
+    for write in (
+        lambda: pg.cache_put(long, "fp", "{}"),
+        lambda: pg.put_nodes([GraphNode(long)]),
+        lambda: pg.record("lesson", "x", anchor=long[:3_000]),
+    ):
+        with pytest.raises(BadRequest, match="too long for PostgreSQL to index"):
+            write()
+        assert pg.snapshot() == before
+    assert pg.get(pg.record("lesson", "after")) is not None
 
 
 # --- check ------------------------------------------------------------------

@@ -406,6 +406,87 @@ def test_migration_builds_the_index_of_an_older_postgres_store(version: int) -> 
         store.close()
 
 
+_LONG_WORD = random.Random(7).randbytes(1_500).hex()
+"""A word of 3,000 bytes that does not compress: a PostgreSQL index entry
+holds at most about 2,700."""
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres", "memory"])
+def test_a_term_of_thousands_of_bytes_is_indexed_and_found_by_every_backend(
+    tmp_path: Path, backend: str
+) -> None:
+    """A pasted hash or dump is one word as long as a body lets it be.  Held
+    as it is, PostgreSQL refused its index entry at the merge after it, and
+    every write after that failed too; the index holds such a term under a
+    key (:func:`~roteiro_memory.stores.sql.postings.index_term`)."""
+    store: Store = (
+        SQLiteStore(tmp_path / "m.db")
+        if backend == "sqlite"
+        else pg_server.throwaway_store()
+        if backend == "postgres"
+        else ModelStore()
+    )
+    try:
+        first = store.record("lesson", f"core dump {_LONG_WORD}")
+        for n in range(index.RECENT_RECORDS):
+            store.record("lesson", f"ordinary note {n}")
+        [again] = store.record_many([MemoryWrite("lesson", f"again {_LONG_WORD} {_LONG_WORD}")])
+        assert [r.record.id for r in store.search(_LONG_WORD).results] == [again, first]
+        assert [r.record.id for r in store.search(f"core {_LONG_WORD[:99]}").results] == [first]
+        if backend != "memory":
+            assert store.check() == []
+        store.forget(first)
+        assert [r.record.id for r in store.search(_LONG_WORD).results] == [again]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_migration_holds_the_long_terms_of_an_older_index_under_their_keys(
+    tmp_path: Path, backend: str
+) -> None:
+    """A store the previous version indexed holds a long term as it is (one
+    PostgreSQL could take, as it compresses); opened, its rows are keyed,
+    and its search and check agree with a store written now."""
+    word = "a1" * 700
+    key = postings.index_term(word)
+    assert key != word
+    store: SQLiteStore | PostgresStore = (
+        SQLiteStore(tmp_path / "m.db") if backend == "sqlite" else pg_server.throwaway_store()
+    )
+    try:
+        d = store.dialect
+        store.record_many([MemoryWrite("lesson", f"dump {word} {n}") for n in range(300)])
+        conn = store.connection
+        for table in ("memory_cells", "memory_segments"):
+            conn.execute(
+                f"UPDATE {table} SET term = {d.mark} WHERE term = {d.mark}",
+                (d.text(word), d.text(key)),
+            )
+        assert store.check() != []
+        (sqlite_back_to if backend == "sqlite" else postgres_back_to)(conn, 8)
+        reopened = (
+            SQLiteStore(tmp_path / "m.db")
+            if isinstance(store, SQLiteStore)
+            else PostgresStore(store.dsn, store.schema)
+        )
+        try:
+            if isinstance(reopened, SQLiteStore):
+                assert reopened.migrated is not None
+            assert reopened.check() == []
+            assert len(reopened.search(word, limit=None).results) == 300
+            held = {
+                d.untext(row[0])
+                for row in reopened.connection.execute("SELECT term FROM memory_segments")
+            }
+            assert key in held
+            assert word not in held
+        finally:
+            reopened.close()
+    finally:
+        store.close()
+
+
 def _tails(store: SQLiteStore) -> int:
     """How many cells of a term have a tail."""
     return int(

@@ -34,7 +34,7 @@ from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.dialects import POSTGRES
 
-__all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION"]
+__all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION", "STEPS"]
 
 _KINDS = ", ".join(f"'{token}'" for token in KIND_TOKENS)
 
@@ -211,6 +211,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         );
         """,
     ),
+    (
+        9,
+        "the term index holds a term over 1,024 bytes under a key of its own",
+        "",
+    ),
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {
@@ -221,6 +226,10 @@ BUILDS: dict[int, Callable[[Any], None]] = {
 """What a migration derives from the stored data, as SQLite's do
 (:data:`roteiro_memory.stores.sqlite.migrations.BUILDS`): only the newest
 pending build runs, once every pending migration's statements have."""
+
+STEPS: dict[int, Callable[[Any], None]] = {9: lambda conn: index.key_long_terms(conn, POSTGRES)}
+"""What a migration changes in the index in place, after any build, as
+SQLite's do (:data:`roteiro_memory.stores.sqlite.migrations.STEPS`)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a schema above it is refused."""

@@ -41,7 +41,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, InvalidStoreName, StoreUnavailable, excerpt
+from roteiro_memory.errors import (
+    BadRequest,
+    Corrupt,
+    InvalidStoreName,
+    StoreUnavailable,
+    excerpt,
+)
 from roteiro_memory.stores.postgres import link
 from roteiro_memory.stores.postgres.dsn import (
     BAD_CONNECTION,
@@ -50,7 +56,7 @@ from roteiro_memory.stores.postgres.dsn import (
     refused_value,
     split_schema,
 )
-from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.postgres.migrations import BUILDS, MIGRATIONS, SCHEMA_VERSION, STEPS
 from roteiro_memory.stores.sql.dialects import POSTGRES
 from roteiro_memory.stores.sql.store import SQLStore
 
@@ -250,7 +256,7 @@ class PostgresStore(SQLStore):
                 )
             applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
             self._refuse_newer(max(applied, default=0), SCHEMA_VERSION)
-            self._apply(conn, [m for m in MIGRATIONS if m[0] not in applied], BUILDS)
+            self._apply(conn, [m for m in MIGRATIONS if m[0] not in applied], BUILDS, STEPS)
 
     # --- transactions, locks and ids ---------------------------------------
 
@@ -417,13 +423,21 @@ def _rollback(conn: Connection, cause: BaseException) -> None:
 
 @contextlib.contextmanager
 def _guarded(conn: Connection) -> Iterator[None]:
-    """Report a lost connection as :class:`StoreUnavailable`, so a caller (the
-    protocol server, say) sees one of this package's errors; the driver's
-    error is kept as its cause."""
+    """Report a lost connection as :class:`StoreUnavailable`, and a value too
+    long for an index as :class:`BadRequest`, so a caller (the protocol
+    server, say) sees one of this package's errors; the driver's error is
+    kept as its cause."""
     import psycopg
 
     try:
         yield
+    except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError too
+        said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise BadRequest(
+            f"a value is too long for PostgreSQL to index ({said}): a node key, cache key "
+            "or anchor of more than about 2,700 bytes that does not compress is beyond a "
+            "PostgreSQL store; nothing was written"
+        ) from error
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
             raise link.lost(error) from error

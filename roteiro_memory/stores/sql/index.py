@@ -59,6 +59,7 @@ __all__ = [
     "encode_terms",
     "forgotten",
     "indexed",
+    "key_long_terms",
     "parse_terms",
     "posting",
     "read_stats",
@@ -390,6 +391,27 @@ def reindex_if_stale(conn: Any, d: Dialect) -> None:
         rebuild(conn, d)
 
 
+def key_long_terms(conn: Any, d: Dialect) -> None:
+    """Hold each term over :data:`~.postings.INDEX_TERM_BYTES` that the
+    segments and cells hold as it is under its key instead
+    (:func:`~.postings.index_term`), as this version writes it: a store an
+    earlier version indexed may hold some, and a search would not meet them."""
+    for table in ("memory_cells", "memory_segments"):
+        # More than a quarter of the bytes in characters, or in bytes: a
+        # longer term has more of both.
+        long = f"{d.byte_length('term')} > {pst.INDEX_TERM_BYTES // 4}"
+        for (raw,) in conn.execute(f"SELECT DISTINCT term FROM {table} WHERE {long}").fetchall():
+            try:
+                term = d.untext(raw)
+            except (UnicodeDecodeError, TypeError):
+                continue  # damage, which the check reports
+            key = pst.index_term(term)
+            if key != term:
+                conn.execute(
+                    f"UPDATE {table} SET term = {d.mark} WHERE term = {d.mark}", (d.text(key), raw)
+                )
+
+
 # --- reading -------------------------------------------------------------------
 
 
@@ -425,7 +447,8 @@ def read_stats(conn: Any) -> tuple[int, Stats]:
 
 def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
     """Every posting the index holds, wherever it holds it, as
-    ``{record_id, term, count, length, cell}`` by record id then term (what
+    ``{record_id, term, count, length, cell}`` by record id then term, each
+    term as the segments hold it (:func:`~.postings.index_term`) (what
     cannot be read, or names no member, is left out: a snapshot shows what
     it can read)."""
     held: dict[tuple[int, int], tuple[int, int]] = {}
@@ -458,7 +481,9 @@ def contents(conn: Any, d: Dialect) -> list[dict[str, Any]]:
             counts = parse_terms(d.untext(text))
         except (ValueError, TypeError):
             counts = {}
-        out.extend((record_id, term, count, length, cell) for term, count in counts.items())
+        out.extend(
+            (record_id, pst.index_term(term), count, length, cell) for term, count in counts.items()
+        )
     out.sort(key=lambda row: (row[0], repr(row[1])))
     names = ("record_id", "term", "count", "length", "cell")
     return [dict(zip(names, row, strict=True)) for row in out]

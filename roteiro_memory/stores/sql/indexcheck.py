@@ -181,9 +181,11 @@ def _tail_sum(h: int, blob: bytes) -> tuple[int, int, int]:
 
 
 def _record_sum(ordinal: int, counts: dict[str, int], length: int) -> int:
-    """:func:`_sum` over one record's postings (its counts add up to its length)."""
+    """:func:`_sum` over one record's postings (its counts add up to its length),
+    each term as the index holds it (:func:`~.postings.index_term`)."""
     m1, m2, m3, m4, m5, m6, m7 = _MULTIPLIERS
-    hashes = list(map(hash, counts))
+    held_as = counts if max(map(len, counts)) <= pst.HELD_AS_IS else map(pst.index_term, counts)
+    hashes = list(map(hash, held_as))
     held = sum(hashes)
     return int(
         len(counts) * (ordinal * m1 + ordinal * ordinal * m6 + _COUNTED)
@@ -346,7 +348,7 @@ def _misplaced(
             continue
         wanted = index.indexed(record_id, confidence, body, key, path)
         for term, count in wanted.posting.counts.items():
-            want.add((term, member[0], member[1], count))
+            want.add((pst.index_term(term), member[0], member[1], count))
     have: dict[tuple[Any, ...], str] = {}
     """Each posting held, with the table holding it."""
     for term, cell, segment, blob in held:

@@ -119,7 +119,8 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
     cells: dict[str, dict[int, tuple[int, int, int]]] = {}
     tails: dict[tuple[str, int], Any] = {}
-    keys = [d.text(term) for term in terms]
+    term_of = {pst.index_term(term): term for term in terms}
+    keys = [d.text(key) for key in term_of]
     short = SHORT_TAIL * pst.TAIL.size
     size = d.byte_length("tail")
     for chunk in d.chunks(keys):
@@ -129,7 +130,7 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
             f" CASE WHEN {size} <= {short} THEN tail END FROM memory_cells WHERE {where}",
             params,
         ):
-            term = d.untext(raw)
+            term = term_of[d.untext(raw)]
             in_tail = length // pst.TAIL.size if isinstance(length, int) else 0
             if not (pst.is_cell(cell) and _counted(count, in_tail) and _counted(max_tf, 1)):
                 error = ValueError("its cell, postings or largest count is not one a write makes")
@@ -181,13 +182,14 @@ def read_cells(
     absent.  Nothing is decoded here.  One statement, however many cells,
     and none when no term of ``closed`` has any."""
     out: dict[int, dict[str, cp.Held]] = {}
+    term_of = {pst.index_term(term): term for term in terms}
     names: dict[Any, str] = {}
 
     def held(raw: Any, cell: int) -> cp.Held:
         by_term = out.setdefault(cell, {})
         term = names.get(raw)
         if term is None:
-            term = names[raw] = d.untext(raw)
+            term = names[raw] = term_of[d.untext(raw)]
         found = by_term.get(term)
         if found is None:
             found = by_term[term] = cp.Held(raw, cell)
@@ -195,7 +197,7 @@ def read_cells(
 
     in_cells, cell_params = d.any_of("cell", cells)
     short = SHORT_TAIL * pst.TAIL.size
-    for chunk in d.chunks([d.text(term) for term in closed]):
+    for chunk in d.chunks([d.text(pst.index_term(term)) for term in closed]):
         where, params = d.any_of("term", chunk)
         sql = "SELECT cell, term, segment, postings FROM memory_segments"
         sql += f" WHERE {in_cells} AND {where}"
@@ -215,7 +217,7 @@ def read_cells(
         for term in terms:
             blob = tails.get((term, cell))
             if blob is not None:
-                held(d.text(term), cell).tail = blob
+                held(d.text(pst.index_term(term)), cell).tail = blob
     return out
 
 

@@ -37,6 +37,7 @@ segments.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 import operator
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONFIDENCE_STEPS",
+    "HELD_AS_IS",
+    "INDEX_TERM_BYTES",
     "LENGTH_STEPS",
     "MEMBER_ID",
     "MEMBER_LENGTH",
@@ -75,6 +78,7 @@ __all__ = [
     "encode_bits",
     "encode_segment",
     "first_member",
+    "index_term",
     "is_cell",
     "length_floor",
     "member_bytes",
@@ -513,6 +517,31 @@ def damaged(table: str, row: str, error: Exception) -> Corrupt:
         f"{table} {row}: {error}; the term index is damaged (check names every damaged"
         " row; export and import the store to rebuild the index)"
     )
+
+
+INDEX_TERM_BYTES = 1_024
+"""Longest term, in UTF-8 bytes, that ``memory_cells`` and ``memory_segments``
+hold as it is: a word of a pasted hash or dump can be as long as a body, and
+a PostgreSQL index entry holds at most about 2,700 bytes."""
+
+
+HELD_AS_IS = INDEX_TERM_BYTES // 4
+"""Most characters a term can have and be held as it is, whatever they are
+(four bytes a character at most): a caller that meets many terms skips
+:func:`index_term` for these."""
+
+
+def index_term(term: str) -> str:
+    """What ``memory_cells`` and ``memory_segments`` hold ``term`` under:
+    itself, or for a term over :data:`INDEX_TERM_BYTES`, its first 64
+    characters, a tab (which no term holds) and the SHA-256 of its UTF-8 in
+    hex -- one key per term, and no term's own."""
+    if len(term) <= HELD_AS_IS:
+        return term
+    encoded = term.encode("utf-8")
+    if len(encoded) <= INDEX_TERM_BYTES:
+        return term
+    return f"{term[:64]}\t{hashlib.sha256(encoded).hexdigest()}"
 
 
 def cell_row(term: object, cell: int) -> str:

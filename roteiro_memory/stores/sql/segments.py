@@ -255,10 +255,12 @@ def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) ->
                 if count > 1:
                     many.setdefault((term, cell), {})[ordinal] = count
     out: dict[Key, Group] = {}
+    short = pst.HELD_AS_IS
     for cell, terms in cells.items():
         for term, held in terms.items():
             held.sort()  # in order already, but for records restored
-            out[d.text(term), cell] = (held, many.get((term, cell), _NONE))
+            key = term if len(term) <= short else pst.index_term(term)
+            out[d.text(key), cell] = (held, many.get((term, cell), _NONE))
     return out
 
 
@@ -546,7 +548,7 @@ def remove(conn: Any, d: Dialect, records: Sequence[Indexed]) -> None:
         if ordinal is None:
             continue
         for term in record.posting.counts:
-            dropped[d.text(term), record.cell][ordinal] = None
+            dropped[d.text(pst.index_term(term)), record.cell][ordinal] = None
     writes = _Writes(d)
     tails = _tails(conn, d, list(dropped))
     rest: dict[Key, list[int]] = {}

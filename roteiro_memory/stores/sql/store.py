@@ -179,14 +179,18 @@ class SQLStore(Store):
         conn: Any,
         migrations: Iterable[tuple[int, str, str]],
         builds: dict[int, Any],
+        steps: dict[int, Any],
     ) -> None:
         """Apply ``migrations`` in order, each recorded in ``schema_migrations``
         in the transaction that applies them all, then derive what ``builds``
         says of the newest of them that has a build: a build derives the
         whole term index in this version's layout, which an older build's
-        tables may no longer have."""
+        tables may no longer have.  Then each pending one's ``steps``, in
+        order: a step changes an index in place, and one a build made now
+        is already as the step leaves it."""
         record = cols.insert("schema_migrations", cols.SCHEMA_MIGRATIONS, self.dialect.mark)
         built = None
+        pending = []
         for version, name, sql in migrations:
             for statement in sql.split(";"):
                 if statement.strip():
@@ -194,8 +198,12 @@ class SQLStore(Store):
             conn.execute(record, (version, name))
             if version in builds:
                 built = version
+            if version in steps:
+                pending.append(version)
         if built is not None:
             builds[built](conn)
+        for version in pending:
+            steps[version](conn)
 
     # --- episodic tier ---------------------------------------------------
 

@@ -28,6 +28,7 @@ __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
     "SQLITE_HEADER",
+    "STEPS",
     "created_tables",
     "recognised",
 ]
@@ -211,6 +212,11 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    (
+        9,
+        "the term index holds a term over 1,024 bytes under a key of its own",
+        "",
+    ),
 )
 
 
@@ -240,6 +246,18 @@ records, in this version's layout, so only the newest one pending runs,
 once every pending migration's statements have (an older store takes them
 all in one transaction): 7 builds again only an index another tokenizer
 built, and 8 builds the index in the layout of members and segments."""
+
+
+def _key_long_terms(conn: sqlite3.Connection) -> None:
+    from roteiro_memory.stores.sql import index
+    from roteiro_memory.stores.sql.dialects import SQLITE
+
+    index.key_long_terms(conn, SQLITE)
+
+
+STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {9: _key_long_terms}
+"""What a migration changes in the index in place, after any build: 9 holds
+a long term under its key (:func:`~roteiro_memory.stores.sql.postings.index_term`)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""

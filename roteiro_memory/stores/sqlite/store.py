@@ -31,6 +31,7 @@ from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,
     SCHEMA_VERSION,
     SQLITE_HEADER,
+    STEPS,
     recognised,
 )
 from roteiro_memory.stores.sqlite.transactions import (
@@ -248,7 +249,7 @@ class SQLiteStore(SQLStore):
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            self._apply(conn, pending, BUILDS)
+            self._apply(conn, pending, BUILDS, STEPS)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         if earlier:
             self.migrated = (max(earlier), [name for _, name, _ in pending])
