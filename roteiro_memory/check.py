@@ -371,11 +371,9 @@ def cache_findings(
     # Like the id sequence: a count at the largest 64-bit integer has no next
     # step (SQLite would make it a real number, which every later cache
     # operation trips on).
-    for name, value, stops in (
-        ("ticks", ticks, "no cache put or get can take a tick"),
-        ("generation", generation, "no sweep can advance the generation"),
-    ):
+    for name, value in (("ticks", ticks), ("generation", generation)):
         if value >= sem.INT64_MAX:
+            stops = eviction.CLOCK_STOPS[name]
             out.append(
                 Finding(
                     "agent_cache_clock",

@@ -13,14 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from roteiro_memory.errors import InvalidBudget, excerpt
-from roteiro_memory.semantics import U64_MAX, check_utf8, parse_whole_number, strip_white_space
+from roteiro_memory.errors import Corrupt, InvalidBudget, excerpt
+from roteiro_memory.semantics import (
+    INT64_MAX,
+    U64_MAX,
+    check_utf8,
+    parse_whole_number,
+    strip_white_space,
+)
 
 __all__ = [
     "CACHE_BUDGET_ENV",
+    "CLOCK_STOPS",
     "DEFAULT_CACHE_BUDGET_BYTES",
     "EVICTION_ORDER",
     "MOST_RECENTLY_USED",
+    "advanced",
     "cache_entry_bytes",
     "evict_count",
     "eviction_key",
@@ -42,6 +50,27 @@ def cache_entry_bytes(key: str, fingerprint: str, json: str) -> int:
     so every backend refuses the entry before anything is written."""
     parts = (("cache key", key), ("cache fingerprint", fingerprint), ("cache json", json))
     return sum(check_utf8(part, field) for field, part in parts)
+
+
+CLOCK_STOPS = {
+    "ticks": "no cache put or get can take a tick",
+    "generation": "no sweep can advance the generation",
+}
+"""What stops when the cache clock's count is at the largest 64-bit
+integer, which has no next (:func:`advanced`; the check reports it too)."""
+
+
+def advanced(name: str, value: int) -> int:
+    """The cache clock's ``name`` (``ticks`` or ``generation``) one step on:
+    ``value + 1``, or Corrupt, with nothing written, when ``value`` is the
+    largest 64-bit integer (SQLite would store a real number, and PostgreSQL
+    refuses it).  Only an import can put the clock there, one step short."""
+    if value >= INT64_MAX:
+        raise Corrupt(
+            f"agent_cache_clock: {name} is at the largest 64-bit integer, {value}: "
+            f"{CLOCK_STOPS[name]}; nothing was written"
+        )
+    return value + 1
 
 
 def parse_cache_budget(env: str | None) -> int:

@@ -15,6 +15,7 @@ import pytest
 from roteiro_memory import GraphNode, InvalidConfidence, SQLiteStore, Store
 from roteiro_memory.errors import BadRequest, Corrupt, RoteiroError
 from roteiro_memory.protocol import Ops
+from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.transfer import ImportRefused, export_lines, read_export
 
 
@@ -75,6 +76,33 @@ def _export(**header: object) -> list[str]:
 def test_import_refuses_values_no_store_can_hold(header: dict[str, object]) -> None:
     with pytest.raises(ImportRefused, match="line 1"):
         read_export(_export(**header))
+
+
+def test_a_cache_clock_with_no_next_step_refuses_the_write_on_every_backend(
+    store: Store,
+) -> None:
+    """An import may set the clock one step short of the largest 64-bit
+    integer; the step after the last is Corrupt naming the clock, with
+    nothing written (SQLite stored a real number and then misread it, and
+    PostgreSQL failed in the driver)."""
+    from roteiro_memory.semantics import INT64_MAX
+
+    last = INT64_MAX - 1
+    if isinstance(store, ModelStore):  # it takes no import
+        store._state.ticks = store._state.generation = last
+    else:
+        store.import_export(read_export(_export(clock={"ticks": last, "generation": last})))
+    store.cache_put("k", "fp", "{}")
+    store.cache_sweep(1 << 20)
+    before = store.snapshot()
+    for step, name in (
+        (lambda: store.cache_get("k"), "ticks"),
+        (lambda: store.cache_put("k2", "fp", "{}"), "ticks"),
+        (lambda: store.cache_sweep(0), "generation"),
+    ):
+        with pytest.raises(Corrupt, match=f"^agent_cache_clock: {name} is at the largest 64-bit"):
+            step()
+        assert store.snapshot() == before
 
 
 def test_export_refuses_a_store_holding_values_it_never_writes(tmp_path: Path) -> None:

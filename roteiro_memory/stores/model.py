@@ -370,7 +370,7 @@ class ModelStore(Store):
         size = eviction.cache_entry_bytes(key, fingerprint, json)  # refuses before a tick
         state = self._state
         node = state.nodes.get(anchor) if anchor is not None else None
-        state.ticks += 1
+        state.ticks = eviction.advanced("ticks", state.ticks)
         previous = state.cache.get(key)
         state.cache[key] = _Entry(
             key=key,
@@ -389,7 +389,7 @@ class ModelStore(Store):
         if entry is None:
             return None
         before = self._entry(entry)
-        self._state.ticks += 1
+        self._state.ticks = eviction.advanced("ticks", self._state.ticks)
         entry.hits += 1
         entry.last_used = self._state.ticks
         return before
@@ -410,6 +410,7 @@ class ModelStore(Store):
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         state = self._state
+        advanced = eviction.advanced("generation", state.generation)  # refuses before evicting
         entries = self.cache_entries()
         mru = max(entries, key=lambda e: (e.last_used, e.key), default=None)
         pinned_bytes = 0
@@ -430,7 +431,7 @@ class ModelStore(Store):
             del state.cache[entry.key]
             freed += entry.bytes
         retained = sum(e.bytes for e in entries) - freed
-        state.generation += 1
+        state.generation = advanced
         return CacheSweep(
             budget_bytes=budget_bytes,
             scanned=len(entries),

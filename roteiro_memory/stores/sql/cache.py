@@ -15,6 +15,7 @@ from __future__ import annotations
 from roteiro_memory import eviction
 from roteiro_memory.errors import Corrupt
 from roteiro_memory.results import CacheStats, CacheSweep
+from roteiro_memory.semantics import INT64_MAX
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
 from roteiro_memory.stores.sql.columns import CACHE_FROM
@@ -51,6 +52,19 @@ def _clock(row: Sequence[Any] | None, names: tuple[str, ...]) -> list[int]:
     ]
 
 
+def _step(conn: Any, name: str, returning: tuple[str, ...]) -> list[int]:
+    """Advance the clock's ``name`` by one (:func:`~roteiro_memory.eviction.advanced`
+    says when it cannot: at the largest 64-bit integer) and read ``returning``."""
+    row = conn.execute(
+        f"UPDATE agent_cache_clock SET {name} = {name} + 1 WHERE id = 0 AND {name} < {INT64_MAX}"
+        f" RETURNING {', '.join(returning)}"
+    ).fetchone()
+    if row is None:
+        held = conn.execute(f"SELECT {name} FROM agent_cache_clock WHERE id = 0").fetchone()
+        eviction.advanced(name, _clock(held, (name,))[0])  # raises: it has no next
+    return _clock(row, returning)
+
+
 def generation(conn: Any) -> int:
     """The cache generation."""
     row = conn.execute("SELECT generation FROM agent_cache_clock WHERE id = 0").fetchone()
@@ -62,13 +76,7 @@ def put(
 ) -> None:
     """Write or replace the entry ``key`` at the next tick (a replacement
     keeps its hits), its anchor's blob taken from the graph now."""
-    tick, current = _clock(
-        conn.execute(
-            "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0"
-            " RETURNING ticks, generation"
-        ).fetchone(),
-        ("ticks", "generation"),
-    )
+    tick, current = _step(conn, "ticks", ("ticks", "generation"))
     blob = None
     if anchor is not None:
         node = conn.execute(f"SELECT blob FROM nodes WHERE key = {d.mark}", (d.text(anchor),))
@@ -93,12 +101,7 @@ def put(
 
 def touch(conn: Any, d: Dialect, key: str) -> None:
     """Record an access to the entry ``key`` at the next tick."""
-    tick = _clock(
-        conn.execute(
-            "UPDATE agent_cache_clock SET ticks = ticks + 1 WHERE id = 0 RETURNING ticks"
-        ).fetchone(),
-        ("ticks",),
-    )[0]
+    [tick] = _step(conn, "ticks", ("ticks",))
     conn.execute(
         f"UPDATE agent_cache SET hits = hits + 1, last_used = {d.mark} WHERE key = {d.mark}",
         (tick, d.text(key)),
@@ -121,6 +124,7 @@ def sweep(conn: Any, d: Dialect, budget_bytes: int, narrow: Callable[[Any], obje
     writes: it is called when the aggregate finds one, so such a store is
     reported rather than swept."""
     current = generation(conn)
+    eviction.advanced("generation", current)  # refuses before evicting
     mru = conn.execute(
         f"SELECT c.key FROM agent_cache c ORDER BY {MOST_RECENTLY_USED} LIMIT 1"
     ).fetchone()
@@ -150,13 +154,7 @@ def sweep(conn: Any, d: Dialect, budget_bytes: int, narrow: Callable[[Any], obje
     del doomed[evict:]
     d.delete_keys(conn, "agent_cache", "key", sorted(key for key, _ in doomed))
     freed = sum(size for _, size in doomed)
-    new_generation = _clock(
-        conn.execute(
-            "UPDATE agent_cache_clock SET generation = generation + 1 WHERE id = 0"
-            " RETURNING generation"
-        ).fetchone(),
-        ("generation",),
-    )[0]
+    [new_generation] = _step(conn, "generation", ("generation",))
     retained = held - freed
     return CacheSweep(
         budget_bytes=budget_bytes,
