@@ -64,7 +64,8 @@ def advanced(name: str, value: int) -> int:
     """The cache clock's ``name`` (``ticks`` or ``generation``) one step on:
     ``value + 1``, or Corrupt, with nothing written, when ``value`` is the
     largest 64-bit integer (SQLite would store a real number, and PostgreSQL
-    refuses it).  Only an import can put the clock there, one step short."""
+    refuses it).  No store counts that far in use; an import can set the
+    clock one step short of it (one at it is refused, as the check reports it)."""
     if value >= INT64_MAX:
         raise Corrupt(
             f"agent_cache_clock: {name} is at the largest 64-bit integer, {value}: "

@@ -43,11 +43,15 @@ def _statements(migrations: Any, version: int) -> list[str]:
 
 def sqlite_back_to(conn: Any, version: int) -> None:
     """Put the SQLite store open on ``conn`` back at migration ``version``
-    (3 to 8): at 8, the layout as it is (9 changes only how a long term is
-    held); at 6 and 7, the index in chunks (of no postings), built by the
+    (3 to 8): at 8, the layout as it is, without 9's refusal of a long term
+    held as it is; at 6 and 7, the index in chunks (of no postings), built by the
     previous tokenizer at 6; before, the term index of 4 in place of 6's
     (empty: 6 drops it), and no recall index before 5."""
     conn.execute("DELETE FROM schema_migrations WHERE version > ?", (version,))
+    if version < 9:
+        for table in ("memory_cells", "memory_segments"):
+            for event in ("insert", "update"):
+                conn.execute(f"DROP TRIGGER IF EXISTS {table}_term_keyed_{event}")
     if version >= 8:
         return
     if version >= 6:
@@ -76,6 +80,9 @@ def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
+    if version < 9:
+        for table in ("memory_cells", "memory_segments"):
+            conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_term_keyed")
     if version >= 8:
         return
     if version >= 6:

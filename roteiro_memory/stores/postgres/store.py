@@ -433,6 +433,8 @@ def _guarded(conn: Connection) -> Iterator[None]:
         yield
     except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError too
         said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        if not said.startswith("index row"):
+            raise
         raise BadRequest(
             f"a value is too long for PostgreSQL to index ({said}): a node key, cache key "
             "or anchor of more than about 2,700 bytes that does not compress is beyond a "

@@ -251,13 +251,27 @@ built, and 8 builds the index in the layout of members and segments."""
 def _key_long_terms(conn: sqlite3.Connection) -> None:
     from roteiro_memory.stores.sql import index
     from roteiro_memory.stores.sql.dialects import SQLITE
+    from roteiro_memory.stores.sql.postings import INDEX_TERM_BYTES
 
     index.key_long_terms(conn, SQLITE)
+    # A process of an earlier version, open on the store before it migrated,
+    # would go on writing long terms as they are: refused, it fails loudly.
+    for table in ("memory_cells", "memory_segments"):
+        for event in ("INSERT", "UPDATE OF term"):
+            name = f"{table}_term_keyed_{event.split()[0].lower()}"
+            conn.execute(
+                f"CREATE TRIGGER {name} BEFORE {event} ON {table}"
+                f" WHEN length(CAST(NEW.term AS BLOB)) > {INDEX_TERM_BYTES}"
+                f" BEGIN SELECT RAISE(ABORT, '{table}: a term over {INDEX_TERM_BYTES} bytes"
+                " is held under its key since schema 9; this roteiro-memory is older than"
+                " the store: upgrade it'); END"
+            )
 
 
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {9: _key_long_terms}
 """What a migration changes in the index in place, after any build: 9 holds
-a long term under its key (:func:`~roteiro_memory.stores.sql.postings.index_term`)."""
+a long term under its key (:func:`~roteiro_memory.stores.sql.postings.index_term`),
+and refuses one held as it is (an earlier version's writer, still open)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
