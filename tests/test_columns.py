@@ -51,7 +51,7 @@ def test_columns_export_schema_version_is_both_stores() -> None:
                 created = re.findall(r"CREATE TABLE (\w+)", sql)
                 altered = re.findall(r"ALTER TABLE (\w+)", sql)
                 assert set(created) <= set(cols.DERIVED_TABLES) | retired, version
-                assert not altered, version
+                assert set(altered) <= set(cols.DERIVED_TABLES), version
         assert retired - set(cols.DERIVED_TABLES) == {
             "memory_terms",
             "memory_term_df",
