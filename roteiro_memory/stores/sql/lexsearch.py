@@ -101,6 +101,9 @@ class Plan:
     cells, so visiting the cell of a rare term costs no statement of its own
     (a longer tail is read with the cell's segments)."""
     recent: Sequence[tuple[int, int, int, Mapping[str, int]]]
+    keys: Mapping[str, Any]
+    """Each term as ``memory_cells`` and ``memory_segments`` hold it
+    (:func:`~.postings.index_term`), bound: the rows read give it back."""
 
 
 SHORT_TAIL = 16
@@ -119,18 +122,18 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
     frequency: dict[str, int] = dict.fromkeys(terms, 0)
     cells: dict[str, dict[int, tuple[int, int, int]]] = {}
     tails: dict[tuple[str, int], Any] = {}
-    term_of = {pst.index_term(term): term for term in terms}
-    keys = [d.text(key) for key in term_of]
+    keys = {term: d.text(pst.index_term(term)) for term in terms}
+    term_of = {key: term for term, key in keys.items()}
     short = SHORT_TAIL * pst.TAIL.size
     size = d.byte_length("tail")
-    for chunk in d.chunks(keys):
+    for chunk in d.chunks(list(term_of)):
         where, params = d.any_of("term", chunk)
         for raw, cell, count, max_tf, length, tail in conn.execute(
             f"SELECT term, cell, postings, max_tf, {size},"
             f" CASE WHEN {size} <= {short} THEN tail END FROM memory_cells WHERE {where}",
             params,
         ):
-            term = term_of[d.untext(raw)]
+            term = term_of[raw]
             in_tail = length // pst.TAIL.size if isinstance(length, int) else 0
             if not (pst.is_cell(cell) and _counted(count, in_tail) and _counted(max_tf, 1)):
                 error = ValueError("its cell, postings or largest count is not one a write makes")
@@ -158,7 +161,7 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
                 frequency[term] += 1
             recent.append((record_id, cell, length, held))
     corpus = index.corpus(stats, frequency)
-    return Plan(tuple(terms), corpus, cells, tails, recent)
+    return Plan(tuple(terms), corpus, cells, tails, recent, keys)
 
 
 def _counted(value: object, least: int) -> bool:
@@ -173,23 +176,22 @@ def read_cells(
     terms: Sequence[str],
     closed: Sequence[str],
     tails: Mapping[tuple[str, int], Any],
+    keys: Mapping[str, Any],
     long_tails: bool = True,
 ) -> dict[int, dict[str, cp.Held]]:
     """The postings of ``terms`` in each of ``cells``, as :class:`~.cellpostings.Held`: the
     segments of those of ``closed`` (the terms that have some there) and
     their long tails (unless ``long_tails`` says none has one), and the
     short tails the plan read (:attr:`Plan.tails`); a pair with none is
-    absent.  Nothing is decoded here.  One statement, however many cells,
-    and none when no term of ``closed`` has any."""
+    absent.  ``keys`` are the terms as the rows hold them (:attr:`Plan.keys`).
+    Nothing is decoded here.  One statement, however many cells, and none
+    when no term of ``closed`` has any."""
     out: dict[int, dict[str, cp.Held]] = {}
-    term_of = {pst.index_term(term): term for term in terms}
-    names: dict[Any, str] = {}
+    names = {keys[term]: term for term in terms}
 
     def held(raw: Any, cell: int) -> cp.Held:
         by_term = out.setdefault(cell, {})
-        term = names.get(raw)
-        if term is None:
-            term = names[raw] = term_of[d.untext(raw)]
+        term = names[raw]
         found = by_term.get(term)
         if found is None:
             found = by_term[term] = cp.Held(raw, cell)
@@ -197,7 +199,7 @@ def read_cells(
 
     in_cells, cell_params = d.any_of("cell", cells)
     short = SHORT_TAIL * pst.TAIL.size
-    for chunk in d.chunks([d.text(pst.index_term(term)) for term in closed]):
+    for chunk in d.chunks([keys[term] for term in closed]):
         where, params = d.any_of("term", chunk)
         sql = "SELECT cell, term, segment, postings FROM memory_segments"
         sql += f" WHERE {in_cells} AND {where}"
@@ -217,7 +219,7 @@ def read_cells(
         for term in terms:
             blob = tails.get((term, cell))
             if blob is not None:
-                held(d.text(pst.index_term(term)), cell).tail = blob
+                held(keys[term], cell).tail = blob
     return out
 
 
@@ -313,7 +315,7 @@ def best(
         plan,
         keep,
         lambda cells, terms, closed, long_tails: read_cells(
-            conn, d, cells, terms, closed, plan.tails, long_tails
+            conn, d, cells, terms, closed, plan.tails, plan.keys, long_tails
         ),
         lambda wanted: read_members(conn, d, wanted),
         confirm,
