@@ -123,8 +123,10 @@ def sweep(conn: Any, d: Dialect, budget_bytes: int, narrow: Callable[[Any], obje
     raising Corrupt for the first that holds a type this version never
     writes: it is called when the aggregate finds one, so such a store is
     reported rather than swept."""
-    current = generation(conn)
-    eviction.advanced("generation", current)  # refuses before evicting
+    # Advanced first, in the transaction that evicts: refused (at the largest
+    # 64-bit integer) before anything goes.
+    [new_generation] = _step(conn, "generation", ("generation",))
+    current = new_generation - 1
     mru = conn.execute(
         f"SELECT c.key FROM agent_cache c ORDER BY {MOST_RECENTLY_USED} LIMIT 1"
     ).fetchone()
@@ -154,7 +156,6 @@ def sweep(conn: Any, d: Dialect, budget_bytes: int, narrow: Callable[[Any], obje
     del doomed[evict:]
     d.delete_keys(conn, "agent_cache", "key", sorted(key for key, _ in doomed))
     freed = sum(size for _, size in doomed)
-    [new_generation] = _step(conn, "generation", ("generation",))
     retained = held - freed
     return CacheSweep(
         budget_bytes=budget_bytes,
