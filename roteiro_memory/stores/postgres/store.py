@@ -173,7 +173,7 @@ class PostgresStore(SQLStore):
                 "a value in it is not UTF-8 once its percent-escapes are decoded"
             ) from None
         except psycopg.Error as error:
-            said = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+            said = _first_line(error)
             said = said.removeprefix(BAD_CONNECTION)
             refused = refused_value(said)
             said = driver_words(said, self.dsn, self._given)
@@ -421,6 +421,13 @@ def _rollback(conn: Connection, cause: BaseException) -> None:
         cause.add_note(f"(and the rollback that followed failed too: {failed})")
 
 
+def _first_line(error: BaseException) -> str:
+    """The first line of the driver's message (its DETAIL and HINT follow),
+    or the error's repr when it says nothing."""
+    said = str(error).strip()
+    return said.splitlines()[0] if said else repr(error)
+
+
 @contextlib.contextmanager
 def _guarded(conn: Connection) -> Iterator[None]:
     """Report a lost connection as :class:`StoreUnavailable`, and a value too
@@ -432,7 +439,7 @@ def _guarded(conn: Connection) -> Iterator[None]:
     try:
         yield
     except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError too
-        said = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        said = _first_line(error)
         if not said.startswith("index row"):
             raise
         raise BadRequest(

@@ -397,9 +397,9 @@ def key_long_terms(conn: Any, d: Dialect) -> None:
     (:func:`~.postings.index_term`), as this version writes it: a store an
     earlier version indexed may hold some, and a search would not meet them."""
     for table in ("memory_cells", "memory_segments"):
-        # More than a quarter of the bytes in characters, or in bytes: a
-        # longer term has more of both.
-        long = f"{d.byte_length('term')} > {pst.INDEX_TERM_BYTES // 4}"
+        # More than held as it is whatever its characters, counted in
+        # characters (SQLite's length of text) or bytes: a longer term has more of both.
+        long = f"{d.byte_length('term')} > {pst.HELD_AS_IS}"
         for (raw,) in conn.execute(f"SELECT DISTINCT term FROM {table} WHERE {long}").fetchall():
             if not (d.text_as_bytes or isinstance(raw, str)):
                 continue  # damage (text is all this version writes), which the check reports
