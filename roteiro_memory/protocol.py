@@ -27,6 +27,7 @@ from roteiro_memory.errors import (
     StreamClosed,
     Unsupported,
     excerpt,
+    lone_surrogate,
 )
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.results import GraphNode
@@ -159,8 +160,10 @@ def _not_of_type(value: object) -> str:
     """How a value of the wrong type is shown in a refusal: text that is the
     wrong type only for a lone surrogate (in it, or in one of a list's) says so."""
     items = value if isinstance(value, list) else [value]
-    if any(isinstance(item, str) and not sem.is_utf8(item) for item in items):
-        return f"{excerpt(value)}, which holds a lone surrogate and is not Unicode text"
+    for item in items:
+        lone = lone_surrogate(item) if isinstance(item, str) else None
+        if lone is not None:
+            return f"{excerpt(value)}, which holds {lone} and is not Unicode text"
     return excerpt(value)
 
 

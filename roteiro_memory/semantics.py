@@ -419,11 +419,9 @@ def check_utf8(text: str, field: str, error: type[RoteiroError] = BadRequest) ->
     (A read's filter or key holding one is not refused: it matches nothing.)"""
     try:
         return len(text.encode("utf-8"))
-    except UnicodeEncodeError as problem:
-        raise error(
-            f"invalid {field} {excerpt(text)}: it holds {text[problem.start]!r} "
-            f"at {problem.start}, a lone surrogate, which is not valid Unicode"
-        ) from None
+    except UnicodeEncodeError:
+        lone = lone_surrogate(text)
+    raise error(f"invalid {field} {excerpt(text)}: it holds {lone}, which is not Unicode text")
 
 
 def check_anchor(anchor: str | None) -> None:

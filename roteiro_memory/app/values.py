@@ -14,13 +14,11 @@ import os
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
-    BadRequest,
     InvalidConfidence,
     InvalidScope,
     RoteiroError,
     UsageError,
     excerpt,
-    lone_surrogate,
 )
 
 __all__ = [
@@ -51,12 +49,10 @@ def check_scope(scope: str | None, what: str) -> None:
 def check_unicode(text: str | None, what: str) -> None:
     """Text holding a lone surrogate (JSON can carry one; no argument of a
     command line can) is not Unicode, and is refused as :class:`BadRequest`
-    naming ``what``, rather than searched for or taken as a word."""
-    lone = None if text is None else lone_surrogate(text)
-    if lone is not None:
-        raise BadRequest(
-            f"invalid {what} {excerpt(text)}: it holds {lone}, which is not Unicode text"
-        )
+    naming ``what`` (:func:`~roteiro_memory.semantics.check_utf8`), rather
+    than searched for or taken as a word."""
+    if text is not None:
+        sem.check_utf8(text, what)
 
 
 _TOO_LARGE = sem.INT64_MAX + 1
