@@ -719,6 +719,54 @@ def test_a_store_in_memory_is_refused_and_no_file_is_made(repo: Repo) -> None:
     assert not (repo.root / ":memory:").exists()
 
 
+@pytest.mark.parametrize(
+    "named",
+    [
+        "host=127.0.0.1 port=1 user=u password=s3cr3t dbname=x",
+        "dbname=x password='s3cr3t'",
+        "POSTGRESQL://u:s3cr3t@127.0.0.1:1/x",
+        "postgresql+psycopg://u:s3cr3t@127.0.0.1:1/x",
+        "postgre://u:s3cr3t@127.0.0.1:1/x",
+    ],
+)
+def test_a_connection_named_as_the_store_file_is_refused_and_its_password_never_shown(
+    repo: Repo, named: str
+) -> None:
+    """A DSN that is not a postgresql:// URI, given where a store file is
+    named, was taken as a file's name: the command made a file of that name
+    in the working tree and printed it, password and all (a server started
+    with it too).  Refused, naming where it was given, with nothing made."""
+
+    def files() -> list[Path]:
+        return sorted(path for path in repo.root.rglob("*") if ".git" not in path.parts)
+
+    before = files()
+    for where, command in (("--db", ["--db", named, "add", "x"]), ("ROTEIRO_MEMORY_DB", ["list"])):
+        env = {"ROTEIRO_MEMORY_DB": named} if where == "ROTEIRO_MEMORY_DB" else {}
+        repo.env.update(env)
+        try:
+            for json_flag in ([], ["--json"]):
+                done = repo.run(*json_flag, *command)
+                assert done.returncode == ExitCode.USAGE, done.stderr
+                said = done.stdout + done.stderr
+                assert "s3cr3t" not in said
+                assert f"{where} names " in said
+                assert "give a store file's path" in said
+                if not json_flag:
+                    assert len(done.stderr.splitlines()) == 1
+        finally:
+            repo.env.pop("ROTEIRO_MEMORY_DB", None)
+    assert files() == before
+    assert not repo.db.exists()
+
+
+def test_a_file_named_like_a_connection_is_a_file_when_written_as_a_path(repo: Repo) -> None:
+    """``./NAME`` names the file so named, as the refusal says."""
+    done = repo.run("--db", "./host=x.db", "add", "a lesson")
+    assert done.returncode == 0, done.stderr
+    assert (repo.root / "host=x.db").is_file()
+
+
 def test_bad_budget_in_the_environment_is_refused(repo: Repo) -> None:
     repo.env["ROTEIRO_CACHE_BUDGET_MB"] = "lots"
     done = repo.run("cache", "stats")

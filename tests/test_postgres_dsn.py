@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -113,6 +114,26 @@ def test_dsn_a_backend_quoted_back_is_redacted(capsys: pytest.CaptureFixture[str
     assert status == ExitCode.USAGE
     assert "s3cret" not in out + err
     assert "already names the database" in err
+
+
+@pytest.mark.parametrize(
+    "db", ["host=h password=s3cret dbname=db", "Postgres://u:s3cret@h/db", "file:///tmp/x.db"]
+)
+def test_dsn_a_connection_that_is_no_postgresql_uri_names_no_store_file(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    db: str,
+) -> None:
+    """The library's store names (``open_store``, the protocol server) take
+    ``--db`` as a file unless it is a postgresql:// URI; one that names a
+    connection otherwise is refused, password withheld, and no file made."""
+    monkeypatch.chdir(tmp_path)
+    status, out, err = _run(capsys, "protocol", "--backend", "sqlite", "--db", db)
+    assert status == ExitCode.USAGE
+    assert "s3cret" not in out + err
+    assert "--db names" in err
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -162,8 +162,10 @@ class Session:
         named = self.db if self.db is not None else os.environ.get(DB_ENV)
         if named is None or "://" not in named:
             return None  # a file path: start-up need not load the store-name parser
-        from roteiro_memory.stores.naming import parse_store_name
+        from roteiro_memory.stores.naming import is_postgres_uri, parse_store_name
 
+        if not is_postgres_uri(named):
+            return None  # refused as the file it is not, naming where it was given
         name = parse_store_name("sqlite", named)
         return name.target if name is not None and name.kind == "postgres" else None
 

@@ -35,11 +35,11 @@ __all__ = ["check", "check_given", "check_server", "main", "own_server", "own_st
 def own_server() -> str | None:
     """The PostgreSQL DSN ``ROTEIRO_MEMORY_DB`` names, or None."""
     from roteiro_memory.repo.location import DB_ENV
-    from roteiro_memory.stores.naming import parse_store_name
+    from roteiro_memory.stores.naming import is_postgres_uri, parse_store_name
 
     named = os.environ.get(DB_ENV)
-    if not named:
-        return None
+    if not is_postgres_uri(named):
+        return None  # a file, or refused as one (repo.location) naming the variable
     name = parse_store_name("sqlite", named)
     return name.target if name is not None and name.kind == "postgres" else None
 

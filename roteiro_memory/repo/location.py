@@ -67,9 +67,15 @@ def locate(
 def _named(path: str, origin: str) -> Location:
     """The store file ``origin`` names, which must be a file: SQLite's name
     for a database in memory would keep nothing once the process ends, and
-    share nothing with another (the MCP server's included)."""
+    share nothing with another (the MCP server's included); a connection's
+    name other than a PostgreSQL URI would make a file of that name
+    (:func:`~roteiro_memory.stores.postgres.dsn.refuse_connection`)."""
     from roteiro_memory.stores.sqlite import IN_MEMORY
 
+    if "=" in path or "://" in path:  # the DSN reader costs start-up: only for what may be one
+        from roteiro_memory.stores.postgres.dsn import refuse_connection
+
+        refuse_connection(path, origin)
     if path == IN_MEMORY:
         raise InvalidStoreName(
             f"{origin} names {IN_MEMORY!r}, a database in memory, which keeps nothing once "

@@ -28,7 +28,7 @@ from typing import Literal
 from roteiro_memory.errors import InvalidStoreName, excerpt
 from roteiro_memory.store import SERVER_CAPABILITIES, Store
 from roteiro_memory.stores.postgres.dsn import is_uri as is_postgres_uri
-from roteiro_memory.stores.postgres.dsn import redact
+from roteiro_memory.stores.postgres.dsn import redact, refuse_connection
 
 __all__ = [
     "BACKENDS",
@@ -98,6 +98,8 @@ def parse_store_name(
             raise InvalidStoreName("the memory backend keeps nothing on disk and takes no --db")
         return StoreName("memory")
     elif backend == "sqlite":
+        if named is not None:
+            refuse_connection(named, "--db")
         return StoreName("sqlite", named)
     else:
         return None

@@ -24,9 +24,11 @@ __all__ = [
     "REDACTED",
     "URI_PREFIXES",
     "bad_ports",
+    "connection_named",
     "driver_words",
     "is_uri",
     "redact",
+    "refuse_connection",
     "refused_value",
     "split_schema",
     "with_schema",
@@ -48,12 +50,73 @@ def is_uri(name: str | None) -> bool:
     return name is not None and name.startswith(URI_PREFIXES)
 
 
+_ANY_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+"""How any URI begins: a scheme, then ``://``."""
+
+_FIRST_KEYWORD = re.compile(r"[ \t\n\r]*([A-Za-z_]+)[ \t\n\r]*=")
+"""The first ``keyword=`` of keyword/value text, as libpq reads a DSN."""
+_ANY_PASSWORD = re.compile(r"(?:^|[ \t\n\r])password[ \t\n\r]*=")
+
+LIBPQ_KEYWORDS = frozenset(
+    [
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "service",
+        "options",
+        "sslmode",
+        "sslrootcert",
+        "sslcert",
+        "sslkey",
+        "connect_timeout",
+        "application_name",
+        "target_session_attrs",
+    ]
+)
+"""The libpq connection keywords that mark text as a DSN rather than a file's name."""
+
+
+def connection_named(name: str) -> str | None:
+    """What ``name``, given where a store file is named, is if it names a
+    connection and not a file:
+    a URI whose scheme is not PostgreSQL's as libpq writes it
+    (``POSTGRESQL://``, ``postgresql+psycopg://``), or libpq keyword/value
+    text (``host=db dbname=team``: it begins with a libpq keyword and
+    ``=``, or holds a ``password=``).  None for anything else, a PostgreSQL
+    URI included (``./host=db`` names a file).  Taken as a path, either
+    would make a file of that name and print it, password and all."""
+    if is_uri(name):
+        return None
+    if _ANY_URI.match(name):
+        return "a URI, and a store is named by a postgresql:// (or postgres://) one only"
+    first = _FIRST_KEYWORD.match(name)
+    if (first is not None and first[1] in LIBPQ_KEYWORDS) or _ANY_PASSWORD.search(name):
+        return "libpq keyword/value text, which names a PostgreSQL database, not a file"
+    return None
+
+
+def refuse_connection(name: str, origin: str) -> None:
+    """Refuse ``name``, which ``origin`` (``--db``, a variable) gives where a
+    store file is named, when it names a connection (:func:`connection_named`),
+    quoting it with its password withheld."""
+    what = connection_named(name)
+    if what is not None:
+        raise InvalidStoreName(
+            f"{origin} names {excerpt(redact(name, name))}, {what}: give a store file's path"
+            " (./NAME for a file so named) or a postgresql://HOST/DBNAME URI"
+        )
+
+
 def _passwords(dsn: str) -> list[str]:
-    """Every password ``dsn`` may carry, as written: a URI's after the user
-    (up to the first ``@`` and, read more widely, the last one before the
-    path) and its ``password`` parameters; keyword/value text's
-    ``password`` values, quoted or not."""
-    if not is_uri(dsn):
+    """Every password ``dsn`` may carry, as written: a URI's (of any scheme)
+    after the user (up to the first ``@`` and, read more widely, the last
+    one before the path) and its ``password`` parameters; keyword/value
+    text's ``password`` values, quoted or not."""
+    if not _ANY_URI.match(dsn):
         found = []
         for match in _KEYWORD_PASSWORD.finditer(dsn):
             value = match.group(1)
