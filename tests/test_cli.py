@@ -767,6 +767,43 @@ def test_a_file_named_like_a_connection_is_a_file_when_written_as_a_path(repo: R
     assert (repo.root / "host=x.db").is_file()
 
 
+def _small_files() -> None:
+    """In the child: a file may grow to 16 KiB only, as on a full disk
+    (the write fails with EFBIG rather than killing the process)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16_384, 16_384))
+
+
+def test_a_store_the_disk_has_no_room_to_open_is_unavailable_not_corrupt(repo: Repo) -> None:
+    """Opening a store writes (its WAL index, a new store's schema): when the
+    disk refuses, the store is not damaged, and saying it was sent people
+    to repair a sound file.  Reported as Unavailable, in one line, with no
+    file left behind."""
+    assert SCRIPT is not None
+    for json_flag in ([], ["--json"]):
+        done = subprocess.run(
+            [SCRIPT, *json_flag, "--db", "full.db", "add", "a lesson"],
+            cwd=repo.root,
+            env=repo.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=_small_files,
+        )
+        said = done.stdout + done.stderr
+        assert done.returncode == ExitCode.STORE, said
+        assert "not a usable" not in said
+        assert "the SQLite store is unavailable" in said
+        if json_flag:
+            assert json.loads(done.stdout)["error"]["kind"] == "Unavailable"
+        else:
+            assert len(done.stderr.splitlines()) == 1
+        assert not (repo.root / "full.db").exists()
+
+
 def test_bad_budget_in_the_environment_is_refused(repo: Repo) -> None:
     repo.env["ROTEIRO_CACHE_BUDGET_MB"] = "lots"
     done = repo.run("cache", "stats")

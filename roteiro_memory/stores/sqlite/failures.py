@@ -12,7 +12,7 @@ import sqlite3
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, excerpt
 
-__all__ = ["from_sqlite"]
+__all__ = ["from_sqlite", "is_unavailable"]
 
 _UNAVAILABLE = (
     "SQLITE_BUSY",
@@ -29,11 +29,20 @@ _UNAVAILABLE = (
 store that is sound but cannot be used at the moment."""
 
 
+def _name(error: sqlite3.Error) -> str:
+    return getattr(error, "sqlite_errorname", None) or type(error).__name__
+
+
+def is_unavailable(error: sqlite3.Error) -> bool:
+    """Whether ``error`` says the store cannot be used now, not that it is damaged."""
+    return _name(error).startswith(_UNAVAILABLE)
+
+
 def from_sqlite(error: sqlite3.Error) -> RoteiroError:
     """The error ``error`` is reported as, its message naming SQLite's."""
-    name = getattr(error, "sqlite_errorname", None) or type(error).__name__
+    name = _name(error)
     said = excerpt(str(error), 200)
-    if name.startswith(_UNAVAILABLE):
+    if is_unavailable(error):
         return StoreUnavailable(
             f"the SQLite store is unavailable: {said} ({name}); nothing was changed, "
             "try again once the cause (another writer, a full disk) is gone"

@@ -19,11 +19,12 @@ import os
 import sqlite3
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, StoreUnavailable, UsageError, excerpt
+from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
 from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
+from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
 from roteiro_memory.stores.sqlite.identity import FileIdentity
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
@@ -193,10 +194,10 @@ class SQLiteStore(SQLStore):
             conn.close()
             if refusal is not None:
                 raise refusal from None
-            raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
+            raise self._unusable(error) from None
         except sqlite3.DatabaseError as error:
             conn.close()
-            raise Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})") from None
+            raise self._unusable(error) from None
         except OSError as error:  # the file went between SQLite's open and ours
             conn.close()
             raise StoreUnavailable(f"{self.file}: cannot be opened ({error.strerror})") from None
@@ -206,6 +207,13 @@ class SQLiteStore(SQLStore):
         self.read_only = read_only
         self._identity = identity
         return conn
+
+    def _unusable(self, error: sqlite3.Error) -> RoteiroError:
+        """Why opening failed: the disk (full, an I/O failure) is no damage
+        of the store's, and says so."""
+        if is_unavailable(error):
+            return StoreUnavailable(f"{self.file}: {from_sqlite(error)}")
+        return Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})")
 
     def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
         """The migrations this store still needs, having checked it is ours:
