@@ -422,13 +422,13 @@ def proposal_text(proposal: Proposal, label: Callable[[str], str] | None = None)
 def _ids(session: Session, given: Sequence[object]) -> list[int]:
     """The record ids named, each once, checked before the store is opened."""
     what = session.spell("ids")
-    wanted: list[int] = []
+    wanted: dict[int, None] = {}  # in order, and a repeat found at once, however many
     for value in given:
         number = values.record_id(value, what)
         if number in wanted:
             raise UsageError(f"{what} {number} given twice: name each record once")
-        wanted.append(number)
-    return wanted
+        wanted[number] = None
+    return list(wanted)
 
 
 def _named(store: Store, wanted: Sequence[int], operation: str) -> list[MemoryRecord]:
