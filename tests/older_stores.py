@@ -80,6 +80,9 @@ def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
+    if version < 10:
+        conn.execute("DROP INDEX idx_mem_anchor")
+        conn.execute("CREATE INDEX idx_mem_anchor ON agent_memory(anchor_key)")
     if version < 9:
         for table in ("memory_cells", "memory_segments"):
             conn.execute(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {table}_term_keyed")

@@ -21,6 +21,9 @@ and why:
   never handed out twice.
 * Terms of the term index (``memory_segments``, ``memory_cells``) and a
   recent record's terms are ``bytea`` too, for the same byte order.
+* A record is found by its anchor through a hash index, not a B-tree,
+  whose entry holds about 2,700 bytes: an anchor takes every length PROTOCOL
+  allows (10).  The schema versions are PostgreSQL's own from 10 on.
 * ``created_at`` and ``superseded_at`` are text in the protocol's UTC
   ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
 """
@@ -221,6 +224,18 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
             CHECK (octet_length(term) <= 1024) NOT VALID;
         ALTER TABLE memory_segments ADD CONSTRAINT memory_segments_term_keyed
             CHECK (octet_length(term) <= 1024) NOT VALID;
+        """,
+    ),
+    (
+        10,
+        "records are found by anchor through a hash index, which takes an anchor of any length",
+        # A B-tree entry holds about 2,700 bytes, so an anchor longer than
+        # that which did not compress was refused, where PROTOCOL takes any
+        # up to 4,096.  Only equality finds a record by its anchor here (a
+        # prefix filter reads the rows), which a hash index serves.
+        """
+        DROP INDEX idx_mem_anchor;
+        CREATE INDEX idx_mem_anchor ON agent_memory USING hash (anchor_key);
         """,
     ),
 )

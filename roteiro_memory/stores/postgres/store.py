@@ -443,9 +443,9 @@ def _guarded(conn: Connection) -> Iterator[None]:
         if not said.startswith("index row"):
             raise
         raise BadRequest(
-            f"a value is too long for PostgreSQL to index ({said}): a node key, cache key "
-            "or anchor of more than about 2,700 bytes that does not compress is beyond a "
-            "PostgreSQL store; nothing was written"
+            f"a value is too long for PostgreSQL to index ({said}): a node key or cache key "
+            "of more than about 2,700 bytes that does not compress is beyond a PostgreSQL "
+            "store; nothing was written"
         ) from error
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
