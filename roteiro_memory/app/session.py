@@ -422,7 +422,8 @@ def _refuse_orphan_side_files(real: str, location: Location) -> None:
 def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> None:
     """Say so when opening ``store`` migrated it: any command, reads too,
     migrates an older SQLite store, and after it earlier versions cannot
-    open it."""
+    open it.  One already open on it (a server) is not stopped, and may
+    write what this version would not: it must be restarted."""
     migrated = getattr(store, "migrated", None)
     if migrated is None:
         return
@@ -432,5 +433,5 @@ def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> N
     warn(
         f"{store.describe()}: migrated the store from schema version {version} to "
         f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
-        "roteiro-memory cannot open it now"
+        "roteiro-memory cannot open it now: restart any still running on it (an MCP server)"
     )

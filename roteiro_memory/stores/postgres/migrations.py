@@ -218,7 +218,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         9,
         "the term index holds a term over 1,024 bytes under a key of its own",
         # Checked from now on (the step keys the terms held): a process of an
-        # earlier version still open on the store fails loudly.
+        # earlier version still open on the store fails loudly when it adds
+        # a long term as it is (not when it removes one's postings, which
+        # finds no row: such a process must be restarted).
         """
         ALTER TABLE memory_cells ADD CONSTRAINT memory_cells_term_keyed
             CHECK (octet_length(term) <= 1024) NOT VALID;

@@ -256,6 +256,10 @@ def _key_long_terms(conn: sqlite3.Connection) -> None:
     index.key_long_terms(conn, SQLITE)
     # A process of an earlier version, open on the store before it migrated,
     # would go on writing long terms as they are: refused, it fails loudly.
+    # Its removal of a long term's postings (a supersede, a forget) finds no
+    # row under the term and is not refused: the migration's announcement
+    # asks for such processes to be restarted, and the check reports what
+    # one left.
     for table in ("memory_cells", "memory_segments"):
         for event in ("INSERT", "UPDATE OF term"):
             name = f"{table}_term_keyed_{event.split()[0].lower()}"
@@ -271,7 +275,8 @@ def _key_long_terms(conn: sqlite3.Connection) -> None:
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {9: _key_long_terms}
 """What a migration changes in the index in place, after any build: 9 holds
 a long term under its key (:func:`~roteiro_memory.stores.sql.postings.index_term`),
-and refuses one held as it is (an earlier version's writer, still open)."""
+and refuses one held as it is (an earlier version's writer, still open,
+adding one; its removals are not caught)."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 """The newest schema this version knows; a store above it is refused."""
