@@ -45,6 +45,7 @@ __all__ = [
     "Unsupported",
     "UsageError",
     "excerpt",
+    "json_excerpt",
     "lone_surrogate",
     "unexpected_failure",
 ]
@@ -60,7 +61,24 @@ def excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     if isinstance(value, (str, bytes)) and len(value) > limit:
         unit = "characters" if isinstance(value, str) else "bytes"
         return f"{value[:limit]!r}... ({len(value)} {unit} in all)"
-    text = repr(value)
+    return _cut(repr(value), limit)
+
+
+def json_excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """A parsed JSON value as JSON writes it (``null``, ``true``,
+    ``{"a": 1}``; a number beyond a double as ``Infinity``), cut as
+    :func:`excerpt` cuts: what a sender of JSON recognises, where a Python
+    repr (``None``, ``inf``) would not be what it sent."""
+    import json
+
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):  # not parsed JSON after all
+        return excerpt(value, limit)
+    return _cut(text, limit)
+
+
+def _cut(text: str, limit: int) -> str:
     if len(text) > limit:
         return f"{text[:limit]}... ({len(text)} characters in all)"
     return text

@@ -478,8 +478,9 @@ def test_a_command_line_naming_no_command_is_one_line(outside: Path) -> None:
     ]
 
 
-NOT_PLAIN = ["1_0", " 0.5", "0.5 ", "inf", "nan", "0x1p-1", "\u0660.\u0665", ""]
-"""Confidences float() takes or nearly does, none written plainly."""
+NOT_PLAIN = ["1_0", " 0.5", "0.5 ", "inf", "nan", "0x1p-1", "\u0660.\u0665", "", "1e309"]
+"""Confidences float() takes or nearly does, none written plainly (1e309,
+plain digits, is beyond a double: float() makes it infinity)."""
 
 
 @pytest.mark.parametrize("typed", NOT_PLAIN)

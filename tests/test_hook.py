@@ -273,6 +273,8 @@ def test_a_file_answer_stays_within_its_budget(repo: GitRepo) -> None:
     [
         ("not json", (), "the hook event on standard input is not JSON"),
         ("[1, 2]", (), "a hook event is a JSON object"),
+        ("null", (), "a hook event is a JSON object, not null:"),
+        ("1e999999", (), "a hook event is a JSON object, not Infinity:"),
         ('{"hook_event_name": "Stop"}', (), "the hook event has no 'session_id'"),
         ("{}", ("--no-such-option",), "hook has no option --no-such-option"),
         ("{}", ("--json",), "hook has no option --json"),

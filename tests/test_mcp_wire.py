@@ -111,6 +111,24 @@ def test_classify_answers_every_line_that_is_not_a_message(line: bytes, code: in
     assert answer["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("line", "shown"),
+    [
+        (b'{"jsonrpc": "2.0", "id": true, "method": "ping"}', '"id" is true:'),
+        (b'{"jsonrpc": "2.0", "id": {"a": null}, "method": "ping"}', '"id" is {"a": null}:'),
+        (b'{"jsonrpc": 2, "id": 1, "method": "ping"}', '"jsonrpc" is 2,'),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": false}', '"method" is false,'),
+        (b"1e999", "Invalid Request: Infinity,"),
+    ],
+)
+def test_classify_shows_the_value_it_refuses_as_json_not_as_python(line: bytes, shown: str) -> None:
+    """The sender wrote JSON: ``true`` and ``null``, not ``True`` and ``None``."""
+    outcome = classify(line)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    assert shown in json.loads(outcome.line)["error"]["message"]
+
+
 def test_classify_keeps_the_id_of_an_invalid_request_when_it_is_usable() -> None:
     outcome = classify(b'{"id": "abc", "method": "tools/list"}')
     assert isinstance(outcome, Reply)

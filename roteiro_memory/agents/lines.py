@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roteiro_memory.errors import excerpt
+from roteiro_memory.errors import json_excerpt
 from roteiro_memory.valueclass import valueclass
 
 __all__ = [
@@ -113,13 +113,13 @@ def _invalid(message: dict[str, JSON]) -> str | None:
     if message.get("jsonrpc") != "2.0":
         if "jsonrpc" not in message:
             return 'no "jsonrpc" member: a JSON-RPC 2.0 message has "jsonrpc": "2.0"'
-        return f'"jsonrpc" is {excerpt(message["jsonrpc"])}, expected "2.0"'
+        return f'"jsonrpc" is {json_excerpt(message["jsonrpc"])}, expected "2.0"'
     if "id" in message and message["id"] is None and "method" in message:
         return '"id" is null: a request\'s id is a string or an integer (MCP allows no null)'
     if "id" in message and message["id"] is not None and not request_id(message["id"])[0]:
-        return f'"id" is {excerpt(message["id"])}: an id is a string or an integer'
+        return f'"id" is {json_excerpt(message["id"])}: an id is a string or an integer'
     if "method" in message and not isinstance(message["method"], str):
-        return f'"method" is {excerpt(message["method"])}, expected a string'
+        return f'"method" is {json_excerpt(message["method"])}, expected a string'
     if "method" not in message and "result" not in message and "error" not in message:
         return 'neither "method" (a request) nor "result" or "error" (a response)'
     return None
@@ -128,7 +128,7 @@ def _invalid(message: dict[str, JSON]) -> str | None:
 def _one(item: JSON) -> Forward | bytes:
     """One parsed element: a message to forward, or the error line owed."""
     if not isinstance(item, dict):
-        kind = "an array" if isinstance(item, list) else f"{excerpt(item, 40)}"
+        kind = "an array" if isinstance(item, list) else f"{json_excerpt(item, 40)}"
         return error_line(INVALID_REQUEST, f"Invalid Request: {kind}, not a JSON-RPC object")
     usable, rid = request_id(item.get("id"))
     problem = _invalid(item)

@@ -38,7 +38,7 @@ stdin, writing the answer and keeping the state are the command's
 from __future__ import annotations
 
 from roteiro_memory.app import brief
-from roteiro_memory.errors import UsageError, excerpt
+from roteiro_memory.errors import UsageError, json_excerpt
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -99,7 +99,7 @@ def read_event(data: object) -> Event:
     :class:`~roteiro_memory.errors.UsageError` naming what is missing."""
     if not isinstance(data, dict):
         raise UsageError(
-            f"a hook event is a JSON object, not {excerpt(data, 40)}: run this as a host's "
+            f"a hook event is a JSON object, not {json_excerpt(data, 40)}: run this as a host's "
             "hook command, which writes the event on standard input"
         )
     name, session_id = _text(data, "hook_event_name"), _text(data, "session_id")

@@ -9,6 +9,7 @@ what it held and what is allowed.
 
 from __future__ import annotations
 
+import math
 import os
 
 from roteiro_memory import eviction
@@ -155,9 +156,11 @@ def confidence(value: object, what: str = "--confidence") -> float | None:
         # also takes "1_0" (ten), surrounding spaces and "inf".
         if value and value.isascii() and all(c in _NUMBER_CHARACTERS for c in value):
             try:
-                return float(value)
+                number = float(value)
             except ValueError:
-                pass
+                number = math.nan
+            if math.isfinite(number):  # not 1e309, which is beyond a double
+                return number
         raise InvalidConfidence(
             f"invalid {what} {excerpt(value)}: expected a number from 0 to 1 written with"
             " ASCII digits and a point, e.g. 0.8"
