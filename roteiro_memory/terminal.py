@@ -14,8 +14,9 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
+    from typing import TextIO
 
-__all__ = ["columns", "discard_stdout", "printable"]
+__all__ = ["columns", "discard", "printable", "to_stderr"]
 
 _CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 """C0 and C1 controls (escape sequences start with one), DEL, and the Unicode
@@ -53,14 +54,31 @@ def columns() -> int:
         return 80
 
 
-def discard_stdout() -> None:
-    """Send what standard output still holds, and anything after, nowhere:
-    it cannot be written (its reader went, the disk is full), and the flush
-    at exit would report it again."""
+def discard(stream: TextIO) -> None:
+    """Send what ``stream`` (standard output or error) still holds, and
+    anything after, nowhere: it cannot be written (its reader went, the disk
+    is full), and the flush at exit would report it again -- on stderr, which
+    may be the stream that failed, and with exit status 120."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
     except (OSError, ValueError):
         pass  # not a descriptor (a test's stream): nothing flushes it at exit
     finally:
         os.close(devnull)
+
+
+def to_stderr(text: str) -> None:
+    """Write ``text`` to standard error, flushed; given up when stderr is
+    closed (``2>&-``: Python gives no stream) or cannot take it (``2>/dev/full``,
+    a stream closed already).  Stderr is where a failure is told, so nothing
+    is left to tell this one on: the exit status still says what happened,
+    and the command goes on to it rather than failing anew."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    try:
+        stream.write(text)
+        stream.flush()
+    except (OSError, ValueError):  # ValueError: a stream closed already
+        discard(stream)

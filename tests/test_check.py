@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime
 import gc
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -295,6 +296,46 @@ def test_check_of_an_empty_file_agrees_with_list(
     assert main(["list", "--db", str(empty), "--no-sync"]) == ExitCode.NOTHING
     assert capsys.readouterr().err == ""
     assert main(["check", "--db", str(empty)]) == ExitCode.OK, "list made it a store"
+
+
+@pytest.mark.parametrize("through", ["fifo", "symlink"])
+def test_check_refuses_a_fifo_as_list_does_without_opening_it(tmp_path: Path, through: str) -> None:
+    """A FIFO holds no store, and opening one waits for a writer for ever:
+    ``check`` refuses it in the line ``list`` gives, with the same status,
+    and ``check_file`` makes it its one finding."""
+    import subprocess
+    import sys
+
+    from precommit_plants import plant_fifo
+
+    from roteiro_memory.exitcodes import ExitCode
+
+    fifo = plant_fifo(tmp_path / "pipe.db", through)
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        done = subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", *argv, "--db", str(fifo)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == ExitCode.STORE, done.stderr
+        return done
+
+    listed, checked = run("list", "--no-sync"), run("check")
+    assert (
+        checked.stderr
+        == listed.stderr
+        == (
+            f"roteiro-memory: error: {fifo}: not a regular file, so not a roteiro-memory store; "
+            "choose a file path with --db\n"
+        )
+    )
+    assert json.loads(run("--json", "check").stdout)["error"]["kind"] == "Unavailable"
+    (finding,) = check_file(fifo)
+    assert finding.problem in checked.stderr
 
 
 def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(

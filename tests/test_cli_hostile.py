@@ -247,6 +247,45 @@ def test_a_closed_standard_stream_is_a_one_line_error(
             assert store.cache_entries() == []
 
 
+@pytest.mark.parametrize("stderr", ["closed", "full"])
+@pytest.mark.parametrize(
+    ("args", "stdin", "status"),
+    [
+        (["--bogus"], b"", ExitCode.USAGE),
+        (["recall", "--limit", "-1"], b"", ExitCode.USAGE),
+        (["show", "999"], b"", ExitCode.NOTHING),
+        (["list", "--db", "not-a-store.db"], b"", ExitCode.STORE),
+        (["hook"], b"not an event", ExitCode.OK),
+    ],
+    ids=["bad-option", "bad-value", "absent", "not-a-store", "hook"],
+)
+def test_a_failure_stderr_cannot_take_exits_with_the_status_it_maps_to(
+    tmp_path: Path, args: list[str], stdin: bytes, status: ExitCode, stderr: str
+) -> None:
+    """With stderr closed (``2>&-``) or full (``2>/dev/full``) the one line is
+    given up, and the status is still the failure's (``hook``: still 0), not
+    an exception's 1 or the 120 of a flush failing at exit."""
+    (tmp_path / "not-a-store.db").write_bytes(b"not a store\n" * 100)
+    argv = [*args, "--db", str(tmp_path / "memory.db")] if args[0] == "show" else args
+    if stderr == "closed":
+        done = _script(argv, close=2, stdin=stdin, cwd=tmp_path)
+    else:
+        script = shutil.which("roteiro-memory")
+        assert script is not None
+        with open(os.devnull, "rb") as empty, open("/dev/full", "wb") as full:
+            done = subprocess.run(
+                [script, *argv],
+                input=stdin or None,
+                stdin=None if stdin else empty,
+                stdout=subprocess.PIPE,
+                stderr=full,
+                cwd=tmp_path,
+                timeout=60,
+                check=False,
+            )
+    assert done.returncode == status, done.stderr
+
+
 def test_a_json_failure_nobody_can_read_is_one_line_on_stderr(tmp_path: Path) -> None:
     """Under ``--json`` a failure goes in the envelope on stdout; with stdout
     closed, or its reader gone, it is the one line on stderr instead."""

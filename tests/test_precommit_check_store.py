@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -107,6 +108,40 @@ def test_check_store_with_no_files_checks_the_repositorys_store(
     status, lines = _run(capsys)
     assert status == 1
     assert lines == [f"{own}: {EXPECTED['confidence']}"]
+
+
+@pytest.mark.parametrize("through", ["fifo", "symlink"])
+def test_check_store_never_passes_a_repositorys_own_store_that_is_a_fifo(
+    tmp_path: Path, through: str
+) -> None:
+    """The repository's own store is checked whatever is there: a FIFO in
+    its place is the refusal ``roteiro-memory`` gives it, and a failure --
+    without opening it, which would wait for a writer for ever."""
+    import sys
+
+    _git(tmp_path, "init", "-q")
+    own = tmp_path / ".git" / "roteiro" / "memory.db"
+    own.parent.mkdir()
+    if through == "symlink":
+        target = plant_fifo(tmp_path / "pipe.db")
+        own.symlink_to(target)
+    else:
+        plant_fifo(own)
+    env = {k: v for k, v in os.environ.items() if k != "ROTEIRO_MEMORY_DB"}
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory.precommit.check_store"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == (
+        f"{own}: store: {own}: not a regular file, so not a roteiro-memory store; "
+        "choose a file path with --db\n"
+    )
 
 
 def test_check_store_with_no_files_honours_the_environment(

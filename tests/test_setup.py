@@ -151,6 +151,65 @@ def test_a_file_it_cannot_merge_is_one_line_and_nothing_is_written(
     assert files(repo, "claude-code") == before
 
 
+@pytest.mark.parametrize("blocker", ["file", "dangling symlink"])
+def test_a_file_it_cannot_write_refuses_the_whole_setup_and_every_file_is_as_it_was(
+    repo: GitRepo, blocker: str
+) -> None:
+    """Every file is written beside its target before any is replaced: the
+    .mcp.json that could be merged is not, when .claude/settings.json cannot
+    be written because .claude is not a folder."""
+    repo.write(".mcp.json", '{"mcpServers": {"other": {"command": "x"}}}\n')
+    if blocker == "file":
+        repo.write(".claude", "not a folder\n")
+    else:
+        (repo.root / ".claude").symlink_to(repo.root / "nowhere")
+    listing = sorted(p.name for p in repo.root.iterdir())
+    before = (repo.root / ".mcp.json").read_bytes()
+    for json_flag in ((), ("--json",)):
+        done = setup(repo, *json_flag, "claude-code")
+        assert done.returncode == 2, done.stderr
+        said = json.loads(done.stdout)["error"]["message"] if json_flag else done.stderr
+        assert f"{repo.root / '.claude'} is not a folder" in said
+        assert said.rstrip("\n").endswith("nothing was written")
+        if not json_flag:
+            assert done.stdout == ""
+            assert len(done.stderr.splitlines()) == 1
+        assert (repo.root / ".mcp.json").read_bytes() == before
+        assert sorted(p.name for p in repo.root.iterdir()) == listing
+
+
+def test_folders_made_for_a_setup_that_is_refused_are_removed(tmp_path: Path) -> None:
+    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.cli.commands.setup import _write_all
+
+    (tmp_path / "blocked").write_text("a file\n")
+    edits = [Edit("new/deeper/a.json", None, "{}\n"), Edit("blocked/b.json", None, "{}\n")]
+    with pytest.raises(ConfigRefused, match="blocked is not a folder"):
+        _write_all(tmp_path, edits)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked"]
+
+
+@pytest.mark.parametrize("host", ["cursor", "claude-code"])
+def test_a_symlinked_config_is_written_through_and_stays_a_link(
+    repo: GitRepo, tmp_path: Path, host: str
+) -> None:
+    """As an editor saves: the file the link names is replaced, the link kept."""
+    shared = tmp_path / "shared" / "mcp.json"
+    shared.parent.mkdir()
+    shared.write_text('{"mcpServers": {"other": {"command": "x"}}}\n')
+    name = HOSTS[host].files[0]
+    link = repo.root / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(shared)
+    done = setup(repo, host)
+    assert done.returncode == 0, done.stderr
+    assert link.is_symlink()
+    assert link.resolve() == shared
+    servers = json.loads(shared.read_text())["mcpServers"]
+    assert set(servers) == {"other", SERVER_NAME}
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["mcp.json"]
+
+
 def test_a_codex_server_written_inline_is_not_rewritten() -> None:
     text = 'mcp_servers = { "roteiro-memory" = { command = "x" } }\n'
     with pytest.raises(ConfigRefused, match="not one"):

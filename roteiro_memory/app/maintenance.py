@@ -30,8 +30,12 @@ def check(session: Session) -> tuple[str, list[Finding]]:
         store = session.store()
         return store.describe(), store.check()
     from roteiro_memory.stores.sqlite.check import check_file
+    from roteiro_memory.stores.sqlite.store import not_a_file
 
     path = session.store_path()
+    refusal = not_a_file(path)
+    if refusal is not None:
+        raise refusal  # as opening it refuses it: a FIFO's open would wait for ever
     if not os.path.exists(path):
         raise UsageError(f"no store at {path}: nothing to check")
     if os.path.isfile(path) and os.path.getsize(path) == 0:

@@ -9,13 +9,13 @@ when a request gets that far (``docs/cli.md`` lists what each command loads)."""
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 
 from roteiro_memory.app.values import spell_option
 from roteiro_memory.errors import GitError, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover, forget
+from roteiro_memory.terminal import to_stderr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ __all__ = ["Session", "announce_migration"]
 
 
 def _stderr(text: str) -> None:
-    sys.stderr.write(f"roteiro-memory: warning: {text}\n")
+    to_stderr(f"roteiro-memory: warning: {text}\n")
 
 
 class Session:

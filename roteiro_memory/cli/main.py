@@ -135,11 +135,14 @@ def _status(arguments: list[str], as_json: bool) -> int:
     except Exited as exited:
         return exited.status
     except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
+        from roteiro_memory.terminal import to_stderr
+
+        to_stderr(f"{PROG}: interrupted\n")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say to it.
-        sys.stderr.close()
+        if sys.stderr is not None:  # None: closed already (2>&-)
+            sys.stderr.close()
         return ExitCode.OK
 
 

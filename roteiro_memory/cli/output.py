@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 
 from roteiro_memory.errors import ReportLost, StreamClosed, UsageError
-from roteiro_memory.terminal import discard_stdout, printable
+from roteiro_memory.terminal import discard, printable, to_stderr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +40,8 @@ def emit(value: Any) -> None:
 def fail(as_json: bool, kind: str, message: str, line: str) -> None:
     """Report a failure once: under ``--json`` the envelope of ``kind`` on
     stdout; else -- or when stdout is closed, or its reader has gone -- ``line``
-    on stderr, control characters escaped."""
+    on stderr, control characters escaped (and given up when stderr cannot
+    take it either: :func:`~roteiro_memory.terminal.to_stderr`)."""
     if as_json and sys.stdout is not None:
         from roteiro_memory.cli.envelope import failure, write
 
@@ -48,8 +49,8 @@ def fail(as_json: bool, kind: str, message: str, line: str) -> None:
             write(failure(kind, message))
             return
         except OSError:  # the reader went, or the disk is full
-            discard_stdout()
-    sys.stderr.write(printable(line) + "\n")
+            discard(sys.stdout)
+    to_stderr(printable(line) + "\n")
 
 
 class GuardedStdout:
@@ -84,7 +85,7 @@ class GuardedStdout:
 
 
 def _lost(error: OSError) -> StreamClosed:
-    discard_stdout()
+    discard(sys.stdout)
     return _output_failed(
         f"cannot write to standard output ({error.strerror or error}); what was written "
         "there is incomplete"
@@ -94,7 +95,7 @@ def _lost(error: OSError) -> StreamClosed:
 def reader_gone(when: str) -> StreamClosed:
     """The failure of an output that must arrive whole (an export) when the
     reader of standard output went away ``when``."""
-    discard_stdout()
+    discard(sys.stdout)
     return _output_failed(
         f"standard output was closed by its reader {when}; what was written there is incomplete"
     )
@@ -138,7 +139,7 @@ def say(text: str) -> None:
 
 def warn(text: str) -> None:
     """A warning on stderr, control characters escaped (it may quote a name)."""
-    sys.stderr.write(f"roteiro-memory: warning: {printable(text)}\n")
+    to_stderr(f"roteiro-memory: warning: {printable(text)}\n")
 
 
 def read_lines(stream: BinaryIO, what: str, limit: int) -> Generator[str, None, None]:

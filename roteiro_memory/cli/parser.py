@@ -16,11 +16,10 @@ command's parser is built (:mod:`.commands`).
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 
 from roteiro_memory.errors import excerpt
-from roteiro_memory.terminal import columns
+from roteiro_memory.terminal import columns, to_stderr
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,7 +101,7 @@ class Parser(argparse.ArgumentParser):
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
         # After --help: main returns the status rather than raising SystemExit.
         if message:
-            sys.stderr.write(message)
+            to_stderr(message)
         raise Exited(status)
 
 

@@ -8,8 +8,9 @@ repository's own store is checked: the one ``roteiro-memory`` uses here
 directory), when it exists and is not empty; a PostgreSQL store named by
 ``ROTEIRO_MEMORY_DB`` is checked through the server, and one that cannot be
 reached is a finding, never a pass.  So is a file that cannot be read, given
-or the repository's own (permission denied, a directory in its place): the
-hook passes only what it examined.
+or the repository's own (permission denied, a directory in its place), and
+a repository's own store that is not a regular file (a FIFO): the hook
+passes only what it examined.
 
 The checking is :func:`roteiro_memory.check.check_store`, the same that
 ``roteiro-memory check`` runs; this module only chooses files and prints
@@ -66,7 +67,8 @@ def check_server(dsn: str) -> Iterator[Finding]:
 def own_store() -> Path | None:
     """The repository's own store, where ``roteiro-memory`` keeps it; None
     when there is none to check (outside a repository, or nothing recorded).
-    Something there that cannot be read is returned, to be reported."""
+    Something there that cannot be read, or is not a regular file, is
+    returned, to be reported."""
     from roteiro_memory.repo.location import DB_ENV, locate
 
     common_dir = None
@@ -90,9 +92,10 @@ def own_store() -> Path | None:
     if stat.S_ISREG(info.st_mode):
         # Zero bytes is a store not yet written, as everywhere: nothing to check.
         return path if info.st_size > 0 else None
-    # A directory in its place cannot be read: reported.  A special file (a
-    # FIFO) holds no store, and reading one would wait for ever.
-    return path if stat.S_ISDIR(info.st_mode) else None
+    # A directory in its place cannot be read, and a special file (a FIFO)
+    # holds no store: either is reported, never passed (the check refuses a
+    # FIFO without opening it, which would wait for ever).
+    return path
 
 
 def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:

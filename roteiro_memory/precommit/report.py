@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterable, Sequence
 
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.terminal import columns, discard_stdout, printable
+from roteiro_memory.terminal import columns, discard, printable, to_stderr
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -75,10 +75,10 @@ def write(stream: TextIO, text: str, own: bool) -> Literal["written", "gone", "f
         stream.flush()
     except OSError as error:
         if own:
-            discard_stdout()
+            discard(sys.stdout)
         if isinstance(error, BrokenPipeError):
             return "gone"
-        sys.stderr.write(
+        to_stderr(
             f"cannot write to standard output ({error.strerror or error}); what was written "
             "there is incomplete\n"
         )

@@ -61,6 +61,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app import hookstate
     from roteiro_memory.app.hooks import read_event, respond
     from roteiro_memory.exitcodes import ExitCode
+    from roteiro_memory.terminal import to_stderr
 
     event = read_event(_event())
     if event.cwd is not None and os.path.isdir(event.cwd):
@@ -72,7 +73,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         try:
             hookstate.save(place.git_dir, event.session_id, state)
         except OSError as error:
-            sys.stderr.write(f"roteiro-memory: hook: session state not kept: {error}\n")
+            to_stderr(f"roteiro-memory: hook: session state not kept: {error}\n")
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK

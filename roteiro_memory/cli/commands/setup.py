@@ -5,8 +5,10 @@ virtual environment's scripts).
 
 The merge is :mod:`roteiro_memory.app.hostconfig`'s: only our entries
 change, a second run changes nothing and says so, and a file that does not
-parse is refused in one line with nothing written.  ``--print`` shows what
-would be written and writes nothing.
+parse is refused in one line with nothing written.  Writing is all or none
+(:func:`_write_all`): a file that cannot be written is refused the same way,
+before any file is replaced.  ``--print`` shows what would be written and
+writes nothing.
 """
 
 from __future__ import annotations
@@ -92,16 +94,67 @@ def _read(path: Path) -> str | None:
         raise ConfigRefused(f"{path} cannot be read ({error}); nothing was written") from None
 
 
-def _write(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` whole: written beside it, with its mode
-    (a new file: the umask's), then renamed over it."""
+def _write_all(root: Path, edits: list[Edit]) -> None:
+    """Write every changed file of ``edits``, all or none.
+
+    Each new text is written whole beside the file it replaces (with that
+    file's mode; a new file: the umask's) before any file is replaced, so a
+    file that cannot be written -- a folder on its path that is a file, a
+    folder that takes no new file -- refuses the whole setup, naming it, with
+    every file as it was and every folder made for it removed.  A symlink is
+    written through, as an editor saves: the file it names is replaced and
+    the link kept."""
+    import contextlib
+    import os
+
+    from roteiro_memory.errors import UsageError
+
+    made: list[Path] = []
+    staged: list[tuple[str, str]] = []
+    try:
+        for edit in edits:
+            if edit.changed:
+                _stage(root / edit.path, edit.after, made, staged)
+        for done, (temporary, target) in enumerate(staged):
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                # Beside its target, a complete file is renamed over it unless
+                # the disk itself fails: the one step that can leave some done.
+                replaced = ", ".join(t for _, t in staged[:done]) or "none"
+                raise UsageError(
+                    f"{target} cannot be replaced ({error.strerror or error}); "
+                    f"the files replaced before it: {replaced}"
+                ) from None
+    except BaseException:
+        for temporary, _ in staged:
+            with contextlib.suppress(FileNotFoundError):  # renamed over its target already
+                os.unlink(temporary)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):  # not empty: a file was renamed into it
+                folder.rmdir()
+        raise
+
+
+def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]]) -> None:
+    """Write ``text`` to a new file beside the file ``path`` names, with its
+    mode, making the folders it needs (each added to ``made``); the new
+    file's name and the target it is to replace are added to ``staged``.
+    Refused, naming ``path``, when it cannot be written."""
     import os
     import tempfile
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else None
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    from roteiro_memory.app.hostconfig import ConfigRefused
+
+    _make_folders(path, made)
+    target = os.path.realpath(path)  # through a symlink, the file it names
+    shown = str(path) if target == str(path) else f"{path} (a symlink to {target})"
     try:
+        mode = os.stat(target).st_mode & 0o777 if os.path.exists(target) else None
+        handle, temporary = tempfile.mkstemp(
+            dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}."
+        )
+        staged.append((temporary, target))
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
         if mode is None:
@@ -109,11 +162,37 @@ def _write(path: Path, text: str) -> None:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    except OSError as error:
+        raise ConfigRefused(
+            f"{shown} cannot be written ({error.strerror or error}); nothing was written"
+        ) from None
+
+
+def _make_folders(path: Path, made: list[Path]) -> None:
+    """Make the folders ``path`` is in that are not there, each added to
+    ``made``; refused, naming it, when one is there and is not a folder (a
+    file, a symlink to nothing) or cannot be made."""
+    from roteiro_memory.app.hostconfig import ConfigRefused
+
+    missing: list[Path] = []
+    folder = path.parent
+    while not folder.is_dir():  # through a symlink: a link to a folder is one
+        if folder.exists() or folder.is_symlink():
+            raise ConfigRefused(
+                f"{path} cannot be written: {folder} is not a folder (only a folder, or a "
+                "symlink to one, can hold it); nothing was written"
+            )
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except OSError as error:
+            raise ConfigRefused(
+                f"{path} cannot be written: its folder {folder} cannot be made "
+                f"({error.strerror or error}); nothing was written"
+            ) from None
+        made.append(folder)
 
 
 def _say(edits: list[Edit], root: Path, host: str, show: bool) -> None:
@@ -150,9 +229,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     command = installed_command()
     edits = plan(host, {name: _read(root / name) for name in host.files}, command)
     if not args.show:
-        for edit in edits:
-            if edit.changed:
-                _write(root / edit.path, edit.after)
+        _write_all(root, edits)
     if args.json:
         emit(
             {

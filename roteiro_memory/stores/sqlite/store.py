@@ -84,17 +84,29 @@ def _busy_timeout() -> int:
     return value
 
 
-def _existing(path: str) -> bool:
-    """Whether a file is at ``path`` already (through a symlink, at its
-    target); a directory, a special file, or a file that is not an SQLite
-    database is refused without being touched."""
+def not_a_file(path: str) -> StoreUnavailable | None:
+    """The refusal of ``path`` when what is there (through a symlink, at its
+    target) is not a regular file: a directory, or a special file -- a FIFO,
+    a device -- which holds no store, and a FIFO's open would wait for a
+    writer for ever.  None for a regular file, or nothing there.  Looked at,
+    never opened."""
     if os.path.isdir(path):
-        raise StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+        return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
     if os.path.exists(path) and not os.path.isfile(path):
-        raise StoreUnavailable(
+        return StoreUnavailable(
             f"{path}: not a regular file, so not a roteiro-memory store; "
             "choose a file path with --db"
         )
+    return None
+
+
+def _existing(path: str) -> bool:
+    """Whether a file is at ``path`` already (through a symlink, at its
+    target); what is not a regular file (:func:`not_a_file`), or a file that
+    is not an SQLite database, is refused without being touched."""
+    refusal = not_a_file(path)
+    if refusal is not None:
+        raise refusal
     try:
         with open(path, "rb") as handle:
             header = handle.read(len(SQLITE_HEADER))
