@@ -135,6 +135,12 @@ def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) ->
         (".mcp.json", '{"y": NaN}', "is not JSON (NaN is not a JSON value)"),
         (".mcp.json", '{"y": -Infinity}', "is not JSON (-Infinity is not a JSON value)"),
         (".mcp.json", "[" * 100_000 + "]" * 100_000, "nests arrays or objects too deeply"),
+        (
+            ".claude/settings.json",
+            '{"permissions": {"allow": ["a"]}, "permissions": {"deny": ["b"]}}',
+            "holds the key 'permissions' twice in one object",
+        ),
+        (".mcp.json", '{"mcpServers": {"x": {}, "x": {}}}', "holds the key 'x' twice"),
     ],
 )
 def test_a_file_it_cannot_merge_is_one_line_and_nothing_is_written(

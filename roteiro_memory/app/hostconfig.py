@@ -141,11 +141,14 @@ def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
     """The file's object, refused when writing it back could not give the
     same JSON: a number no double holds (``1e999``, which would come back as
     ``Infinity``), ``NaN`` or ``Infinity`` (not JSON), a lone surrogate
-    (``"\\udfff"``, no Unicode text), or nesting too deep to read."""
+    (``"\\udfff"``, no Unicode text), a key twice in one object (only the
+    last would be written back), or nesting too deep to read."""
     if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(text, parse_float=_finite, parse_constant=_not_json)
+        data = json.loads(
+            text, parse_float=_finite, parse_constant=_not_json, object_pairs_hook=_once_each
+        )
         json.dumps(data, ensure_ascii=False).encode("utf-8")
     except RecursionError:
         raise ConfigRefused(
@@ -156,6 +159,11 @@ def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
             f"{path} holds the number {excerpt(error.args[0], 40)}, which no double holds, so "
             "it could not be written back as it is; nothing was written"
         ) from None
+    except _Twice as error:
+        raise ConfigRefused(
+            f"{path} holds the key {excerpt(error.args[0], 60)} twice in one object, and writing "
+            "it back would keep only the last; nothing was written"
+        ) from None
     except UnicodeEncodeError as error:
         bad = excerpt(error.object[error.start : error.end])
         raise ConfigRefused(
@@ -165,6 +173,22 @@ def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
     except ValueError as error:
         raise ConfigRefused(f"{path} is not JSON ({error}); nothing was written") from None
     return _object(data, "the file", path)
+
+
+class _Twice(Exception):
+    """A key an object holds twice (``args[0]``)."""
+
+
+def _once_each(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+    """An object's members, refused (:class:`_Twice`) when a key repeats."""
+    members = dict(pairs)
+    if len(members) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _Twice(key)
+            seen.add(key)
+    return members
 
 
 class _TooLarge(Exception):
