@@ -134,26 +134,6 @@ def test_a_malformed_postgres_spec_is_the_specs_fault_in_one_line() -> None:
         resolve_backend("postgresql://%zz@[::1")
 
 
-@pytest.mark.parametrize(
-    ("spec", "said"),
-    [
-        ("sys:exit", "backend 'sys:exit': sys.exit() failed: SystemExit"),
-        ("json:loads", "backend 'json:loads': json.loads() failed: TypeError"),
-    ],
-)
-def test_a_factory_that_fails_is_the_specs_fault_in_one_line(spec: str, said: str) -> None:
-    """A ``module:factory`` backend runs the caller's code: whatever it raises
-    (SystemExit included, which pytest reported as an INTERNALERROR) is
-    refused naming the factory."""
-    from roteiro_memory.suite.drivers import resolve_backend
-    from roteiro_memory.suite.errors import BackendSpecError
-
-    with pytest.raises(BackendSpecError) as caught:
-        resolve_backend(spec)
-    assert str(caught.value).startswith(said)
-    assert "\n" not in str(caught.value)
-
-
 def test_the_callers_store_variable_never_reaches_the_main_backend(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,7 +35,6 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
-from roteiro_memory.errors import excerpt
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.runner import Backend
 from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
@@ -602,14 +601,7 @@ def resolve_backend(
             raise BackendSpecError(
                 f"backend {spec!r}: module {module_name!r} has no callable {attr!r}"
             )
-        try:
-            store = factory()
-        except (Exception, SystemExit) as error:  # the caller's code: whatever it raises
-            raise BackendSpecError(
-                f"backend {spec!r}: {module_name}.{attr}() failed: "
-                f"{type(error).__name__}: {excerpt(str(error), 200)}"
-            ) from error
-        return InProcessBackend(store, spec)
+        return InProcessBackend(factory(), spec)
     raise BackendSpecError(
         f"unknown backend {spec!r}: expected one of {', '.join(sorted(named))}, "
         "'module.path:factory' or 'cmd:COMMAND LINE'"
