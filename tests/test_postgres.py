@@ -486,6 +486,71 @@ def test_scores_equal_the_semantics_where_postgres_would_trap_underflow(
         assert sql_score == expected, (rid, confidence, sql_score, expected)
 
 
+def _near_half_the_smallest_subnormal() -> list[tuple[float, float]]:
+    """Pairs whose product is at, just above or just below 2**-1075, where
+    rounding decides between 0 and 5e-324: ``a`` a few ulps either side of
+    ``1 / (2 * k)`` and ``b`` ``k`` times the smallest subnormal, and both
+    the other way round; with pairs from a seeded generator nearby."""
+    pairs = []
+    for k in (1, 2, 3, 5, 6, 7, 12, 100, 2**20 + 1):
+        centre = 1 / (2 * k)
+        for steps in range(-3, 4):
+            a = centre
+            for _ in range(abs(steps)):
+                a = math.nextafter(a, 1.0 if steps > 0 else 0.0)
+            pairs += [(a, k * 5e-324), (k * 5e-324, a)]
+    chosen = random.Random(11)
+    for _ in range(400):
+        k = chosen.randint(1, 4_000)
+        a = 1 / (2 * k) * (1 + chosen.uniform(-1e-15, 1e-15))
+        pairs.append((min(a, 1.0), k * 5e-324))
+    return pairs
+
+
+def test_a_product_at_half_the_smallest_subnormal_rounds_as_python_rounds_it(
+    pg: PostgresStore,
+) -> None:
+    """The guarded product (PostgreSQL refuses a product that rounds to 0)
+    used to take a true product just above 2**-1075 for 0, where IEEE
+    rounding (and Python) gives 5e-324: recall then ranked a record of that
+    score below one of 0, and a limit could drop it."""
+    pairs = _near_half_the_smallest_subnormal()
+    product = sqlexpr._times("t.a", "t.b", POSTGRES)
+    rows = pg.connection.execute(
+        f"SELECT t.a, t.b, {product} FROM unnest(%s::float8[], %s::float8[]) AS t(a, b)",
+        ([a for a, _ in pairs], [b for _, b in pairs]),
+    ).fetchall()
+    assert len(rows) == len(pairs)
+    wrong = [(a, b, got) for a, b, got in rows if got != a * b]
+    assert wrong == []
+    assert {a * b for a, b in pairs} >= {0.0, 5e-324}  # both sides of the boundary were tried
+
+
+def test_recall_ranks_a_score_of_the_smallest_subnormal_above_one_of_zero(
+    pg: PostgresStore,
+) -> None:
+    """A drifted record decayed over 1072.5 half-lives scores 5e-324 (its
+    product is just above 2**-1075): ranked above a newer record scoring
+    0, and kept by a limit of 1, as the model ranks them."""
+    from roteiro_memory.stores.model import ModelStore
+
+    model = ModelStore()
+    for store in (pg, model):
+        store.put_nodes([GraphNode("sym:a", blob="b1")])
+        confidence = math.nextafter(2 / 3, 1.0)  # a quarter of it, decayed, just above 2**-1075
+        store.record("lesson", "A", scope="x", anchor="sym:a", confidence=confidence)
+        store.record("lesson", "B", scope="x", confidence=0.0)
+        store.record_many([MemoryWrite("lesson", "filler")] * 2144)
+        store.put_nodes([GraphNode("sym:a", blob="b2")])
+    for limit in (None, 1):
+        got = pg.recall(scope="x", decay="exponential:2", limit=limit)
+        want = model.recall(scope="x", decay="exponential:2", limit=limit)
+        assert [(r.record.id, r.score) for r in got.results] == [
+            (r.record.id, r.score) for r in want.results
+        ]
+        assert got.results[0].score == 5e-324
+
+
 def test_recall_over_records_older_than_the_double_range_of_decay(pg: PostgresStore) -> None:
     """Exponential decay over more than 1075 half-lives used to make the
     server refuse the whole recall with an underflow error."""
