@@ -193,8 +193,9 @@ def backend(config: pytest.Config, state: RunState) -> Backend:
                 made = resolve_backend(spec, factories, timeout=state.config.timeout)
             except BackendSpecError as error:
                 raise pytest.UsageError(str(error)) from None
-            except Exception as error:
-                # A factory that raises is the backend's fault, reported as such.
+            except (Exception, SystemExit) as error:
+                # A factory that raises (sys.exit too) is the backend's fault,
+                # reported as such, never as pytest's INTERNALERROR.
                 raise pytest.UsageError(
                     f"backend {spec!r} could not be created: {type(error).__name__}: {error}"
                 ) from error

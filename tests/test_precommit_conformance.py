@@ -55,15 +55,21 @@ def test_conformance_reports_a_backend_that_cannot_be_made_once(
     assert lines[0].startswith("backend 'nosuchmodule:make': cannot import module 'nosuchmodule'")
 
 
+@pytest.mark.parametrize(
+    ("raised", "said"),
+    [
+        ("RuntimeError('cannot start')", "RuntimeError: cannot start"),
+        # sys.exit in the factory ended pytest's session with an INTERNALERROR.
+        ("SystemExit('gave up')", "SystemExit: gave up"),
+    ],
+)
 def test_conformance_reports_a_backend_that_fails_to_start(
-    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+    backend_repo: Path, capsys: pytest.CaptureFixture[str], raised: str, said: str
 ) -> None:
-    (backend_repo / "explode.py").write_text(
-        "def make():\n    raise RuntimeError('cannot start')\n"
-    )
+    (backend_repo / "explode.py").write_text(f"def make():\n    raise {raised}\n")
     status, lines = _run(capsys, "--backend", "explode:make", "--cases", "cases")
     assert status == 1
-    assert lines == ["backend 'explode:make': could not be created: RuntimeError: cannot start"]
+    assert lines == [f"backend 'explode:make': could not be created: {said}"]
 
 
 def test_conformance_reports_a_missing_cases_folder(
