@@ -30,7 +30,7 @@ def check(session: Session) -> tuple[str, list[Finding]]:
         store = session.store()
         return store.describe(), store.check()
     from roteiro_memory.stores.sqlite.check import check_file
-    from roteiro_memory.stores.sqlite.store import not_a_file
+    from roteiro_memory.stores.sqlite.identity import not_a_file
 
     path = session.store_path()
     refusal = not_a_file(path)

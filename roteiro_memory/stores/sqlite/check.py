@@ -81,9 +81,9 @@ _CHECKED = cols.pick(
 def check_file(path: str | os.PathLike[str]) -> list[Finding]:
     """Every problem found in the SQLite store at ``path``, read-only and
     never migrated; empty when it is healthy.  What is not a regular file
-    (:func:`~roteiro_memory.stores.sqlite.store.not_a_file`: a FIFO, whose
+    (:func:`~roteiro_memory.stores.sqlite.identity.not_a_file`: a FIFO, whose
     open would wait for ever) is one finding, and never opened."""
-    from roteiro_memory.stores.sqlite.store import not_a_file
+    from roteiro_memory.stores.sqlite.identity import not_a_file
 
     refusal = not_a_file(os.fspath(path))
     if refusal is not None:

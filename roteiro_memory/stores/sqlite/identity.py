@@ -22,7 +22,23 @@ import stat
 
 from roteiro_memory.errors import StoreUnavailable
 
-__all__ = ["FileIdentity"]
+__all__ = ["FileIdentity", "not_a_file"]
+
+
+def not_a_file(path: str) -> StoreUnavailable | None:
+    """The refusal of ``path`` when what is there (through a symlink, at its
+    target) is not a regular file: a directory, or a special file -- a FIFO,
+    a device -- which holds no store, and a FIFO's open would wait for a
+    writer for ever.  None for a regular file, or nothing there.  Looked at,
+    never opened."""
+    if os.path.isdir(path):
+        return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
+    if os.path.exists(path) and not os.path.isfile(path):
+        return StoreUnavailable(
+            f"{path}: not a regular file, so not a roteiro-memory store; "
+            "choose a file path with --db"
+        )
+    return None
 
 
 def _what(path: str) -> str | None:

@@ -25,7 +25,7 @@ from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
 from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
 from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
-from roteiro_memory.stores.sqlite.identity import FileIdentity
+from roteiro_memory.stores.sqlite.identity import FileIdentity, not_a_file
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
     BUILDS,
@@ -82,22 +82,6 @@ def _busy_timeout() -> int:
             f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
         )
     return value
-
-
-def not_a_file(path: str) -> StoreUnavailable | None:
-    """The refusal of ``path`` when what is there (through a symlink, at its
-    target) is not a regular file: a directory, or a special file -- a FIFO,
-    a device -- which holds no store, and a FIFO's open would wait for a
-    writer for ever.  None for a regular file, or nothing there.  Looked at,
-    never opened."""
-    if os.path.isdir(path):
-        return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
-    if os.path.exists(path) and not os.path.isfile(path):
-        return StoreUnavailable(
-            f"{path}: not a regular file, so not a roteiro-memory store; "
-            "choose a file path with --db"
-        )
-    return None
 
 
 def _existing(path: str) -> bool:
