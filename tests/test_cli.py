@@ -727,6 +727,11 @@ def test_a_store_in_memory_is_refused_and_no_file_is_made(repo: Repo) -> None:
         "POSTGRESQL://u:s3cr3t@127.0.0.1:1/x",
         "postgresql+psycopg://u:s3cr3t@127.0.0.1:1/x",
         "postgre://u:s3cr3t@127.0.0.1:1/x",
+        "jdbc:postgresql://h:5432/x?user=u&password=s3cr3t",
+        " postgresql://u:s3cr3t@127.0.0.1:1/x",
+        "sslpassword=s3cr3t host=h",
+        "schema=team host=h dbname=x",
+        "memory.db?password=s3cr3t",
     ],
 )
 def test_a_connection_named_as_the_store_file_is_refused_and_its_password_never_shown(

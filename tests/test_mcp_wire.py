@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from roteiro_memory.agents.lines import (
     Reply,
     classify,
 )
+from roteiro_memory.exitcodes import ExitCode
 
 if not os.environ.get("CI"):  # CI installs the [mcp] extra: there, a missing SDK fails
     pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
@@ -433,3 +435,38 @@ def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) 
     (answer,) = answers(done)
     assert answer["id"] == 0
     assert answer["error"]["message"] == line.replace("roteiro-memory: error: ", "roteiro-memory: ")
+
+
+@pytest.mark.parametrize("stderr", ["open", "closed", "full"])
+def test_an_interrupted_server_exits_130_whatever_stderr_can_take(
+    repo: GitRepo, tmp_path: Path, stderr: str
+) -> None:
+    """Ctrl-C ends the server with 130 and says so on stderr; with stderr
+    closed or full, saying so failed and the server exited 3 as an
+    unexpected failure."""
+
+    def prepare() -> None:
+        if stderr == "closed":
+            os.close(2)
+        elif stderr == "full":
+            os.dup2(os.open("/dev/full", os.O_WRONLY), 2)
+
+    server = subprocess.Popen(
+        [sys.executable, "-m", "roteiro_memory", "mcp", "--db", str(tmp_path / "m.db")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE if stderr == "open" else None,
+        cwd=repo.root,
+        env=repo.env,
+        preexec_fn=prepare,
+    )
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(json.dumps(INITIALIZE).encode() + b"\n")
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["id"] == INITIALIZE["id"]  # serving
+    server.send_signal(signal.SIGINT)
+    _, said = server.communicate(timeout=60)
+    assert server.returncode == ExitCode.INTERRUPTED
+    if stderr == "open":
+        assert said.decode().splitlines() == ["roteiro-memory: mcp: interrupted"]

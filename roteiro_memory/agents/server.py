@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +41,7 @@ from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
 from roteiro_memory.agents.wire import Wire
 from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.terminal import to_stderr
 from roteiro_memory.version import version
 
 if TYPE_CHECKING:
@@ -248,7 +248,7 @@ def serve(session: Session) -> int:
     try:
         anyio.run(_serve, server, wire)
     except KeyboardInterrupt:
-        sys.stderr.write("roteiro-memory: mcp: interrupted\n")
+        to_stderr("roteiro-memory: mcp: interrupted\n")
         return ExitCode.INTERRUPTED
     finally:
         wire.close()

@@ -24,12 +24,12 @@ No MCP SDK here (anyio only); :mod:`.server` joins this to the SDK.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Awaitable, Callable
 
 import anyio
 
 from roteiro_memory.agents.lines import MAX_LINE_BYTES, Forward, Reply, classify
+from roteiro_memory.terminal import to_stderr
 
 __all__ = ["Wire"]
 
@@ -87,7 +87,7 @@ class Wire:
         except (BrokenPipeError, ConnectionResetError):
             self.gone = True
         except OSError as error:
-            sys.stderr.write(f"roteiro-memory: mcp: cannot write to the client: {error}\n")
+            to_stderr(f"roteiro-memory: mcp: cannot write to the client: {error}\n")
             self.gone = True
 
     def settle(self, request: str | int) -> None:
@@ -118,7 +118,7 @@ class Wire:
             try:
                 line = await anyio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
             except OSError as error:
-                sys.stderr.write(f"roteiro-memory: mcp: cannot read from the client: {error}\n")
+                to_stderr(f"roteiro-memory: mcp: cannot read from the client: {error}\n")
                 break
             if not line:
                 break

@@ -38,8 +38,9 @@ URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
 
 _KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
-_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)password\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)")
+_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)(?:ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)")
 _QUOTED_ESCAPE = re.compile(r"\\(.)")
+_QUERY_PASSWORD = re.compile(r"[?&;](?:ssl)?password=([^&;\s]*)", re.IGNORECASE)
 
 REDACTED = "<password>"
 """What a password is shown as."""
@@ -50,52 +51,47 @@ def is_uri(name: str | None) -> bool:
     return name is not None and name.startswith(URI_PREFIXES)
 
 
-_ANY_URI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
-"""How any URI begins: a scheme, then ``://``."""
+_ANY_URI = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)+//")
+"""How any URI begins: a scheme (``jdbc:postgresql``, two), then ``//``."""
 
-_FIRST_KEYWORD = re.compile(r"[ \t\n\r]*([A-Za-z_]+)[ \t\n\r]*=")
-"""The first ``keyword=`` of keyword/value text, as libpq reads a DSN."""
-_ANY_PASSWORD = re.compile(r"(?:^|[ \t\n\r])password[ \t\n\r]*=")
+_PAIR = re.compile(r"(?:^|[ \t\n\r])([A-Za-z_]+)[ \t\n\r]*=")
+"""A ``keyword=`` of keyword/value text, as libpq reads a DSN."""
+_FIRST_PAIR = re.compile(r"[ \t\n\r]*([A-Za-z_]+)[ \t\n\r]*=")
+_PASSWORD_KEY = re.compile(r"(?:^|[ \t\n\r?&;])(?:ssl)?password[ \t\n\r]*=", re.IGNORECASE)
+"""A password parameter, in keyword/value text or a URI's query, of any case."""
 
 LIBPQ_KEYWORDS = frozenset(
-    [
-        "host",
-        "hostaddr",
-        "port",
-        "dbname",
-        "user",
-        "password",
-        "passfile",
-        "service",
-        "options",
-        "sslmode",
-        "sslrootcert",
-        "sslcert",
-        "sslkey",
-        "connect_timeout",
-        "application_name",
-        "target_session_attrs",
-    ]
-)
-"""The libpq connection keywords that mark text as a DSN rather than a file's name."""
+    {
+        "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "service",
+        "options", "sslmode", "sslrootcert", "sslcert", "sslkey", "sslpassword",
+        "connect_timeout", "application_name", "target_session_attrs", "client_encoding",
+        "keepalives", "gssencmode", "requiressl", "channel_binding", "load_balance_hosts",
+        "schema",
+    }
+)  # fmt: skip
+"""The libpq connection keywords (and the store's ``schema``) that mark
+text as a DSN rather than a file's name."""
 
 
 def connection_named(name: str) -> str | None:
     """What ``name``, given where a store file is named, is if it names a
-    connection and not a file:
-    a URI whose scheme is not PostgreSQL's as libpq writes it
-    (``POSTGRESQL://``, ``postgresql+psycopg://``), or libpq keyword/value
-    text (``host=db dbname=team``: it begins with a libpq keyword and
-    ``=``, or holds a ``password=``).  None for anything else, a PostgreSQL
-    URI included (``./host=db`` names a file).  Taken as a path, either
-    would make a file of that name and print it, password and all."""
+    connection and not a file: a URI whose scheme is not PostgreSQL's as
+    libpq writes it (``POSTGRESQL://``, ``postgresql+psycopg://``,
+    ``jdbc:postgresql://``), or one with white space around it; libpq
+    keyword/value text (``host=db dbname=team``: it begins with a libpq
+    keyword and ``=``, or holds two ``keyword=`` pairs); or text holding a
+    password parameter.  None for anything else, a PostgreSQL URI included
+    (``./host=db`` names a file).  Taken as a path, any of these would make
+    a file of that name and print it, password and all."""
     if is_uri(name):
         return None
-    if _ANY_URI.match(name):
+    if _ANY_URI.match(name.strip()):
         return "a URI, and a store is named by a postgresql:// (or postgres://) one only"
-    first = _FIRST_KEYWORD.match(name)
-    if (first is not None and first[1] in LIBPQ_KEYWORDS) or _ANY_PASSWORD.search(name):
+    first = _FIRST_PAIR.match(name)
+    if first is not None and (first[1] in LIBPQ_KEYWORDS or len(_PAIR.findall(name)) > 1):
         return "libpq keyword/value text, which names a PostgreSQL database, not a file"
+    if _PASSWORD_KEY.search(name):
+        return "text holding a password, which names a connection, not a file"
     return None
 
 
@@ -116,8 +112,8 @@ def _passwords(dsn: str) -> list[str]:
     after the user (up to the first ``@`` and, read more widely, the last
     one before the path) and its ``password`` parameters; keyword/value
     text's ``password`` values, quoted or not."""
-    if not _ANY_URI.match(dsn):
-        found = []
+    if not _ANY_URI.match(dsn.strip()):
+        found = _QUERY_PASSWORD.findall(dsn)  # in text that is no URI: refused, still hidden
         for match in _KEYWORD_PASSWORD.finditer(dsn):
             value = match.group(1)
             found.append(value)
@@ -133,7 +129,7 @@ def _passwords(dsn: str) -> list[str]:
         found += [info.partition(":")[2] for info in (user_info, widest) if ":" in info]
     for pair in rest.partition("?")[2].split("&"):
         name, _, value = pair.partition("=")
-        if urllib.parse.unquote(name) == "password":
+        if urllib.parse.unquote(name).lower() in ("password", "sslpassword"):
             found.append(value)
     return found
 
