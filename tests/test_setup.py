@@ -138,9 +138,9 @@ def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) ->
         (
             ".claude/settings.json",
             '{"permissions": {"allow": ["a"]}, "permissions": {"deny": ["b"]}}',
-            "holds the key 'permissions' twice in one object",
+            'holds the key "permissions" twice in one object',
         ),
-        (".mcp.json", '{"mcpServers": {"x": {}, "x": {}}}', "holds the key 'x' twice"),
+        (".mcp.json", '{"mcpServers": {"x": {}, "x": {}}}', 'holds the key "x" twice'),
     ],
 )
 def test_a_file_it_cannot_merge_is_one_line_and_nothing_is_written(

@@ -35,7 +35,7 @@ import math
 import shlex
 from typing import NoReturn
 
-from roteiro_memory.errors import UsageError, excerpt
+from roteiro_memory.errors import UsageError, excerpt, json_excerpt
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -161,8 +161,8 @@ def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
         ) from None
     except _Twice as error:
         raise ConfigRefused(
-            f"{path} holds the key {excerpt(error.args[0], 60)} twice in one object, and writing "
-            "it back would keep only the last; nothing was written"
+            f"{path} holds the key {json_excerpt(error.args[0], 60)} twice in one object, and "
+            "writing it back would keep only the last; nothing was written"
         ) from None
     except UnicodeEncodeError as error:
         bad = excerpt(error.object[error.start : error.end])
