@@ -128,7 +128,9 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
                 ) from None
     except BaseException:
         for temporary, _ in staged:
-            with contextlib.suppress(FileNotFoundError):  # renamed over its target already
+            # Gone when renamed over its target already; one that cannot be
+            # removed stays, and the error that stopped the setup is told.
+            with contextlib.suppress(OSError):
                 os.unlink(temporary)
         for folder in reversed(made):
             with contextlib.suppress(OSError):  # not empty: a file was renamed into it
