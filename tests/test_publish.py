@@ -185,3 +185,31 @@ def test_a_file_that_is_not_a_report_is_one_line_naming_it(
     assert len(err) == 1
     assert err[0].startswith(f"{broken}: breaks report.schema.json")
     assert not out.exists()
+
+
+@pytest.mark.parametrize("stderr", ["closed", "full"])
+def test_a_refusal_stderr_cannot_take_still_exits_2(tmp_path: Path, stderr: str) -> None:
+    """The hook's one line is given up when stderr is closed or full; the
+    status is still the refusal's, not an exception's."""
+    import subprocess
+    import sys
+
+    broken = tmp_path / "broken.json"
+    broken.write_text("{}", encoding="utf-8")
+
+    def prepare() -> None:
+        if stderr == "closed":
+            os.close(2)
+        else:
+            os.dup2(os.open("/dev/full", os.O_WRONLY), 2)
+
+    hook = [sys.executable, "-m", "roteiro_memory.precommit.conformance", "report"]
+    done = subprocess.run(
+        [*hook, str(broken), "--html", str(tmp_path / "out.html")],
+        stdout=subprocess.DEVNULL,
+        preexec_fn=prepare,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert not (tmp_path / "out.html").exists()

@@ -25,6 +25,7 @@ from typing import Any
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import Finding, parser, report
+from roteiro_memory.terminal import to_stderr
 
 __all__ = ["main", "run_suite"]
 
@@ -188,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "roteiro-conformance", ("pytest", *SUITE_MODULES), install=args.install_requirements
     )
     if missing is not None:
-        print(missing, file=sys.stderr)
+        to_stderr(f"{missing}\n")
         return int(ExitCode.USAGE)
     return report(run_suite(args))
 

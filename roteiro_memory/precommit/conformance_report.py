@@ -18,6 +18,7 @@ from typing import Any
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import write
+from roteiro_memory.terminal import to_stderr
 
 __all__ = ["load_report", "main"]
 
@@ -70,13 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         reports = [load_report(Path(name)) for name in args.reports]
     except ReportError as error:
-        print(error, file=sys.stderr)
+        to_stderr(f"{error}\n")
         return int(ExitCode.USAGE)
     out = Path(args.html)
     try:
         out.write_text(render_page(reports, args.title), encoding="utf-8")
     except OSError as error:
-        print(f"{out}: cannot be written: {error.strerror or error}", file=sys.stderr)
+        to_stderr(f"{out}: cannot be written: {error.strerror or error}\n")
         return int(ExitCode.USAGE)
     if write(sys.stdout, f"{out}: {len(reports)} report(s)\n", own=True) == "failed":
         return int(ExitCode.USAGE)

@@ -18,13 +18,13 @@ schema error of a file is reported, one line each.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import parser, report
+from roteiro_memory.terminal import to_stderr
 
 if TYPE_CHECKING:
     from roteiro_memory.suite.cases import Case, Invariant
@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "roteiro-lint-cases", ("yaml", "jsonschema"), install=args.install_requirements
     )
     if missing is not None:
-        print(missing, file=sys.stderr)
+        to_stderr(f"{missing}\n")
         return int(ExitCode.USAGE)
     return report(lint(args.files, shipped=args.shipped))
 
