@@ -29,11 +29,15 @@ def not_a_file(path: str) -> StoreUnavailable | None:
     """The refusal of ``path`` when what is there (through a symlink, at its
     target) is not a regular file: a directory, or a special file -- a FIFO,
     a device -- which holds no store, and a FIFO's open would wait for a
-    writer for ever.  None for a regular file, or nothing there.  Looked at,
-    never opened."""
-    if os.path.isdir(path):
+    writer for ever.  None for a regular file, or nothing there (or what
+    cannot be looked at: opening it says why).  Looked at once, never opened."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which opening refuses
+        return None
+    if stat.S_ISDIR(mode):
         return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
-    if os.path.exists(path) and not os.path.isfile(path):
+    if not stat.S_ISREG(mode):
         return StoreUnavailable(
             f"{path}: not a regular file, so not a roteiro-memory store; "
             "choose a file path with --db"
