@@ -285,7 +285,10 @@ def ranked(
     keep = values.whole(limit, session.spell("limit"))
     kinds = sem.parse_kinds([values.kind_token(kind) for kind in selection.kinds])
     values.check_scope(selection.scope, session.spell("scope"))
-    values.check_unicode(query, session.spell("query"))
+    if query is not None:
+        # JSON can carry a lone surrogate (no argument of a command line
+        # can): refused, rather than searched for or taken as a word.
+        sem.check_utf8(query, session.spell("query"))
     specs = anchor_specs(session, selection.anchors)
     session.check_revs(rev=selection.rev, touched=touched)
     store = session.store()

@@ -25,7 +25,6 @@ from roteiro_memory.errors import (
 __all__ = [
     "budget_bytes",
     "check_scope",
-    "check_unicode",
     "confidence",
     "kind_token",
     "record_id",
@@ -45,15 +44,6 @@ def check_scope(scope: str | None, what: str) -> None:
     if not scope:
         raise InvalidScope(f"{what} is empty: a scope is 1 to {sem.MAX_SCOPE_BYTES} bytes")
     sem.validate_scope(scope)
-
-
-def check_unicode(text: str | None, what: str) -> None:
-    """Text holding a lone surrogate (JSON can carry one; no argument of a
-    command line can) is not Unicode, and is refused as :class:`BadRequest`
-    naming ``what`` (:func:`~roteiro_memory.semantics.check_utf8`), rather
-    than searched for or taken as a word."""
-    if text is not None:
-        sem.check_utf8(text, what)
 
 
 _TOO_LARGE = sem.INT64_MAX + 1
