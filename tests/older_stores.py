@@ -80,6 +80,10 @@ def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
+    if version < 11:
+        for table, index in (("nodes", "idx_nodes_key"), ("agent_cache", "idx_cache_key")):
+            conn.execute(f"DROP INDEX {index}, {index}_sha256")
+            conn.execute(f"ALTER TABLE {table} ADD PRIMARY KEY (key)")
     if version < 10:
         conn.execute("DROP INDEX idx_mem_anchor")
         conn.execute("CREATE INDEX idx_mem_anchor ON agent_memory(anchor_key)")

@@ -40,7 +40,7 @@ def test_columns_export_schema_version_is_both_stores() -> None:
     term index, rebuilt on import) and by indexes, so the export format is
     unchanged, on a schema version of each backend's own."""
     assert EXPORT_SCHEMA_VERSION == 3
-    assert (SCHEMA_VERSION, PG_SCHEMA_VERSION) == (9, 10)  # PostgreSQL's 10 changes an index
+    assert (SCHEMA_VERSION, PG_SCHEMA_VERSION) == (9, 11)  # PostgreSQL's 10 and 11: indexes
     for migrations in (SQLITE_MIGRATIONS, PG_MIGRATIONS):
         later = "".join(sql for version, _, sql in migrations if version > EXPORT_SCHEMA_VERSION)
         # Earlier term indexes, dropped since (by 6 and 8): derived data too.
@@ -50,7 +50,9 @@ def test_columns_export_schema_version_is_both_stores() -> None:
         for version, _, sql in migrations:
             if version > EXPORT_SCHEMA_VERSION:
                 created = re.findall(r"CREATE TABLE (\w+)", sql)
-                altered = re.findall(r"ALTER TABLE (\w+)", sql)
+                # Keys and constraints aside, which leave every column as it was.
+                kept = r"DROP CONSTRAINT|ADD CONSTRAINT|ALTER COLUMN \w+ SET NOT NULL"
+                altered = re.findall(rf"ALTER TABLE (\w+) (?!{kept})", sql)
                 assert set(created) <= set(cols.DERIVED_TABLES) | retired, version
                 assert set(altered) <= set(cols.DERIVED_TABLES), version
         assert retired - set(cols.DERIVED_TABLES) == {

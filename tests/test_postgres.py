@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pg_server
 import pytest
+from older_stores import postgres_back_to
 
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     AlreadySuperseded,
-    BadRequest,
     Corrupt,
     InvalidStoreName,
     NotFound,
@@ -360,21 +360,53 @@ def test_recall_ranks_and_limits_in_sql_like_the_model(pg: PostgresStore) -> Non
         ]
 
 
-def test_a_key_too_long_for_an_index_is_a_bad_request_writing_nothing(pg: PostgresStore) -> None:
-    """PostgreSQL's B-tree entry holds about 2,700 bytes: a node or cache
-    key past it that does not compress is refused as a request, not the
-    driver's error, and the store takes writes after it.  (An anchor is
-    found through a hash index, and takes any length PROTOCOL allows.)"""
-    long = random.Random(3).randbytes(1_500).hex()
-    before = pg.snapshot()
-    for write in (
-        lambda: pg.cache_put(long, "fp", "{}"),
-        lambda: pg.put_nodes([GraphNode(long)]),
-    ):
-        with pytest.raises(BadRequest, match="too long for PostgreSQL to index"):
-            write()
-        assert pg.snapshot() == before
-    assert pg.get(pg.record("lesson", "after")) is not None
+def test_keys_of_any_length_are_kept_once_migration_11_keys_them_by_sha256(
+    dsn: str,
+) -> None:
+    """PostgreSQL's B-tree entry holds about 2,700 bytes; a node and a cache
+    entry are unique by their key's SHA-256 and found through a hash index
+    (migration 11), so a key of any length that does not compress is kept,
+    replaced by key, and matched by an anchor -- also in a store written
+    before 11, which takes the migration on open with its rows as they were."""
+    first = PostgresStore(dsn)
+    try:
+        first.put_nodes([GraphNode("fn:a", blob="b")])
+        first.cache_put("k", "f", "{}")
+        postgres_back_to(first.connection, 10)
+        primary = first.connection.execute(
+            "SELECT COUNT(*) FROM pg_constraint WHERE contype = 'p'"
+            " AND conrelid IN ('nodes'::regclass, 'agent_cache'::regclass)"
+        ).fetchone()
+        assert primary == (2,)
+    finally:
+        first.close()
+    pg = PostgresStore(dsn)
+    try:
+        assert [r["version"] for r in pg.snapshot()["schema_migrations"]][-1] == 11
+        assert [n["key"] for n in pg.snapshot()["nodes"]] == ["fn:a"]
+        long = random.Random(3).randbytes(10_000).hex()
+        anchor = long[: sem.MAX_ANCHOR_BYTES]
+        pg.put_nodes([GraphNode(long, blob="b1"), GraphNode(anchor, blob="a1")])
+        pg.put_nodes([GraphNode(long, blob="b2")])
+        rid = pg.record("lesson", "x", anchor=anchor)
+        for key in (long, "k"):
+            pg.cache_put(key, "f1", "{}")
+            pg.cache_put(key, "f2", "[]")
+        snapshot = pg.snapshot()
+        assert [(n["key"], n["blob"]) for n in snapshot["nodes"]] == sorted(
+            [(long, "b2"), (anchor, "a1"), ("fn:a", "b")]
+        )
+        assert sorted((c["key"], c["fingerprint"]) for c in snapshot["agent_cache"]) == sorted(
+            [("k", "f2"), (long, "f2")]
+        )
+        record = pg.get(rid)
+        assert record is not None
+        assert record.anchor_state is sem.AnchorState.VALID
+        pg.remove_nodes([long, anchor])
+        assert [n["key"] for n in pg.snapshot()["nodes"]] == ["fn:a"]
+        assert pg.check() == []
+    finally:
+        pg.drop()
 
 
 # --- check ------------------------------------------------------------------

@@ -23,7 +23,9 @@ and why:
   recent record's terms are ``bytea`` too, for the same byte order.
 * A record is found by its anchor through a hash index, not a B-tree,
   whose entry holds about 2,700 bytes: an anchor takes every length PROTOCOL
-  allows (10).  The schema versions are PostgreSQL's own from 10 on.
+  allows (10).  The schema versions are PostgreSQL's own from 10 on.  For
+  the same reason a graph node and a cache entry are unique by their key's
+  SHA-256 and found through a hash index, so a key takes any length (11).
 * ``created_at`` and ``superseded_at`` are text in the protocol's UTC
   ``YYYY-MM-DD HH:MM:SS`` form, so an export reproduces them exactly.
 """
@@ -238,6 +240,25 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         """
         DROP INDEX idx_mem_anchor;
         CREATE INDEX idx_mem_anchor ON agent_memory USING hash (anchor_key);
+        """,
+    ),
+    (
+        11,
+        "graph nodes and cache entries unique by their key's SHA-256: a key of any length",
+        # The primary keys were B-trees on the key itself, whose entry holds
+        # about 2,700 bytes: a longer key that did not compress was refused,
+        # where PROTOCOL bounds neither.  A unique index on the SHA-256 keeps
+        # one row a key (two keys sharing a SHA-256 is beyond concern) and is
+        # what an upsert names (Dialect.keyed); a hash index finds a key.
+        """
+        ALTER TABLE nodes DROP CONSTRAINT nodes_pkey;
+        ALTER TABLE nodes ALTER COLUMN key SET NOT NULL;
+        CREATE UNIQUE INDEX idx_nodes_key_sha256 ON nodes (sha256(key));
+        CREATE INDEX idx_nodes_key ON nodes USING hash (key);
+        ALTER TABLE agent_cache DROP CONSTRAINT agent_cache_pkey;
+        ALTER TABLE agent_cache ALTER COLUMN key SET NOT NULL;
+        CREATE UNIQUE INDEX idx_cache_key_sha256 ON agent_cache (sha256(key));
+        CREATE INDEX idx_cache_key ON agent_cache USING hash (key);
         """,
     ),
 )

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
-    BadRequest,
     Corrupt,
     InvalidStoreName,
     StoreUnavailable,
@@ -430,23 +429,13 @@ def _first_line(error: BaseException) -> str:
 
 @contextlib.contextmanager
 def _guarded(conn: Connection) -> Iterator[None]:
-    """Report a lost connection as :class:`StoreUnavailable`, and a value too
-    long for an index as :class:`BadRequest`, so a caller (the protocol
-    server, say) sees one of this package's errors; the driver's error is
-    kept as its cause."""
+    """Report a lost connection as :class:`StoreUnavailable`, so a caller
+    (the protocol server, say) sees one of this package's errors; the
+    driver's error is kept as its cause."""
     import psycopg
 
     try:
         yield
-    except psycopg.errors.ProgramLimitExceeded as error:  # an OperationalError too
-        said = _first_line(error)
-        if not said.startswith("index row"):
-            raise
-        raise BadRequest(
-            f"a value is too long for PostgreSQL to index ({said}): a node key or cache key "
-            "of more than about 2,700 bytes that does not compress is beyond a PostgreSQL "
-            "store; nothing was written"
-        ) from error
     except psycopg.OperationalError as error:
         if conn.broken or conn.closed:
             raise link.lost(error) from error

@@ -82,7 +82,7 @@ def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> 
     with conn.cursor() as cur:
         cur.execute("DELETE FROM nodes")
         cur.executemany(
-            insert("nodes", node_names, "%s") + upsert(NODES, "key"),
+            insert("nodes", node_names, "%s") + upsert(NODES, "key", target=POSTGRES.keyed("key")),
             [[_bytea(node[n]) for n in node_names] for node in parsed.nodes],
         )
         cur.execute("DELETE FROM sync_state")

@@ -84,7 +84,8 @@ def put(
         blob = cols.stored("nodes", anchor, "blob", d.read(found[0]), str, True) if found else None
     written = cols.AGENT_CACHE
     conn.execute(
-        cols.insert("agent_cache", written, d.mark) + cols.upsert(written, "key", kept=("hits",)),
+        cols.insert("agent_cache", written, d.mark)
+        + cols.upsert(written, "key", kept=("hits",), target=d.keyed("key")),
         (
             d.text(key),
             d.text(fingerprint),

@@ -111,11 +111,14 @@ def insert(table: str, columns: Iterable[Column | str], mark: str) -> str:
     return f"INSERT INTO {table} ({', '.join(written)}) VALUES ({marks})"
 
 
-def upsert(columns: Columns, key: str, *, kept: Sequence[str] = ()) -> str:
+def upsert(
+    columns: Columns, key: str, *, kept: Sequence[str] = (), target: str | None = None
+) -> str:
     """What follows an INSERT of ``columns`` so that a row whose ``key`` is
-    taken replaces every column of it but the key and ``kept``."""
+    taken replaces every column of it but the key and ``kept``; ``target``
+    names the unique index that keys it, where that is not ``(key)``."""
     replaced = [c.name for c in columns if c.name != key and c.name not in kept]
-    return f" ON CONFLICT ({key}) DO UPDATE SET " + ", ".join(
+    return f" ON CONFLICT {target or f'({key})'} DO UPDATE SET " + ", ".join(
         f"{name} = excluded.{name}" for name in replaced
     )
 

@@ -79,6 +79,11 @@ class Dialect(abc.ABC):
         """The named parameter ``name``."""
         return self.param.format(name=name)
 
+    def keyed(self, column: str) -> str:
+        """The ``ON CONFLICT`` target of a table keyed by the text ``column``
+        (a graph node's or a cache entry's key), which may be of any length."""
+        return f"({column})"
+
     def typed_real(self, sql: str) -> str:
         """``sql`` (a bound double) where the engine must be told its type."""
         return sql
@@ -349,6 +354,11 @@ class _Postgres(Dialect):
 
     def typed_real(self, sql: str) -> str:
         return f"CAST({sql} AS {self.real})"
+
+    def keyed(self, column: str) -> str:
+        """The key's SHA-256: a B-tree entry holds about 2,700 bytes, a key
+        any number (:mod:`roteiro_memory.stores.postgres.migrations`, 11)."""
+        return f"(sha256({column}))"
 
     def text(self, value: str) -> Any:
         return value.encode("utf-8", "surrogatepass")

@@ -42,7 +42,8 @@ def rows(d: Dialect, nodes: Iterable[GraphNode]) -> list[Row]:
 
 def upsert(conn: Any, d: Dialect, bound: Sequence[Row]) -> None:
     """Write ``bound`` (from :func:`rows`), replacing the nodes of their keys."""
-    sql = cols.insert("nodes", cols.NODES, d.mark) + cols.upsert(cols.NODES, "key")
+    replacing = cols.upsert(cols.NODES, "key", target=d.keyed("key"))
+    sql = cols.insert("nodes", cols.NODES, d.mark) + replacing
     d.many(conn, sql, bound)
 
 
