@@ -196,6 +196,66 @@ def test_code_at_several_places_is_ambiguous_and_never_applied(repo: Repo) -> No
     assert nothing.stdout == "nothing re-anchored: no proposal is certain\n"
 
 
+def test_a_copy_that_was_there_all_along_is_not_where_the_code_went(repo: Repo) -> None:
+    """A symbol's blob is its text's: deleting one of two identical methods
+    leaves the other carrying the blob, which it did when the record was
+    written -- no evidence of a move, so nothing is proposed, and a copy
+    made since is still followed, certain, past the old one."""
+    method = "    def run(self):\n        return 1\n"
+    twins = f"class A:\n{method}\n\nclass B:\n{method}"
+    repo.write("src/twins.py", twins)
+    repo.commit("twins")
+    lesson = repo.add("A.run must stay idempotent", "src/twins.py::A.run")
+    repo.write("src/twins.py", twins.partition("\n\n\n")[2])
+    repo.commit("drop A")
+    proposal = _proposal(repo, lesson)
+    assert (proposal["action"], proposal["to"]) == ("none", None)
+    assert [e["kind"] for e in proposal["evidence"]] == []
+    assert repo.run("reanchor", "--all-certain").returncode == 1
+    assert repo.state(lesson) == "vanished"
+
+    repo.write(
+        "src/twins.py",
+        twins.partition("\n\n\n")[2] + "\n\n" + twins.partition("\n\n\n")[0].replace("A", "C"),
+    )
+    proposal = _proposal(repo, lesson)
+    assert (proposal["certainty"], proposal["to"]) == ("certain", "py:src/twins.py::C.run")
+
+
+@pytest.mark.parametrize("paired", [True, False], ids=["git pairs them", "another exists"])
+def test_an_empty_file_identifies_nothing(repo: Repo, paired: bool) -> None:
+    """Every empty file has the same blob, and git pairs any two as a rename
+    (100%): neither says where a record about one went."""
+    repo.write("old/__init__.py", "")
+    repo.write("old/mod.py", "x = 1\n")
+    if not paired:
+        repo.write("other/__init__.py", "")
+    repo.commit("old")
+    lesson = repo.add("the old package is deprecated", "old/__init__.py")
+    repo.git("rm", "-rq", "old")
+    if paired:
+        repo.write("lib/__init__.py", "")
+        repo.write("lib/core.py", "def f():\n    return 2\n")
+    repo.commit("new lib")
+    proposal = _proposal(repo, lesson)
+    assert (proposal["action"], proposal["to"], proposal["evidence"]) == ("none", None, [])
+
+
+def test_history_of_another_file_at_the_path_is_no_rename_evidence(repo: Repo) -> None:
+    """A record about a file never committed has a witness git never wrote;
+    the history's file of that path, renamed away before, is another file
+    (its node never had the record's blob), so its rename says nothing."""
+    repo.write("util.py", 'def f():\n    return "old"\n')
+    repo.commit("old util")
+    repo.git("mv", "util.py", "legacy_util.py")
+    repo.commit("retire util")
+    repo.write("util.py", 'def f():\n    return "new, unrelated"\n')
+    lesson = repo.add("the new f must not block", "util.py::f")
+    (repo.root / "util.py").unlink()
+    proposal = _proposal(repo, lesson)
+    assert (proposal["action"], proposal["to"], proposal["evidence"]) == ("none", None, [])
+
+
 def test_listing_changes_nothing(repo: Repo) -> None:
     """``reanchor`` reads: after the sync every read does, the store is byte
     for byte as it was, with or without ``--json``, and ``--no-sync`` reads

@@ -59,6 +59,15 @@ def test_one_blob_carrier_is_certain_without_a_rename() -> None:
     assert ra.move_refusal(found) is None
 
 
+def test_a_lone_carrier_unchecked_against_the_written_tree_is_only_likely() -> None:
+    """With no tree of the record's code to look in, a carrier may be a copy
+    that was there all along: proposed, never certain (so never applied by
+    ``--all-certain``)."""
+    found = ra.propose(_record(), {NEW: BLOB}, [NEW], checked=False)
+    assert (found.action, found.certainty, found.to) == (ra.MOVE, ra.LIKELY, NEW)
+    assert found.movable
+
+
 def test_a_rename_that_agrees_with_the_carrier_adds_its_evidence() -> None:
     found = ra.propose(_record(), {NEW: BLOB}, [NEW], RENAMED, "3" * 40)
     assert (found.certainty, found.to, found.candidates) == (ra.CERTAIN, NEW, (NEW,))

@@ -8,22 +8,25 @@ What holds:
   the session does not sync), which brings the graph up to the working tree
   and writes no record.
 * **The evidence** for a live record whose anchor *vanished*, strongest
-  first: a node of the same family (file or symbol) in the graph now
-  carrying the record's captured blob -- the code moved unchanged; git's
-  own rename detection between the record's witness tree and the tree now
-  (:mod:`roteiro_memory.repo.renames`), with git's similarity; and, for a
-  symbol, the node of the same qualified name in the renamed file -- the
+  first (read by :mod:`roteiro_memory.app.moves`): a node of the same family
+  (file or symbol) in the graph now carrying the record's captured blob,
+  which it did not when the record was written -- the code moved unchanged;
+  git's own rename detection between the record's witness tree and the tree
+  now (:mod:`roteiro_memory.repo.renames`), with git's similarity; and, for
+  a symbol, the node of the same qualified name in the renamed file -- the
   code moved with its file, perhaps edited.  Only nodes with a blob are
   proposed: a record is re-anchored at the blob its new node has now.
 * **The decision** (:func:`propose`, pure).  One blob carrier, which the
   rename does not contradict, or several of which the rename picks one:
-  ``certain``.  No carrier, and the renamed file holds the node: ``likely``
-  (moved with edits; git's similarity says how much).  Anything else the
-  evidence points at -- several carriers, or a carrier and a renamed node
-  that disagree -- is ``ambiguous``: the places are listed and none is
-  chosen, since supersession is recorded, never guessed.  A *drifted*
-  anchor's node is still there, changed: its proposal is ``confirm``, which
-  only a reviewer who has read the code may do (:func:`confirm`).
+  ``certain`` (one carrier that could not be checked against the tree the
+  record was written against: ``likely``).  No carrier, and the renamed file
+  holds the node: ``likely`` (moved with edits; git's similarity says how
+  much).  Anything else the evidence points at -- several carriers, or a
+  carrier and a renamed node that disagree -- is ``ambiguous``: the places
+  are listed and none is chosen, since supersession is recorded, never
+  guessed.  A *drifted* anchor's node is still there, changed: its proposal
+  is ``confirm``, which only a reviewer who has read the code may do
+  (:func:`confirm`).
 * **Applying and confirming** (:func:`apply`, :func:`confirm`) write, for
   each record, a new one of the same kind, scope, body and confidence,
   anchored to the proposed node -- or, confirming, to the same one -- and
@@ -39,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from roteiro_memory.app import values
+from roteiro_memory.app.moves import anchor_place, read_facts
 from roteiro_memory.errors import AlreadySuperseded, NotFound, ReanchorRefused, UsageError
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.valueclass import valueclass
@@ -48,9 +52,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.app.session import Session
-    from roteiro_memory.repo.graph import Repo
     from roteiro_memory.repo.renames import Rename
-    from roteiro_memory.results import GraphNode, MemoryRecord
+    from roteiro_memory.results import MemoryRecord
     from roteiro_memory.store import Store
 
 __all__ = [
@@ -205,36 +208,6 @@ class Rewritten:
 # --- The decision: pure ---------------------------------------------------------
 
 
-def _family(key: str) -> str | None:
-    """Which nodes a key's blob may be compared with: a file's blob is its
-    content's, a symbol's its own text's; any other key has no family."""
-    from roteiro_memory.repo.languages import FILE_PREFIX, SYMBOL_PREFIXES
-
-    if key.startswith(FILE_PREFIX):
-        return FILE_PREFIX
-    return "symbol" if key.startswith(SYMBOL_PREFIXES) else None
-
-
-def _parts(record: MemoryRecord) -> tuple[str, str | None] | None:
-    """The path and qualified name a record's anchor names, its captured
-    path preferred (the key's own split otherwise)."""
-    from roteiro_memory.repo.languages import key_parts
-
-    assert record.anchor is not None
-    parts = key_parts(record.anchor.key)
-    if parts is None:
-        return None
-    path, qualname = parts
-    captured = record.anchor.path
-    if captured is not None and qualname is not None:
-        from roteiro_memory.repo.languages import language_of, symbol_prefix
-
-        prefix = symbol_prefix(captured) if language_of(captured) else None
-        if prefix is not None and record.anchor.key.startswith(prefix):
-            return captured, record.anchor.key[len(prefix) :]
-    return (captured or path), qualname
-
-
 def _followed(qualname: str | None, target: str, graph: Mapping[str, str | None]) -> str | None:
     """The node in renamed file ``target`` the record's anchor becomes: the
     file itself, or the symbol of the same qualified name; None when the
@@ -256,10 +229,14 @@ def propose(
     carriers: Sequence[str] = (),
     moved: Rename | None = None,
     before: str | None = None,
+    *,
+    checked: bool = True,
 ) -> Proposal:
     """The proposal for ``record``, read against ``graph`` (key -> blob now):
-    ``carriers`` are the nodes of its family carrying its captured blob,
-    ``moved`` the rename git found for its file from tree ``before``."""
+    ``carriers`` are the nodes of its family carrying its captured blob --
+    each known not to have carried it in the tree the record was written
+    against, unless not ``checked`` -- and ``moved`` the rename git found
+    for its file from tree ``before``."""
     anchor = record.anchor
     state = record.anchor_state
     if anchor is None or not record.is_live or not state.is_stale:
@@ -272,13 +249,14 @@ def propose(
     followed = None
     if moved is not None:
         evidence.append(Evidence(RENAME, rename=moved, before=before))
-        parts = _parts(record)
+        parts = anchor_place(record)
         followed = _followed(parts[1], moved.target, graph) if parts else None
         if followed is not None and parts is not None and parts[1] is not None:
             evidence.append(Evidence(SYMBOL, followed))
     candidates = tuple(dict.fromkeys([*carriers, *([followed] if followed else [])]))
     if len(carriers) == 1 and followed in (None, carriers[0]):
-        to, certainty = carriers[0], CERTAIN
+        # An unchecked carrier may be a copy that was there all along.
+        to, certainty = carriers[0], CERTAIN if checked or followed else LIKELY
     elif followed is not None and followed in carriers:
         to, certainty = followed, CERTAIN
     elif carriers:
@@ -461,76 +439,6 @@ def _named(store: Store, wanted: Sequence[int], operation: str) -> list[MemoryRe
     return found
 
 
-def _carriers(nodes: Sequence[GraphNode]) -> dict[tuple[str, str], list[str]]:
-    """Every node with a blob, by (family, blob)."""
-    index: dict[tuple[str, str], list[str]] = {}
-    for node in nodes:
-        family = _family(node.key)
-        if node.blob is not None and family is not None:
-            index.setdefault((family, node.blob), []).append(node.key)
-    return index
-
-
-def _moves(
-    repo: Repo, gone: Mapping[int, tuple[str | None, str]], now: str | None
-) -> dict[int, tuple[Rename, str]]:
-    """For each record whose anchor's file is gone (id -> its witness tree
-    and the file's path), the rename git finds for the file and the tree it
-    compared from: the witness when git has it, else the newest tree of
-    ``HEAD`` holding the file.  Git is asked once per tree."""
-    from roteiro_memory.repo import renames
-
-    present = renames.present_trees(repo, [t for t, _ in gone.values() if t] + [now or ""])
-    after = now if now in present else None
-    holding: dict[str, str | None] = {}
-    found: dict[str, dict[str, Rename]] = {}
-    out = {}
-    for record_id, (witness, path) in gone.items():
-        if witness in present:
-            before: str | None = witness
-        else:
-            if path not in holding:
-                holding[path] = renames.tree_holding(repo, path)
-            before = holding[path]
-        if before is None:
-            continue
-        if before not in found:
-            found[before] = renames.renames(repo, before, after)
-        if path in found[before]:
-            out[record_id] = found[before][path], before
-    return out
-
-
-def _evidence(
-    repo: Repo, store: Store, records: Sequence[MemoryRecord]
-) -> tuple[str | None, list[Proposal]]:
-    """The store's witness and the proposal for each of ``records``."""
-    from roteiro_memory.repo.graph import graph_blobs
-    from roteiro_memory.repo.languages import file_key
-
-    nodes = store.export_graph()
-    graph = graph_blobs(nodes)
-    vanished = [r for r in records if r.anchor and r.anchor_state is AnchorState.VANISHED]
-    by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
-    gone = {}
-    for record in vanished:
-        parts = _parts(record)
-        if parts is not None and file_key(parts[0]) not in graph:
-            gone[record.id] = (record.tree, parts[0])
-    now = store.tree()
-    moves = _moves(repo, gone, now) if gone else {}
-    out = []
-    for record in records:
-        carriers: list[str] = []
-        if record.anchor is not None and record.anchor_state is AnchorState.VANISHED:
-            family = _family(record.anchor.key)
-            if record.anchor.blob is not None and family is not None:
-                carriers = sorted(by_blob.get((family, record.anchor.blob), []))
-        moved, before = moves.get(record.id, (None, None))
-        out.append(propose(record, graph, carriers, moved, before))
-    return now, out
-
-
 def _stale(store: Store) -> list[MemoryRecord]:
     """Every live record whose anchor drifted or vanished, oldest first."""
     listing = store.list()
@@ -542,7 +450,11 @@ def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposal
     store = session.store()
     session.sync()
     records = _named(store, wanted, operation) if wanted else _stale(store)
-    tree, found = _evidence(repo, store, records)
+    tree, graph, facts = read_facts(repo, store, records)
+    found = [
+        propose(record, graph, f.carriers, f.moved, f.before, checked=f.checked)
+        for record, f in zip(records, facts, strict=True)
+    ]
     return Proposals(tree, tuple(found))
 
 

@@ -64,6 +64,7 @@ __all__ = [
     "Repo",
     "SyncReport",
     "check_rev_name",
+    "empty_blob",
     "file_key",
     "find_repo",
     "graph_blobs",
@@ -72,6 +73,7 @@ __all__ = [
     "symbol_key",
     "sync",
     "touched_keys",
+    "tree_graph",
     "tree_id",
     "working_files",
 ]
@@ -587,34 +589,52 @@ def _cat_blobs(repo: Repo, blobs: Sequence[str]) -> list[bytes]:
     return out
 
 
-def rev_files(repo: Repo, tree: str) -> dict[str, FileEntry]:
-    """Every file of a tree, as ``git ls-tree -r`` lists it."""
+def rev_files(repo: Repo, tree: str, paths: Sequence[str] = ()) -> dict[str, FileEntry]:
+    """Every file of a tree, as ``git ls-tree -r`` lists it; only those at
+    ``paths`` when some are given."""
     files: dict[str, FileEntry] = {}
-    for item in _split_z(repo.git("ls-tree", "-r", "-z", "--full-tree", tree)):
+    only = ("--", *paths) if paths else ()
+    for item in _split_z(
+        repo.git("--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", tree, *only)
+    ):
         meta, _, path = item.partition("\t")
         mode, _kind, blob = meta.split(" ")
         files[path] = FileEntry(path, mode, blob)
     return files
 
 
-def rev_graph(
-    repo: Repo, rev: str, stored: Iterable[GraphNode]
-) -> tuple[str, dict[str, str | None]]:
-    """The tree id of ``rev`` and its graph as key -> blob, built in memory.
+def tree_graph(
+    repo: Repo, tree: str, stored: Iterable[GraphNode], paths: Sequence[str] = ()
+) -> dict[str, str | None]:
+    """The graph of tree ``tree`` as key -> blob, built in memory as a sync
+    builds the working tree's -- of the files at ``paths`` only, when some
+    are given (a path the tree does not hold has no node).
 
     Symbols of a file whose blob equals the stored one are taken from
     ``stored`` (the synced working graph); only files that differ are read
     from git and parsed.
     """
-    tree = resolve_tree(repo, rev)
-    files = rev_files(repo, tree)
+    files = rev_files(repo, tree, paths)
     by_blob = {entry.path: entry.blob for entry in files.values()}
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
         return dict(zip(paths, _cat_blobs(repo, [by_blob[p] for p in paths]), strict=True))
 
     built = build(files, Stored.of(stored), read, repo.object_format, None)
-    return tree, graph_blobs(built.nodes)
+    return graph_blobs(built.nodes)
+
+
+def rev_graph(
+    repo: Repo, rev: str, stored: Iterable[GraphNode]
+) -> tuple[str, dict[str, str | None]]:
+    """The tree id of ``rev`` and its graph (:func:`tree_graph`)."""
+    tree = resolve_tree(repo, rev)
+    return tree, tree_graph(repo, tree, stored)
+
+
+def empty_blob(object_format: str) -> str:
+    """The id git gives a file of no bytes."""
+    return str(_hasher(object_format)(b"blob 0\x00").hexdigest())
 
 
 def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:

@@ -1,0 +1,228 @@
+"""Where a stale record's code went, as the graph, git and the store tell
+it: the facts :func:`roteiro_memory.app.reanchor.propose` decides on.
+
+What holds:
+
+* **A carrier** is a node of the record's family carrying its captured blob
+  now that did not in the tree holding the record's code: a copy that was
+  there all along is not where the code went.  With no such tree to look
+  in, a carrier is unchecked, and proposed as likely at most.
+* **The tree holding the record's code** is its witness when git has that
+  tree; else the newest tree of ``HEAD``'s history holding its file, when
+  the record's node there has the blob it captured -- a tree holding only
+  another file of the same path is no evidence about the record's code.
+* **An empty file identifies nothing**: every empty file has one blob, and
+  git pairs any two as a rename, so neither is evidence for a record about one.
+* Git is asked once per tree, and a file of an earlier tree is built once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from roteiro_memory.semantics import AnchorState
+from roteiro_memory.valueclass import valueclass
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from roteiro_memory.repo.graph import Repo
+    from roteiro_memory.repo.renames import Rename
+    from roteiro_memory.results import GraphNode, MemoryRecord
+    from roteiro_memory.store import Store
+
+__all__ = ["Facts", "anchor_place", "blob_family", "read_facts"]
+
+
+@valueclass
+class Facts:
+    """What is known of where one record's code went."""
+
+    carriers: tuple[str, ...] = ()
+    """The nodes of its family carrying its captured blob now, and not in
+    the tree holding its code (all of them when not ``checked``)."""
+    moved: Rename | None = None
+    """The rename git found for its file, from tree ``before``."""
+    before: str | None = None
+    checked: bool = True
+    """Whether a tree holding its code was found to check carriers in."""
+
+
+def blob_family(key: str) -> str | None:
+    """Which nodes a key's blob may be compared with: a file's blob is its
+    content's, a symbol's its own text's; any other key has no family."""
+    from roteiro_memory.repo.languages import FILE_PREFIX, SYMBOL_PREFIXES
+
+    if key.startswith(FILE_PREFIX):
+        return FILE_PREFIX
+    return "symbol" if key.startswith(SYMBOL_PREFIXES) else None
+
+
+def anchor_place(record: MemoryRecord) -> tuple[str, str | None] | None:
+    """The path and qualified name a record's anchor names, its captured
+    path preferred (the key's own split otherwise)."""
+    from roteiro_memory.repo.languages import key_parts
+
+    assert record.anchor is not None
+    parts = key_parts(record.anchor.key)
+    if parts is None:
+        return None
+    path, qualname = parts
+    captured = record.anchor.path
+    if captured is not None and qualname is not None:
+        from roteiro_memory.repo.languages import language_of, symbol_prefix
+
+        prefix = symbol_prefix(captured) if language_of(captured) else None
+        if prefix is not None and record.anchor.key.startswith(prefix):
+            return captured, record.anchor.key[len(prefix) :]
+    return (captured or path), qualname
+
+
+def _carriers(nodes: Sequence[GraphNode]) -> dict[tuple[str, str], list[str]]:
+    """Every node with a blob, by (family, blob)."""
+    index: dict[tuple[str, str], list[str]] = {}
+    for node in nodes:
+        family = blob_family(node.key)
+        if node.blob is not None and family is not None:
+            index.setdefault((family, node.blob), []).append(node.key)
+    return index
+
+
+def _stand_ins(
+    repo: Repo, records: Sequence[MemoryRecord], present: set[str], trees: _TreeGraphs
+) -> dict[int, str]:
+    """For each of ``records``, a tree git has that holds its code as it
+    captured it: its witness when git has that tree, else the newest tree of
+    ``HEAD``'s history holding its file, when the record's node there has
+    the blob the record captured.  A tree holding only another file of the
+    same path -- one the history held before the record's file, which was
+    never committed, say -- is no evidence about the record's code."""
+    from roteiro_memory.repo import renames
+
+    holding: dict[str, str | None] = {}
+    out = {}
+    for record in records:
+        assert record.anchor is not None
+        if record.tree in present:
+            out[record.id] = record.tree
+            continue
+        parts = anchor_place(record)
+        if parts is None or record.anchor.blob is None:
+            continue
+        path = parts[0]
+        if path not in holding:
+            holding[path] = renames.tree_holding(repo, path)
+        tree = holding[path]
+        if tree is not None and trees.blobs(tree, [path]).get(record.anchor.key) == (
+            record.anchor.blob
+        ):
+            out[record.id] = tree
+    return out
+
+
+class _TreeGraphs:
+    """The nodes of files as earlier trees hold them, each file of a tree
+    built once."""
+
+    def __init__(self, repo: Repo, nodes: Sequence[GraphNode]) -> None:
+        self._repo = repo
+        self._nodes = nodes
+        self._built: dict[str, tuple[set[str], dict[str, str | None]]] = {}
+
+    def blobs(self, tree: str, paths: Sequence[str]) -> Mapping[str, str | None]:
+        """Key -> blob of the nodes of ``paths`` in ``tree`` (and of any
+        other file of it built before)."""
+        from roteiro_memory.repo.graph import tree_graph
+
+        done, graph = self._built.setdefault(tree, (set(), {}))
+        missing = sorted(set(paths) - done)
+        if missing:
+            graph.update(tree_graph(self._repo, tree, self._nodes, missing))
+            done.update(missing)
+        return graph
+
+
+def _moves(
+    repo: Repo,
+    gone: Mapping[int, str],
+    befores: Mapping[int, str],
+    now: str | None,
+    present: set[str],
+) -> dict[int, tuple[Rename, str]]:
+    """For each record whose anchor's file is gone (id -> the file's path),
+    the rename git finds for the file from the tree that holds the record's
+    code (:func:`_stand_ins`), and that tree.  Git is asked once per tree."""
+    from roteiro_memory.repo import renames
+
+    after = now if now in present else None
+    found: dict[str, dict[str, Rename]] = {}
+    out = {}
+    for record_id, path in gone.items():
+        before = befores.get(record_id)
+        if before is None:
+            continue
+        if before not in found:
+            found[before] = renames.renames(repo, before, after)
+        if path in found[before]:
+            out[record_id] = found[before][path], before
+    return out
+
+
+def read_facts(
+    repo: Repo, store: Store, records: Sequence[MemoryRecord]
+) -> tuple[str | None, dict[str, str | None], list[Facts]]:
+    """The store's witness, its graph (key -> blob) and the facts of each
+    of ``records``, in order; only a vanished anchor has any."""
+    from roteiro_memory.repo import renames
+    from roteiro_memory.repo.graph import empty_blob, graph_blobs
+    from roteiro_memory.repo.languages import FILE_PREFIX, file_key
+
+    nodes = store.export_graph()
+    graph = graph_blobs(nodes)
+    empty = empty_blob(repo.object_format)
+    vanished = [
+        r
+        for r in records
+        if r.anchor
+        and r.anchor_state is AnchorState.VANISHED
+        and not (r.anchor.key.startswith(FILE_PREFIX) and r.anchor.blob == empty)
+    ]
+    now = store.tree()
+    present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
+    trees = _TreeGraphs(repo, nodes)
+    befores = _stand_ins(repo, vanished, present, trees) if vanished else {}
+    by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
+    gone = {}
+    for record in vanished:
+        parts = anchor_place(record)
+        if parts is not None and file_key(parts[0]) not in graph:
+            gone[record.id] = parts[0]
+    moves = _moves(repo, gone, befores, now, present) if gone else {}
+    path_of = {node.key: node.path for node in nodes}
+    found = {record.id: _found(record, by_blob, befores, path_of, trees) for record in vanished}
+    out = []
+    for record in records:
+        carriers, checked = found.get(record.id, ((), True))
+        moved, before = moves.get(record.id, (None, None))
+        out.append(Facts(carriers, moved, before, checked))
+    return now, graph, out
+
+
+def _found(
+    record: MemoryRecord,
+    by_blob: Mapping[tuple[str, str], list[str]],
+    befores: Mapping[int, str],
+    path_of: Mapping[str, str | None],
+    trees: _TreeGraphs,
+) -> tuple[tuple[str, ...], bool]:
+    """The carriers of ``record``'s blob that did not carry it in the tree
+    holding its code, and whether there was such a tree to look in."""
+    assert record.anchor is not None
+    family = blob_family(record.anchor.key)
+    if record.anchor.blob is None or family is None:
+        return (), True
+    carriers = sorted(by_blob.get((family, record.anchor.blob), []))
+    since = befores.get(record.id)
+    if not carriers or since is None:
+        return tuple(carriers), since is not None
+    then = trees.blobs(since, [path for key in carriers if (path := path_of.get(key))])
+    return tuple(key for key in carriers if then.get(key) != record.anchor.blob), True
