@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -344,9 +345,15 @@ def _response(
     text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     if not _is_text(text):
         # A message quoting a name from the request (an object key may hold a
-        # lone surrogate): escape it, as UTF-8 cannot carry it.
-        text = json.dumps(body, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+        # lone surrogate), which UTF-8 cannot carry and a strict parser
+        # refuses as the escape \ud800 too: the name shows the six characters
+        # of that escape instead.  A lone surrogate sits in a JSON string only.
+        text = _LONE_SURROGATE.sub(lambda found: f"\\\\u{ord(found[0]):04x}", text)
     return text
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+"""A code point UTF-8 cannot carry: in a ``str``, every surrogate is lone."""
 
 
 def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:

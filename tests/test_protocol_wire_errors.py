@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -503,6 +504,29 @@ def test_bad_request(shared: WireServer, line: bytes, expected_id: int | None) -
     assert response["error"]["kind"] == "BadRequest", response
     assert shared.ok("store.snapshot") == before
     assert shared.alive
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id": 3, "op": "memory.get", "args": {"id": 1, "\\ud800": 0}}',
+        b'{"id": 3, "op": "hello", "\\udfff": 1}',
+        b'{"id": 3, "op": "graph.put_nodes", "args": {"nodes": [{"key": "k", "\\udbff": 1}]}}',
+    ],
+    ids=["argument", "request field", "node field"],
+)
+def test_a_response_quoting_a_lone_surrogate_is_strict_utf8_json(line: bytes) -> None:
+    """A refusal naming a key that holds a lone surrogate shows its escape
+    as text: UTF-8 cannot carry the code point, and a strict parser refuses
+    the escape ``\\ud800`` as well [P-wire-response]."""
+    from roteiro_memory.protocol import Ops, handle_line
+    from roteiro_memory.stores.model import ModelStore
+
+    response, _ = handle_line(Ops(ModelStore()), line)
+    assert "\\ud8" not in response.replace("\\\\", "")
+    answer = json.loads(response.encode("utf-8").decode("utf-8"))
+    assert (answer["id"], answer["error"]["kind"]) == (3, "BadRequest")
+    assert re.search(r"\\u(d800|dfff|dbff)", answer["error"]["message"]), answer
 
 
 # --- database failures: answered, and the server keeps serving ------------

@@ -120,6 +120,16 @@ def test_a_query_beyond_the_cap_is_refused_whole(store: Store) -> None:
     assert ranked(store, " ".join([*words[:2], "timeout"])) == ranked(store, "timeout")
 
 
+@pytest.mark.parametrize("fault", [{"kind": "nope"}, {"decay": "nope"}])
+def test_a_query_beyond_the_cap_is_bad_request_before_a_bad_decay_or_kind(
+    store: Store, fault: dict[str, str]
+) -> None:
+    """BadRequest wins over every other kind [P-bad-request-first], on every backend."""
+    words = unknown_words(lexical.MAX_QUERY_TERMS + 1)
+    with pytest.raises(BadRequest, match=r"distinct terms"):
+        store.search(" ".join(words), **fault)
+
+
 def test_the_command_line_refuses_a_query_beyond_the_cap_in_one_line(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     filled(SQLiteStore(db)).close()

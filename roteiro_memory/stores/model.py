@@ -294,13 +294,15 @@ class ModelStore(Store):
         graph: Graph | None = None,
         anchors: sem.AnchorFilter | None = None,
     ) -> Recall:
+        # A query beyond the terms cap is BadRequest, which wins over a bad
+        # decay or kind [P-bad-request-first]; then decay before kind.
+        terms = lexical.query_terms(query, self._tokenizer)
         parsed_decay = Decay.parse(decay)
         # Liveness is the corpus's to decide; the filters only narrow it.
         wanted = {row.id for row in self._matching(scope, kind, anchor_key, True, anchors)}
         corpus = self._search_corpus()
         documents = self._documents(corpus)
         stats = self._statistics(documents.values(), wanted)
-        terms = lexical.query_terms(query, self._tokenizer)
         generation = max(self._state.records, default=0)
         ranked: builtins.list[Recalled] = []
         for row in corpus:

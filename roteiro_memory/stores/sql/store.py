@@ -386,8 +386,10 @@ class SQLStore(Store):
         from roteiro_memory.stores.sql import index, lexsearch
 
         d = self.dialect
-        parsed = Decay.parse(decay)
+        # A query beyond the terms cap is BadRequest, which wins over a bad
+        # decay or kind [P-bad-request-first]; then decay before kind.
         terms = lexical.query_terms(query)
+        parsed = Decay.parse(decay)
         where, params = record_filters(d, scope, kind, anchor_key, False, anchors)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 1")
