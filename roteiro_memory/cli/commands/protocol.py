@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from roteiro_memory.cli.parser import add_no_sync
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
@@ -35,6 +37,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="let reset erase a --db store that already holds data (refused otherwise)",
     )
+    add_no_sync(parser, syncs=False)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
