@@ -142,3 +142,22 @@ def test_an_unknown_option_of_a_cache_action_names_the_action(
     err = capsys.readouterr().err
     assert "cache stats has no option --bogus" in err
     assert "`roteiro-memory cache stats --help`" in err
+
+
+def test_no_help_text_names_a_json_the_command_does_not_take() -> None:
+    for name in names():
+        command = load(name)
+        if getattr(command, "OPTIONS_WHEN_NAMED", False):
+            continue  # eval: its harness's own parser, --json included
+        for parser in _parsers(command_parser(name, command)):
+            if "--json" not in parser._option_string_actions:
+                assert "--json" not in parser.format_help(), parser.prog
+
+
+def test_protocol_help_names_every_backend_it_serves() -> None:
+    from roteiro_memory.stores.naming import BACKENDS
+
+    said = " ".join(command_parser("protocol", load("protocol")).format_help().split())
+    for backend in (*BACKENDS, "postgres:DSN", "postgresql://"):
+        assert backend in said, backend
+    assert "fresh store" not in said

@@ -246,19 +246,18 @@ def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> l
     return out
 
 
-def add_budget(parser: argparse.ArgumentParser) -> None:
+def add_budget(parser: argparse.ArgumentParser, *, json: bool) -> None:
     """``--budget TOKENS``, the size of the session digest, as ``pack`` and
-    ``hook`` take it."""
+    ``hook`` take it; ``json``: the command has ``--json``, which reports it."""
     from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
 
-    parser.add_argument(
-        "--budget",
-        metavar="TOKENS",
-        default=str(DEFAULT_PACK_BUDGET),
-        help=f"at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
-        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); "
-        "--json reports the same selection, its budget and tokens counting that Markdown",
+    said = (
+        "at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
+        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET})"
     )
+    if json:
+        said += "; --json reports the same selection, its budget and tokens counting that Markdown"
+    parser.add_argument("--budget", metavar="TOKENS", default=str(DEFAULT_PACK_BUDGET), help=said)
 
 
 def add_unfolded(parser: argparse.ArgumentParser) -> None:

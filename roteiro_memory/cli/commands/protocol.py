@@ -15,7 +15,8 @@ SUMMARY = "serve roteiro.conformance/v1 on stdin/stdout"
 EXAMPLE = "roteiro-memory protocol --backend sqlite --db /tmp/memory.db"
 DESCRIPTION = (
     "Serve the conformance protocol (one JSON request per line on stdin, one "
-    "response per line on stdout) over a fresh store."
+    "response per line on stdout) over the store --backend and --db name: a new "
+    "temporary SQLite file when neither names one."
 )
 REFUSES = {"json": "it always speaks roteiro.conformance/v1 JSON lines"}
 """Global options that do not apply, and why."""
@@ -25,12 +26,18 @@ OWN_STREAMS = True
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
-    parser.add_argument("--backend", default="sqlite", help="sqlite (default) or memory")
+    parser.add_argument(
+        "--backend",
+        default="sqlite",
+        help="sqlite (the default), memory (the in-memory model, no --db), postgres (its DSN "
+        "as --db) or postgres:DSN",
+    )
     parser.add_argument(
         "--db",
         metavar="PATH",
-        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
-        "names, declaring shared and crash; else a new temporary file)",
+        help="the store to serve, existing or new: a SQLite file, or a postgresql:// URI "
+        "(default: the store ROTEIRO_CONFORMANCE_STORE names, declaring shared and crash; "
+        "else a new temporary file)",
     )
     parser.add_argument(
         "--allow-reset",
