@@ -1044,6 +1044,28 @@ def test_add_anchor_refuses_git_internals_and_paths_inside_a_submodule(repo: Rep
     assert not repo.db.exists() or repo.json("list")["records"] == []
 
 
+def test_add_anchor_refuses_an_untracked_file_sync_leaves_out_of_the_graph(repo: Repo) -> None:
+    """An untracked binary file, or one over 16 MiB, gets no node (the rule
+    sync applies), so an anchor there would read vanished from the moment
+    it was written: refused as an ignored file is, saying why, and nothing
+    is written; tracked, the same file is anchored."""
+    repo.write("bin.dat", "ab\0cd")
+    with (repo.root / "big.log").open("wb") as big:
+        big.truncate(16 * 1024 * 1024 + 1)
+    for path, why in (("bin.dat", "untracked binary file"), ("big.log", "over the 16 MiB")):
+        for argv in (["add", "a lesson"], ["cache", "put", "k", "f", "1"]):
+            done = repo.run(*argv, "--anchor", path)
+            assert done.returncode == 2, (path, done.stderr)
+            lines = done.stderr.splitlines()
+            assert len(lines) == 1, lines
+            assert why in lines[0], lines
+            assert "so it is not in the code graph" in lines[0], lines
+    assert not repo.db.exists() or repo.json("list")["records"] == []
+    repo.git("add", "bin.dat")
+    assert repo.run("add", "a lesson", "--anchor", "bin.dat").returncode == 0
+    assert repo.state(1) == "valid"
+
+
 def test_anchor_path_component_over_255_bytes_is_one_line(repo: Repo) -> None:
     done = repo.run("add", "a lesson", "--anchor", "src/" + "a" * 300 + ".py")
     assert done.returncode == 2

@@ -3,12 +3,14 @@ value given twice is refused rather than silently replaced."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
-from roteiro_memory.cli.main import ExitCode, main
+from roteiro_memory.cli.commands import load, names, syncs
+from roteiro_memory.cli.main import ExitCode, command_parser, main
 from roteiro_memory.cli.parser import split_globals
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
@@ -91,3 +93,71 @@ def test_split_globals_stops_at_the_command() -> None:
     given, rest = split_globals(["--json", "--db", "x", "list", "--db", "y", "--json"])
     assert given == {"json": True, "db": "x"}
     assert rest == ["list", "--db", "y", "--json"]
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """``parser`` and its actions' parsers (``cache stats``, ...)."""
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found.extend(_parsers(sub))
+    return found
+
+
+def test_every_command_that_opens_a_store_takes_no_sync_after_it_too() -> None:
+    for name in names():
+        command = load(name)
+        for parser in _parsers(command_parser(name, command)):
+            options = parser._option_string_actions
+            if "--db" in options:
+                assert ("--no-sync" in options) == syncs(command), parser.prog
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check"],
+        ["export"],
+        ["forget", "99"],
+        ["cache", "stats"],
+        ["cache", "forget", "k"],
+    ],
+)
+def test_no_sync_after_a_command_that_never_syncs_is_accepted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "add", "x", "--no-sync"]) == 0
+    after = main([*argv, "--db", db, "--no-sync"])
+    capsys.readouterr()
+    assert after == main(["--db", db, "--no-sync", *argv])
+    assert after != ExitCode.USAGE, capsys.readouterr().err
+
+
+def test_an_unknown_option_of_a_cache_action_names_the_action(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["cache", "stats", "--bogus"]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert "cache stats has no option --bogus" in err
+    assert "`roteiro-memory cache stats --help`" in err
+
+
+def test_no_help_text_names_a_json_the_command_does_not_take() -> None:
+    for name in names():
+        command = load(name)
+        if getattr(command, "OPTIONS_WHEN_NAMED", False):
+            continue  # eval: its harness's own parser, --json included
+        for parser in _parsers(command_parser(name, command)):
+            if "--json" not in parser._option_string_actions:
+                assert "--json" not in parser.format_help(), parser.prog
+
+
+def test_protocol_help_names_every_backend_it_serves() -> None:
+    from roteiro_memory.stores.naming import BACKENDS
+
+    said = " ".join(command_parser("protocol", load("protocol")).format_help().split())
+    for backend in (*BACKENDS, "postgres:DSN", "postgresql://"):
+        assert backend in said, backend
+    assert "fresh store" not in said

@@ -103,3 +103,44 @@ def test_eval_the_module_command_line_says_the_same_in_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "element 0 of the array is a string" in err
+
+
+@pytest.mark.parametrize("name", ["x.txt", "x.svg", "x.jpg"])
+def test_eval_a_plot_in_a_format_other_than_png_is_refused_before_running(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / name
+    err = _refused(capsys, "coding", "--no-timing", "--plot", str(target))
+    assert f"--plot {target}: cannot draw a '{target.suffix[1:]}' file" in err
+    assert "FILE.png" in err
+    assert not target.exists()
+
+
+def test_eval_a_plot_refusal_is_bad_request_under_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    status = main(["eval", "coding", "--json", "--plot", str(tmp_path / "x.txt")])
+    assert status == ExitCode.USAGE
+    assert json.loads(capsys.readouterr().out)["error"]["kind"] == "BadRequest"
+
+
+@pytest.mark.parametrize(
+    ("argv", "takers"),
+    [
+        (["coding", "--sample", "1"], "locomo and longmemeval"),
+        (["codebase", "--sample", "1"], "locomo and longmemeval"),
+        (["coding", "--granularity", "turn"], "longmemeval"),
+        (["locomo", "PATH", "--granularity", "turn"], "longmemeval"),
+        (["locomo", "PATH", "--seed", "3"], "coding and codebase"),
+    ],
+)
+def test_eval_an_option_for_other_datasets_is_refused_not_ignored(
+    argv: list[str], takers: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text("[]")
+    argv = [str(path) if word == "PATH" else word for word in argv]
+    err = _refused(capsys, *argv)
+    assert f"{argv[-2]} does not apply to {argv[0]}: only {takers} take it" in err

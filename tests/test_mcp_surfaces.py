@@ -171,3 +171,21 @@ def test_answers_are_one_line_a_record_with_long_bodies_cut(repo: GitRepo, tmp_p
     assert note == f"Bodies are cut at {BODY_CHARS} characters; `get` shows a record in full."
     assert listed.content[0].text.splitlines()[1].startswith("#2 decision unanchored: CI runs")
     assert long in got.content[0].text  # get is the whole record
+
+
+def test_remember_refuses_an_anchor_on_an_untracked_binary_file(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """The tool goes through the command line's check: a file sync leaves
+    out of the graph is no anchor."""
+    (repo.root / "bin.dat").write_bytes(b"ab\0cd")
+    (refused, listed) = calls(
+        repo,
+        tmp_path / "m.db",
+        ("remember", {"kind": "lesson", "body": "x", "anchor": "bin.dat"}),
+        ("list", {}),
+    )
+    assert refused.is_error
+    assert "untracked binary file" in refused.content[0].text
+    assert "not in the code graph" in refused.content[0].text
+    assert listed.structured_content["records"] == []

@@ -183,10 +183,10 @@ def test_dsn_a_percent_escape_that_is_not_utf8_is_a_malformed_name(
         ("postgresql://u@127.0.0.1:99999/db", "port '99999' is not a whole number"),
         ("postgresql://u@127.0.0.1:0/db", "port '0' is not a whole number"),
         ("postgresql://u@h1:5432,h2:x/db", "port 'x' is not a whole number"),
-        ("postgresql://u@127.0.0.1:1/db?sslmode=bogus", 'invalid sslmode value: "bogus"'),
+        ("postgresql://u@127.0.0.1:1/db?sslmode=bogus", "invalid sslmode value: 'bogus'"),
         (
             "postgresql://u@127.0.0.1:1/db?target_session_attrs=zz",
-            'invalid target_session_attrs value: "zz"',
+            "invalid target_session_attrs value: 'zz'",
         ),
         (
             "postgresql://u@127.0.0.1:1/db?keepalives=x",
@@ -236,3 +236,44 @@ def test_dsn_ports_libpq_reads_as_ports_pass_and_the_server_is_tried() -> None:
     for port in ("1", "+1", "000001"):
         with pytest.raises(StoreUnavailable, match="cannot connect"):
             PostgresStore(f"postgresql://u@127.0.0.1:{port}/db?sslmode=disable")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1:1", "nowhere.invalid"])
+def test_dsn_a_word_libpq_refuses_is_a_bad_request_whether_or_not_the_host_resolves(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, host: str
+) -> None:
+    """The driver resolves host names before libpq reads the parameters: an
+    unknown sslmode was "cannot connect" (exit 3) on a host that does not
+    resolve, and a bad request (exit 2) on one that does."""
+    dsn = f"postgresql://u@{host}/db"
+    status, out, _ = _run(capsys, "--json", "--db", f"{dsn}?sslmode=bogus", "--no-sync", "list")
+    assert status == ExitCode.USAGE, out
+    message = json.loads(out)["error"]["message"]
+    assert "invalid sslmode value: 'bogus'; expected one of disable, allow, prefer" in message
+    monkeypatch.setenv("PGGSSENCMODE", "never")
+    status, out, _ = _run(capsys, "--json", "--db", dsn, "--no-sync", "list")
+    assert status == ExitCode.USAGE, out
+    said = "invalid gssencmode value: 'never' (from PGGSSENCMODE)"
+    assert said in json.loads(out)["error"]["message"]
+
+
+def test_dsn_the_words_checked_before_connecting_are_the_ones_libpq_takes() -> None:
+    """Against the libpq in use: each word of CHOICES it knows gets past its
+    check, and a word not among them is refused by libpq too."""
+    import psycopg
+
+    from roteiro_memory.stores.postgres.dsn import CHOICES, bad_choice
+
+    known = {option.keyword.decode() for option in psycopg.pq.Conninfo.get_defaults()}
+    checked = [name for name in CHOICES if name in known]
+    assert "sslmode" in checked
+    for name in checked:
+        variable, words = CHOICES[name]
+        for word in (*words, "bogus"):
+            dsn = f"postgresql://u@127.0.0.1:1/db?{name}={word}"
+            with pytest.raises(psycopg.Error) as raised:
+                psycopg.connect(dsn, connect_timeout=2).close()
+            libpq_refuses = f"invalid {name} value" in str(raised.value)
+            assert libpq_refuses == (word == "bogus"), (dsn, str(raised.value))
+            assert (bad_choice({name: word}, {}) is not None) == libpq_refuses
+        assert bad_choice({}, {variable: "bogus"}) is not None

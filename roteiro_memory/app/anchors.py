@@ -213,11 +213,14 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     # What the graph holds: tracked, or untracked and not ignored.  Neither
     # holds a file under .git or inside a submodule (git refuses those).
     listed = subprocess.run(
-        [*_LS_FILES, "-C", str(repo.root), "ls-files", *_LISTED, "--", spec.path],
+        [*_LS_FILES, "-C", str(repo.root), "ls-files", "-t", *_LISTED, "--", spec.path],
         capture_output=True,
         check=False,
     )
-    if os.fsencode(spec.path) not in listed.stdout.split(b"\0"):
+    # -t: "H PATH" for a tracked file, "? PATH" for an untracked one.
+    tags = {entry[2:]: entry[:1] for entry in listed.stdout.split(b"\0") if entry}
+    tag = tags.get(os.fsencode(spec.path))
+    if tag is None:
         ignored = subprocess.run(
             ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
             capture_output=True,
@@ -233,6 +236,15 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
             "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
             "tracked or untracked, not ignored, file"
         )
+    if tag == b"?" and not full.is_symlink():
+        from roteiro_memory.repo.graph import untracked_not_source
+
+        why = untracked_not_source(full)
+        if why is not None:
+            raise AnchorError(
+                f"{what}: {excerpt(spec.path)} {why}, so it is not in the code graph; anchor "
+                "to a source file, or track this one (git add) to give it a node"
+            )
     if spec.qualname is None:
         return
     try:

@@ -79,9 +79,26 @@ def misplaced(rest: list[str], parser_of: Callable[[str, Command], Parser]) -> N
     )
 
 
-def unrecognized(unknown: Sequence[str], parser: argparse.ArgumentParser, name: str) -> str:
+def _chosen(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, name: str
+) -> tuple[argparse.ArgumentParser, str]:
+    """The parser that parsed the last of the command line, and its name:
+    an action's (``cache stats``) when the command has actions."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            chosen = getattr(args, action.dest, None)
+            if chosen in action.choices:
+                return _chosen(action.choices[chosen], args, f"{name} {chosen}")
+    return parser, name
+
+
+def unrecognized(
+    unknown: Sequence[str], parser: argparse.ArgumentParser, name: str, args: argparse.Namespace
+) -> str:
     """What to say of the words ``name``'s parser did not take: the closest
-    option to a misspelt one, else argparse's own words."""
+    option to a misspelt one (naming the action that did not take it, for a
+    command with actions), else argparse's own words."""
+    parser, name = _chosen(parser, args, name)
     for word in unknown:
         if word.startswith("--"):
             option = word.partition("=")[0]

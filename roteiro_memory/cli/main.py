@@ -95,7 +95,7 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
     if unknown:
         from roteiro_memory.cli.habits import unrecognized
 
-        raise UsageFailure(unrecognized(unknown, parser, name))
+        raise UsageFailure(unrecognized(unknown, parser, name, args))
     args.version = False
     return args, command
 

@@ -43,6 +43,7 @@ __all__ = [
     "add_common",
     "add_filters",
     "add_globals",
+    "add_no_sync",
     "add_touched",
     "bare_options",
     "described",
@@ -152,11 +153,18 @@ ANCHOR_HELP = (
 
 
 def add_common(
-    parser: argparse.ArgumentParser, *, syncs: bool = False, json: bool = True, db: bool = True
+    parser: argparse.ArgumentParser,
+    *,
+    syncs: bool = False,
+    json: bool = True,
+    db: bool = True,
+    no_sync: bool = True,
 ) -> None:
     """``--db`` (unless ``db`` is False: the command opens no store) and
     ``--json`` (unless ``json`` is False: the command's output is JSON of
-    another's shape), and ``--no-sync`` for a command that syncs."""
+    another's shape), and ``--no-sync``, which every command that opens a
+    store takes (:func:`add_no_sync`) unless ``no_sync`` is False (``sync``
+    itself, which it would contradict)."""
     if db:
         parser.add_argument(
             "--db",
@@ -171,12 +179,21 @@ def add_common(
             help="print one JSON envelope, the PROTOCOL shape in its result (see docs/cli.md), "
             "instead of a table",
         )
-    if syncs:
-        parser.add_argument(
-            "--no-sync",
-            action="store_true",
-            help="resolve anchors against the graph as last synced, without syncing first",
-        )
+    if db and no_sync:
+        add_no_sync(parser, syncs=syncs)
+
+
+def add_no_sync(parser: argparse.ArgumentParser, *, syncs: bool) -> None:
+    """``--no-sync``, as a command that opens a store takes it after its
+    name: it reads the graph as last synced if the command ``syncs`` first,
+    and changes nothing for one that never does."""
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="resolve anchors against the graph as last synced, without syncing first"
+        if syncs
+        else "accepted, as by every command that opens a store; this one never syncs",
+    )
 
 
 def add_filters(parser: argparse.ArgumentParser, *, limit: int | None = None) -> None:
@@ -229,19 +246,18 @@ def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> l
     return out
 
 
-def add_budget(parser: argparse.ArgumentParser) -> None:
+def add_budget(parser: argparse.ArgumentParser, *, json: bool) -> None:
     """``--budget TOKENS``, the size of the session digest, as ``pack`` and
-    ``hook`` take it."""
+    ``hook`` take it; ``json``: the command has ``--json``, which reports it."""
     from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
 
-    parser.add_argument(
-        "--budget",
-        metavar="TOKENS",
-        default=str(DEFAULT_PACK_BUDGET),
-        help=f"at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
-        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET}); "
-        "--json reports the same selection, its budget and tokens counting that Markdown",
+    said = (
+        "at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
+        f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET})"
     )
+    if json:
+        said += "; --json reports the same selection, its budget and tokens counting that Markdown"
+    parser.add_argument("--budget", metavar="TOKENS", default=str(DEFAULT_PACK_BUDGET), help=said)
 
 
 def add_unfolded(parser: argparse.ArgumentParser) -> None:

@@ -97,10 +97,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
         type=int,
-        help=f"generator seed (coding {DEFAULT_SEED}, codebase {CODEBASE_SEED} by default)",
+        help=f"generator seed (coding {DEFAULT_SEED}, codebase {CODEBASE_SEED} by default; "
+        "the generated datasets only)",
     )
-    parser.add_argument("--sample", type=_positive, help="keep the first N conversations/instances")
-    parser.add_argument("--granularity", choices=GRANULARITIES, default="session")
+    parser.add_argument(
+        "--sample",
+        type=_positive,
+        help="keep the first N conversations/instances (locomo and longmemeval only)",
+    )
+    parser.add_argument(
+        "--granularity",
+        choices=GRANULARITIES,
+        help="one record per session (the default) or per user turn (longmemeval only)",
+    )
     parser.add_argument(
         "--arms", default=",".join(ARMS), help=f"comma-separated, from {', '.join(ARMS)}"
     )
@@ -127,7 +136,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--no-timing", action="store_true", help="leave latency out")
     parser.add_argument("--output", type=Path, help="also write the JSON result to this file")
-    parser.add_argument("--plot", type=Path, metavar="FILE.png", help="draw recall_any@k per arm")
+    parser.add_argument(
+        "--plot", type=Path, metavar="FILE.png", help="draw recall_any@k per arm, as PNG"
+    )
+
+
+DATASETS_TAKING = {
+    "seed": ("coding", "codebase"),
+    "sample": ("locomo", "longmemeval"),
+    "granularity": ("longmemeval",),
+}
+"""The options that apply to some datasets only, and those datasets."""
+
+
+def _check_applies(args: argparse.Namespace) -> None:
+    """Refuse an option given for a dataset it does not apply to, rather
+    than run without it."""
+    for option, datasets in DATASETS_TAKING.items():
+        if getattr(args, option) is not None and args.dataset not in datasets:
+            raise EvaluationRefused(
+                f"--{option} does not apply to {args.dataset}: only "
+                f"{' and '.join(datasets)} take it"
+            )
 
 
 def _dataset(args: argparse.Namespace) -> Dataset:
@@ -142,7 +172,7 @@ def _dataset(args: argparse.Namespace) -> Dataset:
         )
     if args.dataset == "locomo":
         return locomo(args.path, args.sample)
-    return longmemeval(args.path, args.granularity, args.sample)
+    return longmemeval(args.path, args.granularity or "session", args.sample)
 
 
 def _progress() -> Callable[[int], None] | None:
@@ -161,6 +191,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ``--output`` and ``--plot`` files; the result.  :class:`EvaluationRefused`
     for arms or a tokenizer that cannot be run, :class:`DatasetFileError` for
     a dataset file that cannot be read, before anything is run."""
+    _check_applies(args)
     arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     unknown = [a for a in arms if a not in ARMS]
     if unknown:
@@ -170,6 +201,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raise EvaluationRefused(refusal)
     _check_target(args.output, "--output")
     _check_target(args.plot, "--plot")
+    plot_refusal = None if args.plot is None else report.plot_refusal(args.plot)
+    if plot_refusal is not None:
+        raise EvaluationRefused(plot_refusal)
     dataset = _dataset(args)
     progress = _progress()
     result = evaluate(

@@ -13,7 +13,7 @@ from typing import Any
 
 from roteiro_memory.evaluation.metrics import as_float
 
-__all__ = ["TABLE_COLUMNS", "plot", "table", "to_json"]
+__all__ = ["PLOT_FORMAT", "TABLE_COLUMNS", "plot", "plot_refusal", "table", "to_json"]
 
 TABLE_COLUMNS: tuple[str, ...] = (
     "recall_any@1",
@@ -29,6 +29,25 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "duplicates@5",
 )
 PLOT_INSTALL = "pip install 'roteiro-memory[eval]'"
+PLOT_FORMAT = "png"
+"""The one format a plot is drawn in: its file is named ``*.png`` (or has
+no suffix).  PNG's metadata is what keeps the bytes the same run to run."""
+
+
+def plot_refusal(path: Path) -> str | None:
+    """Why :func:`plot` cannot draw to ``path`` (another format, or no
+    matplotlib), said before anything runs; None when it can."""
+    suffix = path.suffix[1:]
+    if suffix and suffix.lower() != PLOT_FORMAT:
+        return (
+            f"--plot {path}: cannot draw a {suffix!r} file; the plot is drawn as PNG only, "
+            f"so give a FILE.{PLOT_FORMAT}"
+        )
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        return f"--plot needs matplotlib: {PLOT_INSTALL}"
+    return None
 
 
 def to_json(result: dict[str, Any]) -> str:
@@ -88,7 +107,8 @@ def table(result: dict[str, Any]) -> str:
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
-    """recall_any@k against k, one line per arm, over every query."""
+    """recall_any@k against k, one line per arm, over every query, drawn as
+    PNG (a caller refuses another file first: :func:`plot_refusal`)."""
     try:
         import matplotlib
 
@@ -113,7 +133,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     # Drawn in memory, then written: a failing write (a full disk) is then
     # an OSError here, where savefig's own writing let it pass.
     drawn = io.BytesIO()
-    figure.savefig(drawn, format=path.suffix[1:].lower() or "png", metadata={"Software": None})
+    figure.savefig(drawn, format=PLOT_FORMAT, metadata={"Software": None})
     plt.close(figure)
     with open(path, "wb") as out:
         out.write(drawn.getvalue())

@@ -228,24 +228,45 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
             return FileEntry(path, SYMLINK, blob_id(target, repo.object_format))
         if not stat.S_ISREG(info.st_mode):
             return None
-        if untracked and info.st_size > MAX_UNTRACKED_BYTES:
-            return (
-                f"is an untracked file of {info.st_size:,} bytes, over the "
-                f"{MAX_UNTRACKED_BYTES // (1024 * 1024)} MiB a source file may be, so it has "
-                "no node and is not read; add it to .gitignore to say so"
-            )
+        why = not_source(info.st_size) if untracked else None
+        if why is not None:
+            return f"{why}, so it has no node; add it to .gitignore to say so"
         with full.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
-            if untracked and b"\0" in head:
-                return (
-                    f"is an untracked binary file (a NUL byte in its first {SNIFF_BYTES:,} "
-                    "bytes), so it has no node; add it to .gitignore to say so"
-                )
+            why = not_source(info.st_size, head) if untracked else None
+            if why is not None:
+                return f"{why}, so it has no node; add it to .gitignore to say so"
             blob = _stream_blob_id(handle, head, repo.object_format)
     except (FileNotFoundError, NotADirectoryError):
         return None
     mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
     return FileEntry(path, mode, blob)
+
+
+def not_source(size: int, head: bytes | None = None) -> str | None:
+    """Why an untracked file of ``size`` bytes whose first
+    :data:`SNIFF_BYTES` are ``head`` (None: not read yet) cannot be source,
+    so the graph leaves it out; None when it may be.  The one rule: sync
+    leaves such a file out, and ``add --anchor`` refuses one
+    (:func:`untracked_not_source`)."""
+    if size > MAX_UNTRACKED_BYTES:
+        return (
+            f"is an untracked file of {size:,} bytes, over the "
+            f"{MAX_UNTRACKED_BYTES // (1024 * 1024)} MiB a source file may be (it is not read)"
+        )
+    if head is not None and b"\0" in head:
+        return f"is an untracked binary file (a NUL byte in its first {SNIFF_BYTES:,} bytes)"
+    return None
+
+
+def untracked_not_source(full: Path) -> str | None:
+    """:func:`not_source` of the untracked file at ``full``, read as sync reads it."""
+    size = full.stat().st_size
+    why = not_source(size)
+    if why is not None:
+        return why
+    with full.open("rb") as handle:
+        return not_source(size, handle.read(SNIFF_BYTES))
 
 
 def _beyond_a_link(root: Path, path: str) -> bool:

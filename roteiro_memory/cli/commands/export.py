@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from roteiro_memory.cli.parser import add_no_sync
 from roteiro_memory.errors import UsageError
 
 TYPE_CHECKING = False
@@ -23,6 +24,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="with -o: print the envelope saying what was written (the export itself is "
         "always JSON Lines)",
     )
+    add_no_sync(parser, syncs=False)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

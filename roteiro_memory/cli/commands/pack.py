@@ -16,7 +16,7 @@ EXAMPLE = "roteiro-memory pack --budget 1500\n  roteiro-memory pack --touched --
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_budget(parser)
+    add_budget(parser, json=True)
     add_touched(parser)
     add_unfolded(parser)
     add_common(parser, syncs=True)

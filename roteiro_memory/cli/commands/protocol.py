@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from roteiro_memory.cli.parser import add_no_sync
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
@@ -13,7 +15,8 @@ SUMMARY = "serve roteiro.conformance/v1 on stdin/stdout"
 EXAMPLE = "roteiro-memory protocol --backend sqlite --db /tmp/memory.db"
 DESCRIPTION = (
     "Serve the conformance protocol (one JSON request per line on stdin, one "
-    "response per line on stdout) over a fresh store."
+    "response per line on stdout) over the store --backend and --db name: a new "
+    "temporary SQLite file when neither names one."
 )
 REFUSES = {"json": "it always speaks roteiro.conformance/v1 JSON lines"}
 """Global options that do not apply, and why."""
@@ -23,18 +26,25 @@ OWN_STREAMS = True
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
-    parser.add_argument("--backend", default="sqlite", help="sqlite (default) or memory")
+    parser.add_argument(
+        "--backend",
+        default="sqlite",
+        help="sqlite (the default), memory (the in-memory model, no --db), postgres (its DSN "
+        "as --db) or postgres:DSN",
+    )
     parser.add_argument(
         "--db",
         metavar="PATH",
-        help="the SQLite file to serve (default: the store ROTEIRO_CONFORMANCE_STORE "
-        "names, declaring shared and crash; else a new temporary file)",
+        help="the store to serve, existing or new: a SQLite file, or a postgresql:// URI "
+        "(default: the store ROTEIRO_CONFORMANCE_STORE names, declaring shared and crash; "
+        "else a new temporary file)",
     )
     parser.add_argument(
         "--allow-reset",
         action="store_true",
         help="let reset erase a --db store that already holds data (refused otherwise)",
     )
+    add_no_sync(parser, syncs=False)
 
 
 def run(args: argparse.Namespace, session: Session) -> int:

@@ -17,7 +17,7 @@ SYNCS = False
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_common(parser)
+    add_common(parser, no_sync=False)
 
 
 def _plural(count: int, noun: str) -> str:

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Mapping
 
 from roteiro_memory.errors import InvalidStoreName, excerpt
 
 __all__ = [
     "BAD_CONNECTION",
+    "CHOICES",
     "REDACTED",
     "URI_PREFIXES",
+    "bad_choice",
     "bad_ports",
     "connection_named",
     "driver_words",
@@ -208,6 +211,46 @@ def bad_ports(ports: str) -> list[str]:
         if port and not (match and 1 <= int(match[1] + match[2]) <= 65535):
             bad.append(port)
     return bad
+
+
+CHOICES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "sslmode": (
+        "PGSSLMODE",
+        ("disable", "allow", "prefer", "require", "verify-ca", "verify-full"),
+    ),
+    "gssencmode": ("PGGSSENCMODE", ("disable", "prefer", "require")),
+    "channel_binding": ("PGCHANNELBINDING", ("disable", "prefer", "require")),
+    "target_session_attrs": (
+        "PGTARGETSESSIONATTRS",
+        ("any", "read-write", "read-only", "primary", "standby", "prefer-standby"),
+    ),
+    "load_balance_hosts": ("PGLOADBALANCEHOSTS", ("disable", "random")),
+    "sslnegotiation": ("PGSSLNEGOTIATION", ("postgres", "direct")),
+    "sslcertmode": ("PGSSLCERTMODE", ("disable", "allow", "require")),
+}
+"""The connection parameters libpq takes one of a few words for (as it
+spells them, case and all), each with the ``PG*`` variable that stands in
+for it when the DSN does not set it."""
+
+
+def bad_choice(parameters: Mapping[str, object], environ: Mapping[str, str]) -> str | None:
+    """What is wrong with the first of :data:`CHOICES` that ``parameters``
+    (the DSN's, as the driver reads them) or ``environ`` standing in for it
+    sets to a word libpq refuses, in libpq's words and the ones it takes;
+    None when there is none.  Checked before connecting: the driver
+    resolves the host names first, and a host that does not resolve would
+    hide the DSN's fault behind a failure worth retrying."""
+    for name, (variable, words) in CHOICES.items():
+        origin = ""
+        value = parameters.get(name)
+        if value is None:
+            value, origin = environ.get(variable), f" (from {variable})"
+        if value is not None and value not in words:
+            return (
+                f"invalid {name} value: {excerpt(str(value))}{origin}; expected one of "
+                f"{', '.join(words)}"
+            )
+    return None
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:

@@ -50,6 +50,7 @@ from roteiro_memory.errors import (
 from roteiro_memory.stores.postgres import link
 from roteiro_memory.stores.postgres.dsn import (
     BAD_CONNECTION,
+    bad_choice,
     bad_ports,
     driver_words,
     refused_value,
@@ -164,7 +165,7 @@ class PostgresStore(SQLStore):
                 f"install it with: {INSTALL_HINT}"
             ) from None
         link.quiet_driver()
-        self._check_ports()
+        self._check_values()
         try:
             conn = psycopg.connect(self.dsn, autocommit=True)
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
@@ -195,17 +196,24 @@ class PostgresStore(SQLStore):
             raise
         return conn
 
-    def _check_ports(self) -> None:
-        """Refuse a port that is no port before connecting: the DSN's, or
-        ``PGPORT`` standing in for it (see
-        :func:`~roteiro_memory.stores.postgres.dsn.bad_ports`).  A DSN the
-        driver cannot parse is left for the connection to refuse."""
+    def _check_values(self) -> None:
+        """Refuse, before connecting, a port that is no port and a word libpq
+        does not take (``sslmode=bogus``): the DSN's, or the ``PG*``
+        variable's standing in for it (see
+        :func:`~roteiro_memory.stores.postgres.dsn.bad_ports` and
+        :func:`~roteiro_memory.stores.postgres.dsn.bad_choice`), so that the
+        DSN's fault is a bad request whether or not its host resolves.  A
+        DSN the driver cannot parse is left for the connection to refuse."""
         import psycopg.conninfo
 
         try:
-            ports = psycopg.conninfo.conninfo_to_dict(self.dsn).get("port")
+            parameters = psycopg.conninfo.conninfo_to_dict(self.dsn)
         except (psycopg.ProgrammingError, UnicodeDecodeError):
             return
+        wrong = bad_choice(parameters, os.environ)
+        if wrong is not None:
+            raise _refused(driver_words(wrong, self.dsn, self._given))
+        ports = parameters.get("port")
         origin = ""
         if ports is None:
             ports, origin = os.environ.get("PGPORT"), " (from PGPORT)"
