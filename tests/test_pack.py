@@ -260,10 +260,32 @@ def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
         store.record("lesson", f"lesson {n}")
     for budget in (MIN_BUDGET, MAX_BUDGET):
         asked.clear()
-        candidates = _candidates(store, budget, None)
+        candidates, every_read = _candidates(store, budget, None)
         assert asked == [("recall", read_limit(budget)), ("list", STALE_WINDOW)]
         assert len(candidates.results) == min(many, read_limit(budget))
+        assert every_read is (many < read_limit(budget))
     assert read_limit(MAX_BUDGET) < 10_000
+
+
+def test_pack_says_at_least_when_records_were_left_unread(repo: GitRepo) -> None:
+    """A read that stopped at its limit left records unread: the digest's
+    count of those that did not fit is a floor, and says so, as its JSON
+    does; a store read whole gives the exact count."""
+    from roteiro_memory.app.pack import read_limit
+
+    many = read_limit(MIN_BUDGET) + 39
+    for n in range(many):
+        assert repo.cli("add", f"lesson number {n}", "--no-sync").returncode == 0
+    done = repo.cli("pack", "--budget", str(MIN_BUDGET), "--json")
+    shape = json.loads(done.stdout)["result"]
+    shown = sum(len(g["results"]) for g in shape["groups"])
+    assert shown + shape["omitted"] == read_limit(MIN_BUDGET) < many
+    assert shape["omitted_exact"] is False
+    footer = repo.cli("pack", "--budget", str(MIN_BUDGET)).stdout.splitlines()[-1]
+    assert footer.startswith(f"_At least {shape['omitted']} more did not fit the budget")
+    whole = json.loads(repo.cli("pack", "--budget", "5000", "--json").stdout)["result"]
+    assert whole["omitted_exact"] is True
+    assert sum(len(g["results"]) for g in whole["groups"]) + whole["omitted"] == many
 
 
 def test_pack_shows_stored_control_characters_as_escapes_within_its_budget() -> None:

@@ -152,6 +152,10 @@ class Pack:
     marks: Marks = field(default_factory=Marks)
     """The near-duplicates each chosen record stands for, and the conflicts
     of the chosen decisions (:mod:`roteiro_memory.app.shown`)."""
+    every_read: bool = True
+    """Whether every candidate was read; when the read stopped at
+    :func:`read_limit`, more were left unread, and :attr:`omitted` counts
+    only those read: at least that many did not fit."""
 
     @property
     def omitted(self) -> int:
@@ -183,7 +187,7 @@ class Pack:
             lines += [_entry(r, self.marks) for r in members]
             lines.append("")
         lines += _notes(self.marks)
-        lines.append(_footer(self.omitted))
+        lines.append(_footer(self.omitted, self.every_read))
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> Any:
@@ -197,6 +201,7 @@ class Pack:
                 for key, _, members in self.groups()
             ],
             "omitted": self.omitted,
+            "omitted_exact": self.every_read,
             "live": self.live,
             **self.marks.to_json(),
         }
@@ -235,12 +240,12 @@ def _summary(pack: Pack, stale: bool) -> str:
     return said
 
 
-def _footer(omitted: int) -> str:
-    if omitted == 0:
+def _footer(omitted: int, exact: bool) -> str:
+    if omitted == 0 and exact:
         return "_End of memory digest._"
     return (
-        f"_{omitted} more did not fit the budget: `roteiro-memory recall` or the MCP "
-        "`search` tool finds them._"
+        f"_{'' if exact else 'At least '}{omitted} more did not fit the budget: "
+        "`roteiro-memory recall` or the MCP `search` tool finds them._"
     )
 
 
@@ -250,6 +255,7 @@ def _skeleton_bytes(
     live: int,
     touched: str | None,
     marks: Marks,
+    every_read: bool,
 ) -> int:
     """The bytes of everything but the records' lines, at their largest for
     these candidates: a heading for each section they could fill, the notes
@@ -266,7 +272,7 @@ def _skeleton_bytes(
     for heading in headings:
         lines += [f"## {heading}", "", ""]
     lines += _notes(marks)
-    lines.append(_footer(count))
+    lines.append(_footer(count, every_read))
     # The summary was written with none chosen: room for as many digits as the count.
     return len(("\n".join(lines) + "\n").encode("utf-8")) + len(str(count))
 
@@ -292,6 +298,7 @@ def select(
     conflicts: Sequence[Conflict] = (),
     *,
     every: bool = False,
+    every_read: bool = True,
 ) -> Pack:
     """The digest of ``recall`` within ``budget`` tokens.
 
@@ -300,12 +307,13 @@ def select(
     is folded into the better-ranked candidate it repeats, which takes one
     line for all of them (:mod:`roteiro_memory.duplicates`), unless
     ``every`` (``--all``): then each has a line of its own.  The decisions
-    of ``conflicts`` are marked with those they disagree with."""
+    of ``conflicts`` are marked with those they disagree with; ``every_read``
+    says whether ``recall`` holds every candidate, or stopped at a limit."""
     kinds = {kind for kind, _ in PACK_KINDS}
     read = [r for r in recall.results if r.record.kind in kinds]
     candidates, alike = fold(read, _record, every)
     marks = Marks(alike, conflicts)
-    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched, marks)
+    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched, marks, every_read)
     floor = max(MIN_BUDGET, math.ceil(skeleton / 4))
     if budget < floor:
         raise ValueError(f"a digest budget of {budget} tokens is below its floor of {floor}")
@@ -323,22 +331,24 @@ def select(
         {lead: same for lead, same in alike.items() if lead in ids},
         [c for c in conflicts if ids.intersection(c.ids)],
     )
-    return Pack(ordered, len(read), budget, touched, recall.live, shown)
+    return Pack(ordered, len(read), budget, touched, recall.live, shown, every_read)
 
 
 def _record(recalled: Recalled) -> MemoryRecord:
     return recalled.record
 
 
-def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> Recall:
+def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> tuple[Recall, bool]:
     """The records a digest of ``budget`` tokens chooses from, ranked: the
     best that apply, as many as it could hold, and those about changed code
     among the newest :data:`STALE_WINDOW` (or, with ``anchors``, among the
-    best of what the change touched)."""
+    best of what the change touched); and whether the read of the best
+    stopped short of its limit, so that none was left unread."""
     kinds = [kind for kind, _ in PACK_KINDS]
     limit = read_limit(budget)
     if anchors is not None:
-        return store.recall(kind=kinds, anchors=anchors, limit=limit)
+        touched = store.recall(kind=kinds, anchors=anchors, limit=limit)
+        return touched, len(touched.results) < limit
     best = store.recall(kind=kinds, applicable_only=True, limit=limit)
     recent = store.list(kind=kinds, limit=STALE_WINDOW).records
     stale = [
@@ -347,12 +357,14 @@ def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> 
         if not record.applies
     ]
     results = sorted([*best.results, *stale], key=lambda r: sem.rank_key(r.score, r.record.id))
-    return Recall(best.generation, best.decay, results, best.live, best.superseded)
+    every_read = len(best.results) < limit
+    return Recall(best.generation, best.decay, results, best.live, best.superseded), every_read
 
 
-def _ranked(session: Session, budget: int, touched: str | None) -> Recall | None:
-    """The candidates, limited to what ``touched`` changed when given; None
-    when there is no store to read yet (a first session)."""
+def _ranked(session: Session, budget: int, touched: str | None) -> tuple[Recall, bool] | None:
+    """The candidates (:func:`_candidates`), limited to what ``touched``
+    changed when given; None when there is no store to read yet (a first
+    session)."""
     if touched is not None:  # refused as it would be with a store, not named in the title
         from roteiro_memory.repo.graph import check_rev_name
 
@@ -393,15 +405,14 @@ def digest(
         allowed=f"a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}",
     )
     assert tokens_allowed is not None
-    recall = _ranked(session, tokens_allowed, touched)
-    if recall is None:
-        recall = Recall(0, sem.Decay.none(), [], 0, 0)
+    ranked = _ranked(session, tokens_allowed, touched)
+    recall, every_read = ranked or (Recall(0, sem.Decay.none(), [], 0, 0), True)
     found: list[Conflict] = []
     if recall.results:
         from roteiro_memory.app.shown import conflicts_among
 
         found = conflicts_among(session.store(), [r.record for r in recall.results])
     try:
-        return select(recall, tokens_allowed, touched, found, every=every)
+        return select(recall, tokens_allowed, touched, found, every=every, every_read=every_read)
     except ValueError as error:
         raise UsageError(f"invalid {what} {excerpt(budget)}: {error}") from None
