@@ -125,6 +125,13 @@ def test_importing_the_library_does_not_import_the_driver() -> None:
 # --- schemas and migrations ---------------------------------------------------
 
 
+def test_store_connections_compile_no_query_just_in_time(pg: PostgresStore) -> None:
+    """Recall's one long ranking expression is estimated past the JIT
+    thresholds: compiling it took seconds where running it took
+    milliseconds, so the store's connections run without JIT."""
+    assert pg.connection.execute("SHOW jit").fetchone() == ("off",)
+
+
 def test_migrations_are_recorded_in_the_store_schema(pg: PostgresStore) -> None:
     versions = [row["version"] for row in pg.snapshot()["schema_migrations"]]
     assert versions == list(range(1, SCHEMA_VERSION + 1))
