@@ -1,7 +1,8 @@
 """Sources nested deeply: the tree-sitter walk finds definitions at any
 depth -- iterative, it finds what a recursion per level found, in the same
 order, and a file nested thousands of levels deep is read like any other
-rather than crashing every sync with a RecursionError."""
+rather than crashing every sync with a RecursionError -- and a Python file
+too deep for CPython's parser is one that does not parse."""
 
 from __future__ import annotations
 
@@ -126,3 +127,15 @@ def test_a_deeply_nested_untracked_file_does_not_stop_a_sync(tmp_path: Path) -> 
     repo.ok("add", "unrelated", "--anchor", "a.py::f")
     assert "a.py::f" in repo.ok("list")
     assert "js:gen.js::a0.a1.a2" in _node_keys(repo)
+
+
+def test_a_python_file_nested_too_deeply_to_parse_warns_and_its_anchors_read_unverifiable(
+    tmp_path: Path,
+) -> None:
+    repo = Repo.committed(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    lesson = repo.add("f stays pure", "a.py::f")
+    repo.write("a.py", "def f():\n    return 1\n\nx = a" + ".b" * 200_000 + "\n")
+    done = repo.run("sync")
+    assert done.returncode == 0, done.stderr
+    assert "a.py does not parse (nested too deeply for Python's parser" in done.stderr
+    assert repo.state(lesson) == "unverifiable"
