@@ -171,3 +171,23 @@ def test_answers_are_one_line_a_record_with_long_bodies_cut(repo: GitRepo, tmp_p
     assert note == f"Bodies are cut at {BODY_CHARS} characters; `get` shows a record in full."
     assert listed.content[0].text.splitlines()[1].startswith("#2 decision unanchored: CI runs")
     assert long in got.content[0].text  # get is the whole record
+
+
+def test_remember_refuses_a_symbol_anchor_on_a_symlink_as_the_command_line_does(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "sec.py").write_text("def secret_token():\n    return 42\n")
+    os.symlink(tmp_path / "sec.py", repo.root / "out.py")
+    os.mkfifo(repo.root / "pipe.py")
+    db = tmp_path / "m.db"
+    anchors = ["out.py::secret_token", "pipe.py::f"]
+    made = calls(
+        repo, db, *(("remember", {"kind": "lesson", "body": a, "anchor": a}) for a in anchors)
+    )
+    texts = [result.content[0].text for result in made]
+    assert all(result.is_error for result in made), texts
+    assert "argument 'anchor'" in texts[0]
+    assert "'out.py' is a symbolic link" in texts[0]
+    assert "'pipe.py' is a FIFO, not a file" in texts[1]
+    listed = repo.cli("list", "--db", str(db), "--no-sync")
+    assert listed.returncode == 1, listed.stdout

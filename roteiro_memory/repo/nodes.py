@@ -35,7 +35,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
-__all__ = ["FILE", "UNREAD", "Built", "FileEntry", "Stored", "build"]
+__all__ = ["FILE", "UNREAD", "Built", "FileEntry", "Stored", "build", "source_language"]
 
 GITLINK = "160000"
 SYMLINK = "120000"
@@ -65,6 +65,14 @@ FileEntry.__doc__ = """One file of a graph: its path from the top level, mode an
 
 A named tuple rather than a value class: a sync builds one per file, and
 tuples are several times cheaper to make."""
+
+
+def source_language(entry: FileEntry) -> Language | None:
+    """The language whose symbols are read from ``entry``: its path's, when
+    it is a regular file, executable or not.  A symbolic link has none, what
+    it points to never being read (it may lie outside the repository, be a
+    FIFO or a device, or not be there at all), and neither has a submodule."""
+    return language_of(entry.path) if entry.mode in (REGULAR, EXECUTABLE) else None
 
 
 def _file_node(entry: FileEntry, stored: Stored, kind: str = FILE) -> GraphNode:
@@ -163,7 +171,7 @@ def build(
             shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
             problems.append((shown, "has a name that is not UTF-8, so it has no node"))
             continue
-        language = language_of(path) if entry.mode in (REGULAR, EXECUTABLE) else None
+        language = source_language(entry)
         if language is None:
             nodes.append(_file_node(entry, stored))
             continue
