@@ -222,7 +222,7 @@ def _notice(unread: Mapping[str, list[str]], stored: Stored) -> str | None:
     count = sum(len(paths) for paths in unread.values())
     each = ", ".join(f"{name} {len(paths):,}" for name, paths in sorted(unread.items()))
     return (
-        f"the symbols of {count:,} {'file is' if count == 1 else 'files are'} not read "
+        f"the symbols of {count:,} {'file' if count == 1 else 'files'} are not read "
         f"({each}): their parsers are not installed, so anchors into them name whole "
         f"files; {SYMBOLS_EXTRA}"
     )
