@@ -35,7 +35,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
-__all__ = ["FILE", "UNREAD", "Built", "FileEntry", "Stored", "build", "source_language"]
+__all__ = [
+    "FILE",
+    "UNREAD",
+    "Built",
+    "FileEntry",
+    "Stored",
+    "build",
+    "shown_path",
+    "source_language",
+]
 
 GITLINK = "160000"
 SYMLINK = "120000"
@@ -65,6 +74,16 @@ FileEntry.__doc__ = """One file of a graph: its path from the top level, mode an
 
 A named tuple rather than a value class: a sync builds one per file, and
 tuples are several times cheaper to make."""
+
+
+def shown_path(path: str) -> str:
+    """``path`` as text UTF-8 can carry, for a message or a ``--json`` field:
+    a name that is not UTF-8 (read from git with surrogate escapes) with each
+    byte UTF-8 cannot take as U+FFFD, since a lone surrogate is no valid JSON
+    string and no terminal shows it."""
+    if path.isascii() or is_utf8(path):
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def source_language(entry: FileEntry) -> Language | None:
@@ -168,7 +187,7 @@ def build(
     left: set[str] = set()
     for path, entry in files.items():
         if not (path.isascii() or is_utf8(path)):
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            shown = shown_path(path)
             problems.append((shown, "has a name that is not UTF-8, so it has no node"))
             continue
         language = source_language(entry)
