@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-__all__ = ["MODE", "check_replaceable", "create", "replace"]
+__all__ = ["MODE", "check_replaceable", "create", "file_kind", "replace"]
 
 MODE = 0o600
 """Read and write for the owner, nothing for anyone else."""
@@ -48,13 +48,20 @@ def create(path: str | os.PathLike[str]) -> bool:
     return True
 
 
-_KINDS = {  # what a path that is not a regular file is, for a message
+_KINDS = {
     stat.S_IFDIR: "a directory",
     stat.S_IFIFO: "a FIFO",
     stat.S_IFCHR: "a character device",
     stat.S_IFBLK: "a block device",
     stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
 }
+
+
+def file_kind(mode: int) -> str:
+    """What a path whose ``st_mode`` is ``mode`` and is not a regular file
+    is, for a message: ``a directory``, ``a FIFO``, ``a character device``..."""
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
 
 
 def check_replaceable(target: str | os.PathLike[str]) -> None:
@@ -80,8 +87,7 @@ def check_replaceable(target: str | os.PathLike[str]) -> None:
     if not stat.S_ISREG(mode):
         raise FileExistsError(
             errno.EEXIST,
-            f"it is {_KINDS.get(stat.S_IFMT(mode), 'not a regular file')}; only a regular "
-            "file, or a symlink to one, is replaced",
+            f"it is {file_kind(mode)}; only a regular file, or a symlink to one, is replaced",
         )
 
 

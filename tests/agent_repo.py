@@ -77,8 +77,11 @@ def run_hook(
 
 def server_env() -> dict[str, str]:
     """What the server is started with, over the SDK's default environment
-    (which carries no ``ROTEIRO_*`` variable of the test run)."""
-    return dict(GIT_ENV)
+    (which carries no ``ROTEIRO_*`` variable of the test run): and the run's
+    ``PYTHONPATH``, if it has one, so the server runs the code under test,
+    not another copy installed in the environment."""
+    path = os.environ.get("PYTHONPATH")
+    return {**GIT_ENV, **({"PYTHONPATH": path} if path else {})}
 
 
 @asynccontextmanager

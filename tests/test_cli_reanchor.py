@@ -5,6 +5,7 @@ confirmed by a reviewer, and every refusal writes nothing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -343,3 +344,17 @@ def test_reanchor_with_nothing_stale_answers_nothing(repo: Repo) -> None:
         "0 records: no live record's anchor drifted or vanished\n",
     )
     assert _listed(repo) == []
+
+
+def test_reanchor_json_shows_a_name_that_is_not_utf8_as_valid_utf8(tmp_path: Path) -> None:
+    """A rename to a name that is not UTF-8 shows it as sync's notices do,
+    U+FFFD for each byte UTF-8 cannot take: no lone surrogate, which a strict
+    JSON parser rejects."""
+    repo = Repo.committed(tmp_path / "r", {"a.py": "def f():\n    return 1\n"})
+    repo.add("f stays pure", "a.py")
+    os.rename(repo.root / "a.py", os.path.join(os.fsencode(repo.root), b"b\xff.py"))
+    repo.commit("move")
+    out = repo.run("reanchor", "--json").stdout
+    (evidence,) = json.loads(out)["result"]["proposals"][0]["evidence"]
+    assert (evidence["from"], evidence["to"]) == ("a.py", "b\ufffd.py")
+    assert "\\udcff" not in out

@@ -266,3 +266,28 @@ def test_exitcodes_an_export_its_reader_cuts_short_is_the_output_failing(tmp_pat
     assert len(said.splitlines()) == 1, said
     assert "closed by its reader" in said
     assert "incomplete" in said
+
+
+@pytest.mark.parametrize("place", ["outside", "bare"])
+def test_no_repository_to_find_the_store_in_exits_3_on_every_command(
+    tmp_path: Path, place: str
+) -> None:
+    """With no store named, a command that uses one and finds no repository
+    to find it in fails as the store's (docs/cli.md: 3, "no repository"):
+    ``sync`` and ``reanchor`` as ``list`` and ``add``, with the same line."""
+    from test_cli import Repo
+
+    here = tmp_path / "here"
+    if place == "bare":
+        subprocess.run(["git", "init", "-q", "--bare", str(here)], check=True)
+    else:
+        here.mkdir()
+    outside = Repo(here)
+    outside.env["GIT_CEILING_DIRECTORIES"] = str(tmp_path)
+    said = set()
+    for command in (["list"], ["add", "x"], ["sync"], ["reanchor"], ["reanchor", "--all-certain"]):
+        done = outside.run(*command)
+        assert done.returncode == ExitCode.STORE, (command, done.stderr)
+        said.add(done.stderr)
+    assert len(said) == 1, said
+    assert "not inside a git repository" in said.pop()

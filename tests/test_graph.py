@@ -141,13 +141,13 @@ def test_sync_hashes_only_changed_files_and_parses_only_changed_python(
     (repo.root / "pkg" / "a.py").write_text("def f():\n    return 10\n\n\ndef g():\n    return 2\n")
     (repo.root / "new.txt").write_text("untracked\n")
     hashed: list[str] = []
-    real = gitgraph._hash_path
+    real = gitgraph.working_entry
 
     def spy(r: Repo, path: str, **options: bool) -> FileEntry | str | None:
         hashed.append(path)
         return real(r, path, **options)
 
-    monkeypatch.setattr(gitgraph, "_hash_path", spy)
+    monkeypatch.setattr(gitgraph, "working_entry", spy)
     report = sync(db, repo)
     assert sorted(hashed) == ["new.txt", "pkg/a.py"]
     assert report.parsed == ["pkg/a.py"]

@@ -189,3 +189,23 @@ def test_remember_refuses_an_anchor_on_an_untracked_binary_file(
     assert "untracked binary file" in refused.content[0].text
     assert "not in the code graph" in refused.content[0].text
     assert listed.structured_content["records"] == []
+
+
+def test_remember_refuses_a_symbol_anchor_on_a_symlink_as_the_command_line_does(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "sec.py").write_text("def secret_token():\n    return 42\n")
+    os.symlink(tmp_path / "sec.py", repo.root / "out.py")
+    os.mkfifo(repo.root / "pipe.py")
+    db = tmp_path / "m.db"
+    anchors = ["out.py::secret_token", "pipe.py::f"]
+    made = calls(
+        repo, db, *(("remember", {"kind": "lesson", "body": a, "anchor": a}) for a in anchors)
+    )
+    texts = [result.content[0].text for result in made]
+    assert all(result.is_error for result in made), texts
+    assert "argument 'anchor'" in texts[0]
+    assert "'out.py' is a symbolic link" in texts[0]
+    assert "'pipe.py' is a FIFO, not a file" in texts[1]
+    listed = repo.cli("list", "--db", str(db), "--no-sync")
+    assert listed.returncode == 1, listed.stdout

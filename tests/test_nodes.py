@@ -178,3 +178,9 @@ def test_the_stat_cache_stops_vouching_once_the_parser_can_be_found(
         assert cache is not None
         assert cache.unchanged("m", report.tree, {})
     assert not cache.unchanged("m", report.tree, {})
+
+
+def test_the_notice_for_one_unread_file_says_its_symbols_are_not_read() -> None:
+    notice = graphnodes._notice({"Go": ["a.go"]}, graphnodes.Stored.of([]))
+    assert notice is not None
+    assert notice.startswith("the symbols of 1 file are not read (Go 1): ")

@@ -132,3 +132,16 @@ def test_a_parse_warning_without_a_line_names_none() -> None:
         definitions(b"x = 1\0\n")
     assert "None" not in str(raised.value)
     assert "null bytes" in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"x = " + b"-" * 200_000 + b"1\n",  # MemoryError in CPython's parser
+        b"x = a" + b".b" * 200_000 + b"\n",  # RecursionError building the tree
+    ],
+    ids=["unary", "attributes"],
+)
+def test_python_nested_too_deeply_to_parse_is_a_symbol_error_saying_so(source: bytes) -> None:
+    with pytest.raises(SymbolError, match="nested too deeply for Python's parser"):
+        definitions(source)

@@ -49,8 +49,6 @@ _NAME_MAX = 255
 """The longest file name, in bytes, on the systems git runs on."""
 
 _LS_FILES = ("git", "--literal-pathspecs")
-_LISTED = ("-z", "--cached", "--others", "--exclude-standard")
-"""``git ls-files`` options listing what the graph holds."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
 
@@ -195,60 +193,75 @@ def anchor_label(key: str) -> str:
 def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -> None:
     """Refuse a path or symbol anchor that names nothing in the working tree.
 
-    Raw keys are taken on trust: they are the way to anchor to a node some
-    other tool puts in the graph.  Checked before anything is written.
+    What may be named is what sync holds: a tracked or untracked, not
+    ignored, file (:func:`~roteiro_memory.repo.graph.working_entry`), not
+    below a folder that is a symbolic link; and a symbol of a file whose
+    symbols sync reads (:func:`~roteiro_memory.repo.nodes.source_language`),
+    which a symbolic link never is: what it points to may be outside the
+    repository, a FIFO, a device, or nothing.  So the path is looked at
+    without following it, and is read only once it is known for a regular
+    file, without blocking.  Raw keys are taken on trust: they are the way
+    to anchor to a node some other tool puts in the graph.  Checked before
+    anything is written.
     """
     if spec.path is None or repo is None:
         return
-    import subprocess
+    import stat
 
+    from roteiro_memory.privatefile import file_kind
+    from roteiro_memory.repo.graph import linked_folder, working_entry
+    from roteiro_memory.repo.nodes import source_language
+    from roteiro_memory.repo.statcache import read_regular
     from roteiro_memory.repo.symbols import file_symbols
 
+    shown = excerpt(spec.path)
+    if "\0" in spec.path:
+        raise AnchorError(f"{what}: {shown} holds a NUL byte, which no file name may")
+    linked = linked_folder(repo.root, spec.path)
+    if linked is not None:
+        raise AnchorError(
+            f"{what}: {shown} is inside {excerpt(linked)}, a symbolic link, which git does "
+            "not follow, so it is not in the code graph; anchor to the file where it lives"
+        )
     full = repo.root / spec.path
-    if not (full.is_file() or full.is_symlink()):
+    try:
+        mode = full.lstat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
         raise AnchorError(
-            f"{what}: no file {excerpt(spec.path)} in the working tree of {repo.root}; "
+            f"{what}: no file {shown} in the working tree of {repo.root}; "
             "expected a tracked or untracked, not ignored, file"
-        )
-    # What the graph holds: tracked, or untracked and not ignored.  Neither
-    # holds a file under .git or inside a submodule (git refuses those).
-    listed = subprocess.run(
-        [*_LS_FILES, "-C", str(repo.root), "ls-files", "-t", *_LISTED, "--", spec.path],
-        capture_output=True,
-        check=False,
-    )
-    # -t: "H PATH" for a tracked file, "? PATH" for an untracked one.
-    tags = {entry[2:]: entry[:1] for entry in listed.stdout.split(b"\0") if entry}
-    tag = tags.get(os.fsencode(spec.path))
-    if tag is None:
-        ignored = subprocess.run(
-            ["git", "-C", str(repo.root), "check-ignore", "-q", "--", spec.path],
-            capture_output=True,
-            check=False,
-        )
-        if ignored.returncode == 0:
-            raise AnchorError(
-                f"{what}: {excerpt(spec.path)} is ignored by git, so it is not in the code "
-                "graph; anchor to a tracked or untracked, not ignored, file"
-            )
+        ) from None
+    except OSError as error:
+        raise AnchorError(f"{what}: {shown} cannot be looked at ({error.strerror})") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
         raise AnchorError(
-            f"{what}: {excerpt(spec.path)} is not a file of this repository's working tree "
-            "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
-            "tracked or untracked, not ignored, file"
+            f"{what}: {shown} is {file_kind(mode)}, not a file, so it is not in the code "
+            "graph; anchor to a tracked or untracked, not ignored, file"
         )
-    if tag == b"?" and not full.is_symlink():
-        from roteiro_memory.repo.graph import untracked_not_source
-
-        why = untracked_not_source(full)
-        if why is not None:
-            raise AnchorError(
-                f"{what}: {excerpt(spec.path)} {why}, so it is not in the code graph; anchor "
-                "to a source file, or track this one (git add) to give it a node"
-            )
+    tracked = _listed(repo, spec.path, "--cached")
+    if not tracked and not _listed(repo, spec.path, "--others", "--exclude-standard"):
+        _refuse_unlisted(spec.path, repo, what)
+    entry = working_entry(repo, spec.path, untracked=not tracked)
+    if entry is None:
+        raise AnchorError(f"{what}: {shown} changed while it was checked; try again")
+    if isinstance(entry, str):
+        raise AnchorError(
+            f"{what}: {shown} {entry}, so it is not in the code graph; anchor to a source "
+            "file, or track this one (git add) to give it a node"
+        )
     if spec.qualname is None:
         return
+    if source_language(entry) is None:
+        raise AnchorError(
+            f"{what} {excerpt(f'{spec.path}::{spec.qualname}')}: {shown} is a symbolic link, "
+            "and what a link points to is never read, so it has no symbols; anchor to the "
+            f"link as a file ({spec.path}), or to the symbol in the file that defines it"
+        )
+    source = read_regular(str(full), None)
+    if source is None:
+        raise AnchorError(f"{what}: {shown} changed while it was checked; try again")
     try:
-        found = file_symbols(spec.path, full.read_bytes(), repo.object_format)
+        found = file_symbols(spec.path, source, repo.object_format)
     except SymbolsUnavailable as error:
         raise AnchorError(
             f"{what} {spec.path}::{spec.qualname}: {error}; or anchor to the file"
@@ -260,11 +273,47 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
         ) from None
     names = [d.qualname for d in found]
     if spec.qualname not in names:
-        shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+        shown_names = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
         raise AnchorError(
             f"{what}: {spec.path} defines no {excerpt(spec.qualname)}; "
-            f"expected one of: {shown or '(it defines no functions or classes)'}"
+            f"expected one of: {shown_names or '(it defines no functions or classes)'}"
         )
+
+
+def _listed(repo: Repo, path: str, *which: str) -> bool:
+    """Whether ``git ls-files`` with ``which`` (``--cached``: tracked;
+    ``--others --exclude-standard``: untracked, not ignored) lists ``path``.
+    Neither lists a file under .git or inside a submodule (git refuses those)."""
+    import subprocess
+
+    listed = subprocess.run(
+        [*_LS_FILES, "-C", str(repo.root), "ls-files", "-z", *which, "--", path],
+        capture_output=True,
+        check=False,
+    )
+    return os.fsencode(path) in listed.stdout.split(b"\0")
+
+
+def _refuse_unlisted(path: str, repo: Repo, what: str) -> None:
+    """Refuse ``path``, which git lists neither as tracked nor as untracked:
+    it is ignored, or it is not the working tree's."""
+    import subprocess
+
+    ignored = subprocess.run(
+        ["git", "-C", str(repo.root), "check-ignore", "-q", "--", path],
+        capture_output=True,
+        check=False,
+    )
+    if ignored.returncode == 0:
+        raise AnchorError(
+            f"{what}: {excerpt(path)} is ignored by git, so it is not in the code "
+            "graph; anchor to a tracked or untracked, not ignored, file"
+        )
+    raise AnchorError(
+        f"{what}: {excerpt(path)} is not a file of this repository's working tree "
+        "(it is inside .git or a submodule), so it is not in the code graph; anchor to a "
+        "tracked or untracked, not ignored, file"
+    )
 
 
 def anchor_filter(

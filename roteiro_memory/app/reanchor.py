@@ -446,8 +446,8 @@ def _stale(store: Store) -> list[MemoryRecord]:
 
 
 def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposals:
+    store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
-    store = session.store()
     session.sync()
     records = _named(store, wanted, operation) if wanted else _stale(store)
     tree, graph, facts = read_facts(repo, store, records)

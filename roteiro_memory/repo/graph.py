@@ -68,6 +68,7 @@ __all__ = [
     "file_key",
     "find_repo",
     "graph_blobs",
+    "linked_folder",
     "no_repo_reason",
     "rev_graph",
     "symbol_key",
@@ -75,6 +76,7 @@ __all__ = [
     "touched_keys",
     "tree_graph",
     "tree_id",
+    "working_entry",
     "working_files",
 ]
 
@@ -213,13 +215,16 @@ def _split_z(data: bytes) -> list[str]:
     return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
 
 
-def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry | str | None:
-    """Hash the file at ``path`` as it is on disk, streamed; None when it is
-    gone or is not a file (a directory where a file was).  An untracked file
-    that cannot be source (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`)
-    is not hashed: the reason it has no node is returned instead."""
+def working_entry(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry | str | None:
+    """The entry of the file at ``path`` as it is on disk, hashed streamed;
+    None when it is gone or is not a file (a directory where a file was).
+    A symbolic link is never followed: its entry is the link's own, its blob
+    the hash of its target's name.  An untracked file that cannot be source
+    (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`) is not hashed: the
+    reason it has no node is returned instead.  What sync holds, and so what
+    an anchor may name (:func:`roteiro_memory.app.anchors.verify_anchor`)."""
     full = repo.root / path
-    if "/" in path and _beyond_a_link(repo.root, path):
+    if "/" in path and linked_folder(repo.root, path) is not None:
         return None  # git takes such a path for deleted: its folder is a link now
     try:
         info = full.lstat()
@@ -230,12 +235,12 @@ def _hash_path(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry |
             return None
         why = not_source(info.st_size) if untracked else None
         if why is not None:
-            return f"{why}, so it has no node; add it to .gitignore to say so"
+            return why
         with full.open("rb") as handle:
             head = handle.read(SNIFF_BYTES)
             why = not_source(info.st_size, head) if untracked else None
             if why is not None:
-                return f"{why}, so it has no node; add it to .gitignore to say so"
+                return why
             blob = _stream_blob_id(handle, head, repo.object_format)
     except (FileNotFoundError, NotADirectoryError):
         return None
@@ -247,8 +252,8 @@ def not_source(size: int, head: bytes | None = None) -> str | None:
     """Why an untracked file of ``size`` bytes whose first
     :data:`SNIFF_BYTES` are ``head`` (None: not read yet) cannot be source,
     so the graph leaves it out; None when it may be.  The one rule: sync
-    leaves such a file out, and ``add --anchor`` refuses one
-    (:func:`untracked_not_source`)."""
+    leaves such a file out (:func:`working_entry`), and ``add --anchor``
+    refuses one (:func:`roteiro_memory.app.anchors.verify_anchor`)."""
     if size > MAX_UNTRACKED_BYTES:
         return (
             f"is an untracked file of {size:,} bytes, over the "
@@ -259,28 +264,20 @@ def not_source(size: int, head: bytes | None = None) -> str | None:
     return None
 
 
-def untracked_not_source(full: Path) -> str | None:
-    """:func:`not_source` of the untracked file at ``full``, read as sync reads it."""
-    size = full.stat().st_size
-    why = not_source(size)
-    if why is not None:
-        return why
-    with full.open("rb") as handle:
-        return not_source(size, handle.read(SNIFF_BYTES))
-
-
-def _beyond_a_link(root: Path, path: str) -> bool:
-    """Whether a folder on the way to ``path`` is a symbolic link, which git
-    never follows: a file there is not the working tree's."""
+def linked_folder(root: Path, path: str) -> str | None:
+    """The first folder on the way to ``path`` (from the top level) that is
+    a symbolic link, which git never follows: a file there is not the
+    working tree's.  None when there is none."""
     folder = root
-    for part in path.split("/")[:-1]:
+    parts = path.split("/")[:-1]
+    for depth, part in enumerate(parts, 1):
         folder = folder / part
         try:
             if stat.S_ISLNK(os.lstat(folder).st_mode):
-                return True
+                return "/".join(parts[:depth])
         except OSError:
-            return False  # gone: lstat of the file itself says so
-    return False
+            return None  # gone: lstat of the file itself says so
+    return None
 
 
 def _stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> str:
@@ -371,10 +368,11 @@ def working_files(
         if previous is not None and previous.mode == GITLINK:
             files[path] = previous
         else:
-            entry = _hash_path(repo, path, untracked=path in new)
+            entry = working_entry(repo, path, untracked=path in new)
             if isinstance(entry, str):
                 if left_out is not None:
-                    left_out.append((path, entry))
+                    said = f"{entry}, so it has no node; add it to .gitignore to say so"
+                    left_out.append((path, said))
             elif entry is not None:
                 files[path] = entry
         if progress is not None:

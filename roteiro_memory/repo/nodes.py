@@ -35,7 +35,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
-__all__ = ["FILE", "UNREAD", "Built", "FileEntry", "Stored", "build"]
+__all__ = [
+    "FILE",
+    "UNREAD",
+    "Built",
+    "FileEntry",
+    "Stored",
+    "build",
+    "shown_path",
+    "source_language",
+]
 
 GITLINK = "160000"
 SYMLINK = "120000"
@@ -65,6 +74,24 @@ FileEntry.__doc__ = """One file of a graph: its path from the top level, mode an
 
 A named tuple rather than a value class: a sync builds one per file, and
 tuples are several times cheaper to make."""
+
+
+def shown_path(path: str) -> str:
+    """``path`` as text UTF-8 can carry, for a message or a ``--json`` field:
+    a name that is not UTF-8 (read from git with surrogate escapes) with each
+    byte UTF-8 cannot take as U+FFFD, since a lone surrogate is no valid JSON
+    string and no terminal shows it."""
+    if path.isascii() or is_utf8(path):
+        return path
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def source_language(entry: FileEntry) -> Language | None:
+    """The language whose symbols are read from ``entry``: its path's, when
+    it is a regular file, executable or not.  A symbolic link has none, what
+    it points to never being read (it may lie outside the repository, be a
+    FIFO or a device, or not be there at all), and neither has a submodule."""
+    return language_of(entry.path) if entry.mode in (REGULAR, EXECUTABLE) else None
 
 
 def _file_node(entry: FileEntry, stored: Stored, kind: str = FILE) -> GraphNode:
@@ -160,10 +187,10 @@ def build(
     left: set[str] = set()
     for path, entry in files.items():
         if not (path.isascii() or is_utf8(path)):
-            shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+            shown = shown_path(path)
             problems.append((shown, "has a name that is not UTF-8, so it has no node"))
             continue
-        language = language_of(path) if entry.mode in (REGULAR, EXECUTABLE) else None
+        language = source_language(entry)
         if language is None:
             nodes.append(_file_node(entry, stored))
             continue
@@ -214,7 +241,7 @@ def _notice(unread: Mapping[str, list[str]], stored: Stored) -> str | None:
     count = sum(len(paths) for paths in unread.values())
     each = ", ".join(f"{name} {len(paths):,}" for name, paths in sorted(unread.items()))
     return (
-        f"the symbols of {count:,} {'file is' if count == 1 else 'files are'} not read "
+        f"the symbols of {count:,} {'file' if count == 1 else 'files'} are not read "
         f"({each}): their parsers are not installed, so anchors into them name whole "
         f"files; {SYMBOLS_EXTRA}"
     )

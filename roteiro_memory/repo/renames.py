@@ -42,7 +42,13 @@ class Rename:
     """How alike git found the two, in percent (100: unchanged)."""
 
     def to_json(self) -> dict[str, object]:
-        return {"from": self.source, "to": self.target, "similarity": self.similarity}
+        from roteiro_memory.repo.nodes import shown_path
+
+        return {
+            "from": shown_path(self.source),
+            "to": shown_path(self.target),
+            "similarity": self.similarity,
+        }
 
 
 def parse_renames(output: bytes) -> dict[str, Rename]:

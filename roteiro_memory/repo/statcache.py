@@ -264,10 +264,11 @@ def _is_entry(item: object) -> bool:
     )
 
 
-def read_regular(path: str, limit: int) -> bytes | None:
+def read_regular(path: str, limit: int | None) -> bytes | None:
     """The bytes of ``path`` when it is a regular file (not through a link)
-    of at most ``limit`` bytes; None otherwise.  Opened without blocking, so
-    a FIFO planted there cannot hold a command up."""
+    of at most ``limit`` bytes (None: of any size, as a regular file ends);
+    None otherwise.  Opened without blocking, so a FIFO planted there cannot
+    hold a command up."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         descriptor = os.open(path, flags)
@@ -275,15 +276,15 @@ def read_regular(path: str, limit: int) -> bytes | None:
         return None
     try:
         info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
             return None
         with open(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(limit + 1)
+            data = handle.read(-1 if limit is None else limit + 1)
     except OSError:
         return None
     finally:
         os.close(descriptor)
-    return data if len(data) <= limit else None
+    return data if limit is None or len(data) <= limit else None
 
 
 def _read_small(path: str) -> str | None:

@@ -125,8 +125,16 @@ def definitions(source: bytes, object_format: str = "sha1") -> list[Definition]:
         # Some faults (a NUL byte, an unknown encoding) have no line, or line 0.
         where = f"line {error.lineno}: " if error.lineno else ""
         raise SymbolError(f"{where}{error.msg}") from None
-    except (ValueError, RecursionError, MemoryError) as error:
+    except ValueError as error:
         raise SymbolError(str(error) or type(error).__name__) from None
+    except (RecursionError, MemoryError) as error:
+        # CPython's parser gives up on deep nesting (an expression thousands
+        # of operators deep) with one of these, never a SyntaxError.  Statements
+        # cannot nest past the tokenizer's 100 indents, so the walk below,
+        # which recurses per block, never goes deep.
+        raise SymbolError(
+            f"nested too deeply for Python's parser ({type(error).__name__})"
+        ) from None
     lines = _utf8_lines(source)
     found = ((name, kind, _text(lines, node)) for name, kind, node in _walk(tree.body, "", False))
     return bind(found, object_format)

@@ -86,44 +86,56 @@ def definitions(
     root = tree.root_node
     if root.has_error:
         raise SymbolError(_first_error(root))
-    rules = RULES[language.name]
     found = (
         (qualname, kind, source[start:end])
-        for qualname, kind, start, end in _walk(root, "", "", rules, False)
+        for qualname, kind, start, end in _walk(root, RULES[language.name])
     )
     return bind(found, object_format)
 
 
-def _walk(
-    node: Node, prefix: str, outer: str, rules: Rules, own: bool
-) -> Iterator[tuple[str, str, int, int]]:
+def _walk(root: Node, rules: Rules) -> Iterator[tuple[str, str, int, int]]:
     """``(qualname, kind, start, end)`` of every definition bound in
-    ``node``, depth first in source order.  ``outer`` is the kind of the
-    definition ``node`` is in; ``own`` whether ``node`` is that definition
-    itself, whose :attr:`Rules.values` are walked too."""
-    for child in node.named_children:
+    ``root``, depth first in source order.
+
+    Iterative, with a stack of the child lists being walked, so a file nested
+    thousands of levels deep (generated code, or one planted to crash a sync)
+    is walked as any other: a recursion per level would exceed Python's
+    limit.  Each entry holds the next child to walk, the prefix of the names
+    bound there, the kind of the definition it is in, and whether it is that
+    definition's own node, whose :attr:`Rules.values` are walked too."""
+    stack: list[tuple[list[Node], int, str, str, bool]] = [(root.named_children, 0, "", "", False)]
+    while stack:
+        children, at, prefix, outer, own = stack.pop()
+        if at == len(children):
+            continue
+        stack.append((children, at + 1, prefix, outer, own))
+        child = children[at]
         named = rules.named(child)
         if named is None or not named[0]:
             if child.type in rules.bodies or (own and child.type in rules.values):
-                yield from _walk(child, prefix, outer, rules, False)
+                stack.append((child.named_children, 0, prefix, outer, False))
             continue
         name, kind = named
         if kind == "function" and outer in TYPE_KINDS:
             kind = "method"
         qualname = f"{prefix}{name}"
-        yield qualname, kind, _start(child, rules), child.end_byte
-        yield from _walk(child, f"{qualname}.", kind, rules, True)
+        yield qualname, kind, _start(children, at, rules), child.end_byte
+        stack.append((child.named_children, 0, f"{qualname}.", kind, True))
 
 
-def _start(node: Node, rules: Rules) -> int:
-    """Where the definition's text starts: at the first of the decorators or
-    attributes right before it (comments between them allowed)."""
-    start = node.start_byte
-    before = node.prev_named_sibling
-    while before is not None and (before.type in rules.leading or before.type in _COMMENTS):
+def _start(siblings: list[Node], at: int, rules: Rules) -> int:
+    """Where the text of the definition ``siblings[at]`` starts: at the first
+    of the decorators or attributes right before it (comments between them
+    allowed).  Read from the list of named siblings the walk holds, not
+    asked of the node: tree-sitter finds a node's sibling through its
+    parent, from the root down, which costs a step per level of nesting."""
+    start = siblings[at].start_byte
+    for index in range(at - 1, -1, -1):
+        before = siblings[index]
         if before.type in rules.leading:
             start = before.start_byte
-        before = before.prev_named_sibling
+        elif before.type not in _COMMENTS:
+            break
     return start
 
 

@@ -28,8 +28,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli.output import emit, say
     from roteiro_memory.exitcodes import ExitCode
 
-    session.require_repo("sync")
+    # The store first: with no repository to find it in, that is the failure,
+    # exit 3 as for every command that uses a store (docs/cli.md).
     session.store()
+    session.require_repo("sync")
     report = session.sync(full=True)
     assert report is not None
     if args.json:

@@ -1,0 +1,110 @@
+"""An anchor names only what sync holds, checked without following links:
+a symbol anchor on a symbolic link, on a file below a symlinked folder, or
+on what is not a regular file is refused in one line (exit 2, nothing
+written) before anything is read -- never a file outside the repository,
+never a crash on a loop or a dangling link, never a wait on a FIFO, never a
+read of a device without end."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_cli import SCRIPT, Repo
+
+from roteiro_memory.repo.graph import MAX_UNTRACKED_BYTES
+
+SOURCE = "def f():\n    return 1\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    made = Repo.committed(tmp_path / "repo", {"a.py": SOURCE})
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "sec.py").write_text("def secret_token():\n    return 42\n")
+    return made
+
+
+def _refused(repo: Repo, anchor: str) -> str:
+    """The one line ``add --anchor anchor`` is refused with (in time: a FIFO
+    opened for reading would wait for ever); the store holds no record after
+    it."""
+    assert SCRIPT is not None
+    done = subprocess.run(
+        [SCRIPT, "add", "a lesson", "--anchor", anchor],
+        cwd=repo.root,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "Traceback" not in done.stderr
+    assert "unexpected failure" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+    listed = repo.run("list", "--no-sync")
+    assert (listed.returncode, listed.stdout) == (1, "0 records (store: 0 live, 0 superseded)\n")
+    return done.stderr
+
+
+def test_a_symbol_of_a_file_outside_the_repository_is_not_read_through_a_link(
+    repo: Repo,
+) -> None:
+    os.symlink("../outside/sec.py", repo.root / "out.py")
+    repo.commit()
+    for anchor in ("out.py::secret_token", "out.py::nope"):
+        refusal = _refused(repo, anchor)
+        assert "'out.py' is a symbolic link" in refusal
+        assert "secret_token" not in refusal.replace(anchor, "")
+
+
+@pytest.mark.parametrize(
+    ("name", "target"),
+    [
+        ("loop.py", "loop.py"),
+        ("dir.py", "."),
+        ("dangling.py", "nowhere.py"),
+        ("fifo_link.py", "fifo"),
+        ("zero.py", "/dev/zero"),
+    ],
+    ids=["loop", "directory", "dangling", "fifo", "device"],
+)
+def test_a_symbol_anchor_on_any_symlink_is_refused_before_its_target_is_read(
+    repo: Repo, name: str, target: str
+) -> None:
+    os.mkfifo(repo.root / "fifo")
+    os.symlink(target, repo.root / name)
+    refusal = _refused(repo, f"{name}::f")
+    assert f"'{name}' is a symbolic link" in refusal
+
+
+def test_a_symlink_is_still_anchored_as_a_file(repo: Repo) -> None:
+    os.symlink("../outside/sec.py", repo.root / "out.py")
+    repo.commit()
+    lesson = repo.add("the link must keep pointing outside", "out.py")
+    assert repo.state(lesson) == "valid"
+
+
+def test_a_fifo_is_refused_as_what_it_is_without_waiting_for_a_writer(repo: Repo) -> None:
+    os.mkfifo(repo.root / "pipe.py")
+    for anchor in ("pipe.py", "pipe.py::f"):
+        assert "'pipe.py' is a FIFO, not a file" in _refused(repo, anchor)
+
+
+def test_a_file_below_a_symlinked_folder_is_refused_naming_the_link(repo: Repo) -> None:
+    os.symlink("../outside", repo.root / "outdir")
+    for anchor in ("outdir/sec.py", "outdir/sec.py::secret_token"):
+        refusal = _refused(repo, anchor)
+        assert "'outdir/sec.py' is inside 'outdir', a symbolic link" in refusal
+        assert ".git or a submodule" not in refusal
+
+
+def test_an_untracked_file_too_big_to_be_source_is_refused_unread(repo: Repo) -> None:
+    with open(repo.root / "big.py", "wb") as handle:
+        handle.truncate(MAX_UNTRACKED_BYTES + 1)  # sparse: nothing written, nothing read
+    for anchor in ("big.py", "big.py::f"):
+        refusal = _refused(repo, anchor)
+        assert f"'big.py' is an untracked file of {MAX_UNTRACKED_BYTES + 1:,} bytes" in refusal
