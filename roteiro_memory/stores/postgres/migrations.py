@@ -261,6 +261,46 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX idx_cache_key ON agent_cache USING hash (key);
         """,
     ),
+    (
+        12,
+        "roteiro_product: the IEEE product of two factors, where PostgreSQL would refuse a 0",
+        # Recall's score took the rare products near the bottom of the double
+        # range (a tie at 2**-1075, a subnormal confidence) through scalar
+        # subqueries binding each operand once, which the planner plans for
+        # every statement, used or not: 6 ms of planning a recall, and their
+        # cost counted for every row passed the JIT thresholds.  A function
+        # binds its operands as variables, and is called by those rows only.
+        f"""
+        CREATE FUNCTION roteiro_product(a double precision, b double precision)
+            RETURNS double precision LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $body$
+        DECLARE
+            x double precision := a * {2.0**537!r};
+            y double precision := b * {2.0**537!r};
+            s double precision;
+            x_high double precision;
+            y_high double precision;
+        BEGIN
+            IF a = 0 OR b = 0 THEN
+                RETURN 0;
+            END IF;
+            IF a >= {2.0**-511!r} AND b >= {2.0**-511!r} THEN
+                RETURN a * b;
+            END IF;
+            s := x * y;
+            IF s <> 0.5 THEN
+                RETURN CASE WHEN s > 0.5 THEN a * b ELSE 0 END;
+            END IF;
+            x_high := {134217729.0!r} * x - ({134217729.0!r} * x - x);
+            y_high := {134217729.0!r} * y - ({134217729.0!r} * y - y);
+            IF (((x_high * y_high - s) + x_high * (y - y_high)) + (x - x_high) * y_high)
+                    + (x - x_high) * (y - y_high) > 0 THEN
+                RETURN a * b;
+            END IF;
+            RETURN 0;
+        END
+        $body$;
+        """,
+    ),
 )
 
 BUILDS: dict[int, Callable[[Any], None]] = {

@@ -110,6 +110,13 @@ def _real(value: float, dialect: Dialect) -> str:
     return f"CAST({value!r} AS {dialect.real})"
 
 
+PRODUCT = "roteiro_product"
+"""The function of a store's schema that multiplies two factors in [0, 1] as
+IEEE does where the dialect would refuse a product that rounds to 0
+(PostgreSQL's migration 12): :func:`_times` calls it for the rows near the
+bottom of the double range only."""
+
+
 def _times(a: str, b: str, dialect: Dialect) -> str:
     """``a * b`` for ``a`` and ``b`` in [0, 1], the IEEE product, without ever
     multiplying to a zero from non-zero operands.
@@ -117,40 +124,18 @@ def _times(a: str, b: str, dialect: Dialect) -> str:
     The product rounds to 0 exactly when it is at most 2**-1075.  Scaling
     both by 2**537 is exact and keeps them normal, so the scaled product
     (at least 2**-1074) is on the side of 0.5 the true one is of 2**-1075,
-    unless it rounded to 0.5 itself: then Dekker's error of the scaled
-    product (:func:`_product_error`, exact with every part normal) says
-    which, in a subquery that names each operand once (the error names
-    them many times), reached by no row but those."""
+    unless it rounded to 0.5 itself: that tie, which no other row reaches,
+    is :data:`PRODUCT`'s to decide, from Dekker's exact error of the scaled
+    product."""
     zero, low, up = _real(0.0, dialect), _real(2.0**-511, dialect), _real(2.0**537, dialect)
     half = _real(0.5, dialect)
     scaled = f"({a} * {up}) * ({b} * {up})"
-    error = _product_error(f"(tie.a * {up})", f"(tie.b * {up})", half, dialect)
     return (
         f"(CASE WHEN {a} = {zero} OR {b} = {zero} THEN {zero}"
         f" WHEN {a} >= {low} AND {b} >= {low} THEN {a} * {b}"
         f" WHEN {scaled} < {half} THEN {zero}"
         f" WHEN {scaled} > {half} THEN {a} * {b}"
-        f" WHEN (SELECT {error} FROM (SELECT {a} AS a, {b} AS b) AS tie) > {zero}"
-        f" THEN {a} * {b} ELSE {zero} END)"
-    )
-
-
-def _product_error(a: str, b: str, product: str, dialect: Dialect) -> str:
-    """``a * b - product`` exactly, where ``product`` is the double ``a * b``
-    rounds to (Dekker's product, each operand split in halves of 26 bits
-    at ``2**27 + 1``): exact while no part underflows or overflows."""
-    split = _real(134217729.0, dialect)
-
-    def halves(x: str) -> tuple[str, str]:
-        scaled = f"({split} * {x})"
-        high = f"({scaled} - ({scaled} - {x}))"
-        return high, f"({x} - {high})"
-
-    a_high, a_low = halves(a)
-    b_high, b_low = halves(b)
-    return (
-        f"(((({a_high} * {b_high}) - {product}) + ({a_high} * {b_low}))"
-        f" + ({a_low} * {b_high})) + ({a_low} * {b_low})"
+        f" ELSE {PRODUCT}({a}, {b}) END)"
     )
 
 
@@ -211,12 +196,8 @@ def score_expr(
         return f"{base} * ({penalty}) * {factor}", params
     base_penalty = f"{base} * ({penalty})"
     safe = f"{base} >= {_real(2.0**-_SAFE_EXPONENT, dialect)}"
-    # Each factor bound once: the products name their operands many times.
-    slow = (
-        f"(SELECT {_times('g.product', 'g.factor', dialect)} FROM"
-        f" (SELECT {_times('f.base', 'f.penalty', dialect)} AS product, f.factor AS factor FROM"
-        f" (SELECT {base} AS base, ({penalty}) AS penalty, ({factor}) AS factor) AS f) AS g)"
-    )
+    # A base below 2**-500 (a confidence no one states): each factor named once.
+    slow = f"{PRODUCT}({PRODUCT}({base}, ({penalty})), ({factor}))"
     if decay.mode != "exponential":
         # The factor is 1, 0, or at least 2**-64: with a safe base the
         # product stays normal or is an exact 0.

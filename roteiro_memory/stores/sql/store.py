@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from roteiro_memory import eviction
@@ -107,6 +108,30 @@ def record_filters(
     if not include_superseded:
         where.append("m.superseded_by IS NULL")
     return where, params
+
+
+def statements(sql: str) -> list[str]:
+    """The statements of a migration's ``sql``, split at each ``;`` outside a
+    dollar-quoted body (a function's, ``$body$ ... $body$``): one a call,
+    as SQLite's driver runs them."""
+    out: list[str] = []
+    current: list[str] = []
+    opened: str | None = None
+    for piece in re.split(r"(\$\w*\$)", sql):
+        if re.fullmatch(r"\$\w*\$", piece):
+            opened = piece if opened is None else (None if piece == opened else opened)
+            current.append(piece)
+            continue
+        if opened is not None:
+            current.append(piece)
+            continue
+        *ended, rest = piece.split(";")
+        for part in ended:
+            out.append("".join([*current, part]))
+            current = []
+        current.append(rest)
+    out.append("".join(current))
+    return [statement for statement in out if statement.strip()]
 
 
 class SQLStore(Store):
@@ -192,9 +217,8 @@ class SQLStore(Store):
         built = None
         pending = []
         for version, name, sql in migrations:
-            for statement in sql.split(";"):
-                if statement.strip():
-                    conn.execute(statement)
+            for statement in statements(sql):
+                conn.execute(statement)
             conn.execute(record, (version, name))
             if version in builds:
                 built = version
