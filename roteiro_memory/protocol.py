@@ -335,6 +335,33 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as the parser builds it, the last of a repeated name
+    winning; a value it drops for a later one is still checked for a lone
+    surrogate, which is not Unicode wherever in the request it appears."""
+    built: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in built and not _all_text(built[name]):
+            raise ValueError(
+                f"{name!r} is given twice, and its first value holds a lone surrogate, "
+                "which is not Unicode"
+            )
+        built[name] = value
+    return built
+
+
+def _all_text(value: object) -> bool:
+    """Whether every string in a parsed JSON value is valid Unicode (the
+    names of its objects were checked as they were built)."""
+    if isinstance(value, str):
+        return _is_text(value)
+    if isinstance(value, dict):
+        return all(_is_text(name) and _all_text(item) for name, item in value.items())
+    if isinstance(value, list):
+        return all(_all_text(item) for item in value)
+    return True
+
+
 def _response(
     request_id: int | None, result: JSON = None, error: RoteiroError | None = None
 ) -> str:
@@ -359,7 +386,9 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     """The response to one request line, and whether the session should end."""
     try:
-        request = json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+        request = json.loads(
+            line.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_object
+        )
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         return _response(None, error=BadRequest(f"the request is not valid JSON: {error}")), False
     request_id = request.get("id") if isinstance(request, dict) else None

@@ -392,6 +392,18 @@ BAD_LINES: list[tuple[str, bytes, int | None]] = [
     ),
     ("surrogate-key", b'{"id": 3, "op": "cache.get", "args": {"key": "\\udfff"}}', 3),
     (
+        "surrogate-in-a-repeated-name",
+        b'{"id": 3, "op": "memory.record", "args": {"kind": "lesson", "body": "\\ud800",'
+        b' "body": "ok"}}',
+        None,
+    ),
+    (
+        "surrogate-deep-in-a-repeated-name",
+        b'{"id": 3, "op": "graph.remove_nodes", "args": {"keys": ["\\udc00"]},'
+        b' "args": {"keys": []}}',
+        None,
+    ),
+    (
         "surrogate-in-keys",
         b'{"id": 3, "op": "graph.remove_nodes", "args": {"keys": ["\\udc00"]}}',
         3,
