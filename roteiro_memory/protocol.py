@@ -28,6 +28,7 @@ from roteiro_memory.errors import (
     StreamClosed,
     Unsupported,
     excerpt,
+    json_excerpt,
     lone_surrogate,
 )
 from roteiro_memory.exitcodes import ExitCode
@@ -157,15 +158,20 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _not_of_type(value: object) -> str:
-    """How a value of the wrong type is shown in a refusal: text that is the
-    wrong type only for a lone surrogate (in it, or in one of a list's) says so."""
+def _not_of_type(type_name: str, value: object) -> str:
+    """Why a value is not of ``type_name``, showing it as JSON writes it
+    (``null``, ``true``, ``Infinity``): text that is the wrong type only for
+    a lone surrogate (in it, or in one of a list's) says so."""
+    article = "an" if type_name[0] in "aeiou" else "a"
     items = value if isinstance(value, list) else [value]
     for item in items:
         lone = lone_surrogate(item) if isinstance(item, str) else None
         if lone is not None:
-            return f"{excerpt(value)}, which holds {lone} and is not Unicode text"
-    return excerpt(value)
+            return (
+                f"must be {article} {type_name}, not {excerpt(value)}, which holds {lone} "
+                "and is not Unicode text"
+            )
+    return f"must be {article} {type_name}, not {json_excerpt(value)}"
 
 
 def _has_type(value: object, type_name: str) -> bool:
@@ -199,9 +205,7 @@ def _check_node(op: str, index: int, node: object) -> GraphNode:
         raise BadRequest(f"{where} lacks the required field 'key'")
     for field, type_name in (*_NODE_FIELDS.items(), ("blob", _STR_OR_NULL)):
         if field in node and not _has_type(node[field], type_name):
-            raise BadRequest(
-                f"{where}.{field} must be a {type_name}, not {_not_of_type(node[field])}"
-            )
+            raise BadRequest(f"{where}.{field} {_not_of_type(type_name, node[field])}")
     return GraphNode(
         key=node["key"],
         kind=node.get("kind"),
@@ -234,9 +238,7 @@ def check_args(op: str, args: object) -> dict[str, JSON]:
             continue
         value = args[arg.name]
         if not _has_type(value, arg.type):
-            raise BadRequest(
-                f"{op}: argument {arg.name!r} must be a {arg.type}, not {_not_of_type(value)}"
-            )
+            raise BadRequest(f"{op}: argument {arg.name!r} {_not_of_type(arg.type, value)}")
         if arg.name in _NON_NEGATIVE and value is not None and value < 0:
             raise BadRequest(f"{op}: argument {arg.name!r} must not be negative, got {value}")
         bounds = _RANGES.get(arg.name)
@@ -335,6 +337,19 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+_INT_DIGITS = 4_000
+"""Longest integer literal read as an int: Python refuses to convert more
+than 4,300 digits (the conversion is quadratic)."""
+
+
+def _integer(literal: str) -> int | float:
+    """A JSON integer literal's value; one of more than :data:`_INT_DIGITS`
+    digits, beyond every range an argument has, as the infinity of its sign:
+    a JSON number still, out of range as a confidence (``InvalidConfidence``)
+    and no integer where one is wanted (``BadRequest``)."""
+    return int(literal) if len(literal) <= _INT_DIGITS else float(literal)
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object as the parser builds it, the last of a repeated name
     winning; a value it drops for a later one is still checked for a lone
@@ -387,7 +402,10 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     """The response to one request line, and whether the session should end."""
     try:
         request = json.loads(
-            line.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_object
+            line.decode("utf-8"),
+            parse_constant=_reject_constant,
+            parse_int=_integer,
+            object_pairs_hook=_object,
         )
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         return _response(None, error=BadRequest(f"the request is not valid JSON: {error}")), False

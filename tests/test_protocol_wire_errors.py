@@ -52,10 +52,13 @@ def test_invalid_body(shared: WireServer, body: str) -> None:
     refused(shared, "memory.record", {"kind": "lesson", "body": body}, "InvalidBody")
 
 
-@pytest.mark.parametrize("literal", ["1.5", "-0.01", "2", "1e400", "-1e400"])
+@pytest.mark.parametrize(
+    "literal", ["1.5", "-0.01", "2", "1e400", "-1e400", "1" + "0" * 4_300, "-" + "9" * 5_000]
+)
 def test_invalid_confidence(shared: WireServer, literal: str) -> None:
     """Out of [0, 1], including literals too large for a double (read as
-    infinities, which are not the NaN/Infinity tokens JSON forbids)."""
+    infinities, which are not the NaN/Infinity tokens JSON forbids) and
+    integers of more digits than Python converts."""
     line = b'{"id": 9, "op": "memory.record", "args": {"kind": "lesson", "body": "b", '
     line += b'"confidence": ' + literal.encode() + b"}}"
     before = shared.ok("store.snapshot")
@@ -373,7 +376,8 @@ BAD_LINES: list[tuple[str, bytes, int | None]] = [
         None,
     ),
     ("unclosed-deep", b"{" * _DEEP, None),
-    ("huge-integer", b'{"id": 1, "op": "memory.get", "args": {"id": ' + b"9" * 5000 + b"}}", None),
+    ("huge-integer", b'{"id": 1, "op": "memory.get", "args": {"id": ' + b"9" * 5000 + b"}}", 1),
+    ("huge-integer-id", b'{"id": ' + b"9" * 5000 + b', "op": "hello"}', None),
     ("missing-op", b'{"id": 3}', 3),
     ("non-string-op", b'{"id": 3, "op": 5}', 3),
     ("surrogate-op", b'{"id": 3, "op": "\\ud800"}', 3),
@@ -516,6 +520,23 @@ def test_bad_request(shared: WireServer, line: bytes, expected_id: int | None) -
     assert response["error"]["kind"] == "BadRequest", response
     assert shared.ok("store.snapshot") == before
     assert shared.alive
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ({"id": None}, "argument 'id' must be an integer, not null"),
+        ({"id": True}, "argument 'id' must be an integer, not true"),
+        ({"id": [1.5]}, "argument 'id' must be an integer, not [1.5]"),
+    ],
+)
+def test_a_wrong_type_is_shown_as_json_writes_it(
+    shared: WireServer, args: dict[str, Any], said: str
+) -> None:
+    """The sender wrote JSON: a refusal quotes ``null`` and ``true``, not
+    Python's ``None`` and ``True``, with the article English wants."""
+    response = shared.raw(_request("memory.get", args))
+    assert response["error"]["message"] == f"memory.get: {said}", response
 
 
 @pytest.mark.parametrize(
