@@ -61,3 +61,36 @@ def test_cli_export_from_sqlite_import_into_postgres_and_back(tmp_path: Path, ds
     (tmp_path / "b.jsonl").write_text(from_postgres)
     _cli("import", "--db", str(back), str(tmp_path / "b.jsonl"), cwd=tmp_path)
     assert _cli("export", "--db", str(back), cwd=tmp_path) == exported
+
+
+def test_a_command_migrating_an_older_postgres_store_says_so_once(tmp_path: Path, dsn: str) -> None:
+    """As of an older SQLite store: any command migrates it, and after it an
+    earlier version cannot open it, so a server still running on it must be
+    restarted -- said on stderr by the command that migrated it, not after."""
+    from older_stores import postgres_back_to
+
+    from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    store = PostgresStore(dsn)
+    try:
+        store.record("lesson", "from an earlier version")
+        postgres_back_to(store.connection, 10)
+    finally:
+        store.close()
+    said = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", "list", "--no-sync", "--db", dsn],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+            cwd=tmp_path,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "from an earlier version" in done.stdout
+        said.append(done.stderr)
+    assert f"migrated the store from schema version 10 to {SCHEMA_VERSION}" in said[0], said
+    assert "restart any still running on it" in said[0]
+    assert said[1] == ""

@@ -191,6 +191,7 @@ class Session:
             from roteiro_memory.stores.postgres.store import PostgresStore
 
             self._store = PostgresStore(str(self.dsn()))
+            announce_migration(self._store, self.warn)
         if self._store is None:
             location = self._location()
             if must_exist and not os.path.exists(location.path):
@@ -421,17 +422,15 @@ def _refuse_orphan_side_files(real: str, location: Location) -> None:
 
 def announce_migration(store: Store, warn: Callable[[str], None] = _stderr) -> None:
     """Say so when opening ``store`` migrated it: any command, reads too,
-    migrates an older SQLite store, and after it earlier versions cannot
-    open it.  One already open on it (a server) is not stopped, and may
-    write what this version would not: it must be restarted."""
+    migrates an older store (SQLite's or PostgreSQL's), and after it earlier
+    versions cannot open it.  One already open on it (a server) is not
+    stopped, and may write what this version would not: it must be restarted."""
     migrated = getattr(store, "migrated", None)
     if migrated is None:
         return
-    from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
-
-    version, names = migrated
+    version, newest, names = migrated
     warn(
         f"{store.describe()}: migrated the store from schema version {version} to "
-        f"{SCHEMA_VERSION} ({', '.join(names)}); earlier versions of "
+        f"{newest} ({', '.join(names)}); earlier versions of "
         "roteiro-memory cannot open it now: restart any still running on it (an MCP server)"
     )

@@ -117,6 +117,9 @@ class PostgresStore(SQLStore):
         self._throwaway = False
         self._given = dsn  # what messages are redacted against, with self.dsn
         self._commits = 0
+        self.migrated: tuple[int, int, list[str]] | None = None
+        """Set when opening migrated an existing store: the schema version it
+        was at, the one it is at now, and the names of the migrations applied."""
         self._link = self._open()
 
     @classmethod
@@ -270,7 +273,10 @@ class PostgresStore(SQLStore):
                 )
             applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
             self._refuse_newer(max(applied, default=0), SCHEMA_VERSION)
-            self._apply(conn, [m for m in MIGRATIONS if m[0] not in applied], BUILDS, STEPS)
+            pending = [m for m in MIGRATIONS if m[0] not in applied]
+            self._apply(conn, pending, BUILDS, STEPS)
+        if applied and pending:
+            self.migrated = (max(applied), SCHEMA_VERSION, [name for _, name, _ in pending])
 
     # --- transactions, locks and ids ---------------------------------------
 

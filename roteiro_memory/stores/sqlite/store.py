@@ -117,9 +117,9 @@ class SQLiteStore(SQLStore):
         """The store's file, as given."""
         self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
-        self.migrated: tuple[int, builtins.list[str]] | None = None
+        self.migrated: tuple[int, int, builtins.list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
-        was at, and the names of the migrations applied."""
+        was at, the one it is at now, and the names of the migrations applied."""
         self.read_only: str | None = None
         """Why nothing can be written to the store (its folder or file is
         read-only), when it was opened to be read only; None otherwise."""
@@ -256,7 +256,7 @@ class SQLiteStore(SQLStore):
             self._apply(conn, pending, BUILDS, STEPS)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         if earlier:
-            self.migrated = (max(earlier), [name for _, name, _ in pending])
+            self.migrated = (max(earlier), SCHEMA_VERSION, [name for _, name, _ in pending])
 
     # --- transactions and ids ----------------------------------------------
 
