@@ -257,6 +257,35 @@ def test_history_of_another_file_at_the_path_is_no_rename_evidence(repo: Repo) -
     assert (proposal["action"], proposal["to"], proposal["evidence"]) == ("none", None, [])
 
 
+@pytest.mark.parametrize("change", ["edited then renamed", "moved to another file"])
+def test_a_witness_git_never_wrote_stands_in_for_the_tree_before_later_edits(
+    repo: Repo, change: str
+) -> None:
+    """With an untracked file beside it, a record's witness is no git object;
+    the tree standing in is the newest that holds its code as captured,
+    before the commits that edited or moved it since -- so the edit and
+    rename, or the unchanged move, are still followed."""
+    two = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    repo.write("src/two.py", two)
+    repo.commit("two")
+    repo.write("notes.txt", "untracked\n")
+    lesson = repo.add("f must stay pure", "src/two.py::f")
+    if change == "edited then renamed":
+        repo.write("src/two.py", two.replace("return 1", "return 10"))
+        repo.commit("edit f")
+        repo.git("mv", "src/two.py", "src/three.py")
+        repo.commit("rename")
+        want = ("likely", "py:src/three.py::f", ["rename", "symbol"])
+    else:
+        repo.write("src/two.py", two.partition("\n\n\n")[2])
+        repo.write("src/one.py", two.partition("\n\n\n")[0] + "\n")
+        repo.commit("move f")
+        want = ("certain", "py:src/one.py::f", ["blob"])
+    proposal = _proposal(repo, lesson)
+    kinds = [e["kind"] for e in proposal["evidence"]]
+    assert (proposal["certainty"], proposal["to"], kinds) == want
+
+
 def test_listing_changes_nothing(repo: Repo) -> None:
     """``reanchor`` reads: after the sync every read does, the store is byte
     for byte as it was, with or without ``--json``, and ``--no-sync`` reads

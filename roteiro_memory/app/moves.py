@@ -8,9 +8,10 @@ What holds:
   there all along is not where the code went.  With no such tree to look
   in, a carrier is unchecked, and proposed as likely at most.
 * **The tree holding the record's code** is its witness when git has that
-  tree; else the newest tree of ``HEAD``'s history holding its file, when
-  the record's node there has the blob it captured -- a tree holding only
-  another file of the same path is no evidence about the record's code.
+  tree; else the newest tree of ``HEAD``'s history whose node of the
+  record's anchor has the blob it captured, looking back through the commits
+  that changed its file -- so before any later edit or move of that code,
+  and never a tree holding only another file of the same path.
 * **An empty file identifies nothing**: every empty file has one blob, and
   git pairs any two as a rename, so neither is evidence for a record about one.
 * Git is asked once per tree, and a file of an earlier tree is built once.
@@ -91,14 +92,15 @@ def _stand_ins(
     repo: Repo, records: Sequence[MemoryRecord], present: set[str], trees: _TreeGraphs
 ) -> dict[int, str]:
     """For each of ``records``, a tree git has that holds its code as it
-    captured it: its witness when git has that tree, else the newest tree of
-    ``HEAD``'s history holding its file, when the record's node there has
-    the blob the record captured.  A tree holding only another file of the
-    same path -- one the history held before the record's file, which was
-    never committed, say -- is no evidence about the record's code."""
+    captured it: its witness when git has that tree, else the newest tree
+    of ``HEAD``'s history whose node of the record's anchor has the blob the
+    record captured (:func:`~roteiro_memory.repo.renames.trees_holding`) --
+    before any later edit or move of that code, and never a tree holding
+    only another file of the same path (one the history held before the
+    record's file, which was never committed, say)."""
     from roteiro_memory.repo import renames
 
-    holding: dict[str, str | None] = {}
+    holding: dict[str, list[str]] = {}
     out = {}
     for record in records:
         assert record.anchor is not None
@@ -110,12 +112,11 @@ def _stand_ins(
             continue
         path = parts[0]
         if path not in holding:
-            holding[path] = renames.tree_holding(repo, path)
-        tree = holding[path]
-        if tree is not None and trees.blobs(tree, [path]).get(record.anchor.key) == (
-            record.anchor.blob
-        ):
-            out[record.id] = tree
+            holding[path] = renames.trees_holding(repo, path)
+        for tree in holding[path]:
+            if trees.blobs(tree, [path]).get(record.anchor.key) == record.anchor.blob:
+                out[record.id] = tree
+                break
     return out
 
 

@@ -13,8 +13,9 @@ A record's *witness* is the id of the tree its store was synced from when
 it was written.  It is a git object only when that exact state was
 committed (or written by git some other way): a tree with untracked or
 uncommitted files in it was hashed, never written.  When it is not an
-object, the tree that last held the path in ``HEAD``'s history stands in
-(:func:`tree_holding`).
+object, a tree of ``HEAD``'s history that held the path may stand in
+(:func:`trees_holding` lists them; the caller chooses the one holding the
+record's code).
 """
 
 from __future__ import annotations
@@ -27,7 +28,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
 
-__all__ = ["Rename", "parse_renames", "present_trees", "renames", "tree_holding"]
+__all__ = [
+    "HISTORY_LOOKED_AT",
+    "Rename",
+    "parse_renames",
+    "present_trees",
+    "renames",
+    "trees_holding",
+]
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -112,21 +120,38 @@ def _holds(repo: Repo, rev: str, path: str) -> bool:
     return path.encode("utf-8", "surrogateescape") in out.split(b"\0")
 
 
-def tree_holding(repo: Repo, path: str) -> str | None:
-    """The newest tree of ``HEAD``'s history that holds ``path``: ``HEAD``'s
-    own when it does (the path went in the working tree only), else the tree
-    just before the commit that last touched it, which removed it; None when
-    no commit ever held it (or there are no commits)."""
+HISTORY_LOOKED_AT = 50
+"""How many of the commits that changed a file :func:`trees_holding` looks
+back through for the trees that held it."""
+
+
+def trees_holding(repo: Repo, path: str) -> list[str]:
+    """The trees of ``HEAD``'s history that held ``path``, newest first, one
+    for each state the file had: ``HEAD``'s own when it holds the path, then
+    the tree just before each of the last :data:`HISTORY_LOOKED_AT` commits
+    that changed it (the one that removed it first, when it is gone).  None
+    when no commit ever held it (or there are no commits).  A tree is listed
+    once however many states it stands for."""
     head = _rev_tree(repo, "HEAD")
     if head is None:
-        return None
-    if _holds(repo, "HEAD", path):
-        return head
-    last = repo.git("--literal-pathspecs", "rev-list", "-1", "HEAD", "--", path).strip()
-    if not last:
-        return None
-    parent = f"{last.decode('ascii')}^1"
-    return _rev_tree(repo, parent) if _holds(repo, parent, path) else None
+        return []
+    found = [head] if _holds(repo, "HEAD", path) else []
+    changed = repo.git(
+        "--literal-pathspecs",
+        "rev-list",
+        "--parents",
+        f"--max-count={HISTORY_LOOKED_AT}",
+        "HEAD",
+        "--",
+        path,
+    )
+    # "COMMIT PARENT...": the state before each change is its first parent's
+    # (a root commit, which has none, made the file from nothing).
+    parents = [ids[1] for ids in (line.split() for line in changed.splitlines()) if len(ids) > 1]
+    if parents:
+        out = repo.git("rev-parse", *(f"{rev.decode('ascii')}^{{tree}}" for rev in parents))
+        found += [tree for tree in out.decode("ascii", "replace").split() if _is_object_id(tree)]
+    return list(dict.fromkeys(found))
 
 
 def renames(repo: Repo, before: str, after: str | None) -> dict[str, Rename]:
