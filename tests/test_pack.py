@@ -300,3 +300,19 @@ def test_pack_shows_stored_control_characters_as_escapes_within_its_budget() -> 
         assert "\x07" not in shown
         assert tokens(shown) <= budget, budget
     assert " \\x1b[2J\\x07 " in select(store.recall(), 2000).markdown()
+
+
+def test_pack_says_records_were_left_unread_when_all_it_read_fold_into_a_line(
+    repo: GitRepo,
+) -> None:
+    """Near-duplicates fold into one line, so every record read can be shown
+    while more were never read: no "At least 0 more did not fit"."""
+    for _ in range(60):
+        done = repo.cli(
+            "add", "always run the linter before committing", "--no-sync", "--allow-duplicate"
+        )
+        assert done.returncode == 0, done.stderr
+    shape = json.loads(repo.cli("pack", "--budget", "150", "--json").stdout)["result"]
+    assert (shape["omitted"], shape["omitted_exact"]) == (0, False)
+    footer = repo.cli("pack", "--budget", "150").stdout.splitlines()[-1]
+    assert footer.startswith("_More records were left unread, beyond what the budget shows")

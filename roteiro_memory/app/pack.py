@@ -241,12 +241,17 @@ def _summary(pack: Pack, stale: bool) -> str:
 
 
 def _footer(omitted: int, exact: bool) -> str:
-    if omitted == 0 and exact:
+    """The digest's last line: what it left out.  With records left unread
+    (not ``exact``), ``omitted`` counts only those read: a floor, and none
+    at all when every one read was shown or folded into a line shown."""
+    finds = "`roteiro-memory recall` or the MCP `search` tool finds them._"
+    if exact and not omitted:
         return "_End of memory digest._"
-    return (
-        f"_{'' if exact else 'At least '}{omitted} more did not fit the budget: "
-        "`roteiro-memory recall` or the MCP `search` tool finds them._"
-    )
+    if exact:
+        return f"_{omitted} more did not fit the budget: {finds}"
+    if omitted:
+        return f"_At least {omitted} more did not fit the budget: {finds}"
+    return f"_More records were left unread, beyond what the budget shows: {finds}"
 
 
 def _skeleton_bytes(
@@ -272,7 +277,7 @@ def _skeleton_bytes(
     for heading in headings:
         lines += [f"## {heading}", "", ""]
     lines += _notes(marks)
-    lines.append(_footer(count, every_read))
+    lines.append(max(_footer(count, every_read), _footer(0, every_read), key=len))
     # The summary was written with none chosen: room for as many digits as the count.
     return len(("\n".join(lines) + "\n").encode("utf-8")) + len(str(count))
 
