@@ -337,17 +337,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-_INT_DIGITS = 4_000
-"""Longest integer literal read as an int: Python refuses to convert more
-than 4,300 digits (the conversion is quadratic)."""
-
-
 def _integer(literal: str) -> int | float:
-    """A JSON integer literal's value; one of more than :data:`_INT_DIGITS`
-    digits, beyond every range an argument has, as the infinity of its sign:
-    a JSON number still, out of range as a confidence (``InvalidConfidence``)
-    and no integer where one is wanted (``BadRequest``)."""
-    return int(literal) if len(literal) <= _INT_DIGITS else float(literal)
+    """A JSON integer literal's value; one of more digits than Python
+    converts (``sys.get_int_max_str_digits``: the conversion is quadratic),
+    beyond every range an argument has, as the infinity of its sign: a JSON
+    number still, out of range as a confidence (``InvalidConfidence``) and no
+    integer where one is wanted (``BadRequest``)."""
+    most = sys.get_int_max_str_digits()
+    return int(literal) if not most or len(literal.lstrip("-")) <= most else float(literal)
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -378,6 +378,11 @@ BAD_LINES: list[tuple[str, bytes, int | None]] = [
     ("unclosed-deep", b"{" * _DEEP, None),
     ("huge-integer", b'{"id": 1, "op": "memory.get", "args": {"id": ' + b"9" * 5000 + b"}}", 1),
     ("huge-integer-id", b'{"id": ' + b"9" * 5000 + b', "op": "hello"}', None),
+    (
+        "integer-of-4300-digits",
+        b'{"id": 1, "op": "memory.get", "args": {"id": ' + b"9" * 4300 + b"}}",
+        1,
+    ),
     ("missing-op", b'{"id": 3}', 3),
     ("non-string-op", b'{"id": 3, "op": 5}', 3),
     ("surrogate-op", b'{"id": 3, "op": "\\ud800"}', 3),
