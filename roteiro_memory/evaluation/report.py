@@ -29,6 +29,8 @@ TABLE_COLUMNS: tuple[str, ...] = (
     "duplicates@5",
 )
 PLOT_INSTALL = "pip install 'roteiro-memory[eval]'"
+NEEDS_MATPLOTLIB = f"--plot needs matplotlib: {PLOT_INSTALL}"
+"""Why a plot cannot be drawn here, said before running or at drawing."""
 PLOT_FORMAT = "png"
 """The one format a plot is drawn in: its file is named ``*.png`` (or has
 no suffix).  PNG's metadata is what keeps the bytes the same run to run."""
@@ -46,7 +48,7 @@ def plot_refusal(path: Path) -> str | None:
     import importlib.util
 
     if importlib.util.find_spec("matplotlib") is None:
-        return f"--plot needs matplotlib: {PLOT_INSTALL}"
+        return NEEDS_MATPLOTLIB
     return None
 
 
@@ -115,7 +117,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise SystemExit(f"--plot needs matplotlib: {PLOT_INSTALL}") from None
+        raise SystemExit(NEEDS_MATPLOTLIB) from None
     ks = result["ks"]
     figure, axes = plt.subplots(figsize=(6, 4))
     for arm, styles in result["arms"].items():

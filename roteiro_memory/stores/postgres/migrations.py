@@ -250,6 +250,9 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         # where PROTOCOL bounds neither.  A unique index on the SHA-256 keeps
         # one row a key (two keys sharing a SHA-256 is beyond concern) and is
         # what an upsert names (Dialect.keyed); a hash index finds a key.
+        # A process of an earlier version still open on the store names the
+        # key itself in its upserts, which no unique index matches now: its
+        # node and cache writes fail (the driver's error), until restarted.
         """
         ALTER TABLE nodes DROP CONSTRAINT nodes_pkey;
         ALTER TABLE nodes ALTER COLUMN key SET NOT NULL;
