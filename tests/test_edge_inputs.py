@@ -393,3 +393,18 @@ def test_import_refusals_quote_a_bounded_excerpt() -> None:
     assert "line 2" in str(raised.value)
     assert len(str(raised.value)) < 500
     assert "SECRET" not in str(raised.value)
+
+
+def test_no_tree_witness_is_the_same_state_however_it_came_about(store: Store) -> None:
+    """``set_tree(None)`` on a fresh store changes nothing, and clearing a
+    witness leaves the store as one that never had one: the snapshot, like
+    the model's, holds no witness either way."""
+    fresh = store.snapshot()
+    store.set_tree(None)
+    assert store.snapshot() == fresh
+    store.set_tree("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+    assert store.snapshot() != fresh
+    assert store.tree() == "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    store.set_tree(None)
+    assert store.snapshot() == fresh
+    assert store.tree() is None

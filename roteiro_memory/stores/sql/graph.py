@@ -48,10 +48,15 @@ def upsert(conn: Any, d: Dialect, bound: Sequence[Row]) -> None:
 
 
 def set_tree(conn: Any, d: Dialect, tree: str | None) -> None:
-    """Set the repo-state witness later record writes take."""
+    """Set the repo-state witness later record writes take.  No witness is
+    no row, as in a store that never had one: the snapshot says the same of
+    both, as the model's does."""
+    if tree is None:
+        conn.execute("DELETE FROM sync_state")
+        return
     conn.execute(
         cols.insert("sync_state", cols.SYNC_STATE, d.mark) + cols.upsert(cols.SYNC_STATE, "id"),
-        (0, d.optional(tree)),
+        (0, d.text(tree)),
     )
 
 
@@ -68,6 +73,6 @@ def replace(conn: Any, d: Dialect, new: Sequence[Row], tree: str | None) -> tupl
     upsert(conn, d, changed)
     d.delete_keys(conn, "nodes", "key", gone)
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    if witness is None or witness[0] != d.optional(tree):
+    if (None if witness is None else witness[0]) != d.optional(tree):
         set_tree(conn, d, tree)
     return len(changed), len(gone)
