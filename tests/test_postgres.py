@@ -447,6 +447,12 @@ def test_check_of_a_healthy_store_is_clean(pg: PostgresStore) -> None:
         ("UPDATE agent_cache SET last_used = 1", "shares tick 1"),
         ("UPDATE agent_cache_clock SET ticks = 0", "the clock is behind it at 0"),
         ("UPDATE schema_migrations SET version = 99 WHERE version = 3", "newer than this"),
+        ("DROP FUNCTION roteiro_product", "function roteiro_product: is missing"),
+        (
+            "CREATE OR REPLACE FUNCTION roteiro_product(a double precision, b double precision)"
+            " RETURNS double precision LANGUAGE sql AS 'SELECT a * b'",
+            "function roteiro_product: is not the one migration 12 made",
+        ),
     ],
 )
 def test_check_reports_each_planted_fault(pg: PostgresStore, damage: str, finding: str) -> None:

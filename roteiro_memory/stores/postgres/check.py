@@ -2,14 +2,14 @@
 
 What the schema cannot rule out is checked here, one
 :class:`~roteiro_memory.check.Finding` per offending row, like the SQLite
-check: the schema version, stored text that is not UTF-8, scopes and bodies a
-write would refuse, search text that disagrees with its record, supersession
-pointers that dangle, fork, point backwards or cycle, timestamps without
-pointers, cache sizes that disagree with their payloads, clocks behind the
-entries they stamped or two entries sharing one tick, and an id counter
-behind the largest id.  (Kinds, confidences and the clock rows are held by
-CHECK constraints and keys; a store that breaks them was not written by
-this version and is reported by the read that meets it.)
+check: the schema version and the ranking's own function, stored text that is not
+UTF-8, scopes and bodies a write would refuse, search text that disagrees
+with its record, supersession pointers that dangle, fork, point backwards or
+cycle, timestamps without pointers, cache sizes that disagree with their
+payloads, clocks behind the entries they stamped or two entries sharing one
+tick, and an id counter behind the largest id.  (Kinds, confidences and the
+clock rows are held by CHECK constraints and keys; a store that breaks them
+was not written by this version and is reported by the read that meets it.)
 
 :func:`check_connection` runs inside the store's read snapshot
 (:meth:`PostgresStore.check <roteiro_memory.stores.postgres.store.PostgresStore.check>`);
@@ -34,6 +34,7 @@ from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import POSTGRES
+from roteiro_memory.stores.sql.expressions import PRODUCT
 
 if TYPE_CHECKING:
     import psycopg
@@ -74,7 +75,26 @@ def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]
 
 def _schema(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
+    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION) + _product(conn, applied)
+
+
+def _product(conn: psycopg.Connection[tuple[Any, ...]], applied: set[int]) -> list[Finding]:
+    """The function ranking multiplies the rare factors with (migration 12),
+    as that migration made it: dropped or replaced, a recall that reaches
+    it fails or ranks otherwise than every other backend."""
+    if 12 not in applied:
+        return []
+    body = next(sql for version, _, sql in MIGRATIONS if version == 12).split("$body$")[1]
+    found = conn.execute(
+        "SELECT p.prosrc FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace"
+        " WHERE n.nspname = current_schema() AND p.proname = %s",
+        (PRODUCT,),
+    ).fetchall()
+    if [row[0] for row in found] == [body]:
+        return []
+    said = "is missing" if not found else "is not the one migration 12 made"
+    remedy = "export the store and import it into a new one to make it again"
+    return [Finding("function", PRODUCT, f"{said}; {remedy}")]
 
 
 def _text(raw: bytes | None) -> str | None:
