@@ -280,10 +280,71 @@ def test_a_witness_git_never_wrote_stands_in_for_the_tree_before_later_edits(
         repo.write("src/two.py", two.partition("\n\n\n")[2])
         repo.write("src/one.py", two.partition("\n\n\n")[0] + "\n")
         repo.commit("move f")
-        want = ("certain", "py:src/one.py::f", ["blob"])
+        # Likely, not certain: a copy untracked when the record was written
+        # would be in no tree, so a tree standing in cannot rule one out.
+        want = ("likely", "py:src/one.py::f", ["blob"])
     proposal = _proposal(repo, lesson)
     kinds = [e["kind"] for e in proposal["evidence"]]
     assert (proposal["certainty"], proposal["to"], kinds) == want
+
+
+_F = "def f():\n    return 1\n"
+
+
+def _certainties(repo: Repo, lesson: int) -> tuple[str | None, str | None]:
+    proposal = _proposal(repo, lesson)
+    return proposal["certainty"], proposal["to"]
+
+
+def test_a_twin_that_moved_under_its_own_key_is_never_certain(repo: Repo) -> None:
+    """Two files held the same function when the record was written; the
+    record's is deleted while its twin moves with its renamed file.  The
+    twin now carries the blob under a new key: where the record's code went
+    or not, nothing says, so it is never applied by ``--all-certain``."""
+    repo.write("src/a.py", _F + "\n\ndef h():\n    return 3\n")
+    repo.write("src/b.py", _F + "\n\ndef g():\n    return 2\n")
+    repo.commit("twins")
+    lesson = repo.add("about b.f", "src/b.py::f")
+    repo.git("mv", "src/a.py", "src/c.py")
+    repo.write("src/b.py", "def g():\n    return 2\n")
+    repo.commit("a is c, and b loses f")
+    assert _certainties(repo, lesson) == ("likely", "py:src/c.py::f")
+    assert repo.run("reanchor", "--all-certain").returncode == 1
+
+
+def test_a_copy_untracked_when_the_record_was_written_is_never_certain(repo: Repo) -> None:
+    """The record's witness is no git object (the copy was untracked then),
+    so no tree can show the copy was already there: proposed, not certain."""
+    repo.write("src/a.py", _F + "\n\ndef g():\n    return 2\n")
+    repo.commit("a")
+    repo.write("src/b.py", _F)
+    lesson = repo.add("about a.f", "src/a.py::f")
+    repo.write("src/a.py", "def g():\n    return 2\n")
+    repo.git("add", "-A")
+    repo.commit("f goes, b comes in")
+    assert _certainties(repo, lesson) == ("likely", "py:src/b.py::f")
+    assert repo.run("reanchor", "--all-certain").returncode == 1
+
+
+def test_the_tree_before_a_change_is_its_own_parent_not_the_last_to_touch_the_file(
+    repo: Repo,
+) -> None:
+    """A copy of the file committed between the record's file's changes was
+    there before the rename: the rename is compared from the tree just
+    before it (git rev-list --parents with a path rewrites parents to the
+    previous commit touching it, which missed the copy), and the code is
+    followed to the renamed file, not the copy."""
+    two = _F + "\n\ndef g():\n    return 2\n"
+    repo.write("src/a.py", two)
+    repo.commit("a")
+    repo.write("src/b.py", two)
+    repo.commit("copy a to b, a untouched")
+    repo.write("notes.txt", "untracked\n")
+    lesson = repo.add("about a.f", "src/a.py::f")
+    repo.git("mv", "src/a.py", "src/c.py")
+    repo.write("src/c.py", two.replace("return 2", "return 3"))
+    repo.git("commit", "-q", "-am", "a is c")
+    assert _certainties(repo, lesson) == ("certain", "py:src/c.py::f")
 
 
 def test_listing_changes_nothing(repo: Repo) -> None:

@@ -5,8 +5,12 @@ What holds:
 
 * **A carrier** is a node of the record's family carrying its captured blob
   now that did not in the tree holding the record's code: a copy that was
-  there all along is not where the code went.  With no such tree to look
-  in, a carrier is unchecked, and proposed as likely at most.
+  there all along is not where the code went.  A carrier is *checked* only
+  when that tree is the record's own witness and no other node that
+  carried the blob in it has lost it since (such a twin may be what moved,
+  under a key of its own); a tree standing in for a witness git never wrote
+  lacks whatever was untracked then.  An unchecked carrier is proposed as
+  likely at most, unless git's rename picks it.
 * **The tree holding the record's code** is its witness when git has that
   tree; else the newest tree of ``HEAD``'s history whose node of the
   record's anchor has the blob it captured, looking back through the commits
@@ -45,7 +49,7 @@ class Facts:
     """The rename git found for its file, from tree ``before``."""
     before: str | None = None
     checked: bool = True
-    """Whether a tree holding its code was found to check carriers in."""
+    """Whether its carriers could be told from copies (:func:`_found`)."""
 
 
 def blob_family(key: str) -> str | None:
@@ -122,12 +126,22 @@ def _stand_ins(
 
 class _TreeGraphs:
     """The nodes of files as earlier trees hold them, each file of a tree
-    built once."""
+    built once, and each whole tree once."""
 
     def __init__(self, repo: Repo, nodes: Sequence[GraphNode]) -> None:
         self._repo = repo
         self._nodes = nodes
         self._built: dict[str, tuple[set[str], dict[str, str | None]]] = {}
+        self._whole: dict[str, dict[str, str | None]] = {}
+
+    def whole(self, tree: str) -> Mapping[str, str | None]:
+        """Key -> blob of every node of ``tree`` (its files unchanged since
+        taken from the synced graph, the rest parsed)."""
+        from roteiro_memory.repo.graph import tree_graph
+
+        if tree not in self._whole:
+            self._whole[tree] = tree_graph(self._repo, tree, self._nodes)
+        return self._whole[tree]
 
     def blobs(self, tree: str, paths: Sequence[str]) -> Mapping[str, str | None]:
         """Key -> blob of the nodes of ``paths`` in ``tree`` (and of any
@@ -198,8 +212,9 @@ def read_facts(
         if parts is not None and file_key(parts[0]) not in graph:
             gone[record.id] = parts[0]
     moves = _moves(repo, gone, befores, now, present) if gone else {}
-    path_of = {node.key: node.path for node in nodes}
-    found = {record.id: _found(record, by_blob, befores, path_of, trees) for record in vanished}
+    found = {
+        record.id: _found(record, by_blob, befores, present, trees, graph) for record in vanished
+    }
     out = []
     for record in records:
         carriers, checked = found.get(record.id, ((), True))
@@ -212,11 +227,16 @@ def _found(
     record: MemoryRecord,
     by_blob: Mapping[tuple[str, str], list[str]],
     befores: Mapping[int, str],
-    path_of: Mapping[str, str | None],
+    present: set[str],
     trees: _TreeGraphs,
+    graph: Mapping[str, str | None],
 ) -> tuple[tuple[str, ...], bool]:
     """The carriers of ``record``'s blob that did not carry it in the tree
-    holding its code, and whether there was such a tree to look in."""
+    holding its code, and whether they are checked: whether that tree is
+    the record's own witness, and no other node that carried the blob in it
+    has lost it since -- such a twin may be what moved, under a key of its
+    own; and a tree standing in for a witness git never wrote lacks
+    whatever was untracked when the record was written (a copy, say)."""
     assert record.anchor is not None
     family = blob_family(record.anchor.key)
     if record.anchor.blob is None or family is None:
@@ -225,5 +245,13 @@ def _found(
     since = befores.get(record.id)
     if not carriers or since is None:
         return tuple(carriers), since is not None
-    then = trees.blobs(since, [path for key in carriers if (path := path_of.get(key))])
-    return tuple(key for key in carriers if then.get(key) != record.anchor.blob), True
+    then = trees.whole(since)
+    kept = tuple(key for key in carriers if then.get(key) != record.anchor.blob)
+    twins = any(
+        blob == record.anchor.blob
+        and key != record.anchor.key
+        and blob_family(key) == family
+        and graph.get(key) != blob
+        for key, blob in then.items()
+    )
+    return kept, since == record.tree and since in present and not twins

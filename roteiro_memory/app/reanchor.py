@@ -18,15 +18,15 @@ What holds:
   proposed: a record is re-anchored at the blob its new node has now.
 * **The decision** (:func:`propose`, pure).  One blob carrier, which the
   rename does not contradict, or several of which the rename picks one:
-  ``certain`` (one carrier that could not be checked against the tree the
-  record was written against: ``likely``).  No carrier, and the renamed file
-  holds the node: ``likely`` (moved with edits; git's similarity says how
-  much).  Anything else the evidence points at -- several carriers, or a
-  carrier and a renamed node that disagree -- is ``ambiguous``: the places
-  are listed and none is chosen, since supersession is recorded, never
-  guessed.  A *drifted* anchor's node is still there, changed: its proposal
-  is ``confirm``, which only a reviewer who has read the code may do
-  (:func:`confirm`).
+  ``certain`` (one carrier that could not be checked against the record's
+  own witness tree -- :mod:`roteiro_memory.app.moves` says when it can --
+  ``likely``).  No carrier, and the renamed file holds the node: ``likely``
+  (moved with edits; git's similarity says how much).  Anything else the
+  evidence points at -- several carriers, or a carrier and a renamed node
+  that disagree -- is ``ambiguous``: the places are listed and none is
+  chosen, since supersession is recorded, never guessed.  A *drifted*
+  anchor's node is still there, changed: its proposal is ``confirm``, which
+  only a reviewer who has read the code may do (:func:`confirm`).
 * **Applying and confirming** (:func:`apply`, :func:`confirm`) write, for
   each record, a new one of the same kind, scope, body and confidence,
   anchored to the proposed node -- or, confirming, to the same one -- and

@@ -137,17 +137,16 @@ def trees_holding(repo: Repo, path: str) -> list[str]:
         return []
     found = [head] if _holds(repo, "HEAD", path) else []
     changed = repo.git(
-        "--literal-pathspecs",
-        "rev-list",
-        "--parents",
-        f"--max-count={HISTORY_LOOKED_AT}",
-        "HEAD",
-        "--",
-        path,
-    )
-    # "COMMIT PARENT...": the state before each change is its first parent's
-    # (a root commit, which has none, made the file from nothing).
-    parents = [ids[1] for ids in (line.split() for line in changed.splitlines()) if len(ids) > 1]
+        "--literal-pathspecs", "rev-list", f"--max-count={HISTORY_LOOKED_AT}", "HEAD", "--", path
+    ).split()
+    if not changed:
+        return found
+    # Each one's own parents, asked apart: with a path, rev-list --parents
+    # rewrites them to the previous commit that touched the path, whose tree
+    # misses every commit in between.  A root commit, with none, made the
+    # file from nothing.
+    listed = repo.git("log", "--no-walk=unsorted", "--format=%P", *(c.decode() for c in changed))
+    parents = [ids[0] for ids in (line.split() for line in listed.splitlines()) if ids]
     if parents:
         out = repo.git("rev-parse", *(f"{rev.decode('ascii')}^{{tree}}" for rev in parents))
         found += [tree for tree in out.decode("ascii", "replace").split() if _is_object_id(tree)]
