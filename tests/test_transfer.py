@@ -479,11 +479,20 @@ def test_import_refuses_a_witness_tree_that_is_not_text(tmp_path: Path) -> None:
 
 
 def test_a_witness_of_a_null_tree_imports_as_it_was(tmp_path: Path) -> None:
+    """An earlier version wrote "no tree" as a witness row holding NULL (this
+    one writes no row): such a store exports it, and imports as it was."""
+    import sqlite3
+
+    SQLiteStore(tmp_path / "a.db").close()
+    with sqlite3.connect(tmp_path / "a.db") as conn:
+        conn.execute("INSERT INTO sync_state (id, tree) VALUES (0, NULL)")
+    conn.close()
     with SQLiteStore(tmp_path / "a.db") as source:
-        source.set_tree(None)
         assert json.loads(next(iter(export_lines(source))))["witness"] == {"tree": None}
         with _round_trip(source, tmp_path / "b.db") as target:
             assert target.snapshot() == source.snapshot()
+        source.set_tree(None)
+        assert json.loads(next(iter(export_lines(source))))["witness"] is None
 
 
 def _without(line: str, name: str) -> str:
