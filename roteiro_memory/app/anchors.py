@@ -49,6 +49,8 @@ _NAME_MAX = 255
 """The longest file name, in bytes, on the systems git runs on."""
 
 _LS_FILES = ("git", "--literal-pathspecs")
+_LISTED = ("--cached", "--others", "--exclude-standard")
+"""What the graph holds: tracked files, and untracked ones not ignored."""
 
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9_.+-]*:")
 
@@ -238,8 +240,8 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
             f"{what}: {shown} is {file_kind(mode)}, not a file, so it is not in the code "
             "graph; anchor to a tracked or untracked, not ignored, file"
         )
-    tracked = _listed(repo, spec.path, "--cached")
-    if not tracked and not _listed(repo, spec.path, "--others", "--exclude-standard"):
+    tracked = _tracked(repo, spec.path)
+    if tracked is None:
         _refuse_unlisted(spec.path, repo, what)
     entry = working_entry(repo, spec.path, untracked=not tracked)
     if entry is None:
@@ -280,18 +282,24 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
         )
 
 
-def _listed(repo: Repo, path: str, *which: str) -> bool:
-    """Whether ``git ls-files`` with ``which`` (``--cached``: tracked;
-    ``--others --exclude-standard``: untracked, not ignored) lists ``path``.
-    Neither lists a file under .git or inside a submodule (git refuses those)."""
+def _tracked(repo: Repo, path: str) -> bool | None:
+    """Whether git tracks ``path`` (True) or lists it as untracked and not
+    ignored (False), asked in one ``git ls-files -t``; None when it lists
+    neither, as for a file under .git or inside a submodule (git refuses
+    those)."""
     import subprocess
 
     listed = subprocess.run(
-        [*_LS_FILES, "-C", str(repo.root), "ls-files", "-z", *which, "--", path],
+        [*_LS_FILES, "-C", str(repo.root), "ls-files", "-z", "-t", *_LISTED, "--", path],
         capture_output=True,
         check=False,
     )
-    return os.fsencode(path) in listed.stdout.split(b"\0")
+    wanted = os.fsencode(path)
+    # "TAG PATH": "?" for an untracked file, a letter of its state for a tracked one.
+    for entry in listed.stdout.split(b"\0"):
+        if entry[2:] == wanted:
+            return entry[:1] != b"?"
+    return None
 
 
 def _refuse_unlisted(path: str, repo: Repo, what: str) -> None:
