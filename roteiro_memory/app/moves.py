@@ -212,8 +212,9 @@ def read_facts(
         if parts is not None and file_key(parts[0]) not in graph:
             gone[record.id] = parts[0]
     moves = _moves(repo, gone, befores, now, present) if gone else {}
+    path_of = {node.key: node.path for node in nodes}
     found = {
-        record.id: _found(record, by_blob, befores, present, trees, graph) for record in vanished
+        record.id: _found(record, by_blob, befores, trees, graph, path_of) for record in vanished
     }
     out = []
     for record in records:
@@ -227,16 +228,17 @@ def _found(
     record: MemoryRecord,
     by_blob: Mapping[tuple[str, str], list[str]],
     befores: Mapping[int, str],
-    present: set[str],
     trees: _TreeGraphs,
     graph: Mapping[str, str | None],
+    path_of: Mapping[str, str | None],
 ) -> tuple[tuple[str, ...], bool]:
     """The carriers of ``record``'s blob that did not carry it in the tree
     holding its code, and whether they are checked: whether that tree is
     the record's own witness, and no other node that carried the blob in it
     has lost it since -- such a twin may be what moved, under a key of its
     own; and a tree standing in for a witness git never wrote lacks
-    whatever was untracked when the record was written (a copy, say)."""
+    whatever was untracked when the record was written (a copy, say), so
+    only the carriers' own files are looked at in one."""
     assert record.anchor is not None
     family = blob_family(record.anchor.key)
     if record.anchor.blob is None or family is None:
@@ -245,13 +247,17 @@ def _found(
     since = befores.get(record.id)
     if not carriers or since is None:
         return tuple(carriers), since is not None
-    then = trees.whole(since)
+    witness = since == record.tree  # befores holds the witness only when git has it
+    if witness:
+        then = trees.whole(since)
+    else:
+        then = trees.blobs(since, [path for key in carriers if (path := path_of.get(key))])
     kept = tuple(key for key in carriers if then.get(key) != record.anchor.blob)
-    twins = any(
+    twins = witness and any(
         blob == record.anchor.blob
         and key != record.anchor.key
         and blob_family(key) == family
         and graph.get(key) != blob
         for key, blob in then.items()
     )
-    return kept, since == record.tree and since in present and not twins
+    return kept, witness and not twins
