@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 
 from roteiro_memory.cli.commands import cache, names
+from roteiro_memory.repo import renames
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "cli.md"
@@ -81,3 +82,8 @@ def test_the_page_names_every_command() -> None:
         assert f"`{name}" in text, name
     for action, *_ in cache.ACTIONS:
         assert action in text, action
+
+
+def test_the_page_gives_the_history_reanchor_looks_through() -> None:
+    text = " ".join(DOC.read_text().split())
+    assert f"the last {renames.HISTORY_LOOKED_AT} commits that changed" in text
