@@ -14,6 +14,8 @@ is read off them.
 
 from __future__ import annotations
 
+import re
+
 from roteiro_memory.exitcodes import ExitCode
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "excerpt",
     "json_excerpt",
     "lone_surrogate",
+    "strict_json",
     "unexpected_failure",
 ]
 
@@ -93,6 +96,19 @@ def lone_surrogate(text: str) -> str | None:
         at = problem.start
         return f"a lone surrogate (U+{ord(text[at]):04X} at character {at})"
     return None
+
+
+def strict_json(text: str) -> str:
+    """JSON text (written with ``ensure_ascii=False``) as UTF-8 carries it and
+    a strict parser reads it.  An answer may quote text from the request that
+    holds a lone surrogate (an object's name, a value, an id), which UTF-8
+    cannot carry and a strict parser (serde_json, Go's) refuses as the escape
+    ``\\ud800`` too: the string shows the six characters of that escape
+    instead.  A lone surrogate sits in a JSON string only, so the text stays
+    JSON, on one line when it was."""
+    if text.isascii() or lone_surrogate(text) is None:
+        return text
+    return re.sub("[\ud800-\udfff]", lambda found: f"\\\\u{ord(found[0]):04x}", text)
 
 
 _CLASSES: list[type[RoteiroError]] = []

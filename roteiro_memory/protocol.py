@@ -12,7 +12,6 @@ from __future__ import annotations
 import io
 import json
 import math
-import re
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from roteiro_memory.errors import (
     excerpt,
     json_excerpt,
     lone_surrogate,
+    strict_json,
 )
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.results import GraphNode
@@ -381,18 +381,9 @@ def _response(
         body: dict[str, JSON] = {"id": request_id, "ok": True, "result": result}
     else:
         body = {"id": request_id, "ok": False, "error": {"kind": error.kind, "message": str(error)}}
-    text = json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    if not _is_text(text):
-        # A message quoting a name from the request (an object key may hold a
-        # lone surrogate), which UTF-8 cannot carry and a strict parser
-        # refuses as the escape \ud800 too: the name shows the six characters
-        # of that escape instead.  A lone surrogate sits in a JSON string only.
-        text = _LONE_SURROGATE.sub(lambda found: f"\\\\u{ord(found[0]):04x}", text)
-    return text
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-"""A code point UTF-8 cannot carry: in a ``str``, every surrogate is lone."""
+    # A message may quote a name from the request (an object key may hold a
+    # lone surrogate): strict_json shows it as the six characters of its escape.
+    return strict_json(json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")))
 
 
 def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:

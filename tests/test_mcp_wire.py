@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +78,22 @@ def answers(done: subprocess.CompletedProcess[bytes]) -> list[Any]:
 
 def error_of(answer: Any) -> tuple[Any, int]:
     return answer["id"], answer["error"]["code"]
+
+
+SURROGATE_ESCAPE = re.compile(r"(?<!\\)(?:\\\\)*\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""The escape of a surrogate in JSON text (its backslash not itself escaped):
+what ``json.dumps`` writes for a lone surrogate, and strict parsers
+(serde_json, Go's) refuse.  ``\\\\ud800``, an escaped backslash before
+``ud800``, is the six characters of that escape, and is not one."""
+
+
+def strict_json_line(line: bytes) -> Any:
+    """The message one outgoing line carries, read as a strict parser reads
+    it: strict UTF-8, one line, JSON, and no escaped surrogate."""
+    text = line.decode("utf-8")
+    assert "\n" not in text.removesuffix("\n"), text
+    assert SURROGATE_ESCAPE.search(text) is None, text
+    return json.loads(text)
 
 
 # --- classify: what a line is, before the SDK sees it ---------------------------
@@ -174,6 +191,37 @@ def test_classify_forwards_a_message_with_its_request_id() -> None:
     # A response's id may be null (an error about a line with no usable id).
     answer = {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "x"}}
     assert classify(json.dumps(answer).encode()) == Forward(answer, None)
+
+
+@pytest.mark.parametrize(
+    ("message", "shown"),
+    [
+        (
+            {"jsonrpc": "caf\u00e9 \ud800", "id": 1, "method": "ping"},
+            '"jsonrpc" is "caf\u00e9 \\ud800", expected "2.0"',
+        ),
+        ({"jsonrpc": "2.0", "id": {"\udfff": 1}, "method": "ping"}, '"id" is {"\\udfff": 1}:'),
+        ({"id": "a\ud800", "method": "ping"}, 'no "jsonrpc" member'),
+        ([{"jsonrpc": "2.0", "id": "b\udc00", "method": "ping"}], "batches are not part of MCP"),
+    ],
+)
+def test_a_line_refused_before_the_sdk_quoting_a_lone_surrogate_is_strict_utf8_json(
+    message: Any, shown: str
+) -> None:
+    """A refusal quoting a value, an object's name or an id that holds a lone
+    surrogate shows it as the six characters of its escape (``\\ud800``):
+    UTF-8 cannot carry the surrogate, and a strict parser refuses its escape
+    too.  Other text it quotes is written as it is (``caf\u00e9``)."""
+    outcome = classify(json.dumps(message).encode())
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    answer = strict_json_line(outcome.line)
+    (error,) = answer if isinstance(answer, list) else [answer]
+    assert shown in error["error"]["message"]
+    if isinstance(message, list):
+        assert error["id"] == "b\\udc00"
+    elif isinstance(message.get("id"), str):
+        assert error["id"] == "a\\ud800"
 
 
 # --- The server, end to end --------------------------------------------------------
@@ -326,6 +374,54 @@ def test_a_lone_surrogate_in_a_query_is_refused_not_searched_without_it(
     )
 
 
+def test_an_mcp_line_quoting_a_lone_surrogate_is_strict_utf8_json(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """Whatever in a message holds a lone surrogate -- a tool's argument, an
+    argument's name, the tool's name, the method, the id, a member the line
+    is refused for -- every line the server writes is UTF-8 JSON a strict
+    parser (serde_json, Go's) reads: what it quotes shows the surrogate as
+    the six characters of its escape, as the store's wire does."""
+
+    def tool(request: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        params = {"name": name, "arguments": arguments}
+        return {"jsonrpc": "2.0", "id": request, "method": "tools/call", "params": params}
+
+    sent: list[Any] = [
+        tool(10, "remember", {"kind": "lesson", "body": "caf\u00e9 \ud800"}),
+        tool(11, "search", {"query": "cache\udfff"}),
+        tool(12, "list", {"\ud800": 1}),
+        tool(13, "no\ud800tool", {}),
+        {"jsonrpc": "2.0", "id": 14, "method": "no/\ud800"},
+        {"jsonrpc": "\ud800", "id": 15, "method": "ping"},
+        {"jsonrpc": "2.0", "id": "ping\ud800", "method": "ping"},
+        {"jsonrpc": "2.0", "id": "list\udc00", "method": "tools/list"},
+        {"jsonrpc": "2.0", "id": "params\ud800", "method": "ping", "params": 5},
+        {"jsonrpc": "2.0", "id": "neither\udbff"},
+        [{"jsonrpc": "2.0", "id": "batch\ud800", "method": "ping"}],
+    ]
+    done = serve_lines(repo, tmp_path / "m.db", [json.dumps(m).encode() for m in sent])
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.split(b"\n")
+    assert lines.pop() == b""
+    got = [strict_json_line(line) for line in lines]
+    (batch,) = [a for a in got if isinstance(a, list)]
+    by_id = {a["id"]: a for a in [*got, *batch] if isinstance(a, dict)}
+    named = ["ping\\ud800", "list\\udc00", "params\\ud800", "neither\\udbff", "batch\\ud800"]
+    assert set(by_id) == {0, 10, 11, 12, 13, 14, 15, *named}
+    said = {n: by_id[n]["result"]["content"][0]["text"] for n in (10, 11, 12, 13)}
+    assert "invalid body 'caf\u00e9 \\ud800'" in said[10]
+    assert "invalid argument 'query' 'cache\\udfff'" in said[11]
+    assert "unknown argument '\\ud800'" in said[12]
+    assert "no tool 'no\\ud800tool'" in said[13]
+    assert all(by_id[n]["result"]["isError"] for n in (10, 11, 12, 13))
+    assert by_id[14]["error"]["code"] == -32601
+    assert '"jsonrpc" is "\\ud800"' in by_id[15]["error"]["message"]
+    assert by_id["ping\\ud800"]["result"] == {}
+    assert [t["name"] for t in by_id["list\\udc00"]["result"]["tools"]][:1] == ["remember"]
+    assert {by_id[n]["error"]["code"] for n in named[2:]} == {INVALID_REQUEST}
+
+
 def test_end_of_input_answers_every_call_already_received(repo: GitRepo, tmp_path: Path) -> None:
     """20 writes piped, then EOF: 20 records stored and 20 answers written."""
     done = serve_lines(
@@ -435,6 +531,29 @@ def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) 
     (answer,) = answers(done)
     assert answer["id"] == 0
     assert answer["error"]["message"] == line.replace("roteiro-memory: error: ", "roteiro-memory: ")
+
+
+def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_in_strict_utf8_json(
+    tmp_path: Path,
+) -> None:
+    """The refusal of ``initialize`` echoes its id as every answer does: a
+    lone surrogate in it shows as the six characters of its escape."""
+    nowhere = tmp_path / "nowhere"
+    nowhere.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", "mcp"],
+        input=json.dumps({**INITIALIZE, "id": "init\ud800"}).encode() + b"\n",
+        cwd=nowhere,
+        env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+        | {"GIT_CEILING_DIRECTORIES": str(tmp_path)},
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3
+    answer = strict_json_line(done.stdout)
+    assert answer["id"] == "init\\ud800"
+    assert "is not inside a git repository" in answer["error"]["message"]
 
 
 @pytest.mark.parametrize("stderr", ["open", "closed", "full"])

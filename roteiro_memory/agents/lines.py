@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roteiro_memory.errors import json_excerpt
+from roteiro_memory.errors import json_excerpt, strict_json
 from roteiro_memory.valueclass import valueclass
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "Reply",
     "classify",
     "error_line",
+    "json_line",
     "request_id",
 ]
 
@@ -74,11 +75,17 @@ class Reply:
     line: bytes | None
 
 
+def json_line(message: JSON) -> bytes:
+    """One outgoing message as the line that carries it, newline included:
+    UTF-8 JSON a strict parser reads whatever it quotes from a request -- a
+    lone surrogate (in an id, a method, a value) shows as the six characters
+    of its escape (:func:`~roteiro_memory.errors.strict_json`)."""
+    return (strict_json(json.dumps(message, ensure_ascii=False)) + "\n").encode("utf-8")
+
+
 def error_line(code: int, message: str, request: str | int | None = None) -> bytes:
-    """One JSON-RPC error response, as the line that carries it.  ASCII
-    escapes keep it valid UTF-8 whatever ``message`` quotes (a lone
-    surrogate included)."""
-    return (json.dumps(_error(code, message, request)) + "\n").encode("ascii")
+    """One JSON-RPC error response, as the line that carries it."""
+    return json_line(_error(code, message, request))
 
 
 def _error(code: int, message: str, request: str | int | None) -> dict[str, JSON]:
@@ -194,4 +201,4 @@ def _batch(items: list[JSON]) -> Reply:
             )
     if not answers:
         return Reply(None)
-    return Reply((json.dumps(answers) + "\n").encode("ascii"))
+    return Reply(json_line(answers))

@@ -19,11 +19,12 @@ What holds:
   transactions keep concurrent writes whole and ids unique.
 * Calls run one at a time, to completion, on the event loop's thread: the
   store connection is used by that thread only.
+* Every line written is UTF-8 JSON a strict parser reads: a lone surrogate
+  quoted back from a request shows as the six characters of its escape.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import typing
@@ -36,7 +37,13 @@ from mcp.server.lowlevel import Server
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
-from roteiro_memory.agents.lines import INVALID_REQUEST, Forward, error_line, request_id
+from roteiro_memory.agents.lines import (
+    INVALID_REQUEST,
+    Forward,
+    error_line,
+    json_line,
+    request_id,
+)
 from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
 from roteiro_memory.agents.wire import Wire
 from roteiro_memory.errors import excerpt
@@ -115,15 +122,16 @@ def _result(structured: Any, text: str, *, is_error: bool) -> types.CallToolResu
 
 
 def _encode(message: Any) -> bytes:
-    """One outgoing message as its line.  A text holding a lone surrogate
-    (quoted back from a request) cannot be UTF-8, so it is written with
-    ASCII escapes instead: still one valid JSON line."""
+    """One outgoing message as its line.  The SDK cannot write a text
+    holding a lone surrogate (an id, a method or a value quoted back from a
+    request), so that message is written as :func:`~.lines.json_line`
+    writes one: strict UTF-8 JSON, the surrogate shown as its escape's six
+    characters."""
     try:
         text: str = message.model_dump_json(by_alias=True, exclude_unset=True)
         return (text + "\n").encode("utf-8")
     except (ValueError, UnicodeError):
-        plain = message.model_dump(mode="json", by_alias=True, exclude_unset=True)
-        return (json.dumps(plain) + "\n").encode("ascii")
+        return json_line(message.model_dump(mode="json", by_alias=True, exclude_unset=True))
 
 
 def _refusal(forward: Forward, error: ValidationError) -> str:
