@@ -10,6 +10,7 @@ or any other error, and nothing may be lost, duplicated or left half-linked.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -18,9 +19,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from wire import WireServer, server_argv
 
+from roteiro_memory.app.session import Session
+from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.eviction import cache_entry_bytes
+from roteiro_memory.results import GraphNode
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 WORKERS = 8
@@ -274,3 +279,62 @@ def test_processes_opening_one_new_store_at_once_all_open_it(tmp_path: Path) -> 
             worker.join(timeout=60)
         failures += [(trial, outcome) for outcome in outcomes if outcome != "opened"]
     assert not failures, failures[:3]
+
+
+def _made_by_a_read(path: Path) -> Session:
+    """A session that made the store at ``path`` for a read, as a first
+    ``recall`` in a new clone does, and wrote nothing to it."""
+    session = Session(str(path), sync=False)
+    session.store()
+    assert session.changed(by_request=True) is False
+    return session
+
+
+@pytest.mark.parametrize("written", ["a record", "graph nodes", "a cache entry"])
+def test_a_store_a_failed_read_made_stays_when_another_process_wrote_to_it(
+    tmp_path: Path, written: str
+) -> None:
+    """A read that made the store and found nothing removes the store again
+    -- but not once another process has committed to it: that write was
+    acknowledged, and is kept."""
+    db = tmp_path / "memory.db"
+    session = _made_by_a_read(db)
+    other = SQLiteStore(db)
+    if written == "a record":
+        other.record("lesson", "acknowledged while the read ran")
+    elif written == "graph nodes":
+        other.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b1")])
+    else:
+        other.cache_put("key", "fingerprint", "{}")
+    other.close()
+    session.close(failed=True)
+    assert db.exists()
+    with contextlib.closing(SQLiteStore(db)) as store:
+        assert store.check() == []
+        if written == "a record":
+            assert [r.body for r in store.list().records] == ["acknowledged while the read ran"]
+
+
+def test_a_store_a_failed_read_made_goes_when_nobody_wrote_to_it(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    session = _made_by_a_read(db)
+    reader = SQLiteStore(db)  # open beside it, reading only
+    assert reader.list().records == []
+    session.close(failed=True)
+    reader.close()
+    assert sorted(tmp_path.iterdir()) == []
+
+
+def test_a_write_to_a_store_a_failed_read_removed_is_refused_not_acknowledged(
+    tmp_path: Path,
+) -> None:
+    """A process that opened the store before the read removed it finds the
+    file gone when it writes: refused, so never acknowledged and lost."""
+    db = tmp_path / "memory.db"
+    session = _made_by_a_read(db)
+    late = SQLiteStore(db)
+    session.close(failed=True)
+    assert not db.exists()
+    with pytest.raises(StoreUnavailable, match="no longer there"):
+        late.record("lesson", "written into a removed file")
+    late.close()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from roteiro_memory.repo.graph import Repo, SyncReport
     from roteiro_memory.store import Graph, Store
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
 
     class Progress(Protocol):
         """A progress display a sync reports to (the CLI's bar on a terminal)."""
@@ -70,6 +71,8 @@ class Session:
         self._store_file: str | None = None
         self._store: Store | None = None
         self._created = False
+        self._made: SQLiteStore | None = None
+        """The store, when this session made its file."""
         self._unsynced = False
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
@@ -216,6 +219,7 @@ class Session:
                         error.add_note(f"(and removing the file it made failed: {failed})")
                 raise
             self._store = store
+            self._made = store if self._created else None
             announce_migration(store, self.warn)
         return self._store
 
@@ -380,16 +384,32 @@ class Session:
         it was."""
         if self._store is None:
             return
-        unused = self._created and not self.changed(by_request=True)
-        store, self._store = self._store, None
-        store.close()
-        if failed and unused:
-            self._remove_made()
+        made = self._made if failed and not self.changed(by_request=True) else None
+        store, self._store, self._made = self._store, None, None
+        try:
+            # Another process may have opened the store this one made and
+            # written to it since: the store decides, under its write lock.
+            removed = made is not None and made.discard(self._remove_files)
+        finally:
+            store.close()
+        if removed:
+            self._remove_made(files=False)
 
-    def _remove_made(self) -> None:
+    def _remove_made(self, *, files: bool = True) -> None:
         """Remove the store file this session made, with its side files (none
-        was there before it: :func:`_refuse_orphan_side_files`), the stat
-        cache it wrote for it, and the store folder it made, left empty."""
+        was there before it: :func:`_refuse_orphan_side_files`) unless
+        ``files`` is false (they are gone), the stat cache it wrote for it,
+        and the store folder it made, left empty."""
+        if files:
+            self._remove_files()
+        if self._cached is not None:
+            forget(self._cached)
+        folder = self._made_folder
+        if folder is not None and os.path.isdir(folder) and not os.listdir(folder):
+            os.rmdir(folder)
+
+    def _remove_files(self) -> None:
+        """Remove the store file this session made and its side files."""
         from roteiro_memory.stores.sqlite import SIDE_FILES
 
         assert self._store_file is not None
@@ -398,11 +418,6 @@ class Session:
                 os.unlink(self._store_file + suffix)
             except FileNotFoundError:
                 continue
-        if self._cached is not None:
-            forget(self._cached)
-        folder = self._made_folder
-        if folder is not None and os.path.isdir(folder) and not os.listdir(folder):
-            os.rmdir(folder)
 
 
 def _refuse_orphan_side_files(real: str, location: Location) -> None:

@@ -48,7 +48,7 @@ from roteiro_memory.stores.sqlite.uri import file_uri
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import tempfile
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
     from roteiro_memory.check import Finding
@@ -125,6 +125,7 @@ class SQLiteStore(SQLStore):
         read-only), when it was opened to be read only; None otherwise."""
         self._identity: FileIdentity | None = None
         self._commits = 0
+        self._others = 0
         self._conn = self._open()
 
     @classmethod
@@ -202,6 +203,9 @@ class SQLiteStore(SQLStore):
             raise
         self.read_only = read_only
         self._identity = identity
+        # What other connections have committed, as of now: a commit of one
+        # moves it on, this connection's own do not (:meth:`discard`).
+        self._others = conn.execute("PRAGMA data_version").fetchone()[0]
         return conn
 
     def _unusable(self, error: sqlite3.Error) -> RoteiroError:
@@ -335,6 +339,38 @@ class SQLiteStore(SQLStore):
         conn = self._open()
         self._conn.close()
         self._conn = conn
+
+    def discard(self, remove: Callable[[], None]) -> bool:
+        """Run ``remove``, which deletes the store's files, only while the
+        store is as this connection left it: its path still names the file
+        opened, no other connection has committed to it since, and it holds
+        no record and no cache entry -- so a store made for a request that
+        wrote nothing goes, and one another process wrote to meanwhile stays.
+        Looked at and removed under the write lock: a write waiting for it
+        then finds the file gone and is refused (:mod:`.identity`), never
+        acknowledged.  Whether ``remove`` ran; a store whose lock another
+        process holds, or that cannot be looked at, is kept."""
+        conn = self._conn
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error:
+            return False  # another holds the lock, so it may be writing
+        try:
+            if self._identity is not None:
+                self._identity.check()
+            others = conn.execute("PRAGMA data_version").fetchone()[0]
+            held = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM agent_memory) OR EXISTS (SELECT 1 FROM agent_cache)"
+            ).fetchone()[0]
+            if others != self._others or held:
+                return False
+            remove()
+            return True
+        except (sqlite3.Error, StoreUnavailable):
+            return False  # kept: what cannot be looked at may hold others' writes
+        finally:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
 
     def close(self) -> None:
         self._conn.close()
