@@ -202,7 +202,8 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     which a symbolic link never is: what it points to may be outside the
     repository, a FIFO, a device, or nothing.  So the path is looked at
     without following it, and is read only once it is known for a regular
-    file, without blocking.  Raw keys are taken on trust: they are the way
+    file, without blocking and through no link, as sync reads it
+    (:mod:`~roteiro_memory.repo.regular`).  Raw keys are taken on trust: they are the way
     to anchor to a node some other tool puts in the graph.  Checked before
     anything is written.
     """
@@ -213,7 +214,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     from roteiro_memory.privatefile import file_kind
     from roteiro_memory.repo.graph import linked_folder, working_entry
     from roteiro_memory.repo.nodes import source_language
-    from roteiro_memory.repo.statcache import read_regular
+    from roteiro_memory.repo.regular import read_regular
     from roteiro_memory.repo.symbols import file_symbols
 
     shown = excerpt(spec.path)
@@ -259,7 +260,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
             "and what a link points to is never read, so it has no symbols; anchor to the "
             f"link as a file ({spec.path}), or to the symbol in the file that defines it"
         )
-    source = read_regular(str(full), None)
+    source = read_regular(spec.path, None, str(repo.root))
     if source is None:
         raise AnchorError(f"{what}: {shown} changed while it was checked; try again")
     try:

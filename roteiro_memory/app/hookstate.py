@@ -115,7 +115,7 @@ def _well_formed(data: object) -> SessionState | None:
 def load(git_dir: str, session_id: str) -> SessionState:
     """The session's state; a fresh one when there is none, or what is
     there is not a state this version wrote."""
-    from roteiro_memory.repo.statcache import read_regular
+    from roteiro_memory.repo.regular import read_regular
 
     raw = read_regular(_path(git_dir, session_id), MAX_STATE_BYTES)
     if raw is None:

@@ -47,6 +47,7 @@ from roteiro_memory.repo.nodes import (
     Stored,
     build,
 )
+from roteiro_memory.repo.regular import open_regular, read_regular
 from roteiro_memory.results import GraphNode
 from roteiro_memory.valueclass import field, valueclass
 
@@ -219,10 +220,13 @@ def working_entry(repo: Repo, path: str, *, untracked: bool = False) -> FileEntr
     """The entry of the file at ``path`` as it is on disk, hashed streamed;
     None when it is gone or is not a file (a directory where a file was).
     A symbolic link is never followed: its entry is the link's own, its blob
-    the hash of its target's name.  An untracked file that cannot be source
-    (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`) is not hashed: the
-    reason it has no node is returned instead.  What sync holds, and so what
-    an anchor may name (:func:`roteiro_memory.app.anchors.verify_anchor`)."""
+    the hash of its target's name.  A regular file is hashed from what
+    :func:`~.regular.open_regular` opens: something else put there since it
+    was looked at (a link, a FIFO) is taken for no file.  An untracked file
+    that cannot be source (:data:`MAX_UNTRACKED_BYTES`, :data:`SNIFF_BYTES`)
+    is not hashed: the reason it has no node is returned instead.  What sync
+    holds, and so what an anchor may name
+    (:func:`roteiro_memory.app.anchors.verify_anchor`)."""
     full = repo.root / path
     if "/" in path and linked_folder(repo.root, path) is not None:
         return None  # git takes such a path for deleted: its folder is a link now
@@ -231,12 +235,14 @@ def working_entry(repo: Repo, path: str, *, untracked: bool = False) -> FileEntr
         if stat.S_ISLNK(info.st_mode):
             target = os.fsencode(os.readlink(full))
             return FileEntry(path, SYMLINK, blob_id(target, repo.object_format))
-        if not stat.S_ISREG(info.st_mode):
+        opened = open_regular(path, str(repo.root)) if stat.S_ISREG(info.st_mode) else None
+        if opened is None:
             return None
-        why = not_source(info.st_size) if untracked else None
-        if why is not None:
-            return why
-        with full.open("rb") as handle:
+        with opened as handle:
+            info = os.fstat(handle.fileno())
+            why = not_source(info.st_size) if untracked else None
+            if why is not None:
+                return why
             head = handle.read(SNIFF_BYTES)
             why = not_source(info.st_size, head) if untracked else None
             if why is not None:
@@ -307,14 +313,16 @@ def working_files(
     progress: Progress | None = None,
     left_out: list[tuple[str, str]] | None = None,
     skip: Mapping[str, str | None] | None = None,
+    hashed: set[str] | None = None,
 ) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
-    being read; the rest are hashed from disk.  An untracked file that cannot
-    be source is left out, and ``(path, reason)`` added to ``left_out``; so is
-    an untracked path in ``skip`` (the store's own files), with the reason
-    ``skip`` gives, or silently when that is None.
+    being read; the rest are hashed from disk, and their paths added to
+    ``hashed``.  An untracked file that cannot be source is left out, and
+    ``(path, reason)`` added to ``left_out``; so is an untracked path in
+    ``skip`` (the store's own files), with the reason ``skip`` gives, or
+    silently when that is None.
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
@@ -375,6 +383,8 @@ def working_files(
                     left_out.append((path, said))
             elif entry is not None:
                 files[path] = entry
+                if hashed is not None:
+                    hashed.add(path)
         if progress is not None:
             progress(done, len(to_hash))
     return files
@@ -503,7 +513,8 @@ def sync(
     files, when it lives in the working tree; :func:`working_files`).
     """
     left_out: list[tuple[str, str]] = []
-    files = working_files(repo, hash_progress, left_out, skip)
+    hashed: set[str] = set()
+    files = working_files(repo, hash_progress, left_out, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
     listed = [path for path, entry in files.items() if entry.mode != GITLINK]
@@ -516,12 +527,18 @@ def sync(
     stored = Stored.of(store.export_graph())
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
+        # Read as :mod:`.regular` opens a file: not through a link, not waiting
+        # on a FIFO.  A file hashed when listed must still be that blob, or the
+        # symbols parsed would not be its node's.  One gone, replaced or changed
+        # since listed is reported as not parsing.
         out: dict[str, bytes] = {}
         for path in paths:
-            try:
-                out[path] = (repo.root / path).read_bytes()
-            except OSError:
-                out[path] = b"\0"  # vanished since listed: reported as not parsing
+            data = read_regular(path, None, str(repo.root))
+            if data is None or (
+                path in hashed and blob_id(data, repo.object_format) != files[path].blob
+            ):
+                data = b"\0"
+            out[path] = data
         return out
 
     built = build(files, stored, read, repo.object_format, progress)

@@ -67,6 +67,7 @@ import os
 import stat
 
 from roteiro_memory.errors import GitError
+from roteiro_memory.repo.regular import read_regular
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -82,7 +83,6 @@ __all__ = [
     "StatCache",
     "discover",
     "forget",
-    "read_regular",
     "record",
     "settled_since",
 ]
@@ -262,29 +262,6 @@ def _is_entry(item: object) -> bool:
         and len(recorded) == 5
         and all(type(value) is int for value in recorded)
     )
-
-
-def read_regular(path: str, limit: int | None) -> bytes | None:
-    """The bytes of ``path`` when it is a regular file (not through a link)
-    of at most ``limit`` bytes (None: of any size, as a regular file ends);
-    None otherwise.  Opened without blocking, so a FIFO planted there cannot
-    hold a command up."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    try:
-        descriptor = os.open(path, flags)
-    except (OSError, ValueError):
-        return None
-    try:
-        info = os.fstat(descriptor)
-        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
-            return None
-        with open(descriptor, "rb", closefd=False) as handle:
-            data = handle.read(-1 if limit is None else limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(descriptor)
-    return data if limit is None or len(data) <= limit else None
 
 
 def _read_small(path: str) -> str | None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 
+from roteiro_memory.repo.regular import read_regular
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 __all__ = ["installed", "languages", "note"]
 
 _FILE = os.path.join("roteiro", "unread")
+_MAX_BYTES = 64 * 1024
+"""A note larger than this (a few language names make one) is not read."""
 
 
 def note(git_dir: str | os.PathLike[str], names: Iterable[str]) -> None:
@@ -50,11 +54,12 @@ def languages(git_dir: str | os.PathLike[str] | None) -> list[str]:
     """The languages the last sync left unread; none when it left none."""
     if git_dir is None:
         return []
+    data = read_regular(os.path.join(git_dir, _FILE), _MAX_BYTES)
     try:
-        with open(os.path.join(git_dir, _FILE), encoding="utf-8") as handle:
-            return [line.strip() for line in handle if line.strip()]
-    except (OSError, UnicodeDecodeError):
+        text = data.decode("utf-8") if data is not None else ""
+    except UnicodeDecodeError:
         return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def installed(names: Iterable[str]) -> bool:
