@@ -232,7 +232,6 @@ def test_errors_are_tool_errors_naming_the_kind_and_change_nothing(
                 await fail(session, "get", {"id": 42}),
                 await fail(session, "forget", {"id": 42}),
                 await fail(session, "forget", {"id": "one"}),
-                await fail(session, "reset", {}),
             ]
             after = await call(session, "list", {"include_superseded": True})
         return errors, before, after
@@ -253,7 +252,6 @@ def test_errors_are_tool_errors_naming_the_kind_and_change_nothing(
         "NotFound",
         "NotFound",
         "BadRequest",
-        "BadRequest",
     ]
     texts = [text for _, text in errors]
     assert "'rumour'" in texts[0]
@@ -265,8 +263,24 @@ def test_errors_are_tool_errors_naming_the_kind_and_change_nothing(
     assert "42" in texts[11]
     assert "call list or search" in texts[11]
     assert "'one'" in texts[12]
-    assert "no tool 'reset'" in texts[13]
     assert after == before
+
+
+def test_a_call_naming_no_tool_is_a_protocol_error(repo: GitRepo, tmp_path: Path) -> None:
+    """MCP answers a call of an unknown tool as JSON-RPC's invalid params,
+    not as a failed call: there is no tool to have failed."""
+
+    from mcp.shared.exceptions import MCPError
+
+    async def main() -> MCPError:
+        async with mcp_session(repo, serve_args(tmp_path / "m.db")) as session:
+            with pytest.raises(MCPError) as raised:
+                await session.call_tool("reset", {})
+            return raised.value
+
+    error = run(main)
+    assert error.code == -32602
+    assert error.message.startswith("no tool 'reset'; expected one of remember, ")
 
 
 def test_four_servers_writing_at_once_lose_nothing(repo: GitRepo, tmp_path: Path) -> None:

@@ -34,6 +34,7 @@ import anyio
 from mcp import types
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from pydantic import ValidationError
 
@@ -44,7 +45,7 @@ from roteiro_memory.agents.lines import (
     json_line,
     request_id,
 )
-from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, call, spell
+from roteiro_memory.agents.tools import TOOLS, Tool, ToolError, UnknownTool, call, spell
 from roteiro_memory.agents.wire import Wire
 from roteiro_memory.errors import excerpt
 from roteiro_memory.exitcodes import ExitCode
@@ -97,6 +98,8 @@ def build(session: Session) -> Server[Any]:
     ) -> types.CallToolResult:
         try:
             answer = call(session, params.name, params.arguments)
+        except UnknownTool as error:
+            raise MCPError(types.INVALID_PARAMS, error.message) from None
         except ToolError as error:
             return _result(error.to_json(), error.text(), is_error=True)
         except Exception as error:  # a bug must not take the agent's server down

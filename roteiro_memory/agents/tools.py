@@ -31,7 +31,17 @@ from roteiro_memory.valueclass import valueclass
 if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
 
-__all__ = ["LIST_LIMIT", "SEARCH_LIMIT", "TOOLS", "Answer", "Tool", "ToolError", "call", "spell"]
+__all__ = [
+    "LIST_LIMIT",
+    "SEARCH_LIMIT",
+    "TOOLS",
+    "Answer",
+    "Tool",
+    "ToolError",
+    "UnknownTool",
+    "call",
+    "spell",
+]
 
 JSON = Any
 Schema = dict[str, Any]
@@ -75,6 +85,12 @@ class ToolError(Exception):
 
     def to_json(self) -> JSON:
         return {"error": {"kind": self.kind, "message": self.message, "advice": self.advice}}
+
+
+class UnknownTool(ToolError):
+    """A call naming no tool of the server.  MCP counts it a protocol error,
+    not a failed call the model reads: the server answers it as JSON-RPC's
+    invalid params (-32602)."""
 
 
 # --- Reading arguments --------------------------------------------------------
@@ -479,7 +495,7 @@ def call(session: Session, name: str, arguments: Mapping[str, JSON] | None) -> A
 
     tool = _BY_NAME.get(name)
     if tool is None:
-        raise ToolError(
+        raise UnknownTool(
             "BadRequest", f"no tool {excerpt(name)}; expected one of {', '.join(_BY_NAME)}"
         )
     try:
