@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -338,3 +339,20 @@ def test_a_write_to_a_store_a_failed_read_removed_is_refused_not_acknowledged(
     with pytest.raises(StoreUnavailable, match="no longer there"):
         late.record("lesson", "written into a removed file")
     late.close()
+
+
+def test_a_store_a_failed_read_made_stays_while_another_process_writes_to_it(
+    tmp_path: Path,
+) -> None:
+    """Another process holding the write lock is writing: the store is kept,
+    without waiting for the lock."""
+    db = tmp_path / "memory.db"
+    session = _made_by_a_read(db)
+    writer = sqlite3.connect(db, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        session.close(failed=True)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert db.exists()

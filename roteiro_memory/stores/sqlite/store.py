@@ -349,12 +349,15 @@ class SQLiteStore(SQLStore):
         Looked at and removed under the write lock: a write waiting for it
         then finds the file gone and is refused (:mod:`.identity`), never
         acknowledged.  Whether ``remove`` ran; a store whose lock another
-        process holds, or that cannot be looked at, is kept."""
+        process holds (not waited for), or that cannot be looked at, is kept."""
         conn = self._conn
+        conn.execute("PRAGMA busy_timeout = 0")  # a writer there now keeps it: no wait
         try:
             conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error:
-            return False  # another holds the lock, so it may be writing
+            return False  # another holds the lock, so it is writing to it
+        finally:
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
         try:
             if self._identity is not None:
                 self._identity.check()
