@@ -280,3 +280,105 @@ def test_setup_outside_a_repository_says_where_to_run_it(tmp_path: Path, repo: G
     elsewhere = away.cli("setup", "cursor", "--repo", str(repo.root))
     assert elsewhere.returncode == 0, elsewhere.stderr
     assert (repo.root / ".cursor/mcp.json").exists()
+
+
+CHANGED_HOOKS = [
+    "{command} hook --budget 800",
+    "{command} hook --all --no-sync",
+    "{command} --db /elsewhere/memory.db hook",
+    "roteiro-memory hook --db '/a path/memory.db'",
+    "python3 -m roteiro_memory hook",
+    "ROTEIRO_MEMORY_DB=/x/memory.db {command} hook",
+]
+
+
+def _ours(settings: dict[str, Any], event: str) -> list[str]:
+    return [
+        handler["command"]
+        for group in settings["hooks"][event]
+        for handler in group["hooks"]
+        if "hook" in handler["command"]
+    ]
+
+
+@pytest.mark.parametrize("changed", CHANGED_HOOKS)
+def test_setup_twice_keeps_one_hook_per_event_and_the_users_options(
+    repo: GitRepo, changed: str
+) -> None:
+    """A hook command the user changed with ``hook``'s own options (or
+    another interpreter, or an environment variable) is still ours: setup,
+    run twice, adds no second handler beside it and keeps it as written."""
+    mine = changed.format(command=shlex.quote(installed_command()))
+    repo.write(
+        ".claude/settings.json",
+        json.dumps(
+            {
+                "hooks": {
+                    event: [
+                        {
+                            **({"matcher": matcher} if matcher else {}),
+                            "hooks": [{"type": "command", "command": mine}],
+                        }
+                    ]
+                    for event, matcher in HOOK_EVENTS
+                }
+            }
+        ),
+    )
+    before = (repo.root / ".claude/settings.json").read_text()
+    for _ in range(2):
+        done = setup(repo, "claude-code")
+        assert done.returncode == 0, done.stderr
+        assert (repo.root / ".claude/settings.json").read_text() == before
+        settings = json.loads((repo.root / ".claude/settings.json").read_text())
+        for event, _matcher in HOOK_EVENTS:
+            assert _ours(settings, event) == [mine], event
+
+
+def test_a_copy_setup_added_beside_the_users_hook_is_dropped() -> None:
+    """What an earlier setup appended beside a hook the user changed (two
+    handlers, one notice twice) is dropped, group and all; the user's stays."""
+    mine = {"type": "command", "command": "/old/bin/roteiro-memory hook --budget 800"}
+    copy = {"type": "command", "command": "/old/bin/roteiro-memory hook"}
+    text = json.dumps(
+        {
+            "hooks": {
+                "SessionStart": [{"hooks": [mine]}, {"hooks": [copy]}],
+                "Stop": [{"hooks": [copy, {"type": "command", "command": "./notify.sh"}]}],
+            }
+        }
+    )
+    merged = json.loads(merge(HOSTS["claude-code"], ".claude/settings.json", text, "/new/rm"))
+    assert merged["hooks"]["SessionStart"] == [{"hooks": [mine]}]
+    assert merged["hooks"]["Stop"] == [
+        {
+            "hooks": [
+                {"type": "command", "command": "/new/rm hook"},
+                {"type": "command", "command": "./notify.sh"},
+            ]
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        "my-roteiro-memory hook",
+        "/opt/roteiro-memory-dev hook",
+        "roteiro-memory mcp",
+        "roteiro-memory add hook",
+        "echo roteiro-memory hook",
+        "python3 -m roteiro_memory_fork hook",
+        "roteiro-memory --db hook",
+        "roteiro-memory 'hook",
+    ],
+)
+def test_a_command_that_does_not_run_our_hook_is_not_taken_for_ours(theirs: str) -> None:
+    """Kept as it is, and ours added beside it."""
+    mine = {"type": "command", "command": theirs}
+    text = json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}})
+    merged = json.loads(merge(HOSTS["claude-code"], ".claude/settings.json", text, "/new/rm"))
+    assert merged["hooks"]["Stop"] == [
+        {"hooks": [mine]},
+        {"hooks": [{"type": "command", "command": "/new/rm hook"}]},
+    ]

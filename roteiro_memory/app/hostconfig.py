@@ -16,8 +16,13 @@ What holds (:func:`merge`):
 
 * **Only ours changes.**  Our server entry is the one named
   :data:`SERVER_NAME`; our hooks are the command hooks whose command runs
-  ``roteiro-memory hook``.  Everything else in the file -- other servers,
-  other hooks, other settings, their order -- is kept as it was.
+  ``roteiro-memory hook`` (at any path, with any of ``hook``'s options, or
+  as ``python -m roteiro_memory hook``).  One as ``setup`` writes it (the
+  command's path and ``hook``) is rewritten with this installation's path,
+  a second such copy in one event dropped; one the user changed (``hook
+  --budget 800``) is theirs, kept as written, and stands for ours in its
+  event.  Everything else in the file -- other servers, other hooks, other
+  settings, their order -- is kept as it was.
 * **Idempotent.**  Merging into what a merge wrote gives the same text: a
   second ``setup`` changes nothing and says so.
 * **Never clobbering.**  A file that does not parse, or whose parts are not
@@ -32,6 +37,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import re
 import shlex
 from typing import NoReturn
 
@@ -114,19 +121,72 @@ def _hook_command(command: str) -> str:
     return f"{shlex.quote(command)} hook"
 
 
-def _is_ours(hook: object) -> bool:
-    """Whether a Claude Code hook handler is one ``setup`` wrote (whatever
-    path of the command it names)."""
+_PYTHON = re.compile(r"python[0-9.]*")
+"""An interpreter's name, as ``python -m roteiro_memory`` starts it."""
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=.*", re.DOTALL)
+"""An environment variable set before the command (``NAME=value``)."""
+
+
+def _hook_words(hook: object) -> list[str] | None:
+    """The words of a Claude Code command hook, or None when it is not one
+    (or its command does not parse as a shell's words)."""
     if not isinstance(hook, dict) or hook.get("type") != "command":
-        return False
+        return None
     command = hook.get("command")
     if not isinstance(command, str):
-        return False
+        return None
     try:
-        words = shlex.split(command)
+        return shlex.split(command)
     except ValueError:
+        return None
+
+
+def _runs_hook(words: list[str]) -> bool:
+    """Whether ``words`` run ``roteiro-memory hook``: after any ``NAME=value``
+    (``env`` first or not), our command -- ``roteiro-memory`` at any path, or
+    ``python -m roteiro_memory`` -- then, past its options before the
+    command (``--db PATH``, ``--no-sync``), ``hook``, with whatever options
+    follow.  Another program that only ends with our name
+    (``my-roteiro-memory``), or ours running another command, is not it."""
+    rest = words[1:] if words[:1] == ["env"] else words
+    while rest and _ASSIGNMENT.fullmatch(rest[0]):
+        rest = rest[1:]
+    if not rest:
         return False
-    return len(words) == 2 and words[1] == "hook" and words[0].endswith("roteiro-memory")
+    program = os.path.basename(rest[0])
+    if program == SERVER_NAME:
+        rest = rest[1:]
+    elif _PYTHON.fullmatch(program) and rest[1:3] == ["-m", "roteiro_memory"]:
+        rest = rest[3:]
+    else:
+        return False
+    while rest and rest[0].startswith("-"):
+        rest = rest[2:] if rest[0] == "--db" else rest[1:]
+    return rest[:1] == ["hook"]
+
+
+def _is_ours(hook: object) -> bool:
+    """Whether a Claude Code hook handler runs ``roteiro-memory hook``: one
+    ``setup`` wrote (whatever path of the command it names), or one the user
+    wrote or changed, with ``hook``'s options, another interpreter or
+    environment variables (:func:`_runs_hook`)."""
+    words = _hook_words(hook)
+    return words is not None and _runs_hook(words)
+
+
+def _is_plain(hook: object) -> bool:
+    """Whether a handler of ours is as ``setup`` writes it: the command at
+    some path and ``hook``, nothing else -- which ``setup`` may rewrite with
+    this installation's path.  Any other (:func:`_is_ours`) is the user's
+    and is kept as written."""
+    words = _hook_words(hook)
+    return (
+        words is not None
+        and len(words) == 2
+        and os.path.basename(words[0]) == SERVER_NAME
+        and words[1] == "hook"
+    )
 
 
 def _object(value: object, where: str, path: str) -> dict[str, JSON]:
@@ -235,19 +295,29 @@ def _merge_hooks(path: str, text: str | None, command: str) -> str:
             )
         wanted: JSON = {"type": "command", "command": _hook_command(command)}
         placed = False
+        kept = []
         for group in groups:
             group = _object(group, f'an entry of "hooks"."{event}"', path)
             handlers = group.get("hooks")
             if not isinstance(handlers, list):
+                kept.append(group)
                 continue
-            for index, handler in enumerate(handlers):
-                if _is_ours(handler):
-                    if placed:
-                        handlers[index] = None  # a second copy of ours: dropped below
-                    else:
-                        handlers[index] = wanted
-                        placed = True
-            group["hooks"] = [h for h in handlers if h is not None]
+            left = []
+            for handler in handlers:
+                if not _is_ours(handler):
+                    left.append(handler)
+                elif not _is_plain(handler):
+                    left.append(handler)  # the user's own command: kept as written
+                    placed = True
+                elif not placed:
+                    left.append(wanted)  # ours, at this installation's path
+                    placed = True
+                # else: a second plain copy of ours, dropped
+            if left or not handlers:
+                group["hooks"] = left
+                kept.append(group)
+            # else: the group held only dropped copies of ours, and goes with them
+        groups[:] = kept
         if not placed:
             entry: JSON = {"hooks": [wanted]}
             groups.append({"matcher": matcher, **entry} if matcher is not None else entry)
