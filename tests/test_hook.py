@@ -28,7 +28,7 @@ import pytest
 from agent_repo import RETRY, GitRepo, run_hook
 
 from roteiro_memory.app import hookstate
-from roteiro_memory.app.hooks import FILE_BUDGET
+from roteiro_memory.app.hooks import FILE_BUDGET, Event, respond
 
 SESSION = "5f1c2a9e-3b7d-4c1e-9a2f-8d6e4b0c7a11"
 
@@ -334,11 +334,47 @@ def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
         planted = {"version": 1, "shown": {}, "edited": [], "failed": failed, "reminded": reminded}
         path.write_text(json.dumps(planted))
         assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState(), planted
-    path.write_text('{"version": 1, "shown": {}, "edited": [], "failed": 2, "reminded": 1}')
-    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState({}, [], 2, 1)
+    path.write_text('{"version": 1, "shown": {}, "edited": ["a.py"], "failed": 2, "reminded": 1}')
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState({}, ["a.py"], 2, 1)
+    # What an earlier version left once it dropped paths: all reminded of.
+    path.write_text('{"version": 1, "shown": {}, "edited": ["a.py"], "failed": 0, "reminded": 9}')
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState({}, ["a.py"], 0, 1)
     os.unlink(path)
     os.mkfifo(path)  # a FIFO planted there holds nothing up
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
+
+
+def test_the_stop_reminder_counts_every_edited_file_and_returns_past_the_kept_ones(
+    tmp_path: Path,
+) -> None:
+    """Only the last MAX_EDITED paths are kept, one hook call at a time:
+    the reminder still counts every file edited, and after it a new edit
+    is reminded of again (``reminded`` stays at the same path)."""
+    git_dir = str(tmp_path)
+
+    def edited(path: str) -> None:
+        state = hookstate.load(git_dir, SESSION)
+        state.edited.append(path)
+        hookstate.save(git_dir, SESSION, state)
+
+    def stop() -> Any:
+        state = hookstate.load(git_dir, SESSION)
+        answer = respond(None, Event("Stop", SESSION), state, None)  # type: ignore[arg-type]
+        hookstate.save(git_dir, SESSION, state)
+        return answer
+
+    for n in range(1, hookstate.MAX_EDITED + 2):
+        edited(f"m{n}.py")
+    first = stop()["reason"]
+    assert first.startswith(
+        "This session changed code that has recorded memory (m2.py, m3.py, m4.py, m5.py, "
+        f"m6.py and {hookstate.MAX_EDITED + 1 - 5} more)."
+    ), first
+    assert stop() is None  # reminded once
+    edited("m0.py")
+    again = stop()["reason"]
+    assert again.startswith("This session changed code that has recorded memory (m0.py)."), again
+    assert stop() is None
 
 
 def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo) -> None:

@@ -161,7 +161,8 @@ def _due(state: SessionState) -> str | None:
     fresh = state.edited[state.reminded :]
     parts = []
     if fresh:
-        shown = ", ".join(fresh[:5]) + (f" and {len(fresh) - 5} more" if len(fresh) > 5 else "")
+        more = len(fresh) + state.unlisted - 5  # unlisted: fresh paths the state left out
+        shown = ", ".join(fresh[:5]) + (f" and {more} more" if more > 0 else "")
         parts.append(f"this session changed code that has recorded memory ({shown})")
     if state.failed:
         noun = "command" if state.failed == 1 else "commands"
@@ -171,7 +172,7 @@ def _due(state: SessionState) -> str | None:
 
 def _reminded(state: SessionState) -> None:
     state.reminded = len(state.edited)
-    state.failed = 0
+    state.failed = state.unlisted = 0
 
 
 def reminder(state: SessionState) -> str | None:

@@ -59,21 +59,28 @@ class SessionState:
     before an edit is shown again, drifted, after it).  ``edited`` are the
     repository paths the session changed that records are anchored to;
     ``failed`` counts the commands that failed since the last reminder, and
-    ``reminded`` is how many edited paths the last reminder covered."""
+    ``reminded`` is how many edited paths (the first of ``edited``) the last
+    reminder covered.  Only the last :data:`MAX_EDITED` paths are kept:
+    ``unlisted`` counts those left out that no reminder covered yet, so a
+    reminder still counts every file, and ``reminded`` is moved back by as
+    many as were left out, to stay at the same path."""
 
     shown: dict[str, str] = field(default_factory=dict)
     edited: list[str] = field(default_factory=list)
     failed: int = 0
     reminded: int = 0
+    unlisted: int = 0
 
     def to_json(self) -> dict[str, object]:
         shown = dict(list(self.shown.items())[-MAX_SHOWN:])
+        left_out = max(0, len(self.edited) - MAX_EDITED)
         return {
             "version": _VERSION,
             "shown": shown,
-            "edited": self.edited[-MAX_EDITED:],
+            "edited": self.edited[left_out:],
             "failed": self.failed,
-            "reminded": self.reminded,
+            "reminded": max(0, self.reminded - left_out),
+            "unlisted": self.unlisted + max(0, left_out - self.reminded),
         }
 
 
@@ -98,6 +105,7 @@ def _well_formed(data: object) -> SessionState | None:
         return None
     shown, edited = data.get("shown"), data.get("edited")
     failed, reminded = data.get("failed"), data.get("reminded")
+    unlisted = data.get("unlisted", 0)  # absent from what earlier versions wrote
     if not (
         isinstance(shown, dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in shown.items())
@@ -105,11 +113,16 @@ def _well_formed(data: object) -> SessionState | None:
         and all(isinstance(p, str) for p in edited)
         and type(failed) is int
         and type(reminded) is int
+        and type(unlisted) is int
         and failed >= 0  # counts, which only a hand makes negative
         and reminded >= 0
+        and unlisted >= 0
     ):
         return None
-    return SessionState(shown, edited, failed, reminded)
+    # Past the paths kept, as an earlier version left it when it dropped some:
+    # the reminder covered them all.
+    reminded = min(reminded, len(edited))
+    return SessionState(shown, edited, failed, reminded, unlisted)
 
 
 def load(git_dir: str, session_id: str) -> SessionState:
