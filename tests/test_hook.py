@@ -16,6 +16,7 @@ reference gives each event: ``hookSpecificOutput`` with ``hookEventName`` and
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -375,6 +376,32 @@ def test_the_stop_reminder_counts_every_edited_file_and_returns_past_the_kept_on
     again = stop()["reason"]
     assert again.startswith("This session changed code that has recorded memory (m0.py)."), again
     assert stop() is None
+
+
+def test_a_session_state_file_another_hook_pruned_meanwhile_does_not_fail_the_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hooks of many sessions at once prune each other's files: one removed
+    between the listing and its stat is simply gone, and this session's
+    state, written, is not reported lost."""
+    git_dir = str(tmp_path)
+    for n in range(hookstate.MAX_SESSIONS + 3):
+        hookstate.save(git_dir, f"other-{n}", hookstate.SessionState(failed=1))
+    for path in (tmp_path / hookstate.SESSIONS_DIR).iterdir():
+        os.utime(path, (1, 1))  # older than the state saved below, whatever the clock's grain
+    listed = os.scandir
+
+    def scandir(folder: str) -> Any:
+        with listed(folder) as found:
+            entries = list(found)
+        os.unlink(next(e for e in entries if e.name == "s-other-7.json"))  # pruned meanwhile
+        return contextlib.nullcontext(entries)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    hookstate.save(git_dir, SESSION, hookstate.SessionState(failed=2))
+    monkeypatch.undo()
+    assert hookstate.load(git_dir, SESSION) == hookstate.SessionState(failed=2)
+    assert len(list((tmp_path / hookstate.SESSIONS_DIR).iterdir())) == hookstate.MAX_SESSIONS
 
 
 def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo) -> None:

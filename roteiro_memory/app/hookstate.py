@@ -153,12 +153,18 @@ def save(git_dir: str, session_id: str, state: SessionState) -> None:
 
 
 def _prune(folder: str) -> None:
-    """Remove all but the :data:`MAX_SESSIONS` most recently written states."""
+    """Remove all but the :data:`MAX_SESSIONS` most recently written states.
+    Another session's hook may be pruning at the same time: a file it
+    removed between listing and reading is gone, as it would have been."""
     entries = []
     with os.scandir(folder) as found:
         for entry in found:
             if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
-                entries.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.path))
+                try:
+                    written = entry.stat(follow_symlinks=False).st_mtime_ns
+                except FileNotFoundError:
+                    continue  # another session's hook pruned it since it was listed
+                entries.append((written, entry.path))
     for _, path in sorted(entries, reverse=True)[MAX_SESSIONS:]:
         try:
             os.unlink(path)
