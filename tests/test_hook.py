@@ -242,6 +242,33 @@ def test_stop_reminds_once_after_edits_of_code_with_records_and_failed_commands(
     silent(hook(repo, stop))  # reminded once
 
 
+def test_a_reminder_about_failed_commands_alone_names_the_tool_to_record_with(
+    repo: GitRepo,
+) -> None:
+    """Without edits, nothing before it says how to record: the reminder
+    names the tool itself, at Stop as after compaction."""
+    failed = tool_event(
+        repo,
+        "PostToolUseFailure",
+        "Bash",
+        {"command": "false"},
+        error="Command failed with exit code 1",
+        is_interrupt=False,
+    )
+    said = (
+        "1 command failed. If an approach did not work, record it with the `remember` tool, "
+        "kind `attempt` (or `roteiro-memory add TEXT --kind attempt`): what was tried and why "
+        "it failed, so nobody tries it again. If there is nothing worth recording, you are done."
+    )
+    silent(hook(repo, failed))
+    done = hook(repo, {**common(repo, "Stop"), "stop_hook_active": False})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {"decision": "block", "reason": said}
+    silent(hook(repo, failed))
+    after = {**common(repo, "SessionStart"), "source": "compact"}
+    assert context(hook(repo, after), "SessionStart") == said
+
+
 def test_before_compaction_the_person_is_told_and_after_it_the_agent(repo: GitRepo) -> None:
     add(repo, "about jitter", "src/app/retry.py::jitter")
     hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))

@@ -191,8 +191,9 @@ def reminder(state: SessionState) -> str | None:
         )
     if state.failed:
         said.append(
-            "If an approach did not work, record it the same way with kind `attempt`: what was "
-            "tried and why it failed, so nobody tries it again."
+            "If an approach did not work, record it with the `remember` tool, kind `attempt` (or "
+            "`roteiro-memory add TEXT --kind attempt`): what was tried and why it failed, so "
+            "nobody tries it again."
         )
     said.append("If there is nothing worth recording, you are done.")
     return " ".join(said)
