@@ -344,6 +344,32 @@ def test_session_state_is_private_bounded_and_outside_the_store(repo: GitRepo) -
     assert json.loads(repo.cli("list", "--json", "--all").stdout)["result"] == before
 
 
+def test_a_repository_without_a_store_gets_private_session_state_only_when_there_is_some(
+    repo: GitRepo,
+) -> None:
+    """No store: a session start writes nothing; a failed command (which the
+    Stop reminder asks to record) is kept, in folders made 0700 as the
+    store's is, whatever the umask, and a folder there already made so."""
+    roteiro = repo.root / ".git" / "roteiro"
+    failed = tool_event(repo, "PostToolUseFailure", "Bash", {"command": "false"})
+    umask = os.umask(0)  # the hook's, as it inherits it: nothing taken from any mode
+    try:
+        silent(hook(repo, {**common(repo, "SessionStart"), "source": "startup"}))
+        assert not roteiro.exists()
+        silent(hook(repo, failed))
+        assert stat.S_IMODE(roteiro.stat().st_mode) == 0o700
+        sessions = repo.root / ".git" / hookstate.SESSIONS_DIR
+        assert stat.S_IMODE(sessions.stat().st_mode) == 0o700
+        (state,) = sessions.iterdir()
+        assert stat.S_IMODE(state.stat().st_mode) == 0o600
+        roteiro.chmod(0o755)
+        silent(hook(repo, failed))
+        assert stat.S_IMODE(roteiro.stat().st_mode) == 0o700
+    finally:
+        os.umask(umask)
+    assert not (roteiro / "memory.db").exists()
+
+
 def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
     state = hookstate.SessionState()
     for n in range(hookstate.MAX_SHOWN + 50):

@@ -10,7 +10,13 @@ Where and how much:
 * one file per session, under the worktree's git directory beside the stat
   cache (``roteiro/sessions/``), named by the session id when it is a plain
   word, else by a hash of it (an id is the host's, and may hold anything),
-  mode ``0600`` like every file holding facts about the repository;
+  mode ``0600`` like every file holding facts about the repository, in
+  folders made ``0700`` as the store's is
+  (:func:`~roteiro_memory.repo.location.private_folder`);
+* written only once there is something to keep: a hook in a repository
+  with no store yet writes nothing for a session start or a file, and keeps
+  a state once a command fails (the Stop reminder then asks for a first
+  record, of the failed attempt);
 * bounded: a file keeps the last :data:`MAX_SHOWN` records shown and
   :data:`MAX_EDITED` files edited, is read only when it is a regular file of
   at most :data:`MAX_STATE_BYTES` (else the session starts afresh), and the
@@ -141,12 +147,18 @@ def load(git_dir: str, session_id: str) -> SessionState:
 
 def save(git_dir: str, session_id: str, state: SessionState) -> None:
     """Write the session's state, then keep only the newest sessions'.
-    :class:`OSError` when it cannot be written."""
+    A session with nothing to keep -- a fresh state, and no file yet --
+    writes nothing, not even the folder.  :class:`OSError` when it cannot be
+    written."""
     from roteiro_memory import privatefile
+    from roteiro_memory.repo.location import private_folder
 
     target = _path(git_dir, session_id)
+    if state == SessionState() and not os.path.lexists(target):
+        return
     folder = os.path.dirname(target)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+    private_folder(os.path.dirname(folder))  # the store's own folder, or beside it
+    private_folder(folder)
     data = state.to_json()
     privatefile.replace(target, lambda out: json.dump(data, out, separators=(",", ":")))
     _prune(folder)

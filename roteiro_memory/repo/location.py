@@ -19,13 +19,26 @@ from collections.abc import Mapping
 from roteiro_memory.errors import InvalidStoreName, StoreUnavailable
 from roteiro_memory.valueclass import valueclass
 
-__all__ = ["DB_ENV", "STORE_DIR", "STORE_FILE", "Location", "locate", "prepare"]
+__all__ = [
+    "DB_ENV",
+    "FOLDER_MODE",
+    "STORE_DIR",
+    "STORE_FILE",
+    "Location",
+    "locate",
+    "prepare",
+    "private_folder",
+]
 
 DB_ENV = "ROTEIRO_MEMORY_DB"
 """Environment variable naming the store file, when ``--db`` does not."""
 
 STORE_DIR = "roteiro"
 STORE_FILE = "memory.db"
+
+FOLDER_MODE = 0o700
+"""The mode of the store's folder, and of every folder beside it under the
+git directory (the stat cache's, the hooks' session state): its owner's."""
 
 
 @valueclass
@@ -99,13 +112,8 @@ def prepare(location: Location) -> str | None:
     if location.origin == "repository":
         parent = os.path.dirname(path)
         try:
-            try:
-                os.mkdir(parent, 0o700)
+            if private_folder(parent):
                 made = parent
-            except FileExistsError:
-                if not os.path.isdir(parent):
-                    raise
-            _keep_mode(parent, 0o700)
         except OSError as error:
             raise StoreUnavailable(
                 f"{parent}: cannot create the store folder ({error.strerror})"
@@ -123,6 +131,22 @@ def prepare(location: Location) -> str | None:
             f"{path}: cannot create the store ({error.strerror}); "
             f"choose another with --db PATH or {DB_ENV}"
         ) from None
+    return made
+
+
+def private_folder(path: str) -> bool:
+    """Make ``path`` a folder only its owner may use (:data:`FOLDER_MODE`,
+    whatever the umask), or give the folder there that mode unless it has
+    it already; True when it made the folder.  Its parent must exist.
+    :class:`OSError` when it cannot, or something else is at ``path``."""
+    made = False
+    try:
+        os.mkdir(path, FOLDER_MODE)
+        made = True
+    except FileExistsError:
+        if not os.path.isdir(path):
+            raise
+    _keep_mode(path, FOLDER_MODE)
     return made
 
 

@@ -640,10 +640,11 @@ def _write(place: Place, data: dict[str, object]) -> StatCache | None:
     """Write ``data`` as the worktree's cache, whole and private; None when
     it cannot be written, which only means the next command asks git."""
     from roteiro_memory import privatefile
+    from roteiro_memory.repo.location import private_folder
 
     target = _cache_path(place)
     try:
-        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        private_folder(os.path.dirname(target))
         privatefile.replace(target, lambda out: json.dump(data, out, separators=(",", ":")))
     except OSError:
         return None

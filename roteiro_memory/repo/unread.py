@@ -39,8 +39,10 @@ def note(git_dir: str | os.PathLike[str], names: Iterable[str]) -> None:
             if os.path.lexists(path):
                 os.unlink(path)
             return
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
         from roteiro_memory import privatefile
+        from roteiro_memory.repo.location import private_folder
+
+        private_folder(os.path.dirname(path))
 
         def write(out: TextIO) -> None:
             out.writelines(f"{name}\n" for name in wanted)
