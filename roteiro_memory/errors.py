@@ -47,6 +47,7 @@ __all__ = [
     "Unsupported",
     "UsageError",
     "excerpt",
+    "given_excerpt",
     "json_excerpt",
     "lone_surrogate",
     "strict_json",
@@ -79,6 +80,14 @@ def json_excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
     except (TypeError, ValueError, RecursionError):  # not parsed JSON after all
         return excerpt(value, limit)
     return _cut(text, limit)
+
+
+def given_excerpt(value: object, limit: int = EXCERPT_CHARS) -> str:
+    """A value as a command line or a JSON request gives it, for a message:
+    text as :func:`excerpt` quotes it (``'20x'``, as every refusal quotes a
+    string), anything else -- which only JSON gives -- as
+    :func:`json_excerpt` writes it (``true``, ``null``, ``[1]``)."""
+    return excerpt(value, limit) if isinstance(value, str) else json_excerpt(value, limit)
 
 
 def _cut(text: str, limit: int) -> str:

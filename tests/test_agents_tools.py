@@ -80,3 +80,25 @@ def test_tools_search_refuses_a_query_beyond_the_distinct_term_cap(session: Sess
     assert "at most 1,024" in error.message
     found = tools.call(session, "search", {"query": "timeout " * 5000})
     assert len(found.structured["results"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "said"),
+    [
+        ("list", {"limit": True}, "invalid argument 'limit' true: expected a whole number"),
+        ("get", {"id": True}, "invalid argument 'id' true: expected a positive whole number"),
+        ("get", {"id": [None]}, "invalid argument 'id' [null]: expected"),
+        ("remember", {"kind": "lesson", "body": "b", "supersedes": False}, "'supersedes' false:"),
+        ("remember", {"kind": "lesson", "body": "b", "confidence": True}, "'confidence' true:"),
+        ("search", {"query": True}, "search: argument 'query' is true: expected a string"),
+        ("search", {"query": "q", "all": None}, "argument 'all' is null: expected true or false"),
+        ("search", {"query": "q", "all": "yes"}, "argument 'all' is 'yes': expected"),  # text
+    ],
+)
+def test_tools_quote_a_json_value_they_refuse_as_json_writes_it(
+    session: Session, name: str, arguments: dict[str, object], said: str
+) -> None:
+    """``true``, ``null``: what the agent sent, not Python's ``True``, ``None``."""
+    error = _refused(session, name, arguments)
+    assert said in error.message, error.message
+    assert _stored(session) == 0

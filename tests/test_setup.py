@@ -382,3 +382,18 @@ def test_a_command_that_does_not_run_our_hook_is_not_taken_for_ours(theirs: str)
         {"hooks": [mine]},
         {"hooks": [{"type": "command", "command": "/new/rm hook"}]},
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ('{"hooks": null}', '"hooks" is null, not an object'),
+        ('{"hooks": {"Stop": true}}', '"hooks"."Stop" is true, not a list'),
+        ('{"hooks": {"Stop": [false]}}', 'an entry of "hooks"."Stop" is false, not an object'),
+        ('{"hooks": "all"}', '"hooks" is "all", not an object'),
+    ],
+)
+def test_a_setting_setup_refuses_is_quoted_as_json_writes_it(text: str, said: str) -> None:
+    with pytest.raises(ConfigRefused) as refused:
+        merge(HOSTS["claude-code"], ".claude/settings.json", text, "/bin/roteiro-memory")
+    assert said in str(refused.value), str(refused.value)

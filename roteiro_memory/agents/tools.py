@@ -25,7 +25,7 @@ from roteiro_memory import semantics as sem
 from roteiro_memory.agents import answers, schemas
 from roteiro_memory.app import records
 from roteiro_memory.app.timestamps import zone
-from roteiro_memory.errors import BadRequest, RoteiroError, excerpt
+from roteiro_memory.errors import BadRequest, RoteiroError, excerpt, given_excerpt
 from roteiro_memory.valueclass import valueclass
 
 if TYPE_CHECKING:
@@ -117,7 +117,7 @@ class Arguments:
     def _bad(self, name: str, expected: str) -> BadRequest:
         value = self.given[name]
         return BadRequest(
-            f"{self.tool}: argument {name!r} is {excerpt(value)}: expected {expected}"
+            f"{self.tool}: argument {name!r} is {given_excerpt(value)}: expected {expected}"
         )
 
     def text(self, name: str) -> str | None:

@@ -192,7 +192,7 @@ def _is_plain(hook: object) -> bool:
 def _object(value: object, where: str, path: str) -> dict[str, JSON]:
     if not isinstance(value, dict):
         raise ConfigRefused(
-            f"{path}: {where} is {excerpt(value, 60)}, not an object; nothing was written"
+            f"{path}: {where} is {json_excerpt(value, 60)}, not an object; nothing was written"
         )
     return value
 
@@ -290,7 +290,7 @@ def _merge_hooks(path: str, text: str | None, command: str) -> str:
         groups = events.setdefault(event, [])
         if not isinstance(groups, list):
             raise ConfigRefused(
-                f'{path}: "hooks"."{event}" is {excerpt(groups, 60)}, not a list; '
+                f'{path}: "hooks"."{event}" is {json_excerpt(groups, 60)}, not a list; '
                 "nothing was written"
             )
         wanted: JSON = {"type": "command", "command": _hook_command(command)}

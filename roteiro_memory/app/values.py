@@ -20,6 +20,8 @@ from roteiro_memory.errors import (
     RoteiroError,
     UsageError,
     excerpt,
+    given_excerpt,
+    json_excerpt,
 )
 
 __all__ = [
@@ -92,7 +94,7 @@ def whole(
             if number is not None and number >= minimum:  # whole, but too large
                 largest = sem.INT64_MAX if maximum is None else min(maximum, sem.INT64_MAX)
                 allowed += f", at most {largest:,}"
-        raise UsageError(f"invalid {what} {excerpt(value)}: expected {allowed}")
+        raise UsageError(f"invalid {what} {given_excerpt(value)}: expected {allowed}")
     return number
 
 
@@ -156,7 +158,9 @@ def confidence(value: object, what: str = "--confidence") -> float | None:
             " ASCII digits and a point, e.g. 0.8"
         )
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidConfidence(f"invalid {what} {excerpt(value)}: expected a number from 0 to 1")
+        raise InvalidConfidence(
+            f"invalid {what} {json_excerpt(value)}: expected a number from 0 to 1"
+        )
     if isinstance(value, int):
         try:
             return float(value)
