@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -27,6 +28,7 @@ from typing import Any
 
 import pytest
 from agent_repo import RETRY, GitRepo, run_hook
+from mounts import read_only
 
 from roteiro_memory.app import hookstate
 from roteiro_memory.app.hooks import FILE_BUDGET, Event, respond
@@ -470,3 +472,38 @@ def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo)
     moved = context(hook(repo, read(repo, "src/app/retry.py")), "PreToolUse")
     assert "#1 lesson vanished" in moved
     assert moved.splitlines()[2].endswith("-- settle it with `roteiro-memory reanchor --apply 1`")
+
+
+def _states(text: str) -> dict[str, str]:
+    """The anchor state each record's line names, by record id."""
+    return dict(re.findall(r"^(?:- )?#(\d+) [a-z]+ ([a-z]+) ", text, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("why", ["read-only store", "--no-sync"])
+def test_a_hook_never_calls_a_lesson_valid_it_could_not_check(repo: GitRepo, why: str) -> None:
+    """The code of a lesson changed and the hook cannot sync the graph: the
+    states the agent reads are those of the code as it is (a store that
+    cannot be written), or are said to be unchecked (``--no-sync``)."""
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    events = [read(repo, "src/app/retry.py"), {**start, "session_id": "other"}]
+    if why == "--no-sync":
+        texts = [
+            context(hook(repo, event, "--no-sync"), event["hook_event_name"]) for event in events
+        ]
+    else:
+        with read_only(repo.root / ".git" / "roteiro") as prefix:
+            command = [*prefix, sys.executable, "-m", "roteiro_memory", "hook"]
+            done = [run_hook(repo, event, command) for event in events]
+        texts = []
+        for ran in done:
+            assert ran.returncode == 0, ran.stderr
+            texts.append(json.loads(ran.stdout)["hookSpecificOutput"]["additionalContext"])
+            (line,) = ran.stderr.splitlines()  # one line, the read-only store and the state
+            assert "anchor states are those of the working tree" in line
+    for text in texts:
+        states = _states(text)
+        assert states["1"] == "valid", text
+        assert states["2"] == "drifted" or "as of the code graph's last sync" in text, text

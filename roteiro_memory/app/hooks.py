@@ -30,6 +30,12 @@ What each event gets (:func:`respond`):
 * **PreCompact** -- the same reminder, to the person (see above).
 * Anything else, a file outside the repository, nothing new: no answer.
 
+The anchor states the agent reads are the code's as it is: synced, or
+worked out in memory where the store could not take a sync
+(:meth:`~roteiro_memory.app.session.Session.sync`; no remedy is offered
+then); under ``--no-sync`` they are said to be the last sync's
+(:data:`UNCHECKED`).
+
 Pure over the session and the session's state: reading the event from
 stdin, writing the answer and keeping the state are the command's
 (:mod:`roteiro_memory.cli.commands.hook`) and :mod:`.hookstate`'s.
@@ -74,6 +80,13 @@ FILE_BUDGET = 500
 answer: a dozen lines, small beside the file being read."""
 
 _PATH_FIELDS = ("file_path", "notebook_path")
+
+UNCHECKED = (
+    "(Anchor states are as of the code graph's last sync -- this hook runs with --no-sync -- "
+    "so the code may have changed since.)"
+)
+"""Said with the records when their anchor states were not checked against
+the code: what the agent reads never claims a state nobody checked."""
 
 
 @valueclass
@@ -209,6 +222,7 @@ def _session_start(
     pack = digest(session, budget, every=every)
     parts = []
     if pack.chosen:
+        parts += [] if session.syncs else [UNCHECKED]
         parts.append(pack.markdown())
         _said(state, pack.chosen, pack.marks)
     if event.source == "compact":
@@ -238,7 +252,8 @@ def _file(session: Session, event: Event, state: SessionState, every: bool) -> J
     fresh = [
         r for r in view.items if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]
-    text, said = _lines(fresh, where, _remedies(session, fresh), view.marks)
+    checked = session.syncs
+    text, said = _lines(fresh, where, _remedies(session, fresh), view.marks, checked)
     if not said:
         return None
     _said(state, said, view.marks)
@@ -260,8 +275,8 @@ def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
     notice without them is still a notice: what cannot be worked out is
     left out, never a failure of the hook."""
     stale = [r.record.id for r in fresh if r.record.anchor_state.is_stale]
-    if not stale:
-        return {}
+    if not stale or session.unsynced is not None:
+        return {}  # unsynced, the store's graph is not the code's: no proposal holds
     from roteiro_memory.app.reanchor import proposals
     from roteiro_memory.errors import RoteiroError
 
@@ -281,14 +296,21 @@ def _relative(results: list[Recalled], given: str) -> str:
 
 
 def _lines(
-    fresh: list[Recalled], where: str, remedies: Mapping[int, str], marks: Marks
+    fresh: list[Recalled],
+    where: str,
+    remedies: Mapping[int, str],
+    marks: Marks,
+    checked: bool = True,
 ) -> tuple[str, list[Recalled]]:
     """The answer about one file -- the records that apply, then those whose
     code changed (each with the command that settles it, from ``remedies``),
     within :data:`FILE_BUDGET`, near-duplicates folded and conflicting
-    decisions marked (``marks``) -- and the records it shows."""
+    decisions marked (``marks``), :data:`UNCHECKED` first unless the states
+    were ``checked`` -- and the records it shows."""
     room = FILE_BUDGET * 4
     head = f"roteiro-memory: recorded about {where}, best first (`get` shows one in full):"
+    if not checked:
+        head += "\n" + UNCHECKED
     applying = [r for r in fresh if r.record.applies]
     stale = [r for r in fresh if not r.record.applies]
     stale_head = (

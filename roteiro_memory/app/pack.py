@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
     from roteiro_memory.conflicts import Conflict
     from roteiro_memory.results import MemoryRecord
-    from roteiro_memory.store import Store
+    from roteiro_memory.store import Graph, Store
 
 __all__ = [
     "DEFAULT_PACK_BUDGET",
@@ -343,19 +343,22 @@ def _record(recalled: Recalled) -> MemoryRecord:
     return recalled.record
 
 
-def _candidates(store: Store, budget: int, anchors: sem.AnchorFilter | None) -> tuple[Recall, bool]:
+def _candidates(
+    store: Store, budget: int, anchors: sem.AnchorFilter | None, graph: Graph | None = None
+) -> tuple[Recall, bool]:
     """The records a digest of ``budget`` tokens chooses from, ranked: the
     best that apply, as many as it could hold, and those about changed code
     among the newest :data:`STALE_WINDOW` (or, with ``anchors``, among the
     best of what the change touched); and whether the read of the best
-    stopped short of its limit, so that none was left unread."""
+    stopped short of its limit, so that none was left unread.  Anchors are
+    resolved against ``graph`` when given, else the store's."""
     kinds = [kind for kind, _ in PACK_KINDS]
     limit = read_limit(budget)
     if anchors is not None:
-        touched = store.recall(kind=kinds, anchors=anchors, limit=limit)
+        touched = store.recall(kind=kinds, anchors=anchors, limit=limit, graph=graph)
         return touched, len(touched.results) < limit
-    best = store.recall(kind=kinds, applicable_only=True, limit=limit)
-    recent = store.list(kind=kinds, limit=STALE_WINDOW).records
+    best = store.recall(kind=kinds, applicable_only=True, limit=limit, graph=graph)
+    recent = store.list(kind=kinds, limit=STALE_WINDOW, graph=graph).records
     stale = [
         Recalled.rank(record, best.generation, best.decay)
         for record in recent
@@ -379,14 +382,15 @@ def _ranked(session: Session, budget: int, touched: str | None) -> tuple[Recall,
     session.check_revs(touched=touched)
     store = session.store()
     session.sync()
+    graph = session.graph_for(None)  # the store's, unless it could not be synced
     if touched is None:
-        return _candidates(store, budget, None)
+        return _candidates(store, budget, None, graph)
     from roteiro_memory.app.anchors import anchor_filter
 
     # As recall --touched filters: in the store, before it ranks.
     _, anchors = anchor_filter(None, session.touched(touched))
     assert anchors is not None  # a touched set always makes a filter
-    return _candidates(store, budget, anchors)
+    return _candidates(store, budget, anchors, graph)
 
 
 def digest(

@@ -73,7 +73,12 @@ class Session:
         self._created = False
         self._made: SQLiteStore | None = None
         """The store, when this session made its file."""
-        self._unsynced = False
+        self.unsynced: str | None = None
+        """Why the code graph could not be synced, when a sync could not
+        write it (said once): anchors are resolved against :attr:`_working`."""
+        self._working: Graph | None = None
+        """The working tree's graph, built in memory where the sync that
+        could not write it found it differs from the store's."""
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
         self._made_folder: str | None = None
@@ -249,45 +254,36 @@ class Session:
         tree is what the store's graph was synced from, git is not run and
         None is returned, as it is when nothing syncs.  ``full`` (the
         ``sync`` command) always asks git.  A sync through git that finds the
-        tree settled writes the cache for the next command."""
-        if not self.syncs:
+        tree settled writes the cache for the next command.
+
+        A store opened read-only takes no sync: the working tree's graph is
+        then built in memory as a sync would build it, and every
+        read resolves anchors against it (:meth:`graph_for`), so no state is
+        claimed that was not checked; :attr:`unsynced` says why, and so does
+        one warning."""
+        if not self.syncs or self.unsynced is not None:
             return None
         place = self.place()
         if place is None:
             return None
         store = self.writable_store() if full else self.store()
-        read_only = getattr(store, "read_only", None)
-        if read_only is not None:
-            # A sync writes the graph; anchors are read as last synced (said once).
-            if not self._unsynced:
-                self._unsynced = True
-                self.warn(
-                    f"{store.describe()}: {read_only}, so the code graph is not synced: "
-                    "anchor states are those of the last sync"
-                )
-            return None
         identity = self._store_identity(store)
         cache = self._cache
         if not full and cache is not None and cache.unchanged(identity, store.tree(), os.environ):
             return None
+        read_only = getattr(store, "read_only", None)
+        if read_only is not None:
+            self._read_in_memory(store, read_only)
+            return None
         import time
 
         from roteiro_memory.repo import statcache
-        from roteiro_memory.repo.graph import sync
 
         repo = self.require_repo("sync")
         skip = self._own_files(repo)
         started = time.time_ns()
         before = store.changes
-        if self._progress is None:
-            report = sync(store, repo, skip=skip)
-        else:
-            parse_bar, hash_bar = self._progress("parsing"), self._progress("hashing")
-            try:
-                report = sync(store, repo, parse_bar, hash_bar, skip)
-            finally:
-                hash_bar.close()
-                parse_bar.close()
+        report = self._sync(store, repo, skip)
         if not full and before is not None and store.changes is not None:
             self._sync_changes += store.changes - before
         for path, problem in report.unparsable:
@@ -307,6 +303,31 @@ class Session:
             os.environ,
         )
         return report
+
+    def _sync(self, store: Store, repo: Repo, skip: dict[str, str | None]) -> SyncReport:
+        from roteiro_memory.repo.graph import sync
+
+        if self._progress is None:
+            return sync(store, repo, skip=skip)
+        parse_bar, hash_bar = self._progress("parsing"), self._progress("hashing")
+        try:
+            return sync(store, repo, parse_bar, hash_bar, skip)
+        finally:
+            hash_bar.close()
+            parse_bar.close()
+
+    def _read_in_memory(self, store: Store, why: str) -> None:
+        """Resolve anchors against the working tree's graph built in memory,
+        ``store`` taking no sync for the reason ``why``; said once."""
+        from roteiro_memory.repo.working import working_graph
+
+        repo = self.require_repo("sync")
+        self._working = working_graph(store, repo, self._own_files(repo))
+        self.unsynced = why
+        self.warn(
+            f"{store.describe()}: {why}, so the code graph is not synced: anchor states are "
+            "those of the working tree, read without writing it"
+        )
 
     def _own_files(self, repo: Repo) -> dict[str, str | None]:
         """The store's file and its companions, as repository paths, when the
@@ -337,9 +358,11 @@ class Session:
                 resolve_tree(self.require_repo(self.spell(option)), rev)
 
     def graph_for(self, rev: str | None) -> Graph | None:
-        """The graph of ``rev`` to resolve anchors against; None for the store's."""
+        """The graph of ``rev`` to resolve anchors against; for None, the
+        working tree's when the store could not take it (:meth:`sync`), else
+        None: the store's."""
         if rev is None:
-            return None
+            return self._working
         from roteiro_memory.repo.graph import rev_graph
 
         repo = self.require_repo(self.spell("rev"))
@@ -347,13 +370,15 @@ class Session:
         return graph
 
     def touched(self, rev: str) -> set[str]:
-        """Node keys that differ between ``rev`` and the graph as last synced."""
+        """Node keys that differ between ``rev`` and the working tree's graph
+        (as synced, or as built in memory: :meth:`sync`)."""
         from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
 
         repo = self.require_repo(self.spell("touched"))
         working = self.store().export_graph()
         _, before = rev_graph(repo, rev, working)
-        return touched_keys(before, graph_blobs(working))
+        after = graph_blobs(working) if self._working is None else self._working
+        return touched_keys(before, after)
 
     def changed(self, *, by_request: bool = False) -> bool:
         """Whether this session changed the store: migrated it on opening,

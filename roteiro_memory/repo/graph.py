@@ -67,6 +67,7 @@ __all__ = [
     "check_rev_name",
     "empty_blob",
     "file_key",
+    "file_reader",
     "find_repo",
     "graph_blobs",
     "linked_folder",
@@ -525,23 +526,7 @@ def sync(
             tree=tree, files=len(files), up_to_date=True, listed=listed, submodules=submodules
         )
     stored = Stored.of(store.export_graph())
-
-    def read(paths: Sequence[str]) -> dict[str, bytes]:
-        # Read as :mod:`.regular` opens a file: not through a link, not waiting
-        # on a FIFO.  A file hashed when listed must still be that blob, or the
-        # symbols parsed would not be its node's.  One gone, replaced or changed
-        # since listed is reported as not parsing.
-        out: dict[str, bytes] = {}
-        for path in paths:
-            data = read_regular(path, None, str(repo.root))
-            if data is None or (
-                path in hashed and blob_id(data, repo.object_format) != files[path].blob
-            ):
-                data = b"\0"
-            out[path] = data
-        return out
-
-    built = build(files, stored, read, repo.object_format, progress)
+    built = build(files, stored, file_reader(repo, files, hashed), repo.object_format, progress)
     written, removed = store.replace_graph(built.nodes, tree)
     if repo.git_dir is not None and (built.unread or left_unread):
         unread.note(repo.git_dir, built.unread)
@@ -558,6 +543,30 @@ def sync(
         submodules=submodules,
         notices=[built.notice] if built.notice else [],
     )
+
+
+def file_reader(
+    repo: Repo, files: Mapping[str, FileEntry], hashed: set[str]
+) -> Callable[[Sequence[str]], dict[str, bytes]]:
+    """How :func:`~.nodes.build` reads the working tree's files listed as
+    ``files`` (:func:`working_files`, which hashed those of ``hashed``)."""
+
+    def read(paths: Sequence[str]) -> dict[str, bytes]:
+        # Read as :mod:`.regular` opens a file: not through a link, not waiting
+        # on a FIFO.  A file hashed when listed must still be that blob, or the
+        # symbols parsed would not be its node's.  One gone, replaced or changed
+        # since listed is reported as not parsing.
+        out: dict[str, bytes] = {}
+        for path in paths:
+            data = read_regular(path, None, str(repo.root))
+            if data is None or (
+                path in hashed and blob_id(data, repo.object_format) != files[path].blob
+            ):
+                data = b"\0"
+            out[path] = data
+        return out
+
+    return read
 
 
 # --- Revisions --------------------------------------------------------------

@@ -8,6 +8,8 @@ Claude Code by ``roteiro-memory setup claude-code``.
 A hook never breaks the agent: whatever fails -- the event, the store, an
 option -- is one line on stderr (the host shows hook errors) and the exit
 status is 0 (``NEVER_FAILS``: Claude Code takes 2 as "block this tool call").
+What the person should know of an answer given (a store that could not be
+synced, a session state not kept) is one line on stderr too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 
 from roteiro_memory.cli.parser import add_budget, add_common, add_unfolded
+from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,17 +66,26 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.exitcodes import ExitCode
     from roteiro_memory.terminal import to_stderr
 
-    event = read_event(_event())
-    if event.cwd is not None and os.path.isdir(event.cwd):
-        os.chdir(event.cwd)  # where the host's session works, as it would start us
-    place = session.place()
-    state = hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
-    answer = respond(session, event, state, args.budget, every=args.all)
-    if place is not None:
-        try:
-            hookstate.save(place.git_dir, event.session_id, state)
-        except OSError as error:
-            to_stderr(f"roteiro-memory: hook: session state not kept: {error}\n")
+    notes: list[str] = []
+    session.warn = notes.append  # said together, in one line
+    try:
+        event = read_event(_event())
+        if event.cwd is not None and os.path.isdir(event.cwd):
+            os.chdir(event.cwd)  # where the host's session works, as it would start us
+        place = session.place()
+        state = (
+            hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
+        )
+        answer = respond(session, event, state, args.budget, every=args.all)
+        if place is not None:
+            try:
+                hookstate.save(place.git_dir, event.session_id, state)
+            except OSError as error:
+                notes.append(f"session state not kept: {error}")
+    finally:
+        if notes:
+            said = printable("roteiro-memory: hook: " + "; ".join(notes), one_line=True)
+            to_stderr(said + "\n")
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK
