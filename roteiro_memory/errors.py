@@ -40,6 +40,7 @@ __all__ = [
     "ReportLost",
     "ResetRefused",
     "RoteiroError",
+    "StoreBusy",
     "StoreUnavailable",
     "StreamClosed",
     "SymbolError",
@@ -222,6 +223,14 @@ class StoreUnavailable(RoteiroError):
 
     kind = "Unavailable"
     exit_status = ExitCode.STORE
+
+
+class StoreBusy(StoreUnavailable):
+    """A store another process held the write lock of for longer than this
+    one would wait: sound, and free again once that process is done."""
+
+    waited = 0
+    """How long this one waited, in milliseconds."""
 
 
 class InvalidAnchor(RoteiroError, ValueError):

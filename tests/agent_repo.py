@@ -56,10 +56,15 @@ class GitRepo:
 
 
 def run_hook(
-    repo: GitRepo, event: object, argv: Sequence[str] | None = None, cwd: Path | None = None
+    repo: GitRepo,
+    event: object,
+    argv: Sequence[str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """A hook command (``roteiro-memory hook`` by default) as a host runs it:
-    the event's JSON (or text as given) on stdin, in the session's folder."""
+    the event's JSON (or text as given) on stdin, in the session's folder;
+    it fails the test when it takes more than ``timeout`` seconds."""
     import json
 
     command = list(argv) if argv is not None else [sys.executable, "-m", "roteiro_memory", "hook"]
@@ -70,7 +75,7 @@ def run_hook(
         text=True,
         cwd=cwd or repo.root,
         env=repo.env,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 

@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -477,6 +478,33 @@ def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo)
 def _states(text: str) -> dict[str, str]:
     """The anchor state each record's line names, by record id."""
     return dict(re.findall(r"^(?:- )?#(\d+) [a-z]+ ([a-z]+) ", text, flags=re.MULTILINE))
+
+
+def test_a_hook_does_not_wait_long_on_a_locked_store(repo: GitRepo) -> None:
+    """Another process holding the store's write lock while the code has
+    changed: the hook waits a moment, not the command line's minute (the
+    subprocess's timeout is below it), then answers with the anchor states
+    of the code as it is, read without writing the graph, and says so on
+    stderr."""
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    holder = sqlite3.connect(repo.root / ".git" / "roteiro" / "memory.db", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        on_read = run_hook(repo, read(repo, "src/app/retry.py"), timeout=30)
+        on_start = run_hook(repo, {**start, "session_id": "other"}, timeout=30)
+    finally:
+        holder.close()
+    for done, event in ((on_read, "PreToolUse"), (on_start, "SessionStart")):
+        assert done.returncode == 0, done.stderr
+        text = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert json.loads(done.stdout)["hookSpecificOutput"]["hookEventName"] == event
+        assert _states(text) == {"1": "valid", "2": "drifted"}, text
+        (line,) = done.stderr.splitlines()
+        assert "another process held its write lock" in line
+        assert "anchor states are those of the working tree" in line
 
 
 @pytest.mark.parametrize("why", ["read-only store", "--no-sync"])

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 
 from roteiro_memory.app.values import spell_option
-from roteiro_memory.errors import GitError, StoreUnavailable, UsageError, excerpt
+from roteiro_memory.errors import GitError, StoreBusy, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.repo.location import DB_ENV, Location, locate, prepare
 from roteiro_memory.repo.statcache import Place, StatCache, discover, forget
 from roteiro_memory.terminal import to_stderr
@@ -47,7 +47,12 @@ class Session:
     ``warn`` is told what a person should know (a migration, a file that does
     not parse); ``progress``, when given, makes a display for a sync's
     parsing and hashing; ``spell`` is how this surface names an input in a
-    refusal (``--limit`` on the command line, ``limit`` in a tool call)."""
+    refusal (``--limit`` on the command line, ``limit`` in a tool call).
+    ``wait_ms``, when given, is how long the store waits for another
+    process's lock unless :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_ENV`
+    says (else :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_MS`),
+    and a sync still locked out after it does not fail: anchors are then
+    resolved in memory, as for a store opened read-only (:meth:`sync`)."""
 
     def __init__(
         self,
@@ -57,9 +62,11 @@ class Session:
         warn: Callable[[str], None] = _stderr,
         progress: Callable[[str], Progress] | None = None,
         spell: Callable[[str], str] = spell_option,
+        wait_ms: int | None = None,
     ) -> None:
         self.db = db
         self.syncs = sync
+        self.wait_ms = wait_ms
         self.warn = warn
         self.spell = spell
         self._progress = progress
@@ -211,11 +218,12 @@ class Session:
             if not existed:
                 _refuse_orphan_side_files(self.real_store_path(), location)
             self._made_folder = prepare(location)
-            from roteiro_memory.stores.sqlite.store import SQLiteStore
+            from roteiro_memory.stores.sqlite.store import BUSY_TIMEOUT_ENV, SQLiteStore
 
             self._created = not existed
+            wait = None if BUSY_TIMEOUT_ENV in os.environ else self.wait_ms
             try:
-                store = SQLiteStore(location.path)
+                store = SQLiteStore(location.path, busy_timeout_ms=wait)
             except BaseException as error:
                 if self._created:  # a store that never opened: the disk as it was
                     try:
@@ -256,8 +264,9 @@ class Session:
         ``sync`` command) always asks git.  A sync through git that finds the
         tree settled writes the cache for the next command.
 
-        A store opened read-only takes no sync: the working tree's graph is
-        then built in memory as a sync would build it, and every
+        A store opened read-only takes no sync, nor does one whose write lock
+        another process held longer than ``wait_ms``: the working tree's
+        graph is then built in memory as a sync would build it, and every
         read resolves anchors against it (:meth:`graph_for`), so no state is
         claimed that was not checked; :attr:`unsynced` says why, and so does
         one warning."""
@@ -283,7 +292,14 @@ class Session:
         skip = self._own_files(repo)
         started = time.time_ns()
         before = store.changes
-        report = self._sync(store, repo, skip)
+        try:
+            report = self._sync(store, repo, skip)
+        except StoreBusy as busy:
+            if self.wait_ms is None or full:
+                raise
+            why = f"another process held its write lock past the {busy.waited} ms this waits"
+            self._read_in_memory(store, why)
+            return None
         if not full and before is not None and store.changes is not None:
             self._sync_changes += store.changes - before
         for path, problem in report.unparsable:

@@ -239,6 +239,7 @@ def _run(command: Command, args: argparse.Namespace) -> int:
         sync=not getattr(args, "no_sync", False),
         warn=warn,
         progress=_bar if sys.stderr is not None and sys.stderr.isatty() else None,
+        wait_ms=getattr(command, "BUSY_WAIT_MS", None),
     )
     status: int = ExitCode.STORE  # until the command says otherwise
     try:

@@ -10,6 +10,13 @@ option -- is one line on stderr (the host shows hook errors) and the exit
 status is 0 (``NEVER_FAILS``: Claude Code takes 2 as "block this tool call").
 What the person should know of an answer given (a store that could not be
 synced, a session state not kept) is one line on stderr too.
+
+A hook runs before every read and edit, so it waits at most
+:data:`BUSY_WAIT_MS` for another process's lock on the store
+(``ROTEIRO_MEMORY_BUSY_TIMEOUT_MS``, when set, is the wait instead): a sync
+still locked out then resolves anchors against the working tree in memory
+(:meth:`~roteiro_memory.app.session.Session.sync`), and a store that cannot
+even be read then is a failure, said as above.
 """
 
 from __future__ import annotations
@@ -30,6 +37,9 @@ EXAMPLE = (
 )
 
 NEVER_FAILS = True
+BUSY_WAIT_MS = 1000
+"""How long a hook waits for another process's lock on the store, in
+milliseconds (the command line waits a minute)."""
 REFUSES = {"json": "the answer is the host's JSON already"}
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024

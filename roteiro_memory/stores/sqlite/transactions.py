@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from roteiro_memory.errors import StoreUnavailable
+from roteiro_memory.errors import StoreBusy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ def rollback(conn: sqlite3.Connection, cause: BaseException) -> None:
         cause.add_note(f"(and the rollback that followed failed too: {failed})")
 
 
-def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreUnavailable | None:
+def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreBusy | None:
     """The error to raise for ``error`` when it is a lock wait that timed out
     (another process's write), never to be mistaken for a damaged store;
     None for any other error."""
@@ -117,10 +117,12 @@ def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreUnavailable | N
     rows = conn.execute("PRAGMA database_list").fetchall()
     path = next((row[2] for row in rows if row[1] == "main"), "the store")
     waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    return StoreUnavailable(
+    refusal = StoreBusy(
         f"{path}: busy: another process holds the store's write lock (waited {waited} ms); "
         f"retry when it has finished, or set {BUSY_TIMEOUT_ENV} to wait longer"
     )
+    refusal.waited = waited
+    return refusal
 
 
 def enter_wal(conn: sqlite3.Connection, wait_ms: int) -> None:
