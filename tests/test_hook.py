@@ -24,6 +24,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -314,22 +315,72 @@ def test_a_file_answer_stays_within_its_budget(repo: GitRepo) -> None:
 def test_a_hook_never_breaks_the_agent(
     repo: GitRepo, given: str, args: tuple[str, ...], said: str
 ) -> None:
-    """Every failure: one line on stderr, nothing on stdout, exit 0 (2 would
-    block the tool call)."""
-    done = hook(repo, given, *args)
+    """Every failure: exit 0 (2 would block the tool call), said to the
+    person (:func:`told_the_user`)."""
+    assert said in told_the_user(hook(repo, given, *args))
+
+
+def told_the_user(done: subprocess.CompletedProcess[str]) -> str:
+    """What a hook that failed told the person: at exit 0 Claude Code shows
+    no stderr, so it is the answer's ``systemMessage`` -- the whole answer,
+    one JSON object -- and the same one line on stderr."""
     assert done.returncode == 0
-    assert done.stdout == ""
+    answer = json.loads(done.stdout)
+    assert list(answer) == ["systemMessage"], answer
     (line,) = done.stderr.splitlines()
-    assert said in line, line
+    message: str = answer["systemMessage"]
+    assert message.startswith(line), (message, line)
+    assert message.endswith("(the hook gave the agent nothing)")
+    return message
 
 
-def test_a_store_that_cannot_be_read_is_one_line_and_exit_0(repo: GitRepo) -> None:
+def _newer_schema(db: Path) -> None:
+    from roteiro_memory.stores.sqlite.migrations import SCHEMA_VERSION
+
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (?, 'from the future')",
+            (SCHEMA_VERSION + 1,),
+        )
+
+
+@contextlib.contextmanager
+def _lock_out_readers(db: Path) -> Iterator[None]:
+    """Another process's hold on the store that keeps even readers out."""
+    holder = sqlite3.connect(db, isolation_level=None)
+    try:
+        holder.execute("PRAGMA locking_mode = EXCLUSIVE")
+        holder.execute("BEGIN EXCLUSIVE")
+        holder.execute("DELETE FROM nodes WHERE 0")  # takes the lock
+        yield
+    finally:
+        holder.close()
+
+
+@pytest.mark.parametrize(
+    ("spoil", "said"),
+    [
+        ("damaged", "not a roteiro-memory store (not an SQLite database)"),
+        ("newer", "newer"),
+        ("locked", "busy: another process holds the store's write lock"),
+    ],
+)
+def test_a_hook_that_cannot_read_the_store_tells_the_user(
+    repo: GitRepo, spoil: str, said: str
+) -> None:
+    """A store the hook cannot read turns memory off for the event: the
+    person is told why, in the answer, and quickly when another process
+    holds the store (:data:`~roteiro_memory.cli.commands.hook.BUSY_WAIT_MS`;
+    the timeout is generous, but below the command line's minute)."""
     add(repo, "about run", "src/app/retry.py::Retry.run")
-    (repo.root / ".git" / "roteiro" / "memory.db").write_bytes(b"not a database, " * 100)
-    done = hook(repo, read(repo, "src/app/retry.py"))
-    assert done.returncode == 0
-    assert done.stdout == ""
-    assert len(done.stderr.splitlines()) == 1
+    db = repo.root / ".git" / "roteiro" / "memory.db"
+    if spoil == "damaged":
+        db.write_bytes(b"not a database, " * 100)
+    if spoil == "newer":
+        _newer_schema(db)
+    with _lock_out_readers(db) if spoil == "locked" else contextlib.nullcontext():
+        done = run_hook(repo, read(repo, "src/app/retry.py"), timeout=30)
+    assert said in told_the_user(done)
 
 
 def test_session_state_is_private_bounded_and_outside_the_store(repo: GitRepo) -> None:

@@ -37,7 +37,8 @@ then); under ``--no-sync`` they are said to be the last sync's
 (:data:`UNCHECKED`).
 
 Pure over the session and the session's state: reading the event from
-stdin, writing the answer and keeping the state are the command's
+stdin, writing the answer -- or, when the hook fails, telling the person --
+and keeping the state are the command's
 (:mod:`roteiro_memory.cli.commands.hook`) and :mod:`.hookstate`'s.
 """
 

@@ -103,35 +103,38 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    never = _never_fails(arguments)
-    # A hook's stdout is its host's to read: its failures are said on stderr only.
-    as_json = json_requested(arguments) and not never
-    status = _status(arguments, as_json)
-    if never and status not in (ExitCode.OK, ExitCode.NOTHING):
-        return ExitCode.OK  # said on stderr; the agent goes on
+    host = _never_fails(arguments)
+    # A hook's stdout is its host's to read: its failures are said in its
+    # host's terms there (the command's ``refused``), and on stderr.
+    as_json = json_requested(arguments) and host is None
+    status = _status(arguments, as_json, host)
+    if host is not None and status not in (ExitCode.OK, ExitCode.NOTHING):
+        return ExitCode.OK  # said; the agent goes on
     return status
 
 
-def _never_fails(arguments: list[str]) -> bool:
-    """Whether the command named ends 0 whatever happens (``NEVER_FAILS``:
-    ``hook``, whose host would take another status as a verdict)."""
+def _never_fails(arguments: list[str]) -> Command | None:
+    """The command named when it ends 0 whatever happens (``NEVER_FAILS``:
+    ``hook``, whose host would take another status as a verdict); else None."""
     try:
         _, rest = split_globals(arguments)
     except UsageFailure:
-        return False
+        return None
     if not rest or rest[0] not in commands.names():
-        return False
-    return bool(getattr(commands.load(rest[0]), "NEVER_FAILS", False))
+        return None
+    command = commands.load(rest[0])
+    return command if getattr(command, "NEVER_FAILS", False) else None
 
 
-def _status(arguments: list[str], as_json: bool) -> int:
+def _status(arguments: list[str], as_json: bool, host: Command | None = None) -> int:
     try:
         return _main(arguments, as_json)
     except UsageFailure as failure:
-        return _refuse(as_json, "BadRequest", str(failure), failure.prog, ExitCode.USAGE)
+        return _refuse(as_json, "BadRequest", str(failure), failure.prog, ExitCode.USAGE, host)
     except RoteiroError as error:
         lost = isinstance(error, StreamClosed) and error.output_lost
-        return _refuse(as_json and not lost, error.kind, str(error), PROG, error.exit_status)
+        status = error.exit_status
+        return _refuse(as_json and not lost, error.kind, str(error), PROG, status, host)
     except Exited as exited:
         return exited.status
     except KeyboardInterrupt:
@@ -167,14 +170,21 @@ def console() -> NoReturn:
     sys.exit(status)
 
 
-def _refuse(as_json: bool, kind: str, message: str, prog: str, status: int) -> int:
+def _refuse(
+    as_json: bool, kind: str, message: str, prog: str, status: int, host: Command | None = None
+) -> int:
     """Report a failure: one envelope on stdout under ``--json``, else one
     line on stderr (control characters escaped, so a value quoted back cannot
-    drive the terminal); "nothing there" is an answer, not an error."""
+    drive the terminal); "nothing there" is an answer, not an error.  A
+    command that never fails (``host``) says it to its host too, on stdout,
+    as its ``refused`` does."""
     from roteiro_memory.cli.output import fail
 
     said = f"{prog}: {message}" if status == ExitCode.NOTHING else f"{prog}: error: {message}"
     fail(as_json, kind, message, said)
+    refused = getattr(host, "refused", None)
+    if refused is not None and status != ExitCode.NOTHING:
+        refused(said)
     return status
 
 

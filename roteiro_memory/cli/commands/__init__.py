@@ -6,9 +6,10 @@ options) and ``run(args, session) -> int`` (what it does: it turns its
 arguments into a use case's call, :mod:`roteiro_memory.app`, and renders the
 answer).  ``SYNCS = False`` marks a command that refuses a global
 ``--no-sync`` (it would contradict it, or there is nothing to sync).
-``BUSY_WAIT_MS`` is how long a command waits for another process's lock on
-the store, when that is not the command line's minute
-(:class:`~roteiro_memory.app.session.Session`).
+``NEVER_FAILS = True`` marks one that exits 0 whatever happens (``hook``),
+whose ``refused(line)`` tells its host of a failure; ``BUSY_WAIT_MS``, how
+long a command waits for another process's lock on the store, when that is
+not the command line's minute (:class:`~roteiro_memory.app.session.Session`).
 
 The registry is this folder: a command is named by its module (``import_``
 for ``import``, a Python keyword), so adding one is adding a module, and the

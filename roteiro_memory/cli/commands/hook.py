@@ -5,11 +5,14 @@ is one, is one JSON object on standard output, in the host's terms
 (:mod:`roteiro_memory.app.hooks` says what each event gets).  Configured for
 Claude Code by ``roteiro-memory setup claude-code``.
 
-A hook never breaks the agent: whatever fails -- the event, the store, an
-option -- is one line on stderr (the host shows hook errors) and the exit
-status is 0 (``NEVER_FAILS``: Claude Code takes 2 as "block this tool call").
-What the person should know of an answer given (a store that could not be
-synced, a session state not kept) is one line on stderr too.
+A hook never breaks the agent: the exit status is 0 whatever happens
+(``NEVER_FAILS``: Claude Code takes 2 as "block this tool call", and shows
+nothing of a hook that exits 0 but what its JSON says).  So what fails -- the
+event, the store, an option -- is said to the person in the answer's
+``systemMessage`` (:func:`refused`), and in one line on stderr, which the
+host keeps for its debug output; what the person should know of an answer
+given (a store that could not be synced, a session state not kept) is one
+line on stderr.
 
 A hook runs before every read and edit, so it waits at most
 :data:`BUSY_WAIT_MS` for another process's lock on the store
@@ -99,3 +102,24 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK
+
+
+def refused(line: str) -> None:
+    """Tell the person the hook failed (``line`` says why, as stderr does):
+    the answer's ``systemMessage``, the one field Claude Code shows of a hook
+    that exits 0, which any event takes.  A failure comes before any
+    answer is written (writing it is the hook's last act), so standard
+    output stays one JSON object."""
+    import json
+    import sys
+
+    from roteiro_memory.terminal import discard
+
+    if sys.stdout is None:
+        return
+    said = f"{printable(line, one_line=True)} (the hook gave the agent nothing)"
+    try:
+        sys.stdout.write(json.dumps({"systemMessage": said}) + "\n")
+        sys.stdout.flush()
+    except OSError:  # the host went away, or the pipe broke: nothing more to tell
+        discard(sys.stdout)
