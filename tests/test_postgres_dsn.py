@@ -7,9 +7,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import urllib.parse
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from roteiro_memory.cli.main import main
 from roteiro_memory.errors import InvalidStoreName, StoreUnavailable
@@ -277,3 +281,152 @@ def test_dsn_the_words_checked_before_connecting_are_the_ones_libpq_takes() -> N
             assert libpq_refuses == (word == "bogus"), (dsn, str(raised.value))
             assert (bad_choice({name: word}, {}) is not None) == libpq_refuses
         assert bad_choice({}, {variable: "bogus"}) is not None
+
+
+# --- a password libpq would read as something else -------------------------------
+
+MARK = "XsecretQ9"
+"""The part of each password below that libpq would read as a host, a port
+or a database if it were let through."""
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        f"postgresql://alice:/{MARK}@nohost.invalid/postgres",
+        f"postgresql://alice:Ab3/{MARK}@nohost.invalid:5432/postgres",
+        f"postgresql://alice:p@{MARK}@nohost.invalid/postgres",
+        f"postgresql://alice:p@{MARK}@nohost.invalid/postgres?schema=s",
+    ],
+    ids=["leading-slash", "slash", "at", "at-with-schema"],
+)
+def test_a_password_holding_a_raw_slash_or_at_is_refused_unquoted(
+    capsys: pytest.CaptureFixture[str], dsn: str
+) -> None:
+    """libpq reads a URI's user and password up to the first ``@`` (none when a
+    ``/`` comes first): an unencoded ``/`` or ``@`` in a password made it the
+    host, the port or the database, which messages show.  Refused, before
+    anything reads it, in words that quote none of it."""
+    for argv in (["--json", "--db", dsn, "list"], ["protocol", "--backend", f"postgres:{dsn}"]):
+        status, out, err = _run(capsys, *argv)
+        assert status == ExitCode.USAGE, out + err
+        assert MARK not in out + err
+        assert "Ab3" not in out + err
+        assert "percent-encode '/' as %2F and '@' as %40 in the password" in out + err
+
+
+def test_a_password_percent_encoding_its_slash_and_at_is_read_whole() -> None:
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
+        PostgresStore(f"postgresql://alice:Ab3%2F{MARK}%40x@127.0.0.1:1/postgres")
+    said = str(failed.value)
+    assert MARK not in said
+    assert "Ab3" not in said
+    assert "host=127.0.0.1 port=1 dbname=postgres user=alice" in said
+
+
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        r"host=127.0.0.1 password=Xsec\ retQ9 dbname=postgres",
+        r"host=127.0.0.1 password='Xsec\' retQ9' dbname=postgres",
+        "host=127.0.0.1 password = 'Xsec retQ9' dbname=postgres",
+    ],
+)
+def test_a_keyword_password_is_withheld_as_libpq_reads_it(
+    capsys: pytest.CaptureFixture[str], dsn: str
+) -> None:
+    """libpq reads a backslash in an unquoted value as escaping the next
+    character, a space included: the whole value is the password."""
+    status, out, err = _run(capsys, "--json", "--db", dsn, "list")
+    assert status == ExitCode.USAGE
+    assert "retQ9" not in out + err
+    assert f"{REDACTED} dbname=postgres" in json.loads(out)["error"]["message"]
+
+
+def test_the_stores_description_never_shows_the_password() -> None:
+    """A password that is also the user's (or the database's) name is not
+    shown as that either."""
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(StoreUnavailable, match="cannot connect") as failed:
+        PostgresStore(f"postgresql://{MARK}:{MARK}@127.0.0.1:1/{MARK}")
+    assert MARK not in str(failed.value)
+    assert f"dbname={REDACTED} user={REDACTED}" in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("dsn", "shown"),
+    [
+        ("postgres:postgresql://alice:p@h/db", f"postgres:postgresql://alice:{REDACTED}@h/db"),
+        (
+            "postgresql://u:s@h/db?sslmode=disable",
+            f"postgresql://u:{REDACTED}@h/db?sslmode=disable",
+        ),
+        ("host=h password=o dbname=postgres", f"host=h password={REDACTED} dbname=postgres"),
+        (f"postgresql://alice:p@{MARK}@h/db", f"postgresql://alice:{REDACTED}@h/db"),
+        (f"postgresql://alice:Ab3/{MARK}@h/db", f"postgresql://alice:{REDACTED}@h/db"),
+        (
+            "postgresql://u@h/db?a=1&pass%77ord=s3cret",
+            f"postgresql://u@h/db?a=1&pass%77ord={REDACTED}",
+        ),
+        ("postgresql://u:a?b#c@h/db", f"postgresql://u:{REDACTED}@h/db"),
+    ],
+)
+def test_a_dsn_is_shown_with_its_password_withheld_where_it_stands(dsn: str, shown: str) -> None:
+    """Only the password is replaced: a short one is not looked for in the
+    rest of the DSN (``p`` of ``postgres``), where its replacement would
+    show it, and a password libpq would misread is withheld whole."""
+    assert redact(dsn, dsn) == shown
+    assert redact(f"backend {dsn!s}: said", dsn) == f"backend {shown}: said"
+
+
+_VALUE_CHARS = st.text(alphabet="ab1 '\\=@/?#:&%\t", min_size=1, max_size=8)
+
+
+def _keyword_value(value: str, quoted: bool) -> str:
+    """``value`` written as libpq reads it back: in quotes, or escaped."""
+    if quoted:
+        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return re.sub(r"([\\' \t])", r"\\\1", value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    password=_VALUE_CHARS,
+    others=st.lists(st.tuples(st.sampled_from(["user", "dbname", "options"]), _VALUE_CHARS)),
+    quoting=st.lists(st.booleans(), min_size=5, max_size=5),
+)
+def test_a_keyword_dsn_is_shown_as_libpq_reads_it_but_its_password(
+    password: str, others: list[tuple[str, str]], quoting: list[bool]
+) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    pairs = [("host", "h"), *others[:3], ("password", password)]
+    dsn = " ".join(
+        f"{key}={_keyword_value(value, quoted)}"
+        for (key, value), quoted in zip(pairs, quoting, strict=False)
+    )
+    read = conninfo_to_dict(dsn)
+    assert read["password"] == password
+    assert conninfo_to_dict(redact(dsn, dsn)) == {**read, "password": REDACTED}
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    user=st.text(alphabet="ab1%:", min_size=1, max_size=6),
+    password=st.text(alphabet="ab1?#:&=[]", min_size=1, max_size=8)
+    | st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=8).map(
+        lambda text: urllib.parse.quote(text, safe="")
+    ),
+    query=st.sampled_from(["", "?sslmode=disable", "?application_name=x%20y&port=5"]),
+)
+def test_a_uri_dsn_is_shown_as_libpq_reads_it_but_its_password(
+    user: str, password: str, query: str
+) -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    dsn = f"postgresql://{urllib.parse.quote(user, safe='')}:{password}@h:1/db{query}"
+    read = conninfo_to_dict(dsn)
+    assert conninfo_to_dict(redact(dsn, dsn)) == {**read, "password": REDACTED}

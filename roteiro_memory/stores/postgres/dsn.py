@@ -9,7 +9,10 @@ store nor its driver.
 A DSN may carry a password, and libpq quotes pieces of a DSN it cannot
 parse (``invalid percent-encoded token: "..."``), so every message that
 quotes a DSN goes through :func:`redact`, and the driver's words about one
-through :func:`driver_words`.
+through :func:`driver_words` (both of :mod:`roteiro_memory.redaction`, the
+one place a password is found).  A URI whose password libpq would read
+otherwise than it was meant -- an unencoded ``/`` or ``@`` in it -- is
+refused before anything reads it (:func:`split_schema`).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import urllib.parse
 from collections.abc import Mapping
 
 from roteiro_memory.errors import InvalidStoreName, excerpt
+from roteiro_memory.redaction import ANY_URI, REDACTED, driver_words, redact, stray_at
 
 __all__ = [
     "BAD_CONNECTION",
@@ -41,21 +45,12 @@ URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
 
 _KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
-_KEYWORD_PASSWORD = re.compile(r"(?:^|\s)(?:ssl)?password\s*=\s*('(?:[^'\\]|\\.)*'?|\S*)")
-_QUOTED_ESCAPE = re.compile(r"\\(.)")
-_QUERY_PASSWORD = re.compile(r"[?&;](?:ssl)?password=([^&;\s]*)", re.IGNORECASE)
-
-REDACTED = "<password>"
-"""What a password is shown as."""
 
 
 def is_uri(name: str | None) -> bool:
     """Whether ``name`` is a PostgreSQL connection URI."""
     return name is not None and name.startswith(URI_PREFIXES)
 
-
-_ANY_URI = re.compile(r"(?:[A-Za-z][A-Za-z0-9+.-]*:)+//")
-"""How any URI begins: a scheme (``jdbc:postgresql``, two), then ``//``."""
 
 _PAIR = re.compile(r"(?:^|[ \t\n\r])([A-Za-z_]+)[ \t\n\r]*=")
 """A ``keyword=`` of keyword/value text, as libpq reads a DSN."""
@@ -88,7 +83,7 @@ def connection_named(name: str) -> str | None:
     a file of that name and print it, password and all."""
     if is_uri(name):
         return None
-    if _ANY_URI.match(name.strip()):
+    if ANY_URI.match(name.strip()):
         return "a URI, and a store is named by a postgresql:// (or postgres://) one only"
     first = _FIRST_PAIR.match(name)
     if first is not None and (first[1] in LIBPQ_KEYWORDS or len(_PAIR.findall(name)) > 1):
@@ -108,66 +103,6 @@ def refuse_connection(name: str, origin: str) -> None:
             f"{origin} names {excerpt(redact(name, name))}, {what}: give a store file's path"
             " (./NAME for a file so named) or a postgresql://HOST/DBNAME URI"
         )
-
-
-def _passwords(dsn: str) -> list[str]:
-    """Every password ``dsn`` may carry, as written: a URI's (of any scheme)
-    after the user (up to the first ``@`` and, read more widely, the last
-    one before the path) and its ``password`` parameters; keyword/value
-    text's ``password`` values, quoted or not."""
-    if not _ANY_URI.match(dsn.strip()):
-        found = _QUERY_PASSWORD.findall(dsn)  # in text that is no URI: refused, still hidden
-        for match in _KEYWORD_PASSWORD.finditer(dsn):
-            value = match.group(1)
-            found.append(value)
-            if value.startswith("'"):
-                found.append(_QUOTED_ESCAPE.sub(r"\1", value[1:].removesuffix("'")))
-        return found
-    rest = dsn.split("://", 1)[1]
-    authority = rest.split("/", 1)[0]
-    found = []
-    if "@" in authority:
-        user_info = authority[: authority.find("@")]
-        widest = authority[: authority.rfind("@")].split("?", 1)[0]
-        found += [info.partition(":")[2] for info in (user_info, widest) if ":" in info]
-    for pair in rest.partition("?")[2].split("&"):
-        name, _, value = pair.partition("=")
-        if urllib.parse.unquote(name).lower() in ("password", "sslpassword"):
-            found.append(value)
-    return found
-
-
-def redact(text: str, *dsns: str) -> str:
-    """``text`` with every password any of ``dsns`` carries shown as
-    :data:`REDACTED`: as written, percent-decoded, and as a query parameter
-    encodes it, wherever it appears (libpq quotes what it cannot parse)."""
-    for secret in _secrets(dsns):
-        text = text.replace(secret, REDACTED)
-    return text
-
-
-def _secrets(dsns: tuple[str, ...]) -> list[str]:
-    """Every password ``dsns`` carry, as written, percent-decoded and as a
-    query parameter encodes it, longest first."""
-    secrets: set[str] = set()
-    for dsn in dsns:
-        for written in _passwords(dsn):
-            decoded = urllib.parse.unquote(written)
-            secrets.update((written, decoded, urllib.parse.quote_plus(decoded)))
-    return sorted(secrets - {""}, key=len, reverse=True)
-
-
-def driver_words(text: str, *dsns: str) -> str:
-    """What a library said about ``dsns`` (libpq, ``urllib``), to quote in
-    a message: ``text`` as it is, or, when it holds any password they carry
-    (it quotes pieces of a DSN it cannot parse), a sentence saying it was
-    withheld.  Not :func:`redact`: free text is no DSN, and a password
-    replaced where it stands would still show itself (``127`` in
-    ``127.0.0.1``)."""
-    for secret in _secrets(dsns):
-        if secret in text:
-            return "the driver's words are not shown: they quote the DSN's password"
-    return text
 
 
 BAD_CONNECTION = "connection is bad: "
@@ -253,16 +188,30 @@ def bad_choice(parameters: Mapping[str, object], environ: Mapping[str, str]) -> 
     return None
 
 
+STRAY_AT = (
+    "the PostgreSQL DSN is malformed (it holds an '@' libpq would not read as the end of the"
+    " user and password, so a password holding '/' or '@' would be read as the host, port or"
+    " database); percent-encode '/' as %2F and '@' as %40 in the password, and any other '@'"
+    " as %40; expected postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+)
+"""Why a URI with a stray ``@`` is refused: in words that quote none of it."""
+
+
 def split_schema(dsn: str) -> tuple[str, str | None]:
     """The DSN without its ``schema`` parameter, and that parameter (or None).
 
     Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
     text with ``schema=NAME``.  Raises InvalidStoreName, in one line that
-    does not quote the DSN, when a URI cannot be parsed, and when the schema
-    is named twice (as ``--db`` given twice is refused, rather than one of
-    the two silently chosen).
+    does not quote the DSN, when a URI cannot be parsed or holds an ``@``
+    libpq would not read as the end of its user and password
+    (:func:`~roteiro_memory.redaction.stray_at`: a password's unencoded
+    ``/`` or ``@`` would be read as the host, the port or the database, and
+    shown as one), and when the schema is named twice (as ``--db`` given
+    twice is refused, rather than one of the two silently chosen).
     """
     if is_uri(dsn):
+        if stray_at(dsn.split("://", 1)[1]):
+            raise InvalidStoreName(STRAY_AT)
         try:
             parts = urllib.parse.urlsplit(dsn)
         except ValueError as error:

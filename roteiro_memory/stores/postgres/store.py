@@ -53,6 +53,7 @@ from roteiro_memory.stores.postgres.dsn import (
     bad_choice,
     bad_ports,
     driver_words,
+    redact,
     refused_value,
     split_schema,
 )
@@ -137,7 +138,8 @@ class PostgresStore(SQLStore):
     # --- connection and schema -------------------------------------------
 
     def describe(self) -> str:
-        """Where the store lives, without any password."""
+        """Where the store lives, as libpq reads the DSN, without any password:
+        what it shows goes through :func:`~roteiro_memory.redaction.redact`."""
         import psycopg.conninfo
 
         try:
@@ -147,7 +149,11 @@ class PostgresStore(SQLStore):
         where = " ".join(
             f"{name}={info[name]}" for name in ("host", "port", "dbname", "user") if name in info
         )
-        return f"PostgreSQL {where or 'default connection'} schema {self.schema!r}"
+        return self._shown(f"PostgreSQL {where or 'default connection'} schema {self.schema!r}")
+
+    def _shown(self, text: str) -> str:
+        """``text``, about this store's DSN, with its passwords withheld."""
+        return redact(text, self.dsn, self._given)
 
     @property
     def _conn(self) -> Connection:
@@ -229,7 +235,8 @@ class PostgresStore(SQLStore):
             ports, origin = os.environ.get("PGPORT"), " (from PGPORT)"
         bad = bad_ports(str(ports)) if ports is not None else []
         if bad:
-            raise _refused(f"port {excerpt(bad[0])}{origin} is not a whole number from 1 to 65535")
+            said = f"port {excerpt(bad[0])}{origin} is not a whole number from 1 to 65535"
+            raise _refused(self._shown(said))
 
     def _ident(self) -> str:
         # The name matched _SCHEMA_NAME; quoting keeps its case as written.
