@@ -35,6 +35,11 @@ class RoteiroConfig:
 
     enabled: bool
     backend: str = "sqlite"
+    """The backend spec as given: what the backend is made of, never shown."""
+    backend_shown: str = "sqlite"
+    """The backend spec as the summary, the reports and every message show
+    it: with the password of any DSN in it withheld
+    (:func:`roteiro_memory.suite.drivers.shown_spec`)."""
     case_dirs: tuple[Path, ...] = ()
     builtin_cases: bool = True
     report: Path | None = None
@@ -108,9 +113,13 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
     if not timeout > 0:
         raise pytest.UsageError(f"--roteiro-timeout must be positive, got {timeout}")
     explore, seed = _seed(config, bool(pick("roteiro_explore", "roteiro_explore")))
+    from roteiro_memory.suite.drivers import shown_spec
+
+    backend = str(pick("roteiro_backend", "roteiro_backend"))
     return RoteiroConfig(
         enabled=True,
-        backend=str(pick("roteiro_backend", "roteiro_backend")),
+        backend=backend,
+        backend_shown=shown_spec(backend),
         case_dirs=tuple(Path(d) for d in dirs),
         builtin_cases=builtin,
         report=report,

@@ -180,7 +180,7 @@ def backend(config: pytest.Config, state: RunState) -> Backend:
     """The run's backend, made on first use: by a ``pytest_roteiro_make_backend``
     hook, else from the spec (with the factories plugins register)."""
     if state.backend is None:
-        from roteiro_memory.suite.drivers import resolve_backend
+        from roteiro_memory.suite.drivers import resolve_backend, withheld
         from roteiro_memory.suite.errors import BackendSpecError
 
         spec = state.config.backend
@@ -197,7 +197,8 @@ def backend(config: pytest.Config, state: RunState) -> Backend:
                 # A factory that raises (sys.exit too) is the backend's fault,
                 # reported as such, never as pytest's INTERNALERROR.
                 raise pytest.UsageError(
-                    f"backend {spec!r} could not be created: {type(error).__name__}: {error}"
+                    f"backend {state.config.backend_shown!r} could not be created: "
+                    f"{type(error).__name__}: {withheld(str(error), spec)}"
                 ) from error
         state.backend = made
     return state.backend

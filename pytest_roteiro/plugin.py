@@ -189,7 +189,7 @@ def _check_backend(made: Backend, roteiro: RoteiroConfig) -> list[str]:
     name the same store, and one worker's cases must not look like data
     another did not create.
     """
-    from roteiro_memory.suite.drivers import RESTARTED
+    from roteiro_memory.suite.drivers import RESTARTED, withheld
     from roteiro_memory.suite.errors import BackendFailure, OpError
     from roteiro_memory.suite.guard import mutation_note, preflight, refusal
 
@@ -210,10 +210,10 @@ def _check_backend(made: Backend, roteiro: RoteiroConfig) -> list[str]:
         said = [line.strip() for line in tail.splitlines() if line.strip()][-4:]
         detail = f"; its stderr ends: {' | '.join(said)}" if said else ""
         why = str(error).removesuffix(RESTARTED)
-        problem = f"backend {roteiro.backend!r} cannot be used: {asked} failed: {why}{detail}"
+        problem = f"backend {roteiro.backend_shown!r} cannot be used: {asked} failed: {why}{detail}"
     if problem is not None:
         made.close()
-        raise pytest.UsageError(problem)
+        raise pytest.UsageError(withheld(problem, roteiro.backend))
     return notes
 
 
@@ -454,7 +454,7 @@ class _Recorder:
             state.config.report,
             results=state.results,
             registry=state.registry,
-            backend=state.config.backend,
+            backend=state.config.backend_shown,
             seed=_seed_of(state),
             notes=state.notes,
         )
@@ -468,7 +468,7 @@ class _Recorder:
         implementation = next(
             (r["implementation"] for r in state.results if r.get("implementation")), None
         )
-        heading = f"roteiro conformance: {state.config.backend}"
+        heading = f"roteiro conformance: {state.config.backend_shown}"
         if implementation:
             heading += f" ({implementation})"
         terminalreporter.section(heading)

@@ -251,6 +251,8 @@ def redact(text: str, *dsns: str) -> str:
     pieces: list[tuple[str, bool]] = [(text, False)]
     for dsn in sorted({dsn for dsn in dsns if dsn}, key=len, reverse=True):
         shown = mask(dsn)
+        if shown == dsn:
+            continue  # no password of its own (a command line's: its words have)
         cut: list[tuple[str, bool]] = []
         for piece, done in pieces:
             if done:
@@ -268,9 +270,10 @@ def redact(text: str, *dsns: str) -> str:
     return "".join(piece if done else whole.sub(REDACTED, piece) for piece, done in pieces)
 
 
-_APART = r"\s'\"`=,;()\[\]<>"
+_APART = r"\s'\"`=,;()\[\]<>:@/?&"
 """What may stand next to a password standing as a whole in a text: white
-space, a quote, ``=``, punctuation between words."""
+space, a quote, ``=``, punctuation between words, and what separates the
+parts of a URI."""
 
 
 def _standing_alone(secret: str) -> str:

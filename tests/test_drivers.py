@@ -157,3 +157,49 @@ def test_the_callers_store_variable_never_reaches_the_main_backend(
     finally:
         durable.close()
     assert named.exists()
+
+
+SECRET = "S3cr3tPw!"
+DSN = f"postgresql://alice:{SECRET}@127.0.0.1:1/postgres"
+SHOWN = "postgresql://alice:<password>@127.0.0.1:1/postgres"
+
+
+@pytest.mark.parametrize(
+    ("spec", "shown"),
+    [
+        (f"postgres:{DSN}", f"postgres:{SHOWN}"),
+        (DSN, SHOWN),
+        ("postgres:host=h password='a b' dbname=d", "postgres:host=h password=<password> dbname=d"),
+        (
+            f"cmd:roteiro-memory protocol --backend 'postgres:{DSN}'",
+            f"cmd:roteiro-memory protocol --backend 'postgres:{SHOWN}'",
+        ),
+        (f"cmd:my-store --db={DSN}", f"cmd:my-store --db={SHOWN}"),
+        (
+            "cmd:my-store --db postgresql://alice:S3cr\\ et@h/db",
+            "cmd:my-store --db 'postgresql://alice:<password>@h/db'",
+        ),
+        ("cmd:./my-store --protocol", "cmd:./my-store --protocol"),
+        ("tests.mutants:SignedIds", "tests.mutants:SignedIds"),
+    ],
+)
+def test_a_backend_spec_is_shown_with_its_dsn_password_withheld(spec: str, shown: str) -> None:
+    from roteiro_memory.suite.drivers import shown_spec
+
+    assert shown_spec(spec) == shown
+    assert shown_spec(shown) == shown
+
+
+def test_a_backend_is_named_and_refused_without_its_dsn_password() -> None:
+    from roteiro_memory.stores.model import ModelStore
+    from roteiro_memory.suite.drivers import resolve_backend
+    from roteiro_memory.suite.errors import BackendSpecError
+
+    assert InProcessBackend(ModelStore(), f"postgres:{DSN}").name == f"postgres:{SHOWN}"
+    program = SubprocessBackend(["my-store", "--backend", f"postgres:{DSN}"])
+    assert program.name == f"cmd:my-store --backend 'postgres:{SHOWN}'"
+    for spec in (f"nosuch:{DSN}", f"os:{DSN}", f"memory:{DSN}"):
+        with pytest.raises(BackendSpecError) as refused:
+            resolve_backend(spec)
+        assert SECRET not in str(refused.value)
+        assert SHOWN in str(refused.value)

@@ -644,3 +644,73 @@ def test_exploring_prints_a_seed_that_repeats_the_run(pytester: pytest.Pytester)
     pytester.runpytest_subprocess(*args, "--roteiro-report", str(report))
     assert json.loads(report.read_text())["properties"] == {"seed": 0, "explore": False}
     assert not (pytester.path / ".hypothesis").exists()
+
+
+SECRET = "S3cr3tPw!"
+
+
+def test_the_conformance_run_never_shows_the_dsn_password(pytester: pytest.Pytester) -> None:
+    """A backend named by a DSN carrying a password: the terminal summary, the
+    skip reasons (a capability not declared, a durability entry that needs a
+    cmd: backend) and both report files name it with the password withheld."""
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from roteiro_memory.stores.model import ModelStore
+
+            def episodic_only(dsn):
+                store = ModelStore()
+                store.capabilities = ("episodic",)
+                return store
+
+            def pytest_roteiro_backend_factories(config):
+                return {"postgres": episodic_only}
+            """
+        )
+    )
+    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+    shown = "postgres:postgresql://alice:<password>@db.example/memory"
+    result = pytester.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        spec,
+        "--roteiro-report",
+        "out/report.json",
+        "-rs",
+        "-k",
+        f"{PASSING} or durability-shared-records or eviction-parity-budget-0",
+    )
+    result.assert_outcomes(passed=1, skipped=2)
+    printed = result.stdout.str() + result.stderr.str()
+    assert SECRET not in printed
+    result.stdout.fnmatch_lines([f"*roteiro conformance: {shown} (roteiro-memory (*"])
+    assert f"{shown!r} is not one" in printed
+    report = (pytester.path / "out" / "report.json").read_text(encoding="utf-8")
+    summary = (pytester.path / "out" / "report.md").read_text(encoding="utf-8")
+    assert SECRET not in report + summary
+    assert json.loads(report)["backend"] == shown
+
+
+def test_a_backend_that_cannot_be_used_is_named_without_its_dsn_password(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from roteiro_memory.errors import StoreUnavailable
+
+            def unreachable(dsn):
+                raise StoreUnavailable(f"cannot connect to {dsn}")
+
+            def pytest_roteiro_backend_factories(config):
+                return {"postgres": unreachable}
+            """
+        )
+    )
+    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+    result = pytester.runpytest("--roteiro-conformance", "--roteiro-backend", spec)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert SECRET not in result.stdout.str() + result.stderr.str()
+    result.stderr.fnmatch_lines(
+        ["*backend 'postgres:postgresql://alice:<password>@db.example/memory': cannot connect*"]
+    )

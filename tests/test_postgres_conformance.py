@@ -31,6 +31,12 @@ def _server_command() -> list[str]:
 
 
 def _run_suite(spec: str, tmp_path: Path, *extra: str) -> dict[str, int]:
+    totals: dict[str, int] = json.loads(_suite_run(spec, tmp_path, *extra)[0])["totals"]
+    return totals
+
+
+def _suite_run(spec: str, tmp_path: Path, *extra: str) -> tuple[str, str]:
+    """The report a passing run wrote, and what it printed."""
     report = tmp_path / "report.json"
     done = subprocess.run(
         [
@@ -54,8 +60,7 @@ def _run_suite(spec: str, tmp_path: Path, *extra: str) -> dict[str, int]:
         check=False,
     )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    totals: dict[str, int] = json.loads(report.read_text())["totals"]
-    return totals
+    return report.read_text(encoding="utf-8"), done.stdout + done.stderr
 
 
 @pytest.mark.parametrize("form", ["in-process", "wire"])
@@ -106,3 +111,36 @@ def test_the_suite_on_a_dsn_works_in_a_throwaway_schema(tmp_path: Path) -> None:
     finally:
         team.drop()
     assert DEFAULT_SCHEMA == "roteiro"
+
+
+SECRET = "S3cr3tPw!"
+
+
+@pytest.mark.parametrize("form", ["in-process", "wire"])
+def test_the_conformance_report_never_holds_the_dsn_password(form: str, tmp_path: Path) -> None:
+    """The test server trusts its socket and never asks for the password the
+    DSN carries: the run passes, and neither what it printed nor its report
+    and summary hold the password."""
+    dsn = pg_server.fresh_store_dsn()
+    secret_dsn = dsn.replace("://postgres@", f"://postgres:{SECRET}@", 1)
+    if secret_dsn == dsn:
+        pytest.skip("the server the environment names is not postgresql://postgres@...")
+    spec = f"postgres:{secret_dsn}"
+    if form == "wire":
+        spec = f"cmd:{shlex.join([*_server_command(), 'protocol', '--backend', spec])}"
+    try:
+        report, printed = _suite_run(
+            spec, tmp_path, "-rs", "-k", "ids-increase or durability-shared-records"
+        )
+    finally:
+        pg_server.drop_schema(dsn)
+        pg_server.drop_named_schemas(dsn)
+    summary = (tmp_path / "report.md").read_text(encoding="utf-8")
+    assert json.loads(report)["totals"]["passed"] >= 1
+    assert SECRET not in report + summary + printed
+    assert (
+        f"postgres:{pg_server.shared_server_dsn()}".replace(
+            "://postgres@", "://postgres:<password>@", 1
+        )
+        in json.loads(report)["backend"]
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -114,3 +116,22 @@ def test_conformance_usage_error_is_status_2(capsys: pytest.CaptureFixture[str])
         main(["--timeout", "soon"])
     assert exit_info.value.code == 2
     assert "--timeout" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("through", ["in-process", "cmd"])
+def test_the_conformance_hook_never_prints_the_dsn_password(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str], through: str
+) -> None:
+    """A PostgreSQL backend that cannot connect is one finding naming it, as
+    the plugin names it: with its password withheld."""
+    if not os.environ.get("CI"):  # CI installs the [postgres] extra: there, a missing one fails
+        pytest.importorskip("psycopg", reason="the [postgres] extra is not installed")
+    spec = "postgres:postgresql://alice:WrongPw9@127.0.0.1:1/postgres"
+    if through == "cmd":
+        spec = f"cmd:{sys.executable} -m roteiro_memory protocol --backend {spec}"
+    status, lines = _run(capsys, "--backend", spec, "--cases", "cases")
+    assert status == 1
+    assert len(lines) == 1, lines
+    assert "WrongPw9" not in lines[0]
+    assert lines[0].startswith(f"backend {spec.replace('WrongPw9', '<password>')!r}: ")
+    assert "cannot connect" in lines[0]

@@ -213,3 +213,25 @@ def test_a_refusal_stderr_cannot_take_still_exits_2(tmp_path: Path, stderr: str)
     )
     assert done.returncode == 2
     assert not (tmp_path / "out.html").exists()
+
+
+SECRET = "S3cr3tPw!"
+RAW = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+
+
+def test_a_published_page_never_shows_a_dsn_password(
+    tmp_path: Path, reports: list[Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A report written before the spec's password was withheld -- in its
+    ``backend`` and in what a case printed -- is published without it."""
+    document = json.loads(reports[0].read_text(encoding="utf-8"))
+    document["backend"] = RAW
+    document["implementation"] = None
+    document["cases"][0]["message"] = f"backend {RAW!r} is in-process"
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(document), encoding="utf-8")
+    out = tmp_path / "out.html"
+    assert main(["report", str(old), "--html", str(out)]) == 0
+    page = out.read_text(encoding="utf-8")
+    assert SECRET not in page
+    assert "postgres:postgresql://alice:&lt;password&gt;@db.example/memory" in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -9,7 +10,13 @@ import pytest
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.suite.cases import CAPABILITIES, Case, load_cases, load_registry
 from roteiro_memory.suite.drivers import InProcessBackend
-from roteiro_memory.suite.report import compliance, compliance_table, invariant_verdicts
+from roteiro_memory.suite.report import (
+    case_result,
+    compliance,
+    compliance_table,
+    invariant_verdicts,
+    write_report,
+)
 from roteiro_memory.suite.runner import run_case
 
 
@@ -91,3 +98,44 @@ def test_an_invariant_whose_cases_were_all_skipped_leaves_the_level_alone() -> N
     assert row["level"] == "full"
     assert row["passed"] == 1
     assert row["not run"] == row["invariants"] - 1
+
+
+SECRET = "S3cr3tPw!"
+RAW = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+SHOWN = "postgres:postgresql://alice:<password>@db.example/memory"
+
+
+def test_the_conformance_report_never_holds_the_dsn_password(tmp_path: Path) -> None:
+    """A backend named by a DSN is named without its password, and the report
+    built of its run -- given the spec as typed, with messages quoting it --
+    holds it nowhere, in the JSON or the Markdown, and still fits its schema."""
+    from roteiro_memory.precommit.conformance_report import load_report
+
+    store = ModelStore()
+    store.capabilities = ("episodic",)
+    backend = InProcessBackend(store, RAW)
+    assert backend.name == SHOWN
+    registry = load_registry()
+    needs_cache = next(case for case in load_cases() if "cache" in case.requires)
+    outcome = run_case(needs_cache, backend)
+    assert outcome.status == "skipped"
+    results = [
+        {
+            **case_result(needs_cache, registry, backend, outcome),
+            "status": "skipped",
+            "message": f"{outcome.message} ({RAW})",
+        }
+    ]
+    written, summary = write_report(
+        tmp_path / "report.json",
+        results=results,
+        registry=registry,
+        backend=RAW,
+        notes=[f"reading {RAW} wrote to it"],
+    )
+    text = written.read_text(encoding="utf-8") + summary.read_text(encoding="utf-8")
+    assert SECRET not in text
+    report = load_report(written)  # fits report.schema.json
+    assert report["backend"] == SHOWN
+    assert SHOWN in report["cases"][0]["message"]
+    assert f"# Conformance report: `{SHOWN}`" in summary.read_text(encoding="utf-8")

@@ -104,11 +104,16 @@ def _case_findings(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
             yield _case_line(case)
 
 
-def _suite_errors(backend: str, completed: subprocess.CompletedProcess[str]) -> list[Finding]:
+def _suite_errors(spec: str | None, completed: subprocess.CompletedProcess[str]) -> list[Finding]:
     """The run failed before or beside its cases: pytest's ``ERROR`` lines (a
-    case file that does not load), else its last line about an error."""
+    case file that does not load), else its last line about an error.  The
+    backend ``spec`` (None: the configuration's) is shown, as the plugin
+    shows it, with any DSN's password withheld, and so is what pytest said."""
+    from roteiro_memory.suite.drivers import shown_spec, withheld
+
+    backend = shown_spec(spec) if spec else _CONFIGURED
     lines = [
-        line.strip()
+        withheld(line.strip(), spec or "")
         for line in (completed.stderr + completed.stdout).splitlines()
         if line.strip() and not line.startswith("=")
     ]
@@ -142,7 +147,7 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
             if found:
                 yield from found
                 return
-        yield from _suite_errors(args.backend or _CONFIGURED, completed)
+        yield from _suite_errors(args.backend, completed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,8 +16,10 @@ A backend spec is one of:
 * ``cmd:COMMAND LINE`` -- a program speaking the PROTOCOL wire form on its
   standard input and output.
 
-Which stores there are is the entry points' business: this module names none.
-It does not import pytest.
+A spec may carry a DSN's password, so it is shown -- as a backend's name, in
+every message, summary and report -- as :func:`shown_spec` shows it, and
+connected with as given.  Which stores there are is the entry points'
+business: this module names none.  It does not import pytest.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
+from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.runner import Backend
 from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
@@ -48,6 +51,8 @@ __all__ = [
     "memory_store",
     "reference_numbers",
     "resolve_backend",
+    "shown_spec",
+    "withheld",
 ]
 
 JSON = Any
@@ -114,8 +119,8 @@ class InProcessBackend:
     """
 
     def __init__(self, target: object, name: str) -> None:
-        self.name = name
-        self._target = _as_caller(target, name)
+        self.name = shown_spec(name)
+        self._target = _as_caller(target, self.name)
         self._hello: JSON = None
 
     @property
@@ -244,7 +249,7 @@ class SubprocessBackend:
         if not argv:
             raise BackendSpecError("cmd: needs a command line, e.g. 'cmd:my-store --protocol'")
         self.argv = argv
-        self.name = f"cmd:{shlex.join(argv)}"
+        self.name = shown_spec(f"cmd:{shlex.join(argv)}")
         self.timeout = timeout
         self.env = dict(env or {})
         """Variables added to the program's environment (the durability
@@ -270,7 +275,10 @@ class SubprocessBackend:
                 env=self._environment(),
             )
         except OSError as error:
-            raise BackendFailure(f"cannot start {shlex.join(self.argv)}: {error}") from error
+            said = withheld(str(error), f"cmd:{shlex.join(self.argv)}")
+            raise BackendFailure(
+                f"cannot start {self.name.removeprefix('cmd:')}: {said}"
+            ) from error
         self._lines = collections.deque()
         self._stderr.clear()
         assert proc.stdout is not None
@@ -556,11 +564,14 @@ def _with_argument(factory: Factory, spec: str, argument: str) -> Backend:
         return InProcessBackend(_make(factory, argument), spec)
     except _TakesNoArgument:
         raise BackendSpecError(
-            f"backend {spec!r}: the backend {spec.partition(':')[0]!r} takes no argument"
+            f"backend {shown_spec(spec)!r}: the backend {spec.partition(':')[0]!r} "
+            "takes no argument"
         ) from None
     except Exception as error:
         if isinstance(getattr(error, "kind", None), str):
-            raise BackendSpecError(f"backend {spec!r}: {error}") from None
+            raise BackendSpecError(
+                f"backend {shown_spec(spec)!r}: {withheld(str(error), spec)}"
+            ) from None
         raise
 
 
@@ -576,11 +587,14 @@ def resolve_backend(
     (a later mapping wins over an earlier one).
     """
     spec = spec.strip()
+    shown = shown_spec(spec)
     if spec.startswith("cmd:"):
         try:
             argv = shlex.split(spec[4:])
         except ValueError as error:
-            raise BackendSpecError(f"backend {spec!r}: cannot split the command: {error}") from None
+            raise BackendSpecError(
+                f"backend {shown!r}: cannot split the command: {error}"
+            ) from None
         return SubprocessBackend(argv, timeout=timeout)
     named = {**entry_point_factories(), **(factories or {})}
     if spec in named:
@@ -589,20 +603,57 @@ def resolve_backend(
     if colon and name in named:
         return _with_argument(named[name], spec, spec if argument.startswith("//") else argument)
     if ":" in spec:
-        module_name, _, attr = spec.partition(":")
+        module_name, _, attr = shown.partition(":")
         try:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(spec.partition(":")[0])
         except ImportError as error:
             raise BackendSpecError(
-                f"backend {spec!r}: cannot import module {module_name!r}: {error}"
+                f"backend {shown!r}: cannot import module {module_name!r}: "
+                f"{withheld(str(error), spec)}"
             ) from None
-        factory = getattr(module, attr, None)
+        factory = getattr(module, spec.partition(":")[2], None)
         if not callable(factory):
             raise BackendSpecError(
-                f"backend {spec!r}: module {module_name!r} has no callable {attr!r}"
+                f"backend {shown!r}: module {module_name!r} has no callable {attr!r}"
             )
         return InProcessBackend(factory(), spec)
     raise BackendSpecError(
-        f"unknown backend {spec!r}: expected one of {', '.join(sorted(named))}, "
+        f"unknown backend {shown!r}: expected one of {', '.join(sorted(named))}, "
         "'module.path:factory' or 'cmd:COMMAND LINE'"
     )
+
+
+# --- Showing a spec ------------------------------------------------------------
+
+
+def shown_spec(spec: str) -> str:
+    """``spec`` as every name, message, summary and report shows it: each
+    password a DSN in it carries -- ``postgres:DSN``, a URI, libpq
+    keyword/value text, or a word of a ``cmd:`` command line
+    (``--backend postgres:DSN``, ``--db=DSN``) -- shown as ``<password>``
+    where it stands (:mod:`roteiro_memory.redaction`), the rest as given.
+    Showing a shown spec changes nothing."""
+    words = _command_words(spec)
+    if any(mask(word) != word and word not in spec for word in words):
+        # A word written with escapes does not stand in the spec as it is.
+        return "cmd:" + shlex.join(mask(word) for word in words)
+    return withheld(spec, spec)
+
+
+def withheld(text: str, spec: str) -> str:
+    """``text`` (about the backend ``spec`` names: an error, what its factory
+    said) with every password the spec carries withheld, and the spec, where
+    it holds it, as :func:`shown_spec` shows it."""
+    return redact(text, spec, *_command_words(spec))
+
+
+def _command_words(spec: str) -> list[str]:
+    """The words of a ``cmd:`` spec's command line (split at white space when
+    they do not split as a shell would); none for any other spec."""
+    head, cmd, line = spec.partition("cmd:")
+    if not cmd or head.strip():
+        return []
+    try:
+        return shlex.split(line)
+    except ValueError:
+        return line.split()

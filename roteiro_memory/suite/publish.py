@@ -206,8 +206,12 @@ def _suite_line(cols: Sequence[Column]) -> str:
 
 
 def render_page(reports: Sequence[Mapping[str, JSON]], title: str = "Conformance matrix") -> str:
-    """The page for ``reports`` (``roteiro.conformance-report/v1`` documents)."""
-    cols = columns(reports)
+    """The page for ``reports`` (``roteiro.conformance-report/v1`` documents),
+    each shown as :func:`~roteiro_memory.suite.report.shown_report` shows
+    it: no DSN password, even from a report written before they were withheld."""
+    from roteiro_memory.suite.report import shown_report
+
+    cols = columns([shown_report(report) for report in reports])
     heads = "".join(
         f'<th>{html.escape(c.label)}<br><span class="rules">{html.escape(str(c.report["backend"]))}'
         f"</span></th>"

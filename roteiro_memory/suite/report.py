@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.suite.cases import Invariant, read_yaml
+from roteiro_memory.suite.drivers import shown_spec, withheld
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
 
@@ -40,6 +41,7 @@ __all__ = [
     "load_known_failures",
     "markdown_summary",
     "seed_line",
+    "shown_report",
     "suite_identity",
     "write_report",
 ]
@@ -287,11 +289,12 @@ def build_report(
     notes: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The JSON report (``roteiro.conformance-report/v1``, whose shape
-    ``report.schema.json`` gives) of one run."""
+    ``report.schema.json`` gives) of one run, as :func:`shown_report` shows
+    it: ``backend`` is the spec, shown or as given."""
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
     implementation = next((r["implementation"] for r in results if r.get("implementation")), None)
-    return {
+    report = {
         "schema": REPORT_SCHEMA,
         "suite": suite_identity(),
         "backend": backend,
@@ -317,10 +320,54 @@ def build_report(
         ],
         "cases": sorted(results, key=lambda r: (r["file"], r["line"])),
     }
+    return shown_report(report)
+
+
+def shown_report(report: Mapping[str, Any]) -> dict[str, Any]:
+    """``report`` as it may be written or shown: its ``backend`` as
+    :func:`~roteiro_memory.suite.drivers.shown_spec` shows the spec (any
+    DSN's password withheld), and the passwords that spec carries withheld
+    from its free text -- notes and what each case printed -- so a report
+    written before they were is published without them too.  Every other
+    field is as it was: the report still fits its schema."""
+    spec = str(report.get("backend", ""))
+
+    def texts(found: Any, *keys: str) -> Any:
+        """``found`` with the text under each of ``keys`` it has withheld."""
+        if not isinstance(found, Mapping):
+            return found
+        shown = dict(found)
+        for key in keys:
+            if isinstance(shown.get(key), str):
+                shown[key] = withheld(shown[key], spec)
+        return shown
+
+    def case(result: Any) -> Any:
+        shown = texts(result, "message")
+        outcome = texts(shown.get("outcome") if isinstance(shown, dict) else None, *_TEXTS)
+        if isinstance(outcome, dict):
+            if isinstance(outcome.get("breaches"), list):
+                outcome["breaches"] = [texts(b, "message") for b in outcome["breaches"]]
+            shown["outcome"] = outcome
+        return shown
+
+    shown = dict(report)
+    shown["backend"] = shown_spec(spec)
+    if isinstance(report.get("notes"), list):
+        shown["notes"] = [withheld(n, spec) if isinstance(n, str) else n for n in report["notes"]]
+    if isinstance(report.get("cases"), list):
+        shown["cases"] = [case(result) for result in report["cases"]]
+    return shown
+
+
+_TEXTS = ("message", "stopped")
+"""The free text of a case's outcome."""
 
 
 def markdown_summary(report: Mapping[str, Any]) -> str:
-    """The Markdown page written beside the JSON report."""
+    """The Markdown page written beside the JSON report (shown as
+    :func:`shown_report` shows it)."""
+    report = shown_report(report)
     out = [f"# Conformance report: `{report['backend']}`", ""]
     totals = report["totals"]
     out.append(", ".join(f"{totals[s]} {s}" for s in STATUSES) + " cases.")
