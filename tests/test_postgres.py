@@ -743,12 +743,13 @@ def test_sweep_reads_entries_in_the_semantics_eviction_order(pg: PostgresStore) 
 
 @pytest.mark.parametrize(
     "dsn",
-    ["postgresql://localhost/db?schema=", "postgresql://%zz@[::1"],
+    ["postgresql://localhost/db?schema=", "postgresql://u:%zz@[::1"],
     ids=["empty-schema", "malformed"],
 )
 def test_a_dsn_with_an_empty_schema_or_malformed_is_refused_in_one_line(dsn: str) -> None:
     """An empty ``schema=`` no longer means the default silently; a DSN that
-    does not parse is a one-line error that does not echo it (a password)."""
+    does not parse is a one-line error that does not echo its password (libpq
+    quotes the escape it cannot decode)."""
     with pytest.raises(InvalidStoreName) as raised:
         PostgresStore(dsn)
     message = str(raised.value)
@@ -770,3 +771,32 @@ def test_sequence_overflow_reports_the_exhausted_sequence_on_postgres(pg: Postgr
         pg.record("lesson", "two")
     assert pg.snapshot() == before
     assert any("largest 64-bit id" in str(f) for f in check_store(pg))
+
+
+def test_a_dsn_keeps_every_byte_but_its_schema_parameter_on_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An empty host (``postgresql:///DB``, the server named by PG*
+    variables) and an ``options`` parameter holding a percent-encoded space
+    reach libpq as written once ``schema=`` is taken out: the store connects
+    to that database, in the schema named, with the options set."""
+    import urllib.parse
+
+    import psycopg.conninfo
+
+    info = psycopg.conninfo.conninfo_to_dict(pg_server.shared_server_dsn())
+    for name, variable in (("host", "PGHOST"), ("port", "PGPORT"), ("user", "PGUSER")):
+        if name in info:
+            monkeypatch.setenv(variable, str(info[name]))
+    if "password" in info:
+        monkeypatch.setenv("PGPASSWORD", str(info["password"]))
+    database = urllib.parse.quote(str(info.get("dbname", "postgres")), safe="")
+    schema = pg_server.fresh_schema()
+    options = "options=-c%20statement_timeout%3D4321"
+    store = PostgresStore(f"postgresql:///{database}?{options}&schema={schema}")
+    try:
+        assert store.schema == schema
+        assert store.connection.execute("SHOW statement_timeout").fetchone() == ("4321ms",)
+        assert store.connection.execute("SELECT current_schema()").fetchone() == (schema,)
+    finally:
+        store.drop()

@@ -430,3 +430,64 @@ def test_a_uri_dsn_is_shown_as_libpq_reads_it_but_its_password(
     dsn = f"postgresql://{urllib.parse.quote(user, safe='')}:{password}@h:1/db{query}"
     read = conninfo_to_dict(dsn)
     assert conninfo_to_dict(redact(dsn, dsn)) == {**read, "password": REDACTED}
+
+
+# --- taking the schema out --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dsn", "rest", "schema"),
+    [
+        ("postgresql:///postgres?schema=rt3", "postgresql:///postgres", "rt3"),
+        (
+            "postgresql://h/db?options=-c%20statement_timeout%3D5000&schema=rt3",
+            "postgresql://h/db?options=-c%20statement_timeout%3D5000",
+            "rt3",
+        ),
+        (
+            "postgresql://h/db?schema=rt3&application_name=a+b&sslmode=disable",
+            "postgresql://h/db?application_name=a+b&sslmode=disable",
+            "rt3",
+        ),
+        ("postgresql://h/db?a=1&schema=rt3&b=%41", "postgresql://h/db?a=1&b=%41", "rt3"),
+        ("postgresql://h/db?sch%65ma=r%74", "postgresql://h/db", "rt"),
+        ("postgresql://u:p?w#d@h/db?schema=rt3", "postgresql://u:p?w#d@h/db", "rt3"),
+        ("postgresql://u:p?schema=x@h/db", "postgresql://u:p?schema=x@h/db", None),
+        ("options='-c schema=x' schema = 'rt3' dbname=d", "options='-c schema=x' dbname=d", "rt3"),
+        (r"schema=rt\3 host=/tmp", "host=/tmp", "rt3"),
+    ],
+)
+def test_a_dsn_keeps_every_byte_but_its_schema_parameter(
+    dsn: str, rest: str, schema: str | None
+) -> None:
+    """The schema parameter is taken out as libpq would find it (a URI's
+    query after its password, a parameter's name percent-decoded, a keyword
+    value quoted or escaped), and nothing else changes: an empty host stays
+    empty, a percent-encoded space stays encoded."""
+    assert split_schema(dsn) == (rest, schema)
+
+
+_QUERY_VALUE = st.text(alphabet="ab+=/:", max_size=4) | st.sampled_from(["%20", "%2B", "%41", ""])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    head=st.sampled_from(
+        ["postgresql:///db", "postgresql://u@h/db", "postgresql://u:a?b#c@h:1/db", "postgres://h"]
+    ),
+    pairs=st.lists(
+        st.tuples(st.sampled_from(["sslmode", "options", "application_name"]), _QUERY_VALUE),
+        max_size=3,
+    ),
+    place=st.integers(min_value=0, max_value=3),
+)
+def test_taking_the_schema_out_leaves_the_rest_of_the_dsn_as_written(
+    head: str, pairs: list[tuple[str, str]], place: int
+) -> None:
+    from roteiro_memory.stores.postgres.dsn import with_schema
+
+    written = [f"{name}={value}" for name, value in pairs]
+    rest = head + ("?" + "&".join(written) if written else "")
+    written.insert(min(place, len(written)), "schema=s_1")
+    assert split_schema(f"{head}?{'&'.join(written)}") == (rest, "s_1")
+    assert split_schema(with_schema(rest, "s_2")) == (rest, "s_2")

@@ -22,7 +22,16 @@ import urllib.parse
 from collections.abc import Mapping
 
 from roteiro_memory.errors import InvalidStoreName, excerpt
-from roteiro_memory.redaction import ANY_URI, REDACTED, driver_words, redact, stray_at
+from roteiro_memory.redaction import (
+    ANY_URI,
+    REDACTED,
+    WHITE,
+    driver_words,
+    keyword_pairs,
+    query_start,
+    redact,
+    stray_at,
+)
 
 __all__ = [
     "BAD_CONNECTION",
@@ -44,7 +53,9 @@ __all__ = [
 URI_PREFIXES = ("postgresql://", "postgres://")
 """How a PostgreSQL connection URI begins (libpq accepts both)."""
 
-_KEYWORD_SCHEMA = re.compile(r"(?:^|\s)schema\s*=\s*(\S*)(?=\s|$)")
+SCHEMA = "schema"
+"""The store's own parameter, naming its schema: taken out before the DSN
+reaches libpq, which knows no such parameter."""
 
 
 def is_uri(name: str | None) -> bool:
@@ -201,46 +212,70 @@ def split_schema(dsn: str) -> tuple[str, str | None]:
     """The DSN without its ``schema`` parameter, and that parameter (or None).
 
     Accepts both libpq forms: a URI with ``?schema=NAME`` and keyword/value
-    text with ``schema=NAME``.  Raises InvalidStoreName, in one line that
-    does not quote the DSN, when a URI cannot be parsed or holds an ``@``
-    libpq would not read as the end of its user and password
+    text with ``schema=NAME``, each read as libpq reads it (a URI's query
+    after its user and password, its parameter names percent-decoded; a
+    keyword value quoted or escaped).  Only the parameter is taken out, with
+    one separator beside it: every other byte of the DSN is left as given,
+    for libpq to read as it would have.  Raises InvalidStoreName, in one
+    line that does not quote the DSN, when a URI holds an ``@`` libpq would
+    not read as the end of its user and password
     (:func:`~roteiro_memory.redaction.stray_at`: a password's unencoded
     ``/`` or ``@`` would be read as the host, the port or the database, and
     shown as one), and when the schema is named twice (as ``--db`` given
     twice is refused, rather than one of the two silently chosen).
     """
     if is_uri(dsn):
-        if stray_at(dsn.split("://", 1)[1]):
-            raise InvalidStoreName(STRAY_AT)
-        try:
-            parts = urllib.parse.urlsplit(dsn)
-        except ValueError as error:
-            # Not quoted: a DSN may carry a password.
-            raise InvalidStoreName(
-                f"the PostgreSQL DSN is malformed ({driver_words(str(error), dsn)}); expected "
-                "postgresql://[USER@]HOST[:PORT]/DBNAME[?schema=NAME]"
-            ) from None
-        query = urllib.parse.parse_qsl(parts.query, keep_blank_values=True)
-        schemas = [value for name, value in query if name == "schema"]
-        _once(schemas)
-        if not schemas:
-            return dsn, None
-        rest = urllib.parse.urlencode([(n, v) for n, v in query if n != "schema"])
-        return urllib.parse.urlunsplit(parts._replace(query=rest)), schemas[0]
-    matches = list(_KEYWORD_SCHEMA.finditer(dsn))
-    _once([match.group(1) for match in matches])
-    if not matches:
+        return _split_uri(dsn)
+    pairs = [pair for pair in keyword_pairs(dsn) if pair.key == SCHEMA]
+    _once([pair.value for pair in pairs])
+    if not pairs:
         return dsn, None
-    match = matches[0]
-    return (dsn[: match.start()] + dsn[match.end() :]).strip(), match.group(1)
+    start, end = pairs[0].start, pairs[0].end
+    before = len(dsn[:start].rstrip(WHITE))
+    if before:
+        start = before  # the white space before it goes with it
+    else:
+        end = len(dsn) - len(dsn[end:].lstrip(WHITE))  # first: the white space after
+    return dsn[:start] + dsn[end:], pairs[0].value
+
+
+def _split_uri(dsn: str) -> tuple[str, str | None]:
+    """:func:`split_schema` of a URI."""
+    base = dsn.index("://") + 3
+    if stray_at(dsn[base:]):
+        raise InvalidStoreName(STRAY_AT)
+    query = query_start(dsn[base:])
+    if query is None:
+        return dsn, None
+    query += base
+    found = []  # (start, end, value) of each schema parameter
+    at = query
+    for pair in dsn[query:].split("&"):
+        name, _, value = pair.partition("=")
+        if urllib.parse.unquote(name) == SCHEMA:  # libpq decodes a parameter's name too
+            found.append((at, at + len(pair), urllib.parse.unquote(value)))
+        at += len(pair) + 1
+    _once([value for _, _, value in found])
+    if not found:
+        return dsn, None
+    start, end, schema = found[0]
+    if end < len(dsn):
+        end += 1  # the "&" after it
+    elif start > query:
+        start -= 1  # the "&" before it, as it was the last
+    else:
+        start -= 1  # the "?": it was the whole query
+    return dsn[:start] + dsn[end:], schema
 
 
 def with_schema(dsn: str, schema: str) -> str:
     """``dsn`` (naming no schema) with ``schema`` as its ``schema`` parameter,
-    in the DSN's own form."""
+    in the DSN's own form (a URI's query found as libpq finds it)."""
     if is_uri(dsn):
-        return f"{dsn}{'&' if '?' in dsn else '?'}schema={schema}"
-    return f"{dsn} schema={schema}"
+        if query_start(dsn.split("://", 1)[1]) is None:
+            return f"{dsn}?{SCHEMA}={schema}"
+        return f"{dsn}{'' if dsn.endswith(('?', '&')) else '&'}{SCHEMA}={schema}"
+    return f"{dsn} {SCHEMA}={schema}"
 
 
 def _once(schemas: list[str]) -> None:
