@@ -417,7 +417,7 @@ def test_a_keyword_dsn_is_shown_as_libpq_reads_it_but_its_password(
 @given(
     user=st.text(alphabet="ab1%:", min_size=1, max_size=6),
     password=st.text(alphabet="ab1?#:&=[]", min_size=1, max_size=8)
-    | st.text(st.characters(exclude_characters="\x00"), min_size=1, max_size=8).map(
+    | st.text(st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=8).map(
         lambda text: urllib.parse.quote(text, safe="")
     ),
     query=st.sampled_from(["", "?sslmode=disable", "?application_name=x%20y&port=5"]),
