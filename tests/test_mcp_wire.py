@@ -510,14 +510,15 @@ def test_repo_option_and_variable_serve_a_repository_started_elsewhere(
         assert [r["record"]["body"] for r in found["results"]] == ["served from elsewhere"]
 
 
-def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) -> None:
-    """Outside any repository: one line on stderr, and the same words as the
-    answer to ``initialize``, which is what the host shows."""
+def _initialize_outside_a_repository(
+    tmp_path: Path, message: dict[str, Any]
+) -> subprocess.CompletedProcess[bytes]:
+    """The server started outside any repository, sent ``message``."""
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir()
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "roteiro_memory", "mcp"],
-        input=json.dumps(INITIALIZE).encode() + b"\n",
+        input=json.dumps(message).encode() + b"\n",
         cwd=nowhere,
         env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
         | {"GIT_CEILING_DIRECTORIES": str(tmp_path)},
@@ -525,6 +526,12 @@ def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) 
         timeout=60,
         check=False,
     )
+
+
+def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) -> None:
+    """Outside any repository: one line on stderr, and the same words as the
+    answer to ``initialize``, which is what the host shows."""
+    done = _initialize_outside_a_repository(tmp_path, INITIALIZE)
     assert done.returncode == 3
     (line,) = done.stderr.decode().splitlines()
     assert "is not inside a git repository" in line
@@ -539,18 +546,7 @@ def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_in_st
 ) -> None:
     """The refusal of ``initialize`` echoes its id as every answer does: a
     lone surrogate in it shows as the six characters of its escape."""
-    nowhere = tmp_path / "nowhere"
-    nowhere.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "roteiro_memory", "mcp"],
-        input=json.dumps({**INITIALIZE, "id": "init\ud800"}).encode() + b"\n",
-        cwd=nowhere,
-        env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
-        | {"GIT_CEILING_DIRECTORIES": str(tmp_path)},
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
+    done = _initialize_outside_a_repository(tmp_path, {**INITIALIZE, "id": "init\ud800"})
     assert done.returncode == 3
     answer = strict_json_line(done.stdout)
     assert answer["id"] == "init\\ud800"
