@@ -360,6 +360,18 @@ def test_a_copy_setup_added_beside_the_users_hook_is_dropped() -> None:
     ]
 
 
+@pytest.mark.parametrize("order", ["copy first", "copy after"])
+def test_a_copy_beside_the_users_hook_is_dropped_wherever_it_stands(order: str) -> None:
+    """Where the plain copy stands, before or after the command the user
+    changed, one handler is left: the user's."""
+    mine = {"type": "command", "command": "/old/bin/roteiro-memory hook --budget 800"}
+    copy = {"type": "command", "command": "/old/bin/roteiro-memory hook"}
+    handlers = [copy, mine] if order == "copy first" else [mine, copy]
+    text = json.dumps({"hooks": {"Stop": [{"hooks": handlers}]}})
+    merged = json.loads(merge(HOSTS["claude-code"], ".claude/settings.json", text, "/new/rm"))
+    assert merged["hooks"]["Stop"] == [{"hooks": [mine]}]
+
+
 @pytest.mark.parametrize(
     "theirs",
     [

@@ -356,3 +356,26 @@ def test_a_store_a_failed_read_made_stays_while_another_process_writes_to_it(
         writer.execute("ROLLBACK")
         writer.close()
     assert db.exists()
+
+
+def test_a_store_a_failed_read_made_and_cannot_remove_is_said_not_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removing the store again failing (a folder made read-only meanwhile)
+    is said in one warning; the request's own outcome stands, no traceback."""
+    db = tmp_path / "memory.db"
+    said: list[str] = []
+    session = Session(str(db), sync=False, warn=said.append)
+    session.store()
+
+    def refused(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr("roteiro_memory.app.session.os.unlink", refused)
+    session.close(failed=True)
+    monkeypatch.undo()
+    assert len(said) == 1
+    assert "could not be removed again (Permission denied)" in said[0]
+    assert db.exists()
+    with contextlib.closing(SQLiteStore(db)) as store:
+        assert store.check() == []

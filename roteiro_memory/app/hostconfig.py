@@ -294,10 +294,17 @@ def _merge_hooks(path: str, text: str | None, command: str) -> str:
                 "nothing was written"
             )
         wanted: JSON = {"type": "command", "command": _hook_command(command)}
-        placed = False
+        groups[:] = [_object(g, f'an entry of "hooks"."{event}"', path) for g in groups]
+        # A command of ours the user changed, wherever it stands, is the one
+        # that runs: every plain copy beside it goes, before or after it.
+        placed = any(
+            _is_ours(handler) and not _is_plain(handler)
+            for group in groups
+            if isinstance(group.get("hooks"), list)
+            for handler in group["hooks"]
+        )
         kept = []
         for group in groups:
-            group = _object(group, f'an entry of "hooks"."{event}"', path)
             handlers = group.get("hooks")
             if not isinstance(handlers, list):
                 kept.append(group)

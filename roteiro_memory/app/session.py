@@ -431,10 +431,15 @@ class Session:
             # Another process may have opened the store this one made and
             # written to it since: the store decides, under its write lock.
             removed = made is not None and made.discard(self._remove_files)
+            if removed:
+                self._remove_made(files=False)
+        except OSError as error:  # the request's own outcome stands; this is said beside it
+            self.warn(
+                f"the store this command made at {excerpt(self._store_file or '')} could not "
+                f"be removed again ({error.strerror or error}); remove it by hand if unwanted"
+            )
         finally:
             store.close()
-        if removed:
-            self._remove_made(files=False)
 
     def _remove_made(self, *, files: bool = True) -> None:
         """Remove the store file this session made, with its side files (none
