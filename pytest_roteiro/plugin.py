@@ -407,6 +407,8 @@ def pytest_runtest_makereport(
         # The skip is the case's (a capability it needs), not the plugin's line.
         _, _, reason = report.longrepr
         report.longrepr = (str(item.case.file), item.case.line, reason)
+    if isinstance(item, CaseItem):
+        _withhold_passwords(report, item.config.stash[STATE_KEY].config.backend)
     if isinstance(item, CaseItem) and (call.when == "call" or report.outcome != "passed"):
         from roteiro_memory.suite.report import case_result
 
@@ -416,6 +418,27 @@ def pytest_runtest_makereport(
             item.case, state.registry, state.backend, outcome
         )
     return report
+
+
+def _withhold_passwords(report: pytest.TestReport, spec: str) -> None:
+    """Withhold the passwords of the backend ``spec`` (as given) from what a
+    case's report prints -- its failure, its skip or expected-failure reason,
+    which quote what the backend said -- and so from the message the report
+    records of it."""
+    from pytest_roteiro.items import CaseRepr
+    from roteiro_memory.suite.drivers import withheld
+
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple):
+        path, line, reason = longrepr
+        report.longrepr = (path, line, withheld(reason, spec))
+    elif isinstance(longrepr, CaseRepr):
+        longrepr.text = withheld(longrepr.text, spec)
+        longrepr.reprcrash.message = withheld(longrepr.reprcrash.message, spec)
+    elif isinstance(longrepr, str):
+        report.longrepr = withheld(longrepr, spec)
+    if isinstance(getattr(report, "wasxfail", None), str):
+        report.wasxfail = withheld(report.wasxfail, spec)
 
 
 class _Recorder:
@@ -454,7 +477,7 @@ class _Recorder:
             state.config.report,
             results=state.results,
             registry=state.registry,
-            backend=state.config.backend_shown,
+            backend=state.config.backend,  # written as shown, its passwords withheld
             seed=_seed_of(state),
             notes=state.notes,
         )
@@ -463,6 +486,7 @@ class _Recorder:
         state = self.state
         if _is_worker(config) or not state.results:
             return
+        from roteiro_memory.suite.drivers import withheld
         from roteiro_memory.suite.report import compliance_table
 
         implementation = next(
@@ -475,7 +499,7 @@ class _Recorder:
         for line in compliance_table(state.results, state.registry):
             terminalreporter.line(line)
         for note in state.notes:
-            terminalreporter.line(f"note: {note}")
+            terminalreporter.line(f"note: {withheld(note, state.config.backend)}")
         seed = _seed_of(state)
         if seed is not None:
             from roteiro_memory.suite.report import seed_line

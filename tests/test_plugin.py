@@ -714,3 +714,59 @@ def test_a_backend_that_cannot_be_used_is_named_without_its_dsn_password(
     result.stderr.fnmatch_lines(
         ["*backend 'postgres:postgresql://alice:<password>@db.example/memory': cannot connect*"]
     )
+
+
+@pytest.mark.parametrize("tb", ["long", "line"])
+def test_a_live_report_withholds_the_dsn_password_from_its_free_text(
+    pytester: pytest.Pytester, tb: str
+) -> None:
+    """A backend named by a DSN whose store, once made, fails every operation
+    in words quoting the DSN's password: the failure printed (in either
+    traceback style) and the case's messages in report.json and report.md
+    show it nowhere -- the report withholds the passwords of the spec as
+    given, not of the spec already shown (whose only one is <password>)."""
+    pytester.makeconftest(
+        textwrap.dedent(
+            """
+            from roteiro_memory.errors import StoreUnavailable
+            from roteiro_memory.protocol import Ops
+            from roteiro_memory.stores.model import ModelStore
+
+            class RefusingPassword:
+                def __init__(self, dsn):
+                    self.ops = Ops(ModelStore())
+                    self.password = dsn.partition(":")[2].partition(":")[2].partition("@")[0]
+
+                def call(self, op, args):
+                    if op == "hello":
+                        return self.ops.call(op, args)
+                    raise StoreUnavailable(f"password {self.password} rejected by the server")
+
+            def pytest_roteiro_backend_factories(config):
+                return {"postgres": RefusingPassword}
+            """
+        )
+    )
+    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+    shown = "postgres:postgresql://alice:<password>@db.example/memory"
+    result = pytester.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        spec,
+        "--roteiro-report",
+        "out/report.json",
+        "--roteiro-allow-reset",
+        f"--tb={tb}",
+        "-rf",
+        "-k",
+        PASSING,
+    )
+    result.assert_outcomes(failed=1)
+    report = (pytester.path / "out" / "report.json").read_text(encoding="utf-8")
+    summary = (pytester.path / "out" / "report.md").read_text(encoding="utf-8")
+    assert json.loads(report)["backend"] == shown
+    assert "password <password> rejected by the server" in report
+    assert SECRET not in report
+    assert SECRET not in summary
+    result.stdout.fnmatch_lines(["*password <password> rejected by the server*"])
+    assert SECRET not in result.stdout.str() + result.stderr.str()

@@ -290,7 +290,10 @@ def build_report(
 ) -> dict[str, Any]:
     """The JSON report (``roteiro.conformance-report/v1``, whose shape
     ``report.schema.json`` gives) of one run, as :func:`shown_report` shows
-    it: ``backend`` is the spec, shown or as given."""
+    it.  ``backend`` is the spec as given, never as shown: the report
+    records it as :func:`~roteiro_memory.suite.drivers.shown_spec` shows it,
+    and withholds the passwords it carries from the free text -- a spec
+    already shown carries none but ``<password>``, and would leave them in."""
     verdicts = invariant_verdicts(results, registry)
     declared = next((r["declared"] for r in results if r.get("declared") is not None), None)
     implementation = next((r["implementation"] for r in results if r.get("implementation")), None)
@@ -327,9 +330,12 @@ def shown_report(report: Mapping[str, Any]) -> dict[str, Any]:
     """``report`` as it may be written or shown: its ``backend`` as
     :func:`~roteiro_memory.suite.drivers.shown_spec` shows the spec (any
     DSN's password withheld), and the passwords that spec carries withheld
-    from its free text -- notes and what each case printed -- so a report
-    written before they were is published without them too.  Every other
-    field is as it was: the report still fits its schema."""
+    from its free text -- notes and what each case printed.  So the spec in
+    ``backend`` must be the one given, as :func:`build_report` puts it there
+    (and as a report written before the spec was shown holds it, which is
+    then published without them too): from a spec already shown, the only
+    password to withhold is ``<password>``.  Every other field is as it
+    was: the report still fits its schema."""
     spec = str(report.get("backend", ""))
 
     def texts(found: Any, *keys: str) -> Any:
@@ -434,7 +440,8 @@ def write_report(
     notes: Sequence[str] = (),
 ) -> tuple[Path, Path]:
     """Write the JSON report to ``path`` and its Markdown summary beside it
-    (same name, ``.md``); both paths are returned.  ``seed`` is
+    (same name, ``.md``); both paths are returned.  ``backend`` is the spec
+    as given (:func:`build_report`), written only as shown.  ``seed`` is
     ``{"seed": N, "explore": bool}`` when properties ran."""
     report = build_report(results, registry, backend, seed, notes)
     path.parent.mkdir(parents=True, exist_ok=True)
