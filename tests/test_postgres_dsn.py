@@ -312,7 +312,28 @@ def test_a_password_holding_a_raw_slash_or_at_is_refused_unquoted(
         assert status == ExitCode.USAGE, out + err
         assert MARK not in out + err
         assert "Ab3" not in out + err
-        assert "percent-encode '/' as %2F and '@' as %40 in the password" in out + err
+        assert "the PostgreSQL DSN is ambiguous" in out + err
+        assert "percent-encode '@' as %40 and '/' as %2F in the password and in query" in out + err
+
+
+def test_an_at_in_a_query_value_is_refused_as_ambiguous_saying_how_to_write_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """libpq reads ``application_name=me@laptop`` as written, but an ``@``
+    after the user info may as well be a password's: the DSN is called
+    ambiguous, not malformed, and the message says how to write it, a form
+    libpq reads as the same value."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    dsn = "postgresql://nohost.invalid/postgres?application_name=me@laptop"
+    status, out, err = _run(capsys, "--json", "--db", dsn, "list")
+    assert status == ExitCode.USAGE, out + err
+    said = json.loads(out)["error"]["message"]
+    assert said.startswith("the PostgreSQL DSN is ambiguous: ")
+    assert "malformed" not in said
+    assert "(application_name=me%40laptop)" in said
+    written = dsn.replace("me@laptop", "me%40laptop")
+    assert conninfo_to_dict(written) == conninfo_to_dict(dsn)
 
 
 def test_a_password_percent_encoding_its_slash_and_at_is_read_whole() -> None:

@@ -200,12 +200,18 @@ def bad_choice(parameters: Mapping[str, object], environ: Mapping[str, str]) -> 
 
 
 STRAY_AT = (
-    "the PostgreSQL DSN is malformed (it holds an '@' libpq would not read as the end of the"
-    " user and password, so a password holding '/' or '@' would be read as the host, port or"
-    " database); percent-encode '/' as %2F and '@' as %40 in the password, and any other '@'"
-    " as %40; expected postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
+    "the PostgreSQL DSN is ambiguous: it holds an '@' libpq would not read as the end of a"
+    " user and password, and libpq would read a password holding a raw '@' or '/' as the"
+    " host, port or database, so whether that '@' is a password's cannot be told;"
+    " percent-encode '@' as %40 and '/' as %2F in the password and in query values or the"
+    " database name (application_name=me%40laptop), which libpq decodes; expected"
+    " postgresql://[USER[:PASSWORD]@]HOST[:PORT]/DBNAME[?schema=NAME]"
 )
-"""Why a URI with a stray ``@`` is refused: in words that quote none of it."""
+"""Why a URI with a stray ``@`` is refused: in words that quote none of it.
+An ``@`` that ends no user and password may be a password's (libpq would
+read what follows it, or the password before a ``/``, as the host, port or
+database, and show it as one) or a query value's or the database name's;
+written percent-encoded, libpq reads it as the same ``@``."""
 
 
 def split_schema(dsn: str) -> tuple[str, str | None]:
