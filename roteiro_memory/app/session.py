@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from roteiro_memory.repo.graph import Repo, SyncReport
+    from roteiro_memory.repo.working import Working
     from roteiro_memory.store import Graph, Store
     from roteiro_memory.stores.sqlite.store import SQLiteStore
 
@@ -82,10 +83,10 @@ class Session:
         """The store, when this session made its file."""
         self.unsynced: str | None = None
         """Why the code graph could not be synced, when a sync could not
-        write it (said once): anchors are resolved against :attr:`_working`."""
-        self._working: Graph | None = None
-        """The working tree's graph, built in memory where the sync that
-        could not write it found it differs from the store's."""
+        write it: anchors are resolved against :attr:`_working`."""
+        self._working: Working | None = None
+        """The working tree's graph as the last sync that could not write it
+        built it in memory (:meth:`sync`)."""
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
         self._made_folder: str | None = None
@@ -265,12 +266,13 @@ class Session:
         tree settled writes the cache for the next command.
 
         A store opened read-only takes no sync, nor does one whose write lock
-        another process held longer than ``wait_ms``: the working tree's
-        graph is then built in memory as a sync would build it, and every
-        read resolves anchors against it (:meth:`graph_for`), so no state is
-        claimed that was not checked; :attr:`unsynced` says why, and so does
-        one warning."""
-        if not self.syncs or self.unsynced is not None:
+        another process held longer than ``wait_ms`` (this session then does
+        not wait for it again): the working tree's graph is then built in
+        memory as a sync would build it, at every sync as a sync runs at
+        every read, and every read resolves anchors against it
+        (:meth:`graph_for`), so no state is claimed that was not checked;
+        :attr:`unsynced` says why, and so does one warning."""
+        if not self.syncs:
             return None
         place = self.place()
         if place is None:
@@ -279,10 +281,11 @@ class Session:
         identity = self._store_identity(store)
         cache = self._cache
         if not full and cache is not None and cache.unchanged(identity, store.tree(), os.environ):
+            self._working = None  # the store's graph is the working tree's
             return None
-        read_only = getattr(store, "read_only", None)
-        if read_only is not None:
-            self._read_in_memory(store, read_only)
+        why = getattr(store, "read_only", None) or (None if full else self.unsynced)
+        if why is not None:
+            self._unsynced(store, why)
             return None
         import time
 
@@ -298,8 +301,9 @@ class Session:
             if self.wait_ms is None or full:
                 raise
             why = f"another process held its write lock past the {busy.waited} ms this waits"
-            self._read_in_memory(store, why)
+            self._unsynced(store, why)
             return None
+        self._working = None
         if not full and before is not None and store.changes is not None:
             self._sync_changes += store.changes - before
         for path, problem in report.unparsable:
@@ -332,18 +336,19 @@ class Session:
             hash_bar.close()
             parse_bar.close()
 
-    def _read_in_memory(self, store: Store, why: str) -> None:
-        """Resolve anchors against the working tree's graph built in memory,
-        ``store`` taking no sync for the reason ``why``; said once."""
+    def _unsynced(self, store: Store, why: str) -> None:
+        """``store`` takes no sync, for the reason ``why``: resolve anchors
+        against the working tree's graph built in memory now; said once."""
         from roteiro_memory.repo.working import working_graph
 
         repo = self.require_repo("sync")
-        self._working = working_graph(store, repo, self._own_files(repo))
+        self._working = working_graph(store, repo, self._own_files(repo), self._working)
+        if self.unsynced is None:
+            self.warn(
+                f"{store.describe()}: {why}, so the code graph is not synced: anchor states "
+                "are those of the working tree, read without writing it"
+            )
         self.unsynced = why
-        self.warn(
-            f"{store.describe()}: {why}, so the code graph is not synced: anchor states are "
-            "those of the working tree, read without writing it"
-        )
 
     def _own_files(self, repo: Repo) -> dict[str, str | None]:
         """The store's file and its companions, as repository paths, when the
@@ -378,7 +383,7 @@ class Session:
         working tree's when the store could not take it (:meth:`sync`), else
         None: the store's."""
         if rev is None:
-            return self._working
+            return None if self._working is None else self._working.graph
         from roteiro_memory.repo.graph import rev_graph
 
         repo = self.require_repo(self.spell("rev"))
@@ -393,7 +398,8 @@ class Session:
         repo = self.require_repo(self.spell("touched"))
         working = self.store().export_graph()
         _, before = rev_graph(repo, rev, working)
-        after = graph_blobs(working) if self._working is None else self._working
+        built = None if self._working is None else self._working.graph
+        after = graph_blobs(working) if built is None else built
         return touched_keys(before, after)
 
     def changed(self, *, by_request: bool = False) -> bool:

@@ -3,12 +3,15 @@ are resolved against when the store cannot take a sync -- it was opened
 read-only, or another process held its write lock longer than the request
 would wait (:meth:`roteiro_memory.app.session.Session.sync`).  Built as
 :func:`~.graph.sync` builds the graph it writes, so a record's anchor state
-is the one a sync would have given it."""
+is the one a sync would have given it; and built again at every read, as a
+sync runs at every read, so a session that lasts (the MCP server's) sees
+each edit."""
 
 from __future__ import annotations
 
 from roteiro_memory.repo.graph import file_reader, graph_blobs, tree_id, working_files
 from roteiro_memory.repo.nodes import Stored, build
+from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,20 +20,41 @@ if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
     from roteiro_memory.store import Graph, Store
 
-__all__ = ["working_graph"]
+__all__ = ["Working", "working_graph"]
+
+
+@valueclass
+class Working:
+    """The working tree's graph as one read found it."""
+
+    tree: str
+    """The working tree's tree id."""
+    base: str | None
+    """The store's witness it was built beside."""
+    graph: Graph | None
+    """Key -> blob; None when the store's graph is the working tree's already."""
 
 
 def working_graph(
-    store: Store, repo: Repo, skip: Mapping[str, str | None] | None = None
-) -> Graph | None:
-    """The graph of ``repo``'s working tree as key -> blob, its symbols taken
-    from ``store``'s graph where a file's blob is the stored one and parsed
-    where it is not; None when the store's graph is the working tree's
-    already.  ``skip``: as for :func:`~.graph.working_files`."""
+    store: Store,
+    repo: Repo,
+    skip: Mapping[str, str | None] | None = None,
+    last: Working | None = None,
+) -> Working:
+    """The graph of ``repo``'s working tree, its symbols taken from
+    ``store``'s graph where a file's blob is the stored one and parsed where
+    it is not.  ``last``, the one an earlier read built, is answered again
+    when neither the working tree nor the store's witness changed since:
+    git still lists the tree, but nothing is parsed.  ``skip``: as for
+    :func:`~.graph.working_files`."""
     hashed: set[str] = set()
     files = working_files(repo, None, None, skip, hashed)
-    if store.tree() == tree_id(files.values(), repo.object_format):
-        return None
+    tree = tree_id(files.values(), repo.object_format)
+    base = store.tree()
+    if base == tree:
+        return Working(tree, base, None)
+    if last is not None and (last.tree, last.base) == (tree, base):
+        return last
     stored = Stored.of(store.export_graph())
     built = build(files, stored, file_reader(repo, files, hashed), repo.object_format, None)
-    return graph_blobs(built.nodes)
+    return Working(tree, base, graph_blobs(built.nodes))
