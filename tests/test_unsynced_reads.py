@@ -1,10 +1,14 @@
 """Reads of a store that takes no sync (opened read-only): the anchor states
 are those of the working tree, built in memory at every read -- so a
-session that lasts, as the MCP server's does, sees each edit."""
+session that lasts, as the MCP server's does, sees each edit -- or, for the
+commands that read the store's own graph (``reanchor``'s proposals, ``cache
+list``), those of the last sync, and the warning says which."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +19,7 @@ from mounts import read_only
 from roteiro_memory.exitcodes import ExitCode
 
 WORKING = "anchor states are those of the working tree"
+LAST_SYNC = "anchor states are those of the last sync"
 EDITED = RETRY.replace("value * 1.1", "value * 1.3")
 
 
@@ -41,6 +46,18 @@ def db(repo: GitRepo, tmp_path: Path) -> Path:
         done = repo.cli("--db", str(path), *args)
         assert done.returncode == ExitCode.OK, done.stderr
     return path
+
+
+def _cli(repo: GitRepo, prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "roteiro_memory", *args],
+        cwd=repo.root,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_one_session_sees_each_edit_of_a_read_only_store(
@@ -92,3 +109,42 @@ def test_the_mcp_server_on_a_read_only_store_sees_each_edit(repo: GitRepo, db: P
         return states
 
     assert anyio.run(main) == ["valid", "drifted", "valid"]
+
+
+def test_conflicts_on_a_read_only_store_show_the_working_trees_states(
+    repo: GitRepo, db: Path
+) -> None:
+    repo.write("src/app/retry.py", EDITED)
+    with read_only(db.parent) as prefix:
+        done = _cli(repo, prefix, "--db", str(db), "conflicts")
+    assert done.returncode == ExitCode.OK, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines() if line.startswith((" 2 ", " 3 "))]
+    assert [(row[0], row[1], row[3]) for row in rows] == [
+        ("2", "decision", "drifted"),
+        ("3", "decision", "drifted"),
+    ]
+    (line,) = done.stderr.splitlines()
+    assert WORKING in line
+
+
+@pytest.mark.parametrize("command", [["reanchor"], ["cache", "list"]])
+def test_reads_of_the_stored_graph_say_its_states_are_the_last_syncs(
+    repo: GitRepo, db: Path, command: list[str]
+) -> None:
+    """``reanchor`` works its proposals out from the store's graph, and the
+    store resolves cache entries' anchors: on a store that takes no sync,
+    no graph is built that they would not read, and the warning says what
+    their states are."""
+    repo.write("src/app/retry.py", EDITED)
+    with read_only(db.parent) as prefix:
+        done = _cli(repo, prefix, "--db", str(db), "--json", *command)
+    (line,) = done.stderr.splitlines()
+    assert LAST_SYNC in line
+    result = json.loads(done.stdout)["result"]
+    if command == ["reanchor"]:
+        assert done.returncode == ExitCode.NOTHING, done.stderr
+        assert result["proposals"] == []  # nothing was stale at the last sync
+    else:
+        assert done.returncode == ExitCode.OK, done.stderr
+        (entry,) = result["entries"]
+        assert entry["anchor_state"] == "valid"

@@ -4,6 +4,9 @@ put, get and forget.
 The tier is re-derivable, bounded by a byte budget and swept oldest-first
 (ADR-0013); an entry may be anchored, and whether its anchor still applies
 decides whether a sweep keeps it, so reads that see anchors sync first.
+The store resolves an entry's anchor against its own graph: where it takes
+no sync (opened read-only), the states are those of the last sync, and the
+warning says so (``stored`` of :meth:`~roteiro_memory.app.session.Session.sync`).
 """
 
 from __future__ import annotations
@@ -35,21 +38,21 @@ def sweep(session: Session, budget_mb: str | None = None) -> CacheSweep:
     """Evict down to the budget, then advance the generation."""
     budget = values.budget_bytes(budget_mb, session.spell("budget_mb"))
     store = session.writable_store()
-    session.sync()
+    session.sync(stored=True)
     return store.cache_sweep(budget)
 
 
 def entries(session: Session) -> list[CacheEntry]:
     """Every entry by key, recording no access."""
     store = session.store()
-    session.sync()
+    session.sync(stored=True)
     return store.cache_entries()
 
 
 def get(session: Session, key: str) -> CacheEntry:
     """The entry, recording the access; Absent when there is none."""
     store = session.writable_store()
-    session.sync()
+    session.sync(stored=True)
     entry = store.cache_get(key)
     if entry is None:
         raise Absent(f"no cache entry {excerpt(key)}")
@@ -96,7 +99,7 @@ def put(
         ) from None
     spec = anchor_spec(session, anchor, verify=True)
     store = session.writable_store()
-    session.sync()
+    session.sync(stored=True)
     key_of_anchor = spec.key if spec else None
     store.cache_put(key, fingerprint, payload, key_of_anchor)
     return Cached(

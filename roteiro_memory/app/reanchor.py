@@ -448,7 +448,10 @@ def _stale(store: Store) -> list[MemoryRecord]:
 def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposals:
     store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
-    session.sync()
+    # Proposals are worked out from the store's graph (:func:`read_facts`:
+    # its nodes, and its witness where the history ends), so a store that
+    # takes no sync is read as last synced, the warning saying so.
+    session.sync(stored=True)
     records = _named(store, wanted, operation) if wanted else _stale(store)
     tree, graph, facts = read_facts(repo, store, records)
     found = [
@@ -504,7 +507,7 @@ def confirm(session: Session, ids: Sequence[object]) -> Rewritten:
     if not wanted:
         raise UsageError(f"name the records to confirm ({session.spell('ids')}...)")
     store = session.writable_store()
-    session.sync()
+    session.sync(stored=True)
     records = _named(store, wanted, "confirm")
     for record in records:
         reason = confirm_refusal(record)

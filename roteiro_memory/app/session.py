@@ -87,6 +87,8 @@ class Session:
         self._working: Working | None = None
         """The working tree's graph as the last sync that could not write it
         built it in memory (:meth:`sync`)."""
+        self._said: set[str] = set()
+        """The warnings about an unsynced graph given already (each once)."""
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
         self._made_folder: str | None = None
@@ -255,7 +257,7 @@ class Session:
             return store.describe()
         return self.real_store_path()
 
-    def sync(self, *, full: bool = False) -> SyncReport | None:
+    def sync(self, *, full: bool = False, stored: bool = False) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
         or there is no repository to sync from.
 
@@ -271,7 +273,10 @@ class Session:
         memory as a sync would build it, at every sync as a sync runs at
         every read, and every read resolves anchors against it
         (:meth:`graph_for`), so no state is claimed that was not checked;
-        :attr:`unsynced` says why, and so does one warning."""
+        :attr:`unsynced` says why, and so does one warning.  ``stored``: the
+        caller reads the store's own graph, not :meth:`graph_for`'s (the
+        records it reads are resolved in the store), so none is built, and
+        the warning says the states are those of the last sync."""
         if not self.syncs:
             return None
         place = self.place()
@@ -285,7 +290,7 @@ class Session:
             return None
         why = getattr(store, "read_only", None) or (None if full else self.unsynced)
         if why is not None:
-            self._unsynced(store, why)
+            self._unsynced(store, why, stored)
             return None
         import time
 
@@ -301,7 +306,7 @@ class Session:
             if self.wait_ms is None or full:
                 raise
             why = f"another process held its write lock past the {busy.waited} ms this waits"
-            self._unsynced(store, why)
+            self._unsynced(store, why, stored)
             return None
         self._working = None
         if not full and before is not None and store.changes is not None:
@@ -336,19 +341,23 @@ class Session:
             hash_bar.close()
             parse_bar.close()
 
-    def _unsynced(self, store: Store, why: str) -> None:
+    def _unsynced(self, store: Store, why: str, stored: bool) -> None:
         """``store`` takes no sync, for the reason ``why``: resolve anchors
-        against the working tree's graph built in memory now; said once."""
-        from roteiro_memory.repo.working import working_graph
-
-        repo = self.require_repo("sync")
-        self._working = working_graph(store, repo, self._own_files(repo), self._working)
-        if self.unsynced is None:
-            self.warn(
-                f"{store.describe()}: {why}, so the code graph is not synced: anchor states "
-                "are those of the working tree, read without writing it"
-            )
+        against the working tree's graph built in memory now, unless the
+        caller reads the ``stored`` graph; said once each."""
         self.unsynced = why
+        if stored:
+            states = "those of the last sync"
+        else:
+            from roteiro_memory.repo.working import working_graph
+
+            repo = self.require_repo("sync")
+            self._working = working_graph(store, repo, self._own_files(repo), self._working)
+            states = "those of the working tree, read without writing it"
+        said = f"{store.describe()}: {why}, so the code graph is not synced: anchor states are "
+        if states not in self._said:
+            self._said.add(states)
+            self.warn(said + states)
 
     def _own_files(self, repo: Repo) -> dict[str, str | None]:
         """The store's file and its companions, as repository paths, when the

@@ -231,5 +231,5 @@ def listing(session: Session, *, scope: str | None = None) -> Conflicts:
     store = session.store()
     session.sync()
     kinds = [kind.value for kind in rule.CONFLICT_KINDS]
-    found = store.list(scope=scope, kind=kinds)
+    found = store.list(scope=scope, kind=kinds, graph=session.graph_for(None))
     return Conflicts(rule.conflicts(found.records), found.live)
