@@ -647,6 +647,10 @@ def test_exploring_prints_a_seed_that_repeats_the_run(pytester: pytest.Pytester)
 
 
 SECRET = "S3cr3tPw!"
+SPEC = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+"""A backend spec whose DSN holds :data:`SECRET` as its password."""
+SHOWN = "postgres:postgresql://alice:<password>@db.example/memory"
+"""How :data:`SPEC` is shown: its password withheld."""
 
 
 def test_the_conformance_run_never_shows_the_dsn_password(pytester: pytest.Pytester) -> None:
@@ -668,8 +672,7 @@ def test_the_conformance_run_never_shows_the_dsn_password(pytester: pytest.Pytes
             """
         )
     )
-    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
-    shown = "postgres:postgresql://alice:<password>@db.example/memory"
+    spec, shown = SPEC, SHOWN
     result = pytester.runpytest(
         "--roteiro-conformance",
         "--roteiro-backend",
@@ -707,13 +710,11 @@ def test_a_backend_that_cannot_be_used_is_named_without_its_dsn_password(
             """
         )
     )
-    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
+    spec = SPEC
     result = pytester.runpytest("--roteiro-conformance", "--roteiro-backend", spec)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert SECRET not in result.stdout.str() + result.stderr.str()
-    result.stderr.fnmatch_lines(
-        ["*backend 'postgres:postgresql://alice:<password>@db.example/memory': cannot connect*"]
-    )
+    result.stderr.fnmatch_lines([f"*backend {SHOWN!r}: cannot connect*"])
 
 
 @pytest.mark.parametrize("tb", ["long", "line"])
@@ -747,8 +748,7 @@ def test_a_live_report_withholds_the_dsn_password_from_its_free_text(
             """
         )
     )
-    spec = f"postgres:postgresql://alice:{SECRET}@db.example/memory"
-    shown = "postgres:postgresql://alice:<password>@db.example/memory"
+    spec, shown = SPEC, SHOWN
     result = pytester.runpytest(
         "--roteiro-conformance",
         "--roteiro-backend",
