@@ -614,3 +614,17 @@ def test_a_store_named_in_memory_makes_no_file(
         assert store.record("lesson", "kept in memory") == 1
         assert [r.body for r in store.list().records] == ["kept in memory"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_store_keeps_the_durability_the_readme_states(tmp_path: Path) -> None:
+    """WAL with ``synchronous = NORMAL``: what the README says a write
+    acknowledged survives (a killed process, not a power loss)."""
+    store = SQLiteStore(tmp_path / "memory.db")
+    try:
+        conn = store._conn
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+    finally:
+        store.close()
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "WAL mode with `synchronous = NORMAL`" in " ".join(readme.split())
