@@ -166,27 +166,23 @@ def _runs_hook(words: list[str]) -> bool:
     return rest[:1] == ["hook"]
 
 
-def _is_ours(hook: object) -> bool:
-    """Whether a Claude Code hook handler runs ``roteiro-memory hook``: one
-    ``setup`` wrote (whatever path of the command it names), or one the user
-    wrote or changed, with ``hook``'s options, another interpreter or
-    environment variables (:func:`_runs_hook`)."""
-    words = _hook_words(hook)
-    return words is not None and _runs_hook(words)
+_PLAIN = "plain"
+"""A handler of ours as ``setup`` writes it: the command at some path and
+``hook``, nothing else -- rewritten with this installation's path."""
+_CHANGED = "changed"
+"""A handler of ours the user wrote or changed (``hook``'s options, another
+interpreter, environment variables): theirs, kept as written."""
 
 
-def _is_plain(hook: object) -> bool:
-    """Whether a handler of ours is as ``setup`` writes it: the command at
-    some path and ``hook``, nothing else -- which ``setup`` may rewrite with
-    this installation's path.  Any other (:func:`_is_ours`) is the user's
-    and is kept as written."""
+def _ours(hook: object) -> str | None:
+    """Whether a Claude Code hook handler runs ``roteiro-memory hook``
+    (:func:`_runs_hook`), and how: :data:`_PLAIN` or :data:`_CHANGED`;
+    None when it is not ours."""
     words = _hook_words(hook)
-    return (
-        words is not None
-        and len(words) == 2
-        and os.path.basename(words[0]) == SERVER_NAME
-        and words[1] == "hook"
-    )
+    if words is None or not _runs_hook(words):
+        return None
+    plain = len(words) == 2 and os.path.basename(words[0]) == SERVER_NAME
+    return _PLAIN if plain else _CHANGED
 
 
 def _object(value: object, where: str, path: str) -> dict[str, JSON]:
@@ -295,32 +291,29 @@ def _merge_hooks(path: str, text: str | None, command: str) -> str:
             )
         wanted: JSON = {"type": "command", "command": _hook_command(command)}
         groups[:] = [_object(g, f'an entry of "hooks"."{event}"', path) for g in groups]
+        handlers = [
+            [(handler, _ours(handler)) for handler in group["hooks"]]
+            if isinstance(group.get("hooks"), list)
+            else None
+            for group in groups
+        ]
         # A command of ours the user changed, wherever it stands, is the one
         # that runs: every plain copy beside it goes, before or after it.
-        placed = any(
-            _is_ours(handler) and not _is_plain(handler)
-            for group in groups
-            if isinstance(group.get("hooks"), list)
-            for handler in group["hooks"]
-        )
+        placed = any(kind == _CHANGED for pairs in handlers if pairs for _, kind in pairs)
         kept = []
-        for group in groups:
-            handlers = group.get("hooks")
-            if not isinstance(handlers, list):
+        for group, pairs in zip(groups, handlers, strict=True):
+            if pairs is None:
                 kept.append(group)
                 continue
             left = []
-            for handler in handlers:
-                if not _is_ours(handler):
-                    left.append(handler)
-                elif not _is_plain(handler):
-                    left.append(handler)  # the user's own command: kept as written
-                    placed = True
+            for handler, kind in pairs:
+                if kind != _PLAIN:
+                    left.append(handler)  # another's, or ours as the user changed it
                 elif not placed:
                     left.append(wanted)  # ours, at this installation's path
                     placed = True
-                # else: a second plain copy of ours, dropped
-            if left or not handlers:
+                # else: a second plain copy of ours, or one beside the user's: dropped
+            if left or not pairs:
                 group["hooks"] = left
                 kept.append(group)
             # else: the group held only dropped copies of ours, and goes with them
