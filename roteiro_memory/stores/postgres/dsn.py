@@ -267,10 +267,8 @@ def _split_uri(dsn: str) -> tuple[str, str | None]:
     start, end, schema = found[0]
     if end < len(dsn):
         end += 1  # the "&" after it
-    elif start > query:
-        start -= 1  # the "&" before it, as it was the last
     else:
-        start -= 1  # the "?": it was the whole query
+        start -= 1  # as it was the last: the "&" before it, or the "?" of a query of it alone
     return dsn[:start] + dsn[end:], schema
 
 
