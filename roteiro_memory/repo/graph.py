@@ -42,6 +42,7 @@ from roteiro_memory.repo.nodes import (
     GITLINK,
     REGULAR,
     SYMLINK,
+    Built,
     FileEntry,
     Progress,
     Stored,
@@ -64,10 +65,10 @@ __all__ = [
     "GitError",
     "Repo",
     "SyncReport",
+    "build_working",
     "check_rev_name",
     "empty_blob",
     "file_key",
-    "file_reader",
     "find_repo",
     "graph_blobs",
     "linked_folder",
@@ -525,8 +526,7 @@ def sync(
         return SyncReport(
             tree=tree, files=len(files), up_to_date=True, listed=listed, submodules=submodules
         )
-    stored = Stored.of(store.export_graph())
-    built = build(files, stored, file_reader(repo, files, hashed), repo.object_format, progress)
+    built = build_working(store, repo, files, hashed, progress)
     written, removed = store.replace_graph(built.nodes, tree)
     if repo.git_dir is not None and (built.unread or left_unread):
         unread.note(repo.git_dir, built.unread)
@@ -545,17 +545,21 @@ def sync(
     )
 
 
-def file_reader(
-    repo: Repo, files: Mapping[str, FileEntry], hashed: set[str]
-) -> Callable[[Sequence[str]], dict[str, bytes]]:
-    """How :func:`~.nodes.build` reads the working tree's files listed as
-    ``files`` (:func:`working_files`, which hashed those of ``hashed``)."""
+def build_working(
+    store: Store,
+    repo: Repo,
+    files: Mapping[str, FileEntry],
+    hashed: set[str],
+    progress: Progress | None = None,
+) -> Built:
+    """The nodes of the working tree's ``files`` (:func:`working_files`,
+    which hashed those of ``hashed``), symbols reused from ``store``'s graph
+    where a blob is unchanged: what :func:`sync` writes, :mod:`.working` reads."""
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
-        # Read as :mod:`.regular` opens a file: not through a link, not waiting
-        # on a FIFO.  A file hashed when listed must still be that blob, or the
-        # symbols parsed would not be its node's.  One gone, replaced or changed
-        # since listed is reported as not parsing.
+        # Opened by :mod:`.regular`'s rule; a file hashed when listed must still
+        # be that blob, or its symbols would not be its node's.  One gone,
+        # replaced or changed since listed is reported as not parsing.
         out: dict[str, bytes] = {}
         for path in paths:
             data = read_regular(path, None, str(repo.root))
@@ -566,7 +570,7 @@ def file_reader(
             out[path] = data
         return out
 
-    return read
+    return build(files, Stored.of(store.export_graph()), read, repo.object_format, progress)
 
 
 # --- Revisions --------------------------------------------------------------

@@ -9,8 +9,7 @@ each edit."""
 
 from __future__ import annotations
 
-from roteiro_memory.repo.graph import file_reader, graph_blobs, tree_id, working_files
-from roteiro_memory.repo.nodes import Stored, build
+from roteiro_memory.repo.graph import build_working, graph_blobs, tree_id, working_files
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -55,6 +54,4 @@ def working_graph(
         return Working(tree, base, None)
     if last is not None and (last.tree, last.base) == (tree, base):
         return last
-    stored = Stored.of(store.export_graph())
-    built = build(files, stored, file_reader(repo, files, hashed), repo.object_format, None)
-    return Working(tree, base, graph_blobs(built.nodes))
+    return Working(tree, base, graph_blobs(build_working(store, repo, files, hashed).nodes))
