@@ -672,26 +672,35 @@ def test_the_conformance_run_never_shows_the_dsn_password(pytester: pytest.Pytes
             """
         )
     )
-    spec, shown = SPEC, SHOWN
-    result = pytester.runpytest(
-        "--roteiro-conformance",
-        "--roteiro-backend",
-        spec,
-        "--roteiro-report",
-        "out/report.json",
-        "-rs",
-        "-k",
-        f"{PASSING} or durability-shared-records or eviction-parity-budget-0",
+    result, report, summary = _reported_run(
+        pytester, "-rs", "-k", f"{PASSING} or durability-shared-records or eviction-parity-budget-0"
     )
     result.assert_outcomes(passed=1, skipped=2)
     printed = result.stdout.str() + result.stderr.str()
     assert SECRET not in printed
-    result.stdout.fnmatch_lines([f"*roteiro conformance: {shown} (roteiro-memory (*"])
-    assert f"{shown!r} is not one" in printed
-    report = (pytester.path / "out" / "report.json").read_text(encoding="utf-8")
-    summary = (pytester.path / "out" / "report.md").read_text(encoding="utf-8")
+    result.stdout.fnmatch_lines([f"*roteiro conformance: {SHOWN} (roteiro-memory (*"])
+    assert f"{SHOWN!r} is not one" in printed
     assert SECRET not in report + summary
-    assert json.loads(report)["backend"] == shown
+    assert json.loads(report)["backend"] == SHOWN
+
+
+def _reported_run(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, str, str]:
+    """The suite run on :data:`SPEC` with ``args``, writing its report: the
+    run, and the text of report.json and of report.md."""
+    result = pytester.runpytest(
+        "--roteiro-conformance",
+        "--roteiro-backend",
+        SPEC,
+        "--roteiro-report",
+        "out/report.json",
+        *args,
+    )
+    written = pytester.path / "out"
+    return (
+        result,
+        (written / "report.json").read_text(encoding="utf-8"),
+        (written / "report.md").read_text(encoding="utf-8"),
+    )
 
 
 def test_a_backend_that_cannot_be_used_is_named_without_its_dsn_password(
@@ -710,8 +719,7 @@ def test_a_backend_that_cannot_be_used_is_named_without_its_dsn_password(
             """
         )
     )
-    spec = SPEC
-    result = pytester.runpytest("--roteiro-conformance", "--roteiro-backend", spec)
+    result = pytester.runpytest("--roteiro-conformance", "--roteiro-backend", SPEC)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert SECRET not in result.stdout.str() + result.stderr.str()
     result.stderr.fnmatch_lines([f"*backend {SHOWN!r}: cannot connect*"])
@@ -748,23 +756,11 @@ def test_a_live_report_withholds_the_dsn_password_from_its_free_text(
             """
         )
     )
-    spec, shown = SPEC, SHOWN
-    result = pytester.runpytest(
-        "--roteiro-conformance",
-        "--roteiro-backend",
-        spec,
-        "--roteiro-report",
-        "out/report.json",
-        "--roteiro-allow-reset",
-        f"--tb={tb}",
-        "-rf",
-        "-k",
-        PASSING,
+    result, report, summary = _reported_run(
+        pytester, "--roteiro-allow-reset", f"--tb={tb}", "-rf", "-k", PASSING
     )
     result.assert_outcomes(failed=1)
-    report = (pytester.path / "out" / "report.json").read_text(encoding="utf-8")
-    summary = (pytester.path / "out" / "report.md").read_text(encoding="utf-8")
-    assert json.loads(report)["backend"] == shown
+    assert json.loads(report)["backend"] == SHOWN
     assert "password <password> rejected by the server" in report
     assert SECRET not in report
     assert SECRET not in summary
