@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import stat
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -807,6 +808,71 @@ def test_a_store_the_disk_has_no_room_to_open_is_unavailable_not_corrupt(repo: R
         else:
             assert len(done.stderr.splitlines()) == 1
         assert not (repo.root / "full.db").exists()
+
+
+_UNCHECKPOINTED = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA wal_autocheckpoint = 0")
+conn.execute("UPDATE agent_memory SET confidence = confidence")
+os._exit(0)  # no checkpoint on close: the WAL and its index stay
+"""
+
+
+def test_a_check_the_disk_has_no_room_to_read_is_unavailable_not_a_finding(repo: Repo) -> None:
+    """Reading a store whose WAL holds commits needs room for the WAL's
+    index: when the disk refuses it, the store is sound, and a finding
+    (exit 1) would say it was not.  ``check`` fails as every read does
+    (Unavailable, exit 3); the pre-commit hook still fails, saying nothing
+    was checked."""
+    assert SCRIPT is not None
+    repo.ok("--db", "full.db", "add", "a lesson")
+    store = repo.root / "full.db"
+    subprocess.run([sys.executable, "-c", _UNCHECKPOINTED, str(store)], check=True)
+    assert (repo.root / "full.db-wal").stat().st_size > 0
+    kept = ("full.db", "full.db-wal")  # the WAL's index (-shm) is SQLite's to rebuild
+    before = {name: (repo.root / name).read_bytes() for name in kept}
+    for json_flag in ([], ["--json"]):
+        done = subprocess.run(
+            [SCRIPT, *json_flag, "--db", "full.db", "check"],
+            cwd=repo.root,
+            env=repo.env,
+            capture_output=True,
+            text=True,
+            check=False,
+            preexec_fn=_no_room,
+        )
+        said = done.stdout + done.stderr
+        assert done.returncode == ExitCode.STORE, said
+        assert "full.db: the SQLite store is unavailable" in said
+        if json_flag:
+            assert json.loads(done.stdout)["error"]["kind"] == "Unavailable"
+        else:
+            assert len(done.stderr.splitlines()) == 1
+    hook = subprocess.run(
+        [shutil.which("roteiro-check-store") or "roteiro-check-store", "full.db"],
+        cwd=repo.root,
+        env=repo.env,
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=_no_room,
+    )
+    assert hook.returncode == 1, hook.stdout + hook.stderr
+    (line,) = hook.stdout.splitlines()
+    assert "full.db: the SQLite store is unavailable" in line
+    assert line.endswith("nothing was checked")
+    assert {name: (repo.root / name).read_bytes() for name in kept} == before
+    assert repo.ok("--db", "full.db", "check").strip() == "full.db: ok"
+
+
+def _no_room() -> None:
+    """In the child: no file may grow at all, as on a full disk."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0))
 
 
 def test_bad_budget_in_the_environment_is_refused(repo: Repo) -> None:

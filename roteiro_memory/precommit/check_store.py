@@ -102,10 +102,16 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
     """One finding per problem in each store among ``paths``."""
     if not paths:
         return  # the checker's imports are not free: a commit with no store skips them
+    from roteiro_memory.errors import StoreUnavailable
     from roteiro_memory.stores.sqlite.check import check_file
 
     for path in paths:
-        for finding in check_file(path):
+        try:
+            found = check_file(path)
+        except StoreUnavailable as error:  # not the store's fault, and never passed
+            yield Finding("roteiro-check-store", f"{error}; nothing was checked")
+            continue
+        for finding in found:
             yield Finding(os.fspath(path), finding.problem, _where(finding.table, finding.row))
 
 

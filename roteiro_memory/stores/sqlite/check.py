@@ -37,7 +37,7 @@ from roteiro_memory.check import (
     supersession,
 )
 from roteiro_memory.collector import paused
-from roteiro_memory.errors import excerpt
+from roteiro_memory.errors import StoreUnavailable, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
@@ -82,7 +82,11 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
     """Every problem found in the SQLite store at ``path``, read-only and
     never migrated; empty when it is healthy.  What is not a regular file
     (:func:`~roteiro_memory.stores.sqlite.identity.not_a_file`: a FIFO, whose
-    open would wait for ever) is one finding, and never opened."""
+    open would wait for ever) is one finding, and never opened.  A store
+    that cannot be read now (locked, a full disk, an I/O failure) is no
+    finding about the store: that raises
+    :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would."""
+    from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
     from roteiro_memory.stores.sqlite.identity import not_a_file
 
     refusal = not_a_file(os.fspath(path))
@@ -99,11 +103,15 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
     try:
         conn = readonly.connect(str(path))  # creates nothing beside the file
     except sqlite3.Error as error:
+        if is_unavailable(error):
+            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
         return [Finding("store", None, f"{path} cannot be opened ({error})")]
     try:
         with reading(conn):
             return check_connection(conn)
     except sqlite3.DatabaseError as error:
+        if is_unavailable(error):
+            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
         return [Finding("store", None, f"{path} cannot be read as a store ({error})")]
     finally:
         conn.close()
