@@ -22,9 +22,11 @@ from roteiro_memory.agents.lines import (
     INVALID_REQUEST,
     MAX_DEPTH,
     PARSE_ERROR,
+    Batch,
     Forward,
     Reply,
     classify,
+    refuse_batch,
 )
 from roteiro_memory.exitcodes import ExitCode
 
@@ -58,16 +60,25 @@ def remember(request: int, body: str) -> dict[str, Any]:
     }
 
 
-def serve_lines(repo: GitRepo, db: Path, lines: list[bytes]) -> subprocess.CompletedProcess[bytes]:
-    """Pipe ``lines`` (after the handshake) into a server, then close its input."""
-    handshake = [json.dumps(INITIALIZE).encode(), json.dumps(INITIALIZED).encode()]
+def serve_lines(
+    repo: GitRepo,
+    db: Path,
+    lines: list[bytes],
+    *,
+    revision: str | None = "2025-11-25",
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[bytes]:
+    """Pipe ``lines`` (after the handshake negotiating ``revision``; None: no
+    handshake) into a server, then close its input."""
+    initialize = {**INITIALIZE, "params": {**INITIALIZE["params"], "protocolVersion": revision}}
+    handshake = [json.dumps(m).encode() for m in (initialize, INITIALIZED)] if revision else []
     return subprocess.run(
         [sys.executable, "-m", "roteiro_memory", "mcp", "--db", str(db)],
         input=b"".join(line + b"\n" for line in [*handshake, *lines]),
         capture_output=True,
         cwd=repo.root,
         env=repo.env,
-        timeout=120,
+        timeout=timeout,
         check=False,
     )
 
@@ -166,7 +177,7 @@ def test_classify_refuses_nesting_past_the_depth_limit_by_id() -> None:
     assert isinstance(classify(shallow), Forward)
 
 
-def test_classify_answers_a_batch_request_by_request_and_notifications_not_at_all() -> None:
+def test_a_batch_refused_whole_is_answered_by_request_and_notifications_not_at_all() -> None:
     batch = json.dumps(
         [
             {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
@@ -175,14 +186,19 @@ def test_classify_answers_a_batch_request_by_request_and_notifications_not_at_al
         ]
     ).encode()
     outcome = classify(batch)
-    assert isinstance(outcome, Reply)
-    assert outcome.line is not None
-    assert [error_of(a) for a in json.loads(outcome.line)] == [
-        (7, INVALID_REQUEST),
-        (None, INVALID_REQUEST),
+    assert isinstance(outcome, Batch)
+    assert [m.id for m in outcome.messages] == [7, None]
+    refused = refuse_batch(outcome, "2025-06-18")
+    assert refused.line is not None
+    answered = json.loads(refused.line)
+    assert sorted(map(str, map(error_of, answered))) == [
+        str((7, INVALID_REQUEST)),
+        str((None, INVALID_REQUEST)),
     ]
-    only_notifications = json.dumps([INITIALIZED]).encode()
-    assert classify(only_notifications) == Reply(None)
+    assert "revision (2025-06-18) has no batches" in answered[1]["error"]["message"]
+    only_notifications = classify(json.dumps([INITIALIZED]).encode())
+    assert isinstance(only_notifications, Batch)
+    assert refuse_batch(only_notifications, None) == Reply(None)
 
 
 def test_classify_forwards_a_message_with_its_request_id() -> None:
@@ -202,26 +218,22 @@ def test_classify_forwards_a_message_with_its_request_id() -> None:
         ),
         ({"jsonrpc": "2.0", "id": {"\udfff": 1}, "method": "ping"}, '"id" is {"\\udfff": 1}:'),
         ({"id": "a\ud800", "method": "ping"}, 'no "jsonrpc" member'),
-        ([{"jsonrpc": "2.0", "id": "b\udc00", "method": "ping"}], "batches are not part of MCP"),
+        ({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": "\ud800"}, '"params" is "\\ud'),
     ],
 )
 def test_a_line_refused_before_the_sdk_quoting_a_lone_surrogate_is_strict_utf8_json(
     message: Any, shown: str
 ) -> None:
-    """A refusal quoting a value, an object's name or an id that holds a lone
+    """A refusal quoting a value or an object's name that holds a lone
     surrogate shows it as the six characters of its escape (``\\ud800``):
     UTF-8 cannot carry the surrogate, and a strict parser refuses its escape
     too.  Other text it quotes is written as it is (``caf\u00e9``)."""
     outcome = classify(json.dumps(message).encode())
     assert isinstance(outcome, Reply)
     assert outcome.line is not None
-    answer = strict_json_line(outcome.line)
-    (error,) = answer if isinstance(answer, list) else [answer]
+    error = strict_json_line(outcome.line)
     assert shown in error["error"]["message"]
-    if isinstance(message, list):
-        assert error["id"] == "b\\udc00"
-    elif isinstance(message.get("id"), str):
-        assert error["id"] == "a\\ud800"
+    assert error["id"] == (message["id"] if isinstance(message["id"], int) else None)
 
 
 # --- The server, end to end --------------------------------------------------------
@@ -394,21 +406,15 @@ def test_an_mcp_line_quoting_a_lone_surrogate_is_strict_utf8_json(
         tool(13, "no\ud800tool", {}),
         {"jsonrpc": "2.0", "id": 14, "method": "no/\ud800"},
         {"jsonrpc": "\ud800", "id": 15, "method": "ping"},
-        {"jsonrpc": "2.0", "id": "ping\ud800", "method": "ping"},
-        {"jsonrpc": "2.0", "id": "list\udc00", "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": "params\ud800", "method": "ping", "params": 5},
-        {"jsonrpc": "2.0", "id": "neither\udbff"},
-        [{"jsonrpc": "2.0", "id": "batch\ud800", "method": "ping"}],
+        {"jsonrpc": "2.0", "id": 16, "method": "ping", "params": "\ud800"},
     ]
     done = serve_lines(repo, tmp_path / "m.db", [json.dumps(m).encode() for m in sent])
     assert done.returncode == 0, done.stderr
     lines = done.stdout.split(b"\n")
     assert lines.pop() == b""
     got = [strict_json_line(line) for line in lines]
-    (batch,) = [a for a in got if isinstance(a, list)]
-    by_id = {a["id"]: a for a in [*got, *batch] if isinstance(a, dict)}
-    named = ["ping\\ud800", "list\\udc00", "params\\ud800", "neither\\udbff", "batch\\ud800"]
-    assert set(by_id) == {0, 10, 11, 12, 13, 14, 15, *named}
+    by_id = {a["id"]: a for a in got}
+    assert set(by_id) == {0, 10, 11, 12, 13, 14, 15, 16}
     said = {n: by_id[n]["result"]["content"][0]["text"] for n in (10, 11, 12)}
     assert "invalid body 'caf\u00e9 \\ud800'" in said[10]
     assert "invalid argument 'query' 'cache\\udfff'" in said[11]
@@ -417,10 +423,9 @@ def test_an_mcp_line_quoting_a_lone_surrogate_is_strict_utf8_json(
     assert by_id[13]["error"]["code"] == -32602
     assert "no tool 'no\\ud800tool'" in by_id[13]["error"]["message"]
     assert by_id[14]["error"]["code"] == -32601
+    assert "no/\\ud800" in by_id[14]["error"]["message"]
     assert '"jsonrpc" is "\\ud800"' in by_id[15]["error"]["message"]
-    assert by_id["ping\\ud800"]["result"] == {}
-    assert [t["name"] for t in by_id["list\\udc00"]["result"]["tools"]][:1] == ["remember"]
-    assert {by_id[n]["error"]["code"] for n in named[2:]} == {INVALID_REQUEST}
+    assert '"params" is "\\ud800"' in by_id[16]["error"]["message"]
 
 
 def test_end_of_input_answers_every_call_already_received(repo: GitRepo, tmp_path: Path) -> None:
@@ -541,15 +546,15 @@ def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) 
     assert answer["error"]["message"] == line.replace("roteiro-memory: error: ", "roteiro-memory: ")
 
 
-def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_in_strict_utf8_json(
+def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_as_null(
     tmp_path: Path,
 ) -> None:
-    """The refusal of ``initialize`` echoes its id as every answer does: a
-    lone surrogate in it shows as the six characters of its escape."""
+    """No answer can carry back an id holding a lone surrogate, as every
+    answer has it: the refusal of such an ``initialize`` is said with id null."""
     done = _initialize_outside_a_repository(tmp_path, {**INITIALIZE, "id": "init\ud800"})
     assert done.returncode == 3
     answer = strict_json_line(done.stdout)
-    assert answer["id"] == "init\\ud800"
+    assert answer["id"] is None
     assert "is not inside a git repository" in answer["error"]["message"]
 
 

@@ -11,12 +11,17 @@ first, and every line the SDK would drop is answered here, as the JSON-RPC
   than the reader goes) -- ``-32700`` parse error, id ``null``;
 * JSON that is not a request object (a number, a string, ``[]``, no
   ``"jsonrpc": "2.0"``, a method that is not a string, an id that is not a
-  string or an integer (a request's null too), nesting deeper than :data:`MAX_DEPTH`, a shape the
+  string or an integer (a request's null too), a request whose params are
+  neither an object nor an array, a method beside ``result`` or ``error``
+  (two messages in one), nesting deeper than :data:`MAX_DEPTH`, a shape the
   SDK refuses) -- ``-32600`` invalid request, with the request's id when it
   has a usable one;
-* a batch (an array of messages): MCP has no batches since its 2025-06-18
-  revision, so each request in it is answered ``-32600`` in one array, as
-  the specification answers a batch; notifications in it get nothing.
+* an id holding a lone surrogate: no answer could carry it back exactly
+  (UTF-8 cannot, and a strict parser refuses its escape), and writing it
+  any other way makes it another request's id -- ``-32600``, id ``null``;
+* a batch (an array of messages): handed back as a :class:`Batch`, served
+  when the session negotiated a revision that has batches
+  (:data:`BATCH_REVISIONS`), else refused by :func:`refuse_batch`.
 
 Pure: no I/O, no SDK.  A line that is a message is handed back parsed, for
 the SDK to validate (:mod:`roteiro_memory.agents.wire`).
@@ -27,19 +32,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roteiro_memory.errors import json_excerpt, strict_json
+from roteiro_memory.errors import json_excerpt, lone_surrogate, strict_json
 from roteiro_memory.valueclass import valueclass
 
 __all__ = [
+    "BATCH_REVISIONS",
     "INVALID_REQUEST",
     "MAX_DEPTH",
     "MAX_LINE_BYTES",
     "PARSE_ERROR",
+    "Batch",
     "Forward",
     "Reply",
     "classify",
     "error_line",
     "json_line",
+    "refuse_batch",
     "request_id",
 ]
 
@@ -57,6 +65,13 @@ the SDK, whose validator would otherwise be walked for nothing."""
 
 JSON = Any
 
+BATCH_REVISIONS = frozenset({"2025-03-26"})
+"""The MCP revisions whose servers MUST receive JSON-RPC batches.  2024-11-05
+defines none (its messages are one request, notification or response; the
+next revision says it "does not explicitly support" batches) and 2025-06-18
+removed them, so a session that negotiated any other revision is refused a
+batch."""
+
 
 @valueclass
 class Forward:
@@ -73,6 +88,15 @@ class Reply:
     included), or None when nothing is owed (a batch of notifications)."""
 
     line: bytes | None
+
+
+@valueclass
+class Batch:
+    """A line holding a JSON-RPC batch: the messages in it, for the SDK, and
+    the error objects owed for the elements that are not messages."""
+
+    messages: tuple[Forward, ...]
+    refused: tuple[dict[str, JSON], ...]
 
 
 def json_line(message: JSON) -> bytes:
@@ -93,9 +117,11 @@ def _error(code: int, message: str, request: str | int | None) -> dict[str, JSON
 
 
 def request_id(value: JSON) -> tuple[bool, str | int | None]:
-    """Whether ``value`` is an id MCP allows (a string or an integer, not a
-    boolean), and the id."""
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    """Whether ``value`` is an id an answer can carry back exactly (a string
+    UTF-8 can carry, or an integer, not a boolean), and the id."""
+    if isinstance(value, str) and lone_surrogate(value) is None:
+        return True, value
+    if isinstance(value, int) and not isinstance(value, bool):
         return True, value
     return False, None
 
@@ -123,12 +149,26 @@ def _invalid(message: dict[str, JSON]) -> str | None:
         return f'"jsonrpc" is {json_excerpt(message["jsonrpc"])}, expected "2.0"'
     if "id" in message and message["id"] is None and "method" in message:
         return '"id" is null: a request\'s id is a string or an integer (MCP allows no null)'
+    if isinstance(message.get("id"), str) and (surrogate := lone_surrogate(message["id"])):
+        return (
+            f'"id" holds {surrogate}: no answer can carry it back as sent (UTF-8 cannot, '
+            "and strict JSON parsers refuse its escape); send an id that is Unicode text"
+        )
     if "id" in message and message["id"] is not None and not request_id(message["id"])[0]:
         return f'"id" is {json_excerpt(message["id"])}: an id is a string or an integer'
     if "method" in message and not isinstance(message["method"], str):
         return f'"method" is {json_excerpt(message["method"])}, expected a string'
     if "method" not in message and "result" not in message and "error" not in message:
         return 'neither "method" (a request) nor "result" or "error" (a response)'
+    if "method" in message and ("result" in message or "error" in message):
+        member = "result" if "result" in message else "error"
+        return f'"method" beside "{member}": a message is a request or a response, not both'
+    params = message.get("params", {})
+    if "method" in message and "id" in message and not isinstance(params, (dict, list)):
+        return (
+            f'"params" is {json_excerpt(params)}: params are an object or an array '
+            "(MCP's are an object)"
+        )
     return None
 
 
@@ -147,7 +187,7 @@ def _one(item: JSON) -> Forward | bytes:
     return Forward(item, rid if is_request else None)
 
 
-def classify(line: bytes) -> Forward | Reply:
+def classify(line: bytes) -> Forward | Reply | Batch:
     """What ``line`` (one line read, its newline included or not) is."""
     if len(line) > MAX_LINE_BYTES:
         return Reply(
@@ -181,24 +221,36 @@ def classify(line: bytes) -> Forward | Reply:
     return outcome if isinstance(outcome, Forward) else Reply(outcome)
 
 
-def _batch(items: list[JSON]) -> Reply:
-    """A JSON-RPC batch, refused as MCP refuses it: one error per request."""
+def _batch(items: list[JSON]) -> Reply | Batch:
+    """A JSON-RPC batch: its messages, and the errors owed for the rest."""
     if not items:
         return Reply(error_line(INVALID_REQUEST, "Invalid Request: an empty batch"))
-    answers: list[dict[str, JSON]] = []
+    messages: list[Forward] = []
+    refused: list[dict[str, JSON]] = []
     for item in items:
         outcome = _one(item)
         if isinstance(outcome, bytes):
-            answers.append(json.loads(outcome))
-        elif outcome.id is not None:
-            answers.append(
-                _error(
-                    INVALID_REQUEST,
-                    "Invalid Request: batches are not part of MCP (since 2025-06-18); "
-                    "send each message on a line of its own",
-                    outcome.id,
-                )
-            )
-    if not answers:
-        return Reply(None)
-    return Reply(json_line(answers))
+            refused.append(json.loads(outcome))
+        else:
+            messages.append(outcome)
+    return Batch(tuple(messages), tuple(refused))
+
+
+def refuse_batch(batch: Batch, revision: str | None) -> Reply:
+    """A batch refused whole, as JSON-RPC answers a batch: one error for each
+    request in it, in one array; nothing when it holds no request."""
+    why = (
+        "batches are not part of MCP before initialize"
+        if revision is None
+        else f"this session's MCP revision ({revision}) has no batches"
+    )
+    answers = list(batch.refused) + [
+        _error(
+            INVALID_REQUEST,
+            f"Invalid Request: {why}; send each message on a line of its own",
+            message.id,
+        )
+        for message in batch.messages
+        if message.id is not None
+    ]
+    return Reply(json_line(answers) if answers else None)

@@ -54,8 +54,9 @@ def answer_first_request(message: str) -> None:
     if not isinstance(parsed, dict) or "method" not in parsed:
         return
     usable, request = request_id(parsed.get("id"))
-    if not usable:
-        return
+    if not usable and not isinstance(parsed.get("id"), str):
+        return  # a notification, or no id: nothing is owed
+    # An id no answer can carry back (a lone surrogate) is answered as null.
     try:
         os.write(sys.stdout.fileno(), error_line(START_FAILED, message, request))
     except OSError:

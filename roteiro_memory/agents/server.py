@@ -13,8 +13,14 @@ What holds:
 
 * A tool's failure is a result with ``isError`` set, naming the error kind
   and what to do -- never a protocol error, never a crashed server.
-* A request whose params are not the shape MCP gives them is answered
-  ``-32602`` naming the member and what it should be (the SDK names none).
+* A request's answer, where the SDK's would leak its own conventions:
+  a method the server does not serve is ``-32601`` whatever its params;
+  a request other than ``ping`` before ``initialize`` is ``-32600`` saying
+  initialize must come first (MCP names no code for it; the SDK answered
+  ``-32602``, naming nothing); params that do not fit the method are
+  ``-32602`` naming the member and what it should be.
+* A notification (or a response) is never answered: one whose params the
+  SDK refuses is dropped, and stderr says so.
 * Each MCP client starts its own server process; they share the store, whose
   transactions keep concurrent writes whole and ids unique.
 * Calls run one at a time, to completion, on the event loop's thread: the
@@ -151,6 +157,7 @@ def _refusal(forward: Forward, error: ValidationError) -> str:
 
 
 INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
 
 _CHECKED = (
     types.InitializeRequest,
@@ -166,6 +173,42 @@ _CHECKED_BY_METHOD = {
     for model in _CHECKED
     for method in typing.get_args(model.model_fields["method"].annotation)
 }
+
+_BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+"""What is answered before ``initialize``: MCP lets a client ping first."""
+
+
+def _enveloped(message: dict[str, Any]) -> bool:
+    """Whether a request carries the per-request envelope of the SDK's
+    handshake-free era (2026-07-28), which needs no ``initialize``: the SDK
+    answers it as that era has it."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return isinstance(meta, dict) and types.PROTOCOL_VERSION_META_KEY in meta
+
+
+def _request_refused(message: dict[str, Any], initialized: bool) -> tuple[int, str] | None:
+    """Why a request is refused before the SDK sees it (code, message), or
+    None: JSON-RPC's order -- the method, then the params."""
+    method = message["method"]
+    if method not in _CHECKED_BY_METHOD:
+        served = ", ".join(_CHECKED_BY_METHOD)
+        return (
+            METHOD_NOT_FOUND,
+            f"Method not found: {excerpt(method)}; this server answers {served}",
+        )
+    if not initialized and method not in _BEFORE_INITIALIZE and not _enveloped(message):
+        return (
+            INVALID_REQUEST,
+            f"Invalid Request: {method} before initialize; initialize must come first "
+            "(before it, only ping is answered)",
+        )
+    if isinstance(message.get("params"), list):
+        return (
+            INVALID_PARAMS,
+            f"Invalid params: params is an array; {method} takes an object of named members",
+        )
+    return None
 
 
 def _params_refused(message: dict[str, Any]) -> str | None:
@@ -185,6 +228,26 @@ def _params_refused(message: dict[str, Any]) -> str | None:
     return None
 
 
+def _admitted(forward: Forward, initialized: bool) -> types.JSONRPCRequest | tuple[int, str]:
+    """A request as the SDK reads it, or why it is refused (code, message).
+    A line :func:`~.lines.classify` took for a request that the SDK reads
+    as something else is refused, not handed on: the SDK would answer it
+    with nothing, and the wire would wait for that answer for ever."""
+    refused = _request_refused(forward.message, initialized)
+    if refused is not None:
+        return refused
+    try:
+        message = types.jsonrpc_message_adapter.validate_python(forward.message, by_name=False)
+    except ValidationError as error:
+        return INVALID_REQUEST, f"Invalid Request: {_refusal(forward, error)}"
+    if not isinstance(message, types.JSONRPCRequest):
+        return INVALID_REQUEST, "Invalid Request: not a request as MCP reads it"
+    wrong = _params_refused(forward.message)
+    if wrong is not None:
+        return INVALID_PARAMS, f"Invalid params: {wrong}"
+    return message
+
+
 def _answered(message: Any) -> str | int | None:
     """The id of the request an outgoing message answers (None for a
     notification or a request of the server's own)."""
@@ -200,36 +263,48 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
     inbox, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
     sdk_out, outbox = anyio.create_memory_object_stream[SessionMessage](0)
 
+    initialized = False
+    initializing: set[str | int] = set()
+
     async def deliver(forward: Forward) -> None:
-        try:
-            message = types.jsonrpc_message_adapter.validate_python(forward.message, by_name=False)
-        except ValidationError as error:
-            refused = error_line(
-                INVALID_REQUEST, f"Invalid Request: {_refusal(forward, error)}", forward.id
-            )
-            wire.write(refused, answers=forward.id)
+        nonlocal initialized
+        if forward.id is None:  # a notification or a response: never answered
+            try:
+                other = types.jsonrpc_message_adapter.validate_python(
+                    forward.message, by_name=False
+                )
+            except ValidationError as error:
+                what = excerpt(str(forward.message.get("method", "a response")))
+                to_stderr(f"roteiro-memory: mcp: dropped {what}: {_refusal(forward, error)}\n")
+                return
+            await inbox.send(SessionMessage(other))
             return
-        wrong = _params_refused(forward.message) if forward.id is not None else None
-        if wrong is not None:
-            wire.write(
-                error_line(INVALID_PARAMS, f"Invalid params: {wrong}", forward.id),
-                answers=forward.id,
-            )
+        message = _admitted(forward, initialized)
+        if isinstance(message, tuple):
+            wire.write(error_line(*message, forward.id), answers=forward.id)
             return
-        metadata = None
-        if forward.id is not None:
-            request = forward.id
+        request: str | int = message.id
+        if message.method == "initialize":
+            initialized = True
+            initializing.add(request)
 
-            async def unanswered() -> None:
-                wire.settle(request)
+        async def unanswered() -> None:
+            wire.settle(request)
 
-            metadata = ServerMessageMetadata(on_request_unanswered=unanswered)
-        await inbox.send(SessionMessage(message, metadata))
+        wire.owe(request)  # the SDK answers it, or settles it unanswered
+        await inbox.send(
+            SessionMessage(message, ServerMessageMetadata(on_request_unanswered=unanswered))
+        )
 
     async def answer() -> None:
         async with outbox:
             async for item in outbox:
-                wire.write(_encode(item.message), answers=_answered(item.message))
+                sent = item.message
+                if isinstance(sent, types.JSONRPCResponse | types.JSONRPCError):
+                    if sent.id in initializing and isinstance(sent, types.JSONRPCResponse):
+                        wire.revision = str(sent.result.get("protocolVersion"))
+                    initializing.discard(sent.id)
+                wire.write(_encode(sent), answers=_answered(sent))
                 if wire.gone:
                     group.cancel_scope.cancel()
 
