@@ -91,7 +91,6 @@ def test_tools_search_refuses_a_query_beyond_the_distinct_term_cap(session: Sess
         ("remember", {"kind": "lesson", "body": "b", "supersedes": False}, "'supersedes' false:"),
         ("remember", {"kind": "lesson", "body": "b", "confidence": True}, "'confidence' true:"),
         ("search", {"query": True}, "search: argument 'query' is true: expected a string"),
-        ("search", {"query": "q", "all": None}, "argument 'all' is null: expected true or false"),
         ("search", {"query": "q", "all": "yes"}, "argument 'all' is 'yes': expected"),  # text
     ],
 )
@@ -102,3 +101,27 @@ def test_tools_quote_a_json_value_they_refuse_as_json_writes_it(
     error = _refused(session, name, arguments)
     assert said in error.message, error.message
     assert _stored(session) == 0
+
+
+def test_null_is_absent_for_every_optional_argument_and_refused_for_a_required_one(
+    session: Session,
+) -> None:
+    """LLM clients send null for an argument they leave out: each optional
+    one takes it as absent (booleans refused it), and each schema says so;
+    a required one refuses it, naming it."""
+    import jsonschema
+
+    for tool in tools.TOOLS:
+        required = set(tool.input_schema.get("required", ()))
+        for name in tool.input_schema["properties"]:
+            nulled = {n: "lesson" if n == "kind" else "b" for n in required} | {name: None}
+            allowed = jsonschema.Draft202012Validator(tool.input_schema).is_valid(nulled)
+            assert allowed == (name not in required), (tool.name, name)
+    tools.call(session, "remember", {"kind": "lesson", "body": "b", "allow_duplicate": None})
+    listed = tools.call(session, "list", {"conflicts": None, "all": None, "limit": None})
+    assert listed.structured["live"] == 1
+    tools.call(session, "search", {"query": "b", "all": None, "applicable_only": None})
+    tools.call(session, "reanchor", {"ids": None, "apply": None, "all_certain": None})
+    error = _refused(session, "remember", {"kind": "lesson", "body": None})
+    assert "remember: argument 'body' is null: it is required" in error.message
+    assert _stored(session) == 1

@@ -103,16 +103,21 @@ class Arguments:
 
     def __init__(self, tool: str, given: Mapping[str, JSON] | None, allowed: Schema) -> None:
         self.tool = tool
-        self.given = dict(given or {})
-        unknown = sorted(set(self.given) - set(allowed["properties"]))
+        given = dict(given or {})
+        unknown = sorted(set(given) - set(allowed["properties"]))
         if unknown:
             raise BadRequest(
                 f"{tool}: unknown argument {excerpt(unknown[0])}; expected only "
                 f"{', '.join(allowed['properties'])}"
             )
         for name in allowed.get("required", ()):
-            if self.given.get(name) is None:
+            if name not in given:
                 raise BadRequest(f"{tool}: argument {name!r} is required")
+            if given[name] is None:
+                raise BadRequest(f"{tool}: argument {name!r} is null: it is required")
+        # An optional argument given as null is absent: clients send null for
+        # "not given", and the input schemas say so (type [X, "null"]).
+        self.given = {name: value for name, value in given.items() if value is not None}
 
     def _bad(self, name: str, expected: str) -> BadRequest:
         value = self.given[name]
@@ -180,9 +185,16 @@ class Answer:
 
 def _selection(args: Arguments) -> records.Selection:
     anchor = args.text("anchor")
+    if anchor == "":  # as remember refuses it: no filter is said by leaving it out
+        raise args._bad("anchor", "a path or PATH::QUALNAME; leave it out for no filter")
     return records.Selection(
         kinds=args.kinds(), scope=args.text("scope"), anchors=(anchor,) if anchor else ()
     )
+
+
+def _or(value: str | None, default: str) -> str:
+    """``value``, or ``default`` when absent (an empty one is the use case's to refuse)."""
+    return default if value is None else value
 
 
 def _ranked(session: Session, args: Arguments, *, query: str | None, touched: str | None) -> Answer:
@@ -193,7 +205,7 @@ def _ranked(session: Session, args: Arguments, *, query: str | None, touched: st
         session,
         _selection(args),
         query=query,
-        decay=args.text("decay") or "none",
+        decay=_or(args.text("decay"), "none"),  # given empty, refused as the CLI refuses it
         applicable_only=args.flag("applicable_only"),
         limit=args.number("limit", SEARCH_LIMIT),
         touched=touched,
@@ -278,48 +290,87 @@ def _forget(session: Session, args: Arguments) -> Answer:
 
 
 # --- Descriptions and input schemas -------------------------------------------
+#
+# A schema allows no value its tool refuses for its form: lengths, ranges,
+# formats, arguments that do not go together (a value naming nothing stored
+# -- an id, a path -- is the tool's to refuse).  JSON Schema counts
+# characters and the limits are UTF-8 bytes: maxLength is the byte limit,
+# which only non-ASCII text can pass and still be refused, as each
+# description says.  Every optional argument may be null, meaning absent.
 
+
+def _optional(schema: Schema) -> Schema:
+    """``schema`` also allowing null (absent)."""
+    if "enum" in schema:
+        return {**schema, "enum": [*schema["enum"], None]}
+    return {**schema, "type": [schema["type"], "null"]}
+
+
+def _text(limit: int, description: str, *, blank: bool = True) -> Schema:
+    """A string of 1 to ``limit`` UTF-8 bytes (``blank``: white space only too)."""
+    said = f"{description} At most {limit:,} UTF-8 bytes (non-ASCII: fewer characters)."
+    text: Schema = {"type": "string", "minLength": 1, "maxLength": limit}
+    return {**text, **({} if blank else {"pattern": "\\S"}), "description": said}
+
+
+_INT64: Schema = {"type": "integer", "maximum": sem.INT64_MAX}
+_SCOPE = _text(sem.MAX_SCOPE_BYTES, "No surrounding white space or control characters.")
 _KIND: Schema = {"enum": list(sem.KIND_TOKENS)}
 _ANCHOR_TEXT = (
     "A path from the repository root, or PATH::QUALNAME for a function, class or method "
     "(Python, TypeScript, JavaScript, Go, Rust, Java)"
 )
 _FILTERS: Schema = {
-    "kind": {**_KIND, "description": "Only this kind."},
-    "scope": {"type": "string", "description": "Only this scope."},
-    "anchor": {
-        "type": "string",
-        "description": _ANCHOR_TEXT + "; a path takes the symbols in it too.",
-    },
+    "kind": _optional({**_KIND, "description": "Only this kind."}),
+    "scope": _optional(_text(sem.MAX_SCOPE_BYTES, "Only this scope.")),
+    "anchor": _optional(
+        _text(sem.MAX_ANCHOR_BYTES, "Only this PATH (and its symbols) or PATH::QUALNAME.")
+    ),
 }
 _ALL: Schema = {
-    "all": {"type": "boolean", "default": False, "description": "Near-duplicates too, unfolded."}
+    "all": {
+        "type": ["boolean", "null"],
+        "default": False,
+        "description": "Near-duplicates too, unfolded.",
+    }
 }
 _RANKING: Schema = {
     "applicable_only": {
-        "type": "boolean",
+        "type": ["boolean", "null"],
         "default": False,
         "description": "Only records that apply: valid or unanchored.",
     },
     "decay": {
-        "type": "string",
+        "type": ["string", "null"],
+        "pattern": "^(none|(linear|exponential)(:\\+?[0-9]{1,19})?)$",
         "default": "none",
-        "description": "none, linear[:N] or exponential[:N] (N generations).",
+        "description": "N: generations.",
     },
-    "limit": {"type": "integer", "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."},
+    "limit": _optional(
+        {**_INT64, "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."}
+    ),
     **_ALL,
 }
-_ID_ARG: Schema = {"id": {"type": "integer", "minimum": 1}}
-_IDS: Schema = {"type": "array", "items": {"type": "integer", "minimum": 1}}
+_ID_ARG: Schema = {"id": {**_INT64, "minimum": 1}}
+_IDS: Schema = {"type": "array", "items": {**_INT64, "minimum": 1}}
 
 
-def _input(properties: Schema, *required: str) -> Schema:
+def _input(properties: Schema, *required: str, only: Schema | None = None) -> Schema:
+    """An input schema (``only``: a rule on which arguments go together)."""
     return {
         "type": "object",
         "properties": properties,
-        "required": list(required),
+        **({"required": list(required)} if required else {}),
         "additionalProperties": False,
+        **(only or {}),
     }
+
+
+_CONFLICTS_TAKE_ONLY_SCOPE: Schema = {
+    "if": {"properties": {"conflicts": {"const": True}}, "required": ["conflicts"]},
+    "then": {"propertyNames": {"enum": ["conflicts", "scope"]}},
+}
+"""``list`` with ``conflicts: true`` takes ``scope`` and nothing else."""
 
 
 @dataclass(frozen=True)
@@ -342,8 +393,8 @@ class Tool:
 
 
 _LINES = (
-    " Answers one line a record: id, kind, anchor state, score, anchor, body (cut; `get` for "
-    "the rest). A drifted or vanished record's code changed since it was written: check it."
+    " One line a record: id, kind, anchor state, score, anchor, body (cut; `get` has the "
+    "rest). A drifted or vanished record's code changed since: check it."
 )
 
 TOOLS: tuple[Tool, ...] = (
@@ -358,17 +409,17 @@ TOOLS: tuple[Tool, ...] = (
         _input(
             {
                 "kind": _KIND,
-                "body": {"type": "string", "description": "A sentence or a short paragraph."},
-                "anchor": {"type": "string", "description": _ANCHOR_TEXT + "."},
-                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                "supersedes": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "description": "The id this one replaces.",
-                },
-                "scope": {"type": "string", "default": sem.DEFAULT_SCOPE},
+                "body": _text(
+                    sem.MAX_BODY_BYTES, "A sentence or a short paragraph, not blank.", blank=False
+                ),
+                "anchor": _optional(_text(sem.MAX_ANCHOR_BYTES, _ANCHOR_TEXT + ".")),
+                "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "supersedes": _optional(
+                    {**_INT64, "minimum": 1, "description": "The id this one replaces."}
+                ),
+                "scope": _optional({**_SCOPE, "default": sem.DEFAULT_SCOPE}),
                 "allow_duplicate": {
-                    "type": "boolean",
+                    "type": ["boolean", "null"],
                     "default": False,
                     "description": "Write even if an equal live record exists.",
                 },
@@ -389,7 +440,7 @@ TOOLS: tuple[Tool, ...] = (
         "worked on. With a query, records holding any of its words rank by relevance times "
         "evidence (confidence x anchor state); without, all rank by evidence." + _LINES,
         _input(
-            {"query": {"type": "string"}, **_FILTERS, **_RANKING},
+            {"query": {"type": ["string", "null"]}, **_FILTERS, **_RANKING},
         ),
         schemas.RECALL,
         read_only=True,
@@ -402,7 +453,13 @@ TOOLS: tuple[Tool, ...] = (
         "What do we know about this change",
         "Records anchored to the files and symbols the working tree changed since `rev` "
         "(default HEAD), ranked like search: call it before committing or reviewing." + _LINES,
-        _input({"rev": {"type": "string", "default": "HEAD"}, **_FILTERS, **_RANKING}),
+        _input(
+            {
+                "rev": {"type": ["string", "null"], "minLength": 1, "default": "HEAD"},
+                **_FILTERS,
+                **_RANKING,
+            }
+        ),
         schemas.RECALL,
         read_only=True,
         destructive=False,
@@ -427,16 +484,17 @@ TOOLS: tuple[Tool, ...] = (
         _input(
             {
                 **_FILTERS,
-                "include_superseded": {"type": "boolean", "default": False},
-                "limit": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "default": LIST_LIMIT,
-                    "description": "0 = all.",
-                },
+                "include_superseded": {"type": ["boolean", "null"], "default": False},
+                "limit": _optional(
+                    {**_INT64, "minimum": 0, "default": LIST_LIMIT, "description": "0 = all."}
+                ),
                 **_ALL,
-                "conflicts": {"type": "boolean", "description": "Only unresolved conflicts."},
-            }
+                "conflicts": {
+                    "type": ["boolean", "null"],
+                    "description": "Only unresolved conflicts; takes only scope.",
+                },
+            },
+            only=_CONFLICTS_TAKE_ONLY_SCOPE,
         ),
         {"oneOf": [schemas.LISTING, schemas.CONFLICTS]},
         read_only=True,
@@ -451,7 +509,13 @@ TOOLS: tuple[Tool, ...] = (
         "is now -- the same code elsewhere, git's rename, the same name in the renamed file -- "
         "and how sure. Changes nothing unless `apply` (the `ids` given) or `all_certain`: "
         "then each is written again anchored there, superseding the old one.",
-        _input({"ids": _IDS, "apply": {"type": "boolean"}, "all_certain": {"type": "boolean"}}),
+        _input(
+            {
+                "ids": _optional(_IDS),
+                "apply": {"type": ["boolean", "null"]},
+                "all_certain": {"type": ["boolean", "null"]},
+            }
+        ),
         {"oneOf": [schemas.PROPOSALS, schemas.REWRITTEN]},
         read_only=False,
         destructive=False,
