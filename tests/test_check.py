@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from damaged_stores import scribble_on_migrations
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -125,6 +126,14 @@ PLANTS: list[tuple[str, list[str], Callable[[Finding], bool]]] = [
         lambda f: f.row == "version 999" and "newer" in f.problem,
     ),
     (
+        "migrations no version records",
+        [
+            "DELETE FROM schema_migrations WHERE version = 3",
+            "INSERT INTO schema_migrations (version, name) VALUES (56, 'next')",
+        ],
+        lambda f: f.table == "schema_migrations" and "the table is damaged" in f.problem,
+    ),
+    (
         "sequence behind the largest id",
         ["UPDATE sqlite_sequence SET seq = 1 WHERE name = 'agent_memory'"],
         lambda f: f.table == "sqlite_sequence" and "reused" in f.problem,
@@ -206,6 +215,18 @@ def test_a_damaged_page_is_reported_by_sqlite(tmp_path: Path) -> None:
     findings = check_file(path)
     assert findings
     assert findings[0].table in {"store", "agent_memory"}
+
+
+def test_a_damaged_migrations_table_is_reported_as_damage_never_as_a_schema_to_migrate(
+    healthy: Path,
+) -> None:
+    """What SQLite finds is kept, and no garbage the page reads as is taken
+    for a newer schema or for migrations never applied."""
+    scribble_on_migrations(healthy)
+    findings = check_file(healthy)
+    assert any("SQLite integrity check" in f.problem for f in findings), findings
+    said = [f for f in findings if "newer" in f.problem or "never applied" in f.problem]
+    assert said == []
 
 
 def test_finding_renders_as_one_line_naming_table_and_row() -> None:

@@ -184,6 +184,16 @@ def test_schema_written_by_a_newer_version_is_refused(pg: PostgresStore) -> None
         PostgresStore(pg.dsn, schema=pg.schema)
 
 
+def test_migrations_no_version_records_are_refused_as_damage_never_as_a_newer_schema(
+    pg: PostgresStore,
+) -> None:
+    """A gap, then a higher version: no version records its migrations so."""
+    pg.connection.execute("UPDATE schema_migrations SET version = 99 WHERE version = 3")
+    with pytest.raises(Corrupt, match="not a usable roteiro-memory store") as refused:
+        PostgresStore(pg.dsn, schema=pg.schema)
+    assert "newer" not in str(refused.value)
+
+
 def test_schema_holding_foreign_tables_is_refused(dsn: str) -> None:
     rest, schema = split_schema(dsn)
     assert schema is not None
@@ -446,7 +456,9 @@ def test_check_of_a_healthy_store_is_clean(pg: PostgresStore) -> None:
         ),
         ("UPDATE agent_cache SET last_used = 1", "shares tick 1"),
         ("UPDATE agent_cache_clock SET ticks = 0", "the clock is behind it at 0"),
-        ("UPDATE schema_migrations SET version = 99 WHERE version = 3", "newer than this"),
+        ("INSERT INTO schema_migrations (version, name) VALUES (99, 'next')", "newer than this"),
+        # A gap no version leaves: damage, not the evidence of a newer version.
+        ("UPDATE schema_migrations SET version = 99 WHERE version = 3", "the table is damaged"),
         ("DROP FUNCTION roteiro_product", "function roteiro_product: is missing"),
         (
             "CREATE OR REPLACE FUNCTION roteiro_product(a double precision, b double precision)"

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from damaged_stores import scribble_on_migrations
 from older_stores import sqlite_back_to
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable
@@ -185,6 +186,77 @@ def test_serving_a_newer_store_exits_non_zero_with_one_line(tmp_path: Path) -> N
     assert "99" in lines[0]
     assert str(SCHEMA_VERSION) in lines[0]
     assert _digest(path) == digest
+
+
+def test_a_damaged_migrations_table_is_refused_as_damage_never_as_a_newer_schema(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "written before the disk failed")
+    scribble_on_migrations(path)
+    message = _assert_refused_untouched(path)
+    assert "not a usable roteiro-memory store" in message
+    assert "roteiro-memory check" in message
+    assert "newer" not in message
+
+
+@pytest.mark.parametrize(
+    "statements",
+    [
+        [
+            "DELETE FROM schema_migrations WHERE version = 3",
+            "INSERT INTO schema_migrations (version, name) VALUES (56, 'next')",
+        ],
+        [
+            "UPDATE schema_migrations SET name = 'another' WHERE version = 2",
+            "INSERT INTO schema_migrations (version, name) VALUES (10, 'next')",
+        ],
+        ["INSERT INTO schema_migrations (version, name) VALUES (10, x'00')"],
+        ["DELETE FROM schema_migrations WHERE version = 8"],
+    ],
+    ids=["a-gap-then-a-higher-version", "a-renamed-migration", "a-name-that-is-no-text", "a-gap"],
+)
+def test_migrations_no_version_records_are_refused_as_damage_never_as_a_newer_schema(
+    tmp_path: Path, statements: list[str]
+) -> None:
+    """Every version applies its migrations in order, by number and name:
+    a table that records anything else, however cleanly it reads, no
+    version wrote, and a higher version in it is no evidence of a newer one."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        store.record("lesson", "kept")
+    conn = sqlite3.connect(path)
+    for statement in statements:
+        conn.execute(statement)
+    conn.commit()
+    conn.close()
+    message = _assert_refused_untouched(path)
+    assert "not a usable roteiro-memory store (schema_migrations records" in message
+    assert "roteiro-memory check" in message
+    assert "newer" not in message
+
+
+def test_opening_a_current_store_runs_no_quick_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The table is checked before its reading is believed only when the
+    store is to be migrated or refused: a current store opens on its rows."""
+    path = tmp_path / "memory.db"
+    SQLiteStore(path).close()
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = connect(*args, **kwargs)  # type: ignore[arg-type]
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    with SQLiteStore(path) as store:
+        assert store.list(limit=1) is not None
+    assert any("schema_migrations" in s for s in statements), statements
+    assert not [s for s in statements if "check" in s.lower()], statements
 
 
 @pytest.mark.parametrize(

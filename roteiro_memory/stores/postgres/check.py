@@ -27,10 +27,11 @@ from roteiro_memory.check import (
     memory_findings,
     schema_findings,
     sequence_findings,
+    standing,
     supersession,
 )
 from roteiro_memory.collector import paused
-from roteiro_memory.stores.postgres.migrations import MIGRATIONS, SCHEMA_VERSION
+from roteiro_memory.stores.postgres.migrations import MIGRATIONS
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import POSTGRES
@@ -74,15 +75,16 @@ def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]
 
 
 def _schema(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
-    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION) + _product(conn, applied)
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    found = standing(rows, MIGRATIONS)
+    return schema_findings(found) + _product(conn, found.version)
 
 
-def _product(conn: psycopg.Connection[tuple[Any, ...]], applied: set[int]) -> list[Finding]:
+def _product(conn: psycopg.Connection[tuple[Any, ...]], version: int) -> list[Finding]:
     """The function ranking multiplies the rare factors with (migration 12),
     as that migration made it: dropped or replaced, a recall that reaches
     it fails or ranks otherwise than every other backend."""
-    if 12 not in applied:
+    if version < 12:
         return []
     body = next(sql for version, _, sql in MIGRATIONS if version == 12).split("$body$")[1]
     found = conn.execute(

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.check import standing
 from roteiro_memory.errors import (
     Corrupt,
     InvalidStoreName,
@@ -278,12 +279,24 @@ class PostgresStore(SQLStore):
                     " version integer PRIMARY KEY, name text NOT NULL,"
                     " applied_at timestamptz NOT NULL DEFAULT now())"
                 )
-            applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            self._refuse_newer(max(applied, default=0), SCHEMA_VERSION)
-            pending = [m for m in MIGRATIONS if m[0] not in applied]
-            self._apply(conn, pending, BUILDS, STEPS)
-        if applied and pending:
-            self.migrated = (max(applied), SCHEMA_VERSION, [name for _, name, _ in pending])
+            rows = conn.execute(
+                "SELECT version, name FROM schema_migrations ORDER BY version"
+            ).fetchall()
+            found = standing(rows, MIGRATIONS)
+            if found.damage is not None:
+                raise Corrupt(
+                    f"{self.describe()}: not a usable roteiro-memory store (schema_migrations "
+                    f"{found.damage}); run `roteiro-memory check` on it"
+                )
+            if found.newer:
+                self._refuse_newer(found.newer[-1], SCHEMA_VERSION)
+            self._apply(conn, found.pending, BUILDS, STEPS)
+        if found.version and found.pending:
+            self.migrated = (
+                found.version,
+                SCHEMA_VERSION,
+                [name for _, name, _ in found.pending],
+            )
 
     # --- transactions, locks and ids ---------------------------------------
 

@@ -34,6 +34,7 @@ from roteiro_memory.check import (
     memory_findings,
     schema_findings,
     sequence_findings,
+    standing,
     supersession,
 )
 from roteiro_memory.collector import paused
@@ -42,13 +43,12 @@ from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite import readonly
+from roteiro_memory.stores.sqlite.failures import is_unavailable
 from roteiro_memory.stores.sqlite.migrations import (
     MIGRATIONS,
-    SCHEMA_VERSION,
     SQLITE_HEADER,
     recognised,
 )
-from roteiro_memory.stores.sqlite.transactions import reading
 from roteiro_memory.transfer import holds
 
 __all__ = ["check_connection", "check_file"]
@@ -86,7 +86,7 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
     that cannot be read now (locked, a full disk, an I/O failure) is no
     finding about the store: that raises
     :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would."""
-    from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
+    from roteiro_memory.stores.sqlite.failures import from_sqlite
     from roteiro_memory.stores.sqlite.identity import not_a_file
 
     refusal = not_a_file(os.fspath(path))
@@ -107,8 +107,7 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
             raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
         return [Finding("store", None, f"{path} cannot be opened ({error})")]
     try:
-        with reading(conn):
-            return check_connection(conn)
+        return _read(conn)
     except sqlite3.DatabaseError as error:
         if is_unavailable(error):
             raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
@@ -117,26 +116,52 @@ def check_file(path: str | os.PathLike[str]) -> list[Finding]:
         conn.close()
 
 
+def _read(conn: sqlite3.Connection) -> list[Finding]:
+    """What :func:`check_connection` finds, in a read transaction that is
+    rolled back: it wrote nothing, and after a read SQLite found damaged its
+    commit fails too.  A table too damaged to be read is one finding, after
+    what SQLite's integrity check found: the rules cannot judge what cannot
+    be read, and what the integrity check says of the damage is kept."""
+    conn.execute("BEGIN")
+    try:
+        with paused():  # every row at once, and no cycle among them
+            findings = _integrity(conn)
+            try:
+                return findings + _check(conn)
+            except sqlite3.DatabaseError as error:
+                if is_unavailable(error):
+                    raise
+                return [*findings, Finding("store", None, f"cannot be read as a store ({error})")]
+    finally:
+        if conn.in_transaction:  # SQLite ends it itself on some failures
+            conn.execute("ROLLBACK")
+
+
 def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     """Every problem found through an open connection to a store."""
     with paused():  # every row at once, and no cycle among them
-        return _check(conn)
+        return _integrity(conn) + _check(conn)
 
 
-def _check(conn: sqlite3.Connection) -> list[Finding]:
-    # A row of integrity_check may hold several lines; each is its own finding.
-    findings = [
+def _integrity(conn: sqlite3.Connection) -> list[Finding]:
+    """What SQLite's integrity check finds; a row of it may hold several
+    lines, each its own finding."""
+    return [
         Finding("store", None, f"SQLite integrity check: {line}")
         for row in conn.execute("PRAGMA integrity_check")
         if row[0] != "ok"
         for line in str(row[0]).splitlines()
         if line.strip() and not line.startswith("*** in database")
     ]
+
+
+def _check(conn: sqlite3.Connection) -> list[Finding]:
     why = recognised(conn)
     if why is not None:
         # Recognised by the rule opening uses: another tool's tables are not
         # judged by this store's rules.
-        return [*findings, Finding("store", None, f"not a roteiro-memory store {why}")]
+        return [Finding("store", None, f"not a roteiro-memory store {why}")]
+    findings: list[Finding] = []
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings.extend(_schema(conn, tables))
     missing = [t for t in _TABLES if t not in tables]
@@ -220,8 +245,8 @@ def _plainly_holds(column: cols.Column, values: list[Any]) -> bool:
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
     if "schema_migrations" not in tables:
         return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
-    applied = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-    return schema_findings(applied, MIGRATIONS, SCHEMA_VERSION)
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    return schema_findings(standing(rows, MIGRATIONS))
 
 
 def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:

@@ -20,6 +20,7 @@ import re
 import sqlite3
 from collections.abc import Callable
 
+from roteiro_memory.check import standing
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
 
 __all__ = [
@@ -323,12 +324,11 @@ def recognised(conn: sqlite3.Connection) -> str | None:
     columns = [row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")]
     if columns != ["version", "name", "applied_at"]:
         return why
-    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
-    recorded = [tuple(row) for row in rows]
-    ours = [(version, name) for version, name, _ in MIGRATIONS]
-    if not recorded or recorded != ours[: len(recorded)]:
-        return why
-    expected = created_tables({version for version, _ in recorded})
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    found = standing(rows, MIGRATIONS)
+    if found.version == 0 or found.newer or found.damage is not None:
+        return why  # a newer version stamps the id: what it records, an earlier one did not
+    expected = created_tables({version for version, _, _ in MIGRATIONS if version <= found.version})
     if {t for t in tables if not t.startswith("sqlite_")} != expected:
         return why
     return None

@@ -19,6 +19,7 @@ import os
 import sqlite3
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.check import Standing, standing
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, UsageError, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
@@ -82,6 +83,13 @@ def _busy_timeout() -> int:
             f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
         )
     return value
+
+
+def _has_migrations(conn: sqlite3.Connection) -> bool:
+    found = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone()
+    return found is not None
 
 
 def _existing(path: str) -> bool:
@@ -175,7 +183,7 @@ class SQLiteStore(SQLStore):
             # Read without the write lock: a store that needs nothing opens
             # beside a writer, and one that is not ours is refused unwritten.
             with reading(conn):
-                pending = self._pending(conn)
+                pending = self._standing(conn).pending
             if read_only is not None:
                 if pending:
                     raise readonly.unmigratable(self.file, read_only, SCHEMA_VERSION)
@@ -213,54 +221,64 @@ class SQLiteStore(SQLStore):
         of the store's, and says so."""
         if is_unavailable(error):
             return StoreUnavailable(f"{self.file}: {from_sqlite(error)}")
-        return Corrupt(f"{self.file}: not a usable roteiro-memory store ({error})")
+        return self._damaged(str(error))
 
-    def _pending(self, conn: sqlite3.Connection) -> builtins.list[tuple[int, str, str]]:
-        """The migrations this store still needs, having checked it is ours:
-        it carries :data:`APPLICATION_ID`, or is empty, or has exactly the
-        schema an earlier version (which stamped no id) left.  Anything else,
+    def _damaged(self, why: str) -> Corrupt:
+        return Corrupt(
+            f"{self.file}: not a usable roteiro-memory store ({why}); "
+            "run `roteiro-memory check` on it"
+        )
+
+    def _standing(self, conn: sqlite3.Connection) -> Standing:
+        """Where the store stands (:func:`~roteiro_memory.check.standing`),
+        having checked it is ours: it carries :data:`APPLICATION_ID`, or is
+        empty, or has exactly the schema an earlier version (which stamped
+        no id) left.  Anything else, a migrations table no version writes,
         or a schema a newer version wrote, is refused before anything is
-        written."""
+        written.
+
+        A store that records exactly this version's migrations opens on
+        that alone.  Any other reading is believed only once SQLite's quick
+        check passes the table: a damaged page reads as rows no version
+        wrote, which must be reported as damage, never as a newer schema.
+        Only a store to migrate or refuse pays for the check."""
         why = recognised(conn)
         if why is not None:
             raise Corrupt(
                 f"{self.file}: an SQLite database but not a roteiro-memory store {why}; "
                 "refusing to change it: choose the path of a store, or a new one, with --db"
             )
-        applied = self._applied(conn)
-        self._refuse_newer(max(applied, default=0), SCHEMA_VERSION)
-        return [m for m in MIGRATIONS if m[0] not in applied]
-
-    def _applied(self, conn: sqlite3.Connection) -> set[int]:
-        tables = conn.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-        ).fetchone()
-        if tables is None:
-            return set()
-        versions = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-        wrong = sorted(repr(v) for v in versions if type(v) is not int)
-        if wrong:
-            raise Corrupt(
-                f"{self.file}: schema_migrations holds version {wrong[0]}, not a whole number; "
-                "run `roteiro-memory check` on it"
-            )
-        return versions
+        if not _has_migrations(conn):
+            return standing((), MIGRATIONS)
+        rows = conn.execute(
+            "SELECT version, name FROM schema_migrations ORDER BY version"
+        ).fetchall()
+        found = standing(rows, MIGRATIONS)
+        if found.current:
+            return found
+        for (line,) in conn.execute("PRAGMA quick_check(schema_migrations)").fetchall():
+            if line != "ok":
+                raise self._damaged(f"schema_migrations: {line}")
+        if found.damage is not None:
+            raise self._damaged(f"schema_migrations {found.damage}")
+        if found.newer:
+            self._refuse_newer(found.newer[-1], SCHEMA_VERSION)
+        return found
 
     def _migrate(self, conn: sqlite3.Connection) -> None:
         with atomic(conn):
-            pending = self._pending(conn)  # again under the lock: another may have migrated
-            if not pending:
+            found = self._standing(conn)  # again under the lock: another may have migrated
+            if not found.pending:
                 return
-            earlier = self._applied(conn)
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations ("
                 " version INTEGER PRIMARY KEY, name TEXT NOT NULL,"
                 " applied_at TEXT NOT NULL DEFAULT (datetime('now')))"
             )
-            self._apply(conn, pending, BUILDS, STEPS)
+            self._apply(conn, found.pending, BUILDS, STEPS)
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-        if earlier:
-            self.migrated = (max(earlier), SCHEMA_VERSION, [name for _, name, _ in pending])
+        if found.version:
+            self.migrated = (found.version, SCHEMA_VERSION, [name for _, name, _ in found.pending])
 
     # --- transactions and ids ----------------------------------------------
 
