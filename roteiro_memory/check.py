@@ -41,6 +41,7 @@ __all__ = [
     "Finding",
     "MemoryRow",
     "Migration",
+    "Report",
     "Standing",
     "cache_findings",
     "check_store",
@@ -70,6 +71,16 @@ class Finding:
         return {"table": self.table, "row": self.row, "problem": self.problem}
 
 
+@dataclass(frozen=True)
+class Report:
+    """What a check found, and for a store an earlier version wrote, judged
+    as the next command to open it will find it once migrated, the schema
+    it is at and the one that opening migrates it to (None otherwise)."""
+
+    findings: list[Finding]
+    migrates: tuple[int, int] | None = None
+
+
 class _Checkable(Protocol):
     """A store (:class:`~roteiro_memory.store.Store`, which this module does
     not import: the contract imports these findings)."""
@@ -80,7 +91,7 @@ class _Checkable(Protocol):
 def check_store(store: _Checkable) -> list[Finding]:
     """Every problem found in the open ``store``; empty when it is healthy.
     (An SQLite file is checked without opening it as a store by
-    :func:`roteiro_memory.stores.sqlite.check.check_file`.)"""
+    :func:`roteiro_memory.stores.sqlite.checkfile.check_file`.)"""
     return store.check()
 
 
@@ -166,8 +177,8 @@ def schema_findings(standing: Standing) -> list[Finding]:
             Finding(
                 "schema_migrations",
                 None,
-                f"{standing.damage}: no roteiro-memory records its migrations so, so the "
-                "table is damaged (opening the store refuses it)",
+                f"{standing.damage}: no roteiro-memory records its migrations so; the table "
+                "is damaged, and opening the store refuses it",
             )
         ]
     out = [

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from roteiro_memory.check import Finding, check_store, is_timestamp
 from roteiro_memory.fields import TIMESTAMP_FORMAT
 from roteiro_memory.results import GraphNode
-from roteiro_memory.stores.sqlite.check import check_connection, check_file
+from roteiro_memory.stores.sqlite.check import check_connection
+from roteiro_memory.stores.sqlite.checkfile import check_file
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 

@@ -107,7 +107,7 @@ SUCCESSES: list[tuple[list[str], int, list[str] | None]] = [
     ),
     (["cache", "put", "k2", "fp", "{}"], ExitCode.OK, ["key", "fingerprint", "bytes"]),
     (["cache", "forget", "k"], ExitCode.OK, ["key"]),
-    (["check"], ExitCode.OK, ["store", "findings"]),
+    (["check"], ExitCode.OK, ["store", "findings", "migrates"]),
     (["export", "-o", "dump.jsonl"], ExitCode.OK, ["output", "lines"]),
     (["recall", "nothing-matches-this"], ExitCode.NOTHING, None),
     (["completion", "bash"], ExitCode.OK, ["shell", "script"]),

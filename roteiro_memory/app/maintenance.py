@@ -1,6 +1,7 @@
 """A whole store's use cases: its integrity check, export and import.
 
-A file is checked read-only, never opened as a store (nor migrated); a
+A file is checked read-only, never opened as a store (nor migrated: an
+earlier version's store is judged on a private copy, migrated there); a
 server's store is checked through the store, on one snapshot.  An export to a
 file is written beside it and moved over it whole, private like the store it
 copies, and is refused before the store is opened when it would land on one
@@ -19,17 +20,21 @@ if TYPE_CHECKING:
     from typing import TextIO
 
     from roteiro_memory.app.session import Session
-    from roteiro_memory.check import Finding
+    from roteiro_memory.check import Report
 
 __all__ = ["check", "export_lines", "export_to", "import_lines"]
 
 
-def check(session: Session) -> tuple[str, list[Finding]]:
-    """Where the store is, and every integrity problem found in it."""
+def check(session: Session) -> tuple[str, Report]:
+    """Where the store is, and what a check of it found: every integrity
+    problem, and for a file an earlier version wrote, the migration the next
+    command to open it makes (it is judged as migrated)."""
+    from roteiro_memory.check import Report
+
     if session.dsn() is not None:
         store = session.store()
-        return store.describe(), store.check()
-    from roteiro_memory.stores.sqlite.check import check_file
+        return store.describe(), Report(store.check())
+    from roteiro_memory.stores.sqlite.checkfile import report
     from roteiro_memory.stores.sqlite.identity import not_a_file
 
     path = session.store_path()
@@ -42,7 +47,7 @@ def check(session: Session) -> tuple[str, list[Finding]]:
         # Zero bytes is a store not yet written, as a missing file is: any
         # command that records makes it a store.
         raise UsageError(f"no store at {path} (the file is empty): nothing to check")
-    return path, check_file(path)
+    return path, report(path)
 
 
 def export_lines(session: Session) -> Iterator[str]:

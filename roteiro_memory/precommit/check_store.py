@@ -103,7 +103,7 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
     if not paths:
         return  # the checker's imports are not free: a commit with no store skips them
     from roteiro_memory.errors import StoreUnavailable
-    from roteiro_memory.stores.sqlite.check import check_file
+    from roteiro_memory.stores.sqlite.checkfile import check_file
 
     for path in paths:
         try:

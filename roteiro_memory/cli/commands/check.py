@@ -23,12 +23,21 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.cli.output import emit, printable, say
     from roteiro_memory.exitcodes import ExitCode
 
-    where, findings = maintenance.check(session)
+    where, report = maintenance.check(session)
+    findings, migrates = report.findings, report.migrates
     if args.json:
-        emit({"store": where, "findings": [f.to_json() for f in findings]})
+        moves = None if migrates is None else {"from": migrates[0], "to": migrates[1]}
+        emit({"store": where, "findings": [f.to_json() for f in findings], "migrates": moves})
     else:
         for finding in findings:
             say(printable(str(finding)))  # a finding may quote stored text
+        if migrates is not None:
+            # Not a finding: opening any older store migrates it.
+            say(
+                f"{where}: schema {migrates[0]}, an earlier version's; the next command that "
+                f"opens it migrates it to schema {migrates[1]} (checked here as migrated, on a "
+                "private copy)"
+            )
         noun = "problem" if len(findings) == 1 else "problems"
         say(f"{where}: {len(findings)} {noun}" if findings else f"{where}: ok")
     return ExitCode.NOTHING if findings else ExitCode.OK

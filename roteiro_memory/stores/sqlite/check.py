@@ -1,13 +1,15 @@
 """The integrity check of an SQLite store, as the findings of
 :mod:`roteiro_memory.check`.
 
-:func:`check_file` opens a file read-only (so it can inspect a store this
-version would refuse to open, and never migrates or repairs anything);
 :func:`check_connection` checks through a connection already open, inside
-the caller's read transaction.  Either reports, one finding per offending row:
+the caller's read transaction; a file is checked read-only by
+:mod:`.checkfile`, through :func:`integrity_findings` and :func:`judge`.
+Either reports, one finding per offending row:
 
 * SQLite's own ``integrity_check`` and ``foreign_key_check``;
-* a schema newer than this version knows, or migrations missing;
+* a migrations table no version writes, a schema newer than this version
+  knows, or migrations missing (never, from a file: an older store is
+  judged as migrated, :func:`judge`);
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
@@ -21,15 +23,18 @@ the caller's read transaction.  Either reports, one finding per offending row:
 
 from __future__ import annotations
 
-import os
+import contextlib
 import sqlite3
-from pathlib import Path
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.check import (
     Finding,
     MemoryRow,
+    Report,
+    Standing,
     cache_findings,
     memory_findings,
     schema_findings,
@@ -38,20 +43,14 @@ from roteiro_memory.check import (
     supersession,
 )
 from roteiro_memory.collector import paused
-from roteiro_memory.errors import StoreUnavailable, excerpt
+from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
-from roteiro_memory.stores.sqlite import readonly
-from roteiro_memory.stores.sqlite.failures import is_unavailable
-from roteiro_memory.stores.sqlite.migrations import (
-    MIGRATIONS,
-    SQLITE_HEADER,
-    recognised,
-)
+from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, recognised
 from roteiro_memory.transfer import holds
 
-__all__ = ["check_connection", "check_file"]
+__all__ = ["Migrated", "check_connection", "integrity_findings", "judge"]
 
 _TABLES = (
     "nodes",
@@ -78,72 +77,19 @@ _CHECKED = cols.pick(
 """The record columns the rules judge."""
 
 
-def check_file(path: str | os.PathLike[str]) -> list[Finding]:
-    """Every problem found in the SQLite store at ``path``, read-only and
-    never migrated; empty when it is healthy.  What is not a regular file
-    (:func:`~roteiro_memory.stores.sqlite.identity.not_a_file`: a FIFO, whose
-    open would wait for ever) is one finding, and never opened.  A store
-    that cannot be read now (locked, a full disk, an I/O failure) is no
-    finding about the store: that raises
-    :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would."""
-    from roteiro_memory.stores.sqlite.failures import from_sqlite
-    from roteiro_memory.stores.sqlite.identity import not_a_file
-
-    refusal = not_a_file(os.fspath(path))
-    if refusal is not None:
-        return [Finding("store", None, str(refusal))]
-    path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as error:
-        return [Finding("store", None, f"{path} cannot be read ({error.strerror})")]
-    if header != SQLITE_HEADER:
-        return [Finding("store", None, f"{path} is not an SQLite database")]
-    try:
-        conn = readonly.connect(str(path))  # creates nothing beside the file
-    except sqlite3.Error as error:
-        if is_unavailable(error):
-            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
-        return [Finding("store", None, f"{path} cannot be opened ({error})")]
-    try:
-        return _read(conn)
-    except sqlite3.DatabaseError as error:
-        if is_unavailable(error):
-            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
-        return [Finding("store", None, f"{path} cannot be read as a store ({error})")]
-    finally:
-        conn.close()
-
-
-def _read(conn: sqlite3.Connection) -> list[Finding]:
-    """What :func:`check_connection` finds, in a read transaction that is
-    rolled back: it wrote nothing, and after a read SQLite found damaged its
-    commit fails too.  A table too damaged to be read is one finding, after
-    what SQLite's integrity check found: the rules cannot judge what cannot
-    be read, and what the integrity check says of the damage is kept."""
-    conn.execute("BEGIN")
-    try:
-        with paused():  # every row at once, and no cycle among them
-            findings = _integrity(conn)
-            try:
-                return findings + _check(conn)
-            except sqlite3.DatabaseError as error:
-                if is_unavailable(error):
-                    raise
-                return [*findings, Finding("store", None, f"cannot be read as a store ({error})")]
-    finally:
-        if conn.in_transaction:  # SQLite ends it itself on some failures
-            conn.execute("ROLLBACK")
+Migrated = Callable[[], AbstractContextManager[sqlite3.Connection]]
+"""Opens a private copy of the store being checked, migrated as opening the
+store would migrate it, for the length of a ``with`` block; raises
+:class:`~roteiro_memory.errors.Corrupt` when the migration fails."""
 
 
 def check_connection(conn: sqlite3.Connection) -> list[Finding]:
     """Every problem found through an open connection to a store."""
     with paused():  # every row at once, and no cycle among them
-        return _integrity(conn) + _check(conn)
+        return integrity_findings(conn) + judge(conn).findings
 
 
-def _integrity(conn: sqlite3.Connection) -> list[Finding]:
+def integrity_findings(conn: sqlite3.Connection) -> list[Finding]:
     """What SQLite's integrity check finds; a row of it may hold several
     lines, each its own finding."""
     return [
@@ -155,20 +101,59 @@ def _integrity(conn: sqlite3.Connection) -> list[Finding]:
     ]
 
 
-def _check(conn: sqlite3.Connection) -> list[Finding]:
+def judge(conn: sqlite3.Connection, migrated: Migrated | None = None) -> Report:
+    """Every problem but SQLite's integrity check's: whether the database is
+    a store at all, SQLite's foreign-key check, and the store's invariants.
+    Given ``migrated``, a store an earlier version wrote has its invariants
+    judged on the copy that opens -- this version's rules on this version's
+    schema, as the next command to open the store finds it -- and a
+    migration that fails there is one finding, as opening would fail."""
     why = recognised(conn)
     if why is not None:
         # Recognised by the rule opening uses: another tool's tables are not
         # judged by this store's rules.
-        return [Finding("store", None, f"not a roteiro-memory store {why}")]
-    findings: list[Finding] = []
+        return Report([Finding("store", None, f"not a roteiro-memory store {why}")])
+    findings = [
+        Finding(table, f"rowid {rowid}", f"references a missing {parent} row")
+        for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check")
+        if table != "agent_memory"  # reported with more detail by supersession
+    ]
+    found = _standing(conn)
+    if migrated is None or found is None or not _older(found):
+        return Report(findings + _invariants(conn))
+    with contextlib.ExitStack() as stack:
+        try:
+            copy = stack.enter_context(migrated())
+        except Corrupt as error:
+            said = (
+                f"opening the store migrates it from schema {found.version} to "
+                f"{SCHEMA_VERSION}, and that fails: {error}"
+            )
+            return Report([*findings, Finding("schema_migrations", None, said)])
+        return Report(findings + _invariants(copy), (found.version, SCHEMA_VERSION))
+
+
+def _older(found: Standing) -> bool:
+    """Whether the store is one an earlier version wrote, which opening migrates."""
+    return found.version > 0 and bool(found.pending) and found.damage is None
+
+
+def _standing(conn: sqlite3.Connection) -> Standing | None:
+    """Where the store stands, or None when it has no migrations table."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone():
+        return None
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    return standing(rows, MIGRATIONS)
+
+
+def _invariants(conn: sqlite3.Connection) -> list[Finding]:
+    """The store's own rules, over its schema and rows."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-    findings.extend(_schema(conn, tables))
+    findings = _schema(conn, tables)
     missing = [t for t in _TABLES if t not in tables]
     findings.extend(Finding(t, None, "table is missing") for t in missing)
-    for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check"):
-        if table != "agent_memory":  # reported with more detail by supersession
-            findings.append(Finding(table, f"rowid {rowid}", f"references a missing {parent} row"))
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
@@ -243,10 +228,10 @@ def _plainly_holds(column: cols.Column, values: list[Any]) -> bool:
 
 
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    if "schema_migrations" not in tables:
+    found = _standing(conn)
+    if found is None:
         return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
-    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-    return schema_findings(standing(rows, MIGRATIONS))
+    return schema_findings(found)
 
 
 def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:

@@ -63,6 +63,10 @@ BUSY_TIMEOUT_MS = 60_000
 :data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
 
 
+RUN_CHECK = "run `roteiro-memory check` on it"
+"""What a store refused as damaged is told to do: the check names what is wrong."""
+
+
 CACHE_KIB = 64 * 1024
 """The page cache of a store's connection, at most (SQLite's default is 2 MiB).
 A million records are a gigabyte, and a write merging the recent records
@@ -224,10 +228,7 @@ class SQLiteStore(SQLStore):
         return self._damaged(str(error))
 
     def _damaged(self, why: str) -> Corrupt:
-        return Corrupt(
-            f"{self.file}: not a usable roteiro-memory store ({why}); "
-            "run `roteiro-memory check` on it"
-        )
+        return Corrupt(f"{self.file}: not a usable roteiro-memory store ({why}); {RUN_CHECK}")
 
     def _standing(self, conn: sqlite3.Connection) -> Standing:
         """Where the store stands (:func:`~roteiro_memory.check.standing`),

@@ -1,0 +1,148 @@
+"""``check`` of an SQLite store's file: read-only, never migrated, and a
+store an earlier version wrote judged as the next command to open it will
+find it.
+
+SQLite's integrity and foreign-key checks run on the file as it is.  The
+store's invariants are this version's rules over this version's schema, so
+an older store is judged on a private copy, migrated there by the opener
+itself (:class:`~.store.SQLiteStore`): the check reports what migrating it
+would leave, and never the migrations opening applies as missing, nor the
+tables they create.  The copy is SQLite's backup of the store, in a new
+folder of the system's temporary folder (``TMPDIR``; the folder ``0700``,
+the copy ``0600``), removed once judged: a file, not a database in memory,
+since a store of a million records is a gigabyte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+from roteiro_memory.check import Finding, Report
+from roteiro_memory.collector import paused
+from roteiro_memory.errors import Corrupt, StoreUnavailable
+from roteiro_memory.stores.sqlite import readonly
+from roteiro_memory.stores.sqlite.check import integrity_findings, judge
+from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
+from roteiro_memory.stores.sqlite.identity import not_a_file
+from roteiro_memory.stores.sqlite.migrations import SQLITE_HEADER
+from roteiro_memory.stores.sqlite.transactions import reading
+
+__all__ = ["check_file", "report"]
+
+
+def check_file(path: str | os.PathLike[str]) -> list[Finding]:
+    """Every problem found in the SQLite store at ``path`` (:func:`report`);
+    empty when it is healthy."""
+    return report(path).findings
+
+
+def report(path: str | os.PathLike[str]) -> Report:
+    """What a check of the SQLite store at ``path`` finds, read-only; for a
+    store an earlier version wrote, judged as migrated (the module
+    docstring).  What is not a regular file
+    (:func:`~roteiro_memory.stores.sqlite.identity.not_a_file`: a FIFO,
+    whose open would wait for ever) is one finding, and never opened.  A
+    store that cannot be read now (locked, a full disk, an I/O failure) is
+    no finding about the store: that raises
+    :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would."""
+    refusal = not_a_file(os.fspath(path))
+    if refusal is not None:
+        return Report([Finding("store", None, str(refusal))])
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(len(SQLITE_HEADER))
+    except OSError as error:
+        return Report([Finding("store", None, f"{path} cannot be read ({error.strerror})")])
+    if header != SQLITE_HEADER:
+        return Report([Finding("store", None, f"{path} is not an SQLite database")])
+    try:
+        conn = readonly.connect(str(path))  # creates nothing beside the file
+    except sqlite3.Error as error:
+        if is_unavailable(error):
+            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
+        return Report([Finding("store", None, f"{path} cannot be opened ({error})")])
+    try:
+        return _read(conn, path)
+    except sqlite3.DatabaseError as error:
+        if is_unavailable(error):
+            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
+        return Report([Finding("store", None, f"{path} cannot be read as a store ({error})")])
+    finally:
+        conn.close()
+
+
+def _read(conn: sqlite3.Connection, path: Path) -> Report:
+    """The check, in a read transaction that is rolled back: it wrote
+    nothing, and after a read SQLite found damaged its commit fails too.  A
+    table too damaged to be read is one finding, after what SQLite's
+    integrity check found: the rules cannot judge what cannot be read, and
+    what the integrity check says of the damage is kept."""
+    conn.execute("BEGIN")
+    try:
+        with paused():  # every row at once, and no cycle among them
+            findings = integrity_findings(conn)
+            try:
+                judged = judge(conn, lambda: _migrated_copy(conn, path))
+            except sqlite3.DatabaseError as error:
+                if is_unavailable(error):
+                    raise
+                said = f"cannot be read as a store ({error})"
+                return Report([*findings, Finding("store", None, said)])
+            return Report(findings + judged.findings, judged.migrates)
+    finally:
+        if conn.in_transaction:  # SQLite ends it itself on some failures
+            conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Connection]:
+    """A read transaction on a private copy of the store ``conn`` reads,
+    migrated by the opener; the copy is removed afterwards.  A migration
+    that fails raises :class:`~roteiro_memory.errors.Corrupt` naming the
+    store at ``path``, as opening it would."""
+    import tempfile
+
+    from roteiro_memory import privatefile
+    from roteiro_memory.stores.sqlite.store import RUN_CHECK, SQLiteStore
+
+    try:
+        scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-check-")
+    except OSError as error:
+        raise _no_copy(path, tempfile.gettempdir(), error) from None
+    with scratch as folder:
+        copy = os.path.join(folder, "memory.db")
+        try:
+            privatefile.create(copy)
+            target = sqlite3.connect(copy)
+            try:
+                conn.backup(target)
+            finally:
+                target.close()
+        except (OSError, sqlite3.Error) as error:
+            if isinstance(error, sqlite3.Error) and not is_unavailable(error):
+                raise  # the store's own failure, reported as the check's
+            raise _no_copy(path, folder, error) from None
+        try:
+            store = SQLiteStore(copy)
+        except Corrupt as error:
+            # Said of the store, and without the advice to check it.
+            said = str(error).replace(copy, str(path)).removesuffix(f"; {RUN_CHECK}")
+            raise Corrupt(said) from None
+        try:
+            with reading(store.connection) as migrated:
+                yield migrated
+        finally:
+            store.close()
+
+
+def _no_copy(path: Path, folder: str, error: Exception) -> StoreUnavailable:
+    return StoreUnavailable(
+        f"{path}: a store an earlier version wrote is checked as migrated, on a private "
+        f"copy, which cannot be made in {folder} ({error}); set TMPDIR to a folder with "
+        "room for a copy of the store"
+    )
