@@ -6,8 +6,8 @@ read (and decoded); each database store reads its own rows and calls them
 :mod:`roteiro_memory.stores.postgres.check`), so a rule and its message
 exist once.  The rules, one :class:`Finding` per offending row:
 
-* a migrations table no version writes (:func:`standing`, the rule opening
-  a store refuses one by too), a schema newer than this version knows, or
+* a migrations table no version writes (:mod:`roteiro_memory.standing`, the
+  rule opening a store refuses one by too), a schema newer than this version knows, or
   migrations missing;
 * supersession pointers that dangle, fork (two records superseded by one),
   point backwards in time, or form a cycle, and timestamps without pointers;
@@ -35,20 +35,18 @@ from typing import Any, LiteralString, Protocol
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import RoteiroError, excerpt
+from roteiro_memory.standing import Standing
 
 __all__ = [
     "CacheRow",
     "Finding",
     "MemoryRow",
-    "Migration",
     "Report",
-    "Standing",
     "cache_findings",
     "check_store",
     "memory_findings",
     "schema_findings",
     "sequence_findings",
-    "standing",
     "supersession",
     "supersession_findings",
 ]
@@ -105,67 +103,6 @@ class _Executes(Protocol):
     (SQLite's and psycopg's alike)."""
 
     def execute(self, query: LiteralString, /) -> Iterable[Sequence[Any]]: ...
-
-
-Migration = tuple[int, str, str]
-"""A migration as a store's ``MIGRATIONS`` lists it: its version, name and SQL."""
-
-
-@dataclass(frozen=True)
-class Standing:
-    """What a store's ``schema_migrations`` says of it, against the
-    migrations this version knows (:func:`standing`)."""
-
-    version: int
-    """The schema the store is at: the newest of this version's migrations
-    it records (0 for none)."""
-    pending: tuple[Migration, ...] = ()
-    """This version's migrations it does not record yet, in order: what
-    opening it applies."""
-    newer: tuple[int, ...] = ()
-    """The versions it records past this version's: a newer version's."""
-    damage: str | None = None
-    """Why the rows are no table any version writes, or None."""
-
-    @property
-    def current(self) -> bool:
-        """Whether the store records exactly this version's migrations."""
-        return not (self.pending or self.newer or self.damage)
-
-
-def standing(rows: Iterable[Sequence[object]], migrations: Sequence[Migration]) -> Standing:
-    """Judge a store's ``schema_migrations`` ``rows`` (version and name, in
-    order of version).  Every version applies every migration it knows
-    pending, in order, in one transaction, and never edits a released one:
-    so a store any version wrote records a first run of this version's
-    migrations, by number and name (an older store's, or this version's
-    own), or all of them followed by higher versions (a newer one's).
-    Anything else -- a gap, another name, a version that is no whole
-    number -- no version wrote, so it is :attr:`Standing.damage`, never
-    taken for a newer schema."""
-    ours = [(version, name) for version, name, _ in migrations]
-    versions: list[int] = []
-    for at, row in enumerate(rows):
-        version, name = row[0], row[1]
-        newest = versions[-1] if versions else 0
-        if type(version) is not int:
-            return Standing(newest, damage=f"holds version {excerpt(version)}, not a whole number")
-        said = f"version {version} named {excerpt(name)}"
-        if at < len(ours):
-            expected, called = ours[at]
-            if (version, name) != (expected, called):
-                return Standing(
-                    newest, damage=f"records {said} where migration {expected} ({called!r}) belongs"
-                )
-        elif type(name) is not str or version <= newest:
-            return Standing(newest, damage=f"records {said} after version {newest}")
-        versions.append(version)
-    known = versions[: len(ours)]
-    return Standing(
-        known[-1] if known else 0,
-        pending=tuple(migrations[len(known) :]),
-        newer=tuple(versions[len(ours) :]),
-    )
 
 
 def schema_findings(standing: Standing) -> list[Finding]:

@@ -27,10 +27,10 @@ from roteiro_memory.check import (
     memory_findings,
     schema_findings,
     sequence_findings,
-    standing,
     supersession,
 )
 from roteiro_memory.collector import paused
+from roteiro_memory.standing import standing
 from roteiro_memory.stores.postgres.migrations import MIGRATIONS
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck

@@ -41,13 +41,13 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.check import standing
 from roteiro_memory.errors import (
     Corrupt,
     InvalidStoreName,
     StoreUnavailable,
     excerpt,
 )
+from roteiro_memory.standing import standing
 from roteiro_memory.stores.postgres import link
 from roteiro_memory.stores.postgres.dsn import (
     BAD_CONNECTION,

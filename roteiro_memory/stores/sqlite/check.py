@@ -34,16 +34,15 @@ from roteiro_memory.check import (
     Finding,
     MemoryRow,
     Report,
-    Standing,
     cache_findings,
     memory_findings,
     schema_findings,
     sequence_findings,
-    standing,
     supersession,
 )
 from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, excerpt
+from roteiro_memory.standing import Standing, standing
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE

@@ -20,8 +20,8 @@ import re
 import sqlite3
 from collections.abc import Callable
 
-from roteiro_memory.check import standing
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
+from roteiro_memory.standing import standing
 
 __all__ = [
     "APPLICATION_ID",

@@ -19,8 +19,8 @@ import os
 import sqlite3
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.check import Standing, standing
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, UsageError, excerpt
+from roteiro_memory.standing import Standing, standing
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
