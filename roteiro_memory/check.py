@@ -45,6 +45,7 @@ __all__ = [
     "cache_findings",
     "check_store",
     "memory_findings",
+    "missing_tables",
     "schema_findings",
     "sequence_findings",
     "supersession",
@@ -134,11 +135,17 @@ def schema_findings(standing: Standing) -> list[Finding]:
     return out
 
 
+def missing_tables(present: set[str], required: Iterable[str]) -> list[Finding]:
+    """Each of the ``required`` tables that is not ``present``: a finding of
+    its own, the rules over its rows left unjudged."""
+    return [Finding(table, None, "table is missing") for table in required if table not in present]
+
+
 @dataclass(frozen=True)
 class MemoryRow:
     """One ``agent_memory`` row as stored (text already decoded).
-    ``vocabulary`` is its ``(kind, confidence)`` where the schema does not
-    hold them itself, and None where it does."""
+    ``vocabulary`` is its ``(kind, confidence)``, judged by the vocabulary
+    whatever a schema's constraints say (None: not judged)."""
 
     id: int
     scope: object
@@ -150,13 +157,12 @@ class MemoryRow:
     superseded_at: object
     vocabulary: tuple[object, object] | None = None
     created_at: object = None
-    """Judged when it is text (SQLite's, an export's); a database's own
-    time type needs no judging."""
+    """Judged when it is text, as every store and export holds it."""
 
     @classmethod
     def of(cls, row: Mapping[str, Any], search: object) -> MemoryRow:
-        """A row read by column name whose schema does not constrain its kind
-        and confidence (SQLite's, an export's): both judged by the vocabulary."""
+        """A row read by column name (a store's, an export's), its kind and
+        confidence judged by the vocabulary."""
         return cls(
             row["id"],
             row["scope"],

@@ -1,15 +1,17 @@
 """The integrity check of a PostgreSQL store, as the same findings.
 
-What the schema cannot rule out is checked here, one
-:class:`~roteiro_memory.check.Finding` per offending row, like the SQLite
-check: the schema version and the ranking's own function, stored text that is not
-UTF-8, scopes and bodies a write would refuse, search text that disagrees
-with its record, supersession pointers that dangle, fork, point backwards or
-cycle, timestamps without pointers, cache sizes that disagree with their
-payloads, clocks behind the entries they stamped or two entries sharing one
-tick, and an id counter behind the largest id.  (Kinds, confidences and the
-clock rows are held by CHECK constraints and keys; a store that breaks them
-was not written by this version and is reported by the read that meets it.)
+The rules are :mod:`roteiro_memory.check`'s, over the same rows the SQLite
+check reads, their text decoded: one
+:class:`~roteiro_memory.check.Finding` per offending row for a table that is
+missing, the schema version and the ranking's own function, stored text that
+is not UTF-8, kinds, confidences, scopes, bodies and times a write would
+refuse (whatever the schema's constraints say: they can be dropped), search
+text that disagrees with its record, supersession pointers that dangle, fork,
+point backwards or cycle, timestamps without pointers, cache sizes that
+disagree with their payloads, a missing clock or id counter row, clocks
+behind the entries they stamped or two entries sharing one tick, and an id
+counter behind the largest id.  A table whose columns are not the schema's
+is one finding, as SQLite's check reports a file it cannot read as a store.
 
 :func:`check_connection` runs inside the store's read snapshot
 (:meth:`PostgresStore.check <roteiro_memory.stores.postgres.store.PostgresStore.check>`);
@@ -25,6 +27,7 @@ from roteiro_memory.check import (
     MemoryRow,
     cache_findings,
     memory_findings,
+    missing_tables,
     schema_findings,
     sequence_findings,
     supersession,
@@ -42,36 +45,49 @@ if TYPE_CHECKING:
 
 __all__ = ["check_connection"]
 
-_CHECKED = cols.pick(
-    cols.AGENT_MEMORY,
-    "id",
-    "scope",
-    "anchor_key",
-    "anchor_path",
-    "body",
-    "search",
-    "superseded_by",
-    "superseded_at",
-)
-"""The record columns the rules judge (kind and confidence are held by
-CHECK constraints here)."""
-_CHECKED_NAMES = cols.names(_CHECKED)
+_CHECKED_NAMES = cols.names(cols.RECORD_CHECKED)
 _TEXT = ("scope", "anchor_key", "anchor_path", "body", "search")
-"""Of those, the ones stored as UTF-8 ``bytea``."""
+"""The record columns it judges that are stored as UTF-8 ``bytea``."""
 _CACHE_NAMES = cols.names(cols.CACHE_CHECKED)
 
 
 def check_connection(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     """Every problem found through ``conn``, inside the caller's read
     snapshot; empty when the store is healthy."""
+    import psycopg
+
+    findings: list[Finding] = []
     with paused():  # every row at once, and no cycle among them
-        findings = _schema(conn)
-        findings += _records(conn)
-        # The rules are the SQLite check's own, over the same (decoded) rows.
-        findings += supersession(conn)
-        findings += indexcheck.check(conn, POSTGRES)
-        findings += _cache(conn)
+        try:
+            _check(conn, findings)
+        except psycopg.Error as error:
+            if error.sqlstate not in _UNREADABLE:
+                raise
+            said = str(error).strip().splitlines()[0]
+            findings.append(Finding("store", None, f"cannot be read as a store ({said})"))
     return findings
+
+
+_TABLES = (*cols.TABLES, "agent_memory_ids")
+"""Every table a store holds: both stores' own, and the id counter."""
+_UNREADABLE = frozenset({"42P01", "42703", "42883", "42804", "42846"})
+"""The SQLSTATEs of a query the schema cannot answer (a table, column or
+function missing, a column of another type): damage, not a failure to read."""
+
+
+def _check(conn: psycopg.Connection[tuple[Any, ...]], findings: list[Finding]) -> None:
+    present = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    tables = {row[0] for row in present}
+    findings += missing_tables(tables, _TABLES)
+    if "schema_migrations" in tables:
+        findings += _schema(conn)
+    if {"agent_memory", "agent_memory_ids"} <= tables:
+        findings += _records(conn)
+        findings += supersession(conn)
+        if set(cols.DERIVED_TABLES) <= tables:
+            findings += indexcheck.check(conn, POSTGRES)
+    if {"agent_cache", "agent_cache_clock"} <= tables:
+        findings += _cache(conn)
 
 
 def _schema(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
@@ -106,31 +122,23 @@ def _text(raw: bytes | None) -> str | None:
 
 def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
     rows = conn.execute(
-        f"SELECT {cols.select_list(_CHECKED)} FROM agent_memory ORDER BY id"
+        f"SELECT {cols.select_list(cols.RECORD_CHECKED)} FROM agent_memory ORDER BY id"
     ).fetchall()
     out = memory_findings(_decoded_record(row) for row in rows)
     largest = max([0, *(row[0] for row in rows)])
     counter = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
-    last_id = counter[0] if counter else 0
-    return out + sequence_findings("agent_memory_ids", None, "id counter", last_id, largest)
+    if counter is None:
+        return [*out, Finding("agent_memory_ids", None, "the id counter row is missing")]
+    return out + sequence_findings("agent_memory_ids", None, "id counter", counter[0], largest)
 
 
 def _decoded_record(raw: tuple[Any, ...]) -> MemoryRow | Finding:
     row = cols.decode(_CHECKED_NAMES, raw)
     try:
-        text = {name: _text(row[name]) for name in _TEXT}
+        row.update((name, _text(row[name])) for name in _TEXT)
     except UnicodeDecodeError:
         return Finding("agent_memory", f"id {row['id']}", "a text column is not UTF-8")
-    return MemoryRow(
-        row["id"],
-        text["scope"] or "",
-        text["anchor_key"],
-        text["anchor_path"],
-        text["body"] or "",
-        text["search"],
-        row["superseded_by"],
-        row["superseded_at"],
-    )
+    return MemoryRow.of(row, row["search"])
 
 
 def _cache(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:

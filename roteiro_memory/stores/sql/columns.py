@@ -47,6 +47,7 @@ __all__ = [
     "MEMORY_SEGMENTS",
     "MEMORY_STATS",
     "NODES",
+    "RECORD_CHECKED",
     "RECORD_COLS",
     "RECORD_NAMES",
     "RECORD_READ",
@@ -279,6 +280,22 @@ export line) lists them."""
 
 CACHE_CHECKED: Columns = CACHE_READ[:7]
 """What the integrity check judges of an entry: all but its anchor."""
+
+RECORD_CHECKED: Columns = pick(
+    AGENT_MEMORY,
+    "id",
+    "scope",
+    "kind",
+    "anchor_key",
+    "anchor_path",
+    "body",
+    "confidence",
+    "search",
+    "superseded_by",
+    "superseded_at",
+    "created_at",
+)
+"""What the integrity check judges of a record, on every store."""
 
 SWEEP_READ: Columns = pick(
     AGENT_CACHE, "key", "bytes", "generation", "last_used", "anchor_key", "anchor_blob"

@@ -36,6 +36,7 @@ from roteiro_memory.check import (
     Report,
     cache_findings,
     memory_findings,
+    missing_tables,
     schema_findings,
     sequence_findings,
     supersession,
@@ -59,21 +60,6 @@ _TABLES = (
     "agent_cache_clock",
     *cols.DERIVED_TABLES,
 )
-_CHECKED = cols.pick(
-    cols.AGENT_MEMORY,
-    "id",
-    "scope",
-    "kind",
-    "anchor_key",
-    "anchor_path",
-    "body",
-    "confidence",
-    "search",
-    "superseded_by",
-    "superseded_at",
-    "created_at",
-)
-"""The record columns the rules judge."""
 
 
 Migrated = Callable[[], AbstractContextManager[sqlite3.Connection]]
@@ -151,8 +137,7 @@ def _invariants(conn: sqlite3.Connection) -> list[Finding]:
     """The store's own rules, over its schema and rows."""
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings = _schema(conn, tables)
-    missing = [t for t in _TABLES if t not in tables]
-    findings.extend(Finding(t, None, "table is missing") for t in missing)
+    findings.extend(missing_tables(tables, _TABLES))
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
@@ -234,11 +219,11 @@ def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
 
 
 def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    names = cols.names(_CHECKED)
+    names = cols.names(cols.RECORD_CHECKED)
     rows = [
         cols.decode(names, row)
         for row in conn.execute(
-            f"SELECT {cols.select_list(_CHECKED)} FROM agent_memory ORDER BY id"
+            f"SELECT {cols.select_list(cols.RECORD_CHECKED)} FROM agent_memory ORDER BY id"
         )
     ]
     out = memory_findings(MemoryRow.of(r, r["search"]) for r in rows)
