@@ -41,7 +41,7 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession_findings,
 )
-from roteiro_memory.errors import ImportRefused, excerpt, lone_surrogate
+from roteiro_memory.errors import Corrupt, ImportRefused, excerpt, lone_surrogate
 from roteiro_memory.fields import CACHE, NODE, RECORD, Field
 
 __all__ = [
@@ -98,15 +98,43 @@ a reference row by row (see :func:`pointer_rows`)."""
 
 
 def export_header(
-    sequence: int | None, ticks: int, generation: int, witness: dict[str, Any] | None
+    sequence: Any,
+    clock: Sequence[Any] | None,
+    witness: Sequence[Any] | None,
+    decode: Callable[[Any], Any],
 ) -> str:
+    """The header line of what a store holds: its id ``sequence`` (None when
+    no id was ever issued), its clock row's ``(ticks, generation)`` and its
+    witness row's ``(tree,)`` (None: no tree recorded), ``decode`` turning a
+    stored value into its JSON value as for :func:`export_items`.  What no
+    import would take is refused as :class:`~roteiro_memory.errors.Corrupt`
+    instead of written (the store's check reports it too): a missing clock
+    row, a count that is not a whole number of 64 bits."""
+    if clock is None:
+        raise Corrupt(
+            "agent_cache_clock: the cache clock row is missing; run `roteiro-memory check`"
+        )
+    ticks, generation = clock
+    held = (("id sequence", sequence, True), ("clock ticks", ticks, False))
+    for name, value, nullable in (*held, ("clock generation", generation, False)):
+        if not _typed(value, int, nullable):
+            raise Corrupt(
+                f"the store's {name} holds {excerpt(value)}, not a whole number of 64 bits, "
+                "which this version never writes; run `roteiro-memory check`"
+            )
+    tree = None
+    if witness is not None:
+        try:
+            tree = {"tree": decode(witness[0])}
+        except Corrupt as error:
+            raise Corrupt(f"sync_state id 0: {error}") from None
     return json.dumps(
         {
             "format": EXPORT_FORMAT,
             "schema_version": EXPORT_SCHEMA_VERSION,
             "sequence": sequence,
             "clock": {"ticks": ticks, "generation": generation},
-            "witness": witness,
+            "witness": tree,
         }
     )
 
@@ -116,12 +144,26 @@ def export_items(
     decode: Callable[[Any], Any],
 ) -> Iterator[str]:
     """The lines after the header: ``select(table, columns, order)`` reads a
-    table's rows, ``decode`` turns a stored value into its JSON value."""
+    table's rows, ``decode`` turns a stored value into its JSON value, or
+    raises :class:`~roteiro_memory.errors.Corrupt` for one this version never
+    writes, which is raised again naming its row."""
     for type_, table, spec, order in LINES:
         fields = names(spec)
+        at = fields.index(order)
         for row in select(table, spec, order):
-            item = {name: decode(value) for name, value in zip(fields, row, strict=True)}
+            try:
+                item = {name: decode(value) for name, value in zip(fields, row, strict=True)}
+            except Corrupt as error:
+                raise Corrupt(f"{table} {order} {_named(row[at], decode)}: {error}") from None
             yield json.dumps({"type": type_, **item})
+
+
+def _named(key: Any, decode: Callable[[Any], Any]) -> str:
+    """A row's key as a message names it: decoded, or as stored when it cannot be."""
+    try:
+        return excerpt(decode(key))
+    except Corrupt:
+        return excerpt(bytes(key) if isinstance(key, memoryview) else key)
 
 
 def _digest(lines: Iterable[str]) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pg_server
 import pytest
 
-from roteiro_memory.errors import ImportRefused
+from roteiro_memory.errors import Corrupt, ImportRefused
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.store import Store
 from roteiro_memory.stores.postgres.store import PostgresStore
@@ -144,3 +144,57 @@ def test_postgres_check_reports_a_missing_column_as_a_finding_and_reads_on(
 def test_postgres_check_reports_a_missing_id_counter_row(pg: PostgresStore) -> None:
     pg.connection.execute("DELETE FROM agent_memory_ids")
     assert [str(f) for f in pg.check()] == ["agent_memory_ids: the id counter row is missing"]
+
+
+UNEXPORTABLE_BODY = {
+    "sqlite": "UPDATE agent_memory SET body = CAST('abc' AS BLOB) WHERE id = 1",
+    "postgres": "UPDATE agent_memory SET body = '\\x61ff62'::bytea WHERE id = 1",
+}
+"""A body each backend's reader refuses: binary data, bytes that are not UTF-8."""
+
+
+@pytest.mark.parametrize("to_file", [False, True], ids=["stdout", "output-file"])
+def test_export_of_a_value_never_written_is_corrupt_naming_its_row_not_the_output(
+    damaged: Damaged, tmp_path: Path, to_file: bool
+) -> None:
+    damaged.damage(UNEXPORTABLE_BODY[damaged.backend])
+    out = tmp_path / "earlier.jsonl"
+    out.write_text("an earlier export\n")
+    done = _cli(damaged, "export", *(["-o", str(out)] if to_file else []), cwd=tmp_path)
+    assert done.returncode == ExitCode.STORE, done.stderr
+    assert done.stdout == ""
+    said = done.stderr.splitlines()
+    assert len(said) == 1, said
+    assert said[0].startswith("roteiro-memory: error: agent_memory id 1: "), said
+    assert "roteiro-memory check" in said[0]
+    assert out.read_text() == "an earlier export\n"
+
+
+def test_export_refuses_a_store_without_its_clock_row_on_every_backend(damaged: Damaged) -> None:
+    damaged.damage("DELETE FROM agent_cache_clock")
+    with pytest.raises(Corrupt, match="agent_cache_clock: the cache clock row is missing"):
+        list(damaged.store.export_lines())
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        ("UPDATE sqlite_sequence SET seq = 'abc'", "id sequence holds 'abc'"),
+        ("UPDATE agent_cache_clock SET ticks = 'x'", "clock ticks holds 'x'"),
+        ("UPDATE agent_cache_clock SET generation = 1.5", "clock generation holds 1.5"),
+    ],
+)
+def test_sqlite_export_refuses_a_count_that_is_not_a_whole_number_as_check_does(
+    tmp_path: Path, damage: str, said: str
+) -> None:
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        _fill(store)
+    conn = sqlite3.connect(path)
+    conn.execute(damage)
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path) as store:
+        assert any("export would refuse it" in f.problem for f in store.check())
+        with pytest.raises(Corrupt, match=said):
+            list(store.export_lines())

@@ -57,24 +57,22 @@ def export_lines(session: Session) -> Iterator[str]:
 
 def export_to(session: Session, output: str) -> int:
     """Write the export to ``output`` whole (0600, moved into place), and say
-    how many lines; a refused ``output`` is refused before the store is opened."""
+    how many lines; a refused ``output`` is refused before the store is opened.
+    The store is read whole first (its read snapshot holds every line
+    anyway), so a failure of the store is its own error, never the output's."""
     check_output(output, session)
-    store = session.store(must_exist=True)
+    lines = list(session.store(must_exist=True).export_lines())
     from roteiro_memory import privatefile
 
-    written = 0
-
     def write(out: TextIO) -> None:
-        nonlocal written
-        for line in store.export_lines():
+        for line in lines:
             out.write(line + "\n")
-            written += 1
 
     try:
         privatefile.replace(output, write)
-    except (OSError, ValueError) as error:
+    except OSError as error:
         raise _cannot_write(output, error) from None
-    return written
+    return len(lines)
 
 
 def check_output(output: str, session: Session) -> None:
@@ -121,11 +119,11 @@ def _names_the_store(output: str, store_file: str) -> bool:
     return False
 
 
-def _cannot_write(output: str, error: OSError | ValueError) -> UsageError:
+def _cannot_write(output: str, error: OSError) -> UsageError:
     import errno
 
-    reason = getattr(error, "strerror", None) or str(error)
-    number = getattr(error, "errno", None)
+    reason = error.strerror or str(error)
+    number = error.errno
     if isinstance(error, FileExistsError):  # not replaceable
         remedy = "choose another --output, or leave -o out to write to stdout"
     elif number in (errno.ENOSPC, errno.EDQUOT):

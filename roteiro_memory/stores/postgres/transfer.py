@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from roteiro_memory.errors import Corrupt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
@@ -41,10 +42,6 @@ _PLAIN_TEXT = frozenset({"kind", "created_at", "superseded_at"})
 store is UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations`)."""
 
 
-def _decoded(value: Any) -> Any:
-    return bytes(value).decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
-
-
 def _bytea(value: Any) -> Any:
     return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
 
@@ -58,17 +55,16 @@ def export_lines(conn: psycopg.Connection[tuple[Any, ...]]) -> Iterator[str]:
     """The store as JSON Lines, header first, read through ``conn`` (inside
     the caller's read snapshot)."""
     last_id = conn.execute("SELECT last_id FROM agent_memory_ids WHERE id = 0").fetchone()
-    clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0")
-    ticks, generation = clock.fetchone() or (0, 0)
+    if last_id is None:
+        raise Corrupt("agent_memory_ids: the id counter row is missing; run `roteiro-memory check`")
+    clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    sequence = last_id[0] if last_id and last_id[0] else None
-    tree = {"tree": _decoded(witness[0])} if witness else None
-    header = export_header(sequence, ticks, generation, tree)
+    header = export_header(last_id[0] or None, clock, witness, POSTGRES.read)
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
 
-    yield from sealed(header, export_items(select, _decoded))
+    yield from sealed(header, export_items(select, POSTGRES.read))
 
 
 def import_export(conn: psycopg.Connection[tuple[Any, ...]], parsed: Export) -> dict[str, int]:

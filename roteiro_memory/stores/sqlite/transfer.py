@@ -43,7 +43,7 @@ def _exportable(value: Any) -> Any:
     if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
         raise Corrupt(
             f"the store holds {excerpt(value)}, which this version never writes; "
-            "run `roteiro-memory check` to find the row"
+            "run `roteiro-memory check`"
         )
     return value
 
@@ -53,18 +53,8 @@ def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     the caller's read transaction)."""
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
     clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
-    if clock is None:
-        raise Corrupt(
-            "agent_cache_clock: the cache clock row is missing; run `roteiro-memory check`"
-        )
-    ticks, generation = (_exportable(value) for value in clock)
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
-    header = export_header(
-        _exportable(seq[0]) if seq else None,
-        ticks,
-        generation,
-        {"tree": _exportable(witness[0])} if witness else None,
-    )
+    header = export_header(seq[0] if seq else None, clock, witness, _exportable)
 
     def select(table: str, columns: Sequence[cols.Column], order: str) -> Any:
         return conn.execute(select_all(table, columns, order))
