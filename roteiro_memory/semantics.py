@@ -75,6 +75,7 @@ __all__ = [
     "resolve_anchor",
     "score",
     "search_text",
+    "settled_confidence",
     "stored_targets",
     "strip_white_space",
     "validate_scope",
@@ -104,7 +105,6 @@ DEFAULT_DECAY_SPAN = 200
 
 DEFAULT_HALF_LIFE = 50
 """Generations per halving for ``exponential`` decay when none is given."""
-
 
 U64_MAX = 2**64 - 1
 """The largest whole number a budget, span or half-life may be."""
@@ -156,9 +156,8 @@ def parse_kinds(
     value: MemoryKind | str | Iterable[MemoryKind | str] | None,
 ) -> frozenset[MemoryKind] | None:
     """The kinds a ``kind`` filter keeps: None for every kind (None, or an
-    empty collection), else the set of those named, each checked by
-    :func:`parse_kind` so a bad one is :class:`InvalidKind` before anything is
-    read."""
+    empty collection), else those named, each by :func:`parse_kind` (so a bad
+    one is :class:`InvalidKind` before anything is read)."""
     if value is None:
         return None
     if isinstance(value, (MemoryKind, str)):
@@ -469,8 +468,7 @@ def validate_write(
 ) -> ValidWrite:
     """Check a memory write, reporting the first fault in the order kind,
     scope, body, confidence, anchor (supersession is checked by the store
-    after this).  A confidence of -0.0 is taken as 0.0, so every backend
-    returns the same value.
+    after this); the confidence as :func:`settled_confidence` settles it.
 
     Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
     """
@@ -483,26 +481,32 @@ def validate_write(
         raise InvalidBody(
             f"invalid body: it is {body_bytes} bytes, over the {MAX_BODY_BYTES}-byte limit"
         )
-    if confidence is not None:
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-            raise InvalidConfidence(
-                f"invalid confidence {excerpt(confidence)}: expected a number in [0.0, 1.0]"
-            )
-        try:
-            value = float(confidence)
-        except OverflowError:
-            raise InvalidConfidence(
-                "invalid confidence: an integer beyond any double, expected a finite "
-                "number in [0.0, 1.0]"
-            ) from None
-        if not (math.isfinite(value) and 0.0 <= value <= 1.0):
-            raise InvalidConfidence(
-                f"invalid confidence {excerpt(confidence)}: expected a finite number in [0.0, 1.0]"
-            )
-        # -0.0 == 0.0, but SQLite would store it as 0.0 and the others keep the sign.
-        confidence = 0.0 if value == 0.0 else value
+    confidence = settled_confidence(confidence)
     check_anchor(anchor)
     return ValidWrite(valid_kind, scope, body, confidence)
+
+
+def settled_confidence(confidence: object) -> float | None:
+    """A confidence as every store keeps it, written or imported: None, or a
+    finite float in [0, 1], -0.0 as 0.0 (as SQLite keeps it); else InvalidConfidence."""
+    if confidence is None:
+        return None
+    if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+        raise InvalidConfidence(
+            f"invalid confidence {excerpt(confidence)}: expected a number in [0.0, 1.0]"
+        )
+    try:
+        value = float(confidence)
+    except OverflowError:
+        raise InvalidConfidence(
+            "invalid confidence: an integer beyond any double, expected a finite "
+            "number in [0.0, 1.0]"
+        ) from None
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise InvalidConfidence(
+            f"invalid confidence {excerpt(confidence)}: expected a finite number in [0.0, 1.0]"
+        )
+    return 0.0 if value == 0.0 else value
 
 
 def check_supersedes(target: int, found: bool, superseded_by: int | None) -> None:
@@ -555,11 +559,8 @@ def check_batch(
     known = dict(stored)
     valid: list[ValidWrite] = []
     for new_id, write in enumerate(writes, base + 1):
-        valid.append(
-            validate_write(
-                write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
-            )
-        )
+        kind, scope, body = write.kind, write.scope, write.body
+        valid.append(validate_write(kind, scope, body, write.confidence, anchor=write.anchor))
         if write.supersedes is not None:
             target = write.supersedes
             check_supersedes(target, target in known, known.get(target))

@@ -398,6 +398,8 @@ def read_export(lines: Iterable[str]) -> Export:
             "after the header); export the store again"
         )
     _judged(parsed)
+    for record in parsed.records:  # as a write keeps it, so every store keeps the same
+        record["confidence"] = sem.settled_confidence(record["confidence"])
     return parsed
 
 
