@@ -12,11 +12,12 @@ exist once.  The rules, one :class:`Finding` per offending row:
 * supersession pointers that dangle, fork (two records superseded by one),
   point backwards in time, or form a cycle, and timestamps without pointers;
 * ids that are not positive, kinds outside the vocabulary, confidences
-  outside [0, 1], scopes and bodies a write would refuse, search text that
-  disagrees with its record;
+  outside [0, 1], scopes, bodies and anchors a write would refuse, search
+  text that disagrees with its record;
 * an id sequence behind the largest id, or at the end of 64 bits;
-* cache entries whose ``bytes`` disagree with their payload, and clocks
-  behind the entries they stamped (or two entries sharing one tick);
+* cache entries a write would refuse (an anchor too long, a payload that is
+  not JSON), whose ``bytes`` disagree with their payload, and clocks behind
+  the entries they stamped (or two entries sharing one tick);
 * (the term index's own rules are the index's:
   :mod:`roteiro_memory.stores.sql.indexcheck`).
 
@@ -46,6 +47,7 @@ __all__ = [
     "check_store",
     "memory_findings",
     "missing_tables",
+    "row_label",
     "schema_findings",
     "sequence_findings",
     "supersession",
@@ -135,6 +137,12 @@ def schema_findings(standing: Standing) -> list[Finding]:
     return out
 
 
+def row_label(table: str, key: object) -> str:
+    """How a finding names a row of ``table`` by its key: ``id 3`` for a
+    record, ``key 'k'`` for a cache entry."""
+    return f"id {key}" if table == "agent_memory" else f"key {key!r}"
+
+
 def missing_tables(present: set[str], required: Iterable[str]) -> list[Finding]:
     """Each of the ``required`` tables that is not ``present``: a finding of
     its own, the rules over its rows left unjudged."""
@@ -191,7 +199,7 @@ def memory_findings(rows: Iterable[MemoryRow | Finding]) -> list[Finding]:
 
 def _memory_row(row: MemoryRow) -> list[Finding]:
     out: list[Finding] = []
-    where = f"id {row.id}"
+    where = row_label("agent_memory", row.id)
     if row.id <= 0:
         out.append(
             Finding("agent_memory", where, f"id {row.id} is not positive: ids are issued from 1")
@@ -216,11 +224,12 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
     if not isinstance(scope, str) or not isinstance(body, str):
         out.append(Finding("agent_memory", where, "scope or body is not text"))
         return out
+    key, path = row.anchor_key, row.anchor_path
     try:
-        sem.validate_write(sem.MemoryKind.LESSON, scope, body, None)
+        anchor = key if isinstance(key, str) else None
+        sem.validate_write(sem.MemoryKind.LESSON, scope, body, None, anchor=anchor)
     except RoteiroError as error:
         out.append(Finding("agent_memory", where, f"a write would refuse it: {error}"))
-    key, path = row.anchor_key, row.anchor_path
     if not all(value is None or isinstance(value, str) for value in (key, path)):
         out.append(Finding("agent_memory", where, "anchor_key or anchor_path is not text"))
     elif row.search != sem.search_text(body, key, path):
@@ -376,7 +385,7 @@ def supersession_findings(pointers: Iterable[tuple[int, object]], ids: set[int])
 
 CacheRow = Mapping[str, Any]
 """One ``agent_cache`` row as stored (text already decoded), by column name:
-key, fingerprint, json, bytes, generation, last_used, hits."""
+key, fingerprint, json, bytes, generation, last_used, hits, anchor_key."""
 
 
 def cache_findings(
@@ -415,7 +424,7 @@ def cache_findings(
         key, fingerprint, payload = entry["key"], entry["fingerprint"], entry["json"]
         size, entry_generation = entry["bytes"], entry["generation"]
         last_used, hits = entry["last_used"], entry["hits"]
-        where = f"key {key!r}"
+        where = row_label("agent_cache", key)
         counters = {
             "bytes": size,
             "generation": entry_generation,
@@ -427,8 +436,11 @@ def cache_findings(
             out.append(Finding("agent_cache", where, f"{', '.join(wrong)} not a whole number"))
             continue
         if isinstance(key, str) and isinstance(fingerprint, str) and isinstance(payload, str):
+            anchor = entry.get("anchor_key")
             try:
+                sem.check_anchor(anchor if isinstance(anchor, str) else None)
                 actual = eviction.cache_entry_bytes(key, fingerprint, payload)
+                eviction.check_payload(payload)
             except RoteiroError as error:
                 out.append(Finding("agent_cache", where, f"a write would refuse it: {error}"))
             else:

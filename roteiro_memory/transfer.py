@@ -38,6 +38,7 @@ from roteiro_memory.check import (
     MemoryRow,
     cache_findings,
     memory_findings,
+    row_label,
     sequence_findings,
     supersession_findings,
 )
@@ -276,6 +277,8 @@ class Export:
     warnings: list[str] = field(default_factory=list)
     """What the reader should know though the export was accepted (a v1
     export has no trailer to verify)."""
+    numbers: dict[tuple[str, Any], int] = field(default_factory=dict)
+    """The number of the line each row came from, by its type and key."""
 
 
 def _typed(value: Any, kind: type, nullable: bool) -> bool:
@@ -346,7 +349,6 @@ def read_export(lines: Iterable[str]) -> Export:
     parsed: Export | None = None
     body: list[str] = []
     trailer: tuple[int, dict[str, Any]] | None = None
-    seen: dict[tuple[str, Any], int] = {}
     number = 0
     for number, line in enumerate(lines, 1):
         if not line.strip():
@@ -380,7 +382,7 @@ def read_export(lines: Iterable[str]) -> Export:
                 f"line {number}: unknown line type {excerpt(type_)}: "
                 "expected node, record, cache or end"
             )
-        _unique(number, item, seen)
+        _unique(number, item, parsed.numbers)
     if parsed is None:
         raise ImportRefused(
             f"empty input: expected an export starting with a {EXPORT_FORMAT} header"
@@ -558,9 +560,17 @@ def _judged(parsed: Export) -> None:
     sequence = parsed.header.get("sequence") or 0
     findings += sequence_findings("header", None, "sequence", sequence, largest)
     if findings:
+        first = findings[0]
+        tables = {type_: table for type_, table, _, _ in LINES}
+        numbers: dict[tuple[str, str | None], int] = {
+            (tables[type_], row_label(tables[type_], key)): number
+            for (type_, key), number in parsed.numbers.items()
+        }
+        number = numbers.get((first.table, first.row))
+        line = f"line {number}: " if number is not None else ""
         more = f" (and {len(findings) - 1} more)" if len(findings) > 1 else ""
         raise ImportRefused(
-            f"{findings[0]}{more}: `roteiro-memory check` would refuse the store this export "
+            f"{line}{first}{more}: `roteiro-memory check` would refuse the store this export "
             "makes; repair the source store and export it again"
         )
 

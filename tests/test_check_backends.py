@@ -3,6 +3,7 @@ database backend: one rule, one finding, whichever store holds the damage."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import subprocess
 import sys
@@ -95,18 +96,62 @@ ROW_DAMAGE = [
 ]
 
 
+WRITE_REFUSES = [
+    (
+        {
+            "sqlite": "UPDATE agent_memory SET anchor_key = printf('%.5000c', 'a') WHERE id = 1",
+            "postgres": "UPDATE agent_memory SET anchor_key = decode(repeat('61', 5000), 'hex')"
+            " WHERE id = 1",
+        },
+        "agent_memory id 1: a write would refuse it: invalid anchor",
+    ),
+    (
+        {
+            "sqlite": "UPDATE agent_cache SET json = 'not json', bytes = 10 WHERE key = 'a'",
+            "postgres": "UPDATE agent_cache SET json = 'not json'::bytea, bytes = 10"
+            " WHERE key = 'a'::bytea",
+        },
+        "agent_cache key 'a': a write would refuse it: invalid cache payload: it is not JSON",
+    ),
+    (
+        {
+            "sqlite": "UPDATE agent_cache SET anchor_key = printf('%.5000c', 'a') WHERE key = 'a'",
+            "postgres": "UPDATE agent_cache SET anchor_key = decode(repeat('61', 5000), 'hex')"
+            " WHERE key = 'a'::bytea",
+        },
+        "agent_cache key 'a': a write would refuse it: invalid anchor",
+    ),
+]
+"""Damage a write refuses, as each backend's SQL plants it."""
+
+
+def _found_and_refused(damaged: Damaged, damage: str, finding: str) -> None:
+    """``check`` finds ``finding`` after ``damage``, and an import of the
+    export refuses it."""
+    assert damaged.store.check() == []
+    damaged.damage(damage)
+    found = [str(f) for f in damaged.store.check()]
+    assert any(line.startswith(finding) for line in found), found
+    with pytest.raises(ImportRefused, match=re.escape(finding)):
+        read_export(damaged.store.export_lines())
+
+
 @pytest.mark.parametrize(
     ("damage", "finding"), ROW_DAMAGE, ids=["created_at", "kind", "confidence"]
 )
 def test_check_finds_on_every_backend_what_an_import_of_its_export_refuses(
     damaged: Damaged, damage: str, finding: str
 ) -> None:
-    assert damaged.store.check() == []
-    damaged.damage(damage)
-    found = [str(f) for f in damaged.store.check()]
-    assert any(line.startswith(finding) for line in found), found
-    with pytest.raises(ImportRefused, match=finding.replace("[", r"\[")):
-        read_export(damaged.store.export_lines())
+    _found_and_refused(damaged, damage, finding)
+
+
+@pytest.mark.parametrize(
+    ("damage", "finding"), WRITE_REFUSES, ids=["record-anchor", "cache-json", "cache-anchor"]
+)
+def test_check_and_import_refuse_what_a_write_refuses_on_every_backend(
+    damaged: Damaged, damage: dict[str, str], finding: str
+) -> None:
+    _found_and_refused(damaged, damage[damaged.backend], finding)
 
 
 def test_check_reports_a_missing_table_as_a_finding_on_every_backend(

@@ -47,7 +47,8 @@ def _busy(store: Store) -> None:
     store.forget(newest)
     store.cache_put("k1", "fp", '{"a": 1}', anchor="file:a.py")
     store.cache_put("k2", "fp", "[]")
-    store.cache_put("k\x003", "f\x00p", '"\x00"', anchor="nowhere")
+    # NUL in the key and fingerprint; the payload is JSON, so it holds an escape.
+    store.cache_put("k\x003", "f\x00p", '"\\u0000"', anchor="nowhere")
     store.cache_get("k1")
     store.cache_sweep(1 << 20)
     store.cache_put("k4", "fp", "{}")

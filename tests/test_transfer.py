@@ -453,7 +453,7 @@ def test_import_refuses_a_timestamp_in_a_form_the_store_never_writes(
     _import_refused(
         tmp_path,
         _resealed(_edit(lines, record, **{field: value})),
-        rf"^agent_memory id \d+: {field} '{re.escape(value)}' is not a UTC time as "
+        rf"^line \d+: agent_memory id \d+: {field} '{re.escape(value)}' is not a UTC time as "
         r"YYYY-MM-DD HH:MM:SS",
     )
 
@@ -551,7 +551,8 @@ def test_import_refuses_a_cache_stamp_from_before_the_clock_started(
     _import_refused(
         tmp_path,
         _resealed(_edit(lines, at, **{field: -1})),
-        r"^agent_cache key .*: an entry is stamped by the cache clock, which starts at 0",
+        r"^line \d+: agent_cache key .*: an entry is stamped by the cache clock, which starts "
+        r"at 0",
     )
 
 

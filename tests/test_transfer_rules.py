@@ -12,6 +12,7 @@ from pathlib import Path
 import pg_server
 import pytest
 
+from roteiro_memory.errors import ImportRefused
 from roteiro_memory.store import Store
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 from roteiro_memory.transfer import export_trailer, read_export
@@ -71,3 +72,44 @@ def test_a_negative_zero_confidence_imports_as_zero_and_exports_stably_on_every_
     second = fresh()
     second.import_export(read_export(exported))
     assert list(second.export_lines()) == exported
+
+
+@pytest.mark.parametrize(
+    ("type_", "changes", "said"),
+    [
+        (
+            "record",
+            {"anchor_key": "a" * 4097},
+            "line 2: agent_memory id 1: a write would refuse it: invalid anchor",
+        ),
+        (
+            "cache",
+            {"anchor_key": "é" * 2049},
+            "line 4: agent_cache key 'k': a write would refuse it: invalid anchor",
+        ),
+        (
+            "cache",
+            {"json": "not json", "bytes": 10},
+            "line 4: agent_cache key 'k': a write would refuse it: invalid cache payload: it is "
+            "not JSON",
+        ),
+        (
+            "cache",
+            {"json": "NaN", "bytes": 5},
+            "line 4: agent_cache key 'k': a write would refuse it: invalid cache payload",
+        ),
+    ],
+    ids=["record-anchor", "cache-anchor", "cache-json", "cache-nan"],
+)
+def test_import_refuses_what_a_write_refuses_naming_the_line(
+    tmp_path: Path, type_: str, changes: dict[str, object], said: str
+) -> None:
+    lines = _changed(_source(tmp_path), type_, **changes)
+    with pytest.raises(ImportRefused) as refused:
+        read_export(lines)
+    assert str(refused.value).startswith(said), str(refused.value)
+
+
+def test_import_of_an_anchor_at_the_limit_is_taken(tmp_path: Path) -> None:
+    lines = _changed(_source(tmp_path), "record", anchor_key="a" * 4096)
+    assert read_export(lines).records[0]["anchor_key"] == "a" * 4096

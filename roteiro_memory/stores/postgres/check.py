@@ -155,8 +155,8 @@ def _cache(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
 def _decoded_entry(raw: tuple[Any, ...]) -> dict[str, Any] | Finding:
     row = cols.decode(_CACHE_NAMES, raw)
     try:
-        for name in ("key", "fingerprint", "json"):
-            row[name] = _text(row[name]) or ""
+        for name in ("key", "fingerprint", "json", "anchor_key"):
+            row[name] = _text(row[name])
     except UnicodeDecodeError:
         return Finding("agent_cache", repr(bytes(raw[0])), "a text column is not UTF-8")
     return row

@@ -278,8 +278,8 @@ CACHE_READ: Columns = transfer.CACHE
 """What a read of a cache entry selects, in the order an entry (and an
 export line) lists them."""
 
-CACHE_CHECKED: Columns = CACHE_READ[:7]
-"""What the integrity check judges of an entry: all but its anchor."""
+CACHE_CHECKED: Columns = CACHE_READ[:8]
+"""What the integrity check judges of an entry: all but its anchor's blob."""
 
 RECORD_CHECKED: Columns = pick(
     AGENT_MEMORY,
