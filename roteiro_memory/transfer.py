@@ -412,7 +412,9 @@ def _json(number: int, line: str) -> Any:
             "holds (an editor added it); remove it and import again"
         )
     try:
-        item = json.loads(line)
+        item = json.loads(line, object_pairs_hook=_once)
+    except ImportRefused as error:
+        raise ImportRefused(f"line {number}: {error}") from None
     except RecursionError:
         raise ImportRefused(
             f"line {number}: JSON nested too deeply to read; an export's lines are flat objects"
@@ -425,6 +427,20 @@ def _json(number: int, line: str) -> Any:
         raise ImportRefused(f"line {number}: not JSON ({excerpt(str(error))})") from None
     if not isinstance(item, dict):
         raise ImportRefused(f"line {number}: expected a JSON object")
+    return item
+
+
+def _once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose members each appear once: an export writes each
+    once, and of a repeated one a reader would keep the last unseen."""
+    item = dict(pairs)
+    if len(item) != len(pairs):
+        names = [name for name, _ in pairs]
+        twice = next(name for at, name in enumerate(names) if name in names[:at])
+        raise ImportRefused(
+            f"the member {excerpt(twice)} appears twice in one object; an export writes each "
+            "member once"
+        )
     return item
 
 

@@ -113,3 +113,14 @@ def test_import_refuses_what_a_write_refuses_naming_the_line(
 def test_import_of_an_anchor_at_the_limit_is_taken(tmp_path: Path) -> None:
     lines = _changed(_source(tmp_path), "record", anchor_key="a" * 4096)
     assert read_export(lines).records[0]["anchor_key"] == "a" * 4096
+
+
+def test_import_refuses_a_line_naming_a_member_twice(tmp_path: Path) -> None:
+    lines = _source(tmp_path)
+    at = 2
+    item = json.loads(lines[at])
+    assert item["type"] == "record"
+    twice = lines[at][:-1] + ', "body": "other"}'
+    body = [*lines[:at], twice, *lines[at + 1 : -1]]
+    with pytest.raises(ImportRefused, match=r"^line 3: the member 'body' appears twice"):
+        read_export([*body, export_trailer(body)])
