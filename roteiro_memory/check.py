@@ -15,9 +15,11 @@ exist once.  The rules, one :class:`Finding` per offending row:
   outside [0, 1], scopes, bodies and anchors a write would refuse, search
   text that disagrees with its record;
 * an id sequence behind the largest id, or at the end of 64 bits;
-* cache entries a write would refuse (an anchor too long, a payload that is
-  not JSON), whose ``bytes`` disagree with their payload, and clocks behind
-  the entries they stamped (or two entries sharing one tick);
+* cache entries a write would refuse (an anchor too long), whose ``bytes``
+  disagree with their payload, and clocks behind the entries they stamped
+  (or two entries sharing one tick).  A payload is any text: the store takes
+  any (PROTOCOL's ``cache.put``), and only ``cache put`` on the command line
+  asks for JSON;
 * (the term index's own rules are the index's:
   :mod:`roteiro_memory.stores.sql.indexcheck`).
 
@@ -440,7 +442,6 @@ def cache_findings(
             try:
                 sem.check_anchor(anchor if isinstance(anchor, str) else None)
                 actual = eviction.cache_entry_bytes(key, fingerprint, payload)
-                eviction.check_payload(payload)
             except RoteiroError as error:
                 out.append(Finding("agent_cache", where, f"a write would refuse it: {error}"))
             else:

@@ -11,10 +11,9 @@ entries that still apply (:func:`is_pinned`).  Sizes are fixed at write
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 
-from roteiro_memory.errors import Corrupt, InvalidBudget, UsageError, excerpt
+from roteiro_memory.errors import Corrupt, InvalidBudget, excerpt
 from roteiro_memory.semantics import (
     INT64_MAX,
     U64_MAX,
@@ -31,7 +30,6 @@ __all__ = [
     "MOST_RECENTLY_USED",
     "advanced",
     "cache_entry_bytes",
-    "check_payload",
     "evict_count",
     "eviction_key",
     "evictions_until_fits",
@@ -52,25 +50,6 @@ def cache_entry_bytes(key: str, fingerprint: str, json: str) -> int:
     so every backend refuses the entry before anything is written."""
     parts = (("cache key", key), ("cache fingerprint", fingerprint), ("cache json", json))
     return sum(check_utf8(part, field) for field, part in parts)
-
-
-def check_payload(payload: str) -> None:
-    """Refuse a cache payload that is not one JSON value (NaN and Infinity
-    are none), as ``cache put`` refuses it before anything is written; the
-    integrity check, and so an import, judge a stored one by this rule."""
-    try:
-        json.loads(payload, parse_constant=_not_json)
-    except ValueError as error:
-        raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
-    except RecursionError:
-        raise UsageError(
-            "invalid cache payload: it nests arrays or objects too deeply to read "
-            f"({len(payload)} characters); store a flatter value"
-        ) from None
-
-
-def _not_json(name: str) -> None:
-    raise ValueError(f"{name} is not a JSON value")
 
 
 CLOCK_STOPS = {

@@ -11,10 +11,12 @@ warning says so (``stored`` of :meth:`~roteiro_memory.app.session.Session.sync`)
 
 from __future__ import annotations
 
+import json
+
 from roteiro_memory import eviction
 from roteiro_memory.app import values
 from roteiro_memory.app.records import anchor_spec
-from roteiro_memory.errors import Absent, excerpt
+from roteiro_memory.errors import Absent, UsageError, excerpt
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -57,6 +59,26 @@ def get(session: Session, key: str) -> CacheEntry:
     return entry
 
 
+def _not_json(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def check_payload(payload: str) -> None:
+    """Refuse a payload that is not one JSON value (NaN and Infinity are
+    none): ``cache put`` stores JSON, as ``cache get`` prints it.  The
+    store itself takes any text (PROTOCOL's ``cache.put``), so this is the
+    command line's rule, not the store's, and ``check`` does not apply it."""
+    try:
+        json.loads(payload, parse_constant=_not_json)
+    except ValueError as error:
+        raise UsageError(f"invalid cache payload: it is not JSON ({error})") from None
+    except RecursionError:
+        raise UsageError(
+            "invalid cache payload: it nests arrays or objects too deeply to read "
+            f"({len(payload)} characters); store a flatter value"
+        ) from None
+
+
 @valueclass
 class Cached:
     """What a put stored: the entry's key, fingerprint, size and anchor key."""
@@ -82,7 +104,7 @@ def put(
 ) -> Cached:
     """Store ``payload`` (JSON text) under ``key``, anchored when ``anchor``
     names a path, symbol or key; the payload and anchor checked first."""
-    eviction.check_payload(payload)
+    check_payload(payload)
     spec = anchor_spec(session, anchor, verify=True)
     store = session.writable_store()
     session.sync(stored=True)
