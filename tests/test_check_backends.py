@@ -18,6 +18,7 @@ from roteiro_memory.errors import Corrupt, ImportRefused
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.store import Store
 from roteiro_memory.stores.postgres.store import PostgresStore
+from roteiro_memory.stores.sqlite.checkfile import check_file
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 from roteiro_memory.transfer import read_export
 
@@ -249,3 +250,26 @@ def test_sqlite_export_refuses_a_count_that_is_not_a_whole_number_as_check_does(
         assert any("export would refuse it" in f.problem for f in store.check())
         with pytest.raises(Corrupt, match=said):
             list(store.export_lines())
+
+
+def test_sqlite_text_that_is_not_utf8_is_named_by_its_row_in_check_and_export(
+    tmp_path: Path,
+) -> None:
+    """SQLite keeps any bytes in a text column; the driver fails a whole
+    query on them, naming no row.  The check reports the row, the file
+    check as the store's, and the export is refused naming it."""
+    path = tmp_path / "memory.db"
+    with SQLiteStore(path) as store:
+        _fill(store)
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE agent_memory SET body = CAST(X'61ff62' AS TEXT) WHERE id = 3")
+    conn.commit()
+    conn.close()
+    with SQLiteStore(path) as store:
+        found = [str(f) for f in store.check()]
+        assert "agent_memory id 3: body holds 'a\\udcffb'" in "\n".join(found), found
+        assert not any("cannot be read" in line for line in found), found
+        with pytest.raises(Corrupt, match=r"^agent_memory id 3: a stored text value is not UTF-8"):
+            list(store.export_lines())
+        assert store.get(1) is not None  # the connection reads as before
+    assert [str(f) for f in check_file(path)] == found

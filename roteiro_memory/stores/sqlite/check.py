@@ -48,6 +48,7 @@ from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, recognised
+from roteiro_memory.stores.sqlite.text import undecodable_kept
 from roteiro_memory.transfer import holds
 
 __all__ = ["Migrated", "check_connection", "integrity_findings", "judge"]
@@ -134,7 +135,13 @@ def _standing(conn: sqlite3.Connection) -> Standing | None:
 
 
 def _invariants(conn: sqlite3.Connection) -> list[Finding]:
-    """The store's own rules, over its schema and rows."""
+    """The store's own rules, over its schema and rows; text that is not
+    UTF-8 is read so that the rules name its row (:mod:`.text`)."""
+    with undecodable_kept(conn):
+        return _judged(conn)
+
+
+def _judged(conn: sqlite3.Connection) -> list[Finding]:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings = _schema(conn, tables)
     findings.extend(missing_tables(tables, _TABLES))

@@ -14,11 +14,13 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
 from roteiro_memory.stores.sql.columns import NODES, SYNC_STATE, insert, select_all, upsert
 from roteiro_memory.stores.sql.dialects import SQLITE
+from roteiro_memory.stores.sqlite.text import undecodable_kept
 from roteiro_memory.transfer import (
     CACHE,
     NODE,
@@ -39,7 +41,12 @@ __all__ = ["export_lines", "import_export"]
 
 def _exportable(value: Any) -> Any:
     """A stored SQLite value as JSON carries it; a value this version never
-    writes (binary data, a non-finite real) is refused rather than exported."""
+    writes (binary data, a non-finite real, text that is not UTF-8, read as
+    :func:`~.text.undecodable_kept` reads it) is refused rather than exported."""
+    if isinstance(value, str):
+        if sem.is_utf8(value):
+            return value
+        raise Corrupt("a stored text value is not UTF-8; run `roteiro-memory check`")
     if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
         raise Corrupt(
             f"the store holds {excerpt(value)}, which this version never writes; "
@@ -51,6 +58,11 @@ def _exportable(value: Any) -> Any:
 def export_lines(conn: sqlite3.Connection) -> Iterator[str]:
     """The store as JSON Lines, header first, read through ``conn`` (inside
     the caller's read transaction)."""
+    with undecodable_kept(conn):
+        yield from _lines(conn)
+
+
+def _lines(conn: sqlite3.Connection) -> Iterator[str]:
     seq = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'agent_memory'").fetchone()
     clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
     witness = conn.execute("SELECT tree FROM sync_state WHERE id = 0").fetchone()
