@@ -47,6 +47,7 @@ __all__ = [
     "Report",
     "cache_findings",
     "check_store",
+    "clock_of",
     "memory_findings",
     "missing_tables",
     "row_label",
@@ -383,6 +384,22 @@ def supersession_findings(pointers: Iterable[tuple[int, object]], ids: set[int])
         for visited in path:
             state[visited] = 2
     return out
+
+
+def clock_of(rows: Sequence[Sequence[Any]]) -> tuple[list[Finding], Any, Any]:
+    """The cache clock's ticks and generation, read from the ``(ticks,
+    generation)`` rows of ``agent_cache_clock``, and a finding unless there
+    is exactly one: a store is made with its clock row, and every cache
+    write takes it.  Without one, the entries are judged against a clock at 0."""
+    found = (
+        []
+        if len(rows) == 1
+        else [
+            Finding("agent_cache_clock", None, f"expected exactly one clock row, found {len(rows)}")
+        ]
+    )
+    ticks, generation = (rows[0][0], rows[0][1]) if rows else (0, 0)
+    return found, ticks, generation
 
 
 CacheRow = Mapping[str, Any]

@@ -161,6 +161,13 @@ def test_a_cache_payload_of_any_text_passes_check_and_import_as_the_protocol_tak
     assert payloads["d"] == "NaN"
 
 
+def test_check_reports_a_missing_clock_row_alike_on_every_backend(damaged: Damaged) -> None:
+    damaged.damage("DELETE FROM agent_cache_clock")
+    assert "agent_cache_clock: expected exactly one clock row, found 0" in [
+        str(f) for f in damaged.store.check()
+    ]
+
+
 def test_check_reports_a_missing_table_as_a_finding_on_every_backend(
     damaged: Damaged, tmp_path: Path
 ) -> None:

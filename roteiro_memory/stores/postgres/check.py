@@ -26,6 +26,7 @@ from roteiro_memory.check import (
     Finding,
     MemoryRow,
     cache_findings,
+    clock_of,
     memory_findings,
     missing_tables,
     schema_findings,
@@ -142,14 +143,12 @@ def _decoded_record(raw: tuple[Any, ...]) -> MemoryRow | Finding:
 
 
 def _cache(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
-    clock = conn.execute("SELECT ticks, generation FROM agent_cache_clock WHERE id = 0").fetchone()
-    if clock is None:
-        return [Finding("agent_cache_clock", None, "the clock row is missing")]
-    ticks, generation = clock
+    clocks = conn.execute("SELECT ticks, generation FROM agent_cache_clock").fetchall()
+    out, ticks, generation = clock_of(clocks)
     rows = conn.execute(
         f"SELECT {cols.select_list(cols.CACHE_CHECKED)} FROM agent_cache ORDER BY key"
     )
-    return cache_findings(ticks, generation, (_decoded_entry(row) for row in rows))
+    return out + cache_findings(ticks, generation, (_decoded_entry(row) for row in rows))
 
 
 def _decoded_entry(raw: tuple[Any, ...]) -> dict[str, Any] | Finding:

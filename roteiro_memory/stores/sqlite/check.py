@@ -35,6 +35,7 @@ from roteiro_memory.check import (
     MemoryRow,
     Report,
     cache_findings,
+    clock_of,
     memory_findings,
     missing_tables,
     schema_findings,
@@ -255,15 +256,8 @@ def _records(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
 
 
 def _cache(conn: sqlite3.Connection) -> list[Finding]:
-    out: list[Finding] = []
-    clocks = conn.execute("SELECT id, ticks, generation FROM agent_cache_clock").fetchall()
-    if len(clocks) != 1:
-        out.append(
-            Finding(
-                "agent_cache_clock", None, f"expected exactly one clock row, found {len(clocks)}"
-            )
-        )
-    ticks, generation = (clocks[0][1], clocks[0][2]) if clocks else (0, 0)
+    clocks = conn.execute("SELECT ticks, generation FROM agent_cache_clock").fetchall()
+    out, ticks, generation = clock_of(clocks)
     if not (isinstance(ticks, int) and isinstance(generation, int)):
         out.append(
             Finding("agent_cache_clock", "id 0", "ticks or generation is not a whole number")
