@@ -16,6 +16,7 @@ import pytest
 
 from roteiro_memory.errors import Corrupt, ImportRefused
 from roteiro_memory.exitcodes import ExitCode
+from roteiro_memory.results import GraphNode
 from roteiro_memory.store import Store
 from roteiro_memory.stores.postgres.store import PostgresStore
 from roteiro_memory.stores.sqlite.checkfile import check_file
@@ -166,6 +167,17 @@ def test_check_reports_a_missing_clock_row_alike_on_every_backend(damaged: Damag
     assert "agent_cache_clock: expected exactly one clock row, found 0" in [
         str(f) for f in damaged.store.check()
     ]
+
+
+def test_check_names_graph_text_that_is_not_utf8_on_every_backend(damaged: Damaged) -> None:
+    """What an export of the code graph would refuse, check finds, in its row."""
+    damaged.store.put_nodes([GraphNode("file:a.py", "file", "a.py", "a.py", "b" * 40)])
+    bad = {"sqlite": "CAST(X'61ff' AS TEXT)", "postgres": "'\\x61ff'::bytea"}[damaged.backend]
+    damaged.damage(f"UPDATE nodes SET path = {bad}")
+    found = [str(f) for f in damaged.store.check()]
+    assert any(line.startswith("nodes key 'file:a.py': ") for line in found), found
+    with pytest.raises(Corrupt, match="not UTF-8"):
+        list(damaged.store.export_lines())
 
 
 def test_check_reports_a_missing_table_as_a_finding_on_every_backend(

@@ -6,7 +6,8 @@ check reads, their text decoded: one
 missing, the schema version and the ranking's own function, stored text that
 is not UTF-8, kinds, confidences, scopes, bodies and times a write would
 refuse (whatever the schema's constraints say: they can be dropped), search
-text that disagrees with its record, supersession pointers that dangle, fork,
+text that disagrees with its record, graph and sync text that is not
+UTF-8, supersession pointers that dangle, fork,
 point backwards or cycle, timestamps without pointers, cache sizes that
 disagree with their payloads, a missing clock or id counter row, clocks
 behind the entries they stamped or two entries sharing one tick, and an id
@@ -89,6 +90,7 @@ def _check(conn: psycopg.Connection[tuple[Any, ...]], findings: list[Finding]) -
             findings += indexcheck.check(conn, POSTGRES)
     if {"agent_cache", "agent_cache_clock"} <= tables:
         findings += _cache(conn)
+    findings += _graph_text(conn, tables)
 
 
 def _schema(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
@@ -116,9 +118,37 @@ def _product(conn: psycopg.Connection[tuple[Any, ...]], version: int) -> list[Fi
     return [Finding("function", PRODUCT, f"{said}; {remedy}")]
 
 
-def _text(raw: bytes | None) -> str | None:
+def _text(raw: bytes | memoryview | None) -> str | None:
     """Stored UTF-8 as text; raises UnicodeDecodeError when it is not."""
     return None if raw is None else bytes(raw).decode("utf-8", "surrogatepass")
+
+
+def _graph_text(conn: psycopg.Connection[tuple[Any, ...]], tables: set[str]) -> list[Finding]:
+    """Each text value of the code graph and the sync witness that is not
+    UTF-8, in its row: an export would refuse it (the records' and the
+    cache's text is judged with their rows)."""
+    out: list[Finding] = []
+    for table, columns in (("nodes", cols.NODES), ("sync_state", cols.SYNC_STATE)):
+        if table not in tables:
+            continue
+        key, texts = columns[0].name, [c.name for c in columns if c.type is str]
+        rows = conn.execute(f"SELECT {', '.join([key, *texts])} FROM {table} ORDER BY {key}")
+        for row in rows:
+            for name, raw in zip(texts, row[1:], strict=True):
+                try:
+                    _text(raw)
+                except UnicodeDecodeError:
+                    out.append(Finding(table, _label(key, row[0]), f"{name} is not UTF-8"))
+    return out
+
+
+def _label(key: str, raw: Any) -> str:
+    """A row named by its key, as stored when it is not UTF-8 itself."""
+    try:
+        value = _text(raw) if isinstance(raw, bytes | memoryview) else raw
+    except UnicodeDecodeError:
+        value = bytes(raw)
+    return f"{key} {value!r}"
 
 
 def _records(conn: psycopg.Connection[tuple[Any, ...]]) -> list[Finding]:
