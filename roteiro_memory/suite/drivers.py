@@ -33,12 +33,21 @@ import os
 import shlex
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
 from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
+from roteiro_memory.suite.pipes import (
+    NotStrictJSON,
+    is_shutdown,
+    raise_op_error,
+    response_problem,
+    strict_loads,
+    write_within,
+)
 from roteiro_memory.suite.runner import Backend
 from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 
@@ -62,6 +71,11 @@ Factory = Callable[..., object]
 ENTRY_POINT_GROUP = "roteiro.backends"
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
+STDERR_LINE_CHARS = 2000
+"""The most of one stderr line kept (its end): with :data:`STDERR_LINES`,
+what a program writes to stderr holds the suite's memory to a bound, however
+much it writes and whether or not it ends its lines."""
+_STDERR_READ = 64 * 1024
 MAX_LINE_BYTES = 16 * 1024 * 1024
 """The longest response line read from a program; a longer one (or bytes that
 never end a line) fails the request rather than filling the suite's memory."""
@@ -312,8 +326,21 @@ class SubprocessBackend:
             self._ready.notify_all()
 
     def _pump_err(self, stream: IO[bytes]) -> None:
-        for line in iter(stream.readline, b""):
-            self._stderr.append(line.decode("utf-8", "replace").rstrip("\n"))
+        """Keep the last :data:`STDERR_LINES` lines of stderr, each cut to its
+        last :data:`STDERR_LINE_CHARS` characters; read in bounded pieces, so
+        text that never ends a line cannot fill memory.  Ends quietly when the
+        stream closes under it (the program was killed)."""
+        unfinished = False
+        with contextlib.suppress(OSError, ValueError):
+            while piece := stream.readline(_STDERR_READ):
+                text = piece.decode("utf-8", "replace")
+                ended = text.endswith("\n")
+                text = text.rstrip("\n")
+                if unfinished:
+                    with contextlib.suppress(IndexError):  # cleared meanwhile
+                        text = self._stderr.pop() + text
+                self._stderr.append(text[-STDERR_LINE_CHARS:])
+                unfinished = not ended
 
     def stderr_tail(self) -> str | None:
         return "\n".join(self._stderr) or None
@@ -355,9 +382,12 @@ class SubprocessBackend:
         self.restarts += 1
         return BackendFailure(message + RESTARTED, tail)
 
-    def _read_line(self, proc: subprocess.Popen[bytes], op: str) -> bytes:
+    def _read_line(self, proc: subprocess.Popen[bytes], op: str, deadline: float) -> bytes:
         with self._ready:
-            if not self._ready.wait_for(lambda: bool(self._lines), timeout=self.timeout):
+            waited = self._ready.wait_for(
+                lambda: bool(self._lines), timeout=max(0.0, deadline - time.monotonic())
+            )
+            if not waited:
                 raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
             line = self._lines.popleft()
         if line is _OVERLONG:
@@ -423,10 +453,12 @@ class SubprocessBackend:
         shown = text if len(text) <= 200 else text[:200] + "..."
         line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
         try:
-            response = json.loads(line)
-        except ValueError:
+            response = strict_loads(line)
+        except NotStrictJSON as error:
+            raise self._fail(f"raw line: the response is not strict JSON ({error})") from None
+        except (ValueError, RecursionError):
             raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
-        if _is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
+        if is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
             self._await_exit(proc)
         return response
 
@@ -442,36 +474,45 @@ class SubprocessBackend:
             raise self._fail(f"shutdown: the program exited with status {status}, not 0")
 
     def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
-        assert proc.stdin is not None
-        try:
-            proc.stdin.write(data + b"\n")
-            proc.stdin.flush()
-        except OSError:
-            status = proc.poll()
+        """Send one request line and read its response, within one deadline
+        for both: a program that stops reading its input (with more to send
+        than the pipe holds) fails the request as one that stops answering."""
+        deadline = time.monotonic() + self.timeout
+        written = write_within(proc, data + b"\n", self.timeout)
+        if written is None:
             raise self._fail(
-                f"{op}: the program is not reading its input (exit status {status})"
-            ) from None
-        return self._read_line(proc, op)
+                f"{op}: no response within {self.timeout:g}s "
+                "(the program hung: it stopped reading its input)"
+            )
+        if not written:
+            status = proc.poll()
+            raise self._fail(f"{op}: the program is not reading its input (exit status {status})")
+        return self._read_line(proc, op, deadline)
 
     def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         shown = line.decode("utf-8", "replace").rstrip("\n")
         if len(shown) > 500:
             shown = shown[:500] + "..."
         try:
-            response = json.loads(line)
+            response = strict_loads(line)
+        except NotStrictJSON as error:
+            raise self._fail(
+                f"{op}: the response is not strict JSON ({error}; PROTOCOL [P-wire-json]): "
+                f"{shown!r}"
+            ) from None
         except ValueError:
             raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
         except RecursionError:
             raise self._fail(
                 f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
             ) from None
-        problem = _response_problem(response, request_id, unreadable=unreadable)
+        problem = response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
         if response["ok"]:
             return response["result"]
-        error = response["error"]
-        return _raise_op_error(error["kind"], error.get("message", ""))
+        refusal = response["error"]
+        return raise_op_error(refusal["kind"], refusal.get("message", ""))
 
     def hello(self) -> JSON:
         """The backend's answer to ``hello``, asked once."""
@@ -487,53 +528,16 @@ class SubprocessBackend:
 
     def close(self) -> None:
         proc = self._proc
-        if proc is not None and proc.poll() is None and proc.stdin is not None:
-            try:
-                proc.stdin.write(b'{"id": 0, "op": "shutdown"}\n')
-                proc.stdin.flush()
+        if (
+            proc is not None
+            and proc.poll() is None
+            and proc.stdin is not None
+            and write_within(proc, b'{"id": 0, "op": "shutdown"}\n', 2.0)
+        ):
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
                 proc.stdin.close()
                 proc.wait(timeout=2)
-            except (OSError, subprocess.TimeoutExpired):
-                pass
         self._kill()
-
-
-def _is_shutdown(text: str) -> bool:
-    try:
-        request = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(request, dict) and request.get("op") == "shutdown"
-
-
-def _raise_op_error(kind: str, message: str) -> JSON:
-    raise OpError(kind, message)
-
-
-def _response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
-    if not isinstance(response, dict):
-        return "not a JSON object"
-    error = response.get("error")
-    bad_request = (
-        response.get("ok") is False
-        and isinstance(error, dict)
-        and error.get("kind") == "BadRequest"
-    )
-    if unreadable and response.get("id") is None and bad_request:
-        # A request the program could not read (a NaN token, say) is answered
-        # with "id": null; it is still the answer to this request, in order.
-        return None
-    if response.get("id") != request_id:
-        return f"id {response.get('id')!r} does not echo the request's id {request_id}"
-    ok = response.get("ok")
-    if ok is True:
-        return None if "result" in response else "'ok': true without 'result'"
-    if ok is False:
-        error = response.get("error")
-        if not isinstance(error, dict) or not isinstance(error.get("kind"), str):
-            return "'ok': false without an 'error' object carrying a string 'kind'"
-        return None
-    return "'ok' must be true or false"
 
 
 # --- Resolution --------------------------------------------------------------

@@ -1,0 +1,124 @@
+"""The wire form over a program's pipes: a request written within a
+deadline, a response read as strict JSON, and what a response must be
+(PROTOCOL "The wire form").
+
+This module does not import pytest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import threading
+from typing import Any
+
+from roteiro_memory.suite.errors import OpError
+
+__all__ = [
+    "NotStrictJSON",
+    "is_shutdown",
+    "raise_op_error",
+    "response_problem",
+    "strict_loads",
+    "write_within",
+]
+
+JSON = Any
+
+
+def write_within(proc: subprocess.Popen[bytes], data: bytes, timeout: float) -> bool | None:
+    """Write ``data`` to the program's input within ``timeout`` seconds: True
+    once written, False when the pipe is broken, None when the time ran out
+    (the program stopped reading; killing it ends the write).  A thread
+    writes to a duplicate of the pipe's descriptor, unbuffered, so nothing
+    the caller does with the pipe -- closing it once the program is killed --
+    waits on that write, nor is another file ever written in its place."""
+    assert proc.stdin is not None
+    try:
+        fd = os.dup(proc.stdin.fileno())
+    except (OSError, ValueError):
+        return False
+    done: list[bool] = []
+
+    def write() -> None:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            done.append(True)
+        except OSError:
+            done.append(False)
+        finally:
+            os.close(fd)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    writer.join(timeout)
+    return done[0] if done else None
+
+
+class NotStrictJSON(ValueError):
+    """JSON text a lenient parser reads and a strict one refuses."""
+
+
+def strict_loads(line: bytes) -> JSON:
+    """A response line as strict JSON (RFC 8259): UTF-8 JSON [P-wire-line]
+    holding neither the tokens ``NaN``, ``Infinity`` and ``-Infinity`` nor a
+    string with a lone surrogate, which is not Unicode [P-wire-json] -- the
+    suite holds the lines it reads to the rule its programs read by.  Raises
+    :class:`NotStrictJSON` for those, ValueError for text that is no JSON."""
+
+    def refuse(token: str) -> JSON:
+        raise NotStrictJSON(f"the token {token} is not JSON")
+
+    value = json.loads(line, parse_constant=refuse)
+    if b"\\u" in line:
+        found = _SURROGATE.search(json.dumps(value, ensure_ascii=False))
+        if found is not None:
+            raise NotStrictJSON(f"a string holds a lone surrogate (U+{ord(found[0]):04X})")
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def is_shutdown(text: str) -> bool:
+    try:
+        request = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(request, dict) and request.get("op") == "shutdown"
+
+
+def raise_op_error(kind: str, message: str) -> JSON:
+    raise OpError(kind, message)
+
+
+def response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
+    if not isinstance(response, dict):
+        return "not a JSON object"
+    error = response.get("error")
+    bad_request = (
+        response.get("ok") is False
+        and isinstance(error, dict)
+        and error.get("kind") == "BadRequest"
+    )
+    if unreadable and response.get("id") is None and bad_request:
+        # A request the program could not read (a NaN token, say) is answered
+        # with "id": null; it is still the answer to this request, in order.
+        return None
+    echoed = response.get("id")
+    if type(echoed) is not int or echoed != request_id:
+        # [P-wire-id]: the same JSON integer; 1.0 and true are other values.
+        return f"id {json.dumps(echoed)} does not echo the request's id {request_id}"
+    ok = response.get("ok")
+    if ok is True:
+        return None if "result" in response else "'ok': true without 'result'"
+    if ok is False:
+        error = response.get("error")
+        if not isinstance(error, dict) or not isinstance(error.get("kind"), str):
+            return "'ok': false without an 'error' object carrying a string 'kind'"
+        return None
+    return "'ok' must be true or false"

@@ -1,0 +1,161 @@
+"""The wire driver's bounds and rules: a request is written within its deadline,
+stderr is kept to a bounded tail, and a response is strict JSON whose ``id``
+is the request's own JSON integer (PROTOCOL "The wire form")."""
+
+from __future__ import annotations
+
+import io
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.suite.drivers import STDERR_LINE_CHARS, STDERR_LINES, SubprocessBackend
+from roteiro_memory.suite.runner import BackendFailure
+
+STOPS_READING = """
+import json, sys, time
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    print(json.dumps({"id": request["id"], "ok": True, "result": None}), flush=True)
+    if request["op"] == "reset":
+        time.sleep(600)  # reads nothing more
+"""
+
+ANSWERS = """
+import json, sys
+template = sys.argv[1]
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    if request["op"] == "reset":
+        print(json.dumps({"id": request["id"], "ok": True, "result": None}), flush=True)
+        continue
+    print(template.replace("ID", str(request["id"])), flush=True)
+"""
+
+FLOODS_STDERR = """
+import json, sys
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    if request["op"] == "memory.list":
+        sys.stderr.buffer.write(b"x" * (20 * 1024 * 1024) + b"\\nEND\\n")
+        sys.stderr.buffer.flush()
+    print(json.dumps({"id": request["id"], "ok": True, "result": None}), flush=True)
+"""
+
+
+def _program(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "program.py"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_a_program_that_stops_reading_its_input_fails_the_request_within_the_timeout(
+    tmp_path: Path,
+) -> None:
+    """A request longer than the pipe holds, to a program reading nothing:
+    the write waits on the same deadline as the answer, then the program is
+    killed and the next case starts it afresh."""
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, STOPS_READING)], timeout=1.0)
+    caught: list[BaseException] = []
+
+    def record() -> None:
+        try:
+            backend.call("memory.record", {"kind": "lesson", "body": "x" * 65536})
+        except BaseException as error:
+            caught.append(error)
+
+    try:
+        backend.call("reset", {})
+        started = time.monotonic()
+        caller = threading.Thread(target=record, daemon=True)
+        caller.start()
+        caller.join(20)
+        assert not caller.is_alive(), "the request never ended"
+        assert time.monotonic() - started < 10
+        assert len(caught) == 1
+        assert isinstance(caught[0], BackendFailure)
+        assert "no response within 1s" in caught[0].message
+        assert "restarted" in caught[0].message
+        assert backend.restarts == 1
+        assert backend.call("reset", {}) is None
+    finally:
+        backend.close()
+
+
+def test_stderr_is_kept_to_a_bounded_tail_however_long_its_lines(tmp_path: Path) -> None:
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, FLOODS_STDERR)], timeout=10.0)
+    try:
+        backend.call("reset", {})
+        backend.call("memory.list", {})
+        deadline = time.monotonic() + 20
+        while not (backend.stderr_tail() or "").endswith("END") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        tail = backend.stderr_tail() or ""
+    finally:
+        backend.close()
+    assert tail.splitlines()[-2:] == ["x" * STDERR_LINE_CHARS, "END"]
+    assert len(tail) <= STDERR_LINES * (STDERR_LINE_CHARS + 1)
+
+
+def test_the_stderr_reader_ends_quietly_when_its_stream_is_closed() -> None:
+    backend = SubprocessBackend(["unused"])
+    stream = io.BufferedReader(io.BytesIO(b"said\n"))
+    stream.close()
+    backend._pump_err(stream)  # no ValueError escapes the reader's thread
+    assert backend.stderr_tail() is None
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ('{"id": ID, "ok": true, "result": NaN}', "the token NaN is not JSON"),
+        ('{"id": ID, "ok": true, "result": {"n": -Infinity}}', "the token -Infinity is not JSON"),
+        ('{"id": ID, "ok": true, "result": "\\ud800"}', "lone surrogate (U+D800)"),
+        ('{"id": ID, "ok": true, "result": ["\\udfff x"]}', "lone surrogate (U+DFFF)"),
+    ],
+)
+def test_a_response_that_is_not_strict_json_fails_the_request(
+    tmp_path: Path, answer: str, problem: str
+) -> None:
+    """[P-wire-line] responses are UTF-8 JSON, [P-wire-json] strict JSON: a
+    lenient parser's NaN or a lone surrogate is a broken response, not a value."""
+    argv = [sys.executable, _program(tmp_path, ANSWERS), answer]
+    backend = SubprocessBackend(argv, timeout=5.0)
+    try:
+        backend.call("reset", {})
+        with pytest.raises(BackendFailure) as caught:
+            backend.call("memory.list", {})
+    finally:
+        backend.close()
+    assert "the response is not strict JSON" in caught.value.message
+    assert problem in caught.value.message
+
+
+def test_a_surrogate_pair_escape_is_strict_json(tmp_path: Path) -> None:
+    answer = '{"id": ID, "ok": true, "result": "\\ud83d\\ude00"}'
+    argv = [sys.executable, _program(tmp_path, ANSWERS), answer]
+    backend = SubprocessBackend(argv, timeout=5.0)
+    try:
+        backend.call("reset", {})
+        assert backend.call("memory.list", {}) == "\U0001f600"
+    finally:
+        backend.close()
+
+
+@pytest.mark.parametrize("echoed", ["ID.0", "true", '"ID"'])
+def test_a_response_id_echoes_the_request_id_as_the_same_json_integer(
+    tmp_path: Path, echoed: str
+) -> None:
+    """[P-wire-id]: ``1.0`` and ``true`` equal 1 in Python, not in JSON (the
+    first request's id is 1)."""
+    answer = '{"id": ' + echoed + ', "ok": true, "result": null}'
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, ANSWERS), answer], timeout=5.0)
+    try:
+        with pytest.raises(BackendFailure) as caught:
+            backend.call("memory.list", {})
+    finally:
+        backend.close()
+    assert "does not echo the request's id" in caught.value.message
