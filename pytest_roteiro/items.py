@@ -156,8 +156,11 @@ class CaseItem(pytest.Item):
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | CaseRepr:
+        from roteiro_memory.suite.errors import CaseFileError
         from roteiro_memory.suite.runner import format_outcome, headline
 
+        if isinstance(excinfo.value, CaseFileError):
+            return f"invalid case file\n{excinfo.value}"
         if isinstance(excinfo.value, CaseFailed):
             tb = tb_style(self.config, style)
             if excinfo.value.args:

@@ -60,6 +60,8 @@ _REF = "$ref"
 RAW_OP = "(raw)"
 """The op name a step with ``raw`` is reported under."""
 _REPEAT = "$repeat"
+MAX_REPEATED = 10**7
+"""The most characters a ``$repeat`` may make, whatever its text and times."""
 
 
 @dataclass(frozen=True)
@@ -192,9 +194,31 @@ def _refusing(kind: str, base: Any) -> Any:
     return construct
 
 
-for _kind in ("int", "float", "bool", "timestamp"):
+for _kind in ("int", "float", "bool"):
     _tag = f"tag:yaml.org,2002:{_kind}"
     _Loader.add_constructor(_tag, _refusing(_kind, _SafeBase.yaml_constructors[_tag]))
+
+
+def _not_json(what: str) -> Any:
+    """A constructor refusing, at the value's line, a YAML value JSON has no
+    type for: a case's values are sent as JSON and compared as JSON."""
+
+    def construct(loader: _Loader, node: yaml.Node) -> Any:
+        raise yaml.constructor.ConstructorError(
+            None, None, f"{what}: a case holds only JSON values", node.start_mark
+        )
+
+    return construct
+
+
+for _kind, _what in (
+    ("binary", "binary data (!!binary) is no JSON value"),
+    ("set", "a set (!!set) is no JSON value; write a list"),
+    ("omap", "an ordered map (!!omap) is no JSON value; write a mapping"),
+    ("pairs", "a list of pairs (!!pairs) is no JSON value; write a mapping"),
+    ("timestamp", "an unquoted date or time is no JSON value; quote it to write text"),
+):
+    _Loader.add_constructor(f"tag:yaml.org,2002:{_kind}", _not_json(_what))
 
 
 def read_yaml(path: Path) -> JSON:
@@ -468,13 +492,23 @@ def schema_problem(error: jsonschema.ValidationError) -> str:
     return str(error.message)
 
 
+def _ref_problem(source: tuple[str, str], rest: str) -> str | None:
+    """Why ``rest``, a path into a value saved at ``source`` (its op and
+    path), can name nothing, where ``protocol.schema.json`` says; else None."""
+    from roteiro_memory.suite.shapes import result_path_problem
+
+    op, at = source
+    parts = [*([] if at == "$" else at.split(".")), *(rest.split(".") if rest else [])]
+    return result_path_problem(op, parts)
+
+
 def refs_in(value: JSON) -> Iterator[str]:
-    """The saved names ``value`` refers to (``{$ref: NAME.PATH}``), at any depth."""
+    """The references ``value`` makes (``{$ref: NAME.PATH}``), at any depth."""
     if isinstance(value, dict):
         if set(value) == {_REPEAT, "times"}:
             return
         if set(value) == {_REF}:
-            yield str(value[_REF]).split(".", 1)[0]
+            yield str(value[_REF])
             return
         for item in value.values():
             yield from refs_in(item)
@@ -492,6 +526,11 @@ def _bad_repeat(value: JSON) -> str | None:
                 return "$repeat takes exactly {$repeat: TEXT, times: N}"
             if not isinstance(times, int) or isinstance(times, bool) or not 0 <= times <= 10**7:
                 return f"$repeat times must be a whole number 0..10000000, got {times!r}"
+            if len(value[_REPEAT]) * times > MAX_REPEATED:
+                return (
+                    f"$repeat makes {len(value[_REPEAT]) * times} characters; "
+                    f"it may make at most {MAX_REPEATED}"
+                )
             return None
         return next((p for p in map(_bad_repeat, value.values()) if p), None)
     if isinstance(value, list):
@@ -536,7 +575,8 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
     both = sorted(set(requires) & set(without))
     if both:
         raise fail(f"{', '.join(both)} is both required and excluded ('without')", "without")
-    saved: set[str] = set()
+    saved: dict[str, tuple[str, str]] = {}
+    """Each name saved so far: the op whose result it was saved from, and the path."""
     steps: list[Step] = []
     needed: set[str] = set()
     for index, raw_step in enumerate(raw["steps"]):
@@ -575,20 +615,29 @@ def _build_case(path: Path, topic: str, raw: JSON, registry: Mapping[str, Invari
         repeat_problem = _bad_repeat(raw_step)
         if repeat_problem:
             raise fail(repeat_problem, where, line)
-        for name in refs_in(raw_step):
+        for ref in refs_in(raw_step):
+            name, _, rest = ref.partition(".")
             if name not in saved:
                 raise fail(f"refers to {name!r}, which no earlier step saves", where, line)
+            problem = _ref_problem(saved[name], rest)
+            if problem is not None:
+                raise fail(f"$ref {ref!r} can name nothing: {problem}", where, line)
         for key in ("unchanged", "changed"):
             if key in raw_step:
                 needed.add("snapshot")
-                if raw_step[key] not in saved:
+                if saved.get(raw_step[key]) != ("store.snapshot", "$"):
                     raise fail(
-                        f"{key}: {raw_step[key]!r} names no snapshot saved by an earlier step",
+                        f"{key}: {raw_step[key]!r} names no snapshot saved by an earlier step "
+                        "(one is saved as {op: store.snapshot, save: {NAME: $}})",
                         f"{where}.{key}",
                         line,
                     )
+        for name, at in raw_step.get("save", {}).items():
+            problem = _ref_problem((op, "$"), "" if at == "$" else str(at))
+            if problem is not None:
+                raise fail(f"save {name}: {at!r} can name nothing: {problem}", where, line)
+            saved[name] = (op, str(at))
         steps.append(_build_step(index + 1, raw_step))
-        saved.update(raw_step.get("save", {}))
     missing = sorted(needed - set(requires))
     if missing:
         raise fail(

@@ -18,6 +18,7 @@ from roteiro_memory.suite.cases import Check
 __all__ = [
     "MISSING",
     "Mismatch",
+    "Unresolved",
     "apply_check",
     "json_equal",
     "render",
@@ -92,11 +93,24 @@ def _is_index(part: str) -> bool:
     return part.lstrip("-").isdigit()
 
 
+class Unresolved(Exception):
+    """A case's ``$ref`` that names nothing in the value saved: the case
+    file's fault, whatever the backend answered before."""
+
+
 def substitute(value: JSON, saved: Mapping[str, JSON]) -> JSON:
+    """``value`` with each ``$ref`` replaced by what it names and each
+    ``$repeat`` by its text; :class:`Unresolved` when a ``$ref`` names nothing."""
     if isinstance(value, dict):
         if set(value) == {"$ref"}:
             name, _, rest = str(value["$ref"]).partition(".")
-            return resolve_path(saved[name], rest or "$")
+            try:
+                return resolve_path(saved[name], rest or "$")
+            except KeyError as missing:
+                raise Unresolved(
+                    f"$ref {value['$ref']!r} names nothing in what {name!r} saved: "
+                    f"{missing.args[0]}"
+                ) from None
         if set(value) == {"$repeat", "times"}:
             return str(value["$repeat"]) * int(value["times"])
         return {k: substitute(v, saved) for k, v in value.items()}

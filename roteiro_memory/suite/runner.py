@@ -24,6 +24,7 @@ from roteiro_memory.suite.cases import Case, Step, refs_in
 from roteiro_memory.suite.checks import (
     MISSING,
     Mismatch,
+    Unresolved,
     apply_check,
     json_equal,
     render,
@@ -31,7 +32,7 @@ from roteiro_memory.suite.checks import (
     substitute,
     value_at,
 )
-from roteiro_memory.suite.errors import BackendFailure, OpError
+from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
 from roteiro_memory.suite.failures import format_outcome, headline
 from roteiro_memory.suite.numbers import score_problems
 from roteiro_memory.suite.outcomes import Breach, Outcome, Status
@@ -105,7 +106,9 @@ def _failed(
 
 
 def run_case(case: Case, backend: Backend) -> Outcome:
-    """Run ``case`` on a freshly reset ``backend``."""
+    """Run ``case`` on a freshly reset ``backend``.  A ``$ref`` that names
+    nothing in the value it was saved from raises :class:`CaseFileError`:
+    the case, not the backend, is at fault."""
     started = time.perf_counter()
     try:
         declared = backend.capabilities()
@@ -184,10 +187,14 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
                     case, index, f"{needed[0]!r}, which step {unsaved[needed[0]]} did not give"
                 ),
             )
-        args = substitute(dict(step.args), saved)
         found: list[Mismatch] = []
         try:
+            args = substitute(dict(step.args), saved)
             _run_step(step, args, backend, saved, found)
+        except Unresolved as missing:
+            raise CaseFileError(
+                case.file, str(missing), line=step.line, case_id=case.id, path=f"steps[{index}]"
+            ) from None
         except BackendFailure as failure:
             breaches.append(
                 Breach(step.number, step.line, step.op, args, failure.message, sent=step.raw)
@@ -223,7 +230,7 @@ def _not_run(case: Case, index: int, needing: str) -> str:
 def _names_used(step: Step) -> Iterator[str]:
     """The saved names a step refers to, in its args and its checks."""
     for value in (dict(step.args), *(check.value for check in step.checks)):
-        yield from refs_in(value)
+        yield from (ref.partition(".")[0] for ref in refs_in(value))
     for name in (step.unchanged, step.changed):
         if name is not None:
             yield name

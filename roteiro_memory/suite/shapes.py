@@ -24,6 +24,7 @@ __all__ = [
     "op_schema",
     "protocol_schema",
     "response_problem",
+    "result_path_problem",
     "result_problem",
 ]
 
@@ -107,3 +108,48 @@ def result_problem(op: str, result: JSON) -> tuple[str, str] | None:
 def response_problem(response: JSON) -> tuple[str, str] | None:
     """``(json_path, problem)`` when a whole wire response breaks its shape."""
     return _problem("#/$defs/response", response)
+
+
+def result_path_problem(op: str, parts: list[str]) -> str | None:
+    """Why the dotted path ``parts`` can name nothing in any result of ``op``
+    that fits ``protocol.schema.json``; None when it may name something --
+    always where the schema leaves the shape open (a choice of shapes, an
+    op it does not know, a snapshot's any value)."""
+    found = op_schema(op)
+    schema: Any = found.get("result") if found is not None else None
+    walked: list[str] = []
+    for part in parts:
+        schema = _resolved(schema)
+        if not isinstance(schema, dict):
+            return None
+        kinds = schema.get("type")
+        kinds = {kinds} if isinstance(kinds, str) else set(kinds or ())
+        if not kinds:
+            return None
+        where = ".".join(walked) or "the result"
+        if part == "#" and kinds & {"array", "object"}:
+            schema = {"type": "integer"}
+        elif "array" in kinds and part.lstrip("-").isdigit():
+            schema = schema.get("items")
+        elif "object" in kinds and isinstance(schema.get("properties"), dict):
+            properties = schema["properties"]
+            if part in properties:
+                schema = properties[part]
+            elif schema.get("additionalProperties") is False:
+                return f"{where} of {op} has no {part!r} (it has {', '.join(properties)})"
+            else:
+                return None
+        elif kinds & {"array", "object"}:
+            return None
+        else:
+            return f"{where} of {op} is {' or '.join(sorted(kinds))}, which has no {part!r}"
+        walked.append(part)
+    return None
+
+
+def _resolved(schema: Any) -> Any:
+    """``schema`` with a ``$ref`` into ``$defs`` followed."""
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str):
+        name = schema["$ref"].removeprefix("#/$defs/")
+        schema = protocol_schema()["$defs"].get(name)
+    return schema

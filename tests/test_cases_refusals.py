@@ -1,0 +1,146 @@
+"""Case files whose values are not JSON, or whose references can name
+nothing, are refused where they are written -- file, line and field -- at load
+and by ``roteiro-lint-cases``; a reference that names nothing only at run time
+is the case file's fault, not the backend's."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from roteiro_memory.precommit.lint_cases import main as lint
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.suite.cases import CaseFileError, load_file, load_registry
+from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.runner import run_case
+
+HEAD = """\
+cases:
+  - id: c1
+    title: t
+    clause: c
+    invariant: only-forget-removes
+    requires: [episodic, snapshot]
+    steps:
+"""
+RECORD = "      - {op: memory.record, args: {kind: lesson, body: x}, save: {a: id}}\n"
+
+
+def _write(tmp_path: Path, steps: str) -> Path:
+    path = tmp_path / "topic.yaml"
+    path.write_text(HEAD + textwrap.indent(textwrap.dedent(steps), "      "), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("steps", "line", "field", "problem"),
+    [
+        pytest.param(
+            "- {op: memory.record, args: {kind: lesson, body: !!binary aGVsbG8=}}\n",
+            8,
+            None,
+            "binary data (!!binary) is no JSON value",
+            id="binary",
+        ),
+        pytest.param(
+            "- {op: memory.record, args: {kind: lesson, body: !!set {a, b}}}\n",
+            8,
+            None,
+            "a set (!!set) is no JSON value",
+            id="set",
+        ),
+        pytest.param(
+            "- {op: memory.record, args: {kind: lesson, body: 2024-01-01}}\n",
+            8,
+            None,
+            "an unquoted date or time is no JSON value",
+            id="date",
+        ),
+        pytest.param(
+            "- {op: memory.record, args: {kind: lesson, body: {$repeat: xxxx, times: 10000000}}}\n",
+            8,
+            "steps[0]",
+            "$repeat makes 40000000 characters; it may make at most 10000000",
+            id="repeat-length",
+        ),
+        pytest.param(
+            RECORD.strip() + "\n- {op: memory.get, args: {id: {$ref: a.0.zz}}}\n",
+            9,
+            "steps[1]",
+            "$ref 'a.0.zz' can name nothing: id of memory.record is integer, which has no '0'",
+            id="ref-into-an-integer",
+        ),
+        pytest.param(
+            "- {op: memory.list, save: {r: $}}\n"
+            "- {op: memory.get, args: {id: {$ref: r.recordz}}}\n",
+            9,
+            "steps[1]",
+            "the result of memory.list has no 'recordz'",
+            id="ref-to-no-field",
+        ),
+        pytest.param(
+            "- {op: memory.record, args: {kind: lesson, body: x}, save: {a: 'zz.#.1'}}\n",
+            8,
+            "steps[0]",
+            "save a: 'zz.#.1' can name nothing: the result of memory.record has no 'zz'",
+            id="save-path",
+        ),
+        pytest.param(
+            RECORD.strip() + "\n- {op: memory.list, unchanged: a}\n",
+            9,
+            "steps[1].unchanged",
+            "'a' names no snapshot saved by an earlier step",
+            id="unchanged-names-no-snapshot",
+        ),
+    ],
+)
+def test_a_case_file_error_names_file_line_and_field_at_load_and_lint(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    steps: str,
+    line: int,
+    field: str | None,
+    problem: str,
+) -> None:
+    path = _write(tmp_path, steps)
+    with pytest.raises(CaseFileError) as caught:
+        load_file(path, load_registry())
+    error = caught.value
+    assert (error.file, error.line, error.path) == (str(path), line, field)
+    assert problem in error.problem
+    assert lint(["--no-shipped", str(path)]) == 1
+    said = capsys.readouterr()
+    assert f"{path}:{line}:" in said.out + said.err
+    assert problem in said.out + said.err
+
+
+def test_a_snapshot_and_a_path_the_schema_leaves_open_are_accepted(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        """\
+        - {op: store.snapshot, save: {before: $}}
+        - {op: memory.list, save: {r: $}}
+        - {op: memory.get, args: {id: {$ref: r.records.0.id}}, error: NotFound, unchanged: before}
+        """,
+    )
+    (case,) = load_file(path, load_registry())
+    assert len(case.steps) == 3
+
+
+def test_a_ref_that_names_nothing_at_run_time_is_a_case_file_error(tmp_path: Path) -> None:
+    """The listing is empty, so ``records.0`` names nothing: the case's fault."""
+    path = _write(
+        tmp_path,
+        """\
+        - {op: memory.list, save: {r: $}}
+        - {op: memory.get, args: {id: {$ref: r.records.0.id}}}
+        """,
+    )
+    (case,) = load_file(path, load_registry())
+    backend = InProcessBackend(ModelStore(), "memory")
+    with pytest.raises(CaseFileError) as caught:
+        run_case(case, backend)
+    assert (caught.value.line, caught.value.path, caught.value.case_id) == (9, "steps[1]", "c1")
+    assert "$ref 'r.records.0.id' names nothing in what 'r' saved" in caught.value.problem
