@@ -347,7 +347,7 @@ BAD_CASES: dict[str, Callable[[Path], PlantedCases]] = {
     "date": lambda d: _one(
         d,
         GOOD_CASE.replace("expect: {id: 1}", "expect: {id: 2026-02-30}"),
-        "{path}:10: is not valid YAML: '2026-02-30' is no timestamp YAML can make",
+        "{path}:10: is not valid YAML: an unquoted date or time is no JSON value",
     ),
     "bool": lambda d: _one(
         d,
