@@ -72,6 +72,8 @@ class RunState:
     notes: list[str] = field(default_factory=list)
     """What the run found before its first case and goes on with (the
     backend's reads wrote to its empty store): the summary and report say it."""
+    report_problem: str | None = None
+    """Why the report could not be written at the end, when it could not."""
 
 
 SEED_INPUT = "roteiro_seed"
@@ -110,8 +112,11 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
         raise pytest.UsageError(
             f"roteiro_timeout: {timeout_raw!r} is not a number of seconds"
         ) from None
-    if not timeout > 0:
-        raise pytest.UsageError(f"--roteiro-timeout must be positive, got {timeout}")
+    from roteiro_memory.suite.timeouts import timeout_problem
+
+    problem = timeout_problem(timeout)
+    if problem is not None:
+        raise pytest.UsageError(f"--roteiro-timeout: {problem}")
     explore, seed = _seed(config, bool(pick("roteiro_explore", "roteiro_explore")))
     from roteiro_memory.suite.drivers import shown_spec
 

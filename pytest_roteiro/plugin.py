@@ -73,7 +73,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--roteiro-report",
         metavar="PATH",
         default=None,
-        help="write a JSON report to PATH and a Markdown summary beside it (ini: roteiro_report).",
+        help="write a JSON report to PATH (not ending in .md) and a Markdown summary beside it "
+        "(ini: roteiro_report).",
     )
     group.addoption(
         "--roteiro-known-failures",
@@ -87,7 +88,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         type=float,
         default=None,
-        help="per-request timeout for cmd: backends, default 10 (ini: roteiro_timeout).",
+        help="per-request timeout for cmd: backends, in seconds above 0 and at most 86400 "
+        "(a day); default 10 (ini: roteiro_timeout).",
     )
     group.addoption(
         "--roteiro-explore",
@@ -146,9 +148,14 @@ def pytest_configure(config: pytest.Config) -> None:
     from pytest_roteiro.items import backend, marker
     from roteiro_memory.suite.cases import load_registry
     from roteiro_memory.suite.errors import CaseFileError
-    from roteiro_memory.suite.report import load_known_failures
+    from roteiro_memory.suite.report import load_known_failures, report_path_problem
     from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
 
+    if roteiro.report is not None and not _is_worker(config):
+        # Found now, not by a traceback once every case has run.
+        problem = report_path_problem(roteiro.report)
+        if problem is not None:
+            raise pytest.UsageError(f"--roteiro-report: {problem}")
     session = RunState(roteiro)
     extra = [Path(d) for d in _hook_case_dirs(config)]
     if extra:
@@ -473,14 +480,21 @@ class _Recorder:
             return
         from roteiro_memory.suite.report import write_report
 
-        write_report(
-            state.config.report,
-            results=state.results,
-            registry=state.registry,
-            backend=state.config.backend,  # written as shown, its passwords withheld
-            seed=_seed_of(state),
-            notes=state.notes,
-        )
+        try:
+            write_report(
+                state.config.report,
+                results=state.results,
+                registry=state.registry,
+                backend=state.config.backend,  # written as shown, its passwords withheld
+                seed=_seed_of(state),
+                notes=state.notes,
+            )
+        except OSError as error:
+            # Checked before the run; what changed since is one line, not a traceback.
+            where = error.filename or state.config.report
+            state.report_problem = f"cannot write {where}: {error.strerror or error}"
+            if session.exitstatus == pytest.ExitCode.OK:
+                session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: Any, config: pytest.Config) -> None:
         state = self.state
@@ -505,8 +519,12 @@ class _Recorder:
             from roteiro_memory.suite.report import seed_line
 
             terminalreporter.line(seed_line(seed["seed"], seed["explore"]))
-        if state.config.report is not None:
-            md = state.config.report.with_suffix(".md")
+        if state.report_problem is not None:
+            terminalreporter.line(f"report: {state.report_problem}", red=True)
+        elif state.config.report is not None:
+            from roteiro_memory.suite.report import summary_path
+
+            md = summary_path(state.config.report)
             terminalreporter.line(f"report: {state.config.report} (summary: {md})")
 
 

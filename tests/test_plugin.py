@@ -305,7 +305,7 @@ def test_report_files_are_written(mutant: pytest.Pytester) -> None:
     not_run = episodic["invariants"] - 2
     assert f"| episodic | {episodic['invariants']} | 1 | 1 | 0 | {not_run} | partial |" in markdown
     assert f"### `{FAILING}` -- failed" in markdown
-    assert f"Implementation: {report['implementation']}." in markdown
+    assert f"Implementation: `{report['implementation']}`." in markdown
 
 
 def test_junitxml_and_last_failed(mutant: pytest.Pytester) -> None:

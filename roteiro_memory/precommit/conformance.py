@@ -15,6 +15,7 @@ instead (:mod:`roteiro_memory.precommit.conformance_report`).
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -180,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="run only the cases in --cases folders",
     )
     cli.add_argument("--known-failures", metavar="FILE", help="YAML list of expected failures")
-    cli.add_argument("--timeout", type=float, metavar="SECONDS", help="per request, cmd: only")
+    cli.add_argument("--timeout", type=_timeout, metavar="SECONDS", help="per request, cmd: only")
     cli.add_argument(
         "--install-requirements",
         action="store_true",
@@ -197,6 +198,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         to_stderr(f"{missing}\n")
         return int(ExitCode.USAGE)
     return report(run_suite(args))
+
+
+def _timeout(text: str) -> float:
+    """``--timeout``'s value, refused as pytest's ``--roteiro-timeout`` refuses it."""
+    from roteiro_memory.suite.timeouts import timeout_problem
+
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    problem = timeout_problem(seconds)
+    if problem is not None:
+        raise argparse.ArgumentTypeError(problem)
+    return seconds
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@
 Reads the JSON reports ``--roteiro-report`` wrote (one per implementation, or
 two of one implementation to show what changed), checks each against the
 shipped ``report.schema.json``, and writes one self-contained HTML page
-(:mod:`roteiro_memory.suite.publish`).  A file that cannot be read or does not
-fit the schema is one line on stderr, ``FILE: problem``, and exit status 2.
+(:mod:`roteiro_memory.suite.publish`).  A file that cannot be read, is not
+strict JSON (as ``--roteiro-report`` writes it) or does not fit the schema is
+one line on stderr, ``FILE: problem``, and exit status 2; the page is written
+whole or not at all, so a failure leaves an earlier one as it was.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import write
+from roteiro_memory.privatefile import replace
 from roteiro_memory.terminal import to_stderr
 
 __all__ = ["load_report", "main"]
@@ -32,14 +35,19 @@ def load_report(path: Path) -> dict[str, Any]:
     import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 
     from roteiro_memory.suite.data import builtin_dir
+    from roteiro_memory.suite.pipes import NotStrictJSON, strict_loads
     from roteiro_memory.suite.report import REPORT_SCHEMA, REPORT_SCHEMA_FILE
 
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = strict_loads(path.read_bytes())
     except OSError as error:
         raise ReportError(f"{path}: cannot be read: {error.strerror or error}") from None
-    except (UnicodeDecodeError, ValueError) as error:
+    except NotStrictJSON as error:
+        raise ReportError(f"{path}: is not strict JSON: {error}") from None
+    except ValueError as error:  # UnicodeDecodeError too
         raise ReportError(f"{path}: is not JSON: {error}") from None
+    except RecursionError:
+        raise ReportError(f"{path}: is nested too deeply to be a report") from None
     if not isinstance(document, dict) or document.get("schema") != REPORT_SCHEMA:
         found = document.get("schema") if isinstance(document, dict) else type(document).__name__
         raise ReportError(
@@ -74,8 +82,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         to_stderr(f"{error}\n")
         return int(ExitCode.USAGE)
     out = Path(args.html)
+    page = render_page(reports, args.title)
     try:
-        out.write_text(render_page(reports, args.title), encoding="utf-8")
+        # Whole or not at all: a page that fails half-way leaves the last one as it was.
+        replace(out, lambda stream: print(page, end="", file=stream))
+        out.chmod(0o644)  # a page to publish, readable by whoever serves it
     except OSError as error:
         to_stderr(f"{out}: cannot be written: {error.strerror or error}\n")
         return int(ExitCode.USAGE)

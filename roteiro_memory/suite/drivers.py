@@ -18,8 +18,11 @@ A backend spec is one of:
 
 A spec may carry a DSN's password, so it is shown -- as a backend's name, in
 every message, summary and report -- as :func:`shown_spec` shows it, and
-connected with as given.  Which stores there are is the entry points'
-business: this module names none.  It does not import pytest.
+connected with as given.  What the suite writes of a backend's answers is
+strict JSON as the library's servers write it: :func:`strict_json`, the
+library's one rule, reached here as the rest of the library is.  Which stores
+there are is the entry points' business: this module names none.  It does not
+import pytest.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import IO, Any
 
+from roteiro_memory.errors import strict_json
 from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.pipes import (
@@ -49,6 +53,7 @@ from roteiro_memory.suite.pipes import (
     write_within,
 )
 from roteiro_memory.suite.runner import Backend
+from roteiro_memory.suite.timeouts import DEFAULT_TIMEOUT
 from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 
 __all__ = [
@@ -61,7 +66,9 @@ __all__ = [
     "reference_numbers",
     "resolve_backend",
     "shown_spec",
+    "strict_json",
     "withheld",
+    "withholder",
 ]
 
 JSON = Any
@@ -69,7 +76,6 @@ Factory = Callable[..., object]
 """Makes a backend: called with no argument for a registered name, with one
 (a string) for ``NAME:ARGUMENT`` or a URI."""
 ENTRY_POINT_GROUP = "roteiro.backends"
-DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 30
 STDERR_LINE_CHARS = 2000
 """The most of one stderr line kept (its end): with :data:`STDERR_LINES`,
@@ -648,7 +654,16 @@ def withheld(text: str, spec: str) -> str:
     """``text`` (about the backend ``spec`` names: an error, what its factory
     said) with every password the spec carries withheld, and the spec, where
     it holds it, as :func:`shown_spec` shows it."""
-    return redact(text, spec, *_command_words(spec))
+    return withholder(spec)(text)
+
+
+def withholder(spec: str) -> Callable[[str], str]:
+    """:func:`withheld` for many texts about one spec: the spec read once,
+    and each text left as it is when the spec carries no password."""
+    dsns = (spec, *_command_words(spec))
+    if all(mask(dsn) == dsn for dsn in dsns):
+        return str
+    return lambda text: redact(text, *dsns)
 
 
 def _command_words(spec: str) -> list[str]:

@@ -115,7 +115,9 @@ def _rows(cols: Sequence[Column]) -> list[str]:
             _cell(str(found[capability]["level"]) if capability in found else "not run")
             for found in compliance
         )
-        rows.append(f'<tr class="capability"><th colspan="2">{capability}</th>{cells}</tr>')
+        rows.append(
+            f'<tr class="capability"><th colspan="2">{html.escape(capability)}</th>{cells}</tr>'
+        )
         for tag in sorted(tags):
             rules = sorted({r for found in invariants for r in found.get(tag, {}).get("rules", ())})
             cells = "".join(
@@ -158,7 +160,7 @@ def _breaches(cols: Sequence[Column]) -> list[str]:
             out.append(
                 f'<section class="breach" id="{anchor}"><h3>{html.escape(col.label)}: '
                 f"{html.escape(str(case['case']))} ({status})</h3>"
-                f"<p>{html.escape(str(case['file']))}:{case['line']}, invariant "
+                f"<p>{html.escape(str(case['file']))}:{html.escape(str(case['line']))}, invariant "
                 f"{html.escape(str(case['invariant']))}</p><pre>{html.escape(text)}</pre></section>"
             )
     return out
@@ -181,7 +183,10 @@ def _changes(cols: Sequence[Column]) -> list[str]:
                 rows.append(
                     f"<tr><th>{html.escape(case_id)}</th>{_cell(before)}{_cell(after)}</tr>"
                 )
-        head = f"<h3>{html.escape(name)}: {same[0].label} to {same[-1].label}</h3>"
+        head = (
+            f"<h3>{html.escape(name)}: {html.escape(same[0].label)} to "
+            f"{html.escape(same[-1].label)}</h3>"
+        )
         if rows:
             out.append(
                 f'{head}<table class="changes"><thead><tr><th>case</th><th>before</th>'

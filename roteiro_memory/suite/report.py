@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
+import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.suite.cases import Invariant, read_yaml
-from roteiro_memory.suite.drivers import shown_spec, withheld
+from roteiro_memory.suite.drivers import shown_spec, strict_json, withholder
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
 
@@ -40,9 +43,11 @@ __all__ = [
     "judge",
     "load_known_failures",
     "markdown_summary",
+    "report_path_problem",
     "seed_line",
     "shown_report",
     "suite_identity",
+    "summary_path",
     "write_report",
 ]
 
@@ -330,55 +335,51 @@ def shown_report(report: Mapping[str, Any]) -> dict[str, Any]:
     """``report`` as it may be written or shown: its ``backend`` as
     :func:`~roteiro_memory.suite.drivers.shown_spec` shows the spec (any
     DSN's password withheld), and the passwords that spec carries withheld
-    from its free text -- notes and what each case printed.  So the spec in
-    ``backend`` must be the one given, as :func:`build_report` puts it there
-    (and as a report written before the spec was shown holds it, which is
-    then published without them too): from a spec already shown, the only
-    password to withhold is ``<password>``.  Every other field is as it
-    was: the report still fits its schema."""
+    from every other text it holds, at any depth -- a program may echo its
+    command line anywhere: on stderr, in a message, in an answer, in its
+    implementation's name.  So the spec in ``backend`` must be the one
+    given, as :func:`build_report` puts it there (and as a report written
+    before the spec was shown holds it, which is then published without
+    them too): from a spec already shown, the only password to withhold is
+    ``<password>``.  A number JSON cannot carry (NaN, an infinity: a case
+    may send one) is shown as its name, a string.  The report still fits
+    its schema."""
     spec = str(report.get("backend", ""))
+    withhold = withholder(spec)
 
-    def texts(found: Any, *keys: str) -> Any:
-        """``found`` with the text under each of ``keys`` it has withheld."""
-        if not isinstance(found, Mapping):
-            return found
-        shown = dict(found)
-        for key in keys:
-            if isinstance(shown.get(key), str):
-                shown[key] = withheld(shown[key], spec)
-        return shown
+    def shown(value: Any) -> Any:
+        if isinstance(value, str):
+            return withhold(value)
+        if isinstance(value, float) and not math.isfinite(value):
+            return _NONFINITE[str(value)]
+        if isinstance(value, Mapping):
+            return {shown(key): shown(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [shown(item) for item in value]
+        return value
 
-    def case(result: Any) -> Any:
-        shown = texts(result, "message")
-        outcome = texts(shown.get("outcome") if isinstance(shown, dict) else None, *_TEXTS)
-        if isinstance(outcome, dict):
-            if isinstance(outcome.get("breaches"), list):
-                outcome["breaches"] = [texts(b, "message") for b in outcome["breaches"]]
-            shown["outcome"] = outcome
-        return shown
-
-    shown = dict(report)
-    shown["backend"] = shown_spec(spec)
-    if isinstance(report.get("notes"), list):
-        shown["notes"] = [withheld(n, spec) if isinstance(n, str) else n for n in report["notes"]]
-    if isinstance(report.get("cases"), list):
-        shown["cases"] = [case(result) for result in report["cases"]]
-    return shown
+    out = {key: shown(value) for key, value in report.items()}
+    out["backend"] = shown_spec(spec)
+    return out
 
 
-_TEXTS = ("message", "stopped")
-"""The free text of a case's outcome."""
+_NONFINITE = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+"""A number JSON cannot carry, shown by the name a lenient parser gives it."""
 
 
 def markdown_summary(report: Mapping[str, Any]) -> str:
     """The Markdown page written beside the JSON report (shown as
-    :func:`shown_report` shows it)."""
+    :func:`shown_report` shows it).  What a backend or a case file wrote --
+    the spec, the implementation's name, notes, ids, messages -- stays text:
+    inline it is escaped or a code span, a message is fenced by more
+    backticks than it holds in a row, so none of it can close its fence or
+    be read as Markdown or HTML."""
     report = shown_report(report)
-    out = [f"# Conformance report: `{report['backend']}`", ""]
+    out = [f"# Conformance report: {_code(report['backend'])}", ""]
     totals = report["totals"]
     out.append(", ".join(f"{totals[s]} {s}" for s in STATUSES) + " cases.")
     if report.get("implementation"):
-        out += ["", f"Implementation: {report['implementation']}."]
+        out += ["", f"Implementation: {_code(report['implementation'])}."]
     declared = report.get("declared_capabilities")
     if declared is not None:
         out += ["", f"Declared capabilities: {', '.join(declared) or 'none'}."]
@@ -392,7 +393,7 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
             f"sha256 {suite['protocol_sha256'][:12]}).",
         ]
     for note in report.get("notes") or ():
-        out += ["", f"Note: {note}"]
+        out += ["", f"Note: {_text(str(note))}"]
     out += ["", "## Compliance by capability", ""]
     out.append("| " + " | ".join(_COLUMNS) + " |")
     out.append("|" + "---|" * len(_COLUMNS))
@@ -401,20 +402,49 @@ def markdown_summary(report: Mapping[str, Any]) -> str:
     out += ["", "## Invariants", ""]
     out += ["| invariant | capability | verdict | cases |", "|---|---|---|---|"]
     for inv in report["invariants"]:
-        out.append(
-            f"| `{inv['tag']}` | {inv['capability']} | {inv['verdict']} | {len(inv['cases'])} |"
-        )
+        tag = _code(inv["tag"]).replace("|", "\\|")  # a table's cell ends at a bare |
+        out.append(f"| {tag} | {inv['capability']} | {inv['verdict']} | {len(inv['cases'])} |")
     problems = [c for c in report["cases"] if c["status"] != "passed"]
     if problems:
         out += ["", "## Cases not passed", ""]
         for case in problems:
-            out.append(f"### `{case['case']}` -- {case['status']}")
+            out.append(f"### {_code(case['case'])} -- {case['status']}")
             out.append("")
-            out.append(f"{case['file']}:{case['line']}, invariant `{case['invariant']}`")
+            out.append(
+                f"{_code(case['file'])}:{case['line']}, invariant {_code(case['invariant'])}"
+            )
             if case["message"]:
-                out += ["", "```", case["message"].rstrip(), "```"]
+                out += ["", *_fenced(case["message"].rstrip())]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _text(text: str) -> str:
+    """``text`` as Markdown prose that reads as itself: on one line, every
+    ASCII punctuation character backslash-escaped (CommonMark lets each be),
+    so none begins markup, a table cell's end or an HTML tag."""
+    return re.sub(r"([!-/:-@\[-`{-~])", r"\\\1", " ".join(text.split()))
+
+
+def _code(text: str) -> str:
+    """``text`` as a Markdown code span, on one line: delimited by one
+    backtick more than the longest run it holds, padded so a backtick at
+    either end is its own."""
+    flat = " ".join(str(text).split())
+    ticks = "`" * (_longest_run(flat, "`") + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def _fenced(text: str) -> list[str]:
+    """``text`` as a fenced code block: a fence of more backticks than any
+    run the text holds (at least three), which no line of it can close."""
+    fence = "`" * max(3, _longest_run(text, "`") + 1)
+    return [fence, text, fence]
+
+
+def _longest_run(text: str, mark: str) -> int:
+    return max((len(run) for run in re.findall(f"{re.escape(mark)}+", text)), default=0)
 
 
 def seed_line(seed: int, explore: bool) -> str:
@@ -440,12 +470,53 @@ def write_report(
     notes: Sequence[str] = (),
 ) -> tuple[Path, Path]:
     """Write the JSON report to ``path`` and its Markdown summary beside it
-    (same name, ``.md``); both paths are returned.  ``backend`` is the spec
+    (:func:`summary_path`); both paths are returned.  ``backend`` is the spec
     as given (:func:`build_report`), written only as shown.  ``seed`` is
-    ``{"seed": N, "explore": bool}`` when properties ran."""
+    ``{"seed": N, "explore": bool}`` when properties ran.  The report is
+    strict JSON, as the wire is: a lone surrogate a backend answered is
+    written as the six characters of its escape
+    (:func:`~roteiro_memory.errors.strict_json`), in the summary too.
+    Raises OSError when either cannot be written."""
     report = build_report(results, registry, backend, seed, notes)
+    text = strict_json(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+    md = summary_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    md = path.with_suffix(".md")
-    md.write_text(markdown_summary(report), encoding="utf-8")
+    path.write_text(text + "\n", encoding="utf-8")
+    md.write_text(markdown_summary(report), encoding="utf-8", errors="backslashreplace")
     return path, md
+
+
+def summary_path(path: Path) -> Path:
+    """Where the Markdown summary of the report at ``path`` is written."""
+    return path.with_suffix(".md")
+
+
+def report_path_problem(path: Path) -> str | None:
+    """Why the report cannot be written to ``path`` (nor its summary beside
+    it), found before a run rather than after it; None when both can be.
+    A path ending in ``.md`` is refused: the summary's name is the report's
+    with ``.md``, and would be the same file.  A folder that does not exist
+    yet is made when the report is written, under one that does."""
+    if path.suffix.lower() == ".md":
+        return (
+            f"{path} ends in .md, which names the Markdown summary written beside the JSON "
+            f"report; give the JSON report's path (e.g. {path.with_suffix('.json')})"
+        )
+    for target in (path, summary_path(path)):
+        if target.is_dir():
+            return f"{target} is a folder, not a file to write"
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        return f"{path} cannot be made: {folder} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+        for target in (path, summary_path(path)):
+            if target.exists():
+                with target.open("ab"):
+                    pass  # opened to append, changed in nothing
+    except OSError as error:
+        return f"{path} cannot be written: {error.strerror or error}"
+    return None
