@@ -180,6 +180,23 @@ def test_check_names_graph_text_that_is_not_utf8_on_every_backend(damaged: Damag
         list(damaged.store.export_lines())
 
 
+def test_the_encoding_of_a_lone_surrogate_is_no_text_to_check_or_export_on_every_backend(
+    damaged: Damaged,
+) -> None:
+    """Bytes ED A0 80 encode U+D800, which no write stores and no import
+    takes: check names the row and export refuses it, as for any bytes
+    that are not UTF-8, on both backends."""
+    bad = {
+        "sqlite": "CAST(X'6261640aeda080' AS TEXT)",
+        "postgres": "'\\x6261640aeda080'::bytea",
+    }[damaged.backend]
+    damaged.damage(f"UPDATE agent_memory SET body = {bad} WHERE id = 3")
+    found = [str(f) for f in damaged.store.check()]
+    assert any(line.startswith("agent_memory id 3: ") for line in found), found
+    with pytest.raises(Corrupt, match=r"^agent_memory id 3: a stored text value is not UTF-8"):
+        list(damaged.store.export_lines())
+
+
 def test_check_reports_a_missing_table_as_a_finding_on_every_backend(
     damaged: Damaged, tmp_path: Path
 ) -> None:

@@ -364,11 +364,13 @@ class _Postgres(Dialect):
         return value.encode("utf-8", "surrogatepass")
 
     def read(self, raw: Any) -> Any:
-        """Stored UTF-8 as text; bytes this version never writes are Corrupt."""
+        """Stored UTF-8 as text; bytes this version never writes (which are
+        not UTF-8, the encoding of a lone surrogate among them: no write
+        takes one) are Corrupt."""
         if not isinstance(raw, bytes | memoryview):
             return raw
         try:
-            return bytes(raw).decode("utf-8", "surrogatepass")
+            return self.untext(raw)
         except UnicodeDecodeError as error:
             raise Corrupt(
                 f"a stored text value is not UTF-8 ({error.reason} at byte {error.start}); "
@@ -382,7 +384,9 @@ class _Postgres(Dialect):
         return [self.read(value) for value in raw]
 
     def untext(self, raw: Any) -> str:
-        return bytes(raw).decode("utf-8", "surrogatepass")
+        """Stored UTF-8 as text, strictly: UnicodeDecodeError for bytes no
+        write stores (:meth:`read` makes that Corrupt)."""
+        return bytes(raw).decode("utf-8")
 
     def plain(self, value: Any) -> Any:
         return self.read(value) if isinstance(value, bytes) else value
