@@ -9,8 +9,9 @@ short sentence to a paragraph; a few drifted by an edit), starts
 ``roteiro-memory mcp`` through the MCP SDK's own stdio client, and prints
 the bytes of:
 
-* ``tools/list`` -- target at most 9,000 (input schemas stating every limit
-  the tools hold take about 1,100 of it);
+* ``tools/list`` -- target at most 10,000 (input schemas stating every limit
+  and rule the tools hold take about 2,400 of it: white space and control
+  characters spelt out, so Python and ECMA-262 patterns read alike);
 * a default ``search`` (a query of two words, every default) -- target at most 6,000;
 * a default ``list``, and a default ``touched`` after the edit;
 * a ``roteiro-memory hook`` answer to Claude Code's PreToolUse event for the
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 SEARCH_BOUND = 6000
-TOOLS_BOUND = 9000
+TOOLS_BOUND = 10000
 
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")},

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANCHOR_PENALTY",
     "ANCHOR_RULE",
+    "CONTROL",
     "DEFAULT_BASE_CONFIDENCE",
     "DEFAULT_DECAY_SPAN",
     "DEFAULT_HALF_LIFE",
@@ -118,7 +119,6 @@ WHITE_SPACE = frozenset(
 U+001C..U+001F; PROTOCOL fixes White_Space everywhere."""
 
 _WHITE_SPACE_CHARS = "".join(sorted(WHITE_SPACE))
-
 
 # --- Vocabulary -------------------------------------------------------------
 
@@ -401,9 +401,9 @@ def strip_white_space(text: str) -> str:
     return text.strip(_WHITE_SPACE_CHARS)
 
 
-_CONTROL = "[\x00-\x1f\x7f-\x9f]"
-"""Unicode general category Cc (a pattern, compiled when first used: start-up
-compiles no expression a command may not need)."""
+CONTROL = "[\\x00-\\x1f\\x7f-\\x9f]"
+"""Unicode general category Cc: a pattern Python and ECMA-262 read alike (the
+MCP input schemas say it), compiled when first used."""
 
 
 def is_utf8(text: str) -> bool:
@@ -452,7 +452,7 @@ def validate_scope(scope: str) -> None:
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it has surrounding whitespace, which is not allowed"
         )
-    if re.search(_CONTROL, scope):
+    if re.search(CONTROL, scope):
         raise InvalidScope(
             f"invalid scope {excerpt(scope)}: it contains a control character, which is not allowed"
         )

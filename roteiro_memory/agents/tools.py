@@ -17,7 +17,8 @@ What holds:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -146,16 +147,26 @@ class Arguments:
         return default if value is None else value
 
     def ids(self, name: str) -> tuple[object, ...]:
-        """Record ids as given (none when absent): the use case reads each."""
+        """Record ids as given (none when absent): the use case reads each.
+        An id is a number here, as ``get``'s is: the command line's pasted
+        ``#12`` is for typing, and no input schema allows it."""
         value = self.given.get(name)
         if value is None:
             return ()
-        if not isinstance(value, list):
-            raise self._bad(name, "an array of record ids")
+        if not isinstance(value, list) or any(isinstance(item, str) for item in value):
+            raise self._bad(name, "an array of record ids (numbers, not strings)")
         return tuple(value)
 
-    def kinds(self, name: str = "kind") -> tuple[str, ...]:
-        value = self.text(name)
+    def kind(self) -> str | None:
+        """The kind, spelt as the input schema's enum spells it: the command
+        line's any-case ``Lesson`` is for typing."""
+        value = self.text("kind")
+        if value is not None:
+            sem.parse_kind(value)  # InvalidKind, as for a kind that names none
+        return value
+
+    def kinds(self) -> tuple[str, ...]:
+        value = self.kind()
         return () if value is None else (value,)
 
 
@@ -218,7 +229,7 @@ def _remember(session: Session, args: Arguments) -> Answer:
     scope = args.text("scope")  # given empty, it is refused as the CLI refuses it
     remembered = records.remember(
         session,
-        args.text("kind") or "",
+        args.kind() or "",
         args.text("body") or "",
         scope=sem.DEFAULT_SCOPE if scope is None else scope,
         anchor=args.text("anchor"),
@@ -292,11 +303,52 @@ def _forget(session: Session, args: Arguments) -> Answer:
 # --- Descriptions and input schemas -------------------------------------------
 #
 # A schema allows no value its tool refuses for its form: lengths, ranges,
-# formats, arguments that do not go together (a value naming nothing stored
-# -- an id, a path -- is the tool's to refuse).  JSON Schema counts
-# characters and the limits are UTF-8 bytes: maxLength is the byte limit,
-# which only non-ASCII text can pass and still be refused, as each
-# description says.  Every optional argument may be null, meaning absent.
+# formats, white space and control characters, arguments that do not go
+# together (a value naming nothing -- an id, a path, a revision -- is the
+# tool's to refuse).  Every optional argument may be null, meaning absent.
+# The patterns read alike in Python's re and ECMA-262: classes spelt out in
+# escapes from semantics' own sets (not \s, which differs between the two
+# and from Unicode White_Space), and no $ that Python lets a final newline
+# pass.  What no schema can say is the tool's alone (docs/cli.md lists it, as
+# the KNOWN of tests/test_agents_schemas.py does): the limits are UTF-8 bytes
+# and maxLength counts characters, as each description says; a decay's N
+# past 2^64-1, as decay's says; a lone surrogate, which a pattern without
+# ECMA-262's u flag cannot tell from half of a pair; an anchor's path; a
+# revision; a query's count of distinct terms.
+
+_ESCAPES = {0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f", 0x0D: "\\r", 0x20: " "}
+
+
+def _escape(code: int) -> str:
+    """One character of a class, as both dialects read it."""
+    return _ESCAPES.get(code) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+
+
+def _class(chars: Iterable[str]) -> str:
+    """A character class's body naming exactly ``chars``: each in an escape
+    both dialects read alike, a run of three or more as a range."""
+    codes = sorted(map(ord, chars))
+    parts: list[str] = []
+    start = 0
+    for end, code in enumerate(codes):
+        if end + 1 < len(codes) and codes[end + 1] == code + 1:
+            continue
+        run = codes[start : end + 1]
+        ends = (_escape(run[0]), _escape(run[-1]))
+        parts.append("-".join(ends) if len(run) > 2 else "".join(map(_escape, run)))
+        start = end + 1
+    return "".join(parts)
+
+
+_NOT_BLANK: Schema = {"pattern": f"[^{_class(sem.WHITE_SPACE)}]"}
+"""Holds a character that is not white space, as :func:`sem.strip_white_space`
+judges it: not blank."""
+_EDGE = _class(c for c in sem.WHITE_SPACE if not re.fullmatch(sem.CONTROL, c))
+_SCOPE_RULE: Schema = {"not": {"type": "string", "pattern": f"{sem.CONTROL}|^[{_EDGE}]|[{_EDGE}]$"}}
+"""No control character, no white space at either end (the white space that
+is no control character: the rest is refused anywhere): what
+:func:`sem.validate_scope` holds besides the length.  (Python's ``$`` also
+matches before a final newline, a control character.)"""
 
 
 def _optional(schema: Schema) -> Schema:
@@ -306,15 +358,17 @@ def _optional(schema: Schema) -> Schema:
     return {**schema, "type": [schema["type"], "null"]}
 
 
-def _text(limit: int, description: str, *, blank: bool = True) -> Schema:
-    """A string of 1 to ``limit`` UTF-8 bytes (``blank``: white space only too)."""
-    said = f"{description} At most {limit:,} UTF-8 bytes (non-ASCII: fewer characters)."
-    text: Schema = {"type": "string", "minLength": 1, "maxLength": limit}
-    return {**text, **({} if blank else {"pattern": "\\S"}), "description": said}
+def _text(limit: int, description: str, rule: Schema) -> Schema:
+    """A string of 1 to ``limit`` UTF-8 bytes that holds to ``rule``."""
+    said = f"{description} At most {limit:,} UTF-8 bytes."
+    least = {} if "pattern" in rule else {"minLength": 1}  # a pattern needs a character
+    return {"type": "string", **least, "maxLength": limit, **rule, "description": said}
 
 
 _INT64: Schema = {"type": "integer", "maximum": sem.INT64_MAX}
-_SCOPE = _text(sem.MAX_SCOPE_BYTES, "No surrounding white space or control characters.")
+_SCOPE = _text(
+    sem.MAX_SCOPE_BYTES, "No surrounding white space or control characters.", _SCOPE_RULE
+)
 _KIND: Schema = {"enum": list(sem.KIND_TOKENS)}
 _ANCHOR_TEXT = (
     "A path from the repository root, or PATH::QUALNAME for a function, class or method "
@@ -322,37 +376,37 @@ _ANCHOR_TEXT = (
 )
 _FILTERS: Schema = {
     "kind": _optional({**_KIND, "description": "Only this kind."}),
-    "scope": _optional(_text(sem.MAX_SCOPE_BYTES, "Only this scope.")),
+    "scope": _optional(_text(sem.MAX_SCOPE_BYTES, "Only this scope.", _SCOPE_RULE)),
     "anchor": _optional(
-        _text(sem.MAX_ANCHOR_BYTES, "Only this PATH (and its symbols) or PATH::QUALNAME.")
+        _text(
+            sem.MAX_ANCHOR_BYTES, "Only this PATH (and its symbols) or PATH::QUALNAME.", _NOT_BLANK
+        )
     ),
 }
 _ALL: Schema = {
     "all": {
         "type": ["boolean", "null"],
-        "default": False,
         "description": "Near-duplicates too, unfolded.",
     }
 }
 _RANKING: Schema = {
     "applicable_only": {
         "type": ["boolean", "null"],
-        "default": False,
         "description": "Only records that apply: valid or unanchored.",
     },
     "decay": {
         "type": ["string", "null"],
-        "pattern": "^(none|(linear|exponential)(:\\+?[0-9]{1,19})?)$",
+        "pattern": "^(none|(linear|exponential)(:\\+?[0-9]+)?)$(?!\\n)",
         "default": "none",
-        "description": "N: generations.",
+        "description": "N: generations, at most 2^64-1.",
     },
     "limit": _optional(
         {**_INT64, "minimum": 0, "default": SEARCH_LIMIT, "description": "0 = all."}
     ),
     **_ALL,
 }
-_ID_ARG: Schema = {"id": {**_INT64, "minimum": 1}}
-_IDS: Schema = {"type": "array", "items": {**_INT64, "minimum": 1}}
+_ID: Schema = {**_INT64, "minimum": 1}
+_IDS: Schema = {"type": "array", "items": _ID, "uniqueItems": True}
 
 
 def _input(properties: Schema, *required: str, only: Schema | None = None) -> Schema:
@@ -366,11 +420,25 @@ def _input(properties: Schema, *required: str, only: Schema | None = None) -> Sc
     }
 
 
-_CONFLICTS_TAKE_ONLY_SCOPE: Schema = {
-    "if": {"properties": {"conflicts": {"const": True}}, "required": ["conflicts"]},
-    "then": {"propertyNames": {"enum": ["conflicts", "scope"]}},
-}
-"""``list`` with ``conflicts: true`` takes ``scope`` and nothing else."""
+def _given(flag: str, then: Schema, otherwise: Schema | None = None) -> Schema:
+    """``then`` holds when ``flag`` is true, else ``otherwise``."""
+    rule = {"if": {"properties": {flag: {"const": True}}, "required": [flag]}, "then": then}
+    return rule if otherwise is None else {**rule, "else": otherwise}
+
+
+_CONFLICTS_TAKE_ONLY_SCOPE = _given(
+    "conflicts",
+    {"properties": {"conflicts": {}, "scope": {}}, "additionalProperties": {"type": "null"}},
+)
+"""``list`` with ``conflicts: true`` takes ``scope``; every other argument
+is absent or null."""
+
+_IDS_OR_ALL_CERTAIN = _given(
+    "all_certain",
+    {"properties": {"ids": {"maxItems": 0}}},
+    _given("apply", {"properties": {"ids": {"type": "array", "minItems": 1}}, "required": ["ids"]}),
+)
+"""``reanchor`` with ``all_certain`` takes no ids; with ``apply`` alone, some."""
 
 
 @dataclass(frozen=True)
@@ -393,8 +461,8 @@ class Tool:
 
 
 _LINES = (
-    " One line a record: id, kind, anchor state, score, anchor, body (cut; `get` has the "
-    "rest). A drifted or vanished record's code changed since: check it."
+    " One line a record: id, kind, anchor state, score, anchor, body (`get` has all). "
+    "Drifted or vanished: its code changed since; check it."
 )
 
 TOOLS: tuple[Tool, ...] = (
@@ -410,9 +478,9 @@ TOOLS: tuple[Tool, ...] = (
             {
                 "kind": _KIND,
                 "body": _text(
-                    sem.MAX_BODY_BYTES, "A sentence or a short paragraph, not blank.", blank=False
+                    sem.MAX_BODY_BYTES, "A sentence or a short paragraph, not blank.", _NOT_BLANK
                 ),
-                "anchor": _optional(_text(sem.MAX_ANCHOR_BYTES, _ANCHOR_TEXT + ".")),
+                "anchor": _optional(_text(sem.MAX_ANCHOR_BYTES, _ANCHOR_TEXT + ".", _NOT_BLANK)),
                 "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                 "supersedes": _optional(
                     {**_INT64, "minimum": 1, "description": "The id this one replaces."}
@@ -420,7 +488,6 @@ TOOLS: tuple[Tool, ...] = (
                 "scope": _optional({**_SCOPE, "default": sem.DEFAULT_SCOPE}),
                 "allow_duplicate": {
                     "type": ["boolean", "null"],
-                    "default": False,
                     "description": "Write even if an equal live record exists.",
                 },
             },
@@ -470,7 +537,7 @@ TOOLS: tuple[Tool, ...] = (
         "get",
         "Get one record",
         "One record in full by id, superseded or not, with its anchor state now.",
-        _input(_ID_ARG, "id"),
+        _input({"id": _ID}, "id"),
         schemas.RECORD,
         read_only=True,
         destructive=False,
@@ -484,7 +551,7 @@ TOOLS: tuple[Tool, ...] = (
         _input(
             {
                 **_FILTERS,
-                "include_superseded": {"type": ["boolean", "null"], "default": False},
+                "include_superseded": {"type": ["boolean", "null"]},
                 "limit": _optional(
                     {**_INT64, "minimum": 0, "default": LIST_LIMIT, "description": "0 = all."}
                 ),
@@ -514,7 +581,8 @@ TOOLS: tuple[Tool, ...] = (
                 "ids": _optional(_IDS),
                 "apply": {"type": ["boolean", "null"]},
                 "all_certain": {"type": ["boolean", "null"]},
-            }
+            },
+            only=_IDS_OR_ALL_CERTAIN,
         ),
         {"oneOf": [schemas.PROPOSALS, schemas.REWRITTEN]},
         read_only=False,
@@ -528,7 +596,7 @@ TOOLS: tuple[Tool, ...] = (
         "After reading the changed code: say that the drifted records `ids` still hold for it "
         "as it is now. Each is written again anchored at the code now (valid), superseding "
         "the old one. Only for drifted records; a vanished one is `reanchor`'s.",
-        _input({"ids": _IDS}, "ids"),
+        _input({"ids": {**_IDS, "minItems": 1}}, "ids"),
         schemas.REWRITTEN,
         read_only=False,
         destructive=False,
@@ -540,7 +608,7 @@ TOOLS: tuple[Tool, ...] = (
         "Forget one record",
         "Delete one record for good (what it superseded is live again). Only for a record "
         "that should never have been stored; to correct one, remember with `supersedes`.",
-        _input(_ID_ARG, "id"),
+        _input({"id": _ID}, "id"),
         schemas.FORGOTTEN,
         read_only=False,
         destructive=True,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from roteiro_memory.errors import AnchorError, SymbolError, SymbolsUnavailable, excerpt
 from roteiro_memory.repo.languages import FILE_PREFIX, KEY_PREFIXES, PY_PREFIX
-from roteiro_memory.semantics import AnchorFilter, is_utf8
+from roteiro_memory.semantics import AnchorFilter, is_utf8, strip_white_space
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -123,7 +123,7 @@ def names_a_path(spec: str) -> bool:
 
 def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> AnchorSpec:
     """The node key ``spec`` names, without checking that the node exists."""
-    if not spec.strip():
+    if not strip_white_space(spec):  # blank as a body is: Unicode White_Space only
         raise AnchorError(
             f"{what} is empty: expected a path, path::qualname or a key such as file:PATH"
         )
