@@ -161,6 +161,12 @@ KNOWN: tuple[tuple[str, Callable[[dict[str, Any]], bool]], ...] = (
     ),
     ("a revision is git's to judge", lambda a: a.get("rev") not in (None, "HEAD", "")),
     (
+        "Python's re reads $ as also matching before a final line break, ECMA-262 (JSON "
+        "Schema's dialect) does not: 'linear\\n' passes Python's validator only; a "
+        "lookahead would keep it out but is beyond the portable subset (RE2)",
+        lambda a: isinstance(a.get("decay"), str) and a["decay"].endswith("\n"),
+    ),
+    (
         f"a query of more than {lexical.MAX_QUERY_TERMS:,} distinct terms: the schema "
         "cannot count terms",
         lambda a: a.get("query") == QUERY_PAST_THE_CAP,
@@ -254,7 +260,6 @@ def test_what_the_tool_takes_at_the_edges_its_schema_allows(
         ("remember", {"kind": "Lesson", "body": "x"}),
         ("search", {"anchor": "\t"}),
         ("search", {"scope": "repo\n"}),
-        ("search", {"decay": "linear\n"}),
         ("list", {"scope": "a\x1cb"}),
         ("list", {"scope": "a\u3000"}),
         ("list", {"conflicts": True, "limit": 3}),

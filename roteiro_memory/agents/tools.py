@@ -396,7 +396,7 @@ _RANKING: Schema = {
     },
     "decay": {
         "type": ["string", "null"],
-        "pattern": "^(none|(linear|exponential)(:\\+?[0-9]+)?)$(?!\\n)",
+        "pattern": "^(none|(linear|exponential)(:\\+?[0-9]+)?)$",
         "default": "none",
         "description": "N: generations, at most 2^64-1.",
     },
