@@ -128,7 +128,7 @@ def test_each_request_gets_the_code_of_what_is_wrong_with_it(repo: GitRepo, tmp_
 def test_a_request_before_initialize_is_told_initialize_must_come_first(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    """Only ping is answered before initialize; the SDK said -32602 "Invalid
+    """Only initialize and ping are answered before initialize; the SDK said -32602 "Invalid
     request parameters", naming nothing -- and took a bare initialized
     notification for a handshake."""
     sent = lines(
@@ -149,6 +149,88 @@ def test_a_request_before_initialize_is_told_initialize_must_come_first(
     assert got[3]["result"] == {}
     assert error_of(got[5]) == (5, METHOD_NOT_FOUND)
     assert got[6]["result"]["isError"] is False
+
+
+def test_a_second_initialize_is_refused_and_the_negotiated_revision_holds(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    """A second initialize was answered and renegotiated the session: asking
+    for 2025-03-26 switched batches on in a 2025-06-18 session."""
+    again = {
+        **INITIALIZE,
+        "id": 10,
+        "params": {**INITIALIZE["params"], "protocolVersion": "2025-03-26"},
+    }
+    sent = lines(again, [ping(11), ping(12)], ping(13))
+    done = serve_lines(repo, tmp_path / "m.db", sent, revision="2025-06-18")
+    assert done.returncode == 0, done.stderr
+    got = answers(done)
+    assert got[0]["result"]["protocolVersion"] == "2025-06-18"
+    assert error_of(got[1]) == (10, INVALID_REQUEST)
+    said = got[1]["error"]["message"]
+    assert "already initialized" in said
+    assert "2025-06-18" in said
+    (batch,) = [a for a in got if isinstance(a, list)]
+    assert "(2025-06-18) has no batches" in batch[0]["error"]["message"]
+    assert by_id(done)[13]["result"] == {}
+
+
+def test_an_initialize_refused_for_its_params_may_be_sent_again(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    wrong = {**INITIALIZE, "id": 1, "params": {**INITIALIZE["params"], "protocolVersion": 5}}
+    done = serve_lines(repo, tmp_path / "m.db", lines(wrong, INITIALIZE), revision=None)
+    assert done.returncode == 0, done.stderr
+    got = by_id(done)
+    assert error_of(got[1]) == (1, INVALID_PARAMS)
+    assert got[0]["result"]["protocolVersion"] == INITIALIZE["params"]["protocolVersion"]
+
+
+ENVELOPE_KEY = "io.modelcontextprotocol/protocolVersion"
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        {ENVELOPE_KEY: "2026-07-28"},  # no client capabilities: not the whole envelope
+        {ENVELOPE_KEY: "2025-06-18", "io.modelcontextprotocol/clientCapabilities": {}},
+        {ENVELOPE_KEY: "garbage"},
+        {ENVELOPE_KEY: None},
+    ],
+)
+def test_only_a_whole_envelope_naming_a_handshake_free_revision_skips_initialize(
+    repo: GitRepo, tmp_path: Path, envelope: dict[str, Any]
+) -> None:
+    """Any request carrying the envelope's version key before initialize was
+    taken for the handshake-free era's, and the first one fixed the
+    connection in it: later pings were -32602 and initialize -32022."""
+    meta = {"_meta": envelope}
+    sent = lines(
+        {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": meta},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": meta},
+        ping(3),
+        INITIALIZE,
+        call(4, {"name": "list", "arguments": {}}),
+    )
+    done = serve_lines(repo, tmp_path / "m.db", sent, revision=None)
+    assert done.returncode == 0, done.stderr
+    got = by_id(done)
+    assert got[1]["result"] == {}
+    assert error_of(got[2]) == (2, INVALID_REQUEST)
+    assert "initialize must come first" in got[2]["error"]["message"]
+    assert got[3]["result"] == {}
+    assert got[0]["result"]["protocolVersion"] == INITIALIZE["params"]["protocolVersion"]
+    assert got[4]["result"]["isError"] is False
+
+
+def test_a_whole_envelope_naming_2026_07_28_is_served_without_initialize(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    meta = {ENVELOPE_KEY: "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}
+    sent = lines(call(1, {"name": "list", "arguments": {}, "_meta": meta}))
+    done = serve_lines(repo, tmp_path / "m.db", sent, revision=None)
+    assert done.returncode == 0, done.stderr
+    assert by_id(done)[1]["result"]["isError"] is False
 
 
 def test_an_id_holding_a_lone_surrogate_is_refused_with_id_null(

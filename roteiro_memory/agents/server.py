@@ -19,6 +19,12 @@ What holds:
   initialize must come first (MCP names no code for it; the SDK answered
   ``-32602``, naming nothing); params that do not fit the method are
   ``-32602`` naming the member and what it should be.
+* ``initialize`` is taken once: another is ``-32600``, and the revision the
+  first negotiated holds for the session (one refused may be sent again).
+* Only a first request carrying the whole per-request envelope of a revision
+  the SDK serves without a handshake (2026-07-28) opens that era, as the SDK
+  has it; a partial or foreign envelope is no envelope, and cannot fix the
+  connection in an era whose requests it does not make.
 * A notification (or a response) is never answered: one whose params the
   SDK refuses is dropped, and stderr says so.
 * Each MCP client starts its own server process; they share the store, whose
@@ -34,6 +40,7 @@ from __future__ import annotations
 import math
 import os
 import typing
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -42,6 +49,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from roteiro_memory.agents.lines import (
@@ -178,16 +186,52 @@ _BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
 """What is answered before ``initialize``: MCP lets a client ping first."""
 
 
-def _enveloped(message: dict[str, Any]) -> bool:
-    """Whether a request carries the per-request envelope of the SDK's
-    handshake-free era (2026-07-28), which needs no ``initialize``: the SDK
-    answers it as that era has it."""
+def _meta(message: dict[str, Any]) -> dict[str, Any] | None:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
-    return isinstance(meta, dict) and types.PROTOCOL_VERSION_META_KEY in meta
+    return meta if isinstance(meta, dict) else None
 
 
-def _request_refused(message: dict[str, Any], initialized: bool) -> tuple[int, str] | None:
+def _enveloped(message: dict[str, Any]) -> bool:
+    """Whether a request carries the whole per-request envelope of the
+    handshake-free era, naming a revision the SDK serves without
+    ``initialize`` (2026-07-28): the SDK then answers it as that era has it.
+    The SDK takes the version key alone for the envelope, and its first
+    request fixes the connection's era for good, so a request with a
+    partial envelope, or one naming another revision, is no such request:
+    it is served as a handshake-era client's."""
+    meta = _meta(message)
+    if meta is None or message.get("method") == "initialize":
+        return False
+    return meta.get(types.PROTOCOL_VERSION_META_KEY) in MODERN_PROTOCOL_VERSIONS and isinstance(
+        meta.get(types.CLIENT_CAPABILITIES_META_KEY), dict
+    )
+
+
+def _unenveloped(message: dict[str, Any]) -> dict[str, Any]:
+    """``message`` without the envelope's version key, which would open the
+    SDK's handshake-free era whatever its value (see :func:`_enveloped`)."""
+    meta = _meta(message)
+    if meta is None or types.PROTOCOL_VERSION_META_KEY not in meta:
+        return message
+    kept = {key: value for key, value in meta.items() if key != types.PROTOCOL_VERSION_META_KEY}
+    return {**message, "params": {**message["params"], "_meta": kept}}
+
+
+@dataclass
+class _Handshake:
+    """Where the session stands with ``initialize``."""
+
+    sent: bool = False
+    """An ``initialize`` was handed on and not refused: no other is taken."""
+    era: str | None = None
+    """The era the SDK's first request opened ("handshake" or "enveloped"),
+    None before it: the SDK fixes it once."""
+
+
+def _request_refused(
+    message: dict[str, Any], handshake: _Handshake, revision: str | None
+) -> tuple[int, str] | None:
     """Why a request is refused before the SDK sees it (code, message), or
     None: JSON-RPC's order -- the method, then the params."""
     method = message["method"]
@@ -197,11 +241,20 @@ def _request_refused(message: dict[str, Any], initialized: bool) -> tuple[int, s
             METHOD_NOT_FOUND,
             f"Method not found: {excerpt(method)}; this server answers {served}",
         )
-    if not initialized and method not in _BEFORE_INITIALIZE and not _enveloped(message):
+    if handshake.era == "enveloped":
+        pass  # no handshake in that era: the SDK answers as it has it
+    elif method == "initialize" and handshake.sent:
+        agreed = f"MCP revision {revision}" if revision else "its MCP revision being negotiated"
+        return (
+            INVALID_REQUEST,
+            f"Invalid Request: the session is already initialized ({agreed}); "
+            "initialize is sent once, and the revision it negotiates holds for the session",
+        )
+    elif not handshake.sent and method not in _BEFORE_INITIALIZE and not _enveloped(message):
         return (
             INVALID_REQUEST,
             f"Invalid Request: {method} before initialize; initialize must come first "
-            "(before it, only ping is answered)",
+            "(before it, only initialize and ping are answered)",
         )
     if isinstance(message.get("params"), list):
         return (
@@ -228,12 +281,14 @@ def _params_refused(message: dict[str, Any]) -> str | None:
     return None
 
 
-def _admitted(forward: Forward, initialized: bool) -> types.JSONRPCRequest | tuple[int, str]:
+def _admitted(
+    forward: Forward, handshake: _Handshake, revision: str | None
+) -> types.JSONRPCRequest | tuple[int, str]:
     """A request as the SDK reads it, or why it is refused (code, message).
     A line :func:`~.lines.classify` took for a request that the SDK reads
     as something else is refused, not handed on: the SDK would answer it
     with nothing, and the wire would wait for that answer for ever."""
-    refused = _request_refused(forward.message, initialized)
+    refused = _request_refused(forward.message, handshake, revision)
     if refused is not None:
         return refused
     try:
@@ -263,11 +318,10 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
     inbox, sdk_in = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
     sdk_out, outbox = anyio.create_memory_object_stream[SessionMessage](0)
 
-    initialized = False
+    handshake = _Handshake()
     initializing: set[str | int] = set()
 
     async def deliver(forward: Forward) -> None:
-        nonlocal initialized
         if forward.id is None:  # a notification or a response: never answered
             try:
                 other = types.jsonrpc_message_adapter.validate_python(
@@ -279,13 +333,17 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
                 return
             await inbox.send(SessionMessage(other))
             return
-        message = _admitted(forward, initialized)
+        if handshake.era != "enveloped" and not _enveloped(forward.message):
+            forward = Forward(_unenveloped(forward.message), forward.id)
+        message = _admitted(forward, handshake, wire.revision)
         if isinstance(message, tuple):
             wire.write(error_line(*message, forward.id), answers=forward.id)
             return
         request: str | int = message.id
-        if message.method == "initialize":
-            initialized = True
+        if handshake.era is None:
+            handshake.era = "enveloped" if _enveloped(forward.message) else "handshake"
+        if message.method == "initialize" and handshake.era == "handshake":
+            handshake.sent = True
             initializing.add(request)
 
         async def unanswered() -> None:
@@ -301,8 +359,11 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
             async for item in outbox:
                 sent = item.message
                 if isinstance(sent, types.JSONRPCResponse | types.JSONRPCError):
-                    if sent.id in initializing and isinstance(sent, types.JSONRPCResponse):
-                        wire.revision = str(sent.result.get("protocolVersion"))
+                    if sent.id in initializing:
+                        if isinstance(sent, types.JSONRPCResponse):
+                            wire.revision = str(sent.result.get("protocolVersion"))
+                        else:  # refused: nothing was negotiated, and it may be sent again
+                            handshake.sent = False
                     initializing.discard(sent.id)
                 wire.write(_encode(sent), answers=_answered(sent))
                 if wire.gone:
