@@ -516,13 +516,13 @@ def test_repo_option_and_variable_serve_a_repository_started_elsewhere(
 
 
 def _initialize_outside_a_repository(
-    tmp_path: Path, message: dict[str, Any]
+    tmp_path: Path, message: dict[str, Any], *options: str
 ) -> subprocess.CompletedProcess[bytes]:
     """The server started outside any repository, sent ``message``."""
     nowhere = tmp_path / "nowhere"
-    nowhere.mkdir()
+    nowhere.mkdir(exist_ok=True)
     return subprocess.run(
-        [sys.executable, "-m", "roteiro_memory", "mcp"],
+        [sys.executable, "-m", "roteiro_memory", "mcp", *options],
         input=json.dumps(message).encode() + b"\n",
         cwd=nowhere,
         env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
@@ -544,6 +544,36 @@ def test_a_server_that_cannot_start_answers_initialize_with_why(tmp_path: Path) 
     (answer,) = answers(done)
     assert answer["id"] == 0
     assert answer["error"]["message"] == line.replace("roteiro-memory: error: ", "roteiro-memory: ")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ("--json",),
+        ("--json", "--repo", "no-such-folder"),
+        ("--json", "--db", "not-a-store.txt"),
+        ("--json", "--bogus"),
+        ("--bogus",),
+    ],
+)
+def test_stdout_carries_mcp_messages_only_when_the_server_cannot_start(
+    tmp_path: Path, options: tuple[str, ...]
+) -> None:
+    """Under --json the CLI's error envelope followed the JSON-RPC answer on
+    stdout, which the stdio transport keeps for MCP messages."""
+    (tmp_path / "nowhere").mkdir()
+    (tmp_path / "nowhere" / "not-a-store.txt").write_text("plain text\n")
+    done = _initialize_outside_a_repository(tmp_path, INITIALIZE, *options)
+    assert done.returncode in (ExitCode.USAGE, 3)
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("roteiro-memory: error: ")
+    for answer in answers(done):  # none at all for a command line that does not parse
+        assert answer["jsonrpc"] == "2.0"
+        assert answer["error"]["message"] == line.replace(
+            "roteiro-memory: error: ", "roteiro-memory: "
+        )
+    if "--bogus" in options:
+        assert done.stdout == b""
 
 
 def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_as_null(

@@ -103,27 +103,31 @@ def _parse(rest: list[str]) -> tuple[argparse.Namespace, Command | None]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; the exit status."""
     arguments = list(sys.argv[1:] if argv is None else argv)
-    host = _never_fails(arguments)
+    command = _named(arguments)
+    host = command if getattr(command, "NEVER_FAILS", False) else None
     # A hook's stdout is its host's to read: its failures are said in its
-    # host's terms there (the command's ``refused``), and on stderr.
-    as_json = json_requested(arguments) and host is None
+    # host's terms there (the command's ``refused``), and on stderr.  A
+    # server's stdout carries its protocol's messages and nothing else, so
+    # its failures are said on stderr only, whatever --json says.
+    wire = getattr(command, "STDOUT_IS_WIRE", False)
+    as_json = json_requested(arguments) and host is None and not wire
     status = _status(arguments, as_json, host)
     if host is not None and status not in (ExitCode.OK, ExitCode.NOTHING):
         return ExitCode.OK  # said; the agent goes on
     return status
 
 
-def _never_fails(arguments: list[str]) -> Command | None:
-    """The command named when it ends 0 whatever happens (``NEVER_FAILS``:
-    ``hook``, whose host would take another status as a verdict); else None."""
+def _named(arguments: list[str]) -> Command | None:
+    """The command the command line names, if it names one: ``NEVER_FAILS``
+    (``hook``, whose host would take another status as a verdict) and
+    ``STDOUT_IS_WIRE`` (``mcp``) change how its failures are said."""
     try:
         _, rest = split_globals(arguments)
     except UsageFailure:
         return None
     if not rest or rest[0] not in commands.names():
         return None
-    command = commands.load(rest[0])
-    return command if getattr(command, "NEVER_FAILS", False) else None
+    return commands.load(rest[0])
 
 
 def _status(arguments: list[str], as_json: bool, host: Command | None = None) -> int:

@@ -25,6 +25,12 @@ EXAMPLE = "roteiro-memory mcp --repo ~/src/app   # in a host's MCP server entry"
 REPO_ENV = "ROTEIRO_MEMORY_REPO"
 """The repository to serve, when ``--repo`` is not given."""
 
+STDOUT_IS_WIRE = True
+"""Standard output carries MCP messages only (the stdio transport allows
+nothing else there): a refusal to start is said on stderr, in one line,
+whatever ``--json`` says, and to the client as the answer to its first
+request."""
+
 SDK = "mcp"
 """The import name of the MCP SDK, the ``[mcp]`` extra."""
 
