@@ -276,8 +276,11 @@ def test_a_batch_is_answered_in_one_array_when_the_session_negotiated_2025_03_26
     assert done.returncode == 0, done.stderr
     got = answers(done)
     assert got[0]["result"]["protocolVersion"] == "2025-03-26"
+    # The batch of notifications is answered with nothing; a batch waiting
+    # for a call may be answered after one read later.
     batches = [a for a in got if isinstance(a, list)]
-    assert len(batches) == 2  # the batch of notifications is answered with nothing
+    batches.sort(key=lambda batch: 2 not in [a["id"] for a in batch])
+    assert len(batches) == 2
     first = {str(a["id"]): a for a in batches[0]}
     assert set(first) == {"2", "3", "None"}
     assert first["2"]["result"] == {}
@@ -286,7 +289,7 @@ def test_a_batch_is_answered_in_one_array_when_the_session_negotiated_2025_03_26
     second = sorted(map(str, map(error_of, [a for a in batches[1] if "error" in a])))
     assert second == [str((4, INVALID_REQUEST)), str((5, INVALID_REQUEST))]
     assert [a["id"] for a in batches[1] if "result" in a] == [4]
-    assert [a["id"] for a in got if isinstance(a, dict)] == [0, 6]
+    assert sorted(a["id"] for a in got if isinstance(a, dict)) == [0, 6]
     listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"))
     assert [r["body"] for r in json.loads(listed.stdout)["result"]["records"]] == ["batched"]
 

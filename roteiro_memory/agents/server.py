@@ -29,8 +29,13 @@ What holds:
   SDK refuses is dropped, and stderr says so.
 * Each MCP client starts its own server process; they share the store, whose
   transactions keep concurrent writes whole and ids unique.
-* Calls run one at a time, to completion, on the event loop's thread: the
-  store connection is used by that thread only.
+* Tool calls run one at a time, in the order read, to completion, off the
+  event loop, on the thread that opened the store (:mod:`.calls`): the
+  store's connection is used by that thread only, and the loop goes on
+  reading meanwhile -- ``ping`` is answered at once, and a call the client
+  cancels is not answered (one not yet started never runs).
+* At the end of the input the calls already read are answered before the
+  server exits; Ctrl-C ends it without waiting for the loop.
 * Every line written is UTF-8 JSON a strict parser reads: a lone surrogate
   quoted back from a request shows as the six characters of its escape.
 """
@@ -39,8 +44,10 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 import typing
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -52,6 +59,7 @@ from mcp.shared.message import ServerMessageMetadata, SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from roteiro_memory.agents.calls import Calls
 from roteiro_memory.agents.lines import (
     INVALID_REQUEST,
     Forward,
@@ -98,8 +106,9 @@ def _tool(spec: Tool) -> types.Tool:
     )
 
 
-def build(session: Session) -> Server[Any]:
-    """The server, its tools running in ``session``."""
+def build(session: Session, calls: Calls) -> Server[Any]:
+    """The server, its tools running in ``session``, each handed to ``calls``
+    (whose thread owns the session) and awaited."""
     listed = types.ListToolsResult(tools=[_tool(spec) for spec in TOOLS])
 
     async def list_tools(
@@ -111,7 +120,7 @@ def build(session: Session) -> Server[Any]:
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         try:
-            answer = call(session, params.name, params.arguments)
+            answer = await calls.run(partial(call, session, params.name, params.arguments))
         except UnknownTool as error:
             raise MCPError(types.INVALID_PARAMS, error.message) from None
         except ToolError as error:
@@ -390,13 +399,32 @@ def serve(session: Session) -> int:
     # started the server in (anchors are read from it on every surface).
     if session.repo is not None:
         os.chdir(session.repo.root)
-    server = build(session)
+    calls = Calls()
+    server = build(session, calls)
     wire = Wire()
+    failed: list[BaseException] = []
+
+    def loop() -> None:
+        try:
+            anyio.run(_serve, server, wire)
+        except BaseException as error:  # said on the main thread
+            failed.append(error)
+        finally:
+            calls.close()
+
+    # The event loop runs beside; this thread, which opened the store, runs
+    # the calls (and alone gets Ctrl-C).
+    reader = threading.Thread(target=loop, name="roteiro-memory mcp", daemon=True)
     try:
-        anyio.run(_serve, server, wire)
+        reader.start()
+        calls.serve()
+        reader.join()
     except KeyboardInterrupt:
+        wire.gone = True  # the loop may still be running: it writes nothing more
         to_stderr("roteiro-memory: mcp: interrupted\n")
         return ExitCode.INTERRUPTED
     finally:
         wire.close()
+    if failed:
+        raise failed[0]
     return ExitCode.OK
