@@ -72,10 +72,28 @@ def test_a_global_option_given_twice_or_out_of_place_is_refused(
     monkeypatch.chdir(tmp_path)
     assert main(argv) == ExitCode.USAGE
     out, err = capsys.readouterr()
-    said = out if "--json" in argv else err  # under --json, the error envelope is on stdout
+    # Under --json the error envelope is on stdout, but for a command whose
+    # stdout is a protocol's wire (protocol, mcp): that is one line on stderr.
+    said = out if "--json" in argv and "protocol" not in argv else err
+    if "protocol" in argv:
+        assert out == ""
     assert len(said.splitlines()) == 1, said
     assert named in said
     assert not list(tmp_path.iterdir()), "nothing is created when the command line is refused"
+
+
+@pytest.mark.parametrize("argv", [["--json", "protocol"], ["--json", "protocol", "--bogus"]])
+def test_the_protocol_servers_stdout_carries_responses_only_when_it_cannot_start(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == ExitCode.USAGE
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert len(err.splitlines()) == 1, err
 
 
 def test_the_same_db_on_both_sides_is_accepted(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ whose ``refused(line)`` tells its host of a failure; ``BUSY_WAIT_MS``, how
 long a command waits for another process's lock on the store, when that is
 not the command line's minute (:class:`~roteiro_memory.app.session.Session`).
 ``STDOUT_IS_WIRE = True`` marks one whose stdout carries a protocol's
-messages only (``mcp``): its failures are said on stderr, whatever ``--json``
+messages only (``mcp``, ``protocol``): its failures are said on stderr, whatever ``--json``
 says.
 
 The registry is this folder: a command is named by its module (``import_``

@@ -22,6 +22,9 @@ REFUSES = {"json": "it always speaks roteiro.conformance/v1 JSON lines"}
 """Global options that do not apply, and why."""
 OWN_STREAMS = True
 """Standard input and output are the wire, which the server opens itself."""
+STDOUT_IS_WIRE = True
+"""Standard output carries protocol responses only: a refusal to start is
+said on stderr, in one line, whatever ``--json`` says."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
