@@ -126,7 +126,7 @@ def export_header(
     tree = None
     if witness is not None:
         try:
-            tree = {"tree": decode(witness[0])}
+            tree = {"tree": _carried(decode(witness[0]))}
         except Corrupt as error:
             raise Corrupt(f"sync_state id 0: {error}") from None
     return json.dumps(
@@ -147,16 +147,28 @@ def export_items(
     """The lines after the header: ``select(table, columns, order)`` reads a
     table's rows, ``decode`` turns a stored value into its JSON value, or
     raises :class:`~roteiro_memory.errors.Corrupt` for one this version never
-    writes, which is raised again naming its row."""
+    writes, which is raised again naming its row; so is text UTF-8 cannot
+    carry (:func:`_carried`), on every backend."""
     for type_, table, spec, order in LINES:
         fields = names(spec)
         at = fields.index(order)
         for row in select(table, spec, order):
             try:
-                item = {name: decode(value) for name, value in zip(fields, row, strict=True)}
+                item = {
+                    name: _carried(decode(value)) for name, value in zip(fields, row, strict=True)
+                }
             except Corrupt as error:
                 raise Corrupt(f"{table} {order} {_named(row[at], decode)}: {error}") from None
             yield json.dumps({"type": type_, **item})
+
+
+def _carried(value: Any) -> Any:
+    """``value``, unless it is text UTF-8 cannot carry: a lone surrogate, as
+    a store reads bytes no write stores (SQLite's text that is not UTF-8,
+    PostgreSQL's encoding of a surrogate), which no import takes back."""
+    if isinstance(value, str) and not sem.is_utf8(value):
+        raise Corrupt("a stored text value is not UTF-8; run `roteiro-memory check`")
+    return value
 
 
 def _named(key: Any, decode: Callable[[Any], Any]) -> str:

@@ -449,11 +449,10 @@ def test_check_of_a_healthy_store_is_clean(pg: PostgresStore) -> None:
         ("UPDATE agent_memory SET superseded_at = NULL WHERE id = 1", "disagree"),
         ("UPDATE agent_memory SET body = '\\xff'::bytea WHERE id = 3", "not UTF-8"),
         ("UPDATE agent_cache SET bytes = 1", "bytes is 1 but"),
-        # U+D800 as surrogatepass writes it, which no version writes now:
-        # no UTF-8, as every read decodes it.
+        # U+D800 as surrogatepass writes it, which no version writes now.
         (
             "UPDATE agent_cache SET key = '\\x61eda080'::bytea WHERE key = '\\x61'::bytea",
-            "a text column is not UTF-8",
+            "a write would refuse it: invalid cache key",
         ),
         ("UPDATE agent_cache SET last_used = 1", "shares tick 1"),
         ("UPDATE agent_cache_clock SET ticks = 0", "the clock is behind it at 0"),

@@ -364,13 +364,11 @@ class _Postgres(Dialect):
         return value.encode("utf-8", "surrogatepass")
 
     def read(self, raw: Any) -> Any:
-        """Stored UTF-8 as text; bytes this version never writes (which are
-        not UTF-8, the encoding of a lone surrogate among them: no write
-        takes one) are Corrupt."""
+        """Stored UTF-8 as text; bytes this version never writes are Corrupt."""
         if not isinstance(raw, bytes | memoryview):
             return raw
         try:
-            return self.untext(raw)
+            return bytes(raw).decode("utf-8", "surrogatepass")
         except UnicodeDecodeError as error:
             raise Corrupt(
                 f"a stored text value is not UTF-8 ({error.reason} at byte {error.start}); "
@@ -384,9 +382,7 @@ class _Postgres(Dialect):
         return [self.read(value) for value in raw]
 
     def untext(self, raw: Any) -> str:
-        """Stored UTF-8 as text, strictly: UnicodeDecodeError for bytes no
-        write stores (:meth:`read` makes that Corrupt)."""
-        return bytes(raw).decode("utf-8")
+        return bytes(raw).decode("utf-8", "surrogatepass")
 
     def plain(self, value: Any) -> Any:
         return self.read(value) if isinstance(value, bytes) else value

@@ -14,7 +14,6 @@ import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, excerpt
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import index
@@ -41,12 +40,10 @@ __all__ = ["export_lines", "import_export"]
 
 def _exportable(value: Any) -> Any:
     """A stored SQLite value as JSON carries it; a value this version never
-    writes (binary data, a non-finite real, text that is not UTF-8, read as
-    :func:`~.text.undecodable_kept` reads it) is refused rather than exported."""
-    if isinstance(value, str):
-        if sem.is_utf8(value):
-            return value
-        raise Corrupt("a stored text value is not UTF-8; run `roteiro-memory check`")
+    writes (binary data, a non-finite real) is refused rather than exported;
+    text that is not UTF-8, read as :func:`~.text.undecodable_kept` reads
+    it, is refused by the export's own rule
+    (:func:`~roteiro_memory.transfer.export_items`)."""
     if isinstance(value, bytes) or (isinstance(value, float) and not math.isfinite(value)):
         raise Corrupt(
             f"the store holds {excerpt(value)}, which this version never writes; "
