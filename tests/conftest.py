@@ -14,6 +14,7 @@ import pg_server
 import pytest
 from hypothesis import HealthCheck, settings
 
+from roteiro_memory.app.session import Session
 from roteiro_memory.store import Store
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -57,3 +58,17 @@ def sqlite_store(tmp_path: Path) -> Iterator[SQLiteStore]:
         yield opened
     finally:
         opened.close()
+
+
+@pytest.fixture
+def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
+    """A session in a fresh repository, as the agent tools are run in it."""
+    from agent_repo import GitRepo
+
+    from roteiro_memory.agents import tools
+
+    repo = GitRepo(tmp_path / "repo")
+    monkeypatch.chdir(repo.root)
+    opened = Session(str(tmp_path / "m.db"))
+    opened.spell = tools.spell
+    return opened

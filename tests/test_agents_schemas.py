@@ -17,12 +17,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
-from agent_repo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -177,15 +175,6 @@ schema and be refused by the tool."""
 
 ABOUT_WHAT_IS_NAMED = {"NotFound", "AlreadySuperseded", "ReanchorRefused"}
 """Refusals of what ids name (no such record, superseded, not stale), not of their form."""
-
-
-@pytest.fixture
-def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
-    repo = GitRepo(tmp_path / "repo")
-    monkeypatch.chdir(repo.root)
-    opened = Session(str(tmp_path / "m.db"))
-    opened.spell = tools.spell
-    return opened
 
 
 def accepted(session: Session, name: str, arguments: dict[str, Any]) -> bool:

@@ -7,19 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_repo import GitRepo
 
 from roteiro_memory.agents import tools
 from roteiro_memory.app.session import Session
-
-
-@pytest.fixture
-def session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Session:
-    repo = GitRepo(tmp_path / "repo")
-    monkeypatch.chdir(repo.root)
-    opened = Session(str(tmp_path / "m.db"))
-    opened.spell = tools.spell
-    return opened
 
 
 def _refused(session: Session, name: str, arguments: dict[str, object]) -> tools.ToolError:

@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -788,26 +789,36 @@ def test_a_store_the_disk_has_no_room_to_open_is_unavailable_not_corrupt(repo: R
     disk refuses, the store is not damaged, and saying it was sent people
     to repair a sound file.  Reported as Unavailable, in one line, with no
     file left behind."""
+    for said in _unavailable_either_way(repo, ["add", "a lesson"], _small_files):
+        assert "not a usable" not in said
+        assert "the SQLite store is unavailable" in said
+        assert not (repo.root / "full.db").exists()
+
+
+def _unavailable_either_way(
+    repo: Repo, command: list[str], limit: Callable[[], None]
+) -> Iterator[str]:
+    """Run ``command`` on ``full.db`` in a child limited by ``limit``, plain
+    and under --json: each fails Unavailable (exit 3) in one line, or one
+    envelope; what each said, for the caller to judge."""
     assert SCRIPT is not None
     for json_flag in ([], ["--json"]):
         done = subprocess.run(
-            [SCRIPT, *json_flag, "--db", "full.db", "add", "a lesson"],
+            [SCRIPT, *json_flag, "--db", "full.db", *command],
             cwd=repo.root,
             env=repo.env,
             capture_output=True,
             text=True,
             check=False,
-            preexec_fn=_small_files,
+            preexec_fn=limit,
         )
         said = done.stdout + done.stderr
         assert done.returncode == ExitCode.STORE, said
-        assert "not a usable" not in said
-        assert "the SQLite store is unavailable" in said
         if json_flag:
             assert json.loads(done.stdout)["error"]["kind"] == "Unavailable"
         else:
             assert len(done.stderr.splitlines()) == 1
-        assert not (repo.root / "full.db").exists()
+        yield said
 
 
 _UNCHECKPOINTED = """
@@ -832,23 +843,8 @@ def test_a_check_the_disk_has_no_room_to_read_is_unavailable_not_a_finding(repo:
     assert (repo.root / "full.db-wal").stat().st_size > 0
     kept = ("full.db", "full.db-wal")  # the WAL's index (-shm) is SQLite's to rebuild
     before = {name: (repo.root / name).read_bytes() for name in kept}
-    for json_flag in ([], ["--json"]):
-        done = subprocess.run(
-            [SCRIPT, *json_flag, "--db", "full.db", "check"],
-            cwd=repo.root,
-            env=repo.env,
-            capture_output=True,
-            text=True,
-            check=False,
-            preexec_fn=_no_room,
-        )
-        said = done.stdout + done.stderr
-        assert done.returncode == ExitCode.STORE, said
+    for said in _unavailable_either_way(repo, ["check"], _no_room):
         assert "full.db: the SQLite store is unavailable" in said
-        if json_flag:
-            assert json.loads(done.stdout)["error"]["kind"] == "Unavailable"
-        else:
-            assert len(done.stderr.splitlines()) == 1
     hook = subprocess.run(
         [shutil.which("roteiro-check-store") or "roteiro-check-store", "full.db"],
         cwd=repo.root,
