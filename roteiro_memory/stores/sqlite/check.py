@@ -44,11 +44,15 @@ from roteiro_memory.check import (
 )
 from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, excerpt
-from roteiro_memory.standing import Standing, standing
+from roteiro_memory.standing import Standing
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
-from roteiro_memory.stores.sqlite.migrations import MIGRATIONS, SCHEMA_VERSION, recognised
+from roteiro_memory.stores.sqlite.migrations import (
+    SCHEMA_VERSION,
+    recognised,
+    stored_standing,
+)
 from roteiro_memory.stores.sqlite.text import undecodable_kept
 from roteiro_memory.transfer import holds
 
@@ -105,7 +109,7 @@ def judge(conn: sqlite3.Connection, migrated: Migrated | None = None) -> Report:
         for table, rowid, parent, _ in conn.execute("PRAGMA foreign_key_check")
         if table != "agent_memory"  # reported with more detail by supersession
     ]
-    found = _standing(conn)
+    found = stored_standing(conn)
     if migrated is None or found is None or not _older(found):
         return Report(findings + _invariants(conn))
     with contextlib.ExitStack() as stack:
@@ -123,16 +127,6 @@ def judge(conn: sqlite3.Connection, migrated: Migrated | None = None) -> Report:
 def _older(found: Standing) -> bool:
     """Whether the store is one an earlier version wrote, which opening migrates."""
     return found.version > 0 and bool(found.pending) and found.damage is None
-
-
-def _standing(conn: sqlite3.Connection) -> Standing | None:
-    """Where the store stands, or None when it has no migrations table."""
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone():
-        return None
-    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-    return standing(rows, MIGRATIONS)
 
 
 def _invariants(conn: sqlite3.Connection) -> list[Finding]:
@@ -220,7 +214,7 @@ def _plainly_holds(column: cols.Column, values: list[Any]) -> bool:
 
 
 def _schema(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
-    found = _standing(conn)
+    found = stored_standing(conn)
     if found is None:
         return [Finding("schema_migrations", None, "table is missing: not a roteiro-memory store")]
     return schema_findings(found)

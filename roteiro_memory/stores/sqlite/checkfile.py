@@ -26,7 +26,7 @@ from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, StoreUnavailable
 from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.check import integrity_findings, judge
-from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
+from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable
 from roteiro_memory.stores.sqlite.identity import not_a_file
 from roteiro_memory.stores.sqlite.migrations import SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
@@ -64,13 +64,13 @@ def report(path: str | os.PathLike[str]) -> Report:
         conn = readonly.connect(str(path))  # creates nothing beside the file
     except sqlite3.Error as error:
         if is_unavailable(error):
-            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
+            raise unavailable(path, error) from None
         return Report([Finding("store", None, f"{path} cannot be opened ({error})")])
     try:
         return _read(conn, path)
     except sqlite3.DatabaseError as error:
         if is_unavailable(error):
-            raise StoreUnavailable(f"{path}: {from_sqlite(error)}") from None
+            raise unavailable(path, error) from None
         return Report([Finding("store", None, f"{path} cannot be read as a store ({error})")])
     finally:
         conn.close()

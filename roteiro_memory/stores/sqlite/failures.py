@@ -12,7 +12,7 @@ import sqlite3
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, excerpt
 
-__all__ = ["from_sqlite", "is_unavailable"]
+__all__ = ["from_sqlite", "is_unavailable", "unavailable"]
 
 _UNAVAILABLE = (
     "SQLITE_BUSY",
@@ -51,3 +51,9 @@ def from_sqlite(error: sqlite3.Error) -> RoteiroError:
         f"the SQLite store failed: {said} ({name}); nothing was changed; "
         "run `roteiro-memory check` on the store"
     )
+
+
+def unavailable(where: object, error: sqlite3.Error) -> StoreUnavailable:
+    """The store at ``where`` cannot be used now, for ``error`` (one
+    :func:`is_unavailable` accepts), as SQLite named it."""
+    return StoreUnavailable(f"{where}: {from_sqlite(error)}")

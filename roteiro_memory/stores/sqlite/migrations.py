@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Callable
 
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
-from roteiro_memory.standing import standing
+from roteiro_memory.standing import Standing, standing
 
 __all__ = [
     "APPLICATION_ID",
@@ -32,6 +32,7 @@ __all__ = [
     "STEPS",
     "created_tables",
     "recognised",
+    "stored_standing",
 ]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -299,6 +300,17 @@ def created_tables(versions: set[int]) -> set[str]:
     return {"schema_migrations", *(created - dropped), *recreated}
 
 
+def stored_standing(conn: sqlite3.Connection) -> Standing | None:
+    """Where the store open on ``conn`` stands by its ``schema_migrations``
+    (:func:`~roteiro_memory.standing.standing`), or None when it has none."""
+    if not conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+    ).fetchone():
+        return None
+    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
+    return standing(rows, MIGRATIONS)
+
+
 def recognised(conn: sqlite3.Connection) -> str | None:
     """Whether the database open on ``conn`` is a roteiro-memory store: one
     that carries :data:`APPLICATION_ID`, or an empty one, or one whose schema
@@ -324,9 +336,8 @@ def recognised(conn: sqlite3.Connection) -> str | None:
     columns = [row[1] for row in conn.execute("PRAGMA table_info(schema_migrations)")]
     if columns != ["version", "name", "applied_at"]:
         return why
-    rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version").fetchall()
-    found = standing(rows, MIGRATIONS)
-    if found.version == 0 or found.newer or found.damage is not None:
+    found = stored_standing(conn)
+    if found is None or found.version == 0 or found.newer or found.damage is not None:
         return why  # a newer version stamps the id: what it records, an earlier one did not
     expected = created_tables({version for version, _, _ in MIGRATIONS if version <= found.version})
     if {t for t in tables if not t.startswith("sqlite_")} != expected:

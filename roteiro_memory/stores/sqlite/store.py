@@ -25,7 +25,7 @@ from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
 from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
-from roteiro_memory.stores.sqlite.failures import from_sqlite, is_unavailable
+from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable
 from roteiro_memory.stores.sqlite.identity import FileIdentity, not_a_file
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
@@ -35,6 +35,7 @@ from roteiro_memory.stores.sqlite.migrations import (
     SQLITE_HEADER,
     STEPS,
     recognised,
+    stored_standing,
 )
 from roteiro_memory.stores.sqlite.transactions import (
     BUSY_TIMEOUT_ENV,
@@ -87,13 +88,6 @@ def _busy_timeout() -> int:
             f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
         )
     return value
-
-
-def _has_migrations(conn: sqlite3.Connection) -> bool:
-    found = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-    ).fetchone()
-    return found is not None
 
 
 def _existing(path: str) -> bool:
@@ -224,14 +218,14 @@ class SQLiteStore(SQLStore):
         """Why opening failed: the disk (full, an I/O failure) is no damage
         of the store's, and says so."""
         if is_unavailable(error):
-            return StoreUnavailable(f"{self.file}: {from_sqlite(error)}")
+            return unavailable(self.file, error)
         return self._damaged(str(error))
 
     def _damaged(self, why: str) -> Corrupt:
         return Corrupt(f"{self.file}: not a usable roteiro-memory store ({why}); {RUN_CHECK}")
 
     def _standing(self, conn: sqlite3.Connection) -> Standing:
-        """Where the store stands (:func:`~roteiro_memory.check.standing`),
+        """Where the store stands (:func:`~.migrations.stored_standing`),
         having checked it is ours: it carries :data:`APPLICATION_ID`, or is
         empty, or has exactly the schema an earlier version (which stamped
         no id) left.  Anything else, a migrations table no version writes,
@@ -249,12 +243,9 @@ class SQLiteStore(SQLStore):
                 f"{self.file}: an SQLite database but not a roteiro-memory store {why}; "
                 "refusing to change it: choose the path of a store, or a new one, with --db"
             )
-        if not _has_migrations(conn):
+        found = stored_standing(conn)
+        if found is None:
             return standing((), MIGRATIONS)
-        rows = conn.execute(
-            "SELECT version, name FROM schema_migrations ORDER BY version"
-        ).fetchall()
-        found = standing(rows, MIGRATIONS)
         if found.current:
             return found
         for (line,) in conn.execute("PRAGMA quick_check(schema_migrations)").fetchall():
