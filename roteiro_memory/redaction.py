@@ -13,6 +13,8 @@ and :func:`keyword_pairs` follow libpq's parser, quoting and escapes
 included) and, for a URI, as widely as a person may have meant it too: a
 password holding an unencoded ``/`` or ``@`` runs to the last ``@``,
 whatever libpq makes of it (:func:`stray_at` says when the two differ).
+A word of a command line setting a variable named for a password
+(``PGPASSWORD=VALUE``) is read as one too: all of ``VALUE``.
 
 Kept apart from the stores and importing none, so that the conformance
 suite, which names no store, shows its backend specs through it too.
@@ -49,6 +51,12 @@ WHITE = " \t\n\v\f\r"
 """White space as libpq reads a DSN (``isspace`` in the C locale)."""
 
 _PASSWORD_NAMES = ("password", "sslpassword")
+_PASSWORD_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?<=PASSWORD)", re.IGNORECASE)
+"""An environment variable's name for a password (``PGPASSWORD``, libpq's;
+``DB_PASSWORD``): a ``cmd:`` command line may set one (``env
+PGPASSWORD=... my-store``), and its value is withheld as a DSN's is."""
+_PASSWORD_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?<=PASSWORD))=(.*)", re.I | re.S)
+"""A word setting such a variable."""
 _QUERY_PASSWORD = re.compile(r"[?&;](?:ssl)?password=([^&;\s]*)", re.IGNORECASE)
 """A password parameter of a URI's query, in text that is no URI."""
 _QUERY_PAIR = re.compile(r"(?=[?&]([^&=]*)=([^&]*))")
@@ -207,14 +215,22 @@ def _keyword_passwords(text: str) -> list[_Found]:
 
 
 def _passwords(text: str) -> list[_Found]:
-    """Every password ``text`` may carry, as a DSN of either form."""
+    """Every password ``text`` may carry, as a DSN of either form, or as an
+    environment assignment of a command line's (``PGPASSWORD=VALUE``, one
+    word: all of ``VALUE``)."""
+    assignment = _PASSWORD_ASSIGNMENT.fullmatch(text)
+    if assignment is not None and assignment[1].lower() not in _PASSWORD_NAMES:
+        return [_Found(assignment.start(2), len(text), (assignment[2],))]
     lead = len(text) - len(text.lstrip(WHITE))
     uri = ANY_URI.match(text, lead)
     return _uri_passwords(text, uri.end()) if uri is not None else _keyword_passwords(text)
 
 
 def _is_password_name(name: str) -> bool:
-    return name.strip(WHITE).lower() in _PASSWORD_NAMES
+    """Whether ``name`` names a password: libpq's keywords, or an environment
+    variable's name ending in ``PASSWORD``."""
+    bare = name.strip(WHITE)
+    return bare.lower() in _PASSWORD_NAMES or _PASSWORD_VARIABLE.fullmatch(bare) is not None
 
 
 # --- showing a text without them ------------------------------------------------

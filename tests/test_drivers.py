@@ -179,6 +179,9 @@ SHOWN = "postgresql://alice:<password>@127.0.0.1:1/postgres"
             "cmd:my-store --db postgresql://alice:S3cr\\ et@h/db",
             "cmd:my-store --db 'postgresql://alice:<password>@h/db'",
         ),
+        ("cmd:env PGPASSWORD=S3cr3t ./my-store", "cmd:env PGPASSWORD=<password> ./my-store"),
+        ("cmd:env 'DB_Password=a b=c' my-store", "cmd:env 'DB_Password=<password>' my-store"),
+        ("cmd:env PGPASSFILE=/p ./my-store", "cmd:env PGPASSFILE=/p ./my-store"),
         ("cmd:./my-store --protocol", "cmd:./my-store --protocol"),
         ("tests.mutants:SignedIds", "tests.mutants:SignedIds"),
     ],
@@ -188,6 +191,14 @@ def test_a_backend_spec_is_shown_with_its_dsn_password_withheld(spec: str, shown
 
     assert shown_spec(spec) == shown
     assert shown_spec(shown) == shown
+
+
+def test_a_password_a_command_line_sets_is_withheld_from_what_the_backend_says() -> None:
+    from roteiro_memory.suite.drivers import withheld
+
+    spec = "cmd:env 'PGPASSWORD=two words' DB_PASSWORD=S3cr3t ./my-store"
+    said = "connecting with two words and S3cr3t as the password"
+    assert withheld(said, spec) == ("connecting with <password> and <password> as the password")
 
 
 def test_a_backend_is_named_and_refused_without_its_dsn_password() -> None:
