@@ -205,6 +205,20 @@ def plant_foreign_sqlite(path: Path) -> Path:
     return path
 
 
+def plant_foreign_migrations(path: Path) -> Path:
+    """Another tool's SQLite database with a ``schema_migrations`` table of
+    its own: versions as text and as NULL."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (version TEXT, name TEXT)")
+    conn.executemany(
+        "INSERT INTO schema_migrations VALUES (?, ?)",
+        [("2024_01_01_init", "create users"), (None, "x"), (3, b"blob")],
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
 def damage(path: Path, sql: str, *params: object) -> Path:
     """Run ``sql`` on the store at ``path`` with its CHECK constraints and
     foreign keys off, as a buggy writer or another tool would."""

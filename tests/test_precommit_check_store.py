@@ -13,6 +13,7 @@ from precommit_plants import (
     open_store,
     plant_bad_store,
     plant_fifo,
+    plant_foreign_migrations,
     plant_foreign_sqlite,
     plant_store,
 )
@@ -57,7 +58,12 @@ def test_check_store_is_silent_on_a_healthy_store_and_other_files(
 ) -> None:
     text = tmp_path / "memory.db"
     text.write_text("not a database")
-    files = [plant_store(tmp_path / "good.bin"), plant_foreign_sqlite(tmp_path / "f.db"), text]
+    files = [
+        plant_store(tmp_path / "good.bin"),
+        plant_foreign_sqlite(tmp_path / "f.db"),
+        plant_foreign_migrations(tmp_path / "app.sqlite3"),
+        text,
+    ]
     assert _run(capsys, *files) == (0, [])
 
 

@@ -14,6 +14,7 @@ from precommit_plants import (
     open_store,
     plant_companions,
     plant_export,
+    plant_foreign_migrations,
     plant_foreign_sqlite,
     plant_leaked,
     plant_store,
@@ -41,12 +42,13 @@ def _good_files(folder: Path) -> list[Path]:
     jsonl = folder / "events.jsonl"
     jsonl.write_text('{"format": "someone-else/v1"}\n{"id": 1}\n')
     foreign = plant_foreign_sqlite(folder / "notes.db")
+    migrated = plant_foreign_migrations(folder / "app.sqlite3")
     # A WAL-named file beside a database that is not a store.
     beside_foreign = folder / "notes.db-wal"
     beside_foreign.write_bytes(b"\x00" * 64)
     binary = folder / "image.png"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
-    return [text, empty, jsonl, foreign, beside_foreign, binary]
+    return [text, empty, jsonl, foreign, migrated, beside_foreign, binary]
 
 
 def test_forbid_store_is_silent_on_files_that_are_not_memory(

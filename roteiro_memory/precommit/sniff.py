@@ -255,7 +255,9 @@ def _our_migration_names() -> frozenset[str]:
 def read_schema(path: Path) -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
     """The tables of the database at ``path`` and the migrations it records,
     read without changing anything; :class:`sqlite3.DatabaseError` when SQLite
-    cannot read them."""
+    cannot read them.  A row whose version is not a whole number or whose name
+    is not text is no migration of ours (another tool's table of that name,
+    or damage, which the store's check judges) and is left out."""
     import sqlite3
 
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
@@ -267,10 +269,11 @@ def read_schema(path: Path) -> tuple[frozenset[str], tuple[tuple[int, str], ...]
         migrations: tuple[tuple[int, str], ...] = ()
         if "schema_migrations" in tables:
             migrations = tuple(
-                (int(version), str(name))
+                (version, name)
                 for version, name in conn.execute(
                     "SELECT version, name FROM schema_migrations ORDER BY version"
                 )
+                if type(version) is int and type(name) is str
             )
         return tables, migrations
     finally:
