@@ -360,6 +360,44 @@ def test_warnings_escape_control_characters(capsys: pytest.CaptureFixture[str]) 
     assert "\\x1b[2Jexport.jsonl" in err
 
 
+def test_a_cache_payload_reaches_a_terminal_escaped_and_a_pipe_exactly(tmp_path: Path) -> None:
+    import pty
+
+    db = tmp_path / "m.db"
+    payload = "\x1b]0;pwned\x07\x1b[2J \u009b2J \u202eevil"
+    store = SQLiteStore(db)
+    try:
+        store.cache_put("k", "f", payload)
+    finally:
+        store.close()
+    argv = [sys.executable, "-m", "roteiro_memory", "--db", str(db), "cache", "get", "k"]
+    piped = subprocess.run(argv, capture_output=True, text=True, check=True)
+    assert piped.stdout == payload + "\n"
+    leader, follower = pty.openpty()
+    try:
+        shown = subprocess.run(argv, stdout=follower, stderr=subprocess.PIPE, check=True)
+        assert shown.stderr == b""
+        os.close(follower)
+        follower = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal's other end is closed: all is read
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    text = out.decode()
+    for raw in ("\x1b", "\x07", "\u009b", "\u202e"):
+        assert raw not in text
+    assert "\\x1b]0;pwned\\x07" in text
+
+
 INDEX_DAMAGE = {
     "memory_cells": "UPDATE memory_cells SET tail = X'ffffffffffffffff'",
     "memory_segments": "UPDATE memory_segments SET postings = X'09090909'",

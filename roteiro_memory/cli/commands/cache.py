@@ -4,6 +4,7 @@ list, get, put and forget, each an action of this one command."""
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
 
 from roteiro_memory.cli.parser import ANCHOR_HELP, Parser, add_common, once
@@ -98,10 +99,14 @@ def _list(args: argparse.Namespace, session: Session) -> int:
 def _get(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app import cache
     from roteiro_memory.cli.output import emit, say
+    from roteiro_memory.terminal import printable
 
     entry = cache.get(session, args.key)
     if args.json:
         emit(entry.to_json())
+    elif sys.stdout.isatty():
+        # Stored text never drives the terminal; piped, the payload is exact.
+        say(printable(entry.json))
     else:
         say(entry.json)
     return ExitCode.OK
