@@ -94,6 +94,20 @@ def _write(tmp_path: Path, steps: str) -> Path:
             "'a' names no snapshot saved by an earlier step",
             id="unchanged-names-no-snapshot",
         ),
+        pytest.param(
+            "- {op: memory.list, expect: {records.#: .nan}}\n",
+            8,
+            "steps[0].expect",
+            "expect holds NaN or an infinity, which no answer can carry",
+            id="expected-nan",
+        ),
+        pytest.param(
+            "- {op: memory.list, contains: {path: records, key: id, values: [-.inf]}}\n",
+            8,
+            "steps[0].contains",
+            "contains holds NaN or an infinity",
+            id="contained-infinity",
+        ),
     ],
 )
 def test_a_case_file_error_names_file_line_and_field_at_load_and_lint(
