@@ -380,6 +380,56 @@ def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(
     assert path.read_bytes() == before
 
 
+def _writing_during_the_check(
+    path: Path, monkeypatch: pytest.MonkeyPatch, writes: int
+) -> list[int]:
+    """Have another connection write to the store at ``path`` (and close,
+    checkpointing into the file) while each of the first ``writes`` checks
+    reads it; the ids written, one per check begun."""
+    from roteiro_memory.stores.sqlite import checkfile
+
+    part = checkfile.integrity_findings
+    checks: list[int] = []
+
+    def writing(conn: sqlite3.Connection) -> list[Finding]:
+        found = part(conn)
+        if len(checks) < writes:
+            with SQLiteStore(path) as store:
+                checks.append(store.record("lesson", f"written during check {len(checks)}"))
+        else:
+            checks.append(0)
+        return found
+
+    monkeypatch.setattr(checkfile, "integrity_findings", writing)
+    return checks
+
+
+def test_a_check_believes_only_a_read_of_one_state_of_the_file(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file with no log is read as immutable, which takes no lock: a
+    writer starting meanwhile changes pages under the read, which then
+    mixes two states and may look damaged.  The check sees the change and
+    checks the file again."""
+    checks = _writing_during_the_check(healthy, monkeypatch, writes=1)
+    assert check_file(healthy) == []
+    assert len(checks) == 2
+    with SQLiteStore(healthy) as store:
+        assert store.get(checks[0]) is not None
+
+
+def test_a_check_that_writers_never_leave_alone_is_unavailable_not_a_finding(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from roteiro_memory.errors import StoreUnavailable
+    from roteiro_memory.stores.sqlite.checkfile import ATTEMPTS
+
+    checks = _writing_during_the_check(healthy, monkeypatch, writes=ATTEMPTS)
+    with pytest.raises(StoreUnavailable, match="written to while it was checked"):
+        check_file(healthy)
+    assert len(checks) == ATTEMPTS
+
+
 def test_a_check_runs_with_the_collector_paused_and_leaves_it_as_it_was(
     healthy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

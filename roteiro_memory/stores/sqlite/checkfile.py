@@ -48,7 +48,10 @@ def report(path: str | os.PathLike[str]) -> Report:
     whose open would wait for ever) is one finding, and never opened.  A
     store that cannot be read now (locked, a full disk, an I/O failure) is
     no finding about the store: that raises
-    :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would."""
+    :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would; so
+    does a file read as immutable that a writer changed during every one of
+    :data:`ATTEMPTS` checks (:func:`~.readonly.witness`): only a check of
+    one state of the file is believed."""
     refusal = not_a_file(os.fspath(path))
     if refusal is not None:
         return Report([Finding("store", None, str(refusal))])
@@ -60,18 +63,38 @@ def report(path: str | os.PathLike[str]) -> Report:
         return Report([Finding("store", None, f"{path} cannot be read ({error.strerror})")])
     if header != SQLITE_HEADER:
         return Report([Finding("store", None, f"{path} is not an SQLite database")])
+    for _ in range(ATTEMPTS):
+        before = readonly.witness(str(path))
+        found, immutable = _checked(path)
+        if not immutable or readonly.witness(str(path)) == before:
+            return found
+    raise StoreUnavailable(
+        f"{path}: written to while it was checked, {ATTEMPTS} times over, so what the check "
+        "read may mix states; check it again when nothing is writing to it"
+    )
+
+
+ATTEMPTS = 3
+"""Checks of a file read as immutable that a writer changed meanwhile (what
+was read may mix two states, and look damaged) before the check gives up."""
+
+
+def _checked(path: Path) -> tuple[Report, bool]:
+    """The check of the SQLite file at ``path``, and whether it was read as
+    immutable (:func:`~.readonly.connect_as_found`)."""
     try:
-        conn = readonly.connect(str(path))  # creates nothing beside the file
+        conn, immutable = readonly.connect_as_found(str(path))  # creates nothing beside it
     except sqlite3.Error as error:
         if is_unavailable(error):
             raise unavailable(path, error) from None
-        return Report([Finding("store", None, f"{path} cannot be opened ({error})")])
+        return Report([Finding("store", None, f"{path} cannot be opened ({error})")]), False
     try:
-        return _read(conn, path)
+        return _read(conn, path), immutable
     except sqlite3.DatabaseError as error:
         if is_unavailable(error):
             raise unavailable(path, error) from None
-        return Report([Finding("store", None, f"{path} cannot be read as a store ({error})")])
+        said = f"{path} cannot be read as a store ({error})"
+        return Report([Finding("store", None, said)]), immutable
     finally:
         conn.close()
 

@@ -8,6 +8,12 @@ log beside it (nothing is being written) is read as immutable, which needs
 neither; one with a log is read through it, which needs the index there or
 creatable -- when it is neither, the log cannot be read and the store is
 not read without it, since the log may hold committed writes.
+
+Read as immutable, the file takes no lock, so a writer that starts meanwhile
+(its log, then its checkpoint into the file) may change pages under the
+read.  A reader that must see one state of the file (``check``) takes a
+:func:`witness` of it before and after, and believes what it read only when
+the two are equal.
 """
 
 from __future__ import annotations
@@ -18,7 +24,16 @@ import sqlite3
 from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.stores.sqlite.uri import file_uri
 
-__all__ = ["connect", "reason", "unmigratable", "unreadable", "unwritable"]
+__all__ = [
+    "Witness",
+    "connect",
+    "connect_as_found",
+    "reason",
+    "unmigratable",
+    "unreadable",
+    "unwritable",
+    "witness",
+]
 
 
 def reason(path: str) -> str | None:
@@ -38,11 +53,54 @@ def connect(path: str) -> sqlite3.Connection:
     nothing, creating nothing beside it when no log is there (see the
     module docstring).  SQLite opens the file when it is first read, so a
     failure to open it is raised by the first statement."""
+    return connect_as_found(path)[0]
+
+
+def connect_as_found(path: str) -> tuple[sqlite3.Connection, bool]:
+    """:func:`connect`, and whether the file is read as immutable (no lock
+    keeps a writer from changing it meanwhile: :func:`witness`)."""
     real = os.path.realpath(path)
     wal = real + "-wal"
     logged = os.path.exists(wal) and os.path.getsize(wal) > 0
     mode = "mode=ro" if logged else "mode=ro&immutable=1"
-    return sqlite3.connect(file_uri(real, mode), uri=True, isolation_level=None)
+    conn = sqlite3.connect(file_uri(real, mode), uri=True, isolation_level=None)
+    return conn, not logged
+
+
+SETTLED_NS = 50_000_000
+"""How long ago a file must have been last changed for a change to show in
+its times: the kernel stamps them from a clock that moves in ticks of a few
+milliseconds, so a write in the tick of the one before could leave them as
+they were."""
+
+Witness = tuple[tuple[int, int, int, int, int] | None, ...]
+"""What :func:`witness` sees: each file's device, inode, size and times."""
+
+
+def witness(path: str) -> Witness:
+    """The state of the database at ``path`` and its log as the file
+    system shows them: any write to either changes it.  Taken only once
+    the last change is :data:`SETTLED_NS` old (waiting out the rest), so
+    that a write after it shows in the times."""
+    import time
+
+    real = os.path.realpath(path)
+    while True:
+        seen: list[tuple[int, int, int, int, int] | None] = []
+        for name in (real, real + "-wal"):
+            try:
+                info = os.stat(name)
+            except OSError:
+                seen.append(None)
+                continue
+            seen.append(
+                (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+            )
+        latest = max((state[4] for state in seen if state is not None), default=0)
+        young = latest + SETTLED_NS - time.time_ns()
+        if young <= 0:
+            return tuple(seen)
+        time.sleep(young / 1e9)
 
 
 def unwritable(path: str, why: str) -> StoreUnavailable:
