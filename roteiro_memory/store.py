@@ -217,9 +217,15 @@ class Store(abc.ABC):
         limit: int | None = None,
         graph: Graph | None = None,
         anchors: AnchorFilter | None = None,
+        stale_only: bool = False,
     ) -> Recall:
         """Live matching records ranked by score then newest id; the limit
-        (None or 0 = all) applies after ranking.  Writes nothing."""
+        (None or 0 = all) applies after ranking.  Writes nothing.
+
+        ``stale_only`` (not a PROTOCOL argument) keeps only the records whose
+        anchor does not apply -- drifted, vanished or unverifiable --, the
+        store choosing them before its limit, so a session digest finds
+        those about changed code however old, reading no more than it shows."""
 
     def search(
         self,

@@ -13,6 +13,9 @@ from roteiro_memory.app.pack import MAX_BUDGET, MIN_BUDGET, PACK_SCHEMA, select,
 from roteiro_memory.results import GraphNode
 from roteiro_memory.stores.model import ModelStore
 
+KINDS = ("lesson", "attempt", "decision", "pattern")
+"""The kinds a digest holds."""
+
 
 def store_with(*records: tuple[str, str, str | None]) -> ModelStore:
     """A store holding ``(kind, body, anchor key)`` records, every anchor valid."""
@@ -141,6 +144,36 @@ def test_pack_refuses_a_budget_below_its_floor() -> None:
         select(store_with().recall(), MIN_BUDGET - 1)
 
 
+def test_every_budget_in_range_gives_a_digest_whatever_the_store_holds() -> None:
+    """Conflicting decisions, near-duplicates and records about changed code
+    each bring a note, a heading or a sentence along; each costs only when
+    what it belongs to is shown, so every budget from the smallest gives a
+    digest within it that counts what it left out."""
+    from roteiro_memory.app.shown import conflicts_among
+
+    rows = [
+        ("decision", "use the fast path", "py:src/a.py::f"),
+        ("decision", "use the slow path always", "py:src/a.py::f"),
+    ]
+    rows += [("lesson", "always run the linter before committing", None)] * 3
+    rows += [(k, f"{k} about g, number {n}", "py:src/a.py::g") for k in KINDS for n in range(3)]
+    rows += [(k, f"{k} that applies, number {n}", None) for k in KINDS for n in range(3)]
+    store = store_with(*rows)
+    store.put_nodes([GraphNode("py:src/a.py::g", blob="b" * 40)])  # their code changed
+    recall = store.recall()
+    found = conflicts_among(store, [r.record for r in recall.results])
+    assert found
+    for budget in [*range(MIN_BUDGET, 600, 3), 2000, MAX_BUDGET]:
+        pack = select(recall, budget, conflicts=found)
+        assert tokens(pack.markdown()) <= budget, budget
+        shown = sum(max(len(pack.marks.stands_for(r.record.id)), 1) for r in pack.chosen)
+        assert shown + pack.omitted == len(recall.results), budget
+    whole = select(recall, MAX_BUDGET, conflicts=found).markdown()
+    assert "[unresolved: " in whole
+    assert "## Changed since recorded" in whole
+    assert select(recall, MIN_BUDGET, conflicts=found).chosen
+
+
 # --- The command --------------------------------------------------------------
 
 
@@ -237,17 +270,18 @@ def test_pack_names_its_upper_bound(repo: GitRepo) -> None:
 
 def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
     """A huge budget on a large store bounds the work: the digest reads at
-    most as many ranked records as its budget could show, and only the newest
-    STALE_WINDOW when looking for records about changed code."""
+    most as many ranked records as its budget could show of those that
+    apply, and as many of those about changed code, each chosen by the store."""
     from typing import Any
 
-    from roteiro_memory.app.pack import STALE_WINDOW, _candidates, read_limit
+    from roteiro_memory.app.pack import _candidates, read_limit
 
-    asked: list[tuple[str, object]] = []
+    asked: list[tuple[object, ...]] = []
 
     class Counting(ModelStore):
         def recall(self, *args: Any, **kwargs: Any) -> Any:
-            asked.append(("recall", kwargs.get("limit")))
+            which = [k for k in ("applicable_only", "stale_only") if kwargs.get(k)]
+            asked.append(("recall", kwargs.get("limit"), *which))
             return super().recall(*args, **kwargs)
 
         def list(self, *args: Any, **kwargs: Any) -> Any:
@@ -258,12 +292,14 @@ def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
     many = read_limit(MIN_BUDGET) + 40
     for n in range(many):
         store.record("lesson", f"lesson {n}")
+        store.record("lesson", f"lesson {n} about gone code", anchor="py:src/gone.py::f")
     for budget in (MIN_BUDGET, MAX_BUDGET):
         asked.clear()
         candidates, every_read = _candidates(store, budget, None)
-        assert asked == [("recall", read_limit(budget)), ("list", STALE_WINDOW)]
-        assert len(candidates.results) == min(many, read_limit(budget))
-        assert every_read is (many < read_limit(budget))
+        limit = read_limit(budget)
+        assert asked == [("recall", limit, "applicable_only"), ("recall", limit, "stale_only")]
+        assert len(candidates.results) == 2 * min(many, limit)
+        assert every_read is (many < limit)
     assert read_limit(MAX_BUDGET) < 10_000
 
 
@@ -316,3 +352,25 @@ def test_pack_says_records_were_left_unread_when_all_it_read_fold_into_a_line(
     assert (shape["omitted"], shape["omitted_exact"]) == (0, False)
     footer = repo.cli("pack", "--budget", "150").stdout.splitlines()[-1]
     assert footer.startswith("_More records were left unread, beyond what the budget shows")
+
+
+def test_a_drifted_record_older_than_the_window_is_still_listed_as_changed() -> None:
+    """Records about changed code are found however many newer ones there
+    are: the oldest one drifted is listed under its heading, not silently
+    left out of a digest that says it is complete."""
+    from roteiro_memory.app.pack import _candidates, read_limit
+    from roteiro_memory.store import MemoryWrite
+
+    store = store_with(("lesson", "f must never return 0", "py:src/a.py::f"))
+    store.put_nodes([GraphNode("py:src/b.py::g", blob="a" * 40)])
+    newer = read_limit(MAX_BUDGET) + 2001
+    store.record_many(
+        MemoryWrite("lesson", f"g note {n}", anchor="py:src/b.py::g", confidence=0.1)
+        for n in range(newer)
+    )
+    store.put_nodes([GraphNode("py:src/a.py::f", blob="b" * 40)])  # record 1 drifts
+    recall, every_read = _candidates(store, MAX_BUDGET, None)
+    pack = select(recall, MAX_BUDGET, every_read=every_read)
+    changed = [r.record.id for key, _, members in pack.groups() if key == "stale" for r in members]
+    assert changed == [1]
+    assert "- #1 lesson drifted" in pack.markdown().split("## Changed since recorded\n")[1]

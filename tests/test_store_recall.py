@@ -87,6 +87,19 @@ def test_applicable_only_keeps_exactly_the_applying_records(store: Store) -> Non
     )
 
 
+def test_stale_only_keeps_exactly_the_records_that_do_not_apply_best_first(
+    store: Store,
+) -> None:
+    """The store chooses the records about changed code before its limit, so
+    the best of them are found however many newer records there are."""
+    ids = five_states(store)
+    stale = [ids[s] for s in sorted(ids, key=lambda s: -sem.anchor_penalty(s)) if not s.applies]
+    for n in range(5):
+        store.record("lesson", f"newer and applying {n}", confidence=1.0)
+    assert [r.record.id for r in store.recall(stale_only=True).results] == stale
+    assert [r.record.id for r in store.recall(stale_only=True, limit=1).results] == stale[:1]
+
+
 def test_scope_filter_is_an_exact_match(store: Store) -> None:
     exact = store.record("lesson", "in repo", scope="repo")
     store.record("lesson", "in sub", scope="repo/sub")

@@ -222,7 +222,7 @@ def _session_start(
         state.shown.clear()  # the context no longer holds what it was shown
     pack = digest(session, budget, every=every)
     parts = []
-    if pack.chosen:
+    if pack.chosen or pack.omitted:  # none fit: it still says how many, and where they are
         parts += [] if session.syncs else [UNCHECKED]
         parts.append(pack.markdown())
         _said(state, pack.chosen, pack.marks)

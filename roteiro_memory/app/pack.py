@@ -23,17 +23,20 @@ What holds:
 * **Budget.** A token is approximated as four UTF-8 bytes, rounded up:
   ``tokens(text) = ceil(len(text.encode()) / 4)``.  The whole Markdown
   digest, title and footer included, fits the budget, which is at least
-  :data:`MIN_BUDGET` and at most :data:`MAX_BUDGET`.  ``--json`` reports
+  :data:`MIN_BUDGET` and at most :data:`MAX_BUDGET`.  A section's heading,
+  the sentence on changed code and each note on marks cost only once a line
+  that needs them is chosen, so whatever the store holds, every budget in
+  range gives a digest (:data:`MIN_BUDGET` says the one exception).  ``--json`` reports
   the same selection (a format never changes what is chosen); its
   ``budget`` and ``tokens`` count the Markdown, and the JSON itself, which
   carries each record's full PROTOCOL shape, is larger.
 * **Bounded work.**  Selection is linear in the candidates: each line's
-  size is counted once, against the budget less the largest the title,
-  summary, headings and footer can be.  At most as many records as the
-  budget could hold are read ranked (:func:`read_limit`), and the records
-  about changed code are looked for among the newest :data:`STALE_WINDOW`
-  (all of them, in a store that size or smaller), so a store of 100,000
-  records answers within a second (``bench/pack.py``).
+  size, with the heading and notes it is the first to need, is counted once,
+  against the budget less the largest the title, summary and footer can be.
+  Of the records that apply and of those about changed code, however old,
+  at most as many as the budget could hold are read, each ranked by the
+  store (:func:`read_limit`; ``Store.recall``'s ``stale_only``), so a
+  store of 100,000 records answers within a second (``bench/pack.py``).
 """
 
 from __future__ import annotations
@@ -64,7 +67,6 @@ __all__ = [
     "PACK_KINDS",
     "PACK_SCHEMA",
     "STALE_SHARE",
-    "STALE_WINDOW",
     "Pack",
     "digest",
     "read_limit",
@@ -79,7 +81,8 @@ dozen records, small next to any agent's context window."""
 MIN_BUDGET = 100
 """The smallest budget accepted.  The title, summary and footer fit in it
 unless a very long ``--touched`` revision name makes them longer, which
-:func:`select` refuses by name rather than overflow."""
+:func:`select` refuses by name rather than overflow: the one budget in
+range refused.  Headings and notes take room only beside a line shown."""
 
 MAX_BUDGET = 20_000
 """The largest budget accepted: 80 KB of digest, more than a session start
@@ -87,10 +90,6 @@ should spend, and a bound on the records read (:func:`read_limit`)."""
 
 STALE_SHARE = 0.25
 """The part of the budget held for records whose code changed, when there are any."""
-
-STALE_WINDOW = 2000
-"""How many of the newest live records are looked through for those about
-changed code: every one in a store this size or smaller."""
 
 PACK_SCHEMA = "roteiro.pack/v1"
 
@@ -104,6 +103,18 @@ PACK_KINDS: tuple[tuple[MemoryKind, str], ...] = (
 
 STALE_HEADING = "Changed since recorded"
 """The section of the records whose code changed, is gone or cannot be compared."""
+
+_STALE_SAID = (
+    f' Under "{STALE_HEADING}", the code is not what the record was written about: '
+    "check it before relying on the record."
+)
+"""What the summary adds when that section is shown."""
+
+_HEADINGS = dict(PACK_KINDS)
+
+_ALIKE, _CONFLICTS, _NOTES = "[alike]", "[conflicts]", "[notes]"
+"""What a line may bring along besides its section (:func:`_brings`): the
+note on near-duplicates, the note on conflicts, the blank line after notes."""
 
 _SMALLEST_LINE = len("- #1 lesson valid 0.00: x\n")
 """The fewest bytes a digest line takes, for :func:`read_limit`."""
@@ -163,19 +174,15 @@ class Pack:
         return self.candidates - shown
 
     def groups(self) -> list[tuple[str, str, list[Recalled]]]:
-        """The chosen records by section: the kinds in :data:`PACK_KINDS`
-        order (what applies), then those about changed code; each in rank
-        order, empty ones left out.  The first item is the section's key:
-        a kind, or ``stale``."""
+        """The chosen records by section (:func:`_heading`): the kinds in
+        :data:`PACK_KINDS` order (what applies), then those about changed
+        code; each in rank order, empty ones left out.  The first item is
+        the section's key: a kind, or ``stale``."""
         out = []
-        applying = [r for r in self.chosen if r.record.applies]
-        for kind, heading in PACK_KINDS:
-            members = [r for r in applying if r.record.kind is kind]
+        for key, heading in [*((k.value, h) for k, h in PACK_KINDS), ("stale", STALE_HEADING)]:
+            members = [r for r in self.chosen if _heading(r) == heading]
             if members:
-                out.append((kind.value, heading, members))
-        stale = [r for r in self.chosen if not r.record.applies]
-        if stale:
-            out.append(("stale", STALE_HEADING, stale))
+                out.append((key, heading, members))
         return out
 
     def markdown(self) -> str:
@@ -183,9 +190,7 @@ class Pack:
         stale = any(key == "stale" for key, _, _ in groups)
         lines = [_title(self.touched), "", _summary(self, stale), ""]
         for _, heading, members in groups:
-            lines += [f"## {heading}", ""]
-            lines += [_entry(r, self.marks) for r in members]
-            lines.append("")
+            lines += _section(heading, [_entry(r, self.marks) for r in members])
         lines += _notes(self.marks)
         lines.append(_footer(self.omitted, self.every_read))
         return "\n".join(lines) + "\n"
@@ -233,10 +238,7 @@ def _summary(pack: Pack, stale: bool) -> str:
         "first: id, kind, anchor state, score, anchor, body."
     )
     if stale:
-        said += (
-            f' Under "{STALE_HEADING}", the code is not what the record was written about: '
-            "check it before relying on the record."
-        )
+        said += _STALE_SAID
     return said
 
 
@@ -254,44 +256,85 @@ def _footer(omitted: int, exact: bool) -> str:
     return f"_More records were left unread, beyond what the budget shows: {finds}"
 
 
-def _skeleton_bytes(
-    candidates: Sequence[Recalled],
-    budget: int,
-    live: int,
-    touched: str | None,
-    marks: Marks,
-    every_read: bool,
-) -> int:
-    """The bytes of everything but the records' lines, at their largest for
-    these candidates: a heading for each section they could fill, the notes
-    their marks could need, and every count as wide as it can be (none
-    exceeds the number of candidates)."""
-    present = {r.record.kind for r in candidates if r.record.applies}
-    headings = [h for kind, h in PACK_KINDS if kind in present]
-    stale = any(not r.record.applies for r in candidates)
-    if stale:
-        headings.append(STALE_HEADING)
-    count = len(candidates)
-    widest = Pack((), count, budget, touched, live, marks)
-    lines = [_title(touched), "", _summary(widest, stale), ""]
-    for heading in headings:
-        lines += [f"## {heading}", "", ""]
-    lines += _notes(marks)
-    lines.append(max(_footer(count, every_read), _footer(0, every_read), key=len))
+def _bytes(lines: Sequence[str]) -> int:
+    """The bytes ``lines`` take in the digest, each followed by a newline."""
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
+
+
+def _heading(recalled: Recalled) -> str:
+    """The heading a record is listed under: its kind's while it applies,
+    else :data:`STALE_HEADING`."""
+    record = recalled.record
+    return _HEADINGS[record.kind] if record.applies else STALE_HEADING
+
+
+def _section(heading: str, entries: Sequence[str]) -> list[str]:
+    """A section's lines: its heading, its entries, a blank line each side."""
+    return [f"## {heading}", "", *entries, ""]
+
+
+def _brings(recalled: Recalled, marks: Marks) -> list[str]:
+    """What ``recalled``'s line needs shown with it: its section, and the
+    notes its marks need (:func:`_notes` shows them when a chosen record
+    stands for near-duplicates or disagrees with a decision)."""
+    needs = [_heading(recalled)]
+    if marks.stands_for(recalled.record.id):
+        needs += [_ALIKE, _NOTES]
+    if marks.against(recalled.record.id):
+        needs += [_CONFLICTS, _NOTES]
+    return needs
+
+
+def _extra_bytes(need: str) -> int:
+    """The bytes one of :func:`_brings`'s needs takes, shown once: a
+    section's heading and blank lines (and, for :data:`STALE_HEADING`, the
+    summary's sentence on it), a note, or the blank line after the notes."""
+    if need == _ALIKE:
+        return _bytes([brief.duplicates_note(cli=True)])
+    if need == _CONFLICTS:
+        return _bytes([brief.conflicts_note(cli=True)])
+    if need == _NOTES:
+        return _bytes([""])
+    said = len(_STALE_SAID.encode("utf-8")) if need == STALE_HEADING else 0
+    return _bytes(_section(need, [])) + said
+
+
+def _fixed_bytes(read: int, budget: int, live: int, touched: str | None, every_read: bool) -> int:
+    """The bytes of what every digest of ``read`` records shows, at their
+    largest: the title, the summary and the footer, every count as wide as
+    it can be (none exceeds ``read``).  Headings and notes are not among
+    them: each is counted with the first line chosen that needs it."""
+    widest = Pack((), read, budget, touched, live, every_read=every_read)
+    footer = max(_footer(read, every_read), _footer(0, every_read), key=len)
     # The summary was written with none chosen: room for as many digits as the count.
-    return len(("\n".join(lines) + "\n").encode("utf-8")) + len(str(count))
+    return _bytes([_title(touched), "", _summary(widest, False), "", footer]) + len(str(read))
 
 
-def _fill(candidates: Sequence[Recalled], room: int, chosen: list[Recalled], marks: Marks) -> int:
+def _fill(
+    candidates: Sequence[Recalled],
+    room: int,
+    chosen: list[Recalled],
+    marks: Marks,
+    shown: set[str],
+    sizes: dict[int, int],
+) -> int:
     """Append to ``chosen``, in rank order, each candidate whose line fits
-    what is left of ``room`` bytes; the bytes left."""
+    what is left of ``room`` bytes with what it brings that is not
+    ``shown`` yet (:func:`_brings`), adding that to ``shown``; the bytes
+    left.  ``sizes`` keeps each line's bytes, counted once however often
+    it is tried."""
     taken = {id(r) for r in chosen}
     for candidate in candidates:
         if id(candidate) in taken:
             continue
-        size = len(_entry(candidate, marks).encode("utf-8")) + 1
+        line = sizes.get(id(candidate))
+        if line is None:
+            line = sizes[id(candidate)] = _bytes([_entry(candidate, marks)])
+        new = [need for need in dict.fromkeys(_brings(candidate, marks)) if need not in shown]
+        size = line + sum(_extra_bytes(need) for need in new)
         if size <= room:
             chosen.append(candidate)
+            shown.update(new)
             room -= size
     return room
 
@@ -318,25 +361,27 @@ def select(
     read = [r for r in recall.results if r.record.kind in kinds]
     candidates, alike = fold(read, _record, every)
     marks = Marks(alike, conflicts)
-    skeleton = _skeleton_bytes(candidates, budget, recall.live, touched, marks, every_read)
-    floor = max(MIN_BUDGET, math.ceil(skeleton / 4))
+    fixed = _fixed_bytes(len(read), budget, recall.live, touched, every_read)
+    floor = max(MIN_BUDGET, math.ceil(fixed / 4))
     if budget < floor:
         raise ValueError(f"a digest budget of {budget} tokens is below its floor of {floor}")
-    room = budget * 4 - skeleton
+    room = budget * 4 - fixed
     applying = [r for r in candidates if r.record.applies]
     stale = [r for r in candidates if not r.record.applies]
     chosen: list[Recalled] = []
+    shown: set[str] = set()
+    sizes: dict[int, int] = {}
     reserve = int(room * STALE_SHARE) if stale else 0
-    left = _fill(stale, reserve, chosen, marks)
-    left = _fill(applying, room - reserve + left, chosen, marks)
-    _fill(stale, left, chosen, marks)
+    left = _fill(stale, reserve, chosen, marks, shown, sizes)
+    left = _fill(applying, room - reserve + left, chosen, marks, shown, sizes)
+    _fill(stale, left, chosen, marks, shown, sizes)
     ordered = tuple(sorted(chosen, key=lambda r: sem.rank_key(r.score, r.record.id)))
     ids = {r.record.id for r in ordered}
-    shown = Marks(
+    marked = Marks(
         {lead: same for lead, same in alike.items() if lead in ids},
         [c for c in conflicts if ids.intersection(c.ids)],
     )
-    return Pack(ordered, len(read), budget, touched, recall.live, shown, every_read)
+    return Pack(ordered, len(read), budget, touched, recall.live, marked, every_read)
 
 
 def _record(recalled: Recalled) -> MemoryRecord:
@@ -347,25 +392,19 @@ def _candidates(
     store: Store, budget: int, anchors: sem.AnchorFilter | None, graph: Graph | None = None
 ) -> tuple[Recall, bool]:
     """The records a digest of ``budget`` tokens chooses from, ranked: the
-    best that apply, as many as it could hold, and those about changed code
-    among the newest :data:`STALE_WINDOW` (or, with ``anchors``, among the
-    best of what the change touched); and whether the read of the best
-    stopped short of its limit, so that none was left unread.  Anchors are
-    resolved against ``graph`` when given, else the store's."""
+    best that apply and the best about changed code, however old, as many
+    of each as it could hold (with ``anchors``, of what the change touched
+    only); and whether both reads stopped short of their limit, so that
+    none was left unread.  Anchors are resolved against ``graph`` when
+    given, else the store's."""
     kinds = [kind for kind, _ in PACK_KINDS]
     limit = read_limit(budget)
-    if anchors is not None:
-        touched = store.recall(kind=kinds, anchors=anchors, limit=limit, graph=graph)
-        return touched, len(touched.results) < limit
-    best = store.recall(kind=kinds, applicable_only=True, limit=limit, graph=graph)
-    recent = store.list(kind=kinds, limit=STALE_WINDOW, graph=graph).records
-    stale = [
-        Recalled.rank(record, best.generation, best.decay)
-        for record in recent
-        if not record.applies
-    ]
-    results = sorted([*best.results, *stale], key=lambda r: sem.rank_key(r.score, r.record.id))
-    every_read = len(best.results) < limit
+    best = store.recall(kind=kinds, anchors=anchors, applicable_only=True, limit=limit, graph=graph)
+    stale = store.recall(kind=kinds, anchors=anchors, stale_only=True, limit=limit, graph=graph)
+    results = sorted(
+        [*best.results, *stale.results], key=lambda r: sem.rank_key(r.score, r.record.id)
+    )
+    every_read = len(best.results) < limit and len(stale.results) < limit
     return Recall(best.generation, best.decay, results, best.live, best.superseded), every_read
 
 

@@ -257,6 +257,7 @@ class ModelStore(Store):
         limit: int | None = None,
         graph: Graph | None = None,
         anchors: sem.AnchorFilter | None = None,
+        stale_only: bool = False,
     ) -> Recall:
         parsed_decay = Decay.parse(decay)
         rows = self._matching(scope, kind, anchor_key, False, anchors)
@@ -265,7 +266,7 @@ class ModelStore(Store):
         ranked: builtins.list[Recalled] = []
         for row in rows:
             record = self._record(row, graph)
-            if applicable_only and not record.applies:
+            if (applicable_only and not record.applies) or (stale_only and record.applies):
                 continue
             text = sem.search_text(row.body, row.anchor_key, row.anchor_path)
             if not sem.matches_query(text, tokens):

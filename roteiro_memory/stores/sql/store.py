@@ -316,6 +316,7 @@ class SQLStore(Store):
         limit: int | None = None,
         graph: Graph | None = None,
         anchors: sem.AnchorFilter | None = None,
+        stale_only: bool = False,
     ) -> Recall:
         d = self.dialect
         parsed = Decay.parse(decay)
@@ -336,6 +337,8 @@ class SQLStore(Store):
                 )
             if applicable_only:
                 where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 1")
+            if stale_only:
+                where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 0")
             nodes = d.node_relation(conn, graph, params)
             generation = self._generation(conn)
             params["generation"] = generation
@@ -349,9 +352,10 @@ class SQLStore(Store):
                 return rows
 
             results = None
-            if keep is not None and parsed.mode == "none":
-                # With decay, age decides more than confidence and the bound
-                # rarely stops the read: the full pass is then the faster.
+            if keep is not None and parsed.mode == "none" and not stale_only:
+                # With decay, age decides more than confidence, and of stale
+                # records the anchor penalty does: the bound rarely stops
+                # the read, and the full pass is then the faster.
                 ids = ranking.top_scored(bounds, keep, ranking.EARLY_STOP_ROWS)
                 if ids is not None:
                     results = sorted(
