@@ -79,28 +79,32 @@ Witness = tuple[tuple[int, int, int, int, int] | None, ...]
 
 def witness(path: str) -> Witness:
     """The state of the database at ``path`` and its log as the file
-    system shows them: any write to either changes it.  Taken only once
-    the last change is :data:`SETTLED_NS` old (waiting out the rest), so
-    that a write after it shows in the times."""
+    system shows them: any write to either changes it.  Taken once the
+    last change is :data:`SETTLED_NS` old, waiting out the rest (never
+    longer: a time ahead of the clock waits no more), so that a write after
+    it shows in the times."""
     import time
 
     real = os.path.realpath(path)
-    while True:
-        seen: list[tuple[int, int, int, int, int] | None] = []
-        for name in (real, real + "-wal"):
-            try:
-                info = os.stat(name)
-            except OSError:
-                seen.append(None)
-                continue
-            seen.append(
-                (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
-            )
-        latest = max((state[4] for state in seen if state is not None), default=0)
-        young = latest + SETTLED_NS - time.time_ns()
-        if young <= 0:
-            return tuple(seen)
-        time.sleep(young / 1e9)
+    seen = _states(real)
+    latest = max((state[4] for state in seen if state is not None), default=0)
+    young = latest + SETTLED_NS - time.time_ns()
+    if young <= 0:
+        return seen
+    time.sleep(min(young, SETTLED_NS) / 1e9)
+    return _states(real)
+
+
+def _states(real: str) -> Witness:
+    seen: list[tuple[int, int, int, int, int] | None] = []
+    for name in (real, real + "-wal"):
+        try:
+            info = os.stat(name)
+        except OSError:
+            seen.append(None)
+            continue
+        seen.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+    return tuple(seen)
 
 
 def unwritable(path: str, why: str) -> StoreUnavailable:
