@@ -51,6 +51,19 @@ def test_recall_without_words_ranks_every_live_record(tmp_path: Path) -> None:
     assert [r["record"]["id"] for r in everything["results"]] == [2, 1]
 
 
+@pytest.mark.parametrize("query", ["\x1c", "\x1f \x1d"])
+def test_a_query_of_what_is_no_white_space_is_words_and_finds_nothing(
+    tmp_path: Path, query: str
+) -> None:
+    """PROTOCOL's white space is Unicode's White_Space, which U+001C..U+001F
+    are not (Python's ``str.strip`` takes them): such a query is no blank
+    one listing every record, but words that find none."""
+    _, store = _store(tmp_path)
+    for filtering in ([], ["--filter"]):
+        argv = ["recall", *filtering, query, "--db", store]
+        assert main(argv) == ExitCode.NOTHING
+
+
 def test_eval_prints_the_table_and_writes_the_plot(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

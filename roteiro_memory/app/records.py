@@ -295,7 +295,7 @@ def ranked(
     session.sync()
     changed = session.touched(touched) if touched is not None else None
     key, anchors = _anchor_filter(specs, changed)
-    words = query if query is not None and query.strip() else None
+    words = query if query is not None and sem.strip_white_space(query) else None
     ask = store.recall if words is None or exact else store.search
     return ask(
         words,  # type: ignore[arg-type]  # search is asked only with words
