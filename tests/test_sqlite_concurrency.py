@@ -379,3 +379,69 @@ def test_a_store_a_failed_read_made_and_cannot_remove_is_said_not_raised(
     assert db.exists()
     with contextlib.closing(SQLiteStore(db)) as store:
         assert store.check() == []
+
+
+HOLDER = r"""
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("SELECT count(*) FROM agent_memory").fetchone()
+print("read", flush=True)
+sys.stdin.readline()
+conn.close()
+"""
+"""Another process with a connection that has read the store, until told to close it."""
+
+READ_LOCKED = r"""
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 510, 0x40000000 + 2)
+except OSError:
+    print("locked")
+else:
+    print("free")
+"""
+"""Whether some other process holds a lock on the store's shared byte range
+(SQLite's unix VFS: where every reader of a WAL database holds its read lock)."""
+
+
+def _read_locked(db: Path) -> bool:
+    seen = subprocess.run(
+        [sys.executable, "-c", READ_LOCKED, str(db)], capture_output=True, text=True, check=True
+    )
+    return seen.stdout == "locked\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX locks: SQLite's unix VFS")
+def test_a_store_a_failed_read_made_stays_while_another_process_has_it_open(
+    tmp_path: Path,
+) -> None:
+    """A process that has opened the store (and read it) may write to it
+    next: removed under it, its write would be refused.  So the store stays
+    while such a process is there, and goes once it has closed -- and this
+    process's own lock on the store, the one that keeps others from removing
+    it, holds until its connection is closed."""
+    db = tmp_path / "memory.db"
+    store = SQLiteStore(db)
+    assert store.list().records == []
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    removed: list[Path] = []
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline() == "read\n"
+        assert store.discard(lambda: removed.append(db)) is False
+    finally:
+        holder.communicate("close\n", timeout=60)
+    assert holder.returncode == 0
+    assert removed == []
+    assert db.exists()
+    assert _read_locked(db)  # this process's, the holder having gone
+    assert store.discard(lambda: removed.append(db)) is True
+    assert removed == [db]
+    store.close()
+    assert not _read_locked(db)

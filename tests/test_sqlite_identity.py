@@ -5,8 +5,14 @@ gone when the process ends; the store refuses it in one line instead."""
 
 from __future__ import annotations
 
+import ast
 import os
+import sqlite3
+import stat
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -125,3 +131,69 @@ def test_identity_a_path_that_is_not_utf8_names_its_own_file(tmp_path: Path) -> 
     assert os.listdir(os.path.join(os.fsencode(tmp_path), b"bad\xffdir")) == [b"m.db"]
     with SQLiteStore(path) as store:
         assert [r.body for r in store.list().records] == ["kept"]
+
+
+def _read_in_a_fresh_process(path: Path) -> list[str]:
+    shown = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from roteiro_memory.stores.sqlite.store import SQLiteStore\n"
+            "with SQLiteStore(sys.argv[1]) as s: print([r.body for r in s.list().records])",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return list(ast.literal_eval(shown.stdout))
+
+
+@pytest.mark.parametrize("moment", ["before SQLite opens it", "before the first read"])
+@pytest.mark.parametrize("change", ["removed", "replaced"])
+def test_identity_a_store_whose_file_goes_while_it_opens_opens_what_the_path_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str, change: str
+) -> None:
+    """Another process removing the store (a read that made it and found
+    nothing) or renaming another over it between the file's creation and the
+    connection's first read: the store opens again on what the path names
+    then -- made anew, private, when nothing is there -- so its writes land
+    where a fresh process reads them, neither refused nor lost."""
+    from roteiro_memory.stores.sqlite import store as module
+
+    path, other = tmp_path / "m.db", tmp_path / "other.db"
+    with SQLiteStore(other) as second:
+        second.record("lesson", "the other store's")
+    done: list[bool] = []
+
+    def change_it() -> None:
+        if done:
+            return
+        done.append(True)
+        _remove(path)
+        if change == "replaced":
+            os.replace(other, path)
+
+    if moment == "before SQLite opens it":
+        connect = sqlite3.connect
+
+        def connect_after_the_change(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+            change_it()
+            return connect(*args, **kwargs)
+
+        monkeypatch.setattr(module.sqlite3, "connect", connect_after_the_change)
+    else:
+        reading = module.reading
+
+        def read_after_the_change(conn: sqlite3.Connection) -> Any:
+            change_it()
+            return reading(conn)
+
+        monkeypatch.setattr(module, "reading", read_after_the_change)
+    with SQLiteStore(path) as store:
+        monkeypatch.undo()
+        assert done
+        store.record("lesson", "written after it opened")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    before = ["the other store's"] if change == "replaced" else []
+    assert _read_in_a_fresh_process(path) == ["written after it opened", *before]

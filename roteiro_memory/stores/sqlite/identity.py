@@ -5,14 +5,23 @@ replaced by a folder or by another file renamed over it, goes on taking
 writes -- into a file no other process can open, gone when the connection
 closes.  A long-lived process (the MCP server, the protocol server) would
 acknowledge those writes.  So the store keeps the device and inode its path
-named when it opened, and before each write, and again just before each
-commit, checks that the path names that file still; when it does not, the
-write is refused and nothing is written.
+named just before SQLite opened it, and before each write, and again just
+before each commit, checks that the path names that file still; when it does
+not, the write is refused and nothing is written.
 
-The store does not reopen on its own: the files beside the old and the new
-database (``-wal``, ``-shm``) go by name, so a connection to a file that was
-replaced cannot be closed or reused safely while others use what is there
-now.  Restarting the process opens what the path names then.
+While it opens, the store looks again once the connection has first read
+the file: a file removed or replaced in between (another process's read that
+made the store and found nothing removes it again) is one this connection
+may not have opened, and nothing has been done through it yet, so the store
+opens again, on what the path names then.  From that read on the connection
+holds SQLite's read lock, which keeps a process removing a store it made from
+removing this one (:mod:`.sharing`).
+
+Once open, the store does not reopen on its own: the files beside the old
+and the new database (``-wal``, ``-shm``) go by name, so a connection that
+has written to a file that was replaced cannot be closed or reused safely
+while others use what is there now.  Restarting the process opens what the
+path names then.
 """
 
 from __future__ import annotations
@@ -60,7 +69,9 @@ def _what(path: str) -> str | None:
 
 
 class FileIdentity:
-    """The file ``path`` named when a connection to it was opened."""
+    """The file ``path`` names now: made just before SQLite opens it, so,
+    once :meth:`holds` after the connection's first read, the file the
+    connection reads (the path named it before and after the open)."""
 
     __slots__ = ("device", "inode", "path", "shown")
 
@@ -74,14 +85,19 @@ class FileIdentity:
         self.device = info.st_dev
         self.inode = info.st_ino
 
-    def check(self) -> None:
-        """Refuse, as :class:`StoreUnavailable`, a write through a connection
-        whose file ``path`` no longer names."""
+    def holds(self) -> bool:
+        """Whether ``path`` names the file still (False when nothing there
+        can be looked at)."""
         try:
             info = os.stat(self.path)
         except OSError:
-            info = None
-        if info is not None and (info.st_dev, info.st_ino) == (self.device, self.inode):
+            return False
+        return (info.st_dev, info.st_ino) == (self.device, self.inode)
+
+    def check(self) -> None:
+        """Refuse, as :class:`StoreUnavailable`, a write through a connection
+        whose file ``path`` no longer names."""
+        if self.holds():
             return
         now = _what(self.path) or "another file (one put in its place)"
         raise StoreUnavailable(

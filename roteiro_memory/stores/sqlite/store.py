@@ -9,7 +9,8 @@ lock orders every write: none of the per-row locks a shared engine takes is
 needed.  Reads run in one transaction so their several queries see one state.
 A store whose folder or file cannot be written is opened to be read only
 (:mod:`.readonly`), and a write commits only while the store's path still
-names the file it opened (:mod:`.identity`).
+names the file it opened (:mod:`.identity`); a file removed or replaced
+while the store opens it is opened again.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from roteiro_memory.stores.sqlite.migrations import (
     recognised,
     stored_standing,
 )
+from roteiro_memory.stores.sqlite.sharing import Exclusion
 from roteiro_memory.stores.sqlite.transactions import (
     BUSY_TIMEOUT_ENV,
     Transaction,
@@ -75,6 +77,22 @@ into the index touches thousands of its pages: with the default cache each
 is read again from the file, and a write costs twice what it does in a small
 store (``bench/search.py``, "add latency").  Pages are cached only as they
 are read, so a small store's connection stays small."""
+
+
+OPEN_ATTEMPTS = 5
+"""How many times a store looks again for its file when it was removed or
+replaced while the store opened it, before refusing to open."""
+
+
+class _Replaced(Exception):
+    """The file went, or another took its name, while the store opened it:
+    nothing was done through the connection, which is closed; open again."""
+
+
+def _went(identity: FileIdentity | None) -> bool:
+    """Whether the path no longer names the file a store was opening (one in
+    memory has none, so never)."""
+    return identity is not None and not identity.holds()
 
 
 def _busy_timeout() -> int:
@@ -130,6 +148,7 @@ class SQLiteStore(SQLStore):
         """Why nothing can be written to the store (its folder or file is
         read-only), when it was opened to be read only; None otherwise."""
         self._identity: FileIdentity | None = None
+        self._exclusion = Exclusion()
         self._commits = 0
         self._others = 0
         self._conn = self._open()
@@ -154,27 +173,38 @@ class SQLiteStore(SQLStore):
     # --- connection and schema -------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        in_memory = self.file == IN_MEMORY
-        if not in_memory and not _existing(self.file):
-            from roteiro_memory import privatefile
-
+        """A connection to the file the path names: opened again, up to
+        :data:`OPEN_ATTEMPTS` times, when the file is removed or replaced
+        while it opens (:mod:`.identity`)."""
+        for _ in range(OPEN_ATTEMPTS):
             try:
-                privatefile.create(self.file)
-            except OSError as error:
-                raise StoreUnavailable(
-                    f"{self.file}: cannot create the store ({error.strerror})"
-                ) from None
+                return self._open_once()
+            except _Replaced:
+                continue
+        raise StoreUnavailable(
+            f"{self.file}: cannot be opened: the file was removed or replaced each of the "
+            f"{OPEN_ATTEMPTS} times it was opened (other processes making and removing it); "
+            "nothing was written; try again"
+        )
+
+    def _open_once(self) -> sqlite3.Connection:
+        in_memory = self.file == IN_MEMORY
+        identity = None if in_memory else self._made_file()
         read_only = None if in_memory else readonly.reason(self.file)
         try:
             if read_only is None:
-                name = self.file if in_memory else file_uri(self.file)
+                # mode=rw: the file is made private (:meth:`_made_file`), never by SQLite.
+                name = self.file if in_memory else file_uri(self.file, "mode=rw")
                 conn = sqlite3.connect(
                     name, timeout=self._busy_ms / 1000, isolation_level=None, uri=True
                 )
             else:
                 conn = readonly.connect(self.file)
         except sqlite3.Error as error:
+            if _went(identity):
+                raise _Replaced from None
             raise StoreUnavailable(f"{self.file}: cannot be opened ({error})") from None
+        guard = None if identity is None else identity.check
         try:
             conn.execute(f"PRAGMA busy_timeout = {self._busy_ms}")
             conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -182,6 +212,8 @@ class SQLiteStore(SQLStore):
             # beside a writer, and one that is not ours is refused unwritten.
             with reading(conn):
                 pending = self._standing(conn).pending
+            if _went(identity):  # before anything is written
+                raise _Replaced
             if read_only is not None:
                 if pending:
                     raise readonly.unmigratable(self.file, read_only, SCHEMA_VERSION)
@@ -190,20 +222,19 @@ class SQLiteStore(SQLStore):
                 enter_wal(conn, self._busy_ms)
                 conn.execute("PRAGMA synchronous = NORMAL")
                 if pending:
-                    self._migrate(conn)
-            identity = None if in_memory else FileIdentity(self.file, self.file)
-        except sqlite3.OperationalError as error:
-            refusal = busy(conn, error) or readonly.unreadable(self.file, read_only, error)
+                    self._migrate(conn, guard)
+            # Again now the connection holds its read lock (WAL), which keeps
+            # the file from being removed by a process that made it (discard).
+            if _went(identity):
+                raise _Replaced
+        except Exception as error:
+            refusal = self._refusal(conn, error, read_only)  # asks the connection: before closing
             conn.close()
-            if refusal is not None:
-                raise refusal from None
-            raise self._unusable(error) from None
-        except sqlite3.DatabaseError as error:
-            conn.close()
-            raise self._unusable(error) from None
-        except OSError as error:  # the file went between SQLite's open and ours
-            conn.close()
-            raise StoreUnavailable(f"{self.file}: cannot be opened ({error.strerror})") from None
+            if _went(identity):
+                raise _Replaced from None  # whatever failed read a file that went
+            if refusal is None:
+                raise
+            raise refusal from None
         except BaseException:
             conn.close()
             raise
@@ -213,6 +244,39 @@ class SQLiteStore(SQLStore):
         # moves it on, this connection's own do not (:meth:`discard`).
         self._others = conn.execute("PRAGMA data_version").fetchone()[0]
         return conn
+
+    def _made_file(self) -> FileIdentity:
+        """The file at the store's path, made (private) when nothing is
+        there, as it is before SQLite opens it."""
+        if not _existing(self.file):
+            from roteiro_memory import privatefile
+
+            try:
+                privatefile.create(self.file)
+            except OSError as error:
+                raise StoreUnavailable(
+                    f"{self.file}: cannot create the store ({error.strerror})"
+                ) from None
+        try:
+            return FileIdentity(self.file, self.file)
+        except FileNotFoundError:  # removed since: look again
+            raise _Replaced from None
+        except OSError as error:
+            raise StoreUnavailable(f"{self.file}: cannot be opened ({error.strerror})") from None
+
+    def _refusal(
+        self, conn: sqlite3.Connection, error: Exception, read_only: str | None
+    ) -> RoteiroError | None:
+        """What opening raises for SQLite's ``error``; None for one raised as it is."""
+        if isinstance(error, sqlite3.OperationalError):
+            return (
+                busy(conn, error)
+                or readonly.unreadable(self.file, read_only, error)
+                or self._unusable(error)
+            )
+        if isinstance(error, sqlite3.DatabaseError):
+            return self._unusable(error)
+        return None
 
     def _unusable(self, error: sqlite3.Error) -> RoteiroError:
         """Why opening failed: the disk (full, an I/O failure) is no damage
@@ -257,8 +321,8 @@ class SQLiteStore(SQLStore):
             self._refuse_newer(found.newer[-1], SCHEMA_VERSION)
         return found
 
-    def _migrate(self, conn: sqlite3.Connection) -> None:
-        with atomic(conn):
+    def _migrate(self, conn: sqlite3.Connection, guard: Callable[[], None] | None) -> None:
+        with atomic(conn, guard):
             found = self._standing(conn)  # again under the lock: another may have migrated
             if not found.pending:
                 return
@@ -358,8 +422,11 @@ class SQLiteStore(SQLStore):
         wrote nothing goes, and one another process wrote to meanwhile stays.
         Looked at and removed under the write lock: a write waiting for it
         then finds the file gone and is refused (:mod:`.identity`), never
-        acknowledged.  Whether ``remove`` ran; a store whose lock another
-        process holds (not waited for), or that cannot be looked at, is kept."""
+        acknowledged.  A store another process has open (has read: it may
+        write next) is kept too, and one that begins to read it meanwhile
+        waits until it is removed, then opens the path afresh (:mod:`.sharing`).
+        Whether ``remove`` ran; a store whose lock another process holds (not
+        waited for), or that cannot be looked at, is kept."""
         conn = self._conn
         conn.execute("PRAGMA busy_timeout = 0")  # a writer there now keeps it: no wait
         try:
@@ -377,7 +444,13 @@ class SQLiteStore(SQLStore):
             ).fetchone()[0]
             if others != self._others or held:
                 return False
-            remove()
+            if self._identity is not None and not self._exclusion.take(self._identity):
+                return False
+            try:
+                remove()
+            except BaseException:
+                self._exclusion.give_back()
+                raise
             return True
         except (sqlite3.Error, StoreUnavailable):
             return False  # kept: what cannot be looked at may hold others' writes
@@ -387,6 +460,7 @@ class SQLiteStore(SQLStore):
 
     def close(self) -> None:
         self._conn.close()
+        self._exclusion.close()  # after the connection: it drops this process's locks
         if self._scratch is not None:
             self._scratch.cleanup()
             self._scratch = None
