@@ -77,6 +77,7 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
     from types import TracebackType
     from typing import Any
 
@@ -257,6 +258,20 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def forget(self, id: int) -> MemoryForgotten:
         """Delete one record, restoring what it superseded; NotFound if absent."""
+
+    @abc.abstractmethod
+    def atomically(self) -> AbstractContextManager[None]:
+        """Run the body's operations on this store as one write transaction
+        holding, from its start, the lock record writes take: nothing another
+        writer commits comes between what the body reads and what it writes,
+        so a use case's check and the write it decides are one step.
+        Committed when the body returns; when it raises, every write in it is
+        rolled back.  Not a PROTOCOL operation.
+
+        Other writers wait for the body, which should therefore be short (no
+        git, no waiting on anything else); a block inside a block is the one
+        block.  The body lets what an operation raises propagate: caught, a
+        failed write may have left part of itself to commit."""
 
     # --- Cache tier ------------------------------------------------------
 

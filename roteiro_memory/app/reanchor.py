@@ -532,11 +532,11 @@ def _supersede(store: Store, moves: Sequence[tuple[MemoryRecord, str]], action: 
         )
         for record, key in moves
     ]
-    written: list[Rewrite] = []
-    new_ids = store.record_many(writes) if writes else []
-    for (record, _), new_id in zip(moves, new_ids, strict=True):
-        stored = store.get(new_id)
-        assert stored is not None  # just written, and only forget removes a record
-        assert record.anchor is not None
-        written.append(Rewrite(action, record.id, record.anchor.key, stored))
-    return Rewritten(tuple(written))
+    from roteiro_memory.app.records import written
+
+    rewrites: list[Rewrite] = []
+    stored = written(store, store.record_many(writes) if writes else [])
+    for (record, _), new in zip(moves, stored, strict=True):
+        assert record.anchor is not None  # each was moved from its anchor
+        rewrites.append(Rewrite(action, record.id, record.anchor.key, new))
+    return Rewritten(tuple(rewrites))

@@ -28,7 +28,17 @@ if TYPE_CHECKING:
 
     JSON = Any
 
-__all__ = ["Remembered", "Selection", "forget", "get", "listing", "ranked", "remember", "same_body"]
+__all__ = [
+    "Remembered",
+    "Selection",
+    "forget",
+    "get",
+    "listing",
+    "ranked",
+    "remember",
+    "same_body",
+    "written",
+]
 
 
 @valueclass
@@ -170,7 +180,9 @@ def remember(
     kind, scope and anchor whose body is the same (:func:`same_body`) is
     answered as existing and nothing is written, unless
     ``allow_duplicate``.  A rule of this use case, not of the store:
-    PROTOCOL's ``memory.record`` always writes."""
+    PROTOCOL's ``memory.record`` always writes.  The look for that record
+    and the write are one step (:meth:`~roteiro_memory.store.Store.atomically`),
+    so writers adding the same lesson at once write it once."""
     spell = session.spell
     valid = sem.validate_write(
         values.kind_token(kind), scope, body, values.confidence(confidence, spell("confidence"))
@@ -179,30 +191,53 @@ def remember(
     spec = anchor_spec(session, anchor, verify=True)
     store = session.writable_store()
     key = spec.key if spec else None
-    if not allow_duplicate:
-        repeated = _existing(store, valid, key, target_id)
-        if repeated is not None:
-            session.sync()
-            again = store.get(repeated.id)
-            assert again is not None  # read a moment ago, and only forget removes one
-            return _answered(store, again, existing=True)
     if target_id is not None:
-        target = store.get(target_id)
-        sem.check_supersedes(
-            target_id, target is not None, target.superseded_by if target else None
-        )
+        _check_target(store, valid, key, target_id, allow_duplicate)
     session.sync()
-    new_id = store.record(
-        valid.kind,
-        valid.body,
-        scope=valid.scope,
-        anchor=key,
-        confidence=valid.confidence,
-        supersedes=target_id,
-    )
-    record = store.get(new_id)
-    assert record is not None  # just written, and only forget removes a record
-    return _answered(store, record, existing=False)
+    with store.atomically():
+        repeated = None if allow_duplicate else _existing(store, valid, key, target_id)
+        if repeated is None:
+            new_id = store.record(
+                valid.kind,
+                valid.body,
+                scope=valid.scope,
+                anchor=key,
+                confidence=valid.confidence,
+                supersedes=target_id,
+            )
+    if repeated is not None:
+        return _answered(store, repeated, existing=True)
+    return _answered(store, written(store, [new_id])[0], existing=False)
+
+
+def _check_target(
+    store: Store, valid: sem.ValidWrite, key: str | None, target_id: int, allow_duplicate: bool
+) -> None:
+    """Refuse, before anything syncs, superseding a record that is not there
+    or is superseded already -- unless by the record this write repeats,
+    which is answered as existing.  The store checks again as it writes."""
+    target = store.get(target_id)
+    superseded = target is not None and target.superseded_by is not None
+    if superseded and not allow_duplicate and _existing(store, valid, key, target_id):
+        return
+    sem.check_supersedes(target_id, target is not None, target.superseded_by if target else None)
+
+
+def written(store: Store, ids: Sequence[int]) -> list[MemoryRecord]:
+    """The records ``ids``, just written and committed, read back.  Another
+    process may have forgotten one in between: that is said, as
+    :class:`~roteiro_memory.errors.Absent` (the record is not there to
+    show), never taken for a damaged store."""
+    out = []
+    for new_id in ids:
+        record = store.get(new_id)
+        if record is None:
+            raise Absent(
+                f"recorded as {new_id}, but another process has forgotten memory record "
+                f"{new_id} since: it is not in the store"
+            )
+        out.append(record)
+    return out
 
 
 def _answered(store: Store, record: MemoryRecord, *, existing: bool) -> Remembered:

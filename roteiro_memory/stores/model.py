@@ -8,9 +8,10 @@ serve as the oracle other backends are compared with.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import copy
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -353,6 +354,17 @@ class ModelStore(Store):
         self, terms: tuple[str, ...], document: lexical.Document, stats: lexical.CorpusStats
     ) -> float:
         return lexical.relevance(terms, document, stats)
+
+    @contextlib.contextmanager
+    def atomically(self) -> Iterator[None]:
+        # One object in one thread: nothing comes between the body's
+        # operations.  A raise puts back a copy of the state as it was.
+        kept = copy.deepcopy(self._state)
+        try:
+            yield
+        except BaseException:
+            self._state = kept
+            raise
 
     def forget(self, id: int) -> MemoryForgotten:
         if id not in self._state.records:

@@ -20,7 +20,10 @@ Concurrency.  Every write is one read-committed transaction, whose locks are
 taken by its first statements.  Record writes, ``forget`` and ``reset`` take
 the row lock of the id counter first, so they run one at a time, check
 supersessions against what is committed, and commit ids in increasing order.
-Every cache-tier write takes the clock row's lock first, so two accesses never
+A block run :meth:`~PostgresStore.atomically` (a use case's check and the
+write it decides) is one such transaction that takes the counter's row lock
+before its first read, so no other record write comes between the two, and
+readers go on.  Every cache-tier write takes the clock row's lock first, so two accesses never
 share a tick and a sweep, which also locks the cache table, sees no entry come
 or go while it decides.  Reads run in one read-only repeatable-read
 transaction, so their several queries see one state; a read of one statement
@@ -301,27 +304,28 @@ class PostgresStore(SQLStore):
     # --- transactions, locks and ids ---------------------------------------
 
     @contextlib.contextmanager
-    def _atomic(self) -> Iterator[Connection]:
+    def _write_transaction(self) -> Iterator[Connection]:
         """One read-committed write transaction; its locks are taken by the
         operation's first statement, so it sees what committed before."""
         conn = self._conn
         with _transaction(conn):
             yield conn
-        self._commits += 1
+        if not self._only_read():
+            self._commits += 1
 
     @property
     def changes(self) -> int:
         return self._commits
 
     @contextlib.contextmanager
-    def _reading(self) -> Iterator[Connection]:
+    def _read_transaction(self) -> Iterator[Connection]:
         """One read-only transaction on one snapshot."""
         conn = self._conn
         with _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False):
             yield conn
 
     @contextlib.contextmanager
-    def _statement(self) -> Iterator[Connection]:
+    def _one_statement(self) -> Iterator[Connection]:
         # One statement outside a transaction block sees one state.
         conn = self._conn
         with _guarded(conn):

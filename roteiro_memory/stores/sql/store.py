@@ -8,8 +8,10 @@ The reads live here, since every command reads; the writes are loaded when
 one is made (:mod:`.writes`, :mod:`.cache`, :mod:`.graph`).
 
 What a concrete store keeps is what truly differs: how it connects and
-migrates, its transactions (:meth:`SQLStore._atomic`, :meth:`SQLStore._reading`,
-:meth:`SQLStore._statement`), the locks a shared engine takes before it writes
+migrates, its transactions (:meth:`SQLStore._write_transaction`,
+:meth:`SQLStore._read_transaction`, :meth:`SQLStore._one_statement`), which
+every operation joins instead while :meth:`SQLStore.atomically` holds one
+open, the locks a shared engine takes before it writes
 (:meth:`SQLStore._lock_records`, :meth:`SQLStore._lock_clock`,
 :meth:`SQLStore._lock_cache`), how ids are reserved and reset, and its
 integrity check and transfer.  An embedded engine whose every write holds
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import abc
 import builtins
+import contextlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -61,6 +64,7 @@ from roteiro_memory.stores.sql.rows import SweepRow, entry_from_row, record_from
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from contextlib import AbstractContextManager
     from typing import Any
 
@@ -149,18 +153,72 @@ class SQLStore(Store):
     # --- transactions and locks: the subclass's ---------------------------
 
     @abc.abstractmethod
-    def _atomic(self) -> AbstractContextManager[Any]:
+    def _write_transaction(self) -> AbstractContextManager[Any]:
         """One write transaction, committed when the body returns and rolled
         back when it raises, never hiding the error that caused it."""
 
     @abc.abstractmethod
-    def _reading(self) -> AbstractContextManager[Any]:
+    def _read_transaction(self) -> AbstractContextManager[Any]:
         """One read transaction, so a read's several queries see one state."""
 
-    def _statement(self) -> AbstractContextManager[Any]:
+    def _one_statement(self) -> AbstractContextManager[Any]:
         """Where a read of one statement runs (after loading, into the
         connection, what the read was given)."""
-        return self._reading()
+        return self._read_transaction()
+
+    # --- where each operation runs: its own transaction, or the held one ---
+
+    _held: Any = None
+    """The connection whose transaction :meth:`atomically` holds open, which
+    every operation of this store joins meanwhile; None outside one."""
+
+    _joined: int | None = None
+    """How many writes have joined the block :meth:`atomically` holds, as
+    its commit is made (none: the block only read, so wrote nothing, even
+    where reading filled a TEMP table); None outside a block."""
+
+    @contextlib.contextmanager
+    def atomically(self) -> Iterator[None]:
+        if self._held is not None:
+            yield  # a block inside a block is the one block
+            return
+        try:
+            with self._write_transaction() as conn:
+                self._lock_records(conn)
+                self._held, self._joined = conn, 0
+                try:
+                    yield
+                finally:
+                    self._held = None
+        finally:
+            self._joined = None
+
+    def _only_read(self) -> bool:
+        """Whether the transaction committing now is a block of
+        :meth:`atomically` that no write joined: a commit :attr:`changes`
+        does not count."""
+        return self._joined == 0
+
+    def _within(
+        self, own: Callable[[], AbstractContextManager[Any]]
+    ) -> AbstractContextManager[Any]:
+        """Where an operation runs: in ``own()``, its own transaction, or,
+        inside a block of :meth:`atomically`, in the block's."""
+        return own() if self._held is None else contextlib.nullcontext(self._held)
+
+    def _atomic(self) -> AbstractContextManager[Any]:
+        """Where a write runs (:meth:`_within`)."""
+        if self._joined is not None:
+            self._joined += 1
+        return self._within(self._write_transaction)
+
+    def _reading(self) -> AbstractContextManager[Any]:
+        """Where a read runs (:meth:`_within`)."""
+        return self._within(self._read_transaction)
+
+    def _statement(self) -> AbstractContextManager[Any]:
+        """Where a read of one statement runs (:meth:`_within`)."""
+        return self._within(self._one_statement)
 
     @abc.abstractmethod
     def _reserve_ids(self, conn: Any, count: int) -> int:

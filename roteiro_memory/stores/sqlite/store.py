@@ -338,7 +338,7 @@ class SQLiteStore(SQLStore):
 
     # --- transactions and ids ----------------------------------------------
 
-    def _atomic(self) -> Transaction:
+    def _write_transaction(self) -> Transaction:
         """One write transaction, holding the write lock from its start
         (:func:`~roteiro_memory.stores.sqlite.transactions.atomic`), refused
         on a read-only store, and committed only while the store's path
@@ -349,14 +349,16 @@ class SQLiteStore(SQLStore):
         return atomic(self._conn, guard, self._committed)
 
     def _committed(self, rows: int) -> None:
-        if rows:  # a write that changed nothing (a cache miss) is none
+        # A write that changed nothing (a cache miss) is none, nor is a
+        # block that only read (its rows are those of TEMP tables).
+        if rows and not self._only_read():
             self._commits += 1
 
     @property
     def changes(self) -> int:
         return self._commits
 
-    def _reading(self) -> Transaction:
+    def _read_transaction(self) -> Transaction:
         return reading(self._conn)
 
     def _reserve_ids(self, conn: sqlite3.Connection, count: int) -> int:
