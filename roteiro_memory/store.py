@@ -331,6 +331,11 @@ class Store(abc.ABC):
     def export_graph(self) -> builtins.list[GraphNode]:
         """Every node, sorted by key."""
 
+    def count_nodes(self, prefixes: tuple[str, ...]) -> int:
+        """How many nodes have a key starting with one of ``prefixes``.  A
+        backend that can count without reading every node overrides this."""
+        return sum(1 for node in self.export_graph() if node.key.startswith(prefixes))
+
     def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
         """Make the graph exactly ``nodes`` and the witness ``tree``, writing
         only what differs; returns (nodes written, nodes removed).

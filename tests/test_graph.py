@@ -134,6 +134,14 @@ def test_sync_with_nothing_changed_writes_nothing(repo: Repo, db: SQLiteStore) -
     assert db.snapshot() == before
 
 
+def test_an_up_to_date_sync_reports_the_symbols_the_graph_holds(repo: Repo, store: Store) -> None:
+    first = sync(store, repo)
+    store.put_nodes([GraphNode("other:tool-node", blob="1")])  # no symbol of ours
+    again = sync(store, repo)
+    assert again.up_to_date
+    assert (first.symbols, again.symbols, again.files) == (4, 4, 3)
+
+
 def test_sync_hashes_only_changed_files_and_parses_only_changed_python(
     repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

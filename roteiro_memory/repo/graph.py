@@ -523,9 +523,8 @@ def sync(
     listed += [path for path, _ in left_out if path not in (skip or ())]
     left_unread = unread.languages(repo.git_dir)
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
-        return SyncReport(
-            tree=tree, files=len(files), up_to_date=True, listed=listed, submodules=submodules
-        )
+        symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
+        return SyncReport(tree, len(files), True, symbols, listed=listed, submodules=submodules)
     built = build_working(store, repo, files, hashed, progress)
     written, removed = store.replace_graph(built.nodes, tree)
     if repo.git_dir is not None and (built.unread or left_unread):

@@ -1,5 +1,6 @@
 """The graph's writes, in SQL over a :class:`~.dialects.Dialect`: nodes
-upserted and removed by key, and the tree witness.
+upserted and removed by key, and the tree witness; and the count of nodes
+by key prefix.
 
 Rows are written in key order, so two writers upserting overlapping nodes
 lock rows in the same order and cannot deadlock where locks are per row.
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 
     Row = tuple[Any, ...]
 
-__all__ = ["replace", "rows", "set_tree", "upsert"]
+__all__ = ["count", "replace", "rows", "set_tree", "upsert"]
 
 
 def rows(d: Dialect, nodes: Iterable[GraphNode]) -> list[Row]:
@@ -76,3 +77,19 @@ def replace(conn: Any, d: Dialect, new: Sequence[Row], tree: str | None) -> tupl
     if (None if witness is None else witness[0]) != d.optional(tree):
         set_tree(conn, d, tree)
     return len(changed), len(gone)
+
+
+def count(d: Dialect, prefixes: Sequence[str], params: dict[str, object]) -> str:
+    """The query counting the nodes whose key starts with one of ``prefixes``,
+    bound in ``params``.  Keys sort by their UTF-8 bytes on both databases,
+    so the keys with one prefix are a range of the key's index: counted
+    reading no row."""
+    counts = []
+    for n, prefix in enumerate(prefixes):
+        params[f"lo{n}"] = d.text(prefix)
+        params[f"hi{n}"] = d.text(prefix[:-1] + chr(ord(prefix[-1]) + 1))
+        counts.append(
+            f"(SELECT count(*) FROM nodes WHERE key >= {d.named(f'lo{n}')}"
+            f" AND key < {d.named(f'hi{n}')})"
+        )
+    return f"SELECT {' + '.join(counts) or '0'}"

@@ -623,6 +623,14 @@ class SQLStore(Store):
             rows = conn.execute(select).fetchall()
         return [GraphNode(*(d.read(value) for value in row)) for row in rows]
 
+    def count_nodes(self, prefixes: tuple[str, ...]) -> int:
+        from roteiro_memory.stores.sql import graph
+
+        params: dict[str, object] = {}
+        sql = graph.count(self.dialect, prefixes, params)
+        with self._statement() as conn:
+            return int(conn.execute(sql, params).fetchone()[0])
+
     def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
         from roteiro_memory.stores.sql import graph
 
