@@ -271,10 +271,13 @@ def test_pack_names_its_upper_bound(repo: GitRepo) -> None:
 def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
     """A huge budget on a large store bounds the work: the digest reads at
     most as many ranked records as its budget could show of those that
-    apply, and as many of those about changed code, each chosen by the store."""
+    apply, and of those about changed code as many as the share held for
+    them could show when those that apply fill the rest (else as many as
+    the budget could), each chosen by the store."""
+    import math
     from typing import Any
 
-    from roteiro_memory.app.pack import _candidates, read_limit
+    from roteiro_memory.app.pack import STALE_SHARE, _candidates, read_limit
 
     asked: list[tuple[object, ...]] = []
 
@@ -297,9 +300,10 @@ def test_pack_reads_no_more_records_than_its_budget_could_hold() -> None:
         asked.clear()
         candidates, every_read = _candidates(store, budget, None)
         limit = read_limit(budget)
-        assert asked == [("recall", limit, "applicable_only"), ("recall", limit, "stale_only")]
-        assert len(candidates.results) == 2 * min(many, limit)
-        assert every_read is (many < limit)
+        stale = limit if many < limit else read_limit(math.ceil(budget * STALE_SHARE))
+        assert asked == [("recall", limit, "applicable_only"), ("recall", stale, "stale_only")]
+        assert len(candidates.results) == min(many, limit) + min(many, stale)
+        assert every_read is (many < stale)
     assert read_limit(MAX_BUDGET) < 10_000
 
 

@@ -33,9 +33,10 @@ What holds:
 * **Bounded work.**  Selection is linear in the candidates: each line's
   size, with the heading and notes it is the first to need, is counted once,
   against the budget less the largest the title, summary and footer can be.
-  Of the records that apply and of those about changed code, however old,
-  at most as many as the budget could hold are read, each ranked by the
-  store (:func:`read_limit`; ``Store.recall``'s ``stale_only``), so a
+  Of the records that apply, at most as many as the budget could hold are
+  read, ranked by the store (:func:`read_limit`); of those about changed
+  code, however old (``Store.recall``'s ``stale_only``), as many too when
+  fewer apply, else as many as the share held for them could hold.  So a
   store of 100,000 records answers within a second (``bench/pack.py``).
 """
 
@@ -392,19 +393,25 @@ def _candidates(
     store: Store, budget: int, anchors: sem.AnchorFilter | None, graph: Graph | None = None
 ) -> tuple[Recall, bool]:
     """The records a digest of ``budget`` tokens chooses from, ranked: the
-    best that apply and the best about changed code, however old, as many
-    of each as it could hold (with ``anchors``, of what the change touched
-    only); and whether both reads stopped short of their limit, so that
-    none was left unread.  Anchors are resolved against ``graph`` when
-    given, else the store's."""
+    best that apply, as many as it could hold, and the best about changed
+    code, however old -- as many as it could hold when fewer apply, else as
+    many as the share held for them could (the rest is theirs to fill) --
+    with ``anchors``, of what the change touched only; and whether both
+    reads stopped short of their limit, so that none was left unread.
+    Anchors are resolved against ``graph`` when given, else the store's."""
     kinds = [kind for kind, _ in PACK_KINDS]
     limit = read_limit(budget)
     best = store.recall(kind=kinds, anchors=anchors, applicable_only=True, limit=limit, graph=graph)
-    stale = store.recall(kind=kinds, anchors=anchors, stale_only=True, limit=limit, graph=graph)
+    stale_limit = limit
+    if len(best.results) == limit:
+        stale_limit = read_limit(math.ceil(budget * STALE_SHARE))
+    stale = store.recall(
+        kind=kinds, anchors=anchors, stale_only=True, limit=stale_limit, graph=graph
+    )
     results = sorted(
         [*best.results, *stale.results], key=lambda r: sem.rank_key(r.score, r.record.id)
     )
-    every_read = len(best.results) < limit and len(stale.results) < limit
+    every_read = len(best.results) < limit and len(stale.results) < stale_limit
     return Recall(best.generation, best.decay, results, best.live, best.superseded), every_read
 
 
