@@ -144,3 +144,101 @@ def test_eval_an_option_for_other_datasets_is_refused_not_ignored(
     argv = [str(path) if word == "PATH" else word for word in argv]
     err = _refused(capsys, *argv)
     assert f"{argv[-2]} does not apply to {argv[0]}: only {takers} take it" in err
+
+
+_ELEMENT = (
+    '{"sample_id": "c", "conversation": {"session_1": [{"speaker": "A", "dia_id": "D1:1",'
+    ' "text": "cat"}]}, "qa": [{"question": "cat", "evidence": ["D1:1"], "category": 4}]}'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (f"[{_ELEMENT} {_ELEMENT}]", "expected ',' or ']' after element 0"),
+        (f"[{_ELEMENT},]", "a ',' with no element after it"),
+        (f"[,{_ELEMENT}]", "element 0 is not JSON"),
+        (f"[{_ELEMENT},,{_ELEMENT}]", "element 1 is not JSON"),
+        (f"[{_ELEMENT}] this is not json", "text after the array's closing ']'"),
+        (f"[{_ELEMENT}][]", "text after the array's closing ']'"),
+        ('[{"n": NaN}]', "NaN, which is not JSON"),
+        ('[{"n": -Infinity}]', "-Infinity, which is not JSON"),
+        (f"\x0b[{_ELEMENT}]", "expected a JSON array"),
+    ],
+    ids=[
+        "missing comma",
+        "trailing comma",
+        "leading comma",
+        "two commas",
+        "words after",
+        "second array",
+        "NaN",
+        "Infinity",
+        "not JSON space",
+    ],
+)
+def test_eval_reads_json_only_text_that_is_not_a_json_array_is_refused(
+    text: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reader takes what a JSON parser takes, element by element, and
+    nothing more: ``json.load``, strict, refuses every one of these files."""
+    import json
+
+    def no_constant(name: str) -> object:
+        raise json.JSONDecodeError(f"{name}, which is not JSON", text, 0)
+
+    path = tmp_path / "d.json"
+    path.write_text(text)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(text, parse_constant=no_constant)
+    err = _refused(capsys, "locomo", str(path), "--no-timing")
+    assert said in err
+    assert str(path) in err
+
+
+def test_eval_a_malformed_element_is_named_at_its_offset_and_the_rest_is_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An element that is not JSON is said to be so where it fails, as soon
+    as it does: the file is not read to its end (bytes that are not UTF-8
+    far after it are never reached) and it is not called truncated."""
+    from roteiro_memory.evaluation.datasets import jsonfile
+
+    monkeypatch.setattr(jsonfile, "_CHUNK", 64)
+    path = tmp_path / "d.json"
+    path.write_bytes(f'[{{"a": }}, {_ELEMENT}, '.encode() + _ELEMENT.encode() * 200 + b"\xff]")
+    err = _refused(capsys, "locomo", str(path), "--no-timing")
+    assert "element 0 is not JSON at character 7: Expecting value" in err
+    assert "truncated" not in err
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["[", f"[{_ELEMENT}", f"[{_ELEMENT},", f"[{_ELEMENT}, ", f"[{_ELEMENT[:40]}", '[{"a": "b'],
+)
+def test_eval_only_a_file_that_ends_early_is_truncated(
+    text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text(text)
+    assert "the JSON array is truncated" in _refused(capsys, "locomo", str(path), "--no-timing")
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 7, 64])
+def test_eval_reads_every_array_the_same_however_the_file_is_cut_into_chunks(
+    chunk: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A value that ends where a chunk ends -- a number, a literal, an
+    escape, a surrogate pair -- is read whole, never cut short there."""
+    import json
+
+    from roteiro_memory.evaluation.datasets import jsonfile
+
+    monkeypatch.setattr(jsonfile, "_CHUNK", chunk)
+    text = (
+        '[12345, -6.25e+3, true, false, null, "a\\"b\\\\c\\u00e9\\ud83d\\ude00", '
+        '{"k": [1, {"v": 1e-2}], "x": "y"}\n,\t[] , {}, "\u00e9\U0001f600", 7 ]  \n'
+    )
+    path = tmp_path / "d.json"
+    path.write_text(text, encoding="utf-8")
+    assert list(jsonfile.iter_array(path)) == json.loads(text)
