@@ -358,3 +358,28 @@ def test_a_tokenizer_variant_needs_the_model_store(capsys: pytest.CaptureFixture
         )
         == 0
     )
+
+
+def test_a_question_a_search_refuses_is_left_out_of_every_arm_and_counted(
+    tmp_path: Path,
+) -> None:
+    """A question of more than 1,024 distinct terms, which the protocol's
+    search refuses whole, cannot be scored side by side: as the adapters
+    leave out what cannot be scored, it is left out of every arm and counted
+    under ``excluded``, and the run goes on."""
+    turns = [{"speaker": "A", "dia_id": "D1:1", "text": "the cat is named Miso"}]
+    long = " ".join(f"w{i}x" for i in range(1100))
+    qa = [
+        {"question": "cat named", "evidence": ["D1:1"], "category": 4},
+        {"question": long, "evidence": ["D1:1"], "category": 4},
+    ]
+    path = tmp_path / "locomo10.json"
+    conversation = {"sample_id": "s", "conversation": {"session_1": turns}, "qa": qa}
+    path.write_text(json.dumps([conversation]))
+    result = evaluate(locomo(path), timing=False)
+    assert result["dataset"]["queries"] == 1
+    assert result["dataset"]["excluded"] == {
+        "question of more than 1,024 distinct terms (a search refuses it)": 1
+    }
+    for arm in ("filter", "search", "bm25s"):
+        assert result["arms"][arm]["all"]["queries"] == 1, arm

@@ -242,3 +242,92 @@ def test_eval_reads_every_array_the_same_however_the_file_is_cut_into_chunks(
     path = tmp_path / "d.json"
     path.write_text(text, encoding="utf-8")
     assert list(jsonfile.iter_array(path)) == json.loads(text)
+
+
+def _locomo(text: str = "cat", question: str = "cat", speaker: str = "A") -> object:
+    turn = {"speaker": speaker, "dia_id": "D1:1", "text": text, "blip_caption": "a cat"}
+    qa = [{"question": question, "evidence": ["D1:1"], "category": 4}]
+    return [{"sample_id": "c", "conversation": {"session_1": [turn]}, "qa": qa}]
+
+
+def _longmemeval(content: str = "cat", question: str = "cat", style: str = "multi") -> object:
+    turn = {"role": "user", "content": content, "has_answer": True}
+    return [
+        {
+            "question_id": "q1",
+            "question_type": style,
+            "question": question,
+            "haystack_session_ids": ["answer_1"],
+            "haystack_sessions": [[turn]],
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("dataset", "data", "field"),
+    [
+        ("locomo", _locomo(text="cat \ud800 named"), "turn 'D1:1' 'text'"),
+        ("locomo", _locomo(speaker="\udfff"), "turn 'D1:1' 'speaker'"),
+        ("locomo", _locomo(question="cat \ud800"), "question 0 'question'"),
+        ("longmemeval", _longmemeval(content="x \ud800"), "session 'answer_1' turn 0 'content'"),
+        ("longmemeval", _longmemeval(question="\ud800"), "'question'"),
+        ("longmemeval", _longmemeval(style="multi\ud800"), "'question_type'"),
+    ],
+)
+@pytest.mark.parametrize("command", ["roteiro-memory", "python -m"])
+def test_eval_a_lone_surrogate_in_a_text_read_is_refused_naming_its_field(
+    dataset: str,
+    data: object,
+    field: str,
+    command: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A JSON escape of half a surrogate pair (``\\ud800``) is valid JSON and
+    no character: no store can hold it, no result print it.  A text the
+    adapters read holding one is refused naming the element and the field,
+    in one line under either command."""
+    import json
+
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    if command == "python -m":
+        assert evaluation_main([dataset, str(path), "--no-timing"]) == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+    else:
+        err = _refused(capsys, dataset, str(path), "--no-timing")
+    assert f"{path}: element 0: {field} holds the escape \\u" in err
+    assert "half a surrogate pair" in err
+
+
+def test_eval_a_lone_surrogate_in_a_field_not_read_is_passed_over(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """LongMemEval's assistant turns and answers are not indexed: what they
+    hold refuses nothing."""
+    import json
+
+    data = _longmemeval()
+    assert isinstance(data, list)
+    data[0]["answer"] = "\ud800"
+    data[0]["haystack_sessions"][0].append({"role": "assistant", "content": "\ud800"})
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    assert main(["eval", "longmemeval", str(path), "--no-timing"]) == ExitCode.OK
+    capsys.readouterr()
+
+
+@pytest.mark.parametrize("command", ["roteiro-memory", "python -m"])
+def test_eval_an_integer_longer_than_python_reads_is_refused_naming_the_element(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('[{"sample_id": "c", "conversation": {}, "qa": [], "n": %s}]' % ("1" * 5000))
+    if command == "python -m":
+        assert evaluation_main(["locomo", str(path), "--no-timing"]) == ExitCode.USAGE
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, err
+    else:
+        err = _refused(capsys, "locomo", str(path), "--no-timing")
+    assert f"{path}: element 0 holds an integer of 5,000 digits" in err

@@ -169,7 +169,8 @@ def evaluate(
     PROTOCOL fixes; so is a scoring variant
     (:mod:`roteiro_memory.evaluation.scoring`, by its name).  Both stores
     rank identically (a test compares the whole result), so which one ran is
-    not part of the result."""
+    not part of the result.  A question a search refuses is left out of
+    every arm and counted under ``excluded`` (:func:`_searchable`)."""
     if store not in STORES:
         raise ValueError(f"unknown store {store!r}: expected one of {', '.join(STORES)}")
     refusal = None if store_factory is not None else model_only(store, tokenizer, scoring)
@@ -192,6 +193,9 @@ def evaluate(
             noisy = _noisy(opened)
             haystacks += 1
             for query in haystack.queries:
+                if not _searchable(query.text, tokenizer):
+                    dataset.info.exclude(UNSEARCHABLE)
+                    continue
                 queries += 1
                 for arm in made:
                     started = time.perf_counter()
@@ -205,6 +209,25 @@ def evaluate(
     finally:
         opened.close()
     return _result(dataset, totals, haystacks, queries, timing, tokenizer, scoring)
+
+
+UNSEARCHABLE = (
+    f"question of more than {lexical.MAX_QUERY_TERMS:,} distinct terms (a search refuses it)"
+)
+
+
+def _searchable(question: str, tokenizer: lexical.Tokenizer) -> bool:
+    """Whether a search takes ``question``.  One it refuses (more than
+    :data:`~roteiro_memory.lexical.MAX_QUERY_TERMS` distinct terms) is left
+    out of every arm, as an adapter leaves out what cannot be scored: the
+    arms are compared over the same questions."""
+    from roteiro_memory.errors import BadRequest
+
+    try:
+        lexical.query_terms(question, tokenizer)
+    except BadRequest:
+        return False
+    return True
 
 
 def _outcome(

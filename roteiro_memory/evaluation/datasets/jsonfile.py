@@ -14,13 +14,14 @@ import codecs
 import hashlib
 import itertools
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from roteiro_memory.errors import excerpt
 
-__all__ = ["DatasetFileError", "iter_array", "read_objects", "sha256"]
+__all__ = ["DatasetFileError", "iter_array", "read_objects", "sha256", "text"]
 
 _CHUNK = 1 << 20
 _T = TypeVar("_T")
@@ -224,6 +225,24 @@ def iter_array(path: Path) -> Iterator[Any]:
                 yield value
                 return
             yield value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def text(value: object, field: str) -> str:
+    """``str(value)``: a field an adapter stores, searches or reports.  A
+    lone surrogate in it -- the JSON escape of half a pair, ``\\ud800`` --
+    is :class:`DatasetFileError` naming ``field``: valid JSON, it is no
+    character, so no store can hold it nor a result be printed with it."""
+    said = str(value)
+    found = _SURROGATE.search(said)
+    if found is not None:
+        raise DatasetFileError(
+            f"{field} holds the escape \\u{ord(found.group()):04x}, half a surrogate pair: no "
+            "character, so not text"
+        )
+    return said
 
 
 def _kind(value: object) -> str:

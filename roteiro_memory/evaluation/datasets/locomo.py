@@ -23,24 +23,32 @@ from roteiro_memory.evaluation.datasets.corpus import (
     Query,
     Source,
 )
-from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, read_objects, sha256
+from roteiro_memory.evaluation.datasets.jsonfile import (
+    DatasetFileError,
+    read_objects,
+    sha256,
+    text,
+)
 
 __all__ = ["CATEGORIES", "LICENCE", "locomo"]
 
 LICENCE = "CC BY-NC 4.0"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _SESSION = re.compile(r"^session_(\d+)$")
+BLIP = "blip_caption"
 
 
 def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     for _, key in sessions:
         for turn in conversation[key] or []:
-            text = str(turn.get("text", ""))
+            dia_id = str(turn["dia_id"])
+            said = text(turn.get("text", ""), f"turn {dia_id!r} 'text'")
             caption = turn.get("blip_caption")
             if caption:
-                text = f"{text} [image: {caption}]"
-            yield Item(str(turn["dia_id"]), f"{turn.get('speaker', '')}: {text}")
+                said = f"{said} [image: {text(caption, f'turn {dia_id!r} {BLIP!r}')}]"
+            speaker = text(turn.get("speaker", ""), f"turn {dia_id!r} 'speaker'")
+            yield Item(dia_id, f"{speaker}: {said}")
 
 
 def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
@@ -73,7 +81,12 @@ def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
             CATEGORIES.get(category, f"category-{category}") if isinstance(category, int) else "?"
         )
         queries.append(
-            Query(f"{sample.get('sample_id')}:{number}", str(qa["question"]), gold, style)
+            Query(
+                f"{sample.get('sample_id')}:{number}",
+                text(qa["question"], f"question {number} 'question'"),
+                gold,
+                style,
+            )
         )
     return Haystack(items, tuple(queries))
 

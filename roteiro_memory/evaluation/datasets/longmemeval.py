@@ -25,7 +25,12 @@ from roteiro_memory.evaluation.datasets.corpus import (
     Query,
     Source,
 )
-from roteiro_memory.evaluation.datasets.jsonfile import DatasetFileError, read_objects, sha256
+from roteiro_memory.evaluation.datasets.jsonfile import (
+    DatasetFileError,
+    read_objects,
+    sha256,
+    text,
+)
 
 __all__ = ["GRANULARITIES", "LICENCE", "longmemeval"]
 
@@ -50,22 +55,28 @@ def _haystack(instance: dict[str, Any], granularity: str, info: DatasetInfo) -> 
     for session_id, turns in zip(session_ids, sessions, strict=True):
         evidence = str(session_id).startswith("answer_")
         user = [(i, t) for i, t in enumerate(turns) if t.get("role") == "user"]
+        said = [
+            text(t.get("content", ""), f"session {session_id!r} turn {i} 'content'")
+            for i, t in user
+        ]
         if granularity == "session":
-            body = " ".join(str(t.get("content", "")) for _, t in user)
-            items.append(Item(str(session_id), body))
+            items.append(Item(str(session_id), " ".join(said)))
             if evidence and any(t.get("has_answer") for _, t in user):
                 gold.add(str(session_id))
         else:
-            for i, turn in user:
+            for (i, turn), content in zip(user, said, strict=True):
                 key = f"{session_id}_{i + 1}"
-                items.append(Item(key, str(turn.get("content", ""))))
+                items.append(Item(key, content))
                 if evidence and turn.get("has_answer"):
                     gold.add(key)
     if not gold:
         info.exclude("no user-side evidence")
         return None
     query = Query(
-        question_id, str(instance["question"]), frozenset(gold), str(instance["question_type"])
+        question_id,
+        text(instance["question"], "'question'"),
+        frozenset(gold),
+        text(instance["question_type"], "'question_type'"),
     )
     return Haystack(tuple(items), (query,))
 
