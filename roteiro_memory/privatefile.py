@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-__all__ = ["MODE", "check_replaceable", "create", "file_kind", "replace"]
+__all__ = ["MODE", "check_replaceable", "create", "file_kind", "replace", "same_file"]
 
 MODE = 0o600
 """Read and write for the owner, nothing for anyone else."""
@@ -89,6 +89,19 @@ def check_replaceable(target: str | os.PathLike[str]) -> None:
             errno.EEXIST,
             f"it is {file_kind(mode)}; only a regular file, or a symlink to one, is replaced",
         )
+
+
+def same_file(path: str | os.PathLike[str], other: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` and ``other`` name one file: the same path once
+    symlinks are resolved, or the same file (a hard link, another case on a
+    case-insensitive disk).  What :func:`replace` writes at ``path`` would
+    then take the place of ``other``."""
+    if os.path.realpath(path) == os.path.realpath(other):
+        return True
+    try:
+        return os.path.samefile(path, other)
+    except OSError:
+        return False  # one of them is not there: not the same file
 
 
 _STREAM = re.compile(r"/dev/std(?:in|out|err)|/dev/fd/[0-9]+|/proc/[^/]+/fd/[0-9]+")

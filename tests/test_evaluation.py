@@ -303,14 +303,15 @@ def test_command_line_writes_json_and_a_plot(
 def test_a_plot_that_cannot_be_written_is_refused_in_one_line(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """A full disk under --plot is the output failing, as under --output:
-    savefig's own writing let the failure pass, and the plot was lost."""
+    """A device under --plot is refused before the run, as ``export -o``
+    refuses it; a full disk while it is written is the output failing, as
+    under --output (``test_evaluation_output``)."""
     from roteiro_memory.cli.main import main as cli
 
     assert cli(["eval", "coding", "--seed", "3", "--no-timing", "--plot", "/dev/full"]) == 2
     said = capsys.readouterr().err.splitlines()
     assert len(said) == 1
-    assert said[0].startswith("roteiro-memory: error: cannot write --plot /dev/full:")
+    assert said[0].startswith("roteiro-memory: error: --plot /dev/full: it is a character device")
 
 
 def test_tokenizer_names_round_trip_and_bad_ones_are_named() -> None:

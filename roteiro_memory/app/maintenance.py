@@ -104,19 +104,10 @@ def _names_the_store(output: str, store_file: str) -> bool:
     """Whether ``output`` is a name of the SQLite store at ``store_file`` or
     of a side file beside it: the same path once symlinks are resolved, or
     the same file (a hard link, another case on a case-insensitive disk)."""
+    from roteiro_memory.privatefile import same_file
     from roteiro_memory.stores.sqlite import SIDE_FILES
 
-    real = os.path.realpath(output)
-    for suffix in ("", *SIDE_FILES):
-        own = store_file + suffix
-        if real == os.path.realpath(own):
-            return True
-        try:
-            if os.path.samefile(output, own):
-                return True
-        except OSError:
-            continue  # one of them is not there: not the same file
-    return False
+    return any(same_file(output, store_file + suffix) for suffix in ("", *SIDE_FILES))
 
 
 def _cannot_write(output: str, error: OSError) -> UsageError:

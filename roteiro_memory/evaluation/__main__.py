@@ -10,9 +10,9 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from roteiro_memory import lexical
+from roteiro_memory import lexical, privatefile
 from roteiro_memory.evaluation import report
 from roteiro_memory.evaluation.arms import ARMS
 from roteiro_memory.evaluation.datasets.codebase import DEFAULT_SEED as CODEBASE_SEED
@@ -65,9 +65,12 @@ def _positive(text: str) -> int:
     return int(text)
 
 
-def _check_target(path: Path | None, option: str) -> None:
+def _check_target(path: Path | None, option: str, args: argparse.Namespace) -> None:
     """Refuse, before anything runs, a file to write that cannot be: in a
-    folder that is not there, or itself a folder."""
+    folder that is not there, a folder, what ``export -o`` would not replace
+    either (a FIFO, whose opening would wait for ever after the run, a
+    device), the dataset file being read, or the ``--output`` file for the
+    plot."""
     if path is None:
         return
     folder = path.parent
@@ -78,15 +81,38 @@ def _check_target(path: Path | None, option: str) -> None:
         )
     if path.is_dir():
         raise EvaluationRefused(f"{option} {path}: is a folder; expected the path of a file")
-
-
-def _write(path: Path, option: str, write: Callable[[Path], object]) -> None:
     try:
-        write(path)
+        privatefile.check_replaceable(path)
+    except OSError as error:
+        raise EvaluationRefused(f"{option} {path}: {error.strerror}; choose another file") from None
+    if args.path is not None and privatefile.same_file(path, args.path):
+        raise EvaluationRefused(
+            f"{option} {path}: that is the dataset file being read; choose another file"
+        )
+    if option == "--plot" and args.output is not None and privatefile.same_file(path, args.output):
+        raise EvaluationRefused(
+            f"{option} {path}: that is the --output file too; the result and the plot are two files"
+        )
+
+
+def _write(path: Path, option: str, content: str | bytes) -> None:
+    """Write ``content`` (text as UTF-8) to ``path`` whole, beside it and
+    moved into place as ``export -o`` is
+    (:func:`roteiro_memory.privatefile.replace`): a write that fails leaves
+    no partial file, and an earlier one as it was."""
+
+    def put(out: TextIO) -> None:
+        if isinstance(content, bytes):
+            out.buffer.write(content)  # nothing goes through the text layer
+        else:
+            out.write(content)
+
+    try:
+        privatefile.replace(path, put)
     except OSError as error:
         raise EvaluationRefused(
             f"cannot write {option} {path}: {error.strerror or error}; the evaluation ran, "
-            "but its result was not written there"
+            "but nothing was written there (a file already there is as it was)"
         ) from None
 
 
@@ -199,8 +225,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     refusal = model_only(args.store, args.tokenizer, args.scoring)
     if refusal is not None:
         raise EvaluationRefused(refusal)
-    _check_target(args.output, "--output")
-    _check_target(args.plot, "--plot")
+    _check_target(args.output, "--output", args)
+    _check_target(args.plot, "--plot", args)
     plot_refusal = None if args.plot is None else report.plot_refusal(args.plot)
     if plot_refusal is not None:
         raise EvaluationRefused(plot_refusal)
@@ -218,10 +244,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if progress is not None:
         sys.stderr.write("\n")
     if args.output is not None:
-        text = report.to_json(result)
-        _write(args.output, "--output", lambda path: path.write_text(text, encoding="utf-8"))
+        _write(args.output, "--output", report.to_json(result))
     if args.plot is not None:
-        _write(args.plot, "--plot", lambda path: report.plot(result, path))
+        _write(args.plot, "--plot", report.plot(result))
     return result
 
 

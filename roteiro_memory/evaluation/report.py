@@ -108,9 +108,10 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(result: dict[str, Any], path: Path) -> None:
+def plot(result: dict[str, Any]) -> bytes:
     """recall_any@k against k, one line per arm, over every query, drawn as
-    PNG (a caller refuses another file first: :func:`plot_refusal`)."""
+    PNG in memory: the caller writes it whole (a caller refuses another file
+    first: :func:`plot_refusal`)."""
     try:
         import matplotlib
 
@@ -132,10 +133,9 @@ def plot(result: dict[str, Any], path: Path) -> None:
     axes.set_title(f"{result['dataset']['name']}: recall_any@k per arm")
     axes.legend()
     figure.tight_layout()
-    # Drawn in memory, then written: a failing write (a full disk) is then
-    # an OSError here, where savefig's own writing let it pass.
+    # Drawn in memory, then written by the caller: a failing write (a full
+    # disk) is then an OSError there, where savefig's own writing let it pass.
     drawn = io.BytesIO()
     figure.savefig(drawn, format=PLOT_FORMAT, metadata={"Software": None})
     plt.close(figure)
-    with open(path, "wb") as out:
-        out.write(drawn.getvalue())
+    return drawn.getvalue()
