@@ -331,3 +331,28 @@ def test_eval_an_integer_longer_than_python_reads_is_refused_naming_the_element(
     else:
         err = _refused(capsys, "locomo", str(path), "--no-timing")
     assert f"{path}: element 0 holds an integer of 5,000 digits" in err
+
+
+@pytest.mark.parametrize(
+    ("arms", "said"),
+    [
+        ("", "--arms '': names no arm; expected some of filter, search, bm25s"),
+        (",", "--arms ',': names no arm; expected some of filter, search, bm25s"),
+        (" , ", "--arms ' , ': names no arm; expected some of filter, search, bm25s"),
+        ("search,search", "--arms 'search,search': names 'search' twice"),
+    ],
+)
+@pytest.mark.parametrize("command", ["roteiro-memory", "python -m"])
+def test_eval_runs_each_arm_named_once_and_at_least_one(
+    arms: str, said: str, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No arm gave an empty table and exit 0; an arm named twice counted
+    every query twice (n 162 of 81 queries)."""
+    if command == "python -m":
+        with pytest.raises(SystemExit) as exited:
+            evaluation_main(["coding", "--no-timing", "--arms", arms])
+        assert exited.value.code == ExitCode.USAGE
+        err = capsys.readouterr().err
+    else:
+        err = _refused(capsys, "coding", "--no-timing", "--arms", arms)
+    assert said in err

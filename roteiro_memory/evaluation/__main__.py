@@ -65,6 +65,23 @@ def _positive(text: str) -> int:
     return int(text)
 
 
+def _arms(text: str) -> list[str]:
+    """The arms ``--arms`` names, each once: none would run nothing and
+    print an empty table, one named twice would count every query twice."""
+    arms = [a.strip() for a in text.split(",") if a.strip()]
+    unknown = [a for a in arms if a not in ARMS]
+    if unknown:
+        raise EvaluationRefused(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
+    if not arms:
+        raise EvaluationRefused(
+            f"--arms {text!r}: names no arm; expected some of {', '.join(ARMS)}"
+        )
+    twice = [a for a in ARMS if arms.count(a) > 1]
+    if twice:
+        raise EvaluationRefused(f"--arms {text!r}: names {twice[0]!r} twice; name each arm once")
+    return arms
+
+
 def _check_target(path: Path | None, option: str, args: argparse.Namespace) -> None:
     """Refuse, before anything runs, a file to write that cannot be: in a
     folder that is not there, a folder, what ``export -o`` would not replace
@@ -218,10 +235,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     for arms or a tokenizer that cannot be run, :class:`DatasetFileError` for
     a dataset file that cannot be read, before anything is run."""
     _check_applies(args)
-    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
-    unknown = [a for a in arms if a not in ARMS]
-    if unknown:
-        raise EvaluationRefused(f"unknown arm {unknown[0]!r}: expected some of {', '.join(ARMS)}")
+    arms = _arms(args.arms)
     refusal = model_only(args.store, args.tokenizer, args.scoring)
     if refusal is not None:
         raise EvaluationRefused(refusal)
