@@ -617,6 +617,9 @@ def test_an_interrupted_server_exits_130_whatever_stderr_can_take(
     server.stdin.flush()
     assert json.loads(server.stdout.readline())["id"] == INITIALIZE["id"]  # serving
     server.send_signal(signal.SIGINT)
+    # Its input stays open until it has exited: Ctrl-C alone ends it (an
+    # end of input racing the signal would be a clean end, exit 0).
+    server.wait(timeout=60)
     _, said = server.communicate(timeout=60)
     assert server.returncode == ExitCode.INTERRUPTED
     if stderr == "open":
