@@ -144,6 +144,22 @@ def repo(tmp_path: Path) -> Repo:
     return Repo.committed(tmp_path / "repo", {"src/app/retry.py": RETRY, "README.txt": "hello\n"})
 
 
+def use_cases_in(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Repo:
+    """A repository at ``folder`` with ``a.py`` committed, made this process's
+    working folder, with git's test identity and no ``ROTEIRO_`` setting: the
+    use cases (``roteiro_memory.app``) called in-process, as a tool call does."""
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("ROTEIRO_")]:
+        monkeypatch.delenv(name)
+    repo = Repo(folder)
+    repo.git("init", "-q", "-b", "main")
+    repo.write("a.py", "def f():\n    return 1\n")
+    repo.commit("initial")
+    monkeypatch.chdir(folder)
+    return repo
+
+
 def test_script_is_installed() -> None:
     assert SCRIPT is not None
 

@@ -3,7 +3,6 @@ each combination of evidence makes, and why a record is refused."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -197,21 +196,13 @@ def test_the_use_cases_take_json_ids_and_name_inputs_as_a_tool_call_does(
 ) -> None:
     """What the MCP tools will call: ids as JSON numbers, refusals naming the
     tool's arguments, the same proposal and records as on the command line."""
-    from test_cli import GIT_ENV, Repo
+    from test_cli import use_cases_in
 
     from roteiro_memory.app import records
     from roteiro_memory.app.session import Session
     from roteiro_memory.errors import UsageError
 
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    for name in [n for n in os.environ if n.startswith("ROTEIRO_")]:
-        monkeypatch.delenv(name)
-    repo = Repo(tmp_path)
-    repo.git("init", "-q", "-b", "main")
-    repo.write("a.py", "def f():\n    return 1\n")
-    repo.commit("initial")
-    monkeypatch.chdir(tmp_path)
+    repo = use_cases_in(tmp_path, monkeypatch)
 
     def session() -> Session:
         return Session(spell=lambda name: f"argument {name!r}")

@@ -10,7 +10,6 @@ the lock, so it is given a moment (:data:`WINDOW_S`) and then let go.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -185,19 +184,11 @@ def test_a_lesson_forgotten_before_add_read_it_back_is_said_so_not_corrupt(
 def test_a_confirmed_record_forgotten_before_it_was_read_back_is_said_so_not_corrupt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from test_cli import GIT_ENV, Repo
+    from test_cli import use_cases_in
 
     from roteiro_memory.app import reanchor
 
-    for name, value in GIT_ENV.items():
-        monkeypatch.setenv(name, value)
-    for name in [n for n in os.environ if n.startswith("ROTEIRO_")]:
-        monkeypatch.delenv(name)
-    repo = Repo(tmp_path)
-    repo.git("init", "-q", "-b", "main")
-    repo.write("a.py", "def f():\n    return 1\n")
-    repo.commit("initial")
-    monkeypatch.chdir(tmp_path)
+    repo = use_cases_in(tmp_path, monkeypatch)
     lesson = records.remember(Session(), "lesson", "f returns one", anchor="a.py::f").record
     repo.write("a.py", "def f():\n    return 2\n")
     repo.commit("drift")
