@@ -597,6 +597,9 @@ def test_an_interrupted_server_exits_130_whatever_stderr_can_take(
     unexpected failure."""
 
     def prepare() -> None:
+        # As from a terminal: a run started in the background (``cmd &``)
+        # passes SIGINT on ignored, and the server rightly keeps ignoring it.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         if stderr == "closed":
             os.close(2)
         elif stderr == "full":
