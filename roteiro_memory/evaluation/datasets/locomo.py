@@ -35,7 +35,8 @@ __all__ = ["CATEGORIES", "LICENCE", "locomo"]
 LICENCE = "CC BY-NC 4.0"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
 _SESSION = re.compile(r"^session_(\d+)$")
-BLIP = "blip_caption"
+_CAPTION = "blip_caption"
+"""A turn's member holding what its shared image shows."""
 
 
 def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
@@ -44,9 +45,9 @@ def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
         for turn in conversation[key] or []:
             dia_id = str(turn["dia_id"])
             said = text(turn.get("text", ""), f"turn {dia_id!r} 'text'")
-            caption = turn.get("blip_caption")
+            caption = turn.get(_CAPTION)
             if caption:
-                said = f"{said} [image: {text(caption, f'turn {dia_id!r} {BLIP!r}')}]"
+                said = f"{said} [image: {text(caption, f'turn {dia_id!r} {_CAPTION!r}')}]"
             speaker = text(turn.get("speaker", ""), f"turn {dia_id!r} 'speaker'")
             yield Item(dia_id, f"{speaker}: {said}")
 

@@ -120,7 +120,7 @@ def _product(conn: psycopg.Connection[tuple[Any, ...]], version: int) -> list[Fi
 
 def _text(raw: bytes | memoryview | None) -> str | None:
     """Stored UTF-8 as text; raises UnicodeDecodeError when it is not."""
-    return None if raw is None else bytes(raw).decode("utf-8", "surrogatepass")
+    return None if raw is None else POSTGRES.untext(raw)
 
 
 def _graph_text(conn: psycopg.Connection[tuple[Any, ...]], tables: set[str]) -> list[Finding]:

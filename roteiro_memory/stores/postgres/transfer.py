@@ -43,7 +43,7 @@ store is UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations`).
 
 
 def _bytea(value: Any) -> Any:
-    return value.encode("utf-8", "surrogatepass") if isinstance(value, str) else value
+    return POSTGRES.text(value) if isinstance(value, str) else value
 
 
 def _record_column(name: str) -> Callable[[Any], Any] | None:

@@ -368,7 +368,7 @@ class _Postgres(Dialect):
         if not isinstance(raw, bytes | memoryview):
             return raw
         try:
-            return bytes(raw).decode("utf-8", "surrogatepass")
+            return self.untext(raw)
         except UnicodeDecodeError as error:
             raise Corrupt(
                 f"a stored text value is not UTF-8 ({error.reason} at byte {error.start}); "
@@ -382,6 +382,9 @@ class _Postgres(Dialect):
         return [self.read(value) for value in raw]
 
     def untext(self, raw: Any) -> str:
+        """Stored UTF-8 as text, a lone surrogate's encoding (which
+        :meth:`text` writes) read back as one; UnicodeDecodeError for bytes
+        that are not UTF-8 (:meth:`read` makes that Corrupt)."""
         return bytes(raw).decode("utf-8", "surrogatepass")
 
     def plain(self, value: Any) -> Any:
