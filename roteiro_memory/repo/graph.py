@@ -2,7 +2,7 @@
 
 Two graphs are built here.  The *working* graph is what :func:`sync` writes
 into a store: one ``file:<path>`` node per tracked or untracked-but-not-ignored
-file, its blob the git blob id of the content on disk, and one
+file, its blob the id git gives its content on disk (:mod:`.blobs`), and one
 ``<prefix><path>::<qualname>`` node per definition in a file of a language
 with symbols (``py:`` for Python; :mod:`.languages`, :mod:`.nodes`).  A
 *revision* graph (:func:`rev_graph`) is the same thing for a commit, built in
@@ -24,12 +24,12 @@ import os
 import stat
 import subprocess
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
 from pathlib import Path
 
 from roteiro_memory.errors import GitError, excerpt
 from roteiro_memory.repo import unread
 from roteiro_memory.repo.binding import blob_id
+from roteiro_memory.repo.blobs import clean_blobs, clean_content, hasher, stream_blob_id
 from roteiro_memory.repo.languages import (
     FILE_PREFIX,
     PY_PREFIX,
@@ -54,7 +54,7 @@ from roteiro_memory.valueclass import field, valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO
+    from typing import Any
 
     from roteiro_memory.store import Store
 
@@ -92,9 +92,6 @@ hashed on every sync, as git keeps no stat cache for them)."""
 SNIFF_BYTES = 8192
 """An untracked file with a NUL byte this near its start is binary, as git
 decides it: no node either."""
-
-_CHUNK_BYTES = 1 << 20
-"""Files are hashed this much at a time, never read whole."""
 
 
 @valueclass
@@ -218,8 +215,12 @@ def _split_z(data: bytes) -> list[str]:
     return [item.decode("utf-8", "surrogateescape") for item in data.split(b"\0") if item]
 
 
-def working_entry(repo: Repo, path: str, *, untracked: bool = False) -> FileEntry | str | None:
-    """The entry of the file at ``path`` as it is on disk, hashed streamed;
+def working_entry(
+    repo: Repo, path: str, *, untracked: bool = False, carriage: set[str] | None = None
+) -> FileEntry | str | None:
+    """The entry of the file at ``path`` as it is on disk, hashed streamed
+    (its blob the id of its bytes; ``path`` added to ``carriage`` when they
+    hold a carriage return, which git may store otherwise: :mod:`.blobs`);
     None when it is gone or is not a file (a directory where a file was).
     A symbolic link is never followed: its entry is the link's own, its blob
     the hash of its target's name.  A regular file is hashed from what
@@ -249,7 +250,9 @@ def working_entry(repo: Repo, path: str, *, untracked: bool = False) -> FileEntr
             why = not_source(info.st_size, head) if untracked else None
             if why is not None:
                 return why
-            blob = _stream_blob_id(handle, head, repo.object_format)
+            blob, has_carriage = stream_blob_id(handle, head, repo.object_format)
+            if has_carriage and carriage is not None:
+                carriage.add(path)
     except (FileNotFoundError, NotADirectoryError):
         return None
     mode = EXECUTABLE if info.st_mode & stat.S_IXUSR else REGULAR
@@ -288,43 +291,22 @@ def linked_folder(root: Path, path: str) -> str | None:
     return None
 
 
-def _stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> str:
-    """:func:`blob_id` of the open file whose first bytes were ``head``, read a
-    chunk at a time.  A file that grows or shrinks while read is read again
-    (at most twice): git's header names the size before the content."""
-    new = _hasher(object_format)
-    for _ in range(3):
-        size = os.fstat(handle.fileno()).st_size
-        digest = new()
-        digest.update(b"blob %d\x00" % size)
-        digest.update(head)
-        read = len(head)
-        while chunk := handle.read(_CHUNK_BYTES):
-            digest.update(chunk)
-            read += len(chunk)
-        if read == size:
-            break
-        handle.seek(0)
-        head = handle.read(SNIFF_BYTES)
-    hexdigest: str = digest.hexdigest()
-    return hexdigest
-
-
 def working_files(
     repo: Repo,
     progress: Progress | None = None,
     left_out: list[tuple[str, str]] | None = None,
     skip: Mapping[str, str | None] | None = None,
-    hashed: set[str] | None = None,
+    hashed: dict[str, str] | None = None,
 ) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
     being read; the rest are hashed from disk, and their paths added to
-    ``hashed``.  An untracked file that cannot be source is left out, and
-    ``(path, reason)`` added to ``left_out``; so is an untracked path in
-    ``skip`` (the store's own files), with the reason ``skip`` gives, or
-    silently when that is None.
+    ``hashed`` with the id of their bytes: their blob is the id git gives
+    them, another where git converts them (:mod:`.blobs`).  An untracked
+    file that cannot be source is left out, and ``(path, reason)`` added to
+    ``left_out``; so is an untracked path in ``skip`` (the store's own
+    files), with the reason ``skip`` gives, or silently when that is None.
     """
     commands = {
         "index": ["ls-files", "--stage", "-z"],
@@ -373,22 +355,30 @@ def working_files(
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
     to_hash = sorted(dirty) + untracked
     new = set(untracked)
+    regular: list[str] = []
+    carriage: set[str] = set()
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
         if previous is not None and previous.mode == GITLINK:
             files[path] = previous
         else:
-            entry = working_entry(repo, path, untracked=path in new)
+            entry = working_entry(repo, path, untracked=path in new, carriage=carriage)
             if isinstance(entry, str):
                 if left_out is not None:
                     said = f"{entry}, so it has no node; add it to .gitignore to say so"
                     left_out.append((path, said))
             elif entry is not None:
                 files[path] = entry
-                if hashed is not None:
-                    hashed.add(path)
+                if entry.mode != SYMLINK:
+                    regular.append(path)
         if progress is not None:
             progress(done, len(to_hash))
+    clean = clean_blobs(repo.git, regular, carriage)
+    for path in regular:
+        if hashed is not None:
+            hashed[path] = files[path].blob
+        if path in clean:
+            files[path] = files[path]._replace(blob=clean[path])
     return files
 
 
@@ -426,22 +416,7 @@ def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
                 sub = folder[part] = {}
             folder = sub
         folder[parts[-1]] = entry
-    return _hash_tree(root, _hasher(object_format))
-
-
-def _hasher(object_format: str) -> Callable[..., Any]:
-    if object_format == "sha1":
-        try:
-            # CPython's own SHA-1, the one hashlib falls back to: every sync
-            # hashes the tree, and loading OpenSSL for hashlib costs more than
-            # hashing a tree of thousands of files.
-            from _sha1 import sha1  # type: ignore[import-not-found]
-        except ImportError:  # a build without it: hashlib's is the same function
-            from hashlib import sha1
-        return sha1  # type: ignore[no-any-return]
-    import hashlib  # here, not at the top: finding the repository needs no hashing
-
-    return partial(hashlib.new, object_format)
+    return _hash_tree(root, hasher(object_format))
 
 
 def _hash_tree(folder: dict[str, Any], hasher: Callable[[bytes], Any]) -> str:
@@ -515,7 +490,7 @@ def sync(
     files, when it lives in the working tree; :func:`working_files`).
     """
     left_out: list[tuple[str, str]] = []
-    hashed: set[str] = set()
+    hashed: dict[str, str] = {}
     files = working_files(repo, hash_progress, left_out, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
@@ -548,7 +523,7 @@ def build_working(
     store: Store,
     repo: Repo,
     files: Mapping[str, FileEntry],
-    hashed: set[str],
+    hashed: Mapping[str, str],
     progress: Progress | None = None,
 ) -> Built:
     """The nodes of the working tree's ``files`` (:func:`working_files`,
@@ -556,17 +531,23 @@ def build_working(
     where a blob is unchanged: what :func:`sync` writes, :mod:`.working` reads."""
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
-        # Opened by :mod:`.regular`'s rule; a file hashed when listed must still
-        # be that blob, or its symbols would not be its node's.  One gone,
-        # replaced or changed since listed is reported as not parsing.
+        # Opened by :mod:`.regular`'s rule, and read in the clean form its blob
+        # is the id of, or its symbols would not be its node's (nor those of a
+        # revision holding it).  A file hashed when listed and gone, replaced or
+        # changed since is reported as not parsing; a file git listed unchanged
+        # whose bytes are not its blob (git converts them, or they changed
+        # since) is read from the index, which holds that blob.
         out: dict[str, bytes] = {}
+        indexed: list[str] = []
         for path in paths:
             data = read_regular(path, None, str(repo.root))
-            if data is None or (
-                path in hashed and blob_id(data, repo.object_format) != files[path].blob
-            ):
-                data = b"\0"
-            out[path] = data
+            if data is not None:
+                data = clean_content(data, files[path].blob, repo.object_format, hashed.get(path))
+                if data is None and path not in hashed:
+                    indexed.append(path)
+                    continue
+            out[path] = b"\0" if data is None else data
+        out.update(zip(indexed, _cat_blobs(repo, [files[p].blob for p in indexed]), strict=True))
         return out
 
     return build(files, Stored.of(store.export_graph()), read, repo.object_format, progress)
@@ -682,7 +663,7 @@ def rev_graph(
 
 def empty_blob(object_format: str) -> str:
     """The id git gives a file of no bytes."""
-    return str(_hasher(object_format)(b"blob 0\x00").hexdigest())
+    return str(hasher(object_format)(b"blob 0\x00").hexdigest())
 
 
 def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:

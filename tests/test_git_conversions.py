@@ -1,0 +1,215 @@
+"""The working graph holds the blobs git would store, under every conversion.
+
+Git stores a file in its clean form: CRLF made LF under ``text``/``eol`` or
+``core.autocrlf``, a ``filter``'s clean command run, ``$Id$`` collapsed under
+``ident``.  A working file's node takes the id of that form and its symbols
+are read from it, so committing a file changes no node, and a revision's
+graph agrees with the working tree's wherever the code is the same.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_graph import ENV, git
+
+from roteiro_memory.repo import blobs as gitblobs
+from roteiro_memory.repo.binding import blob_id
+from roteiro_memory.repo.graph import Repo, find_repo, graph_blobs, rev_graph, sync
+from roteiro_memory.repo.working import working_graph
+from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+CRLF_SOURCE = b"def f():\r\n    return 1\r\n\r\n\r\ndef g():\r\n    return 2\r\n"
+
+
+def new_repo(root: Path, *config: tuple[str, str]) -> Repo:
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    for key, value in config:
+        git(root, "config", key, value)
+    found = find_repo(root)
+    assert found is not None
+    return found
+
+
+def commit_all(root: Path) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "c")
+
+
+def head_tree(root: Path) -> str:
+    return git(root, "rev-parse", "HEAD^{tree}").strip()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> SQLiteStore:
+    return SQLiteStore(tmp_path / "m.db")
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        pytest.param({"attributes": "* text=auto eol=crlf\n"}, id="eol-attribute"),
+        pytest.param({"config": ("core.autocrlf", "true")}, id="autocrlf-true"),
+        pytest.param({"config": ("core.autocrlf", "input")}, id="autocrlf-input"),
+    ],
+)
+def test_committing_crlf_files_changes_no_node(
+    tmp_path: Path, store: SQLiteStore, setting: dict[str, object]
+) -> None:
+    config = [setting["config"]] if "config" in setting else []
+    repo = new_repo(tmp_path / "r", *config)  # type: ignore[arg-type]
+    if "attributes" in setting:
+        (repo.root / ".gitattributes").write_text(str(setting["attributes"]))
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    before = sync(store, repo)
+    nodes = graph_blobs(store.export_graph())
+    commit_all(repo.root)
+    after = sync(store, repo)
+    assert before.tree == head_tree(repo.root)
+    assert after.up_to_date
+    assert graph_blobs(store.export_graph()) == nodes
+    assert nodes["file:m.py"] == blob_id(CRLF_SOURCE.replace(b"\r\n", b"\n"))
+
+
+def test_symbols_of_a_converted_file_equal_the_revisions(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """A symbol unchanged since a commit has that commit's blob, whether its
+    file is edited (read from disk) or checked out (read from the index)."""
+    repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"))
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    (repo.root / "n.py").write_bytes(b"def h():\r\n    pass\r\n")
+    commit_all(repo.root)
+    (repo.root / "n.py").unlink()
+    git(repo.root, "checkout", "--", "n.py")  # checked out with CRLF again
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE.replace(b"return 2", b"return 3"))
+    sync(store, repo)
+    working = graph_blobs(store.export_graph())
+    _, head = rev_graph(repo, "HEAD", [])
+    assert working["py:m.py::f"] == head["py:m.py::f"]
+    assert working["py:m.py::g"] != head["py:m.py::g"]
+    assert working["py:n.py::h"] == head["py:n.py::h"]
+    assert working["file:n.py"] == head["file:n.py"]
+
+
+def test_a_file_checked_out_through_a_filter_is_read_from_the_index(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """Its bytes on disk are not its blob's: its symbols come from the blob."""
+    repo = new_repo(tmp_path / "r", ("filter.tag.clean", "sed 's/ + 0$//'"))
+    git(repo.root, "config", "filter.tag.smudge", "sed 's/return 1$/return 1 + 0/'")
+    (repo.root / ".gitattributes").write_text("*.py filter=tag\n")
+    (repo.root / "m.py").write_text("def f():\n    return 1\n")
+    commit_all(repo.root)
+    (repo.root / "m.py").unlink()
+    git(repo.root, "checkout", "--", "m.py")
+    assert (repo.root / "m.py").read_text() == "def f():\n    return 1 + 0\n"
+    report = sync(store, repo)
+    assert report.tree == head_tree(repo.root)
+    assert report.unparsable == []
+    _, head = rev_graph(repo, "HEAD", [])
+    assert graph_blobs(store.export_graph()) == head
+
+
+def test_every_conversion_gives_the_tree_git_writes(tmp_path: Path, store: SQLiteStore) -> None:
+    """Untracked files of every kind git converts, and names a line of
+    ``hash-object --stdin-paths`` must quote: the synced tree is the one
+    ``git add -A`` then ``git write-tree`` gives."""
+    repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"), ("filter.up.clean", "tr a-z A-Z"))
+    (repo.root / ".gitattributes").write_text("*.txt filter=up\nid.py ident\n")
+    (repo.root / "up.txt").write_text("lower\n")
+    (repo.root / "id.py").write_text("# $Id: 0123 $\ndef h():\n    pass\n")
+    (repo.root / "lone.md").write_bytes(b"a\rb\r\n")  # a lone CR: git leaves it as it is
+    for name in ["new\nline.py", "cr\r.py", '"quoted.py', "back\\slash.py"]:
+        (repo.root / name).write_bytes(CRLF_SOURCE)
+    report = sync(store, repo)
+    git(repo.root, "add", "-A")
+    assert report.tree == git(repo.root, "write-tree").strip()
+    working = working_graph(SQLiteStore(tmp_path / "other.db"), repo)
+    assert working.tree == report.tree
+
+
+def test_a_filter_git_cannot_run_keeps_the_bytes_id(tmp_path: Path, store: SQLiteStore) -> None:
+    """A required filter that fails: ``git add`` could not store the file,
+    and its node keeps the id of its bytes, the graph its symbols."""
+    repo = new_repo(tmp_path / "r", ("filter.broken.clean", "false"))
+    git(repo.root, "config", "filter.broken.required", "true")
+    (repo.root / ".gitattributes").write_text("m.py filter=broken\n")
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    report = sync(store, repo)
+    assert report.unparsable == []
+    nodes = graph_blobs(store.export_graph())
+    assert nodes["file:m.py"] == blob_id(CRLF_SOURCE)
+    assert "py:m.py::f" in nodes
+
+
+def test_files_git_does_not_convert_are_not_asked_about(
+    tmp_path: Path, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only a file holding a carriage return, or one a conversion attribute
+    names, costs git a second read."""
+    repo = new_repo(tmp_path / "r")
+    (repo.root / ".gitattributes").write_text("filtered.txt filter=any\n")
+    (repo.root / "plain.py").write_text("def f():\n    pass\n")
+    (repo.root / "crlf.py").write_bytes(CRLF_SOURCE)
+    (repo.root / "filtered.txt").write_text("x\n")
+    asked: list[list[str]] = []
+    real = gitblobs.clean_blobs
+
+    def spy(run: gitblobs.Git, hashed: list[str], carriage: set[str]) -> dict[str, str]:
+        answer = real(run, hashed, carriage)
+        asked.append(sorted(answer))
+        return answer
+
+    monkeypatch.setattr("roteiro_memory.repo.graph.clean_blobs", spy)
+    sync(store, repo)
+    assert asked == [["crlf.py", "filtered.txt"]]
+
+
+def test_a_file_edited_after_git_hashed_it_does_not_parse(
+    tmp_path: Path, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bytes read for symbols are neither git's blob nor the bytes
+    hashed: the file changed since it was listed, so its symbols are not
+    taken from either."""
+    repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"))
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    real = gitblobs.clean_blobs
+
+    def edit_after(run: gitblobs.Git, hashed: list[str], carriage: set[str]) -> dict[str, str]:
+        answer = real(run, hashed, carriage)
+        (repo.root / "m.py").write_bytes(CRLF_SOURCE.replace(b"return 1", b"return 9"))
+        return answer
+
+    monkeypatch.setattr("roteiro_memory.repo.graph.clean_blobs", edit_after)
+    report = sync(store, repo)
+    assert [path for path, _ in report.unparsable] == ["m.py"]
+
+
+def test_clean_content_is_the_form_the_blob_names() -> None:
+    lf = CRLF_SOURCE.replace(b"\r\n", b"\n")
+    assert gitblobs.clean_content(CRLF_SOURCE, blob_id(CRLF_SOURCE), "sha1") == CRLF_SOURCE
+    assert gitblobs.clean_content(CRLF_SOURCE, blob_id(lf), "sha1") == lf
+    other = blob_id(b"filtered")
+    assert gitblobs.clean_content(CRLF_SOURCE, other, "sha1", blob_id(CRLF_SOURCE)) == CRLF_SOURCE
+    assert gitblobs.clean_content(CRLF_SOURCE, other, "sha1", blob_id(lf)) is None
+
+
+def test_stdin_paths_names_round_trip_through_git(tmp_path: Path) -> None:
+    """Every name a line of ``--stdin-paths`` would misread is C-quoted."""
+    repo = new_repo(tmp_path / "r")
+    names = ["new\nline", "cr\r", '"q', "back\\slash", "tab\there", "ünï"]
+    for name in names:
+        (repo.root / name).write_bytes(name.encode() + b"\n")
+    said = subprocess.run(
+        ["git", "hash-object", "--stdin-paths"],
+        cwd=repo.root,
+        env=ENV,
+        input=b"".join(gitblobs._stdin_path(name) for name in names),
+        capture_output=True,
+        check=True,
+    ).stdout.split()
+    assert [s.decode() for s in said] == [blob_id(name.encode() + b"\n") for name in names]
