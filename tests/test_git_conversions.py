@@ -9,11 +9,10 @@ graph agrees with the working tree's wherever the code is the same.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from test_graph import ENV, git
+from test_graph import git
 
 from roteiro_memory.repo import blobs as gitblobs
 from roteiro_memory.repo.binding import blob_id
@@ -159,8 +158,8 @@ def test_files_git_does_not_convert_are_not_asked_about(
     asked: list[list[str]] = []
     real = gitblobs.clean_blobs
 
-    def spy(run: gitblobs.Git, hashed: list[str], carriage: set[str]) -> dict[str, str]:
-        answer = real(run, hashed, carriage)
+    def spy(on: Repo, hashed: list[str], carriage: set[str]) -> dict[str, str]:
+        answer = real(on, hashed, carriage)
         asked.append(sorted(answer))
         return answer
 
@@ -179,8 +178,8 @@ def test_a_file_edited_after_git_hashed_it_does_not_parse(
     (repo.root / "m.py").write_bytes(CRLF_SOURCE)
     real = gitblobs.clean_blobs
 
-    def edit_after(run: gitblobs.Git, hashed: list[str], carriage: set[str]) -> dict[str, str]:
-        answer = real(run, hashed, carriage)
+    def edit_after(on: Repo, hashed: list[str], carriage: set[str]) -> dict[str, str]:
+        answer = real(on, hashed, carriage)
         (repo.root / "m.py").write_bytes(CRLF_SOURCE.replace(b"return 1", b"return 9"))
         return answer
 
@@ -198,18 +197,27 @@ def test_clean_content_is_the_form_the_blob_names() -> None:
     assert gitblobs.clean_content(CRLF_SOURCE, other, "sha1", blob_id(lf)) is None
 
 
-def test_stdin_paths_names_round_trip_through_git(tmp_path: Path) -> None:
-    """Every name a line of ``--stdin-paths`` would misread is C-quoted."""
+def test_an_indexed_crlf_blob_keeps_its_crlf_as_git_add_does(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """``text=auto`` leaves a file whose indexed blob holds a carriage
+    return as it is, which only git reading the index knows; and sync
+    writes no object, nor touches the index."""
     repo = new_repo(tmp_path / "r")
-    names = ["new\nline", "cr\r", '"q', "back\\slash", "tab\there", "ünï"]
-    for name in names:
-        (repo.root / name).write_bytes(name.encode() + b"\n")
-    said = subprocess.run(
-        ["git", "hash-object", "--stdin-paths"],
-        cwd=repo.root,
-        env=ENV,
-        input=b"".join(gitblobs._stdin_path(name) for name in names),
-        capture_output=True,
-        check=True,
-    ).stdout.split()
-    assert [s.decode() for s in said] == [blob_id(name.encode() + b"\n") for name in names]
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    commit_all(repo.root)
+    git(repo.root, "config", "core.autocrlf", "true")
+    edited = CRLF_SOURCE.replace(b"return 2", b"return 3")
+    (repo.root / "m.py").write_bytes(edited)
+    (repo.root / "new.py").write_bytes(CRLF_SOURCE)
+    objects = git(repo.root, "count-objects", "-v")
+    index = (repo.git_dir or repo.common_dir) / "index"
+    before = index.read_bytes()
+    report = sync(store, repo)
+    assert git(repo.root, "count-objects", "-v") == objects
+    assert index.read_bytes() == before
+    nodes = graph_blobs(store.export_graph())
+    assert nodes["file:m.py"] == blob_id(edited)
+    assert nodes["file:new.py"] == blob_id(CRLF_SOURCE.replace(b"\r\n", b"\n"))
+    git(repo.root, "add", "-A")
+    assert report.tree == git(repo.root, "write-tree").strip()

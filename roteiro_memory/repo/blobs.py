@@ -8,10 +8,14 @@ the bytes on disk would then differ from the one the commit of those very
 bytes holds, and an anchor written before the commit would drift at it though
 nothing changed.
 
-So a working file is hashed here as it is read, and git is asked
-(``git hash-object``, which writes nothing) for the ids of the few files it
-may convert: those whose bytes hold a carriage return, the one byte a
-line-ending conversion removes, and those a conversion attribute names.
+So a working file is hashed here as it is read, and git is asked for the
+ids of the few files it may convert: those whose bytes hold a carriage
+return, the one byte a line-ending conversion removes, and those a
+conversion attribute names.  It is asked as ``git add`` would compute them,
+beside the index (whether a file's indexed blob holds a carriage return
+decides whether ``text=auto`` converts it), but into a copy of the index
+and writing no object (``git update-index --info-only``), so the
+repository is left as it was.
 Every other file's id is the hash of its bytes, which is git's own.  A
 file's symbols are read from its clean form too (:func:`clean_content`), so
 they are the ones a revision holding the file has.
@@ -19,8 +23,9 @@ they are the ones a revision holding the file has.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from functools import partial
 
 from roteiro_memory.errors import GitError
@@ -28,7 +33,27 @@ from roteiro_memory.repo.binding import blob_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO
+    from pathlib import Path
+    from typing import Any, BinaryIO, Protocol
+
+    class Repo(Protocol):
+        """What is asked of a repository here
+        (:class:`roteiro_memory.repo.graph.Repo`, which imports this module)."""
+
+        @property
+        def root(self) -> Path: ...
+        @property
+        def common_dir(self) -> Path: ...
+        @property
+        def git_dir(self) -> Path | None: ...
+        def git(
+            self,
+            *args: str,
+            input: bytes | None = None,
+            ok: tuple[int, ...] = (0,),
+            env: Mapping[str, str] | None = None,
+        ) -> bytes: ...
+
 
 __all__ = [
     "CONVERSION_ATTRIBUTES",
@@ -90,25 +115,56 @@ def stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> tuple[s
     return hexdigest, carriage
 
 
-def clean_blobs(git: Git, hashed: Collection[str], carriage: Collection[str]) -> dict[str, str]:
-    """The ids git gives those of the working files ``hashed`` it may
-    convert: the ones in ``carriage`` (their bytes hold a carriage return)
-    and the ones a :data:`CONVERSION_ATTRIBUTES` attribute names.  Empty
-    when git cannot read them all -- a filter it is told is required is
-    missing, as ``git add`` could not store them either, or one is gone
-    since it was hashed -- and each keeps the id of its bytes."""
-    ask = set(carriage) | _attributed(git, [path for path in hashed if path not in carriage])
+def clean_blobs(repo: Repo, hashed: Collection[str], carriage: Collection[str]) -> dict[str, str]:
+    """The ids ``git add`` would give those of the working files ``hashed``
+    it may convert: the ones in ``carriage`` (their bytes hold a carriage
+    return) and the ones a :data:`CONVERSION_ATTRIBUTES` attribute names.
+    Empty when git cannot read them all -- a filter it is told is required
+    is missing, as ``git add`` could not store them either, or one is gone
+    since it was hashed -- or no copy of the index can be made (no room for
+    it): each keeps the id of its bytes then."""
+    ask = set(carriage) | _attributed(repo.git, [path for path in hashed if path not in carriage])
     if not ask:
         return {}
-    paths = sorted(ask)
-    lines = b"".join(_stdin_path(path) for path in paths)
+    import shutil  # here, not at the top: most syncs have no file to ask about
+    import tempfile
+
+    names = b"".join(os.fsencode(path) + b"\0" for path in sorted(ask))
     try:
-        said = git("hash-object", "--stdin-paths", input=lines).decode("ascii").split()
-    except GitError:
+        with tempfile.TemporaryDirectory(prefix="roteiro-index-") as folder:
+            index = os.path.join(folder, "index")
+            with contextlib.suppress(FileNotFoundError):  # no index yet: nothing is tracked
+                shutil.copyfile(_index_file(repo), index)
+            env = {"GIT_INDEX_FILE": index}
+            # A split index would write its shared part into the repository.
+            repo.git(
+                *("-c", "core.splitIndex=false", "update-index", "--add", "--info-only"),
+                *("-z", "--stdin"),
+                input=names,
+                env=env,
+            )
+            listed = repo.git("ls-files", "--stage", "-z", env=env)
+    except (GitError, OSError):
         return {}
-    if len(said) != len(paths):
-        raise GitError(f"git hash-object answered {len(said)} ids for {len(paths)} files")
-    return dict(zip(paths, said, strict=True))
+    said: dict[str, str] = {}
+    for item in listed.split(b"\0"):
+        # "<mode> <blob> <stage>\t<path>", the path as the file system names it.
+        meta, _, name = item.partition(b"\t")
+        path = os.fsdecode(name)
+        if path in ask and meta.endswith(b" 0"):
+            said[path] = meta.split(b" ")[1].decode("ascii")
+    if len(said) != len(ask):
+        raise GitError(f"git update-index listed {len(said)} of the {len(ask)} files it was given")
+    return said
+
+
+def _index_file(repo: Repo) -> str:
+    """The index git reads for ``repo``: ``$GIT_INDEX_FILE`` (from the top
+    level, as git is run there), else the worktree's own."""
+    named = os.environ.get("GIT_INDEX_FILE")
+    if named:
+        return os.path.join(repo.root, named)
+    return os.path.join(repo.git_dir or repo.common_dir, "index")
 
 
 def _attributed(git: Git, paths: list[str]) -> set[str]:
@@ -124,19 +180,6 @@ def _attributed(git: Git, paths: list[str]) -> set[str]:
         for i in range(0, len(said) - 2, 3)
         if said[i + 2] not in (b"unspecified", b"unset")
     }
-
-
-def _stdin_path(path: str) -> bytes:
-    """``path`` as a line of ``git hash-object --stdin-paths``, which reads a
-    line starting with a double quote as a C-quoted name and drops a line's
-    last carriage return."""
-    raw = os.fsencode(path)
-    if b"\n" not in raw and b"\r" not in raw and not raw.startswith(b'"'):
-        return raw + b"\n"
-    quoted = "".join(
-        f"\\{byte:03o}" if byte < 0x20 or byte in b'"\\' else chr(byte) for byte in raw
-    )
-    return b'"' + quoted.encode("latin-1") + b'"\n'
 
 
 def clean_content(

@@ -107,15 +107,29 @@ class Repo:
     git_dir: Path | None = None
     """This worktree's own git directory (its index, the stat cache)."""
 
-    def git(self, *args: str, input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
-        """Run ``git args`` at the top level; its stdout, or :class:`GitError`
-        when it exits with a status not in ``ok``."""
-        return _run(["git", "-C", str(self.root), *args], input=input, ok=ok)
+    def git(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        ok: tuple[int, ...] = (0,),
+        env: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """Run ``git args`` at the top level, with ``env`` added to its
+        environment; its stdout, or :class:`GitError` when it exits with a
+        status not in ``ok``."""
+        return _run(["git", "-C", str(self.root), *args], input=input, ok=ok, env=env)
 
 
-def _run(argv: Sequence[str], input: bytes | None = None, ok: tuple[int, ...] = (0,)) -> bytes:
+def _run(
+    argv: Sequence[str],
+    input: bytes | None = None,
+    ok: tuple[int, ...] = (0,),
+    env: Mapping[str, str] | None = None,
+) -> bytes:
     try:
-        done = subprocess.run(argv, input=input, capture_output=True, check=False, env=_git_env())
+        done = subprocess.run(
+            argv, input=input, capture_output=True, check=False, env={**_git_env(), **(env or {})}
+        )
     except FileNotFoundError:
         raise GitError("git is not installed or not on PATH; install git to use it") from None
     if done.returncode not in ok:
@@ -373,7 +387,7 @@ def working_files(
                     regular.append(path)
         if progress is not None:
             progress(done, len(to_hash))
-    clean = clean_blobs(repo.git, regular, carriage)
+    clean = clean_blobs(repo, regular, carriage)
     for path in regular:
         if hashed is not None:
             hashed[path] = files[path].blob
