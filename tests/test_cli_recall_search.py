@@ -51,6 +51,23 @@ def test_recall_without_words_ranks_every_live_record(tmp_path: Path) -> None:
     assert [r["record"]["id"] for r in everything["results"]] == [2, 1]
 
 
+@pytest.mark.parametrize("query", [["IT"], ["for", "each"], ["::"]])
+def test_a_question_of_no_searchable_word_says_so(tmp_path: Path, query: list[str]) -> None:
+    """Stop words and punctuation leave no term: the answer says why it is
+    empty and what finds words as written; a question of terms no record
+    holds is empty with no such line."""
+    repo, store = _store(tmp_path)
+    done = repo.run("recall", *query, "--db", store)
+    assert done.returncode == ExitCode.NOTHING
+    assert done.stdout.splitlines()[1:] == [
+        "no word of the question is searched: stop words and punctuation are not "
+        "(recall --filter WORDS finds words as written)"
+    ]
+    unheld = repo.run("recall", "kubernetes", "--db", store)
+    assert unheld.returncode == ExitCode.NOTHING
+    assert len(unheld.stdout.splitlines()) == 1
+
+
 @pytest.mark.parametrize("query", ["\x1c", "\x1f \x1d"])
 def test_a_query_of_what_is_no_white_space_is_words_and_finds_nothing(
     tmp_path: Path, query: str

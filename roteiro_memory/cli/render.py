@@ -168,6 +168,11 @@ def recall_table(recall: Recall, view: View | None = None) -> str:
         f"{marks.counted(len(rows), 'result')} (store: "
         f"{_counts(recall.live, recall.superseded)}, generation {recall.generation}{decay})"
     )
+    if recall.terms == []:
+        footer += (
+            "\nno word of the question is searched: stop words and punctuation are not "
+            "(recall --filter WORDS finds words as written)"
+        )
     return "\n".join([out, footer, *_notes(marks)] if rows else [footer])
 
 
