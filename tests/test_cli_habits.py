@@ -38,6 +38,20 @@ def repo(tmp_path: Path) -> Repo:
         ),
         (["recall", "--limt", "3"], "recall has no option --limt; did you mean --limit?"),
         (
+            ["recall", "-k"],
+            "recall has no option -k; `roteiro-memory recall --help` lists its options "
+            "(`roteiro-memory recall -- -k` takes it as a word)",
+        ),
+        (
+            ["recall", "--no-verify", "hook"],
+            "recall has no option --no-verify; `roteiro-memory recall --help` lists its "
+            "options (`roteiro-memory recall -- --no-verify` takes it as a word)",
+        ),
+        (
+            ["list", "-q"],
+            "list has no option -q; `roteiro-memory list --help` lists its options",
+        ),
+        (
             ["--jsn", "list"],
             "--jsn is not an option of list; did you mean --json (after the command)?",
         ),

@@ -92,18 +92,32 @@ def _chosen(
     return parser, name
 
 
+def _shown(word: str) -> str:
+    """``word`` as typed when it is plain printable ASCII, else quoted."""
+    return word if word.isascii() and word.isprintable() and len(word) <= 64 else excerpt(word)
+
+
 def unrecognized(
     unknown: Sequence[str], parser: argparse.ArgumentParser, name: str, args: argparse.Namespace
 ) -> str:
     """What to say of the words ``name``'s parser did not take: the closest
     option to a misspelt one (naming the action that did not take it, for a
-    command with actions), else argparse's own words."""
+    command with actions), and for a command that takes words, how to give
+    it one that starts with a dash; else argparse's own words."""
     parser, name = _chosen(parser, args, name)
     for word in unknown:
-        if word.startswith("--"):
-            option = word.partition("=")[0]
-            meant = closest(option, _options(parser))
+        if word.startswith("-") and word != "-":
+            option = word.partition("=")[0] if word.startswith("--") else word
+            meant = closest(option, _options(parser)) if word.startswith("--") else None
             if meant is not None:
                 return f"{name} has no option {option}; did you mean {meant}?"
-            return f"{name} has no option {option}; `{PROG} {name} --help` lists its options"
+            said = (
+                f"{name} has no option {_shown(option)}; `{PROG} {name} --help` lists its options"
+            )
+            if any(not action.option_strings for action in parser._actions):
+                import shlex
+
+                typed = shlex.quote(word) if _shown(word) == word else excerpt(word)
+                said += f" (`{PROG} {name} -- {typed}` takes it as a word)"
+            return said
     return f"unrecognized arguments: {' '.join(unknown)}"
