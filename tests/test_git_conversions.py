@@ -1,14 +1,18 @@
-"""The working graph holds the blobs git would store, under every conversion.
+"""The working graph holds the blobs git would store, whatever git does to
+line endings.
 
 Git stores a file in its clean form: CRLF made LF under ``text``/``eol`` or
-``core.autocrlf``, a ``filter``'s clean command run, ``$Id$`` collapsed under
-``ident``.  A working file's node takes the id of that form and its symbols
-are read from it, so committing a file changes no node, and a revision's
-graph agrees with the working tree's wherever the code is the same.
+``core.autocrlf``.  A working file's node takes the id of that form and its
+symbols are read from it, so committing a file changes no node, and a
+revision's graph agrees with the working tree's wherever the code is the
+same.  Sync runs no filter; a file checked out through one is read from the
+index.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -113,16 +117,19 @@ def test_a_file_checked_out_through_a_filter_is_read_from_the_index(
     assert graph_blobs(store.export_graph()) == head
 
 
-def test_every_conversion_gives_the_tree_git_writes(tmp_path: Path, store: SQLiteStore) -> None:
-    """Untracked files of every kind git converts, and names a line of
-    ``hash-object --stdin-paths`` must quote: the synced tree is the one
-    ``git add -A`` then ``git write-tree`` gives."""
-    repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"), ("filter.up.clean", "tr a-z A-Z"))
-    (repo.root / ".gitattributes").write_text("*.txt filter=up\nid.py ident\n")
-    (repo.root / "up.txt").write_text("lower\n")
-    (repo.root / "id.py").write_text("# $Id: 0123 $\ndef h():\n    pass\n")
+def test_every_line_ending_conversion_gives_the_tree_git_writes(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """Untracked files of every line-ending kind, and names a line of input
+    would misread: the synced tree is the one ``git add -A`` then ``git
+    write-tree`` gives."""
+    repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"))
+    (repo.root / ".gitattributes").write_text("*.txt -text\nkeep.md text eol=crlf\n")
+    (repo.root / "raw.txt").write_bytes(b"kept\r\nas is\r\n")
+    (repo.root / "keep.md").write_bytes(b"made\r\nlf\r\n")
     (repo.root / "lone.md").write_bytes(b"a\rb\r\n")  # a lone CR: git leaves it as it is
-    for name in ["new\nline.py", "cr\r.py", '"quoted.py', "back\\slash.py"]:
+    (repo.root / "mixed.py").write_bytes(b"def f():\r\n    return 1\n")
+    for name in ["new\nline.py", "cr\r.py", '"quoted.py', "back\\slash.py", "tab\there.py"]:
         (repo.root / name).write_bytes(CRLF_SOURCE)
     report = sync(store, repo)
     git(repo.root, "add", "-A")
@@ -131,55 +138,56 @@ def test_every_conversion_gives_the_tree_git_writes(tmp_path: Path, store: SQLit
     assert working.tree == report.tree
 
 
-def test_a_filter_git_cannot_run_keeps_the_bytes_id(tmp_path: Path, store: SQLiteStore) -> None:
-    """A required filter that fails: ``git add`` could not store the file,
-    and its node keeps the id of its bytes, the graph its symbols."""
-    repo = new_repo(tmp_path / "r", ("filter.broken.clean", "false"))
-    git(repo.root, "config", "filter.broken.required", "true")
-    (repo.root / ".gitattributes").write_text("m.py filter=broken\n")
+def test_sync_runs_no_filter(tmp_path: Path, store: SQLiteStore) -> None:
+    """A filter is the user's program (it may hang, or write, as Git LFS
+    does): an untracked file under one keeps the id of its bytes, and the
+    filter is not run, though the file holds a carriage return."""
+    ran = tmp_path / "ran"
+    repo = new_repo(tmp_path / "r", ("filter.mark.clean", f"touch {ran}; cat"))
+    (repo.root / ".gitattributes").write_text("*.py filter=mark\n")
     (repo.root / "m.py").write_bytes(CRLF_SOURCE)
-    report = sync(store, repo)
-    assert report.unparsable == []
+    sync(store, repo)
+    assert not ran.exists()
     nodes = graph_blobs(store.export_graph())
     assert nodes["file:m.py"] == blob_id(CRLF_SOURCE)
     assert "py:m.py::f" in nodes
 
 
-def test_files_git_does_not_convert_are_not_asked_about(
+def test_only_files_holding_a_carriage_return_are_asked_about(
     tmp_path: Path, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Only a file holding a carriage return, or one a conversion attribute
-    names, costs git a second read."""
+    """A file with no carriage return is stored as it is, and a filter's
+    file is never asked about: only the others cost git a second read."""
     repo = new_repo(tmp_path / "r")
-    (repo.root / ".gitattributes").write_text("filtered.txt filter=any\n")
+    (repo.root / ".gitattributes").write_text("filtered.py filter=any\n")
     (repo.root / "plain.py").write_text("def f():\n    pass\n")
     (repo.root / "crlf.py").write_bytes(CRLF_SOURCE)
-    (repo.root / "filtered.txt").write_text("x\n")
+    (repo.root / "filtered.py").write_bytes(CRLF_SOURCE)
     asked: list[list[str]] = []
     real = gitblobs.clean_blobs
 
-    def spy(on: Repo, hashed: list[str], carriage: set[str]) -> dict[str, str]:
-        answer = real(on, hashed, carriage)
+    def spy(on: Repo, carriage: set[str]) -> dict[str, str]:
+        answer = real(on, carriage)
         asked.append(sorted(answer))
         return answer
 
     monkeypatch.setattr("roteiro_memory.repo.graph.clean_blobs", spy)
     sync(store, repo)
-    assert asked == [["crlf.py", "filtered.txt"]]
+    assert asked == [["crlf.py"]]
 
 
 def test_a_file_edited_after_git_hashed_it_does_not_parse(
     tmp_path: Path, store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bytes read for symbols are neither git's blob nor the bytes
-    hashed: the file changed since it was listed, so its symbols are not
-    taken from either."""
+    """The bytes read for symbols are of neither the id git gave nor the
+    bytes hashed: the file changed since it was listed, so its symbols are
+    not taken from them."""
     repo = new_repo(tmp_path / "r", ("core.autocrlf", "true"))
     (repo.root / "m.py").write_bytes(CRLF_SOURCE)
     real = gitblobs.clean_blobs
 
-    def edit_after(on: Repo, hashed: list[str], carriage: set[str]) -> dict[str, str]:
-        answer = real(on, hashed, carriage)
+    def edit_after(on: Repo, carriage: set[str]) -> dict[str, str]:
+        answer = real(on, carriage)
         (repo.root / "m.py").write_bytes(CRLF_SOURCE.replace(b"return 1", b"return 9"))
         return answer
 
@@ -188,13 +196,34 @@ def test_a_file_edited_after_git_hashed_it_does_not_parse(
     assert [path for path, _ in report.unparsable] == ["m.py"]
 
 
+def test_a_file_edited_in_the_index_s_last_second_is_read_again(
+    tmp_path: Path, store: SQLiteStore
+) -> None:
+    """An edit of the same size whose stat data match the index entry's,
+    dated as the index was written: git reads such a file's content rather
+    than trust its stat data, and so must the copy of the index git is
+    asked beside, which, dated when it was made, would vouch for them."""
+    repo = new_repo(tmp_path / "r", ("core.trustctime", "false"))
+    then = (int(time.time()) - 100) * 1_000_000_000  # the copy is dated later
+    (repo.root / "m.py").write_bytes(CRLF_SOURCE)
+    os.utime(repo.root / "m.py", ns=(then, then))
+    commit_all(repo.root)
+    edited = CRLF_SOURCE.replace(b"return 2", b"return 3")
+    (repo.root / "m.py").write_bytes(edited)
+    os.utime(repo.root / "m.py", ns=(then, then))
+    os.utime((repo.git_dir or repo.common_dir) / "index", ns=(then, then))
+    report = sync(store, repo)
+    assert report.unparsable == []
+    nodes = graph_blobs(store.export_graph())
+    assert nodes["file:m.py"] == blob_id(edited)
+
+
 def test_clean_content_is_the_form_the_blob_names() -> None:
     lf = CRLF_SOURCE.replace(b"\r\n", b"\n")
     assert gitblobs.clean_content(CRLF_SOURCE, blob_id(CRLF_SOURCE), "sha1") == CRLF_SOURCE
     assert gitblobs.clean_content(CRLF_SOURCE, blob_id(lf), "sha1") == lf
-    other = blob_id(b"filtered")
-    assert gitblobs.clean_content(CRLF_SOURCE, other, "sha1", blob_id(CRLF_SOURCE)) == CRLF_SOURCE
-    assert gitblobs.clean_content(CRLF_SOURCE, other, "sha1", blob_id(lf)) is None
+    assert gitblobs.clean_content(CRLF_SOURCE, blob_id(b"other"), "sha1") is None
+    assert gitblobs.clean_content(lf, blob_id(b"other"), "sha1") is None
 
 
 def test_an_indexed_crlf_blob_keeps_its_crlf_as_git_add_does(

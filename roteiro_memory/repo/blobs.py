@@ -1,24 +1,29 @@
 """A working file's blob id: the id of the blob git would store for it.
 
-Git stores a file in its *clean* form: line endings converted where the
-``text`` and ``eol`` attributes or ``core.autocrlf`` say so, a ``filter``'s
-clean command run (Git LFS stores a pointer), an ``$Id$`` collapsed under
-``ident``, a ``working-tree-encoding`` turned into UTF-8.  An id hashed from
-the bytes on disk would then differ from the one the commit of those very
-bytes holds, and an anchor written before the commit would drift at it though
-nothing changed.
+Git stores a file in its *clean* form: with its line endings converted where
+the ``text`` and ``eol`` attributes or ``core.autocrlf`` say so.  An id
+hashed from the bytes on disk would then differ from the one the commit of
+those very bytes holds, and an anchor written before the commit would drift
+at it though nothing changed.
 
 So a working file is hashed here as it is read, and git is asked for the
-ids of the few files it may convert: those whose bytes hold a carriage
-return, the one byte a line-ending conversion removes, and those a
-conversion attribute names.  It is asked as ``git add`` would compute them,
-beside the index (whether a file's indexed blob holds a carriage return
-decides whether ``text=auto`` converts it), but into a copy of the index
-and writing no object (``git update-index --info-only``), so the
-repository is left as it was.
-Every other file's id is the hash of its bytes, which is git's own.  A
-file's symbols are read from its clean form too (:func:`clean_content`), so
-they are the ones a revision holding the file has.
+ids of those whose bytes hold a carriage return, the one byte such a
+conversion removes.  It is asked as ``git add`` would compute them, beside
+the index (whether a file's indexed blob holds a carriage return decides
+whether ``text=auto`` converts it), but into a copy of the index and
+writing no object (``git update-index --info-only``), so the repository is
+left as it was.  Every other file's id is the hash of its bytes, which is
+git's own.  A file's symbols are read from the form its id is of
+(:func:`clean_content`), so they are the ones a revision holding it has.
+
+Git converts some files otherwise: through a ``filter``'s clean command
+(Git LFS stores a pointer), collapsing ``$Id$`` under ``ident``, or from a
+``working-tree-encoding``.  Those are never asked about: a filter is the
+user's program, which may be slow, hang or write (LFS copies the file into
+``.git``), and git runs none on a file before it is added.  While edited
+or untracked such a file keeps the id of its bytes, its symbols read from
+them; once committed and checked out, its node is the index's, and its
+symbols are read from the index (:func:`~.graph.build_working`).
 """
 
 from __future__ import annotations
@@ -64,8 +69,8 @@ __all__ = [
 ]
 
 CONVERSION_ATTRIBUTES = ("filter", "ident", "working-tree-encoding")
-"""The attributes under which git may store other bytes than a file's own
-though they hold no carriage return."""
+"""The attributes under which git converts a file otherwise than its line
+endings: a file one of them names is not asked about."""
 
 _CHUNK_BYTES = 1 << 20
 """Files are hashed this much at a time, never read whole."""
@@ -115,15 +120,15 @@ def stream_blob_id(handle: BinaryIO, head: bytes, object_format: str) -> tuple[s
     return hexdigest, carriage
 
 
-def clean_blobs(repo: Repo, hashed: Collection[str], carriage: Collection[str]) -> dict[str, str]:
-    """The ids ``git add`` would give those of the working files ``hashed``
-    it may convert: the ones in ``carriage`` (their bytes hold a carriage
-    return) and the ones a :data:`CONVERSION_ATTRIBUTES` attribute names.
-    Empty when git cannot read them all -- a filter it is told is required
-    is missing, as ``git add`` could not store them either, or one is gone
-    since it was hashed -- or no copy of the index can be made (no room for
-    it): each keeps the id of its bytes then."""
-    ask = set(carriage) | _attributed(repo.git, [path for path in hashed if path not in carriage])
+def clean_blobs(repo: Repo, carriage: Collection[str]) -> dict[str, str]:
+    """The ids ``git add`` would give the working files ``carriage``, whose
+    bytes hold a carriage return, but for those a
+    :data:`CONVERSION_ATTRIBUTES` attribute names.  Empty when git cannot
+    read them all (one is gone since it was hashed) or no copy of the index
+    can be made (no room for it): each keeps the id of its bytes then."""
+    if not carriage:
+        return {}
+    ask = set(carriage) - _attributed(repo.git, sorted(carriage))
     if not ask:
         return {}
     import shutil  # here, not at the top: most syncs have no file to ask about
@@ -134,7 +139,10 @@ def clean_blobs(repo: Repo, hashed: Collection[str], carriage: Collection[str]) 
         with tempfile.TemporaryDirectory(prefix="roteiro-index-") as folder:
             index = os.path.join(folder, "index")
             with contextlib.suppress(FileNotFoundError):  # no index yet: nothing is tracked
-                shutil.copyfile(_index_file(repo), index)
+                # Dated as the index is, so git vouches for the stat data of the
+                # same entries as it does there: a copy dated now would vouch for
+                # a file edited in the second the index was written.
+                shutil.copy2(_index_file(repo), index)
             env = {"GIT_INDEX_FILE": index}
             # A split index would write its shared part into the repository.
             repo.git(
@@ -182,19 +190,12 @@ def _attributed(git: Git, paths: list[str]) -> set[str]:
     }
 
 
-def clean_content(
-    data: bytes, blob: str, object_format: str, bytes_blob: str | None = None
-) -> bytes | None:
-    """The clean form of a working file's bytes ``data``, git's id for which
-    is ``blob``: ``data`` itself, or ``data`` with every CRLF made LF,
-    whichever ``blob`` is the id of.  Where git converts the file some other
-    way (a filter, ``ident``), ``data`` as it is, when ``bytes_blob``, the id
-    of the bytes hashed, is its id: its symbols are read from those bytes.
-    None when ``data`` is none of these: the file changed since."""
-    own = blob_id(data, object_format)
-    if own == blob:
+def clean_content(data: bytes, blob: str, object_format: str) -> bytes | None:
+    """The form of a working file's bytes ``data`` that ``blob`` is the id
+    of: ``data`` itself, or ``data`` with every CRLF made LF (the only
+    conversions git is asked about).  None when it is neither: the file
+    changed since its id was taken."""
+    if blob_id(data, object_format) == blob:
         return data
     lines = data.replace(b"\r\n", b"\n")
-    if lines != data and blob_id(lines, object_format) == blob:
-        return lines
-    return data if own == bytes_blob else None
+    return lines if lines != data and blob_id(lines, object_format) == blob else None

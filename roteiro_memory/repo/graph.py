@@ -310,15 +310,14 @@ def working_files(
     progress: Progress | None = None,
     left_out: list[tuple[str, str]] | None = None,
     skip: Mapping[str, str | None] | None = None,
-    hashed: dict[str, str] | None = None,
+    hashed: set[str] | None = None,
 ) -> dict[str, FileEntry]:
     """Every tracked and untracked-but-not-ignored file of the working tree.
 
     Tracked files git reports unchanged take their blob from the index without
-    being read; the rest are hashed from disk, and their paths added to
-    ``hashed`` with the id of their bytes: their blob is the id git gives
-    them, another where git converts them (:mod:`.blobs`).  An untracked
-    file that cannot be source is left out, and ``(path, reason)`` added to
+    being read; the rest are hashed from disk, as git would store them
+    (:mod:`.blobs`), and their paths added to ``hashed``.  An untracked file
+    that cannot be source is left out, and ``(path, reason)`` added to
     ``left_out``; so is an untracked path in ``skip`` (the store's own
     files), with the reason ``skip`` gives, or silently when that is None.
     """
@@ -369,7 +368,6 @@ def working_files(
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
     to_hash = sorted(dirty) + untracked
     new = set(untracked)
-    regular: list[str] = []
     carriage: set[str] = set()
     for done, path in enumerate(to_hash, 1):
         previous = files.pop(path, None)
@@ -383,16 +381,12 @@ def working_files(
                     left_out.append((path, said))
             elif entry is not None:
                 files[path] = entry
-                if entry.mode != SYMLINK:
-                    regular.append(path)
+                if hashed is not None:
+                    hashed.add(path)
         if progress is not None:
             progress(done, len(to_hash))
-    clean = clean_blobs(repo, regular, carriage)
-    for path in regular:
-        if hashed is not None:
-            hashed[path] = files[path].blob
-        if path in clean:
-            files[path] = files[path]._replace(blob=clean[path])
+    for path, blob in clean_blobs(repo, carriage).items():
+        files[path] = files[path]._replace(blob=blob)
     return files
 
 
@@ -504,7 +498,7 @@ def sync(
     files, when it lives in the working tree; :func:`working_files`).
     """
     left_out: list[tuple[str, str]] = []
-    hashed: dict[str, str] = {}
+    hashed: set[str] = set()
     files = working_files(repo, hash_progress, left_out, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
@@ -537,7 +531,7 @@ def build_working(
     store: Store,
     repo: Repo,
     files: Mapping[str, FileEntry],
-    hashed: Mapping[str, str],
+    hashed: set[str],
     progress: Progress | None = None,
 ) -> Built:
     """The nodes of the working tree's ``files`` (:func:`working_files`,
@@ -556,7 +550,7 @@ def build_working(
         for path in paths:
             data = read_regular(path, None, str(repo.root))
             if data is not None:
-                data = clean_content(data, files[path].blob, repo.object_format, hashed.get(path))
+                data = clean_content(data, files[path].blob, repo.object_format)
                 if data is None and path not in hashed:
                     indexed.append(path)
                     continue

@@ -46,7 +46,7 @@ def working_graph(
     when neither the working tree nor the store's witness changed since:
     git still lists the tree, but nothing is parsed.  ``skip``: as for
     :func:`~.graph.working_files`."""
-    hashed: dict[str, str] = {}
+    hashed: set[str] = set()
     files = working_files(repo, None, None, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     base = store.tree()
