@@ -133,6 +133,10 @@ class RoteiroError(Exception):
     exit_status: ExitCode = ExitCode.USAGE
     """The status a command that fails with it exits with: by default, a
     request that was refused and changed nothing."""
+    cause: str | None = None
+    """What failed, without the advice the message ends with ("nothing was
+    changed; try again ..."): set by a store's failure, for a caller whose
+    request had committed a write before it, which that advice would deny."""
 
     def __init_subclass__(cls) -> None:
         super().__init_subclass__()

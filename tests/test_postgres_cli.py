@@ -94,3 +94,115 @@ def test_a_command_migrating_an_older_postgres_store_says_so_once(tmp_path: Path
     assert f"migrated the store from schema version 10 to {SCHEMA_VERSION}" in said[0], said
     assert "restart any still running on it" in said[0]
     assert said[1] == ""
+
+
+def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", *argv],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=cwd,
+    )
+
+
+def _server(dsn: str) -> tuple[str, str]:
+    """The DSN without its schema, and the schema."""
+    from roteiro_memory.stores.postgres.store import split_schema
+
+    rest, schema = split_schema(dsn)
+    assert schema is not None
+    return rest, schema
+
+
+@pytest.mark.parametrize("command", ["check", "export"])
+def test_check_and_export_of_a_schema_holding_no_store_make_none(
+    tmp_path: Path, dsn: str, command: str
+) -> None:
+    """As for a missing SQLite file: a check that made the store it was
+    asked about would find it sound, and hide that it is gone."""
+    import psycopg
+
+    done = _run(command, "--db", dsn, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("roteiro-memory: error: no store in PostgreSQL ")
+    assert done.stderr.endswith(": nothing has been recorded there yet\n")
+    rest, schema = _server(dsn)
+    with psycopg.connect(rest) as conn:
+        made = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        assert made.fetchone() is None
+
+
+@pytest.fixture
+def role(dsn: str) -> Iterator[str]:
+    """A role that may log in and do nothing else, dropped after."""
+    import psycopg
+
+    name = f"r_{pg_server.fresh_schema()}"
+    rest, _ = _server(dsn)
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{name}" LOGIN')
+    try:
+        yield name
+    finally:
+        with psycopg.connect(rest, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{name}"')
+            conn.execute(f'DROP ROLE "{name}"')
+
+
+def test_a_role_without_rights_is_told_so_never_that_the_store_is_damaged(
+    tmp_path: Path, dsn: str, role: str
+) -> None:
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    _cli("add", "--no-sync", "a lesson", "--db", dsn, cwd=tmp_path)
+    rest, schema = _server(dsn)
+    parts = urlsplit(dsn)
+    as_role = urlunsplit(parts._replace(netloc=f"{role}@{parts.netloc.rpartition('@')[2]}"))
+    unused = _run("list", "--no-sync", "--db", as_role, cwd=tmp_path)
+    assert unused.returncode == 3
+    assert "the role may not use the schema; nothing was changed, grant it USAGE" in unused.stderr
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"')
+        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
+    assert "a lesson" in _cli("list", "--no-sync", "--db", as_role, cwd=tmp_path)
+    refused = _run("add", "--no-sync", "another", "--db", as_role, cwd=tmp_path)
+    assert refused.returncode == 3
+    assert "permission denied" in refused.stderr
+    assert "grant the role the rights it needs" in refused.stderr
+    for said in (unused.stderr, refused.stderr):
+        assert "roteiro-memory check" not in said
+        assert "Traceback" not in said
+    assert _cli("check", "--db", dsn, cwd=tmp_path).strip().endswith(": ok")
+
+
+def test_the_hook_waits_for_a_lock_as_long_as_on_sqlite_then_answers(
+    tmp_path: Path, dsn: str
+) -> None:
+    """A lock another session holds on the store: the hook gives up after
+    its wait and answers, exit 0, rather than hang until the host kills it."""
+    import json
+
+    import psycopg
+
+    _cli("add", "--no-sync", "a lesson", "--db", dsn, cwd=tmp_path)
+    rest, schema = _server(dsn)
+    event = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    with psycopg.connect(rest) as holder:
+        holder.execute(f'LOCK TABLE "{schema}".agent_memory IN ACCESS EXCLUSIVE MODE')
+        done = subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", "hook", "--db", dsn],
+            input=json.dumps({**event, "source": "startup"}),
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)["systemMessage"]
+    assert "lock timeout" in said
+    assert "nothing was changed" in said

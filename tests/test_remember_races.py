@@ -20,7 +20,7 @@ import pytest
 
 from roteiro_memory.app import records
 from roteiro_memory.app.session import Session
-from roteiro_memory.errors import Absent
+from roteiro_memory.errors import Absent, StoreUnavailable
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.store import Store
 
@@ -251,3 +251,46 @@ def test_an_add_answered_as_existing_leaves_the_store_unchanged(db: str) -> None
         assert not session.changed()
     finally:
         session.close()
+
+
+def _failing_after_commit(session: Session, db: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make the first read of ``session``'s store fail as its backend fails
+    when the connection goes (PostgreSQL) or the file stays locked (SQLite)."""
+    store = session.writable_store()
+    read = store.get
+
+    def get(id: int, **kw: Any) -> Any:
+        monkeypatch.setattr(store, "get", read)
+        if db.endswith(".db"):
+            import sqlite3
+
+            from roteiro_memory.stores.sqlite.failures import from_sqlite
+
+            locked = sqlite3.OperationalError("database is locked")
+            locked.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
+            raise from_sqlite(locked)
+        from roteiro_memory.stores.postgres import link
+
+        raise link.lost(OSError("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(store, "get", get)
+
+
+def test_a_read_back_failing_after_the_commit_says_the_record_is_stored(
+    db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The write committed; reading it back failed: the answer must not
+    say nothing was changed (a retry with --allow-duplicate would write it
+    twice), but that the record is stored, under its id."""
+    session = _session(db)
+    _failing_after_commit(session, db, monkeypatch)
+    try:
+        with pytest.raises(StoreUnavailable) as failed:
+            records.remember(session, "lesson", BODY)
+    finally:
+        session.close()
+    said = str(failed.value)
+    assert said.startswith("recorded as memory record 1, stored; reading it back then failed: ")
+    assert "nothing was changed" not in said
+    assert said.endswith("look it up by id once the store can serve, rather than recording again")
+    assert _live(db) == [1]

@@ -32,7 +32,7 @@ def check(session: Session) -> tuple[str, Report]:
     from roteiro_memory.check import Report
 
     if session.dsn() is not None:
-        store = session.store()
+        store = session.store(must_exist=True)
         return store.describe(), Report(store.check())
     from roteiro_memory.stores.sqlite.checkfile import report
     from roteiro_memory.stores.sqlite.identity import not_a_file

@@ -532,10 +532,12 @@ def _supersede(store: Store, moves: Sequence[tuple[MemoryRecord, str]], action: 
         )
         for record, key in moves
     ]
-    from roteiro_memory.app.records import written
+    from roteiro_memory.app.records import read_back, written
 
     rewrites: list[Rewrite] = []
-    stored = written(store, store.record_many(writes) if writes else [])
+    ids = store.record_many(writes) if writes else []
+    with read_back(ids):
+        stored = written(store, ids)
     for (record, _), new in zip(moves, stored, strict=True):
         assert record.anchor is not None  # each was moved from its anchor
         rewrites.append(Rewrite(action, record.id, record.anchor.key, new))

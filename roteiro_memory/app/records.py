@@ -8,11 +8,12 @@ the working tree now), and asks the store, which filters, ranks and limits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.app import values
-from roteiro_memory.errors import Absent, NotFound
+from roteiro_memory.errors import Absent, Corrupt, NotFound, StoreUnavailable
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -207,7 +208,8 @@ def remember(
             )
     if repeated is not None:
         return _answered(store, repeated, existing=True)
-    return _answered(store, written(store, [new_id])[0], existing=False)
+    with read_back([new_id]):
+        return _answered(store, written(store, [new_id])[0], existing=False)
 
 
 def _check_target(
@@ -221,6 +223,28 @@ def _check_target(
     if superseded and not allow_duplicate and _existing(store, valid, key, target_id):
         return
     sem.check_supersedes(target_id, target is not None, target.superseded_by if target else None)
+
+
+@contextlib.contextmanager
+def read_back(ids: Sequence[int]) -> Iterator[None]:
+    """Reads made once the records ``ids`` are committed.  A store failing
+    then (the server gone, a lock held past the wait) says what failed, and
+    that the records are stored: its own advice -- nothing was changed, try
+    again -- would have them written twice."""
+    try:
+        yield
+    except (StoreUnavailable, Corrupt) as error:
+        if not ids:
+            raise
+        many = len(ids) > 1
+        named = ", ".join(str(i) for i in ids)
+        said = (
+            f"recorded as memory record{'s' if many else ''} {named}, stored; reading "
+            f"{'them' if many else 'it'} back then failed: {error.cause or error}; look "
+            f"{'them' if many else 'it'} up by id once the store can serve, rather than "
+            "recording again"
+        )
+        raise (Corrupt if isinstance(error, Corrupt) else StoreUnavailable)(said) from error
 
 
 def written(store: Store, ids: Sequence[int]) -> list[MemoryRecord]:

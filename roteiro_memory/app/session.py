@@ -50,10 +50,13 @@ class Session:
     parsing and hashing; ``spell`` is how this surface names an input in a
     refusal (``--limit`` on the command line, ``limit`` in a tool call).
     ``wait_ms``, when given, is how long the store waits for another
-    process's lock unless :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_ENV`
-    says (else :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_MS`),
-    and a sync still locked out after it does not fail: anchors are then
-    resolved in memory, as for a store opened read-only (:meth:`sync`)."""
+    process's lock: an SQLite store's unless
+    :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_ENV` says (else
+    :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_MS`), a
+    PostgreSQL store's ``lock_timeout`` (else the server's setting); and a
+    sync still locked out of an SQLite store after it does not fail: anchors
+    are then resolved in memory, as for a store opened read-only
+    (:meth:`sync`)."""
 
     def __init__(
         self,
@@ -206,9 +209,15 @@ class Session:
 
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:
+            from roteiro_memory.errors import Absent
             from roteiro_memory.stores.postgres.store import PostgresStore
 
-            self._store = PostgresStore(str(self.dsn()))
+            try:
+                self._store = PostgresStore(
+                    str(self.dsn()), create=not must_exist, lock_timeout_ms=self.wait_ms
+                )
+            except Absent as absent:
+                raise UsageError(f"{absent}: nothing has been recorded there yet") from None
             announce_migration(self._store, self.warn)
         if self._store is None:
             location = self._location()

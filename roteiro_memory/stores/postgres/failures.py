@@ -2,7 +2,8 @@
 
 The one place PostgreSQL's failures become this package's errors: a server
 that cannot serve right now (connection exceptions, class 08; insufficient
-resources, 53; operator intervention, 57; a lock or statement timeout) is
+resources, 53; operator intervention, 57; a lock or statement timeout), or
+not this session (a role without the rights, a read-only session), is
 :class:`StoreUnavailable`; anything else is :class:`Corrupt`.  The driver is
 not imported here, so the server can report an error without loading it.
 """
@@ -14,9 +15,19 @@ from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, excer
 __all__ = ["from_psycopg", "is_psycopg_error"]
 
 _UNAVAILABLE_CLASSES = ("08", "53", "57")
-_UNAVAILABLE_STATES = ("55P03", "40001", "40P01")
+_UNAVAILABLE_STATES = ("55P03", "40001", "40P01", "25P03", "42501", "25006")
 """SQLSTATE classes and codes of a sound store that cannot serve at the
-moment: lock not available, serialization failure, deadlock."""
+moment, or not this session: lock not available, serialization failure,
+deadlock, a session ended for idling in a transaction; a role without the
+rights a request needs, a read-only session."""
+
+_ADVICE = {
+    "55P03": "try again once the session holding the lock is done",
+    "42501": "grant the role the rights it needs, or connect as one that has them",
+    "25006": "connect to a server and session that take writes (not a standby, "
+    "nor default_transaction_read_only)",
+}
+"""What to do where waiting for the server would not help."""
 
 
 def is_psycopg_error(error: BaseException) -> bool:
@@ -36,12 +47,16 @@ def from_psycopg(error: BaseException) -> RoteiroError:
         unavailable = type(error).__name__ == "OperationalError"
     else:
         unavailable = state[:2] in _UNAVAILABLE_CLASSES or state in _UNAVAILABLE_STATES
+    cause = f"{said} ({where})"
     if unavailable:
-        return StoreUnavailable(
-            f"the PostgreSQL store is unavailable: {said} ({where}); nothing was changed, "
-            "try again once the server can serve"
+        advice = _ADVICE.get(state or "", "try again once the server can serve")
+        failure: RoteiroError = StoreUnavailable(
+            f"the PostgreSQL store is unavailable: {cause}; nothing was changed, {advice}"
         )
-    return Corrupt(
-        f"the PostgreSQL store failed: {said} ({where}); nothing was changed; "
-        "run `roteiro-memory check` on the store"
-    )
+    else:
+        failure = Corrupt(
+            f"the PostgreSQL store failed: {cause}; nothing was changed; "
+            "run `roteiro-memory check` on the store"
+        )
+    failure.cause = f"the PostgreSQL store failed: {cause}"
+    return failure

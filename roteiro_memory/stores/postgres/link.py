@@ -65,10 +65,10 @@ def _said(error: BaseException) -> str:
 def lost(error: BaseException) -> StoreUnavailable:
     """A connection lost before a commit: the server rolled back whatever
     the transaction had done."""
-    return StoreUnavailable(
-        f"the connection to the PostgreSQL server was lost ({_said(error)}); nothing was "
-        "changed; try again once the server is back"
-    )
+    cause = f"the connection to the PostgreSQL server was lost ({_said(error)})"
+    failure = StoreUnavailable(f"{cause}; nothing was changed; try again once the server is back")
+    failure.cause = cause
+    return failure
 
 
 def commit_unknown(error: BaseException) -> StoreUnavailable:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
+    Absent,
     Corrupt,
     InvalidStoreName,
     StoreUnavailable,
@@ -105,7 +106,20 @@ class PostgresStore(SQLStore):
     dialect = POSTGRES
     ID_TABLE = ("agent_memory_ids", "id, last_id", "id")
 
-    def __init__(self, dsn: str, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        schema: str | None = None,
+        *,
+        create: bool = True,
+        lock_timeout_ms: int | None = None,
+    ) -> None:
+        """The store in ``schema`` (else the DSN's ``?schema=``, else
+        :data:`DEFAULT_SCHEMA`), made there when there is none unless
+        ``create`` is false: :class:`~roteiro_memory.errors.Absent` then.
+        ``lock_timeout_ms``: how long a statement waits for a lock another
+        session holds before it fails, unavailable (else as the server is
+        set, by default for ever)."""
         stripped, named = split_schema(dsn)
         if schema is not None and named is not None and schema != named:
             raise InvalidStoreName(
@@ -125,6 +139,8 @@ class PostgresStore(SQLStore):
         self.migrated: tuple[int, int, list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
         was at, the one it is at now, and the names of the migrations applied."""
+        self._create = create
+        self._lock_timeout_ms = lock_timeout_ms
         self._link = self._open()
 
     @classmethod
@@ -210,6 +226,8 @@ class PostgresStore(SQLStore):
             # milliseconds (recall with exponential decay over 100,000
             # records: 15 s, 80 ms without).
             conn.execute("SET jit = off")
+            if self._lock_timeout_ms is not None:
+                conn.execute(f"SET lock_timeout = {int(self._lock_timeout_ms)}")
             self._migrate(conn)
         except BaseException:
             conn.close()
@@ -260,15 +278,24 @@ class PostgresStore(SQLStore):
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (_LOCK_NAMESPACE + self.schema,)
             )
             exists = conn.execute(
-                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+                "SELECT has_schema_privilege(oid, 'USAGE') FROM pg_namespace WHERE nspname = %s",
+                (self.schema,),
             ).fetchone()
             if exists is None:
+                self._absent()
                 conn.execute(f"CREATE SCHEMA {self._ident()}")
+            elif not exists[0]:
+                raise StoreUnavailable(
+                    f"{self.describe()}: the role may not use the schema; nothing was changed, "
+                    "grant it USAGE on the schema (and rights on its tables), or connect as "
+                    "one that has them"
+                )
+            # Every table, whatever the role may do with it (information_schema
+            # shows only those it has rights on).
             tables = {
                 row[0]
                 for row in conn.execute(
-                    "SELECT table_name FROM information_schema.tables WHERE table_schema = %s",
-                    (self.schema,),
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %s", (self.schema,)
                 )
             }
             if tables and "schema_migrations" not in tables:
@@ -277,6 +304,7 @@ class PostgresStore(SQLStore):
                     "store (it has no schema_migrations table); refusing to change it"
                 )
             if "schema_migrations" not in tables:
+                self._absent()
                 conn.execute(
                     "CREATE TABLE schema_migrations ("
                     " version integer PRIMARY KEY, name text NOT NULL,"
@@ -300,6 +328,11 @@ class PostgresStore(SQLStore):
                 SCHEMA_VERSION,
                 [name for _, name, _ in found.pending],
             )
+
+    def _absent(self) -> None:
+        """Refuse to make the store, when it was opened only if it is there."""
+        if not self._create:
+            raise Absent(f"no store in {self.describe()}")
 
     # --- transactions, locks and ids ---------------------------------------
 

@@ -43,14 +43,17 @@ def from_sqlite(error: sqlite3.Error) -> RoteiroError:
     name = _name(error)
     said = excerpt(str(error), 200)
     if is_unavailable(error):
-        return StoreUnavailable(
+        failure: RoteiroError = StoreUnavailable(
             f"the SQLite store is unavailable: {said} ({name}); nothing was changed, "
             "try again once the cause (another writer, a full disk) is gone"
         )
-    return Corrupt(
-        f"the SQLite store failed: {said} ({name}); nothing was changed; "
-        "run `roteiro-memory check` on the store"
-    )
+    else:
+        failure = Corrupt(
+            f"the SQLite store failed: {said} ({name}); nothing was changed; "
+            "run `roteiro-memory check` on the store"
+        )
+    failure.cause = f"the SQLite store failed: {said} ({name})"
+    return failure
 
 
 def unavailable(where: object, error: sqlite3.Error) -> StoreUnavailable:
