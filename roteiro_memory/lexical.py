@@ -30,6 +30,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
+from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
 from roteiro_memory.valueclass import valueclass
 
@@ -497,7 +498,9 @@ def query_terms(query: str, tokenizer: Tokenizer = TOKENIZER) -> tuple[str, ...]
 
     No piece a tokenizer works on spans White_Space, so the query's words
     (split there) are tokenized once each, however often they repeat: a
-    query's cost follows its distinct words, not its length."""
+    query's cost follows its distinct words, not its length.  A query that
+    is not text is BadRequest."""
+    arguments.text(query, "query")
     if tokenizer.split_punctuation and query.isascii():
         # str.split also splits at U+001C..U+001F, which split every piece too.
         words = query.split()

@@ -6,7 +6,9 @@ are absent rather than null; every other field is always present.
 
 from __future__ import annotations
 
+from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
+from roteiro_memory.errors import BadRequest, excerpt
 from roteiro_memory.semantics import AnchorState, Decay, MemoryKind
 from roteiro_memory.valueclass import field, valueclass
 
@@ -60,16 +62,22 @@ class GraphNode:
 
 
 def check_graph(nodes: Iterable[GraphNode], tree: str | None = None) -> list[GraphNode]:
-    """``nodes`` as a list, once none of their fields, nor the witness
-    ``tree``, is text UTF-8 cannot carry (:func:`~.semantics.check_utf8`
-    refuses it, naming the field): every store keeps them as text, and a
-    write checks them all before it keeps any."""
-    checked = list(nodes)
+    """``nodes`` as a list, once each is a :class:`GraphNode` whose ``key``
+    is text and whose other fields are text or None, and none of them, nor
+    the witness ``tree``, is text UTF-8 cannot carry
+    (:func:`~.semantics.check_utf8` refuses it, naming the field): every
+    store keeps them as text, and a write checks them all before it keeps
+    any.  What is refused is BadRequest."""
+    checked = arguments.items(nodes, "nodes", "GraphNode")
     for node in checked:
+        if not isinstance(node, GraphNode):
+            raise BadRequest(f"invalid node {excerpt(node)}: expected a GraphNode")
         for name in ("key", "kind", "name", "path", "blob"):
             value = getattr(node, name)
-            if isinstance(value, str) and not value.isascii():  # ASCII is UTF-8
-                sem.check_utf8(value, f"node {name}")
+            if value is None and name != "key":
+                continue
+            if not (isinstance(value, str) and value.isascii()):  # ASCII is UTF-8
+                sem.check_utf8(value, f"node {name}")  # refuses what is not text too
     if tree is not None:
         sem.check_utf8(tree, "tree")
     return checked

@@ -15,13 +15,15 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from roteiro_memory import arguments
+from roteiro_memory.arguments import INT64_MAX, U64_MAX, fits_int64, parse_whole_number
+from roteiro_memory.decay import DEFAULT_DECAY_SPAN, DEFAULT_HALF_LIFE, Decay
 from roteiro_memory.errors import (
     AlreadySuperseded,
     BadRequest,
     InvalidAnchor,
     InvalidBody,
     InvalidConfidence,
-    InvalidDecay,
     InvalidKind,
     InvalidScope,
     NotFound,
@@ -33,7 +35,7 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol, TypeVar
+    from typing import Protocol, TypeGuard, TypeVar
 
 __all__ = [
     "ANCHOR_PENALTY",
@@ -43,6 +45,7 @@ __all__ = [
     "DEFAULT_DECAY_SPAN",
     "DEFAULT_HALF_LIFE",
     "DEFAULT_SCOPE",
+    "INT64_MAX",
     "KIND_TOKENS",
     "MAX_ANCHOR_BYTES",
     "MAX_BODY_BYTES",
@@ -67,6 +70,7 @@ __all__ = [
     "fits_int64",
     "is_utf8",
     "matches_query",
+    "parse_filters",
     "parse_kind",
     "parse_kinds",
     "parse_whole_number",
@@ -100,15 +104,6 @@ bytes on every system git runs on."""
 DEFAULT_BASE_CONFIDENCE = 0.5
 """Confidence of a record whose writer stated none: the midpoint, so stating
 high promotes and stating low demotes, both relative to silence."""
-
-DEFAULT_DECAY_SPAN = 200
-"""Generations over which ``linear`` decay reaches zero when no span is given."""
-
-DEFAULT_HALF_LIFE = 50
-"""Generations per halving for ``exponential`` decay when none is given."""
-
-U64_MAX = 2**64 - 1
-"""The largest whole number a budget, span or half-life may be."""
 
 WHITE_SPACE = frozenset(
     "\u0009\u000a\u000b\u000c\u000d\u0020\u0085\u00a0\u1680"
@@ -150,6 +145,18 @@ def parse_kind(value: MemoryKind | str) -> MemoryKind:
     raise InvalidKind(
         f"unknown memory kind {excerpt(value)}: expected one of {', '.join(KIND_TOKENS)}"
     )
+
+
+def parse_filters(
+    scope: object, kind: MemoryKind | str | Iterable[MemoryKind | str] | None, anchor_key: object
+) -> frozenset[MemoryKind] | None:
+    """The kinds a read's filters keep (:func:`parse_kinds`), once its
+    ``scope`` and ``anchor_key`` filters are each None or text (else
+    BadRequest, first).  Their values are not validated: one no record can
+    have matches nothing (PROTOCOL [P-filters])."""
+    arguments.optional_text(scope, "scope")
+    arguments.optional_text(anchor_key, "anchor_key")
+    return parse_kinds(kind)
 
 
 def parse_kinds(
@@ -263,126 +270,6 @@ def anchor_penalty(state: AnchorState) -> float:
     return ANCHOR_PENALTY[state]
 
 
-# --- Decay ------------------------------------------------------------------
-
-
-def parse_whole_number(text: str) -> int | None:
-    """``text`` as a whole number, or None: one or more ASCII digits, a single
-    leading ``+`` tolerated, fitting an unsigned 64-bit integer.  No other
-    sign, underscore, inner space or non-ASCII digit."""
-    digits = text[1:] if text.startswith("+") else text
-    if not digits or not all("0" <= c <= "9" for c in digits):
-        return None
-    significant = digits.lstrip("0") or "0"  # measured first: int() refuses 4,301 digits
-    value = int(significant) if len(significant) <= len(str(U64_MAX)) else U64_MAX + 1
-    return value if value <= U64_MAX else None
-
-
-@valueclass
-class Decay:
-    """How age, in generations, is priced into recall.
-
-    ``mode`` is ``none`` (the default, and the only reproducible mode),
-    ``linear`` (falls to zero over ``parameter`` generations and stays) or
-    ``exponential`` (halves every ``parameter`` generations, never zero).
-    A parameter of 0 is kept as given and clamped to 1 when computing.
-    Decay ranks; it never filters.
-    """
-
-    mode: str = "none"
-    parameter: int = 0
-
-    def __post_init__(self) -> None:
-        if self.mode not in _DECAY_DEFAULTS:
-            raise InvalidDecay(
-                f"unknown decay mode {excerpt(self.mode)}: expected none, linear or exponential"
-            )
-        if self.mode == "none" and self.parameter != 0:
-            raise InvalidDecay("decay 'none' takes no parameter: it has no age term")
-        if not 0 <= self.parameter <= U64_MAX:
-            raise InvalidDecay(f"decay parameter {self.parameter} is outside 0..{U64_MAX}")
-
-    @classmethod
-    def none(cls) -> Decay:
-        return cls("none", 0)
-
-    @classmethod
-    def linear(cls, span: int = DEFAULT_DECAY_SPAN) -> Decay:
-        return cls("linear", span)
-
-    @classmethod
-    def exponential(cls, half_life: int = DEFAULT_HALF_LIFE) -> Decay:
-        return cls("exponential", half_life)
-
-    @classmethod
-    def parse(cls, token: Decay | str) -> Decay:
-        """The decay a token names: ``none``, ``linear[:N]``, ``exponential[:N]``.
-
-        Matched exactly, untrimmed; anything else is :class:`InvalidDecay`.
-        """
-        if isinstance(token, Decay):
-            return token
-        mode, sep, param = token.partition(":")
-        if mode not in _DECAY_DEFAULTS:
-            raise InvalidDecay(
-                f"unknown decay {excerpt(token)}: expected none, linear, linear:N, "
-                "exponential or exponential:N (N a whole number of generations)"
-            )
-        if not sep:
-            return cls(mode, _DECAY_DEFAULTS[mode])
-        if mode == "none":
-            raise InvalidDecay(
-                f"invalid decay {excerpt(token)}: 'none' takes no parameter, it has no age term"
-            )
-        value = parse_whole_number(param)
-        if value is None:
-            raise InvalidDecay(
-                f"invalid decay {excerpt(token)}: the parameter {excerpt(param)} is not a whole "
-                f"number of generations (ASCII digits, at most {U64_MAX})"
-            )
-        return cls(mode, value)
-
-    @property
-    def effective_parameter(self) -> int:
-        """The parameter as computed with: a degenerate 0 is clamped to 1."""
-        return max(self.parameter, 1)
-
-    def factor(self, age: int) -> float:
-        """The age factor for a record ``age`` generations old, in [0, 1].
-
-        ``none`` is exactly 1 at every age.  Ratios are taken between floats so
-        the result matches the reference and the rendering in SQL bit for bit.
-        """
-        if self.mode == "none":
-            return 1.0
-        ratio = float(age) / float(self.effective_parameter)
-        if self.mode == "linear":
-            return max(0.0, 1.0 - ratio)
-        return math.pow(0.5, ratio)
-
-    @property
-    def is_reproducible(self) -> bool:
-        """True only for ``none``: no age term, so recall is byte-identical."""
-        return self.mode == "none"
-
-    def token(self) -> str:
-        """The token that parses back to this decay."""
-        return "none" if self.mode == "none" else f"{self.mode}:{self.parameter}"
-
-    def __str__(self) -> str:
-        return self.token()
-
-    def to_json(self) -> object:
-        """``"none"``, ``{"linear": {"span": N}}`` or ``{"exponential": {"half_life": N}}``."""
-        if self.mode == "none":
-            return "none"
-        name = "span" if self.mode == "linear" else "half_life"
-        return {self.mode: {name: self.parameter}}
-
-
-_DECAY_DEFAULTS = {"none": 0, "linear": DEFAULT_DECAY_SPAN, "exponential": DEFAULT_HALF_LIFE}
-
-
 # --- Writes -----------------------------------------------------------------
 
 
@@ -415,7 +302,9 @@ def check_utf8(text: str, field: str, error: type[RoteiroError] = BadRequest) ->
     """The UTF-8 byte length of ``text``, which a write is to keep; text UTF-8
     cannot carry (a lone surrogate) is refused as ``error`` naming ``field``:
     SQLite's text cannot hold it, nor could an import take its export back.
-    (A read's filter or key holding one is not refused: it matches nothing.)"""
+    (A read's filter or key holding one is not refused: it matches nothing.)
+    A value that is not a ``str`` is BadRequest naming ``field``."""
+    arguments.text(text, field)
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -438,10 +327,12 @@ def check_anchor(anchor: str | None) -> None:
 
 
 def validate_scope(scope: str) -> None:
-    """Check a scope as a write takes it (a read's filter too: one no record
-    can have is refused, not answered with nothing): 1 to
-    :data:`MAX_SCOPE_BYTES` bytes of UTF-8, no surrounding whitespace, no
-    control character."""
+    """Check a scope as a write takes it: 1 to :data:`MAX_SCOPE_BYTES` bytes
+    of UTF-8, no surrounding whitespace, no control character.  A store
+    does not apply it to a read's filter, which one no record can have
+    simply matches nothing (PROTOCOL [P-filters]); the command line and
+    the agent tools refuse such a filter with it, before the store is asked
+    (:func:`roteiro_memory.app.values.check_scope`)."""
     scope_bytes = check_utf8(scope, "scope", InvalidScope)
     if not 1 <= scope_bytes <= MAX_SCOPE_BYTES:
         raise InvalidScope(
@@ -471,7 +362,12 @@ def validate_write(
     after this); the confidence as :func:`settled_confidence` settles it.
 
     Lengths are UTF-8 bytes.  Each error names the value and what is allowed.
+    A scope, body or anchor that is not text is BadRequest, before any other
+    fault (PROTOCOL [P-bad-request-first]).
     """
+    arguments.text(scope, "scope")
+    arguments.text(body, "body")
+    arguments.optional_text(anchor, "anchor")
     valid_kind = parse_kind(kind)
     validate_scope(scope)
     if not strip_white_space(body):
@@ -544,8 +440,17 @@ def stored_targets(writes: Sequence[BatchWrite], base: int) -> list[int]:
     """The ids a batch supersedes that were stored before it (at most
     ``base``, the largest id so far): what a store must look up for
     :func:`check_batch`."""
-    targets = {w.supersedes for w in writes if w.supersedes is not None}
-    return sorted(t for t in targets if fits_int64(t) and t <= base)
+    # Read before the batch is checked: what is no write, or no id, is
+    # refused by check_batch, and looks nothing up.
+    targets = {getattr(w, "supersedes", None) for w in writes}
+    return sorted(t for t in targets if _is_id(t) and fits_int64(t) and t <= base)
+
+
+def _is_id(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_WRITE_FIELDS = ("kind", "body", "scope", "anchor", "confidence", "supersedes")
 
 
 def check_batch(
@@ -555,14 +460,22 @@ def check_batch(
     ``base + 1, base + 2, ...``: each write is validated, then its
     supersession checked against ``stored`` (each looked-up target's
     ``superseded_by``) and the writes before it.  The first faulty write
-    decides the error, whichever check it fails; nothing is written before."""
+    decides the error, whichever check it fails; nothing is written before.
+    An item that is not a write, or a ``supersedes`` that is not an integer
+    in range, is BadRequest, before that write's other faults."""
     known = dict(stored)
     valid: list[ValidWrite] = []
     for new_id, write in enumerate(writes, base + 1):
+        if not all(hasattr(write, name) for name in _WRITE_FIELDS):
+            raise BadRequest(
+                f"invalid write {excerpt(write)} (number {new_id - base} of the batch): "
+                "expected a MemoryWrite"
+            )
+        supersedes = arguments.optional_integer(write.supersedes, "supersedes")
         kind, scope, body = write.kind, write.scope, write.body
         valid.append(validate_write(kind, scope, body, write.confidence, anchor=write.anchor))
-        if write.supersedes is not None:
-            target = write.supersedes
+        if supersedes is not None:
+            target = supersedes
             check_supersedes(target, target in known, known.get(target))
             known[target] = new_id
         known[new_id] = None
@@ -595,9 +508,11 @@ class AnchorFilter:
 
 def query_tokens(query: str | None) -> list[str]:
     """The tokens of a recall query: trimmed, lower-cased, split on ``::`` and
-    then on Unicode White_Space.  An empty or blank query has no tokens."""
+    then on Unicode White_Space.  An empty or blank query has no tokens; one
+    that is not text is BadRequest."""
     if query is None:
         return []
+    arguments.text(query, "query")
     text = strip_white_space(query).lower()
     tokens: list[str] = []
     for part in text.split("::"):
@@ -671,25 +586,15 @@ if TYPE_CHECKING:
     _T = TypeVar("_T")
 
 
-INT64_MAX = 2**63 - 1
-
-
-def fits_int64(value: int) -> bool:
-    """Whether a database integer column can hold ``value``; an id beyond it
-    names no stored record."""
-    return -INT64_MAX - 1 <= value <= INT64_MAX
-
-
 def effective_limit(limit: int | None) -> int | None:
     """The limit rule: how many items to keep, None meaning every one.
 
-    ``None`` and ``0`` both mean every item; a negative limit is refused.  A
-    limit past what a database can count is every item too, so it is clamped.
+    ``None`` and ``0`` both mean every item; anything but an integer of at
+    least 0 (a negative, a ``bool``, a ``float``) is BadRequest.  A limit
+    past what a database can count is every item too, so it is clamped.
     """
-    if limit is None or limit == 0:
+    if limit is None or arguments.integer(limit, "limit", minimum=0) == 0:
         return None
-    if limit < 0:
-        raise BadRequest(f"invalid limit {limit}: expected 0 (every record) or a positive count")
     return min(limit, INT64_MAX)
 
 

@@ -46,7 +46,16 @@ index) keeps these besides, by the tags of ``conformance/search.yaml``:
   the same bytes.
 
 Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
-reported in the order kind, scope, body, confidence, supersedes.
+reported in the order kind, scope, body, confidence, supersedes.  Every
+operation refuses an argument of the wrong type -- ``None`` or a number where
+text is wanted, a ``bool`` or a ``float`` where an integer is (``True`` is no
+id) -- or a negative ``limit`` or ``budget_bytes`` as
+:class:`~roteiro_memory.errors.BadRequest`, naming the parameter, the value
+and what is allowed, and changes nothing (:mod:`roteiro_memory.arguments`).  A
+kind, confidence or decay of the wrong type is refused by its own error
+instead (InvalidKind, InvalidConfidence, InvalidDecay).  A read's ``scope`` and
+``anchor_key`` filters are not validated beyond their type: one no record can
+have matches nothing.
 
 Optional operations (``check``, ``export_lines``, ``import_export``) are not
 PROTOCOL operations; a store that does not provide one raises
@@ -164,7 +173,9 @@ class Store(abc.ABC):
         """Write one record and return its id.
 
         Raises InvalidKind, InvalidScope, InvalidBody, InvalidConfidence,
-        NotFound or AlreadySuperseded (for ``supersedes``), writing nothing.
+        InvalidAnchor (an anchor over the size limit), NotFound or
+        AlreadySuperseded (for ``supersedes``), or BadRequest for a value of
+        the wrong type, writing nothing.
         """
 
     @abc.abstractmethod

@@ -42,7 +42,7 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession_findings,
 )
-from roteiro_memory.errors import Corrupt, ImportRefused, excerpt, lone_surrogate
+from roteiro_memory.errors import BadRequest, Corrupt, ImportRefused, excerpt, lone_surrogate
 from roteiro_memory.fields import CACHE, NODE, RECORD, Field
 
 __all__ = [
@@ -56,6 +56,7 @@ __all__ = [
     "Export",
     "Field",
     "ImportRefused",
+    "checked_export",
     "counts",
     "export_header",
     "export_items",
@@ -291,6 +292,16 @@ class Export:
     export has no trailer to verify)."""
     numbers: dict[tuple[str, Any], int] = field(default_factory=dict)
     """The number of the line each row came from, by its type and key."""
+
+
+def checked_export(parsed: object) -> Export:
+    """``parsed`` when it is an :class:`Export` (as :func:`read_export` gives);
+    anything else is BadRequest, refused before a store is touched."""
+    if not isinstance(parsed, Export):
+        raise BadRequest(
+            f"invalid export {excerpt(parsed)}: expected an Export, as read_export gives"
+        )
+    return parsed
 
 
 def _typed(value: Any, kind: type, nullable: bool) -> bool:

@@ -296,28 +296,32 @@ def test_an_anchor_filter_keeps_the_same_records_whatever_its_text_on_every_back
         assert len(records) == len(kept), name
 
 
-def test_a_bool_given_for_an_integer_is_that_integer_on_every_backend(store: Store) -> None:
-    """``bool`` is an ``int`` to Python and its type checkers: an id, a
-    supersession or a limit given as True is 1 (PostgreSQL's driver bound
-    it as a boolean, and the statement failed on the type)."""
-    from roteiro_memory.errors import NotFound
+def test_a_bool_is_no_record_id_on_every_backend(store: Store) -> None:
+    """PROTOCOL: a boolean is never an integer.  ``bool`` is an ``int`` to
+    Python, and ``forget(True)`` deleted record 1: an id, a supersession or a
+    limit given as a bool is BadRequest naming it, and nothing changes."""
     from roteiro_memory.store import MemoryWrite
 
-    first = store.record("lesson", "one")
+    store.record("lesson", "one")
     store.record("lesson", "two")
-    got = store.get(True)
-    assert got is not None
-    assert got.id == first
-    assert store.get(False) is None
-    assert [r.id for r in store.list(limit=True).records] == [2]
-    assert len(store.recall(limit=True, decay="linear:5").results) == 1
-    assert len(store.search("one two", limit=True).results) == 1
-    third = store.record("lesson", "three", supersedes=True)
-    [fourth] = store.record_many([MemoryWrite("lesson", "four", supersedes=third)])
-    assert store.forget(True).id == first
-    with pytest.raises(NotFound):
-        store.forget(False)
-    assert [r.id for r in store.list(include_superseded=True).records] == [fourth, third, 2]
+    before = store.snapshot()
+    refused = {
+        "id": [lambda: store.get(True), lambda: store.forget(True), lambda: store.forget(False)],
+        "limit": [
+            lambda: store.list(limit=True),
+            lambda: store.recall(limit=True, decay="linear:5"),
+            lambda: store.search("one two", limit=True),
+        ],
+        "supersedes": [
+            lambda: store.record("lesson", "three", supersedes=True),
+            lambda: store.record_many([MemoryWrite("lesson", "four", supersedes=True)]),
+        ],
+    }
+    for name, calls in refused.items():
+        for call in calls:
+            with pytest.raises(BadRequest, match=f"invalid {name} (True|False): expected an int"):
+                call()
+    assert store.snapshot() == before
 
 
 def test_a_whole_number_of_thousands_of_digits_is_refused_as_too_large() -> None:

@@ -251,6 +251,21 @@ def test_decay_tokens_round_trip(mode: str, parameter: int) -> None:
     assert Decay.parse(str(decay)) == decay
 
 
+@pytest.mark.parametrize("parameter", [2.5, 5.0, True, "5", None], ids=repr)
+def test_a_decay_parameter_that_is_no_int_is_an_invalid_decay(parameter: object) -> None:
+    """``Decay("linear", 2.5)`` was kept, and its token ``linear:2.5`` did
+    not parse back; ``"5"`` raised an unnamed TypeError."""
+    with pytest.raises(InvalidDecay, match="invalid decay parameter"):
+        Decay("linear", parameter)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("token", [None, 5, ["linear"]], ids=repr)
+def test_a_decay_that_is_no_token_is_an_invalid_decay(token: object) -> None:
+    """``Decay.parse(None)`` raised AttributeError ('partition')."""
+    with pytest.raises(InvalidDecay, match=r"invalid decay .*: expected a Decay or a decay token"):
+        Decay.parse(token)  # type: ignore[arg-type]
+
+
 def test_decay_none_token_round_trips() -> None:
     assert Decay.none().token() == "none"
     assert Decay.parse("none") == Decay.none()

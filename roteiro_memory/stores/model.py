@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from roteiro_memory import eviction, lexical
+from roteiro_memory import arguments, eviction, lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import NotFound
 from roteiro_memory.fields import TIMESTAMP_FORMAT
@@ -162,7 +162,7 @@ class ModelStore(Store):
         include_superseded: bool,
         anchors: sem.AnchorFilter | None = None,
     ) -> builtins.list[_Row]:
-        wanted_kinds = sem.parse_kinds(kind)
+        wanted_kinds = sem.parse_filters(scope, kind, anchor_key)
         rows = [
             row
             for row in self._state.records.values()
@@ -177,15 +177,8 @@ class ModelStore(Store):
 
     # --- episodic tier ---------------------------------------------------
 
-    def _write(self, state: _State, write: MemoryWrite) -> int:
-        valid = sem.validate_write(
-            write.kind, write.scope, write.body, write.confidence, anchor=write.anchor
-        )
-        if write.supersedes is not None:
-            target = state.records.get(write.supersedes)
-            sem.check_supersedes(
-                write.supersedes, target is not None, target.superseded_by if target else None
-            )
+    def _write(self, state: _State, write: MemoryWrite, valid: sem.ValidWrite) -> int:
+        """Write one record :func:`~.semantics.check_batch` found ``valid``."""
         node = state.nodes.get(write.anchor) if write.anchor is not None else None
         state.last_id += 1
         now = utc_now()
@@ -220,14 +213,20 @@ class ModelStore(Store):
         return self.record_many([MemoryWrite(kind, body, scope, anchor, confidence, supersedes)])[0]
 
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
+        batch = arguments.items(writes, "writes", "MemoryWrite")
+        base = self._state.last_id
+        records = self._state.records
+        targets = sem.stored_targets(batch, base)
+        stored = {t: records[t].superseded_by for t in targets if t in records}
+        valid = sem.check_batch(batch, base, stored)
         # Work on a copy and swap it in at the end: all or nothing.
         state = copy.deepcopy(self._state)
-        ids = [self._write(state, write) for write in writes]
+        ids = [self._write(state, *pair) for pair in zip(batch, valid, strict=True)]
         self._state = state
         return ids
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
-        row = self._state.records.get(id)
+        row = self._state.records.get(arguments.integer(id, "id"))
         return self._record(row, graph) if row is not None else None
 
     def list(
@@ -367,7 +366,7 @@ class ModelStore(Store):
             raise
 
     def forget(self, id: int) -> MemoryForgotten:
-        if id not in self._state.records:
+        if arguments.integer(id, "id") not in self._state.records:
             raise NotFound(f"no memory record with id {id} to forget")
         restored = []
         for row in sorted(self._state.records.values(), key=lambda r: r.id):
@@ -400,7 +399,7 @@ class ModelStore(Store):
         )
 
     def cache_get(self, key: str) -> CacheEntry | None:
-        entry = self._state.cache.get(key)
+        entry = self._state.cache.get(arguments.text(key, "cache key"))
         if entry is None:
             return None
         before = self._entry(entry)
@@ -413,9 +412,10 @@ class ModelStore(Store):
         return [self._entry(self._state.cache[key]) for key in sorted(self._state.cache)]
 
     def cache_forget(self, key: str) -> bool:
-        return self._state.cache.pop(key, None) is not None
+        return self._state.cache.pop(arguments.text(key, "cache key"), None) is not None
 
     def cache_stats(self, budget_bytes: int) -> CacheStats:
+        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
         return CacheStats(
             entries=len(self._state.cache),
             bytes=sum(e.bytes for e in self._state.cache.values()),
@@ -424,6 +424,8 @@ class ModelStore(Store):
         )
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
+        # Refused before anything changes, the generation included.
+        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
         state = self._state
         advanced = eviction.advanced("generation", state.generation)  # refuses before evicting
         entries = self.cache_entries()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from roteiro_memory import semantics as sem
 from roteiro_memory.eviction import EVICTION_ORDER, MOST_RECENTLY_USED
 from roteiro_memory.semantics import (
     ANCHOR_PENALTY,
@@ -20,10 +21,12 @@ from roteiro_memory.semantics import (
     DEFAULT_BASE_CONFIDENCE,
     AnchorState,
     Decay,
+    MemoryKind,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from roteiro_memory.store import KindFilter
     from roteiro_memory.stores.sql.dialects import Dialect
 
 __all__ = [
@@ -33,6 +36,7 @@ __all__ = [
     "evidence_parts_expr",
     "most_recently_used",
     "pinned_expr",
+    "record_filters",
     "score_expr",
 ]
 
@@ -281,3 +285,41 @@ def pinned_expr(dialect: Dialect, *, applies: str, key: str, generation: str) ->
         f"CASE WHEN {key} = {mru} OR ({generation} >= {current} AND ({applies}) = 1)"
         " THEN 1 ELSE 0 END"
     )
+
+
+def record_filters(
+    d: Dialect,
+    scope: str | None,
+    kind: KindFilter,
+    anchor_key: str | None,
+    include_superseded: bool,
+    anchors: sem.AnchorFilter | None = None,
+) -> tuple[list[str], dict[str, object]]:
+    """The WHERE conditions of a listing over ``m``, and the parameters they bind."""
+    kinds = sem.parse_filters(scope, kind, anchor_key)
+    where: list[str] = []
+    params: dict[str, object] = {}
+    if anchors is not None:
+        either = []
+        if anchors.keys:
+            keys = sorted(anchors.keys)
+            either.append(d.member("m.anchor_key", "anchor_keys", keys, params))
+        if anchors.prefixes:
+            prefixes = anchors.prefixes
+            either.append(d.prefixed("m.anchor_key", "anchor_prefixes", prefixes, params))
+        where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
+    if scope is not None:
+        where.append(f"m.scope = {d.named('scope')}")
+        params["scope"] = d.text(scope)
+    if kinds is not None:
+        # In the vocabulary's order, so the same filter is the same statement.
+        names = [k.value for k in MemoryKind if k in kinds]
+        marks = ", ".join(d.named(f"kind{n}") for n in range(len(names)))
+        where.append(f"m.kind IN ({marks})")
+        params.update({f"kind{n}": name for n, name in enumerate(names)})
+    if anchor_key is not None:
+        where.append(f"m.anchor_key = {d.named('anchor_key')}")
+        params["anchor_key"] = d.text(anchor_key)
+    if not include_superseded:
+        where.append("m.superseded_by IS NULL")
+    return where, params

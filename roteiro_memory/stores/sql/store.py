@@ -32,7 +32,7 @@ import contextlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
 
-from roteiro_memory import eviction
+from roteiro_memory import arguments, eviction
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import Corrupt, RoteiroError
 from roteiro_memory.results import (
@@ -73,45 +73,7 @@ if TYPE_CHECKING:
     from roteiro_memory.stores.sql.dialects import Dialect
     from roteiro_memory.transfer import Export
 
-__all__ = ["SQLStore", "record_filters"]
-
-
-def record_filters(
-    d: Dialect,
-    scope: str | None,
-    kind: KindFilter,
-    anchor_key: str | None,
-    include_superseded: bool,
-    anchors: sem.AnchorFilter | None = None,
-) -> tuple[builtins.list[str], dict[str, object]]:
-    """The WHERE conditions of a listing over ``m``, and the parameters they bind."""
-    where: builtins.list[str] = []
-    params: dict[str, object] = {}
-    if anchors is not None:
-        either = []
-        if anchors.keys:
-            keys = sorted(anchors.keys)
-            either.append(d.member("m.anchor_key", "anchor_keys", keys, params))
-        if anchors.prefixes:
-            prefixes = anchors.prefixes
-            either.append(d.prefixed("m.anchor_key", "anchor_prefixes", prefixes, params))
-        where.append("(" + " OR ".join(either) + ")" if either else "0 = 1")
-    if scope is not None:
-        where.append(f"m.scope = {d.named('scope')}")
-        params["scope"] = d.text(scope)
-    kinds = sem.parse_kinds(kind)
-    if kinds is not None:
-        # In the vocabulary's order, so the same filter is the same statement.
-        names = [k.value for k in MemoryKind if k in kinds]
-        marks = ", ".join(d.named(f"kind{n}") for n in range(len(names)))
-        where.append(f"m.kind IN ({marks})")
-        params.update({f"kind{n}": name for n, name in enumerate(names)})
-    if anchor_key is not None:
-        where.append(f"m.anchor_key = {d.named('anchor_key')}")
-        params["anchor_key"] = d.text(anchor_key)
-    if not include_superseded:
-        where.append("m.superseded_by IS NULL")
-    return where, params
+__all__ = ["SQLStore"]
 
 
 def statements(sql: str) -> list[str]:
@@ -312,7 +274,7 @@ class SQLStore(Store):
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
         from roteiro_memory.stores.sql import writes as written
 
-        batch = builtins.list(writes)
+        batch = arguments.items(writes, "writes", "MemoryWrite")
         if not batch:
             return []
         d = self.dialect
@@ -326,7 +288,7 @@ class SQLStore(Store):
         return ids
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
-        if not sem.fits_int64(id):
+        if not sem.fits_int64(arguments.integer(id, "id")):
             return None
         d = self.dialect
         params: dict[str, object] = {"id": id}
@@ -348,7 +310,9 @@ class SQLStore(Store):
         anchors: sem.AnchorFilter | None = None,
     ) -> MemoryListing:
         d = self.dialect
-        where, params = record_filters(d, scope, kind, anchor_key, include_superseded, anchors)
+        where, params = sqlexpr.record_filters(
+            d, scope, kind, anchor_key, include_superseded, anchors
+        )
         with self._reading() as conn:
             sql = f"SELECT {RECORD_COLS}{record_from(d.node_relation(conn, graph, params))}"
             if where:
@@ -378,7 +342,7 @@ class SQLStore(Store):
     ) -> Recall:
         d = self.dialect
         parsed = Decay.parse(decay)
-        where, params = record_filters(d, scope, kind, anchor_key, False, anchors)
+        where, params = sqlexpr.record_filters(d, scope, kind, anchor_key, False, anchors)
         tokens = sem.query_tokens(query)
         score, score_params = sqlexpr.score_expr(
             parsed, d, confidence="m.confidence", id_column="m.id", **MEMORY_ANCHOR
@@ -476,7 +440,7 @@ class SQLStore(Store):
         # decay or kind [P-bad-request-first]; then decay before kind.
         terms = lexical.query_terms(query)
         parsed = Decay.parse(decay)
-        where, params = record_filters(d, scope, kind, anchor_key, False, anchors)
+        where, params = sqlexpr.record_filters(d, scope, kind, anchor_key, False, anchors)
         if applicable_only:
             where.append(f"({sqlexpr.applies_expr(**MEMORY_ANCHOR)}) = 1")
         keep = sem.effective_limit(limit)
@@ -514,6 +478,7 @@ class SQLStore(Store):
     def forget(self, id: int) -> MemoryForgotten:
         from roteiro_memory.stores.sql import writes
 
+        arguments.integer(id, "id")
         with self._atomic() as conn:
             self._lock_records(conn)
             restored = writes.forget(conn, self.dialect, id)
@@ -540,6 +505,7 @@ class SQLStore(Store):
     def cache_get(self, key: str) -> CacheEntry | None:
         from roteiro_memory.stores.sql import cache
 
+        arguments.text(key, "cache key")
         with self._atomic() as conn:
             self._lock_clock(conn)
             row = self._entry_row(conn, key)
@@ -565,6 +531,7 @@ class SQLStore(Store):
         return [SweepRow(self.dialect, row) for row in rows]
 
     def cache_forget(self, key: str) -> bool:
+        arguments.text(key, "cache key")
         d = self.dialect
         with self._atomic() as conn:
             self._lock_clock(conn)
@@ -574,12 +541,14 @@ class SQLStore(Store):
     def cache_stats(self, budget_bytes: int) -> CacheStats:
         from roteiro_memory.stores.sql import cache
 
+        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
         with self._reading() as conn:
             return cache.stats(conn, self.dialect, budget_bytes)
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         from roteiro_memory.stores.sql import cache
 
+        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
         with self._atomic() as conn:
             self._lock_cache(conn)
             return cache.sweep(conn, self.dialect, budget_bytes, self._sweep_rows)
@@ -687,8 +656,11 @@ class SQLStore(Store):
         yield from lines
 
     def import_export(self, parsed: Export) -> dict[str, int]:
+        from roteiro_memory.transfer import checked_export
+
+        checked = checked_export(parsed)
         with self._atomic() as conn:
-            return self._import(conn, parsed)
+            return self._import(conn, checked)
 
     @property
     def connection(self) -> Any:
