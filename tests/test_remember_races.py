@@ -224,6 +224,38 @@ def test_what_a_block_run_atomically_writes_is_there_once_it_returns(store: Stor
     assert store.recall().live == 1
 
 
+def test_a_block_inside_a_block_is_the_one_block(store: Store) -> None:
+    """What the inner block wrote stays when it raises and the outer block
+    goes on: the model rolled it back to its own copy; SQL kept it."""
+    store.record("lesson", "before")
+
+    def inner() -> None:
+        with store.atomically():
+            store.record("lesson", "inner")
+            raise RuntimeError("inner")
+
+    with store.atomically():
+        store.record("lesson", "outer")
+        with pytest.raises(RuntimeError, match="inner"):
+            inner()
+    assert [r.body for r in store.list().records] == ["inner", "outer", "before"]
+
+
+def test_the_outer_block_rolls_back_what_the_inner_one_wrote(store: Store) -> None:
+    store.record("lesson", "before")
+    before = store.snapshot()
+
+    def outer() -> None:
+        with store.atomically():
+            with store.atomically():
+                store.record("lesson", "inner")
+            raise RuntimeError("outer")
+
+    with pytest.raises(RuntimeError, match="outer"):
+        outer()
+    assert store.snapshot() == before
+
+
 def test_processes_adding_the_same_lesson_at_once_write_it_once(db: str) -> None:
     """The race as it happens: several ``add`` processes, started together."""
     import json

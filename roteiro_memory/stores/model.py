@@ -102,6 +102,7 @@ class ModelStore(Store):
         (``roteiro_memory.evaluation``) only: PROTOCOL fixes the default."""
         self._state = _fresh()
         self._tokenizer = tokenizer
+        self._in_block = False
 
     # --- rows as results -------------------------------------------------
 
@@ -358,12 +359,18 @@ class ModelStore(Store):
     def atomically(self) -> Iterator[None]:
         # One object in one thread: nothing comes between the body's
         # operations.  A raise puts back a copy of the state as it was.
+        if self._in_block:
+            yield  # a block inside a block is the one block
+            return
         kept = copy.deepcopy(self._state)
+        self._in_block = True
         try:
             yield
         except BaseException:
             self._state = kept
             raise
+        finally:
+            self._in_block = False
 
     def forget(self, id: int) -> MemoryForgotten:
         if arguments.integer(id, "id") not in self._state.records:
