@@ -55,7 +55,8 @@ and what is allowed, and changes nothing (:mod:`roteiro_memory.arguments`).  A
 kind, confidence or decay of the wrong type is refused by its own error
 instead (InvalidKind, InvalidConfidence, InvalidDecay).  A read's ``scope`` and
 ``anchor_key`` filters are not validated beyond their type: one no record can
-have matches nothing.
+have matches nothing.  Once closed, a store refuses every operation as
+:class:`~roteiro_memory.errors.StoreUnavailable`.
 
 Optional operations (``check``, ``export_lines``, ``import_export``) are not
 PROTOCOL operations; a store that does not provide one raises
@@ -69,7 +70,12 @@ import abc
 import builtins
 from collections.abc import Iterable, Iterator, Mapping
 
-from roteiro_memory.errors import RoteiroError, Unsupported, unexpected_failure
+from roteiro_memory.errors import (
+    RoteiroError,
+    StoreUnavailable,
+    Unsupported,
+    unexpected_failure,
+)
 from roteiro_memory.results import (
     CacheEntry,
     CacheStats,
@@ -411,6 +417,14 @@ class Store(abc.ABC):
         anything else is :func:`~roteiro_memory.errors.unexpected_failure`."""
         return unexpected_failure(error)
 
+    def _closed_error(self) -> StoreUnavailable:
+        """What an operation on a store that was closed raises: the same
+        refusal from every backend, the store untouched."""
+        return StoreUnavailable(
+            f"{self.describe()} is closed: this store object takes no more operations "
+            "(open the store again to use it)"
+        )
+
     def _unsupported(self, operation: str) -> Unsupported:
         return Unsupported(
             f"the {self.name!r} store ({type(self).__name__}) does not support {operation}; "
@@ -427,7 +441,9 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def close(self) -> None:
-        """Release the store's resources."""
+        """Release the store's resources.  Every later operation, ``reopen``
+        included, is refused as StoreUnavailable ("... is closed"); closing
+        again does nothing."""
 
     def __enter__(self) -> Store:
         return self

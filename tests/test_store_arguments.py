@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from roteiro_memory import GraphNode, SQLiteStore, Store
-from roteiro_memory.errors import BadRequest
+from roteiro_memory.errors import BadRequest, StoreUnavailable
 from roteiro_memory.store import MemoryWrite
 from roteiro_memory.stores.model import ModelStore
 
@@ -214,3 +214,42 @@ def test_an_import_of_something_that_is_no_export_is_refused(store: Store) -> No
         _refused(store, lambda s: s.import_export(None), "export")  # type: ignore[arg-type]
     except Unsupported:
         assert isinstance(store, ModelStore)
+
+
+CLOSED: dict[str, Call] = {
+    "record": lambda s: s.record("lesson", "x"),
+    "get": lambda s: s.get(1),
+    "list": lambda s: s.list(),
+    "recall": lambda s: s.recall(),
+    "forget": lambda s: s.forget(1),
+    "cache_put": lambda s: s.cache_put("k", "f", "{}"),
+    "cache_stats": lambda s: s.cache_stats(0),
+    "put_nodes": lambda s: s.put_nodes([GraphNode("k")]),
+    "export_graph": lambda s: s.export_graph(),
+    "snapshot": lambda s: s.snapshot(),
+    "reopen": lambda s: s.reopen(),
+    "reset": lambda s: s.reset(),
+}
+
+
+def _closing(backend: str, tmp_path: Path) -> Store:
+    return ModelStore() if backend == "memory" else SQLiteStore(tmp_path / "closed.db")
+
+
+@pytest.mark.parametrize("op", list(CLOSED))
+@pytest.mark.parametrize("backend", ["memory", "sqlite"])
+def test_a_closed_store_refuses_every_operation_saying_it_is_closed(
+    tmp_path: Path, backend: str, op: str
+) -> None:
+    """SQLite leaked sqlite3.ProgrammingError; the model went on as if open."""
+    store = _closing(backend, tmp_path)
+    store.record("lesson", "kept")
+    store.close()
+    with pytest.raises(StoreUnavailable, match="is closed"), store.atomically():
+        CLOSED[op](store)
+    with pytest.raises(StoreUnavailable, match="is closed"):
+        CLOSED[op](store)
+    store.close()  # again: nothing to do
+    if backend == "sqlite":
+        with SQLiteStore(tmp_path / "closed.db") as reopened:
+            assert [r.body for r in reopened.list().records] == ["kept"]

@@ -104,6 +104,21 @@ class ModelStore(Store):
         self._tokenizer = tokenizer
         self._in_block = False
 
+    _live: _State | None = None
+    """The store's state; None once it is closed."""
+
+    @property
+    def _state(self) -> _State:
+        """The store's state, which every operation goes through: refused
+        once the store is closed, as every backend refuses it."""
+        if self._live is None:
+            raise self._closed_error()
+        return self._live
+
+    @_state.setter
+    def _state(self, state: _State) -> None:
+        self._live = state
+
     # --- rows as results -------------------------------------------------
 
     def _anchor_state(
@@ -522,7 +537,9 @@ class ModelStore(Store):
         )
 
     def reset(self) -> None:
+        if self._live is None:
+            raise self._closed_error()
         self._state = _fresh()
 
     def close(self) -> None:
-        pass
+        self._live = None

@@ -426,11 +426,16 @@ class PostgresStore(SQLStore):
         self._link.close()
 
     def reopen(self) -> None:
+        if self._closed:
+            raise self._closed_error()
         self._link.close()
         self._link = self._open()
 
     def close(self) -> None:
         """Close the connection; a :meth:`throwaway` store's schema is dropped first."""
+        if self._closed:
+            return
+        self._closed = True
         if self._throwaway:
             self.drop()
         else:

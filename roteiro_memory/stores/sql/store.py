@@ -139,13 +139,17 @@ class SQLStore(Store):
     its commit is made (none: the block only read, so wrote nothing, even
     where reading filled a TEMP table); None outside a block."""
 
+    _closed = False
+    """Whether :meth:`close` was called: every operation is then refused
+    (:meth:`_within`), never handed to a closed connection."""
+
     @contextlib.contextmanager
     def atomically(self) -> Iterator[None]:
         if self._held is not None:
             yield  # a block inside a block is the one block
             return
         try:
-            with self._write_transaction() as conn:
+            with self._within(self._write_transaction) as conn:
                 self._lock_records(conn)
                 self._held, self._joined = conn, 0
                 try:
@@ -165,7 +169,10 @@ class SQLStore(Store):
         self, own: Callable[[], AbstractContextManager[Any]]
     ) -> AbstractContextManager[Any]:
         """Where an operation runs: in ``own()``, its own transaction, or,
-        inside a block of :meth:`atomically`, in the block's."""
+        inside a block of :meth:`atomically`, in the block's; refused once
+        the store is closed."""
+        if self._closed:
+            raise self._closed_error()
         return own() if self._held is None else contextlib.nullcontext(self._held)
 
     def _atomic(self) -> AbstractContextManager[Any]:

@@ -410,6 +410,8 @@ class SQLiteStore(SQLStore):
         return self.file
 
     def reopen(self) -> None:
+        if self._closed:
+            raise self._closed_error()
         # Open the new connection before closing the old: a refused reopen (the
         # file replaced or upgraded meanwhile) leaves the store as it was.
         conn = self._open()
@@ -461,6 +463,7 @@ class SQLiteStore(SQLStore):
                 conn.execute("ROLLBACK")
 
     def close(self) -> None:
+        self._closed = True
         self._conn.close()
         self._exclusion.close()  # after the connection: it drops this process's locks
         if self._scratch is not None:
