@@ -6,6 +6,7 @@ invocation's ``hello`` as before."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -71,6 +72,40 @@ def test_naming_refuses_naming_the_fix(given: tuple[str, str | None], problem: s
 @pytest.mark.parametrize("backend", NOT_OURS)
 def test_naming_leaves_other_backends_to_their_owners(backend: str) -> None:
     assert parse_store_name(backend) is None
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ((None, None), "invalid backend None: expected a backend name"),
+        ((5, None), "invalid backend 5"),
+        (("sqlite", 5), "invalid db 5"),
+        (("sqlite", ""), "the store path is empty"),
+        (("sqlite", "/tmp/a\x00b.db"), "holds a NUL character"),
+    ],
+    ids=repr,
+)
+def test_a_store_name_that_names_no_file_is_an_invalid_store_name(
+    tmp_path: Path, given: tuple[object, object], problem: str
+) -> None:
+    """``open_store(None)`` raised AttributeError, a NUL in the path leaked
+    ValueError, and an empty path was "StoreUnavailable: : cannot be opened"."""
+    from roteiro_memory.stores.naming import open_store
+
+    with pytest.raises(InvalidStoreName, match=problem):
+        open_store(*given)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("timeout", [-1, 2**31, math.nan, 1.5, True, "x"], ids=repr)
+def test_a_busy_timeout_that_is_no_millisecond_count_is_refused(
+    tmp_path: Path, timeout: object
+) -> None:
+    from roteiro_memory.errors import BadRequest
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    with pytest.raises(BadRequest, match="invalid busy_timeout_ms"):
+        SQLiteStore(tmp_path / "m.db", busy_timeout_ms=timeout)  # type: ignore[arg-type]
+    assert not (tmp_path / "m.db").exists()
 
 
 def test_naming_takes_a_path_object(tmp_path: Path) -> None:

@@ -74,8 +74,18 @@ def parse_store_name(
     ``postgres://``) URI as ``db`` that PostgreSQL store; ``memory`` names the
     model; ``postgres`` takes its DSN as ``db``; ``postgres:DSN`` and a bare
     URI as ``backend`` name the DSN themselves.  Raises InvalidStoreName when
-    the two contradict each other or a DSN is missing or empty.
+    the two contradict each other or a DSN is missing or empty, or either is
+    not a name at all (``None`` as ``backend``, a number as ``db``).
     """
+    if not isinstance(backend, str):
+        raise InvalidStoreName(
+            f"invalid backend {excerpt(backend)}: expected a backend name (a str): one of "
+            f"{', '.join(BACKENDS)}, postgres:DSN, or a postgresql:// URI"
+        )
+    if db is not None and not isinstance(db, (str, os.PathLike)):
+        raise InvalidStoreName(
+            f"invalid db {excerpt(db)}: expected a store file's path or a DSN (a str)"
+        )
     named = os.fspath(db) if db is not None else None
     if is_postgres_uri(backend):
         dsn: str = backend

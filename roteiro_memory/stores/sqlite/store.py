@@ -20,7 +20,15 @@ import os
 import sqlite3
 
 from roteiro_memory import semantics as sem
-from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, UsageError, excerpt
+from roteiro_memory.errors import (
+    BadRequest,
+    Corrupt,
+    InvalidStoreName,
+    RoteiroError,
+    StoreUnavailable,
+    UsageError,
+    excerpt,
+)
 from roteiro_memory.standing import Standing, standing
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
@@ -108,6 +116,34 @@ def _busy_timeout() -> int:
     return value
 
 
+def _store_path(path: object) -> str:
+    """``path`` as the store's file name, or InvalidStoreName, with nothing
+    opened: what is not a path (or is one as bytes), an empty path, and one
+    holding a NUL character, which no file name can."""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(named := os.fspath(path), str):
+        raise InvalidStoreName(
+            f"invalid store path {excerpt(path)}: expected the path of a store file "
+            "(a str or os.PathLike of str)"
+        )
+    if not named:
+        raise InvalidStoreName("the store path is empty: expected the path of a store file")
+    if "\x00" in named:
+        raise InvalidStoreName(
+            f"invalid store path {excerpt(named)}: it holds a NUL character, which no file name can"
+        )
+    return named
+
+
+def _timeout(value: object) -> int:
+    """A ``busy_timeout_ms`` as SQLite takes it, or BadRequest naming it."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise BadRequest(
+            f"invalid busy_timeout_ms {excerpt(value)}: expected a whole number of "
+            "milliseconds (an int from 0 to 2**31 - 1)"
+        )
+    return value
+
+
 def _existing(path: str) -> bool:
     """Whether a file is at ``path`` already (through a symlink, at its
     target); what is not a regular file (:func:`not_a_file`), or a file that
@@ -137,9 +173,9 @@ class SQLiteStore(SQLStore):
     _conn: sqlite3.Connection
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
-        self.file = os.fspath(path)
+        self.file = _store_path(path)
         """The store's file, as given."""
-        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else busy_timeout_ms
+        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else _timeout(busy_timeout_ms)
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self.migrated: tuple[int, int, builtins.list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
