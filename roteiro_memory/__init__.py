@@ -26,12 +26,15 @@ if TYPE_CHECKING:
     from roteiro_memory.errors import AlreadySuperseded as AlreadySuperseded
     from roteiro_memory.errors import BadRequest as BadRequest
     from roteiro_memory.errors import Corrupt as Corrupt
+    from roteiro_memory.errors import ImportRefused as ImportRefused
+    from roteiro_memory.errors import InvalidAnchor as InvalidAnchor
     from roteiro_memory.errors import InvalidBody as InvalidBody
     from roteiro_memory.errors import InvalidBudget as InvalidBudget
     from roteiro_memory.errors import InvalidConfidence as InvalidConfidence
     from roteiro_memory.errors import InvalidDecay as InvalidDecay
     from roteiro_memory.errors import InvalidKind as InvalidKind
     from roteiro_memory.errors import InvalidScope as InvalidScope
+    from roteiro_memory.errors import InvalidStoreName as InvalidStoreName
     from roteiro_memory.errors import NotFound as NotFound
     from roteiro_memory.errors import RoteiroError as RoteiroError
     from roteiro_memory.errors import StoreUnavailable as StoreUnavailable
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from roteiro_memory.results import MemoryRecord as MemoryRecord
     from roteiro_memory.results import Recall as Recall
     from roteiro_memory.results import Recalled as Recalled
+    from roteiro_memory.semantics import AnchorFilter as AnchorFilter
     from roteiro_memory.semantics import AnchorState as AnchorState
     from roteiro_memory.semantics import Decay as Decay
     from roteiro_memory.semantics import MemoryKind as MemoryKind

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from roteiro_memory import GraphNode, SQLiteStore, Store
-from roteiro_memory.errors import BadRequest, StoreUnavailable
+from roteiro_memory.errors import BadRequest, RoteiroError, StoreUnavailable
 from roteiro_memory.store import MemoryWrite
 from roteiro_memory.stores.model import ModelStore
 
@@ -253,3 +253,12 @@ def test_a_closed_store_refuses_every_operation_saying_it_is_closed(
     if backend == "sqlite":
         with SQLiteStore(tmp_path / "closed.db") as reopened:
             assert [r.body for r in reopened.list().records] == ["kept"]
+
+
+def test_the_errors_a_store_raises_are_public_names() -> None:
+    import roteiro_memory
+
+    for name in ("InvalidAnchor", "ImportRefused", "InvalidStoreName", "AnchorFilter"):
+        assert name in roteiro_memory.__all__, name
+        assert getattr(roteiro_memory, name).__name__ == name
+    assert issubclass(roteiro_memory.InvalidAnchor, RoteiroError)
