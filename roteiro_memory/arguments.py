@@ -7,9 +7,12 @@ a value of the wrong Python type (``None`` where text is wanted, a ``bool``
 or a ``float`` where an integer is), or an integer outside its range, is
 :class:`~roteiro_memory.errors.BadRequest` naming the parameter, the value
 (its ``repr``) and what is allowed -- the kind PROTOCOL gives a mistyped or
-out-of-range argument ([P-args-types], [P-args-ranges]: a negative
-``limit`` or ``budget_bytes``), so every surface reports it alike and the
-store is left as it was.  A field with an error
+out-of-range argument ([P-args-types], [P-args-ranges]: a ``limit`` or
+``budget_bytes`` outside 0 to 2^64 - 1), so every surface reports it alike
+and the store is left as it was.  One range differs from the wire's: an id
+is checked for its type only, and one no store hands out (negative, or past
+:data:`INT64_MAX`) names no record, as a library caller asking for it
+expects (:meth:`~roteiro_memory.store.Store.get` answers None).  A field with an error
 kind of its own (a kind, a confidence, a decay) refuses a value of any wrong
 type as that kind instead.  Imports nothing but the errors: every command
 loads it.
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INT64_MAX",
     "U64_MAX",
+    "count",
     "fits_int64",
     "integer",
     "items",
@@ -65,6 +69,18 @@ def integer(value: object, name: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise BadRequest(f"invalid {name} {excerpt(value)}: expected an integer{least}")
     return value
+
+
+def count(value: object, name: str) -> int:
+    """``value`` when it is an integer from 0 to :data:`U64_MAX`, the range
+    PROTOCOL gives a ``limit`` and a ``budget_bytes`` ([P-args-ranges]);
+    else BadRequest."""
+    number = integer(value, name, minimum=0)
+    if number > U64_MAX:
+        raise BadRequest(
+            f"invalid {name} {excerpt(value)}: expected an integer from 0 to {U64_MAX}"
+        )
+    return number
 
 
 def optional_integer(value: object, name: str, *, minimum: int | None = None) -> int | None:

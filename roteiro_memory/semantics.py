@@ -148,14 +148,29 @@ def parse_kind(value: MemoryKind | str) -> MemoryKind:
 
 
 def parse_filters(
-    scope: object, kind: MemoryKind | str | Iterable[MemoryKind | str] | None, anchor_key: object
+    scope: object,
+    kind: MemoryKind | str | Iterable[MemoryKind | str] | None,
+    anchor_key: object,
+    include_superseded: object = False,
+    anchors: object = None,
 ) -> frozenset[MemoryKind] | None:
     """The kinds a read's filters keep (:func:`parse_kinds`), once its
-    ``scope`` and ``anchor_key`` filters are each None or text (else
-    BadRequest, first).  Their values are not validated: one no record can
-    have matches nothing (PROTOCOL [P-filters])."""
+    ``scope`` and ``anchor_key`` filters are each None or text,
+    ``include_superseded`` a ``bool`` and ``anchors`` None or an
+    :class:`AnchorFilter` (else BadRequest, first).  The filters' values are
+    not validated: one no record can have matches nothing (PROTOCOL
+    [P-filters])."""
     arguments.optional_text(scope, "scope")
     arguments.optional_text(anchor_key, "anchor_key")
+    if not isinstance(include_superseded, bool):
+        raise BadRequest(
+            f"invalid include_superseded {excerpt(include_superseded)}: expected True or False"
+        )
+    if anchors is not None and not isinstance(anchors, AnchorFilter):
+        raise BadRequest(
+            f"invalid anchors {excerpt(anchors)}: expected None or an AnchorFilter, "
+            f"not {type(anchors).__name__}"
+        )
     return parse_kinds(kind)
 
 
@@ -589,11 +604,12 @@ if TYPE_CHECKING:
 def effective_limit(limit: int | None) -> int | None:
     """The limit rule: how many items to keep, None meaning every one.
 
-    ``None`` and ``0`` both mean every item; anything but an integer of at
-    least 0 (a negative, a ``bool``, a ``float``) is BadRequest.  A limit
-    past what a database can count is every item too, so it is clamped.
+    ``None`` and ``0`` both mean every item; anything but an integer from
+    0 to 2^64 - 1 (a negative, a ``bool``, a ``float``) is BadRequest.  A
+    limit past what a database can count is every item too, so it is
+    clamped.
     """
-    if limit is None or arguments.integer(limit, "limit", minimum=0) == 0:
+    if limit is None or arguments.count(limit, "limit") == 0:
         return None
     return min(limit, INT64_MAX)
 

@@ -49,9 +49,12 @@ Errors are the classes of :mod:`roteiro_memory.errors`; validation faults are
 reported in the order kind, scope, body, confidence, supersedes.  Every
 operation refuses an argument of the wrong type -- ``None`` or a number where
 text is wanted, a ``bool`` or a ``float`` where an integer is (``True`` is no
-id) -- or a negative ``limit`` or ``budget_bytes`` as
+id), an ``include_superseded`` that is no ``bool``, ``anchors`` that are no
+:class:`~roteiro_memory.semantics.AnchorFilter` -- or a ``limit`` or
+``budget_bytes`` outside 0 to 2^64 - 1 as
 :class:`~roteiro_memory.errors.BadRequest`, naming the parameter, the value
-and what is allowed, and changes nothing (:mod:`roteiro_memory.arguments`).  A
+and what is allowed, and changes nothing (:mod:`roteiro_memory.arguments`);
+a ``graph`` mapping and the ``applicable_only`` flag are taken as given.  A
 kind, confidence or decay of the wrong type is refused by its own error
 instead (InvalidKind, InvalidConfidence, InvalidDecay).  A read's ``scope`` and
 ``anchor_key`` filters are not validated beyond their type: one no record can

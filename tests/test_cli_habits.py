@@ -40,16 +40,22 @@ def repo(tmp_path: Path) -> Repo:
         (
             ["recall", "-k"],
             "recall has no option -k; `roteiro-memory recall --help` lists its options "
-            "(`roteiro-memory recall -- -k` takes it as a word)",
+            "(a word that starts with a dash goes after `--`: "
+            "`roteiro-memory recall [OPTIONS] -- -k`)",
         ),
         (
             ["recall", "--no-verify", "hook"],
             "recall has no option --no-verify; `roteiro-memory recall --help` lists its "
-            "options (`roteiro-memory recall -- --no-verify` takes it as a word)",
+            "options (a word that starts with a dash goes after `--`: "
+            "`roteiro-memory recall [OPTIONS] -- --no-verify`)",
         ),
         (
             ["list", "-q"],
             "list has no option -q; `roteiro-memory list --help` lists its options",
+        ),
+        (
+            ["setup", "-x", "claude-code"],
+            "setup has no option -x; `roteiro-memory setup --help` lists its options",
         ),
         (
             ["--jsn", "list"],

@@ -512,3 +512,15 @@ def test_taking_the_schema_out_leaves_the_rest_of_the_dsn_as_written(
     written.insert(min(place, len(written)), "schema=s_1")
     assert split_schema(f"{head}?{'&'.join(written)}") == (rest, "s_1")
     assert split_schema(with_schema(rest, "s_2")) == (rest, "s_2")
+
+
+@pytest.mark.parametrize("wait", [0, -5, True, 1.5, "100"], ids=repr)
+def test_a_lock_timeout_is_a_whole_number_of_milliseconds_from_one(wait: object) -> None:
+    """PostgreSQL reads a lock_timeout of 0 as no timeout at all, and a
+    negative one failed with the driver's own error; refused before any
+    connection is tried."""
+    from roteiro_memory.errors import BadRequest
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(BadRequest, match=r"^invalid lock_timeout_ms "):
+        PostgresStore("postgresql://nobody@/nowhere", lock_timeout_ms=wait)  # type: ignore[arg-type]

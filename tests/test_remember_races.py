@@ -287,7 +287,8 @@ def test_an_add_answered_as_existing_leaves_the_store_unchanged(db: str) -> None
 
 def _failing_after_commit(session: Session, db: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Make the first read of ``session``'s store fail as its backend fails
-    when the connection goes (PostgreSQL) or the file stays locked (SQLite)."""
+    when the connection goes (PostgreSQL) or another process holds the file's
+    lock past the wait (SQLite)."""
     store = session.writable_store()
     read = store.get
 
@@ -296,11 +297,13 @@ def _failing_after_commit(session: Session, db: str, monkeypatch: pytest.MonkeyP
         if db.endswith(".db"):
             import sqlite3
 
-            from roteiro_memory.stores.sqlite.failures import from_sqlite
+            from roteiro_memory.stores.sqlite.transactions import busy
 
             locked = sqlite3.OperationalError("database is locked")
-            locked.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
-            raise from_sqlite(locked)
+            locked.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+            refusal = busy(sqlite3.connect(":memory:"), locked)
+            assert refusal is not None
+            raise refusal
         from roteiro_memory.stores.postgres import link
 
         raise link.lost(OSError("server closed the connection unexpectedly"))
@@ -324,5 +327,6 @@ def test_a_read_back_failing_after_the_commit_says_the_record_is_stored(
     said = str(failed.value)
     assert said.startswith("recorded as memory record 1, stored; reading it back then failed: ")
     assert "nothing was changed" not in said
+    assert "retry" not in said
     assert said.endswith("look it up by id once the store can serve, rather than recording again")
     assert _live(db) == [1]

@@ -102,7 +102,7 @@ def test_an_id_no_store_hands_out_names_no_record(store: Store) -> None:
         store.record("lesson", "x", supersedes=-1)
 
 
-BUDGETS: list[Any] = [-1, math.nan, math.inf, 1.5, 0.0, True, None, "100"]
+BUDGETS: list[Any] = [-1, 2**64, math.nan, math.inf, 1.5, 0.0, True, None, "100"]
 
 
 @pytest.mark.parametrize("budget", BUDGETS, ids=repr)
@@ -131,7 +131,7 @@ def test_a_refused_sweep_leaves_the_generation_as_it_was(store: Store) -> None:
     assert store.cache_stats(0).generation == 0
 
 
-LIMITS: list[Any] = [1.5, math.nan, math.inf, True, "1", -1]
+LIMITS: list[Any] = [1.5, math.nan, math.inf, True, "1", -1, 2**64]
 
 
 @pytest.mark.parametrize("limit", LIMITS, ids=repr)
@@ -225,6 +225,11 @@ CLOSED: dict[str, Call] = {
     "cache_put": lambda s: s.cache_put("k", "f", "{}"),
     "cache_stats": lambda s: s.cache_stats(0),
     "put_nodes": lambda s: s.put_nodes([GraphNode("k")]),
+    "nothing to write": lambda s: s.record_many([]),
+    "no node to put": lambda s: s.put_nodes([]),
+    "an id no store hands out": lambda s: s.get(2**70),
+    "a mistyped id": lambda s: s.get(True),
+    "a mistyped cache key": lambda s: s.cache_forget(1),  # type: ignore[arg-type]
     "export_graph": lambda s: s.export_graph(),
     "snapshot": lambda s: s.snapshot(),
     "reopen": lambda s: s.reopen(),
@@ -241,14 +246,16 @@ def _closing(backend: str, tmp_path: Path) -> Store:
 def test_a_closed_store_refuses_every_operation_saying_it_is_closed(
     tmp_path: Path, backend: str, op: str
 ) -> None:
-    """SQLite leaked sqlite3.ProgrammingError; the model went on as if open."""
+    """SQLite leaked sqlite3.ProgrammingError; the model went on as if open.
+    Closed comes first, before an argument is looked at or found to need
+    no work, on every backend alike."""
     store = _closing(backend, tmp_path)
     store.record("lesson", "kept")
     store.close()
-    with pytest.raises(StoreUnavailable, match="is closed"), store.atomically():
-        CLOSED[op](store)
     with pytest.raises(StoreUnavailable, match="is closed"):
         CLOSED[op](store)
+    with pytest.raises(StoreUnavailable, match="is closed"):
+        store.atomically().__enter__()
     store.close()  # again: nothing to do
     if backend == "sqlite":
         with SQLiteStore(tmp_path / "closed.db") as reopened:
@@ -262,3 +269,15 @@ def test_the_errors_a_store_raises_are_public_names() -> None:
         assert name in roteiro_memory.__all__, name
         assert getattr(roteiro_memory, name).__name__ == name
     assert issubclass(roteiro_memory.InvalidAnchor, RoteiroError)
+
+
+@pytest.mark.parametrize(
+    ("argument", "value"),
+    [("include_superseded", "no"), ("include_superseded", None), ("anchors", "py:a.py")],
+)
+def test_a_read_s_flag_and_anchor_filter_are_of_their_type(
+    store: Store, argument: str, value: object
+) -> None:
+    """``include_superseded="no"`` read as true, and anchors given as text
+    raised AttributeError, naming nothing."""
+    _refused(store, lambda s: s.list(**{argument: value}), argument)

@@ -102,8 +102,8 @@ def unrecognized(
 ) -> str:
     """What to say of the words ``name``'s parser did not take: the closest
     option to a misspelt one (naming the action that did not take it, for a
-    command with actions), and for a command that takes words, how to give
-    it one that starts with a dash; else argparse's own words."""
+    command with actions), and for a command that takes free words, how to
+    give it one that starts with a dash; else argparse's own words."""
     parser, name = _chosen(parser, args, name)
     for word in unknown:
         if word.startswith("-") and word != "-":
@@ -114,10 +114,13 @@ def unrecognized(
             said = (
                 f"{name} has no option {_shown(option)}; `{PROG} {name} --help` lists its options"
             )
-            if any(not action.option_strings for action in parser._actions):
+            if any(not a.option_strings and not a.choices for a in parser._actions):
                 import shlex
 
                 typed = shlex.quote(word) if _shown(word) == word else excerpt(word)
-                said += f" (`{PROG} {name} -- {typed}` takes it as a word)"
+                said += (
+                    f" (a word that starts with a dash goes after `--`: "
+                    f"`{PROG} {name} [OPTIONS] -- {typed}`)"
+                )
             return said
     return f"unrecognized arguments: {' '.join(unknown)}"

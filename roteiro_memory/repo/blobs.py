@@ -124,8 +124,9 @@ def clean_blobs(repo: Repo, carriage: Collection[str]) -> dict[str, str]:
     """The ids ``git add`` would give the working files ``carriage``, whose
     bytes hold a carriage return, but for those a
     :data:`CONVERSION_ATTRIBUTES` attribute names.  Empty when git cannot
-    read them all (one is gone since it was hashed) or no copy of the index
-    can be made (no room for it): each keeps the id of its bytes then."""
+    read or list them all (one is gone since it was hashed) or no copy of
+    the index can be made (no room for it): each keeps the id of its bytes
+    for that sync, and the next asks again."""
     if not carriage:
         return {}
     ask = set(carriage) - _attributed(repo.git, sorted(carriage))
@@ -161,9 +162,7 @@ def clean_blobs(repo: Repo, carriage: Collection[str]) -> dict[str, str]:
         path = os.fsdecode(name)
         if path in ask and meta.endswith(b" 0"):
             said[path] = meta.split(b" ")[1].decode("ascii")
-    if len(said) != len(ask):
-        raise GitError(f"git update-index listed {len(said)} of the {len(ask)} files it was given")
-    return said
+    return said if len(said) == len(ask) else {}
 
 
 def _index_file(repo: Repo) -> str:

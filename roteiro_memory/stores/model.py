@@ -178,7 +178,7 @@ class ModelStore(Store):
         include_superseded: bool,
         anchors: sem.AnchorFilter | None = None,
     ) -> builtins.list[_Row]:
-        wanted_kinds = sem.parse_filters(scope, kind, anchor_key)
+        wanted_kinds = sem.parse_filters(scope, kind, anchor_key, include_superseded, anchors)
         rows = [
             row
             for row in self._state.records.values()
@@ -437,7 +437,7 @@ class ModelStore(Store):
         return self._state.cache.pop(arguments.text(key, "cache key"), None) is not None
 
     def cache_stats(self, budget_bytes: int) -> CacheStats:
-        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
+        arguments.count(budget_bytes, "budget_bytes")
         return CacheStats(
             entries=len(self._state.cache),
             bytes=sum(e.bytes for e in self._state.cache.values()),
@@ -447,7 +447,7 @@ class ModelStore(Store):
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         # Refused before anything changes, the generation included.
-        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
+        arguments.count(budget_bytes, "budget_bytes")
         state = self._state
         advanced = eviction.advanced("generation", state.generation)  # refuses before evicting
         entries = self.cache_entries()
@@ -485,12 +485,14 @@ class ModelStore(Store):
     # --- graph -----------------------------------------------------------
 
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
+        held = self._state.nodes  # refused first once closed, as on every backend
         for node in check_graph(nodes):
-            self._state.nodes[node.key] = replace(node)
+            held[node.key] = replace(node)
 
     def remove_nodes(self, keys: Iterable[str]) -> None:
+        held = self._state.nodes
         for key in keys:
-            self._state.nodes.pop(key, None)
+            held.pop(key, None)
 
     def set_tree(self, tree: str | None) -> None:
         check_graph((), tree)

@@ -41,7 +41,7 @@ def is_psycopg_error(error: BaseException) -> bool:
 def from_psycopg(error: BaseException) -> RoteiroError:
     """The error ``error`` (a ``psycopg.Error``) is reported as."""
     state = getattr(error, "sqlstate", None)
-    said = excerpt(" ".join(str(error).split()), 200)  # the server's DETAIL lines too
+    said = excerpt(_words(error), 200)
     where = f"SQLSTATE {state}" if state else type(error).__name__
     if state is None:
         unavailable = type(error).__name__ == "OperationalError"
@@ -60,3 +60,15 @@ def from_psycopg(error: BaseException) -> RoteiroError:
         )
     failure.cause = f"the PostgreSQL store failed: {cause}"
     return failure
+
+
+def _words(error: BaseException) -> str:
+    """What the server said of ``error``: its message and DETAIL, on one
+    line, without the statement it quotes (``LINE 1: SELECT ...``), which
+    says how the store is built, not what went wrong."""
+    diag = getattr(error, "diag", None)
+    primary = getattr(diag, "message_primary", None)
+    if not primary:
+        return " ".join(str(error).split())
+    detail = getattr(diag, "message_detail", None)
+    return " ".join(f"{primary} DETAIL: {detail}".split() if detail else primary.split())

@@ -43,11 +43,13 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     Absent,
     Corrupt,
     InvalidStoreName,
+    StoreBusy,
     StoreUnavailable,
     excerpt,
 )
@@ -117,8 +119,9 @@ class PostgresStore(SQLStore):
         """The store in ``schema`` (else the DSN's ``?schema=``, else
         :data:`DEFAULT_SCHEMA`), made there when there is none unless
         ``create`` is false: :class:`~roteiro_memory.errors.Absent` then.
-        ``lock_timeout_ms``: how long a statement waits for a lock another
-        session holds before it fails, unavailable (else as the server is
+        ``lock_timeout_ms``: how long, from 1 ms, a statement waits for a
+        lock another session holds before it fails,
+        :class:`~roteiro_memory.errors.StoreBusy` (else as the server is
         set, by default for ever)."""
         stripped, named = split_schema(dsn)
         if schema is not None and named is not None and schema != named:
@@ -140,7 +143,9 @@ class PostgresStore(SQLStore):
         """Set when opening migrated an existing store: the schema version it
         was at, the one it is at now, and the names of the migrations applied."""
         self._create = create
-        self._lock_timeout_ms = lock_timeout_ms
+        self._lock_timeout_ms = arguments.optional_integer(
+            lock_timeout_ms, "lock_timeout_ms", minimum=1
+        )
         self._link = self._open()
 
     @classmethod
@@ -211,8 +216,8 @@ class PostgresStore(SQLStore):
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
             raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
-        # A bool is bound as the integer it is, as SQLite binds it: an id or a
-        # limit given as True means 1, as on every backend, not a type error.
+        # A bool is bound as the integer it is, as SQLite binds it, so one SQL
+        # text serves both (the store's own arguments are never bools).
         from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
 
         conn.adapters.register_dumper(bool, Int8Dumper)
@@ -337,11 +342,29 @@ class PostgresStore(SQLStore):
     # --- transactions, locks and ids ---------------------------------------
 
     @contextlib.contextmanager
+    def _waited(self) -> Iterator[None]:
+        """A lock another session held past the lock timeout: the store is
+        busy (:class:`StoreBusy`), as an SQLite store past its busy timeout,
+        so a caller that can do without the write (a hook's sync) does."""
+        import psycopg.errors
+
+        try:
+            yield
+        except psycopg.errors.LockNotAvailable as error:
+            waited = self._lock_timeout_ms
+            how_long = f"{waited} ms" if waited is not None else "the server's lock_timeout"
+            cause = f"{self.describe()}: busy: another session held a lock past {how_long}"
+            busy = StoreBusy(f"{cause}; nothing was changed, try again once it is done")
+            busy.waited = waited or 0
+            busy.cause = cause
+            raise busy from error
+
+    @contextlib.contextmanager
     def _write_transaction(self) -> Iterator[Connection]:
         """One read-committed write transaction; its locks are taken by the
         operation's first statement, so it sees what committed before."""
         conn = self._conn
-        with _transaction(conn):
+        with self._waited(), _transaction(conn):
             yield conn
         if not self._only_read():
             self._commits += 1
@@ -354,14 +377,17 @@ class PostgresStore(SQLStore):
     def _read_transaction(self) -> Iterator[Connection]:
         """One read-only transaction on one snapshot."""
         conn = self._conn
-        with _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False):
+        with (
+            self._waited(),
+            _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False),
+        ):
             yield conn
 
     @contextlib.contextmanager
     def _one_statement(self) -> Iterator[Connection]:
         # One statement outside a transaction block sees one state.
         conn = self._conn
-        with _guarded(conn):
+        with self._waited(), _guarded(conn):
             yield conn
 
     def _reserve_ids(self, conn: Connection, count: int) -> int:

@@ -296,7 +296,7 @@ def record_filters(
     anchors: sem.AnchorFilter | None = None,
 ) -> tuple[list[str], dict[str, object]]:
     """The WHERE conditions of a listing over ``m``, and the parameters they bind."""
-    kinds = sem.parse_filters(scope, kind, anchor_key)
+    kinds = sem.parse_filters(scope, kind, anchor_key, include_superseded, anchors)
     where: list[str] = []
     params: dict[str, object] = {}
     if anchors is not None:

@@ -171,9 +171,14 @@ class SQLStore(Store):
         """Where an operation runs: in ``own()``, its own transaction, or,
         inside a block of :meth:`atomically`, in the block's; refused once
         the store is closed."""
+        self._usable()
+        return own() if self._held is None else contextlib.nullcontext(self._held)
+
+    def _usable(self) -> None:
+        """Refuse any operation once the store is closed, before its
+        arguments are looked at, as the model does."""
         if self._closed:
             raise self._closed_error()
-        return own() if self._held is None else contextlib.nullcontext(self._held)
 
     def _atomic(self) -> AbstractContextManager[Any]:
         """Where a write runs (:meth:`_within`)."""
@@ -281,6 +286,7 @@ class SQLStore(Store):
     def record_many(self, writes: Iterable[MemoryWrite]) -> builtins.list[int]:
         from roteiro_memory.stores.sql import writes as written
 
+        self._usable()
         batch = arguments.items(writes, "writes", "MemoryWrite")
         if not batch:
             return []
@@ -295,6 +301,7 @@ class SQLStore(Store):
         return ids
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
+        self._usable()
         if not sem.fits_int64(arguments.integer(id, "id")):
             return None
         d = self.dialect
@@ -512,6 +519,7 @@ class SQLStore(Store):
     def cache_get(self, key: str) -> CacheEntry | None:
         from roteiro_memory.stores.sql import cache
 
+        self._usable()
         arguments.text(key, "cache key")
         with self._atomic() as conn:
             self._lock_clock(conn)
@@ -538,6 +546,7 @@ class SQLStore(Store):
         return [SweepRow(self.dialect, row) for row in rows]
 
     def cache_forget(self, key: str) -> bool:
+        self._usable()
         arguments.text(key, "cache key")
         d = self.dialect
         with self._atomic() as conn:
@@ -548,14 +557,14 @@ class SQLStore(Store):
     def cache_stats(self, budget_bytes: int) -> CacheStats:
         from roteiro_memory.stores.sql import cache
 
-        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
+        arguments.count(budget_bytes, "budget_bytes")
         with self._reading() as conn:
             return cache.stats(conn, self.dialect, budget_bytes)
 
     def cache_sweep(self, budget_bytes: int) -> CacheSweep:
         from roteiro_memory.stores.sql import cache
 
-        arguments.integer(budget_bytes, "budget_bytes", minimum=0)
+        arguments.count(budget_bytes, "budget_bytes")
         with self._atomic() as conn:
             self._lock_cache(conn)
             return cache.sweep(conn, self.dialect, budget_bytes, self._sweep_rows)
@@ -565,12 +574,14 @@ class SQLStore(Store):
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
         from roteiro_memory.stores.sql import graph
 
+        self._usable()
         rows = graph.rows(self.dialect, check_graph(nodes))
         if rows:
             with self._atomic() as conn:
                 graph.upsert(conn, self.dialect, rows)
 
     def remove_nodes(self, keys: Iterable[str]) -> None:
+        self._usable()
         doomed = sorted({self.dialect.text(key) for key in keys})
         if doomed:
             with self._atomic() as conn:

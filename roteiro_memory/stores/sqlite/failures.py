@@ -59,4 +59,7 @@ def from_sqlite(error: sqlite3.Error) -> RoteiroError:
 def unavailable(where: object, error: sqlite3.Error) -> StoreUnavailable:
     """The store at ``where`` cannot be used now, for ``error`` (one
     :func:`is_unavailable` accepts), as SQLite named it."""
-    return StoreUnavailable(f"{where}: {from_sqlite(error)}")
+    said = from_sqlite(error)
+    failure = StoreUnavailable(f"{where}: {said}")
+    failure.cause = f"{where}: {said.cause}"
+    return failure

@@ -117,11 +117,12 @@ def busy(conn: sqlite3.Connection, error: sqlite3.Error) -> StoreBusy | None:
     rows = conn.execute("PRAGMA database_list").fetchall()
     path = next((row[2] for row in rows if row[1] == "main"), "the store")
     waited = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    cause = f"{path}: busy: another process holds the store's write lock (waited {waited} ms)"
     refusal = StoreBusy(
-        f"{path}: busy: another process holds the store's write lock (waited {waited} ms); "
-        f"retry when it has finished, or set {BUSY_TIMEOUT_ENV} to wait longer"
+        f"{cause}; retry when it has finished, or set {BUSY_TIMEOUT_ENV} to wait longer"
     )
     refusal.waited = waited
+    refusal.cause = cause
     return refusal
 
 
