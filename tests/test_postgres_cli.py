@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pg_server
 import pytest
@@ -15,9 +16,12 @@ import pytest
 TIMEOUT = 120
 
 
-def _cli(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    done = subprocess.run(
+def _run(
+    *argv: str, cwd: Path, input: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, "-m", "roteiro_memory", *argv],
+        input=input,
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -25,6 +29,10 @@ def _cli(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> str:
         cwd=cwd,
         env={**os.environ, **(env or {})},
     )
+
+
+def _cli(*argv: str, cwd: Path, env: dict[str, str] | None = None) -> str:
+    done = _run(*argv, cwd=cwd, env=env)
     assert done.returncode == 0, f"{argv}: {done.stderr}"
     return done.stdout
 
@@ -80,31 +88,13 @@ def test_a_command_migrating_an_older_postgres_store_says_so_once(tmp_path: Path
         store.close()
     said = []
     for _ in range(2):
-        done = subprocess.run(
-            [sys.executable, "-m", "roteiro_memory", "list", "--no-sync", "--db", dsn],
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-            cwd=tmp_path,
-        )
+        done = _run("list", "--no-sync", "--db", dsn, cwd=tmp_path)
         assert done.returncode == 0, done.stderr
         assert "from an earlier version" in done.stdout
         said.append(done.stderr)
     assert f"migrated the store from schema version 10 to {SCHEMA_VERSION}" in said[0], said
     assert "restart any still running on it" in said[0]
     assert said[1] == ""
-
-
-def _run(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "roteiro_memory", *argv],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-        cwd=cwd,
-    )
 
 
 def _server(dsn: str) -> tuple[str, str]:
@@ -179,31 +169,33 @@ def test_a_role_without_rights_is_told_so_never_that_the_store_is_damaged(
     assert _cli("check", "--db", dsn, cwd=tmp_path).strip().endswith(": ok")
 
 
+def _session_start_locked_out(tmp_path: Path, dsn: str, lock: str) -> dict[str, Any]:
+    """The hook's answer to SessionStart while another session holds
+    ``lock`` (a ``LOCK TABLE`` clause) on the store's tables."""
+    import json
+
+    import psycopg
+
+    rest, schema = _server(dsn)
+    event = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
+    with psycopg.connect(rest) as holder:
+        holder.execute(f'LOCK TABLE "{schema}".{lock}')
+        done = _run(
+            "hook", "--db", dsn, cwd=tmp_path, input=json.dumps({**event, "source": "startup"})
+        )
+    assert done.returncode == 0, done.stderr
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
 def test_the_hook_waits_for_a_lock_as_long_as_on_sqlite_then_answers(
     tmp_path: Path, dsn: str
 ) -> None:
     """A lock another session holds on the store: the hook gives up after
     its wait and answers, exit 0, rather than hang until the host kills it."""
-    import json
-
-    import psycopg
-
     _cli("add", "--no-sync", "a lesson", "--db", dsn, cwd=tmp_path)
-    rest, schema = _server(dsn)
-    event = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
-    with psycopg.connect(rest) as holder:
-        holder.execute(f'LOCK TABLE "{schema}".agent_memory IN ACCESS EXCLUSIVE MODE')
-        done = subprocess.run(
-            [sys.executable, "-m", "roteiro_memory", "hook", "--db", dsn],
-            input=json.dumps({**event, "source": "startup"}),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-            cwd=tmp_path,
-        )
-    assert done.returncode == 0, done.stderr
-    said = json.loads(done.stdout)["systemMessage"]
+    answer = _session_start_locked_out(tmp_path, dsn, "agent_memory IN ACCESS EXCLUSIVE MODE")
+    said = answer["systemMessage"]
     assert "busy: another session held a lock past 1000 ms; nothing was changed" in said
     assert "SELECT" not in said  # the statement is the store's business, not the reader's
 
@@ -214,10 +206,6 @@ def test_a_hook_locked_out_of_the_graph_answers_from_the_tree_as_on_sqlite(
     """Another session writing the graph (a sync elsewhere) holds the
     nodes' lock: the hook's own sync gives up after its wait, as on SQLite,
     and the digest is built against the working tree in memory."""
-    import json
-
-    import psycopg
-
     git = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com"]
     subprocess.run([*git, "init", "-q", str(tmp_path)], check=True)
     (tmp_path / "a.py").write_text("def f():\n    return 1\n")
@@ -225,19 +213,5 @@ def test_a_hook_locked_out_of_the_graph_answers_from_the_tree_as_on_sqlite(
     subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "c"], check=True)
     _cli("add", "f returns one", "--anchor", "a.py::f", "--db", dsn, cwd=tmp_path)
     (tmp_path / "a.py").write_text("def f():\n    return 2\n")
-    rest, schema = _server(dsn)
-    event = {"session_id": "s", "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
-    with psycopg.connect(rest) as holder:
-        holder.execute(f'LOCK TABLE "{schema}".nodes IN SHARE ROW EXCLUSIVE MODE')
-        done = subprocess.run(
-            [sys.executable, "-m", "roteiro_memory", "hook", "--db", dsn],
-            input=json.dumps({**event, "source": "startup"}),
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-            cwd=tmp_path,
-        )
-    assert done.returncode == 0, done.stderr
-    answer = json.loads(done.stdout)
+    answer = _session_start_locked_out(tmp_path, dsn, "nodes IN SHARE ROW EXCLUSIVE MODE")
     assert "f returns one" in answer["hookSpecificOutput"]["additionalContext"]
