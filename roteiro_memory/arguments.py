@@ -25,7 +25,7 @@ from roteiro_memory.errors import BadRequest, excerpt
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
-    from typing import TypeVar
+    from typing import TypeGuard, TypeVar
 
     _T = TypeVar("_T")
 
@@ -35,11 +35,13 @@ __all__ = [
     "count",
     "fits_int64",
     "integer",
+    "is_integer",
     "items",
     "optional_integer",
     "optional_text",
     "parse_whole_number",
     "text",
+    "wait_ms",
 ]
 
 INT64_MAX = 2**63 - 1
@@ -55,13 +57,19 @@ def fits_int64(value: int) -> bool:
     return -INT64_MAX - 1 <= value <= INT64_MAX
 
 
+def is_integer(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an integer: an ``int`` that is no ``bool``
+    (PROTOCOL: ``true`` is never ``1``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def integer(value: object, name: str, *, minimum: int | None = None) -> int:
     """``value`` when it is an integer, at least ``minimum`` when given;
     else BadRequest.  A ``bool`` is no integer (PROTOCOL: ``true`` is never
     ``1``), nor is a ``float``, even ``1.0``.  An id has no bound here: one
     no store hands out (negative, or past :data:`INT64_MAX`) names no record."""
     least = "" if minimum is None else f" of at least {minimum}"
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not is_integer(value):
         raise BadRequest(
             f"invalid {name} {excerpt(value)}: expected an integer{least} "
             f"(an int, not {type(value).__name__})"
@@ -81,6 +89,18 @@ def count(value: object, name: str) -> int:
             f"invalid {name} {excerpt(value)}: expected an integer from 0 to {U64_MAX}"
         )
     return number
+
+
+def wait_ms(value: object, name: str, *, minimum: int) -> int:
+    """How long to wait for another process's lock, in milliseconds: an
+    integer from ``minimum`` to 2**31 - 1, the most SQLite's busy timeout
+    and PostgreSQL's ``lock_timeout`` hold; else BadRequest naming ``name``."""
+    if not is_integer(value) or not minimum <= value < 2**31:
+        raise BadRequest(
+            f"invalid {name} {excerpt(value)}: expected a whole number of "
+            f"milliseconds (an int from {minimum} to 2**31 - 1)"
+        )
+    return value
 
 
 def optional_integer(value: object, name: str, *, minimum: int | None = None) -> int | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from roteiro_memory.arguments import U64_MAX, parse_whole_number
+from roteiro_memory.arguments import U64_MAX, is_integer, parse_whole_number
 from roteiro_memory.errors import InvalidDecay, excerpt
 from roteiro_memory.valueclass import valueclass
 
@@ -41,7 +41,7 @@ class Decay:
             raise InvalidDecay(
                 f"unknown decay mode {excerpt(self.mode)}: expected none, linear or exponential"
             )
-        if isinstance(self.parameter, bool) or not isinstance(self.parameter, int):
+        if not is_integer(self.parameter):
             raise InvalidDecay(
                 f"invalid decay parameter {excerpt(self.parameter)}: expected a whole number "
                 "of generations (an int)"

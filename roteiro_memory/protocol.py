@@ -19,6 +19,7 @@ from typing import IO, Any, TextIO
 
 from roteiro_memory import eviction
 from roteiro_memory import semantics as sem
+from roteiro_memory.arguments import is_integer
 from roteiro_memory.errors import (
     BadRequest,
     InvalidAnchor,
@@ -154,10 +155,6 @@ def _is_text(value: object) -> bool:
     return isinstance(value, str) and sem.is_utf8(value)
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _not_of_type(type_name: str, value: object) -> str:
     """Why a value is not of ``type_name``, showing it as JSON writes it
     (``null``, ``true``, ``Infinity``): text that is the wrong type only for
@@ -180,7 +177,7 @@ def _has_type(value: object, type_name: str) -> bool:
     if type_name in (_STR, _STR_OR_NULL):
         return _is_text(value)
     if type_name in (_INT, _INT_OR_NULL):
-        return _is_int(value)
+        return is_integer(value)
     if type_name == _NUMBER_OR_NULL:
         # NaN is no JSON number (an infinity is: 1e400 overflows a double).
         is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
@@ -398,7 +395,7 @@ def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
         return _response(None, error=BadRequest(f"the request is not valid JSON: {error}")), False
     request_id = request.get("id") if isinstance(request, dict) else None
-    if not _is_int(request_id):
+    if not is_integer(request_id):
         why = "must be a JSON object" if not isinstance(request, dict) else "needs an integer 'id'"
         return _response(None, error=BadRequest(f"the request {why}")), False
     op = request.get("op")

@@ -35,7 +35,7 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol, TypeGuard, TypeVar
+    from typing import Protocol, TypeVar
 
 __all__ = [
     "ANCHOR_PENALTY",
@@ -458,11 +458,7 @@ def stored_targets(writes: Sequence[BatchWrite], base: int) -> list[int]:
     # Read before the batch is checked: what is no write, or no id, is
     # refused by check_batch, and looks nothing up.
     targets = {getattr(w, "supersedes", None) for w in writes}
-    return sorted(t for t in targets if _is_id(t) and fits_int64(t) and t <= base)
-
-
-def _is_id(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
+    return sorted(t for t in targets if arguments.is_integer(t) and fits_int64(t) and t <= base)
 
 
 _WRITE_FIELDS = ("kind", "body", "scope", "anchor", "confidence", "supersedes")

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from roteiro_memory import semantics as sem
+from roteiro_memory.arguments import is_integer
 from roteiro_memory.check import (
     MemoryRow,
     cache_findings,
@@ -310,11 +311,11 @@ def _typed(value: Any, kind: type, nullable: bool) -> bool:
     if value is None:
         return nullable
     if kind is float:
-        if isinstance(value, int) and not isinstance(value, bool):
+        if is_integer(value):
             return sem.fits_int64(value)
         return isinstance(value, float)
     if kind is int:
-        return isinstance(value, int) and not isinstance(value, bool) and sem.fits_int64(value)
+        return is_integer(value) and sem.fits_int64(value)
     if kind is str:
         return isinstance(value, str) and sem.is_utf8(value)
     return isinstance(value, kind)

@@ -514,7 +514,7 @@ def test_taking_the_schema_out_leaves_the_rest_of_the_dsn_as_written(
     assert split_schema(with_schema(rest, "s_2")) == (rest, "s_2")
 
 
-@pytest.mark.parametrize("wait", [0, -5, True, 1.5, "100"], ids=repr)
+@pytest.mark.parametrize("wait", [0, -5, 2**31, True, 1.5, "100"], ids=repr)
 def test_a_lock_timeout_is_a_whole_number_of_milliseconds_from_one(wait: object) -> None:
     """PostgreSQL reads a lock_timeout of 0 as no timeout at all, and a
     negative one failed with the driver's own error; refused before any

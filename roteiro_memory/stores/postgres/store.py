@@ -143,8 +143,10 @@ class PostgresStore(SQLStore):
         """Set when opening migrated an existing store: the schema version it
         was at, the one it is at now, and the names of the migrations applied."""
         self._create = create
-        self._lock_timeout_ms = arguments.optional_integer(
-            lock_timeout_ms, "lock_timeout_ms", minimum=1
+        self._lock_timeout_ms = (
+            None
+            if lock_timeout_ms is None
+            else arguments.wait_ms(lock_timeout_ms, "lock_timeout_ms", minimum=1)
         )
         self._link = self._open()
 

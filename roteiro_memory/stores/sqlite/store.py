@@ -19,9 +19,9 @@ import builtins
 import os
 import sqlite3
 
+from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
-    BadRequest,
     Corrupt,
     InvalidStoreName,
     RoteiroError,
@@ -134,16 +134,6 @@ def _store_path(path: object) -> str:
     return named
 
 
-def _timeout(value: object) -> int:
-    """A ``busy_timeout_ms`` as SQLite takes it, or BadRequest naming it."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
-        raise BadRequest(
-            f"invalid busy_timeout_ms {excerpt(value)}: expected a whole number of "
-            "milliseconds (an int from 0 to 2**31 - 1)"
-        )
-    return value
-
-
 def _existing(path: str) -> bool:
     """Whether a file is at ``path`` already (through a symlink, at its
     target); what is not a regular file (:func:`not_a_file`), or a file that
@@ -175,7 +165,11 @@ class SQLiteStore(SQLStore):
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
         self.file = _store_path(path)
         """The store's file, as given."""
-        self._busy_ms = _busy_timeout() if busy_timeout_ms is None else _timeout(busy_timeout_ms)
+        self._busy_ms = (
+            _busy_timeout()
+            if busy_timeout_ms is None
+            else arguments.wait_ms(busy_timeout_ms, "busy_timeout_ms", minimum=0)
+        )
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self.migrated: tuple[int, int, builtins.list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
