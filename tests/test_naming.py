@@ -7,6 +7,7 @@ invocation's ``hello`` as before."""
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -106,6 +107,31 @@ def test_a_busy_timeout_that_is_no_millisecond_count_is_refused(
     with pytest.raises(BadRequest, match="invalid busy_timeout_ms"):
         SQLiteStore(tmp_path / "m.db", busy_timeout_ms=timeout)  # type: ignore[arg-type]
     assert not (tmp_path / "m.db").exists()
+
+
+class _BytesPath(os.PathLike[bytes]):
+    def __fspath__(self) -> bytes:
+        return b"/tmp/m.db"
+
+
+@pytest.mark.parametrize(
+    ("db", "problem"),
+    [
+        (_BytesPath(), "expected the path of a store file \\(a str or os.PathLike of str\\)"),
+        ("", "the store path is empty"),
+        ("/tmp/a\x00b.db", "holds a NUL character"),
+    ],
+    ids=repr,
+)
+def test_naming_and_opening_refuse_a_store_path_by_one_rule(db: object, problem: str) -> None:
+    """Parsing a name refuses what opening it would: a path object of bytes
+    was let through by the parser, to a TypeError further on."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    with pytest.raises(InvalidStoreName, match=problem):
+        parse_store_name("sqlite", db)  # type: ignore[arg-type]
+    with pytest.raises(InvalidStoreName, match=problem):
+        SQLiteStore(db)  # type: ignore[arg-type]
 
 
 def test_naming_takes_a_path_object(tmp_path: Path) -> None:

@@ -29,6 +29,7 @@ from roteiro_memory.errors import InvalidStoreName, excerpt
 from roteiro_memory.store import SERVER_CAPABILITIES, Store
 from roteiro_memory.stores.postgres.dsn import is_uri as is_postgres_uri
 from roteiro_memory.stores.postgres.dsn import redact, refuse_connection
+from roteiro_memory.stores.sqlite.uri import store_file
 
 __all__ = [
     "BACKENDS",
@@ -82,11 +83,14 @@ def parse_store_name(
             f"invalid backend {excerpt(backend)}: expected a backend name (a str): one of "
             f"{', '.join(BACKENDS)}, postgres:DSN, or a postgresql:// URI"
         )
-    if db is not None and not isinstance(db, (str, os.PathLike)):
+    if db is None or isinstance(db, str):
+        named = db
+    elif isinstance(db, os.PathLike):
+        named = store_file(db)  # a path object names a file, never a DSN
+    else:
         raise InvalidStoreName(
             f"invalid db {excerpt(db)}: expected a store file's path or a DSN (a str)"
         )
-    named = os.fspath(db) if db is not None else None
     if is_postgres_uri(backend):
         dsn: str = backend
     elif backend.startswith(POSTGRES_BACKEND_PREFIX):
@@ -110,6 +114,7 @@ def parse_store_name(
     elif backend == "sqlite":
         if named is not None:
             refuse_connection(named, "--db")
+            store_file(named)
         return StoreName("sqlite", named)
     else:
         return None

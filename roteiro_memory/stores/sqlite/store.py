@@ -23,7 +23,6 @@ from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     Corrupt,
-    InvalidStoreName,
     RoteiroError,
     StoreUnavailable,
     UsageError,
@@ -55,7 +54,7 @@ from roteiro_memory.stores.sqlite.transactions import (
     enter_wal,
     reading,
 )
-from roteiro_memory.stores.sqlite.uri import file_uri
+from roteiro_memory.stores.sqlite.uri import file_uri, store_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -116,24 +115,6 @@ def _busy_timeout() -> int:
     return value
 
 
-def _store_path(path: object) -> str:
-    """``path`` as the store's file name, or InvalidStoreName, with nothing
-    opened: what is not a path (or is one as bytes), an empty path, and one
-    holding a NUL character, which no file name can."""
-    if not isinstance(path, (str, os.PathLike)) or not isinstance(named := os.fspath(path), str):
-        raise InvalidStoreName(
-            f"invalid store path {excerpt(path)}: expected the path of a store file "
-            "(a str or os.PathLike of str)"
-        )
-    if not named:
-        raise InvalidStoreName("the store path is empty: expected the path of a store file")
-    if "\x00" in named:
-        raise InvalidStoreName(
-            f"invalid store path {excerpt(named)}: it holds a NUL character, which no file name can"
-        )
-    return named
-
-
 def _existing(path: str) -> bool:
     """Whether a file is at ``path`` already (through a symlink, at its
     target); what is not a regular file (:func:`not_a_file`), or a file that
@@ -163,7 +144,7 @@ class SQLiteStore(SQLStore):
     _conn: sqlite3.Connection
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout_ms: int | None = None) -> None:
-        self.file = _store_path(path)
+        self.file = store_file(path)
         """The store's file, as given."""
         self._busy_ms = (
             _busy_timeout()

@@ -10,7 +10,28 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
-__all__ = ["file_uri"]
+from roteiro_memory.errors import InvalidStoreName, excerpt
+
+__all__ = ["file_uri", "store_file"]
+
+
+def store_file(path: object) -> str:
+    """``path`` as a store's file name, or InvalidStoreName, with nothing
+    opened: what is not a path (or is one as bytes), an empty path, and one
+    holding a NUL character, which no file name can.  The one rule for a
+    store file's name, wherever a store is named (:mod:`..naming`) or opened."""
+    if not isinstance(path, (str, os.PathLike)) or not isinstance(named := os.fspath(path), str):
+        raise InvalidStoreName(
+            f"invalid store path {excerpt(path)}: expected the path of a store file "
+            "(a str or os.PathLike of str)"
+        )
+    if not named:
+        raise InvalidStoreName("the store path is empty: expected the path of a store file")
+    if "\x00" in named:
+        raise InvalidStoreName(
+            f"invalid store path {excerpt(named)}: it holds a NUL character, which no file name can"
+        )
+    return named
 
 
 def file_uri(path: str, options: str = "") -> str:
