@@ -291,7 +291,9 @@ class Store(abc.ABC):
         Other writers wait for the body, which should therefore be short (no
         git, no waiting on anything else); a block inside a block is the one
         block.  The body lets what an operation raises propagate: caught, a
-        failed write may have left part of itself to commit."""
+        failed write may have left part of itself to commit.  A body that
+        closes the store ends the block with nothing written: what the body
+        raised goes on, else StoreUnavailable says so."""
 
     # --- Cache tier ------------------------------------------------------
 
@@ -426,6 +428,15 @@ class Store(abc.ABC):
         return StoreUnavailable(
             f"{self.describe()} is closed: this store object takes no more operations "
             "(open the store again to use it)"
+        )
+
+    def _closed_inside(self) -> StoreUnavailable:
+        """What a block of :meth:`atomically` whose body closed the store
+        raises as it ends (when the body raised nothing itself): closing
+        ended its transaction, so nothing it wrote was kept."""
+        return StoreUnavailable(
+            f"{self.describe()} was closed inside an atomically() block, so nothing the block "
+            "wrote was kept: close the store after the block ends"
         )
 
     def _unsupported(self, operation: str) -> Unsupported:

@@ -272,14 +272,12 @@ def drop_named_schemas(dsn: str) -> None:
 
 
 class ThrowawayStore(PostgresStore):
-    """A store in a fresh schema that drops the schema when closed."""
+    """A store in a fresh schema that drops the schema when closed, as
+    :meth:`PostgresStore.throwaway` does (under this run's naming)."""
 
     def __init__(self) -> None:
         super().__init__(fresh_store_dsn())
-
-    def close(self) -> None:
-        if not self.connection.closed:
-            self.drop()
+        self._throwaway = True
 
 
 def throwaway_store(_tmp: Path | None = None) -> PostgresStore:

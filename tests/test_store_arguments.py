@@ -262,6 +262,38 @@ def test_a_closed_store_refuses_every_operation_saying_it_is_closed(
             assert [r.body for r in reopened.list().records] == ["kept"]
 
 
+def _close_in_a_block(store: Store, body_raises: bool = False) -> None:
+    with store.atomically():
+        store.record("lesson", "in the block")
+        store.close()
+        if body_raises:
+            raise KeyError("the body's own")
+
+
+@pytest.mark.parametrize("body_raises", [True, False], ids=["body raises", "body returns"])
+def test_a_store_closed_inside_its_atomically_block_stays_closed_and_wrote_nothing(
+    store: Store, body_raises: bool
+) -> None:
+    """SQLite raised sqlite3.ProgrammingError in place of the body's own
+    error; the model put its state back and went on as if open."""
+    with pytest.raises(KeyError if body_raises else StoreUnavailable) as ended:
+        _close_in_a_block(store, body_raises)
+    if not body_raises:
+        assert "closed inside an atomically() block" in str(ended.value)
+    with pytest.raises(StoreUnavailable, match="is closed"):
+        store.list()
+
+
+def test_a_block_closed_inside_leaves_the_file_as_it_was(tmp_path: Path) -> None:
+    with SQLiteStore(tmp_path / "m.db") as before:
+        before.record("lesson", "kept")
+    store = SQLiteStore(tmp_path / "m.db")
+    with pytest.raises(StoreUnavailable, match="closed inside"):
+        _close_in_a_block(store)
+    with SQLiteStore(tmp_path / "m.db") as after:
+        assert [r.body for r in after.list().records] == ["kept"]
+
+
 def test_the_errors_a_store_raises_are_public_names() -> None:
     import roteiro_memory
 

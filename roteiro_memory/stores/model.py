@@ -382,10 +382,13 @@ class ModelStore(Store):
         try:
             yield
         except BaseException:
-            self._state = kept
+            if self._live is not None:  # a store the body closed stays closed
+                self._state = kept
             raise
         finally:
             self._in_block = False
+        if self._live is None:
+            raise self._closed_inside()
 
     def forget(self, id: int) -> MemoryForgotten:
         if arguments.integer(id, "id") not in self._state.records:

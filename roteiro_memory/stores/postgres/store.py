@@ -465,6 +465,10 @@ class PostgresStore(SQLStore):
             return
         self._closed = True
         if self._throwaway:
+            if self._held is not None and not link.stale(self._link):
+                # Closed inside a block: its transaction ends unwritten, and
+                # the drop is a statement of its own, not undone with it.
+                self._link.execute("ROLLBACK")
             self.drop()
         else:
             self._link.close()

@@ -148,16 +148,28 @@ class SQLStore(Store):
         if self._held is not None:
             yield  # a block inside a block is the one block
             return
+        raised: BaseException | None = None
+        ran = False
         try:
             with self._within(self._write_transaction) as conn:
                 self._lock_records(conn)
-                self._held, self._joined = conn, 0
+                self._held, self._joined, ran = conn, 0, True
                 try:
                     yield
+                except BaseException as error:
+                    raised = error
+                    raise
                 finally:
                     self._held = None
+        except BaseException as failed:
+            if failed is raised or not (ran and self._closed):
+                raise
+            # The body closed the store, and ending the transaction with the
+            # closed connection failed: the driver's error says nothing more.
         finally:
             self._joined = None
+        if ran and self._closed:  # the connection's end ended the transaction, unwritten
+            raise raised if raised is not None else self._closed_inside()
 
     def _only_read(self) -> bool:
         """Whether the transaction committing now is a block of
