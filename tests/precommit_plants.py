@@ -205,6 +205,19 @@ def plant_foreign_sqlite(path: Path) -> Path:
     return path
 
 
+def plant_undecodable_name(path: Path) -> Path:
+    """A database whose schema names a table with bytes that are not UTF-8
+    (damage): SQLite then quotes those bytes in its message."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute(
+        "UPDATE sqlite_master SET name = CAST(x'e974' AS TEXT) WHERE name = 'agent_cache_clock'"
+    )
+    conn.commit()
+    conn.close()
+    return path
+
+
 def plant_foreign_migrations(path: Path) -> Path:
     """Another tool's SQLite database with a ``schema_migrations`` table of
     its own: versions as text and as NULL."""

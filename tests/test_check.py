@@ -219,6 +219,22 @@ def test_a_damaged_page_is_reported_by_sqlite(tmp_path: Path) -> None:
     assert findings[0].table in {"store", "agent_memory"}
 
 
+def test_a_schema_name_that_is_not_utf8_is_damage_on_check_and_on_open(tmp_path: Path) -> None:
+    """Python's sqlite3 decodes SQLite's message, which quotes the name, as
+    strict UTF-8: check and open ended in UnicodeDecodeError."""
+    from precommit_plants import plant_store, plant_undecodable_name
+
+    from roteiro_memory.errors import Corrupt
+
+    path = plant_undecodable_name(plant_store(tmp_path / "memory.db"))
+    before = path.read_bytes()
+    [finding] = check_file(path)
+    assert "malformed database schema (\\xe9t)" in finding.problem
+    with pytest.raises(Corrupt, match=r"not a usable roteiro-memory store \(malformed database"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before
+
+
 def test_a_damaged_migrations_table_is_reported_as_damage_never_as_a_schema_to_migrate(
     healthy: Path,
 ) -> None:

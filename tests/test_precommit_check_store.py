@@ -16,6 +16,7 @@ from precommit_plants import (
     plant_foreign_migrations,
     plant_foreign_sqlite,
     plant_store,
+    plant_undecodable_name,
 )
 
 from roteiro_memory.precommit.check_store import main
@@ -191,3 +192,16 @@ def test_check_store_passes_over_a_fifo_without_blocking(
         check=False,
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_schema_name_that_is_not_utf8_is_one_finding_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Python decodes SQLite's message ``malformed database schema (\\xe9t)``
+    as strict UTF-8: the hook ended in a UnicodeDecodeError traceback."""
+    store = plant_undecodable_name(plant_store(tmp_path / "memory.db"))
+    status, lines = _run(capsys, store)
+    assert status == 1
+    assert lines == [
+        f"{store}: store: {store} cannot be read as a store (malformed database schema (\\xe9t))"
+    ]

@@ -18,6 +18,7 @@ from precommit_plants import (
     plant_foreign_sqlite,
     plant_leaked,
     plant_store,
+    plant_undecodable_name,
 )
 
 from roteiro_memory.precommit import sniff
@@ -337,3 +338,14 @@ def test_forbid_store_passes_json_nested_past_any_export(
         [str(script), *items], cwd=tmp_path, capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_store_whose_schema_names_are_not_utf8_is_still_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Reading its schema raised UnicodeDecodeError, a traceback."""
+    store = plant_undecodable_name(plant_store(tmp_path / "memory.db"))
+    status, lines = _run(capsys, store)
+    assert status == 1
+    assert len(lines) == 1
+    assert "a roteiro-memory store must not be committed" in lines[0]

@@ -26,7 +26,7 @@ from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, StoreUnavailable
 from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.check import integrity_findings, judge
-from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable
+from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable, undecoded
 from roteiro_memory.stores.sqlite.identity import not_a_file
 from roteiro_memory.stores.sqlite.migrations import SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
@@ -89,7 +89,10 @@ def _checked(path: Path) -> tuple[Report, bool]:
             raise unavailable(path, error) from None
         return Report([Finding("store", None, f"{path} cannot be opened ({error})")]), False
     try:
-        return _read(conn, path), immutable
+        try:
+            return _read(conn, path), immutable
+        except UnicodeDecodeError as error:
+            raise undecoded(error) from None
     except sqlite3.DatabaseError as error:
         if is_unavailable(error):
             raise unavailable(path, error) from None

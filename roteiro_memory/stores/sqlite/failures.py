@@ -12,7 +12,7 @@ import sqlite3
 
 from roteiro_memory.errors import Corrupt, RoteiroError, StoreUnavailable, excerpt
 
-__all__ = ["from_sqlite", "is_unavailable", "unavailable"]
+__all__ = ["from_sqlite", "is_unavailable", "unavailable", "undecoded"]
 
 _UNAVAILABLE = (
     "SQLITE_BUSY",
@@ -63,3 +63,14 @@ def unavailable(where: object, error: sqlite3.Error) -> StoreUnavailable:
     failure = StoreUnavailable(f"{where}: {said}")
     failure.cause = f"{where}: {said.cause}"
     return failure
+
+
+def undecoded(error: UnicodeDecodeError) -> sqlite3.DatabaseError:
+    """The SQLite error a :class:`UnicodeDecodeError` raised by a call to
+    :mod:`sqlite3` stands for: SQLite quotes a damaged schema's names in its
+    messages (``malformed database schema (...)``) and Python decodes a
+    message, or a name read with the default text factory, as strict UTF-8.
+    Its bytes are shown escaped, so the message names what SQLite said."""
+    data = error.object
+    said = bytes(data).decode("utf-8", "backslashreplace") if isinstance(data, bytes) else ""
+    return sqlite3.DatabaseError(said or f"text that is not UTF-8 ({error.reason})")

@@ -33,7 +33,7 @@ from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sql.store import SQLStore
 from roteiro_memory.stores.sqlite import IN_MEMORY, readonly
-from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable
+from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable, undecoded
 from roteiro_memory.stores.sqlite.identity import FileIdentity, not_a_file
 from roteiro_memory.stores.sqlite.migrations import (
     APPLICATION_ID,
@@ -287,6 +287,8 @@ class SQLiteStore(SQLStore):
             )
         if isinstance(error, sqlite3.DatabaseError):
             return self._unusable(error)
+        if isinstance(error, UnicodeDecodeError):
+            return self._unusable(undecoded(error))
         return None
 
     def _unusable(self, error: sqlite3.Error) -> RoteiroError:
