@@ -83,6 +83,17 @@ STATE_KEY = pytest.StashKey[RunState]()
 OUTCOME_KEY = pytest.StashKey["Outcome"]()
 
 
+def _backend_named(config: pytest.Config) -> bool:
+    """Whether the command line or the configuration names the backend (else
+    it is the ini's default, ``sqlite``)."""
+    overrides = config.getoption("override_ini") or []
+    return (
+        config.getoption("roteiro_backend") is not None
+        or "roteiro_backend" in config.inicfg
+        or any(item.partition("=")[0].strip() == "roteiro_backend" for item in overrides)
+    )
+
+
 def resolve_config(config: pytest.Config) -> RoteiroConfig:
     """The options as given on the command line, else in the ini file."""
 
@@ -120,6 +131,10 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
     explore, seed = _seed(config, bool(pick("roteiro_explore", "roteiro_explore")))
     from roteiro_memory.suite.drivers import shown_spec
 
+    if config.getoption("roteiro_backend_required") and not _backend_named(config):
+        from roteiro_memory.suite.drivers import NO_BACKEND_NAMED
+
+        raise pytest.UsageError(NO_BACKEND_NAMED)
     backend = str(pick("roteiro_backend", "roteiro_backend"))
     return RoteiroConfig(
         enabled=True,

@@ -113,6 +113,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let the suite reset (erase) a backend whose store already holds data; "
         "without it such a backend is refused (ini: roteiro_allow_reset).",
     )
+    group.addoption(
+        "--roteiro-backend-required",
+        action="store_true",
+        default=False,
+        help="refuse to run when neither --roteiro-backend nor roteiro_backend names the "
+        "backend, rather than checking sqlite, this package's own (the roteiro-conformance "
+        "hook passes it).",
+    )
     parser.addini("roteiro_conformance", "run the conformance cases", type="bool", default=False)
     parser.addini("roteiro_backend", "backend spec for the conformance cases", default="sqlite")
     parser.addini("roteiro_cases", "extra folders of case files", type="paths", default=[])

@@ -111,6 +111,26 @@ def test_conformance_takes_the_backend_from_the_pytest_configuration(
     ]
 
 
+def test_conformance_with_no_backend_named_checks_nothing_and_says_so(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The plugin's own default, sqlite, was checked in the backend's stead,
+    and the hook passed a repository whose backend could not even be made."""
+    from roteiro_memory.suite.drivers import NO_BACKEND_NAMED
+
+    assert _run(capsys) == (1, [f"roteiro-conformance: {NO_BACKEND_NAMED}"])
+    (backend_repo / "pytest.ini").write_text("[pytest]\nroteiro_backend = memory\n")
+    assert _run(capsys, "--cases", "cases", "--no-shipped-cases") == (0, [])
+
+
+def test_conformance_takes_no_files(capsys: pytest.CaptureFixture[str]) -> None:
+    """It named ``[FILE ...]`` in its usage and ignored them."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--backend", "memory", "extra.yaml"])
+    assert exit_info.value.code == 2
+    assert "unrecognized arguments: extra.yaml" in capsys.readouterr().err
+
+
 def test_conformance_usage_error_is_status_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["--timeout", "soon"])

@@ -349,3 +349,30 @@ def test_a_store_whose_schema_names_are_not_utf8_is_still_refused(
     assert status == 1
     assert len(lines) == 1
     assert "a roteiro-memory store must not be committed" in lines[0]
+
+
+@pytest.mark.parametrize("name", ["-h", "--help", "-notes.txt"])
+def test_a_staged_file_named_like_an_option_is_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """pre-commit passes names with no ``--`` before them: a staged ``-h``
+    printed the help and passed the store beside it; ``-notes.txt`` was an
+    unrecognized argument that blocked every commit."""
+    monkeypatch.chdir(tmp_path)
+    plant_store(tmp_path / "memory.db")
+    (tmp_path / name).write_text("plain text\n")
+    assert main([name]) == 0
+    assert capsys.readouterr() == ("", "")
+    status, lines = _run(capsys, Path(name), Path("memory.db"))
+    assert status == 1
+    assert [line.split(":")[0] for line in lines] == ["memory.db"]
+
+
+def test_an_option_that_names_no_file_is_still_an_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as ended:
+        main(["--nonsense", "memory.db"])
+    assert ended.value.code == 2
+    assert "unrecognized arguments: --nonsense" in capsys.readouterr().err

@@ -3,7 +3,9 @@
 For repositories that implement a backend.  The backend is named in the hook's
 ``args`` (``--backend SPEC``: a registered name, ``module.path:factory``
 importable from the repository's root, or ``cmd:COMMAND LINE``), or else by
-``roteiro_backend`` in the repository's pytest configuration.  The suite
+``roteiro_backend`` in the repository's pytest configuration; named by
+neither, the hook fails saying so (the suite's own default, this package's
+SQLite store, is no backend of the repository's).  The suite
 runs in its own pytest process from the repository's root, with the
 repository's pytest configuration but none of its ``addopts``, and keeps no
 pytest cache there; each failing case is one line,
@@ -55,6 +57,8 @@ def _pytest_args(args: Any, report_path: Path) -> list[str]:
     ]
     if args.backend is not None:
         command += ["--roteiro-backend", args.backend]
+    else:  # the configuration's, or none: never this package's own sqlite in its stead
+        command.append("--roteiro-backend-required")
     for folder in args.cases:
         command += ["--roteiro-cases", folder]
     if not args.shipped:
@@ -110,8 +114,10 @@ def _suite_errors(spec: str | None, completed: subprocess.CompletedProcess[str])
     case file that does not load), else its last line about an error.  The
     backend ``spec`` (None: the configuration's) is shown, as the plugin
     shows it, with any DSN's password withheld, and so is what pytest said."""
-    from roteiro_memory.suite.drivers import shown_spec, withheld
+    from roteiro_memory.suite.drivers import NO_BACKEND_NAMED, shown_spec, withheld
 
+    if spec is None and NO_BACKEND_NAMED in completed.stderr:
+        return [Finding("roteiro-conformance", NO_BACKEND_NAMED)]
     backend = shown_spec(spec) if spec else _CONFIGURED
     lines = [
         withheld(line.strip(), spec or "")
@@ -160,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cli = parser(
         "roteiro-conformance",
         "Run the ADR-0013 conformance suite against a backend; one line per failing case.",
+        takes_files=False,  # pass_filenames: false; the suite reads its own case folders
     )
     cli.add_argument(
         "--backend",

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.precommit.report import parser, report
+from roteiro_memory.precommit.report import arguments, parser, report
 from roteiro_memory.terminal import to_stderr
 
 if TYPE_CHECKING:
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="first install the suite's requirements into this environment if they are "
         "missing (the pre-commit hook does, as pre-commit installs only the package)",
     )
-    args = cli.parse_args(argv)
+    args = arguments(cli, argv)
     if not args.files:
         return int(ExitCode.OK)
     from roteiro_memory.suite.extras import ensure_suite

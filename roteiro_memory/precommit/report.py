@@ -11,6 +11,7 @@ A file a hook was given but could not read is a finding too
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterable, Sequence
 
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     import argparse
     from typing import Literal, TextIO
 
-__all__ = ["Finding", "cannot_read", "files", "parser", "report", "write"]
+__all__ = ["Finding", "arguments", "cannot_read", "files", "parser", "report", "write"]
 
 
 @valueclass
@@ -89,17 +90,37 @@ def write(stream: TextIO, text: str, own: bool) -> Literal["written", "gone", "f
 def files(argv: Sequence[str] | None, prog: str, description: str) -> list[str]:
     """The files a hook is given.  pre-commit passes file names only, and
     those are taken as they are, without building a parser; a command line
-    with anything that looks like an option (``--help``, a mistake, a file
-    named ``-x``) goes through :func:`parser`, which answers it as always."""
+    with anything else that looks like an option (``--help``, a mistake)
+    goes through :func:`parser`, which answers it as always."""
     given = list(sys.argv[1:] if argv is None else argv)
-    if not any(argument.startswith("-") for argument in given):
+    if not any(_is_option(argument) for argument in given):
         return given
-    found: list[str] = parser(prog, description).parse_args(given).files
+    found: list[str] = arguments(parser(prog, description), given).files
     return found
 
 
-def parser(prog: str, description: str) -> argparse.ArgumentParser:
-    """A hook's argument parser, with the file list every hook takes."""
+def _is_option(argument: str) -> bool:
+    """Whether ``argument`` is read as an option: it begins with ``-`` and
+    names no file.  pre-commit passes file names as they are, with no ``--``
+    before them, so a staged file named ``-h`` is a file to examine, never a
+    request for help that would let the files beside it through unexamined."""
+    return argument.startswith("-") and not os.path.lexists(argument)
+
+
+def arguments(cli: argparse.ArgumentParser, argv: Sequence[str] | None) -> argparse.Namespace:
+    """``cli``'s reading of a hook's command line (:func:`parser`'s, with
+    the hook's options added), where an argument that begins with ``-`` and
+    names a file is one of the files (:func:`_is_option`)."""
+    given = list(sys.argv[1:] if argv is None else argv)
+    named = [a for a in given if a.startswith("-") and not _is_option(a)]
+    read = cli.parse_args([a for a in given if not a.startswith("-") or _is_option(a)])
+    read.files = [*read.files, *named]
+    return read
+
+
+def parser(prog: str, description: str, *, takes_files: bool = True) -> argparse.ArgumentParser:
+    """A hook's argument parser, with the file list every hook that is
+    passed files takes."""
     import argparse  # here: a hook given only file names never builds a parser
 
     class _Parser(argparse.ArgumentParser):
@@ -108,5 +129,6 @@ def parser(prog: str, description: str) -> argparse.ArgumentParser:
             return argparse.HelpFormatter(prog=self.prog, width=columns() - 2)
 
     made = _Parser(prog=prog, description=description)
-    made.add_argument("files", nargs="*", metavar="FILE", help="files pre-commit passes")
+    if takes_files:
+        made.add_argument("files", nargs="*", metavar="FILE", help="files pre-commit passes")
     return made

@@ -58,6 +58,7 @@ from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "NO_BACKEND_NAMED",
     "BackendSpecError",
     "InProcessBackend",
     "SubprocessBackend",
@@ -634,6 +635,14 @@ def resolve_backend(
 
 
 # --- Showing a spec ------------------------------------------------------------
+
+NO_BACKEND_NAMED = (
+    "no backend is named, so none of yours would be checked: name it with --backend SPEC in "
+    "the hook's args (module.path:factory, a registered name, or 'cmd:COMMAND LINE'), or with "
+    "roteiro_backend in the pytest configuration"
+)
+"""Why a run that must be told its backend (``--roteiro-backend-required``,
+which the ``roteiro-conformance`` hook passes) was told none."""
 
 
 def shown_spec(spec: str) -> str:
