@@ -174,6 +174,39 @@ def test_check_store_with_an_unreachable_postgres_fails(
     assert "cannot" in out.lower(), out
 
 
+def test_check_store_makes_no_postgres_store_and_waits_no_longer_than_a_command(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It made the schema a DSN named (a typo too), and waited for ever on
+    a lock another session held."""
+    import pg_server
+    import psycopg
+
+    from roteiro_memory.stores.postgres.store import PostgresStore, split_schema
+
+    dsn = pg_server.fresh_store_dsn()
+    server, schema = split_schema(dsn)
+    monkeypatch.setenv("ROTEIRO_MEMORY_DB", dsn)
+    monkeypatch.setenv("ROTEIRO_MEMORY_BUSY_TIMEOUT_MS", "300")
+    assert _run(capsys) == (0, [])  # nothing recorded there: nothing to check
+    with psycopg.connect(server, autocommit=True) as conn:
+        found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+        assert found.fetchone() is None
+    with PostgresStore(dsn) as store:
+        store.record("lesson", "kept")
+    try:
+        with psycopg.connect(server) as locker:
+            locker.execute(f'LOCK TABLE "{schema}".agent_memory IN ACCESS EXCLUSIVE MODE')
+            status, lines = _run(capsys)
+            locker.rollback()
+        assert status == 1
+        assert len(lines) == 1
+        assert "busy: another session held a lock past 300 ms" in lines[0]
+        assert _run(capsys) == (0, [])
+    finally:
+        pg_server.drop_schema(dsn)
+
+
 @pytest.mark.parametrize("through", ["fifo", "symlink"])
 def test_check_store_passes_over_a_fifo_without_blocking(
     tmp_path: Path, through: str, capsys: pytest.CaptureFixture[str]

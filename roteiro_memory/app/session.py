@@ -50,10 +50,10 @@ class Session:
     parsing and hashing; ``spell`` is how this surface names an input in a
     refusal (``--limit`` on the command line, ``limit`` in a tool call).
     ``wait_ms``, when given, is how long the store waits for another
-    process's lock: an SQLite store's unless
-    :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_ENV` says (else
-    :data:`~roteiro_memory.stores.sqlite.store.BUSY_TIMEOUT_MS`), a
-    PostgreSQL store's ``lock_timeout`` (else the server's setting); and a
+    process's lock (an SQLite store's busy timeout, a PostgreSQL store's
+    ``lock_timeout``) unless
+    :data:`~roteiro_memory.stores.sqlite.transactions.BUSY_TIMEOUT_ENV` says;
+    given neither, :data:`~roteiro_memory.stores.sqlite.transactions.BUSY_TIMEOUT_MS`; and a
     sync still locked out of an SQLite store after it does not fail: anchors
     are then resolved in memory, as for a store opened read-only
     (:meth:`sync`)."""
@@ -207,6 +207,16 @@ class Session:
             return False
         return os.path.exists(path)
 
+    def _lock_wait(self) -> int:
+        """How long the store waits for another process's lock, whichever
+        its backend: what the environment says, else this session's
+        ``wait_ms``, else the default (:func:`~.sqlite.transactions.lock_wait_ms`)."""
+        from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, lock_wait_ms
+
+        if self.wait_ms is None or BUSY_TIMEOUT_ENV in os.environ:
+            return lock_wait_ms()
+        return self.wait_ms
+
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:
             from roteiro_memory.errors import Absent
@@ -214,7 +224,7 @@ class Session:
 
             try:
                 self._store = PostgresStore(
-                    str(self.dsn()), create=not must_exist, lock_timeout_ms=self.wait_ms
+                    str(self.dsn()), create=not must_exist, lock_timeout_ms=self._lock_wait()
                 )
             except Absent as absent:
                 raise UsageError(f"{absent}: nothing has been recorded there yet") from None
@@ -230,12 +240,11 @@ class Session:
             if not existed:
                 _refuse_orphan_side_files(self.real_store_path(), location)
             self._made_folder = prepare(location)
-            from roteiro_memory.stores.sqlite.store import BUSY_TIMEOUT_ENV, SQLiteStore
+            from roteiro_memory.stores.sqlite.store import SQLiteStore
 
             self._created = not existed
-            wait = None if BUSY_TIMEOUT_ENV in os.environ else self.wait_ms
             try:
-                store = SQLiteStore(location.path, busy_timeout_ms=wait)
+                store = SQLiteStore(location.path, busy_timeout_ms=self._lock_wait())
             except BaseException as error:
                 if self._created:  # a store that never opened: the disk as it was
                     try:

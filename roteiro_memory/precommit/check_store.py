@@ -47,12 +47,16 @@ def own_server() -> str | None:
 
 def check_server(dsn: str) -> Iterator[Finding]:
     """One finding per problem in the PostgreSQL store at ``dsn``, or one
-    saying why it could not be checked."""
-    from roteiro_memory.errors import RoteiroError
+    saying why it could not be checked; none where no store is (the check
+    makes none, nor waits on a lock longer than any command would)."""
+    from roteiro_memory.errors import Absent, RoteiroError
     from roteiro_memory.stores.postgres.store import PostgresStore
+    from roteiro_memory.stores.sqlite.transactions import lock_wait_ms
 
     try:
-        store = PostgresStore(dsn)
+        store = PostgresStore(dsn, create=False, lock_timeout_ms=lock_wait_ms())
+    except Absent:
+        return  # nothing recorded there yet: nothing to check, as for a file not yet made
     except RoteiroError as error:
         yield Finding("roteiro-check-store", f"{error}; nothing was checked")
         return

@@ -25,8 +25,6 @@ from roteiro_memory.errors import (
     Corrupt,
     RoteiroError,
     StoreUnavailable,
-    UsageError,
-    excerpt,
 )
 from roteiro_memory.standing import Standing, standing
 from roteiro_memory.stores.sql import columns as cols
@@ -48,10 +46,12 @@ from roteiro_memory.stores.sqlite.migrations import (
 from roteiro_memory.stores.sqlite.sharing import Exclusion
 from roteiro_memory.stores.sqlite.transactions import (
     BUSY_TIMEOUT_ENV,
+    BUSY_TIMEOUT_MS,
     Transaction,
     atomic,
     busy,
     enter_wal,
+    lock_wait_ms,
     reading,
 )
 from roteiro_memory.stores.sqlite.uri import file_uri, store_file
@@ -66,11 +66,6 @@ if TYPE_CHECKING:
     from roteiro_memory.transfer import Export
 
 __all__ = ["BUSY_TIMEOUT_ENV", "BUSY_TIMEOUT_MS", "IN_MEMORY", "SQLITE_HEADER", "SQLiteStore"]
-
-
-BUSY_TIMEOUT_MS = 60_000
-"""How long a writer waits for another process's write to finish, unless
-:data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
 
 
 RUN_CHECK = "run `roteiro-memory check` on it"
@@ -100,19 +95,6 @@ def _went(identity: FileIdentity | None) -> bool:
     """Whether the path no longer names the file a store was opening (one in
     memory has none, so never)."""
     return identity is not None and not identity.holds()
-
-
-def _busy_timeout() -> int:
-    text = os.environ.get(BUSY_TIMEOUT_ENV)
-    if text is None:
-        return BUSY_TIMEOUT_MS
-    value = sem.parse_whole_number(text)
-    if value is None or value >= 2**31:
-        raise UsageError(
-            f"{BUSY_TIMEOUT_ENV} is {excerpt(text)}: expected a whole number of milliseconds "
-            f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
-        )
-    return value
 
 
 def _existing(path: str) -> bool:
@@ -147,7 +129,7 @@ class SQLiteStore(SQLStore):
         self.file = store_file(path)
         """The store's file, as given."""
         self._busy_ms = (
-            _busy_timeout()
+            lock_wait_ms()
             if busy_timeout_ms is None
             else arguments.wait_ms(busy_timeout_ms, "busy_timeout_ms", minimum=0)
         )

@@ -20,10 +20,47 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from types import TracebackType
 
-__all__ = ["BUSY_TIMEOUT_ENV", "Transaction", "atomic", "busy", "enter_wal", "reading"]
+__all__ = [
+    "BUSY_TIMEOUT_ENV",
+    "BUSY_TIMEOUT_MS",
+    "Transaction",
+    "atomic",
+    "busy",
+    "enter_wal",
+    "lock_wait_ms",
+    "reading",
+]
 
 BUSY_TIMEOUT_ENV = "ROTEIRO_MEMORY_BUSY_TIMEOUT_MS"
 """How long, in milliseconds, to wait for another process's write lock."""
+
+BUSY_TIMEOUT_MS = 60_000
+"""How long a writer waits for another process's write to finish, unless
+:data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
+
+
+def lock_wait_ms() -> int:
+    """How long to wait for another process's lock, in milliseconds:
+    :data:`BUSY_TIMEOUT_ENV` when set, else :data:`BUSY_TIMEOUT_MS`.  An
+    SQLite store's busy timeout by default, and the wait the command line
+    gives a PostgreSQL store's ``lock_timeout``; UsageError for a value that
+    is no whole number of milliseconds."""
+    import os
+
+    from roteiro_memory import semantics as sem
+    from roteiro_memory.errors import UsageError, excerpt
+
+    text = os.environ.get(BUSY_TIMEOUT_ENV)
+    if text is None:
+        return BUSY_TIMEOUT_MS
+    value = sem.parse_whole_number(text)
+    if value is None or value >= 2**31:
+        raise UsageError(
+            f"{BUSY_TIMEOUT_ENV} is {excerpt(text)}: expected a whole number of milliseconds "
+            f"(ASCII digits, below 2**31); unset it for the default {BUSY_TIMEOUT_MS}"
+        )
+    return value
+
 
 _SQLITE_BUSY = 5
 _WAL_RETRY_S = 0.002
