@@ -255,5 +255,41 @@ def test_lint_cases_names_a_symlink_loop_and_lints_its_siblings(
     status, lines = _run(capsys, folder / "l1.yaml", good)
     assert status == 1
     assert len(lines) == 1, lines
-    assert lines[0].startswith(f"{folder / 'l1.yaml'}: cannot be read: ")
+    assert lines[0].startswith(f"{folder / 'l1.yaml'}: cannot be read (")
     assert _run(capsys, good) == (0, [])
+
+
+def test_lint_cases_says_a_path_it_cannot_read_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file in no folder, under a file, or with a name too long ended in
+    a CaseFileError or OSError traceback."""
+    (tmp_path / "notdir").write_text("")
+    given = [
+        tmp_path / "nosuchdir" / "x.yaml",
+        tmp_path / "notdir" / "x.yaml",
+        tmp_path / ("a" * 300 + ".yaml"),
+    ]
+    status, lines = _run(capsys, *given)
+    assert status == 1
+    reasons = ["No such file or directory", "Not a directory", "File name too long"]
+    assert lines == [
+        f"{path}: cannot be read ({reason}), so it was not examined"
+        for path, reason in zip(given, reasons, strict=True)
+    ]
+
+
+def test_lint_cases_refuses_a_file_the_suite_would_never_load(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``.yml`` case file was linted as valid, and its ids checked for
+    duplicates, though the suite loads only ``*.yaml``."""
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    (folder / "extra.yml").write_text(GOOD_CASE)
+    (folder / "extra.yaml").write_text(GOOD_CASE)
+    status, lines = _run(capsys, folder / "extra.yml", folder / "extra.yaml")
+    assert status == 1
+    assert lines == [
+        f"{folder / 'extra.yml'}: not a case file: the suite loads only files named *.yaml"
+    ]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from roteiro_memory.exitcodes import ExitCode
-from roteiro_memory.precommit.report import arguments, parser, report
+from roteiro_memory.precommit.report import arguments, cannot_read, parser, report
 from roteiro_memory.terminal import to_stderr
 
 if TYPE_CHECKING:
@@ -112,12 +112,24 @@ def _lint_folder(folder: Path, paths: Sequence[Path], shipped: _Shipped | None) 
 
 def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
     """One finding per file that cannot be loaded, and per case id used twice."""
+    from roteiro_memory.precommit.sniff import unreadable
+    from roteiro_memory.suite.cases import CASE_FILE_SUFFIX
+
     by_folder: dict[Path, list[Path]] = {}
     for name in files:
+        reason = unreadable(name)  # gone, in no folder, a name too long, no permission
+        if reason is not None:
+            yield str(cannot_read(name, reason))
+            continue
         path = Path(name)
-        if path.exists() and not path.is_file():
+        if not path.is_file():
             # Reading a FIFO would wait for a writer for ever.
             yield f"{name}: not a regular file, so not a case file (a case file is YAML text)"
+            continue
+        if not path.name.endswith(CASE_FILE_SUFFIX):
+            # The suite would never run its cases: passing it would promise
+            # what no run keeps (a .yml file, say).
+            yield f"{name}: not a case file: the suite loads only files named *{CASE_FILE_SUFFIX}"
             continue
         by_folder.setdefault(path.parent, []).append(path)
     cache = _Shipped() if shipped else None

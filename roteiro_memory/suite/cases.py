@@ -30,6 +30,7 @@ from roteiro_memory.suite.errors import CaseFileError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE, OP_CAPABILITY
 
 __all__ = [
+    "CASE_FILE_SUFFIX",
     "Case",
     "CaseFileError",
     "Check",
@@ -213,6 +214,10 @@ def _registry_file(path: Path) -> dict[str, Invariant]:
 # --- Case files --------------------------------------------------------------
 
 
+CASE_FILE_SUFFIX = ".yaml"
+"""How a case file's name ends: a folder's other files are not loaded."""
+
+
 def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]:
     """Every case file to load: the built-in ones, then those in ``dirs``.
 
@@ -225,7 +230,7 @@ def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]
     for folder in [*folders, *(Path(d) for d in dirs)]:
         if not folder.is_dir():
             raise CaseFileError(folder, "is not a folder of case files")
-        for path in sorted(folder.glob("*.yaml")):
+        for path in sorted(folder.glob(f"*{CASE_FILE_SUFFIX}")):
             if path.name not in RESERVED_FILES and not path.name.startswith("_"):
                 chosen[path.name] = path
     return [chosen[name] for name in sorted(chosen)]
