@@ -12,6 +12,7 @@ from precommit_plants import (
     BAD_STORES,
     open_store,
     plant_bad_store,
+    plant_companions,
     plant_fifo,
     plant_foreign_migrations,
     plant_foreign_sqlite,
@@ -238,3 +239,21 @@ def test_a_schema_name_that_is_not_utf8_is_one_finding_not_a_traceback(
     assert lines == [
         f"{store}: store: {store} cannot be read as a store (malformed database schema (\\xe9t))"
     ]
+
+
+def test_check_store_reads_a_log_without_making_its_index_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A store and its log copied into a folder (a fixture) with no -shm:
+    SQLite made one there to read the log, a file the hook left behind."""
+    import shutil
+
+    source = plant_companions(tmp_path / "source")
+    fixture = tmp_path / "fixture"
+    fixture.mkdir()
+    for companion in source[:2]:  # the database and its log, not the index
+        shutil.copy2(companion, fixture)
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in fixture.iterdir()}
+    assert set(before) == {"memory.db", "memory.db-wal"}
+    assert _run(capsys, fixture / "memory.db") == (0, [])
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in fixture.iterdir()} == before

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from roteiro_memory import privatefile
 from roteiro_memory.check import Finding, Report
 from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, StoreUnavailable
@@ -80,23 +82,49 @@ was read may mix two states, and look damaged) before the check gives up."""
 
 
 def _checked(path: Path) -> tuple[Report, bool]:
-    """The check of the SQLite file at ``path``, and whether it was read as
-    immutable (:func:`~.readonly.connect_as_found`)."""
+    """The check of the SQLite file at ``path``, and whether it was read
+    without a lock (as immutable, or from a copy), so that only a
+    :func:`~.readonly.witness` tells whether a writer changed it meanwhile.
+
+    A store whose log holds writes is read through the log's index
+    (``-shm``), which SQLite creates beside it when it is not there: no
+    process has the store open then (each would have made one), and the
+    store and its log are read from a private copy, so nothing is made
+    beside them (a fixture's folder stays as it was; a read-only one can
+    still be checked)."""
+    real = os.path.realpath(path)
+    if os.path.exists(real + "-shm") or not readonly.logged(real):
+        return _checked_at(path, path)
+    with _private_folder(path, "its write-ahead log is read from a private copy") as folder:
+        copy = Path(folder) / "memory.db"
+        try:
+            for suffix in ("", "-wal"):
+                privatefile.create(f"{copy}{suffix}")
+                shutil.copyfile(real + suffix, f"{copy}{suffix}")
+        except OSError as error:
+            raise _no_copy(path, folder, error, "its write-ahead log is read") from None
+        return _checked_at(copy, path)[0], True
+
+
+def _checked_at(path: Path, shown: Path) -> tuple[Report, bool]:
+    """:func:`_checked` reading the file at ``path``, the store named
+    ``shown``, and whether it was read as immutable
+    (:func:`~.readonly.connect_as_found`)."""
     try:
         conn, immutable = readonly.connect_as_found(str(path))  # creates nothing beside it
     except sqlite3.Error as error:
         if is_unavailable(error):
-            raise unavailable(path, error) from None
-        return Report([Finding("store", None, f"{path} cannot be opened ({error})")]), False
+            raise unavailable(shown, error) from None
+        return Report([Finding("store", None, f"{shown} cannot be opened ({error})")]), False
     try:
         try:
-            return _read(conn, path), immutable
+            return _read(conn, shown), immutable
         except UnicodeDecodeError as error:
             raise undecoded(error) from None
     except sqlite3.DatabaseError as error:
         if is_unavailable(error):
-            raise unavailable(path, error) from None
-        said = f"{path} cannot be read as a store ({error})"
+            raise unavailable(shown, error) from None
+        said = f"{shown} cannot be read as a store ({error})"
         return Report([Finding("store", None, said)]), immutable
     finally:
         conn.close()
@@ -131,16 +159,9 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
     migrated by the opener; the copy is removed afterwards.  A migration
     that fails raises :class:`~roteiro_memory.errors.Corrupt` naming the
     store at ``path``, as opening it would."""
-    import tempfile
-
-    from roteiro_memory import privatefile
     from roteiro_memory.stores.sqlite.store import RUN_CHECK, SQLiteStore
 
-    try:
-        scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-check-")
-    except OSError as error:
-        raise _no_copy(path, tempfile.gettempdir(), error) from None
-    with scratch as folder:
+    with _private_folder(path, _MIGRATED) as folder:
         copy = os.path.join(folder, "memory.db")
         try:
             privatefile.create(copy)
@@ -152,7 +173,7 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
         except (OSError, sqlite3.Error) as error:
             if isinstance(error, sqlite3.Error) and not is_unavailable(error):
                 raise  # the store's own failure, reported as the check's
-            raise _no_copy(path, folder, error) from None
+            raise _no_copy(path, folder, error, _MIGRATED) from None
         try:
             store = SQLiteStore(copy)
         except Corrupt as error:
@@ -166,9 +187,27 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
             store.close()
 
 
-def _no_copy(path: Path, folder: str, error: Exception) -> StoreUnavailable:
+_MIGRATED = "a store an earlier version wrote is checked as migrated"
+"""Why :func:`_migrated_copy` checks a copy."""
+
+
+@contextlib.contextmanager
+def _private_folder(path: Path, why: str) -> Iterator[str]:
+    """A new private folder for a copy of the store at ``path``, removed
+    afterwards; StoreUnavailable, saying ``why`` a copy is read, when none
+    can be made."""
+    import tempfile
+
+    try:
+        scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-check-")
+    except OSError as error:
+        raise _no_copy(path, tempfile.gettempdir(), error, why) from None
+    with scratch as folder:
+        yield folder
+
+
+def _no_copy(path: Path, folder: str, error: Exception, why: str) -> StoreUnavailable:
     return StoreUnavailable(
-        f"{path}: a store an earlier version wrote is checked as migrated, on a private "
-        f"copy, which cannot be made in {folder} ({error}); set TMPDIR to a folder with "
-        "room for a copy of the store"
+        f"{path}: {why}, on a private copy, which cannot be made in {folder} ({error}); set "
+        "TMPDIR to a folder with room for a copy of the store"
     )

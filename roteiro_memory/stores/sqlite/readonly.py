@@ -28,6 +28,7 @@ __all__ = [
     "Witness",
     "connect",
     "connect_as_found",
+    "logged",
     "reason",
     "unmigratable",
     "unreadable",
@@ -60,11 +61,17 @@ def connect_as_found(path: str) -> tuple[sqlite3.Connection, bool]:
     """:func:`connect`, and whether the file is read as immutable (no lock
     keeps a writer from changing it meanwhile: :func:`witness`)."""
     real = os.path.realpath(path)
-    wal = real + "-wal"
-    logged = os.path.exists(wal) and os.path.getsize(wal) > 0
-    mode = "mode=ro" if logged else "mode=ro&immutable=1"
+    read_log = logged(real)
+    mode = "mode=ro" if read_log else "mode=ro&immutable=1"
     conn = sqlite3.connect(file_uri(real, mode), uri=True, isolation_level=None)
-    return conn, not logged
+    return conn, not read_log
+
+
+def logged(path: str) -> bool:
+    """Whether a write-ahead log holding writes is beside the database at
+    ``path``: it is read through it, never as immutable."""
+    wal = path + "-wal"
+    return os.path.exists(wal) and os.path.getsize(wal) > 0
 
 
 SETTLED_NS = 50_000_000
