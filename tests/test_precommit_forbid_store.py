@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import subprocess
@@ -376,3 +377,56 @@ def test_an_option_that_names_no_file_is_still_an_option(
         main(["--nonsense", "memory.db"])
     assert ended.value.code == 2
     assert "unrecognized arguments: --nonsense" in capsys.readouterr().err
+
+
+def _agent_memory_of_another_tool(path: Path) -> None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE agent_memory (id INTEGER PRIMARY KEY, content TEXT)")
+        conn.execute("INSERT INTO agent_memory (content) VALUES ('hello')")
+        conn.commit()
+
+
+def _database_quoting_the_schema(path: Path) -> None:
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as conn:
+        conn.execute("CREATE TABLE snippets (path TEXT, body TEXT)")
+        conn.execute("INSERT INTO snippets VALUES ('m.py', 'CREATE TABLE agent_memory (id)')")
+        conn.commit()
+
+
+OTHER_TOOLS_FILES = {
+    "another tool's agent_memory table": ("other.db", _agent_memory_of_another_tool),
+    "a database whose rows quote the schema": ("docs.db", _database_quoting_the_schema),
+    "a graph as JSON Lines": (
+        "graph.jsonl",
+        '{"type": "node", "key": "n1", "label": "Alice"}\n{"type": "edge", "from": "n1"}\n',
+    ),
+    "records of another kind": ("records.json", '[{"type": "record", "id": 7, "value": 3.2}]\n'),
+    "a schema with no rows": (
+        "schema.sql",
+        "BEGIN TRANSACTION;\nCREATE TABLE agent_memory (\n  id INTEGER PRIMARY KEY\n);\nCOMMIT;\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OTHER_TOOLS_FILES))
+def test_files_of_other_tools_that_share_a_name_or_shape_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], case: str
+) -> None:
+    """Each was refused as a store, an export or a dump: a table named
+    agent_memory, schema text in a row, a line starting {"type": "node",
+    "key": or a CREATE TABLE with nothing inserted proves nothing."""
+    from roteiro_memory.precommit.check_store import main as check_store
+
+    name, made = OTHER_TOOLS_FILES[case]
+    path = tmp_path / name
+    if isinstance(made, str):
+        path.write_text(made)
+    else:
+        made(path)
+    assert _run(capsys, path) == (0, [])
+    assert check_store([str(path)]) == 0
+    assert capsys.readouterr() == ("", "")

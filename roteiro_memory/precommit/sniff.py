@@ -5,8 +5,9 @@ someone else's database), so every test here reads the file:
 
 * a **store** is an SQLite database (its first 16 bytes are the SQLite header)
   that carries this project's ``PRAGMA application_id`` in its header, or
-  whose schema holds this project's tables: ``agent_memory``, or a
-  ``schema_migrations`` that records one of this project's migrations;
+  whose ``schema_migrations`` records one of this project's migrations (a
+  table named ``agent_memory`` alone is no proof: another tool may name one
+  so), judged by what SQLite reads, never by text its rows may quote;
 * a **companion** is a file named ``DB-wal``, ``DB-shm`` or ``DB-journal``
   beside a store ``DB``, whatever it holds (an empty log, or a shared-memory
   index, carries nothing that names its database);
@@ -18,10 +19,11 @@ someone else's database), so every test here reads the file:
   store's from another database's -- every one is refused (one whose
   frames carry this project's schema is named as a store's);
 * an **export** is JSON Lines whose first record carries the export format's
-  tag, or (its header cut off) is a node, record or cache line of one; or a
-  JSON array of those; in UTF-8 or UTF-16, after any amount of blank space;
-* an **SQL dump** (``iterdump``, ``.dump``) is text that opens a transaction
-  and creates this project's tables;
+  tag, or (its header cut off) is a node, record or cache line of one, with
+  that line's fields and no others; or a JSON array of those; in UTF-8 or
+  UTF-16, after any amount of blank space;
+* an **SQL dump** (``iterdump``, ``.dump``) is text that opens a transaction,
+  creates this project's tables and inserts rows into them;
 * any of these inside a **gzip** file or a **tar** archive (or both) is what
   it wraps.
 
@@ -109,6 +111,14 @@ EXPORT_LINE_PREFIXES = (
 them (a test keeps these in step with :mod:`roteiro_memory.transfer`)."""
 DUMP_OPENINGS = ("BEGIN TRANSACTION;", "PRAGMA foreign_keys=OFF;")
 """How ``Connection.iterdump`` and the sqlite3 shell's ``.dump`` begin."""
+DUMP_INSERTS = tuple(
+    form
+    for table in ("agent_cache", "agent_cache_clock", "agent_memory", "schema_migrations")
+    for form in (f'"{table}"', f"{table} ")
+)
+"""A dump's inserts into this project's tables, quoted (``iterdump``) or not
+(``.dump``): the cache and its clock, written soon after the first tables
+(a dump goes table by table, by name), and the records and migrations."""
 _WRAPPER_DEPTH = 3
 
 
@@ -314,7 +324,8 @@ def store_info(path: Path) -> StoreInfo | None:
             return StoreInfo(frozenset(), (), readable=False)
         return None
     ours = _our_migration_names()
-    if stamped or "agent_memory" in tables or any(name in ours for _, name in migrations):
+    # Not a table's name alone: agent_memory is a name another tool may use.
+    if stamped or any(name in ours for _, name in migrations):
         return StoreInfo(tables, migrations, readable=True)
     if not tables:
         wal = path.with_name(path.name + "-wal")
@@ -374,16 +385,38 @@ def _text(data: bytes) -> str | None:
     return data.decode("utf-8", "replace").lstrip("\ufeff")
 
 
+_LINE_FIELDS_AT_LEAST = 3
+"""Fewest of its type's fields a node, record or cache line must hold: every
+version writes all of them, an older one perhaps fewer than today's."""
+
+
 def _is_export_item(item: object) -> bool:
-    """Whether a JSON value is an export's header, or one of its lines."""
+    """Whether a JSON value is an export's header, or one of its lines: a
+    node, record or cache line holds only its type's fields
+    (:mod:`roteiro_memory.fields`), at least :data:`_LINE_FIELDS_AT_LEAST` of
+    them, the first (its key or id) among them; the trailer holds exactly
+    its three.  Another tool's ``{"type": "node", "key": ..., "label": ...}``
+    is none of these."""
     if not isinstance(item, dict):
         return False
-    import json
-
     tag = item.get(EXPORT_TAG_FIELD)
     if isinstance(tag, str) and tag.startswith(EXPORT_TAG_PREFIX):
         return True
-    return json.dumps(item).startswith(EXPORT_LINE_PREFIXES)
+    from roteiro_memory.fields import CACHE, NODE, RECORD
+
+    kind = item.get("type")
+    if kind == "end":
+        return set(item) == {"type", "counts", "sha256"}
+    specs = {"node": NODE, "record": RECORD, "cache": CACHE}
+    spec = specs.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        return False
+    held = set(item) - {"type"}
+    return (
+        spec[0].name in held
+        and len(held) >= _LINE_FIELDS_AT_LEAST
+        and held <= {field.name for field in spec}
+    )
 
 
 def _export_text(text: str) -> bool:
@@ -399,9 +432,10 @@ def _export_text(text: str) -> bool:
             return _is_export_item(first)  # which writes it again, as deep
         except (ValueError, RecursionError):  # not JSON, or nested past any export
             return False
-    line = text.split("\n", 1)[0].rstrip("\r")
-    if line.startswith(EXPORT_LINE_PREFIXES):
-        return True  # a record line may be longer than what was read
+    line, ended, _ = text.partition("\n")
+    line = line.rstrip("\r")
+    if not ended and line.startswith(EXPORT_LINE_PREFIXES):
+        return True  # a record line longer than what was read: how it begins is all there is
     try:
         return line.startswith("{") and _is_export_item(json.loads(line))
     except (ValueError, RecursionError):
@@ -409,9 +443,15 @@ def _export_text(text: str) -> bool:
 
 
 def _dump_text(text: str) -> bool:
+    """Whether ``text`` opens a dump of a store: a transaction that creates
+    this project's tables and inserts rows into one (a dump writes each
+    table's rows after it; every store holds some, its migrations and its
+    cache clock), so a schema file that only creates them is none."""
     text = text.lstrip(" \t\r\n\ufeff")
-    return text.startswith(DUMP_OPENINGS) and any(
-        signature.decode() in text for signature in SCHEMA_SIGNATURES
+    return (
+        text.startswith(DUMP_OPENINGS)
+        and any(signature.decode() in text for signature in SCHEMA_SIGNATURES)
+        and any(f"INSERT INTO {table}" in text for table in DUMP_INSERTS)
     )
 
 
@@ -504,6 +544,10 @@ def recognise(path: str | os.PathLike[str]) -> Recognised | None:
         detail = f"schema version {info.version}" if info.version is not None else ""
         return Recognised(file, What.STORE, detail)
     found = _inside(_content(file))
+    if found == (What.STORE, ""):
+        # A database (not wrapped) is a store by what SQLite reads of it
+        # (store_info), not by its bytes: its rows may quote a schema.
+        found = None
     if found is not None and found[0] is What.WAL:
         return Recognised(file, *found)
     companion = _companion_of(file)
