@@ -430,3 +430,31 @@ def test_files_of_other_tools_that_share_a_name_or_shape_pass(
     assert _run(capsys, path) == (0, [])
     assert check_store([str(path)]) == 0
     assert capsys.readouterr() == ("", "")
+
+
+def test_an_export_pretty_printed_is_still_an_export(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``jq . export.jsonl``: each object over several lines was passed."""
+    export = plant_export(tmp_path / "export.jsonl", plant_store(tmp_path / "memory.db"))
+    pretty = tmp_path / "pretty.json"
+    pretty.write_text(
+        "\n".join(
+            json.dumps(json.loads(line), indent=2) for line in export.read_text().splitlines()
+        )
+    )
+    status, lines = _run(capsys, pretty)
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith(f"{pretty}: a roteiro-memory export must not be committed")
+
+
+def test_a_socket_is_passed_over_as_a_special_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was 'cannot be read (No such device or address)', a finding."""
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as listening:
+        listening.bind(str(tmp_path / "sock"))
+        assert _run(capsys, tmp_path / "sock") == (0, [])

@@ -199,6 +199,8 @@ def unreadable(path: str | os.PathLike[str]) -> str | None:
     try:
         handle = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as error:
+        if error.errno == errno.ENXIO and _is_socket(path):
+            return None  # a socket opens to no one: a special file, passed over
         return _reason(error)
     try:
         mode = os.fstat(handle).st_mode
@@ -211,6 +213,13 @@ def unreadable(path: str | os.PathLike[str]) -> str | None:
         return _reason(error)
     finally:
         os.close(handle)
+
+
+def _is_socket(path: str | os.PathLike[str]) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _reason(error: OSError) -> str:
@@ -436,8 +445,10 @@ def _export_text(text: str) -> bool:
     line = line.rstrip("\r")
     if not ended and line.startswith(EXPORT_LINE_PREFIXES):
         return True  # a record line longer than what was read: how it begins is all there is
-    try:
-        return line.startswith("{") and _is_export_item(json.loads(line))
+    if not line.startswith("{"):
+        return False
+    try:  # the first object, on its line or over several (pretty-printed: ``jq .``)
+        return _is_export_item(json.JSONDecoder().raw_decode(text)[0])
     except (ValueError, RecursionError):
         return False
 
