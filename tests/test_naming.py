@@ -121,7 +121,7 @@ class _BytesPath(os.PathLike[bytes]):
         ("", "the store path is empty"),
         ("/tmp/a\x00b.db", "holds a NUL character"),
     ],
-    ids=repr,
+    ids=["a path object of bytes", "empty", "a NUL"],
 )
 def test_naming_and_opening_refuse_a_store_path_by_one_rule(db: object, problem: str) -> None:
     """Parsing a name refuses what opening it would: a path object of bytes
