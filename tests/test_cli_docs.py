@@ -9,6 +9,7 @@ import re
 import subprocess
 from pathlib import Path
 
+from roteiro_memory.app import moves
 from roteiro_memory.cli.commands import cache, names
 from roteiro_memory.repo import renames
 
@@ -87,3 +88,5 @@ def test_the_page_names_every_command() -> None:
 def test_the_page_gives_the_history_reanchor_looks_through() -> None:
     text = " ".join(DOC.read_text().split())
     assert f"the last {renames.HISTORY_LOOKED_AT} commits that changed" in text
+    assert moves.HISTORY_READ == 2 * 1024 * 1024
+    assert "only the newest versions that fit in 2 MiB are" in text

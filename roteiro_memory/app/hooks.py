@@ -270,11 +270,14 @@ def _said(state: SessionState, said: Iterable[Recalled], marks: Marks) -> None:
 
 
 def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
-    """The command that settles each drifted or vanished record of ``fresh``
-    which has one (``reanchor --apply`` where its code moved, ``confirm``
-    where it changed: :func:`~roteiro_memory.app.reanchor.proposals`).  A
-    notice without them is still a notice: what cannot be worked out is
-    left out, never a failure of the hook."""
+    """What to do about each drifted or vanished record of ``fresh`` which
+    has something: the command that settles it (``reanchor --apply`` where
+    its code moved, ``confirm`` where it changed:
+    :func:`~roteiro_memory.app.reanchor.proposals`), or, where following its
+    code would read its file's history -- which may take long, and the agent
+    waits on the hook -- the ``reanchor`` that does.  A notice without them
+    is still a notice: what cannot be worked out is left out, never a
+    failure of the hook."""
     stale = [r.record.id for r in fresh if r.record.anchor_state.is_stale]
     if not stale or session.unsynced is not None:
         return {}  # unsynced, the store's graph is not the code's: no proposal holds
@@ -282,9 +285,13 @@ def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
     from roteiro_memory.errors import RoteiroError
 
     try:
-        return proposals(session, stale).remedies()
+        found = proposals(session, stale, history=False)
     except RoteiroError:
         return {}
+    said = {record_id: f"settle it with `{line}`" for record_id, line in found.remedies().items()}
+    for record_id in found.unsearched():
+        said[record_id] = f"see where its code went with `roteiro-memory reanchor {record_id}`"
+    return said
 
 
 def _relative(results: list[Recalled], given: str) -> str:
@@ -304,7 +311,7 @@ def _lines(
     checked: bool = True,
 ) -> tuple[str, list[Recalled]]:
     """The answer about one file -- the records that apply, then those whose
-    code changed (each with the command that settles it, from ``remedies``),
+    code changed (each with what to do about it, from ``remedies``),
     within :data:`FILE_BUDGET`, near-duplicates folded and conflicting
     decisions marked (``marks``), :data:`UNCHECKED` first unless the states
     were ``checked`` -- and the records it shows."""
@@ -335,7 +342,7 @@ def _lines(
             )
             remedy = remedies.get(recalled.record.id)
             if remedy is not None:
-                line += f" -- settle it with `{remedy}`"
+                line += f" -- {remedy}"
             extra = [title] if title is not None and title not in lines else []
             size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
             if used + size > room - 120 - notes:  # room for the closing lines

@@ -19,6 +19,11 @@ What holds:
 * **An empty file identifies nothing**: every empty file has one blob, and
   git pairs any two as a rename, so neither is evidence for a record about one.
 * Git is asked once per tree, and a file of an earlier tree is built once.
+* **Looking back is bounded**: a file anchor's blob is compared with the
+  file's blob in each tree, nothing parsed; a version of a file is parsed
+  once however many trees hold it, and only the newest versions that fit in
+  :data:`HISTORY_READ` bytes are.  Without ``history`` (a hook, which the
+  agent waits on) no history is read at all.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from roteiro_memory.valueclass import valueclass
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
-    from roteiro_memory.repo.renames import Rename
+    from roteiro_memory.repo.renames import Rename, State
     from roteiro_memory.results import GraphNode, MemoryRecord
     from roteiro_memory.store import Store
 
@@ -50,6 +55,9 @@ class Facts:
     before: str | None = None
     checked: bool = True
     """Whether its carriers could be told from copies (:func:`_found`)."""
+    searched: bool = True
+    """False when the tree holding its code was not looked for in history
+    (``read_facts`` without ``history``): the rest is then not all there is."""
 
 
 def blob_family(key: str) -> str | None:
@@ -92,35 +100,94 @@ def _carriers(nodes: Sequence[GraphNode]) -> dict[tuple[str, str], list[str]]:
     return index
 
 
+HISTORY_READ = 2 * 1024 * 1024
+"""How many bytes of a file's earlier versions :func:`_stand_ins` reads
+(parses) looking for a symbol's captured blob: the newest versions that fit."""
+
+
 def _stand_ins(
-    repo: Repo, records: Sequence[MemoryRecord], present: set[str], trees: _TreeGraphs
-) -> dict[int, str]:
+    repo: Repo,
+    records: Sequence[MemoryRecord],
+    present: set[str],
+    trees: _TreeGraphs,
+    graph: Mapping[str, str | None],
+    history: bool = True,
+) -> tuple[dict[int, str], set[int]]:
     """For each of ``records``, a tree git has that holds its code as it
     captured it: its witness when git has that tree, else the newest tree
     of ``HEAD``'s history whose node of the record's anchor has the blob the
     record captured (:func:`~roteiro_memory.repo.renames.trees_holding`) --
     before any later edit or move of that code, and never a tree holding
     only another file of the same path (one the history held before the
-    record's file, which was never committed, say)."""
-    from roteiro_memory.repo import renames
+    record's file, which was never committed, say).
 
-    holding: dict[str, list[str]] = {}
+    What it costs is bounded: a file anchor's blob is the file's, compared
+    with the blob each tree holds; for a symbol, each version of the file is
+    parsed once however many trees hold it, and only the newest versions
+    that fit in :data:`HISTORY_READ` bytes are (:func:`_readable`).  Without
+    ``history`` none is looked for: the ids of the records that would have
+    been looked for come second."""
+    from roteiro_memory.repo import renames
+    from roteiro_memory.repo.languages import FILE_PREFIX
+
+    held: dict[str, list[State]] = {}
+    readable: dict[str, set[str]] = {}
     out = {}
+    skipped = set()
     for record in records:
         assert record.anchor is not None
         if record.tree in present:
             out[record.id] = record.tree
             continue
         parts = anchor_place(record)
-        if parts is None or record.anchor.blob is None:
+        captured = record.anchor.blob
+        if parts is None or captured is None:
+            continue
+        if not history:
+            skipped.add(record.id)
             continue
         path = parts[0]
-        if path not in holding:
-            holding[path] = renames.trees_holding(repo, path)
-        for tree in holding[path]:
-            if trees.blobs(tree, [path]).get(record.anchor.key) == record.anchor.blob:
-                out[record.id] = tree
+        if path not in held:
+            held[path] = renames.trees_holding(repo, path)
+        whole_file = record.anchor.key.startswith(FILE_PREFIX)
+        if not whole_file and path not in readable:
+            readable[path] = _readable(repo, path, held[path], graph)
+        for state in held[path]:
+            if state.blob is None:
+                continue
+            if whole_file:
+                found = state.blob == captured
+            elif state.blob in readable[path]:
+                then = trees.version(state.tree, path, state.blob)
+                found = then.get(record.anchor.key) == captured
+            else:
+                break  # the versions left are older, past what is read
+            if found:
+                out[record.id] = state.tree
                 break
+    return out, skipped
+
+
+def _readable(
+    repo: Repo, path: str, held: Sequence[State], graph: Mapping[str, str | None]
+) -> set[str]:
+    """The versions (blobs) of file ``path`` that :func:`_stand_ins` may
+    parse: the newest of those ``held`` lists whose sizes add up to at most
+    :data:`HISTORY_READ` -- the one the graph holds now is never parsed
+    again, so it costs nothing."""
+    from roteiro_memory.repo import renames
+    from roteiro_memory.repo.languages import file_key
+
+    now = graph.get(file_key(path))
+    versions = list(dict.fromkeys(s.blob for s in held if s.blob is not None and s.blob != now))
+    sizes = renames.blob_sizes(repo, versions)
+    out = {now} if now is not None else set()
+    room = HISTORY_READ
+    for blob in versions:
+        room -= sizes.get(blob, room + 1)
+        if room < 0:
+            break
+        out.add(blob)
     return out
 
 
@@ -133,6 +200,7 @@ class _TreeGraphs:
         self._nodes = nodes
         self._built: dict[str, tuple[set[str], dict[str, str | None]]] = {}
         self._whole: dict[str, dict[str, str | None]] = {}
+        self._versions: dict[tuple[str, str], Mapping[str, str | None]] = {}
 
     def whole(self, tree: str) -> Mapping[str, str | None]:
         """Key -> blob of every node of ``tree`` (its files unchanged since
@@ -142,6 +210,13 @@ class _TreeGraphs:
         if tree not in self._whole:
             self._whole[tree] = tree_graph(self._repo, tree, self._nodes)
         return self._whole[tree]
+
+    def version(self, tree: str, path: str, blob: str) -> Mapping[str, str | None]:
+        """Key -> blob of the nodes of file ``path`` as ``tree`` holds it, at
+        ``blob``: a version of a file held by several trees is built once."""
+        if (path, blob) not in self._versions:
+            self._versions[path, blob] = self.blobs(tree, [path])
+        return self._versions[path, blob]
 
     def blobs(self, tree: str, paths: Sequence[str]) -> Mapping[str, str | None]:
         """Key -> blob of the nodes of ``paths`` in ``tree`` (and of any
@@ -183,10 +258,12 @@ def _moves(
 
 
 def read_facts(
-    repo: Repo, store: Store, records: Sequence[MemoryRecord]
+    repo: Repo, store: Store, records: Sequence[MemoryRecord], *, history: bool = True
 ) -> tuple[str | None, dict[str, str | None], list[Facts]]:
     """The store's witness, its graph (key -> blob) and the facts of each
-    of ``records``, in order; only a vanished anchor has any."""
+    of ``records``, in order; only a vanished anchor has any.  Without
+    ``history`` no file's history is read (:func:`_stand_ins`), and a record
+    whose witness git does not have is not ``searched``."""
     from roteiro_memory.repo import renames
     from roteiro_memory.repo.graph import empty_blob, graph_blobs
     from roteiro_memory.repo.languages import FILE_PREFIX, file_key
@@ -204,7 +281,7 @@ def read_facts(
     now = store.tree()
     present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
     trees = _TreeGraphs(repo, nodes)
-    befores = _stand_ins(repo, vanished, present, trees) if vanished else {}
+    befores, skipped = _stand_ins(repo, vanished, present, trees, graph, history)
     by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
     gone = {}
     for record in vanished:
@@ -220,7 +297,7 @@ def read_facts(
     for record in records:
         carriers, checked = found.get(record.id, ((), True))
         moved, before = moves.get(record.id, (None, None))
-        out.append(Facts(carriers, moved, before, checked))
+        out.append(Facts(carriers, moved, before, checked, record.id not in skipped))
     return now, graph, out
 
 

@@ -127,7 +127,10 @@ class Proposal:
     """What to do about one record: ``action`` (:data:`MOVE`,
     :data:`CONFIRM` or :data:`NONE`); for a move, how sure (``certainty``)
     and the node ``to`` (None when ``ambiguous``) with its ``blob`` now;
-    every node the evidence points at (``candidates``); the ``evidence``."""
+    every node the evidence points at (``candidates``); the ``evidence``.
+    Not ``searched`` (and :data:`NONE`) when where its code went was not
+    worked out: that would have read its file's history (a hook's quick
+    answer), which ``reanchor`` does."""
 
     record: MemoryRecord
     action: str = NONE
@@ -136,6 +139,7 @@ class Proposal:
     blob: str | None = None
     candidates: tuple[str, ...] = ()
     evidence: tuple[Evidence, ...] = ()
+    searched: bool = True
 
     @property
     def movable(self) -> bool:
@@ -167,6 +171,11 @@ class Proposals:
         id (:func:`remedy`): what a notice about a stale record says."""
         found = {p.record.id: remedy(p) for p in self.proposals}
         return {record_id: line for record_id, line in found.items() if line is not None}
+
+    def unsearched(self) -> list[int]:
+        """The ids of the records whose code was not followed (not
+        ``searched``): ``reanchor`` names one to say where it went."""
+        return [p.record.id for p in self.proposals if not p.searched]
 
     def to_json(self) -> Any:
         return {
@@ -445,7 +454,9 @@ def _stale(store: Store) -> list[MemoryRecord]:
     return sorted((r for r in listing.records if r.anchor_state.is_stale), key=lambda r: r.id)
 
 
-def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposals:
+def _gather(
+    session: Session, wanted: Sequence[int], operation: str, history: bool = True
+) -> Proposals:
     store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
     # Proposals are worked out from the store's graph (:func:`read_facts`:
@@ -453,9 +464,11 @@ def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposal
     # takes no sync is read as last synced, the warning saying so.
     session.sync(stored=True)
     records = _named(store, wanted, operation) if wanted else _stale(store)
-    tree, graph, facts = read_facts(repo, store, records)
+    tree, graph, facts = read_facts(repo, store, records, history=history)
     found = [
         propose(record, graph, f.carriers, f.moved, f.before, checked=f.checked)
+        if f.searched
+        else Proposal(record, searched=False)
         for record, f in zip(records, facts, strict=True)
     ]
     return Proposals(tree, tuple(found))
@@ -464,12 +477,14 @@ def _gather(session: Session, wanted: Sequence[int], operation: str) -> Proposal
 # --- The use cases ----------------------------------------------------------------
 
 
-def proposals(session: Session, ids: Sequence[object] = ()) -> Proposals:
+def proposals(session: Session, ids: Sequence[object] = (), *, history: bool = True) -> Proposals:
     """Where the code of each stale live record is now, with the evidence:
     the records ``ids`` names (any live record; NotFound or
     AlreadySuperseded for one that is not), or every live record whose
-    anchor drifted or vanished.  Writes no record."""
-    return _gather(session, _ids(session, ids), "reanchor")
+    anchor drifted or vanished.  Without ``history`` no file's history is
+    read: a record whose witness tree git does not have is then not
+    ``searched`` (the quick answer a hook gives).  Writes no record."""
+    return _gather(session, _ids(session, ids), "reanchor", history)
 
 
 def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = False) -> Rewritten:

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 __all__ = [
     "HISTORY_LOOKED_AT",
     "Rename",
+    "State",
+    "blob_sizes",
     "parse_renames",
     "present_trees",
     "renames",
@@ -105,19 +107,18 @@ def _rev_tree(repo: Repo, rev: str) -> str | None:
     return text if _is_object_id(text) else None
 
 
-def _holds(repo: Repo, rev: str, path: str) -> bool:
+def _blob_at(repo: Repo, tree: str, path: str) -> str | None:
+    """The blob of file ``path`` in ``tree``; None when it holds none there."""
     out = repo.git(
-        "--literal-pathspecs",
-        "ls-tree",
-        "-z",
-        "--full-tree",
-        "--name-only",
-        rev,
-        "--",
-        path,
-        ok=(0, 128),
+        "--literal-pathspecs", "ls-tree", "-z", "--full-tree", tree, "--", path, ok=(0, 128)
     )
-    return path.encode("utf-8", "surrogateescape") in out.split(b"\0")
+    wanted = path.encode("utf-8", "surrogateescape")
+    for item in out.split(b"\0"):
+        meta, _, name = item.partition(b"\t")
+        fields = meta.split(b" ")
+        if name == wanted and len(fields) == 3 and fields[1] == b"blob":
+            return fields[2].decode("ascii", "replace")
+    return None
 
 
 HISTORY_LOOKED_AT = 50
@@ -125,32 +126,64 @@ HISTORY_LOOKED_AT = 50
 back through for the trees that held it."""
 
 
-def trees_holding(repo: Repo, path: str) -> list[str]:
+@valueclass
+class State:
+    """One state of a file in ``HEAD``'s history: a tree, and the file's blob
+    there (None when the tree does not hold it)."""
+
+    tree: str
+    blob: str | None
+
+
+def trees_holding(repo: Repo, path: str) -> list[State]:
     """The trees of ``HEAD``'s history that held ``path``, newest first, one
-    for each state the file had: ``HEAD``'s own when it holds the path, then
-    the tree just before each of the last :data:`HISTORY_LOOKED_AT` commits
-    that changed it (the one that removed it first, when it is gone).  None
-    when no commit ever held it (or there are no commits).  A tree is listed
-    once however many states it stands for."""
+    for each state the file had, with its blob in each: ``HEAD``'s own when it
+    holds the path, then the tree just before each of the last
+    :data:`HISTORY_LOOKED_AT` commits that changed it (the one that removed
+    it first, when it is gone).  None when no commit ever held it (or there
+    are no commits).  A tree is listed once however many states it stands
+    for.  Git is asked a fixed number of times, and once per tree listed."""
     head = _rev_tree(repo, "HEAD")
     if head is None:
         return []
-    found = [head] if _holds(repo, "HEAD", path) else []
+    trees = [head]
     changed = repo.git(
         "--literal-pathspecs", "rev-list", f"--max-count={HISTORY_LOOKED_AT}", "HEAD", "--", path
     ).split()
-    if not changed:
-        return found
-    # Each one's own parents, asked apart: with a path, rev-list --parents
-    # rewrites them to the previous commit that touched the path, whose tree
-    # misses every commit in between.  A root commit, with none, made the
-    # file from nothing.
-    listed = repo.git("log", "--no-walk=unsorted", "--format=%P", *(c.decode() for c in changed))
-    parents = [ids[0] for ids in (line.split() for line in listed.splitlines()) if ids]
-    if parents:
-        out = repo.git("rev-parse", *(f"{rev.decode('ascii')}^{{tree}}" for rev in parents))
-        found += [tree for tree in out.decode("ascii", "replace").split() if _is_object_id(tree)]
-    return list(dict.fromkeys(found))
+    if changed:
+        # Each one's own parents, asked apart: with a path, rev-list --parents
+        # rewrites them to the previous commit that touched the path, whose tree
+        # misses every commit in between.  A root commit, with none, made the
+        # file from nothing.
+        listed = repo.git(
+            "log", "--no-walk=unsorted", "--format=%P", *(c.decode() for c in changed)
+        )
+        parents = [ids[0] for ids in (line.split() for line in listed.splitlines()) if ids]
+        if parents:
+            out = repo.git("rev-parse", *(f"{rev.decode('ascii')}^{{tree}}" for rev in parents))
+            listed_trees = out.decode("ascii", "replace").split()
+            trees += [tree for tree in listed_trees if _is_object_id(tree)]
+    found = []
+    for at, tree in enumerate(dict.fromkeys(trees)):
+        blob = _blob_at(repo, tree, path)
+        if at or blob is not None:  # HEAD's own tree only when it holds the path
+            found.append(State(tree, blob))
+    return found
+
+
+def blob_sizes(repo: Repo, blobs: Iterable[str]) -> dict[str, int]:
+    """The size in bytes of each of ``blobs`` git has, asked in one
+    ``git cat-file --batch-check``."""
+    wanted = sorted({blob for blob in blobs if _is_object_id(blob)})
+    if not wanted:
+        return {}
+    out = repo.git("cat-file", "--batch-check", input=("\n".join(wanted) + "\n").encode())
+    sizes = {}
+    for line in out.decode("ascii", "replace").splitlines():
+        fields = line.split(" ")
+        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+            sizes[fields[0]] = int(fields[2])
+    return sizes
 
 
 def renames(repo: Repo, before: str, after: str | None) -> dict[str, Rename]:

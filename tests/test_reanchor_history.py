@@ -1,0 +1,151 @@
+"""What following a record's code back through its file's history costs and
+finds, in real git repositories, called in-process: each version of a file
+is parsed once, no more of them than :data:`~roteiro_memory.app.moves.HISTORY_READ`
+bytes, a file anchor's by its blob alone, and a hook reads no history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_cli import Repo, use_cases_in
+
+from roteiro_memory.app import hooks, moves, records
+from roteiro_memory.app import reanchor as ra
+from roteiro_memory.app.hookstate import SessionState
+from roteiro_memory.app.session import Session
+from roteiro_memory.repo import nodes, renames
+
+PATH = "big.py"
+
+
+def _source(version: int, *, f: str | None = "return 'f'") -> str:
+    """The file at one of its versions: ``f`` (whose body is ``f``, unless
+    None) and a few others, one of which says which version it is."""
+    head = f"def f():\n    {f}\n\n\n" if f is not None else ""
+    rest = "".join(f"def g{i}():\n    return {i}\n\n\n" for i in range(40))
+    return f"{head}{rest}def version():\n    return {version}\n"
+
+
+def _parsed(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The sources of :data:`PATH` parsed from now on, in order."""
+    seen: list[bytes] = []
+    parse = nodes.file_symbols
+
+    def counted(path: str, source: bytes, object_format: str = "sha1") -> object:
+        if path == PATH:
+            seen.append(source)
+        return parse(path, source, object_format)
+
+    monkeypatch.setattr(nodes, "file_symbols", counted)
+    return seen
+
+
+def _written_mid_edit(repo: Repo, versions: list[int], anchor: str) -> int:
+    """A record on ``anchor`` written on an edit of ``f`` never committed,
+    after the file was committed at each of ``versions``; then ``f`` (or,
+    for the file's anchor, the file) is removed and that committed."""
+    for step, version in enumerate(versions):
+        repo.write(PATH, _source(version))
+        repo.write("step.txt", f"{step}\n")  # each tree another, whatever the file holds
+        repo.commit(f"version {version}")
+    repo.write(PATH, _source(versions[-1], f="return 100"))
+    record = records.remember(Session(), "lesson", "f noted mid-edit", anchor=anchor).record
+    if anchor == PATH:
+        (repo.root / PATH).unlink()
+    else:
+        repo.write(PATH, _source(versions[-1], f=None))
+    repo.commit("drop it")
+    Session().sync()  # the file as it is now is parsed here, once
+    return record.id
+
+
+def test_each_version_of_a_file_is_parsed_once_looking_back_for_code_never_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file went back and forth between two versions: the trees before
+    each change hold one of the two, and each is parsed once, not once a tree."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, [1, 2] * 5, f"{PATH}::f")
+    parsed = _parsed(monkeypatch)
+    (proposal,) = ra.proposals(Session(), [lesson]).proposals
+    assert proposal.action == ra.NONE
+    assert len(parsed) == len(set(parsed)) <= 2
+    assert set(parsed) <= {_source(1).encode(), _source(2).encode()}
+
+
+def test_a_files_past_versions_are_read_no_further_than_the_history_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ten versions of the file, none holding the record's code: only the
+    newest that fit in the budget are parsed, whatever the history holds."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, list(range(10)), f"{PATH}::f")
+    size = len(_source(1).encode())
+    monkeypatch.setattr(moves, "HISTORY_READ", 3 * size, raising=False)
+    parsed = _parsed(monkeypatch)
+    (proposal,) = ra.proposals(Session(), [lesson]).proposals
+    assert proposal.action == ra.NONE
+    assert sum(len(source) for source in parsed) <= 3 * size
+    assert parsed == [_source(9).encode(), _source(8).encode(), _source(7).encode()]
+
+
+def test_a_file_anchor_is_looked_for_in_history_by_its_blob_without_parsing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, list(range(10)), PATH)
+    parsed = _parsed(monkeypatch)
+    (proposal,) = ra.proposals(Session(), [lesson]).proposals
+    assert proposal.action == ra.NONE
+    assert parsed == []
+
+
+def test_a_stand_in_within_the_budget_is_still_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The code the record captured was committed, then edited and renamed:
+    the tree holding it is found, and the rename followed from it."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    repo.write(PATH, _source(1))
+    repo.commit("version 1")
+    repo.write("notes.txt", "untracked\n")  # the witness is no git object
+    lesson = records.remember(Session(), "lesson", "about f", anchor=f"{PATH}::f").record
+    repo.write(PATH, _source(1, f="return 2"))
+    repo.commit("f")
+    for version in range(2, 6):
+        repo.write(PATH, _source(version, f="return 2"))
+        repo.commit(f"version {version}")
+    repo.git("mv", PATH, "moved.py")
+    repo.commit("move")
+    (proposal,) = ra.proposals(Session(), [lesson.id]).proposals
+    assert (proposal.certainty, proposal.to) == ("likely", "py:moved.py::f")
+
+
+def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent waits on the hook: a record whose witness git does not have
+    is not followed back through its file's history there; the notice names
+    the ``reanchor`` that does, and ``reanchor`` still follows it."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, [1, 2], f"{PATH}::f")
+    looked: list[str] = []
+    holding = renames.trees_holding
+
+    def counted(repo: object, path: str) -> object:
+        looked.append(path)
+        return holding(repo, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(renames, "trees_holding", counted)
+    event = hooks.Event(
+        "PreToolUse", "s1", cwd=str(repo.root), tool="Read", path=str(repo.root / PATH)
+    )
+    answer = hooks.respond(Session(), event, SessionState(), None)
+    text = answer["hookSpecificOutput"]["additionalContext"]
+    assert looked == []
+    assert text.splitlines()[2].endswith(
+        f"-- see where its code went with `roteiro-memory reanchor {lesson}`"
+    )
+    ra.proposals(Session(), [lesson])
+    assert looked == [PATH]
