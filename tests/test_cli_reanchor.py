@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -242,19 +243,60 @@ def test_an_empty_file_identifies_nothing(repo: Repo, paired: bool) -> None:
     assert (proposal["action"], proposal["to"], proposal["evidence"]) == ("none", None, [])
 
 
+def _commit_earlier(repo: Repo, message: str) -> None:
+    """Commit, dated an hour ago: well before anything written after it."""
+    repo.env["GIT_COMMITTER_DATE"] = f"@{int(time.time()) - 3600} +0000"
+    try:
+        repo.commit(message)
+    finally:
+        del repo.env["GIT_COMMITTER_DATE"]
+
+
 def test_history_of_another_file_at_the_path_is_no_rename_evidence(repo: Repo) -> None:
     """A record about a file never committed has a witness git never wrote;
-    the history's file of that path, renamed away before, is another file
-    (its node never had the record's blob), so its rename says nothing."""
+    the history's file of that path, renamed away before the record was
+    written, is another file (its node never had the record's blob), so its
+    rename says nothing."""
     repo.write("util.py", 'def f():\n    return "old"\n')
-    repo.commit("old util")
+    _commit_earlier(repo, "old util")
     repo.git("mv", "util.py", "legacy_util.py")
-    repo.commit("retire util")
+    _commit_earlier(repo, "retire util")
     repo.write("util.py", 'def f():\n    return "new, unrelated"\n')
     lesson = repo.add("the new f must not block", "util.py::f")
     (repo.root / "util.py").unlink()
     proposal = _proposal(repo, lesson)
     assert (proposal["action"], proposal["to"], proposal["evidence"]) == ("none", None, [])
+
+
+def test_a_record_on_an_edit_never_committed_follows_its_file_through_a_rename(
+    repo: Repo,
+) -> None:
+    """Written mid-edit, a record captured code no tree holds; its file's
+    rename is still looked for, from the tree holding the file when it was
+    written, and proposed as for a record written on the committed code."""
+    path, source, symbol, (was, edit) = LANGUAGES["typescript function"]
+    committed = repo.add("committed state", f"{path}::{symbol}")
+    repo.write(path, source.replace(was, edit))
+    mid_edit = repo.add("uncommitted state", f"{path}::{symbol}")
+    repo.write(path, source.replace(was, edit + " + 1"))
+    repo.commit("edit")
+    repo.git("mv", path, _moved(path))
+    repo.commit("move")
+    found = {p["record"]["id"]: p for p in _listed(repo)}
+    before = repo.git("rev-parse", "HEAD~2^{tree}").strip()
+    for lesson in (committed, mid_edit):
+        proposal = found[lesson]
+        assert (proposal["certainty"], proposal["to"]) == (
+            "likely",
+            f"ts:{_moved(path)}::{symbol}",
+        ), lesson
+        assert [e["kind"] for e in proposal["evidence"]] == ["rename", "symbol"]
+        assert [e["before"] for e in proposal["evidence"][:1]] == [before]
+    assert found[committed]["evidence"] == found[mid_edit]["evidence"]
+    written = repo.json("reanchor", "--apply", str(mid_edit))["written"]
+    assert [(w["supersedes"], w["record"]["anchor_state"]) for w in written] == [
+        (mid_edit, "valid")
+    ]
 
 
 @pytest.mark.parametrize("change", ["edited then renamed", "moved to another file"])

@@ -15,7 +15,10 @@ What holds:
   tree; else the newest tree of ``HEAD``'s history whose node of the
   record's anchor has the blob it captured, looking back through the commits
   that changed its file -- so before any later edit or move of that code,
-  and never a tree holding only another file of the same path.
+  and never a tree holding only another file of the same path.  With no
+  such tree (the record was written on an edit never committed as it was),
+  its file's rename is still looked for, from the tree holding the file
+  when the record was written, by the clock (:func:`_base`).
 * **An empty file identifies nothing**: every empty file has one blob, and
   git pairs any two as a rename, so neither is evidence for a record about one.
 * Git is asked once per tree, and a file of an earlier tree is built once.
@@ -112,7 +115,7 @@ def _stand_ins(
     trees: _TreeGraphs,
     graph: Mapping[str, str | None],
     history: bool = True,
-) -> tuple[dict[int, str], set[int]]:
+) -> tuple[dict[int, str], dict[int, str], set[int]]:
     """For each of ``records``, a tree git has that holds its code as it
     captured it: its witness when git has that tree, else the newest tree
     of ``HEAD``'s history whose node of the record's anchor has the blob the
@@ -124,15 +127,20 @@ def _stand_ins(
     What it costs is bounded: a file anchor's blob is the file's, compared
     with the blob each tree holds; for a symbol, each version of the file is
     parsed once however many trees hold it, and only the newest versions
-    that fit in :data:`HISTORY_READ` bytes are (:func:`_readable`).  Without
-    ``history`` none is looked for: the ids of the records that would have
-    been looked for come second."""
+    that fit in :data:`HISTORY_READ` bytes are (:func:`_readable`).
+
+    Second, for each record no tree holds the code of (it was written on an
+    edit never committed as it was), the tree holding its file when it was
+    written, which its file's rename is looked for from (:func:`_base`).
+    Without ``history`` nothing is looked for: the ids of the records that
+    would have been come third."""
     from roteiro_memory.repo import renames
     from roteiro_memory.repo.languages import FILE_PREFIX
 
     held: dict[str, list[State]] = {}
     readable: dict[str, set[str]] = {}
     out = {}
+    based = {}
     skipped = set()
     for record in records:
         assert record.anchor is not None
@@ -165,7 +173,32 @@ def _stand_ins(
             if found:
                 out[record.id] = state.tree
                 break
-    return out, skipped
+        if record.id not in out and (base := _base(held[path], record)) is not None:
+            based[record.id] = base
+    return out, based, skipped
+
+
+def _base(held: Sequence[State], record: MemoryRecord) -> str | None:
+    """The tree of ``held`` (newest first) that holds the record's file as
+    it was when the record was written, by the clock: the oldest whose state
+    lasted until then -- ``HEAD``'s own, or one the commit that changed the
+    file next was made no earlier than the record (to the second) -- and so
+    never a file of the path that was renamed away, or removed, before.
+    None when none did, or the record's time cannot be read."""
+    from datetime import UTC, datetime
+
+    try:
+        written = datetime.fromisoformat(record.created_at).replace(tzinfo=UTC)
+    except ValueError:
+        return None
+    at = int(written.timestamp())
+    base = None
+    for state in held:
+        if state.ended is not None and state.ended < at:
+            break
+        if state.blob is not None:
+            base = state.tree
+    return base
 
 
 def _readable(
@@ -281,14 +314,14 @@ def read_facts(
     now = store.tree()
     present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
     trees = _TreeGraphs(repo, nodes)
-    befores, skipped = _stand_ins(repo, vanished, present, trees, graph, history)
+    befores, based, skipped = _stand_ins(repo, vanished, present, trees, graph, history)
     by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
     gone = {}
     for record in vanished:
         parts = anchor_place(record)
         if parts is not None and file_key(parts[0]) not in graph:
             gone[record.id] = parts[0]
-    moves = _moves(repo, gone, befores, now, present) if gone else {}
+    moves = _moves(repo, gone, {**based, **befores}, now, present) if gone else {}
     path_of = {node.key: node.path for node in nodes}
     found = {
         record.id: _found(record, by_blob, befores, trees, graph, path_of) for record in vanished

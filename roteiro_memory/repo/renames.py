@@ -128,11 +128,14 @@ back through for the trees that held it."""
 
 @valueclass
 class State:
-    """One state of a file in ``HEAD``'s history: a tree, and the file's blob
-    there (None when the tree does not hold it)."""
+    """One state of a file in ``HEAD``'s history: a tree, the file's blob
+    there (None when the tree does not hold it), and when the state ended:
+    the committer time (seconds since the epoch) of the commit that changed
+    the file next, None for ``HEAD``'s own."""
 
     tree: str
     blob: str | None
+    ended: int | None = None
 
 
 def trees_holding(repo: Repo, path: str) -> list[State]:
@@ -147,6 +150,7 @@ def trees_holding(repo: Repo, path: str) -> list[State]:
     if head is None:
         return []
     trees = [head]
+    ended: dict[str, int] = {}
     changed = repo.git(
         "--literal-pathspecs", "rev-list", f"--max-count={HISTORY_LOOKED_AT}", "HEAD", "--", path
     ).split()
@@ -156,18 +160,22 @@ def trees_holding(repo: Repo, path: str) -> list[State]:
         # misses every commit in between.  A root commit, with none, made the
         # file from nothing.
         listed = repo.git(
-            "log", "--no-walk=unsorted", "--format=%P", *(c.decode() for c in changed)
+            "log", "--no-walk=unsorted", "--format=%ct %P", *(c.decode() for c in changed)
         )
-        parents = [ids[0] for ids in (line.split() for line in listed.splitlines()) if ids]
+        lines = [line.split() for line in listed.decode("ascii", "replace").splitlines()]
+        parents = [(int(ids[0]), ids[1]) for ids in lines if len(ids) > 1 and ids[0].isdigit()]
         if parents:
-            out = repo.git("rev-parse", *(f"{rev.decode('ascii')}^{{tree}}" for rev in parents))
+            out = repo.git("rev-parse", *(f"{rev}^{{tree}}" for _, rev in parents))
             listed_trees = out.decode("ascii", "replace").split()
-            trees += [tree for tree in listed_trees if _is_object_id(tree)]
+            for (time, _), tree in zip(parents, listed_trees, strict=True):
+                if _is_object_id(tree):
+                    trees.append(tree)
+                    ended.setdefault(tree, time)
     found = []
     for at, tree in enumerate(dict.fromkeys(trees)):
         blob = _blob_at(repo, tree, path)
         if at or blob is not None:  # HEAD's own tree only when it holds the path
-            found.append(State(tree, blob))
+            found.append(State(tree, blob, ended.get(tree) if at else None))
     return found
 
 
