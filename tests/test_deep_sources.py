@@ -79,7 +79,8 @@ def _both_walks(path: str, source: bytes) -> tuple[list[object], list[object]]:
     root = treesitter._parser(language, path).parse(source).root_node
     assert not root.has_error
     rules = RULES[language.name]
-    return list(treesitter._walk(root, rules)), list(_recursive_walk(root, "", "", rules, False))
+    walked = [found[:4] for found in treesitter._walk(root, rules)]
+    return walked, list(_recursive_walk(root, "", "", rules, False))
 
 
 @pytest.mark.parametrize(

@@ -368,3 +368,72 @@ def test_moving_a_definition_keeps_its_blob() -> None:
     first = b"function a() { return 1; }\n\nfunction b() { return 2; }\n"
     moved = b"function b() { return 2; }\n\n// moved\nfunction a() { return 1; }\n"
     assert _blobs("m.js", first) == _blobs("m.js", moved)
+
+
+_AMONG_DECORATORS = {
+    "rust doc comment after an attribute": (
+        "lib.rs",
+        "#[inline]\n{c}pub fn f() -> u8 {{ 1 }}\n",
+        ("/// Does f.\n", "/// Does f, better.\n", "// plain\n"),
+    ),
+    "rust comment after an attribute on its line": (
+        "lib.rs",
+        "#[inline]{c}\npub fn f() -> u8 {{ 1 }}\n",
+        (" // why", " /* why */"),
+    ),
+    "rust comment between attributes": (
+        "lib.rs",
+        "#[inline]\n{c}#[must_use]\npub fn f() -> u8 {{ 1 }}\n",
+        ("/* block */\n", "/// doc\n", "    // indented\n"),
+    ),
+    "typescript doc comment after a method decorator": (
+        "web/a.ts",
+        "class A {{\n  @Log()\n{c}  stop() {{}}\n}}\n",
+        ("  /** Stops. */\n", "  /** Stops it all. */\n", "  // plain\n  // two\n"),
+    ),
+    "typescript comment after a class decorator": (
+        "web/a.ts",
+        "@Component()\n{c}export class B {{}}\n",
+        ("/** B. */\n", "// b\n"),
+    ),
+    "typescript comment inside the decorated class's head": (
+        "web/a.ts",
+        "@Component() {c}class C {{}}\n",
+        ("/* c */ ", "/** doc */ "),
+    ),
+    "java comment among annotations and modifiers": (
+        "src/A.java",
+        "class A {{\n  @Override\n{c}  public void f() {{}}\n}}\n",
+        ("  // why\n", "  /** Does f. */\n"),
+    ),
+    "python comment between decorator and def": (
+        "a.py",
+        "class A:\n    @property\n{c}    def f(self):\n        return 1\n",
+        ("    # why\n", "    # why\n    # and more\n"),
+    ),
+    "python comment after a decorator on its line": (
+        "a.py",
+        "@cache{c}\ndef f():\n    return 1\n",
+        ("  # why", "  # '#' in it"),
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("path", "template", "comments"), _AMONG_DECORATORS.values(), ids=_AMONG_DECORATORS.keys()
+)
+def test_a_comment_among_a_definitions_decorators_or_attributes_is_no_part_of_its_text(
+    path: str, template: str, comments: tuple[str, ...]
+) -> None:
+    """Comments, doc comments included, are no part of a definition's text
+    wherever they sit among its leading decorators or attributes: adding,
+    editing or removing one drifts nothing -- while the decorators and
+    attributes themselves still count."""
+    bare = _blobs(path, template.format(c="").encode())
+    symbol = max(bare, key=len)
+    for comment in comments:
+        assert _blobs(path, template.format(c=comment).encode())[symbol] == bare[symbol], comment
+    edited = template.replace("@Log()", "@Log(1)").replace("#[inline]", "#[cold]")
+    edited = edited.replace("@Component()", "@Component(1)").replace("@Override", "@Deprecated")
+    edited = edited.replace("@property", "@cached").replace("@cache", "@lru")
+    assert _blobs(path, edited.format(c="").encode())[symbol] != bare[symbol]

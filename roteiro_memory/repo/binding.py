@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from roteiro_memory.valueclass import valueclass
 
-__all__ = ["IMPL", "Definition", "bind", "blob_id"]
+__all__ = ["IMPL", "Definition", "bind", "blob_id", "uncommented"]
 
 IMPL = "impl"
 """The kind of a block that implements a type declared elsewhere (Rust's
@@ -60,3 +60,38 @@ def bind(found: Iterable[tuple[str, str, bytes]], object_format: str = "sha1") -
         Definition(name, kinds[name], blob_id(b"\n".join(texts[name]), object_format))
         for name in sorted(texts)
     ]
+
+
+_BLANK = b" \t"
+_EOL = b"\r\n"
+
+
+def uncommented(source: bytes, start: int, end: int, comments: Iterable[tuple[int, int]]) -> bytes:
+    """``source[start:end]`` without the comments at the byte ranges
+    ``comments`` (inside it, in order): a comment alone on its lines goes
+    with them, one beginning a line with the blanks after it, any other with
+    the blanks before it -- so a definition's text with a comment among its
+    decorators or attributes is what it is without one.  The one rule for
+    every language: comments are no part of a definition's text there."""
+    out = []
+    at = start
+    for first, last in comments:
+        while last > first and source[last - 1] in _EOL:
+            last -= 1  # a line comment that holds its line's end leaves it
+        before = first
+        while before > at and source[before - 1] in _BLANK:
+            before -= 1
+        after = last
+        while after < end and source[after] in _BLANK:
+            after += 1
+        begins = before == 0 or source[before - 1] in _EOL
+        if begins and (after == end or source[after] in _EOL):
+            cut = (before, after + (2 if source[after : after + 2] == b"\r\n" else 1))
+        elif begins:
+            cut = (first, after)
+        else:
+            cut = (before, last)
+        out.append(source[at : cut[0]])
+        at = min(max(cut[1], at), end)
+    out.append(source[at:end])
+    return b"".join(out)

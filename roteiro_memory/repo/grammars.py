@@ -73,8 +73,10 @@ class Rules:
     """Node types walked through only as a definition's own part (the arrow
     function a ``const`` is bound to), never on their own."""
     leading: frozenset[str] = frozenset()
-    """Node types that belong to the definition right after them, comments
-    between them allowed (decorators, attributes)."""
+    """Node types that belong to the definition right after them, or that
+    its own node begins with, comments among them allowed but no part of
+    its text (decorators, attributes, Java's modifiers holding its
+    annotations)."""
     namers: Mapping[str, Namer] = {}
     """Node types named otherwise than by their ``name`` field."""
 
@@ -291,6 +293,7 @@ JAVA = Rules(
             "constructor_body",
         }
     ),
+    leading=frozenset({"modifiers"}),
 )
 
 RULES: Mapping[str, Rules] = {

@@ -6,7 +6,9 @@ rule for a name bound twice are :mod:`.binding`'s, shared by every language.
 
 A Python definition's text runs from its first decorator (a decorator changes
 behaviour, so it belongs to the definition) to the end of its last statement,
-exactly as written.  Qualified names nest with dots through classes and
+exactly as written but for the comments among its decorators, which are no
+part of it (:func:`~roteiro_memory.repo.binding.uncommented`, as in every
+language).  Qualified names nest with dots through classes and
 functions alike: ``Outer.Inner.method`` and, for a function defined inside
 another, ``f.inner`` (no ``<locals>`` segment).  Definitions under
 ``if``/``try``/``with``/loops count at the level they are bound.  When one name
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from roteiro_memory.errors import SymbolError, SymbolsUnavailable
-from roteiro_memory.repo.binding import Definition, bind, blob_id
+from roteiro_memory.repo.binding import Definition, bind, blob_id, uncommented
 from roteiro_memory.repo.languages import PYTHON, described, language_of
 
 TYPE_CHECKING = False
@@ -85,7 +87,40 @@ def _text(lines: list[bytes], node: _DefNode) -> bytes:
     parts = [lines[start_line - 1][start_col:]]
     parts.extend(lines[start_line : end_line - 1])
     parts.append(lines[end_line - 1][:end_col])
-    return b"".join(parts)
+    text = b"".join(parts)
+    if node.decorator_list:  # on lines of their own, before the def's
+        head = len(b"".join(parts[: node.lineno - start_line]))
+        head += len(lines[node.lineno - 1][: node.col_offset])
+        comments = _comments(text[:head])
+        if comments:
+            return uncommented(text, 0, len(text), comments)
+    return text
+
+
+def _comments(head: bytes) -> list[tuple[int, int]]:
+    """The byte ranges of the comments in ``head``, a definition's
+    decorators up to its ``def`` or ``class``, as Python's tokenizer finds
+    them (a ``#`` in a string is none); none when it cannot read them."""
+    if b"#" not in head:
+        return []
+    import io
+    import tokenize
+
+    text = head.decode("utf-8")
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line.encode("utf-8")))
+    rows = text.splitlines(keepends=True)
+    found = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                row, col = token.start
+                at = starts[row - 1] + len(rows[row - 1][:col].encode("utf-8"))
+                found.append((at, at + len(token.string.encode("utf-8"))))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return found
 
 
 def _walk(body: list[ast.stmt], prefix: str, in_class: bool) -> Iterator[tuple[str, str, _DefNode]]:

@@ -5,7 +5,9 @@ grammar at a time, the first time a file of that grammar is read.  What a
 definition is in each language is :mod:`.grammars`'s; here the tree is
 walked by those rules and each definition's text cut from the source: the
 bytes of its syntax node, from the first decorator or attribute that belongs
-to it, exactly as written (:mod:`.binding` hashes them).
+to it, exactly as written but for the comments among those, which
+:func:`~roteiro_memory.repo.binding.uncommented` leaves out (:mod:`.binding`
+hashes the rest).
 
 A tree with a syntax error is a :class:`~roteiro_memory.errors.SymbolError`
 naming the line of the first error, as a Python file that does not parse is:
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from roteiro_memory.errors import SymbolError, SymbolsUnavailable
-from roteiro_memory.repo.binding import Definition, bind
+from roteiro_memory.repo.binding import Definition, bind, uncommented
 from roteiro_memory.repo.grammars import RULES, TYPE_KINDS, Rules
 from roteiro_memory.repo.languages import SYMBOLS_EXTRA, Language
 
@@ -87,15 +89,22 @@ def definitions(
     if root.has_error:
         raise SymbolError(_first_error(root))
     found = (
-        (qualname, kind, source[start:end])
-        for qualname, kind, start, end in _walk(root, RULES[language.name])
+        (
+            qualname,
+            kind,
+            uncommented(source, start, end, comments) if comments else source[start:end],
+        )
+        for qualname, kind, start, end, comments in _walk(root, RULES[language.name])
     )
     return bind(found, object_format)
 
 
-def _walk(root: Node, rules: Rules) -> Iterator[tuple[str, str, int, int]]:
-    """``(qualname, kind, start, end)`` of every definition bound in
-    ``root``, depth first in source order.
+def _walk(
+    root: Node, rules: Rules
+) -> Iterator[tuple[str, str, int, int, tuple[tuple[int, int], ...]]]:
+    """``(qualname, kind, start, end, comments)`` of every definition bound
+    in ``root``, depth first in source order: ``comments`` are those among
+    its decorators or attributes, no part of its text.
 
     Iterative, with a stack of the child lists being walked, so a file nested
     thousands of levels deep (generated code, or one planted to crash a sync)
@@ -119,24 +128,50 @@ def _walk(root: Node, rules: Rules) -> Iterator[tuple[str, str, int, int]]:
         if kind == "function" and outer in TYPE_KINDS:
             kind = "method"
         qualname = f"{prefix}{name}"
-        yield qualname, kind, _start(children, at, rules), child.end_byte
+        start, comments = _start(children, at, rules)
+        yield qualname, kind, start, child.end_byte, comments
         stack.append((child.named_children, 0, f"{qualname}.", kind, True))
 
 
-def _start(siblings: list[Node], at: int, rules: Rules) -> int:
-    """Where the text of the definition ``siblings[at]`` starts: at the first
-    of the decorators or attributes right before it (comments between them
-    allowed).  Read from the list of named siblings the walk holds, not
-    asked of the node: tree-sitter finds a node's sibling through its
-    parent, from the root down, which costs a step per level of nesting."""
-    start = siblings[at].start_byte
+def _start(siblings: list[Node], at: int, rules: Rules) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """Where the text of the definition ``siblings[at]`` starts -- at the
+    first of the decorators or attributes right before it (comments between
+    them allowed) -- and the comments among those, before it or at the head
+    of its own node (:func:`_head_comments`), which are no part of it.
+    Read from the list of named siblings the walk holds, not asked of the
+    node: tree-sitter finds a node's sibling through its parent, from the
+    root down, which costs a step per level of nesting."""
+    node = siblings[at]
+    start = node.start_byte
+    between: list[tuple[int, int]] = []
     for index in range(at - 1, -1, -1):
         before = siblings[index]
         if before.type in rules.leading:
             start = before.start_byte
-        elif before.type not in _COMMENTS:
+        elif before.type in _COMMENTS:
+            between.append((before.start_byte, before.end_byte))
+        else:
             break
-    return start
+    comments = tuple(c for c in reversed(between) if c[0] > start)
+    return start, comments + _head_comments(node, rules)
+
+
+def _head_comments(node: Node, rules: Rules) -> tuple[tuple[int, int], ...]:
+    """The comments among the decorators, attributes or modifiers a
+    definition's own node begins with (TypeScript's ``@D() /* c */ class``,
+    Java's ``@Override // c`` in its ``modifiers``), and in those."""
+    first = node.child(0)
+    if first is None or first.type not in rules.leading:
+        return ()
+    found = []
+    for child in node.children:
+        if child.type in _COMMENTS:
+            found.append((child.start_byte, child.end_byte))
+        elif child.type in rules.leading:
+            found += [(c.start_byte, c.end_byte) for c in child.children if c.type in _COMMENTS]
+        else:
+            break
+    return tuple(found)
 
 
 def _first_error(root: Node) -> str:
