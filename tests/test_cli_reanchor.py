@@ -15,6 +15,8 @@ import pytest
 from test_cli import RETRY, Repo
 from test_cli_symbols import CASES as SYMBOL_CASES
 
+from roteiro_memory.terminal import printable
+
 LANGUAGES = {
     "python function": ("src/app/retry.py", RETRY, "jitter", ("value * 1.1", "value * 1.2")),
     **{
@@ -490,3 +492,25 @@ def test_reanchor_json_shows_a_name_that_is_not_utf8_as_valid_utf8(tmp_path: Pat
     (evidence,) = json.loads(out)["result"]["proposals"][0]["evidence"]
     assert (evidence["from"], evidence["to"]) == ("a.py", "b\ufffd.py")
     assert "\\udcff" not in out
+
+
+def test_every_cell_of_the_reanchor_table_is_one_line(tmp_path: Path) -> None:
+    """A path holding a newline, renamed: git's rename in the evidence shows
+    it escaped, as the command line shows control characters, and every row
+    stays one line."""
+    weird = "weird\nname.py"
+    repo = Repo.committed(tmp_path / "r", {weird: "def f():\n    return 1\n"})
+    on_file = repo.add("the weird file", weird)
+    on_symbol = repo.add("f stays pure", f"{weird}::f")
+    repo.git("mv", weird, "w2.py")
+    repo.commit("move")
+    done = repo.run("reanchor")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 4, lines  # the header, a row a record, the summary
+    rows = {int(line.split()[0]): line for line in lines[1:3]}
+    assert set(rows) == {on_file, on_symbol}
+    shown = printable(weird, one_line=True)
+    assert shown == "weird\\x0aname.py"
+    for row in rows.values():
+        assert f"git: {shown} -> w2.py (100%)" in row, row

@@ -76,7 +76,11 @@ def _table(found: Proposals) -> str:
     from roteiro_memory.app.reanchor import CERTAIN, evidence_text, proposal_text
     from roteiro_memory.cli import render
 
-    label, quote = render.anchor_label, render.printable
+    def quote(path: str) -> str:
+        """A path git gave, on the row's one line: a newline in it escaped."""
+        return render.printable(path, one_line=True)
+
+    label = render.anchor_label
 
     rows = []
     for proposal in found.proposals:
