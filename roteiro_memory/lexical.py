@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from roteiro_memory import arguments
 from roteiro_memory import semantics as sem
+from roteiro_memory.stemming import STEM_RULES, stem
 from roteiro_memory.valueclass import valueclass
 
 __all__ = [
@@ -86,54 +87,6 @@ STOP_WORDS: frozenset[str] = frozenset(
 """English function words dropped when :attr:`Tokenizer.stop_words` is on.
 Lower-case; a token is compared after folding."""
 
-STEM_RULES: tuple[tuple[str, str], ...] = (
-    ("ies", "y"),
-    ("sses", "ss"),
-    ("ss", "ss"),
-    ("ing", ""),
-    ("ed", ""),
-    ("es", "e"),
-    ("s", ""),
-)
-"""The suffix step of :func:`stem`: the first rule whose suffix ends the word
-is the only one tried, and replaces the suffix when at least :data:`MIN_STEM`
-letters remain.  ``ss`` maps
-to itself so ``class`` keeps its final ``s``."""
-
-MIN_STEM = 3
-"""Fewest letters a stemming step may leave."""
-
-KEEP_DOUBLE = frozenset("lsz")
-"""Doubled final letters that :func:`stem` keeps (``call``, ``pass``, ``buzz``)."""
-
-_VOWELS = frozenset("aeiou")
-
-
-def stem(word: str) -> str:
-    """A light suffix stripper for lower-case ASCII words, in three steps:
-    one :data:`STEM_RULES` suffix, then a doubled final consonant undoubled
-    (``runn`` -> ``run``), then one final ``e`` dropped -- so ``cache``,
-    ``caches``, ``cached`` and ``caching`` all become ``cach``.  Any other
-    token (digits, capitals, non-ASCII, punctuation) is returned unchanged."""
-    if not (word.isascii() and word.isalpha() and word.islower()):
-        return word
-    for suffix, replacement in STEM_RULES:
-        if word.endswith(suffix):
-            shorter = word[: len(word) - len(suffix)] + replacement
-            if len(shorter) >= MIN_STEM:
-                word = shorter
-            break
-    if (
-        len(word) > MIN_STEM
-        and word[-1] == word[-2]
-        and word[-1] not in _VOWELS
-        and word[-1] not in KEEP_DOUBLE
-    ):
-        word = word[:-1]
-    if word.endswith("e") and len(word) - 1 >= MIN_STEM:
-        word = word[:-1]
-    return word
-
 
 def _is_word_char(char: str) -> bool:
     """Letters, marks and numbers (Unicode general categories L*, M*, N*)."""
@@ -170,8 +123,16 @@ CONNECTORS = frozenset("_-")
 ``hook-caller``): they separate terms, and an identifier's joined form is
 kept besides its parts."""
 
-_ASCII_IDENTIFIERS = re.compile("[A-Za-z0-9]+(?:[_-]+[A-Za-z0-9]+)*")
-"""Identifiers in ASCII text: words joined by runs of connectors."""
+_ASCII_PIECES = bytes(
+    b if b < 0x80 and (_is_word_char(chr(b)) or chr(b) in CONNECTORS) else 0x20 for b in range(256)
+)
+"""Keeps ASCII word characters and connectors; any other byte becomes a space."""
+
+
+def _ascii_pieces(text: str) -> list[bytes]:
+    """ASCII ``text``'s runs of word characters and connectors, at C speed:
+    each holds one identifier at most, the run less the connectors at its ends."""
+    return text.encode("ascii").translate(_ASCII_PIECES).split()
 
 
 def _identifiers(text: str) -> list[str]:
@@ -179,7 +140,8 @@ def _identifiers(text: str) -> list[str]:
     and the connectors between them (a connector at either end belongs to no
     identifier), each as it is written."""
     if text.isascii():
-        return _ASCII_IDENTIFIERS.findall(text)
+        ends = "".join(CONNECTORS)
+        return [found for piece in _ascii_pieces(text) if (found := piece.decode().strip(ends))]
     return _identifiers_by_character(text)
 
 
@@ -317,23 +279,29 @@ def _tokenize(tokenizer: Tokenizer) -> Callable[[str], tuple[str, ...]]:
     is worked out once (:func:`_unit_terms`, remembered: a store's words
     repeat far more than they vary) and a text's terms are its pieces' terms
     in order.  ASCII text that is folded and not split by case is
-    lower-cased first: the same terms, from fewer distinct pieces."""
-    memo: dict[str, tuple[str, ...]] = {}
+    lower-cased first: the same terms, from fewer distinct pieces; ASCII text
+    cut into identifiers is cut into :func:`_ascii_pieces` (their bytes) instead."""
+    memo: dict[str | bytes, tuple[str, ...]] = {}
     # Only when no step cuts by case: a digit's cut is before a capital too.
     lower_first = tokenizer.fold_case and not (tokenizer.split_case or tokenizer.split_digits)
+    by_identifier = tokenizer.split_punctuation and tokenizer.keep_joined
 
     def terms(text: str) -> tuple[str, ...]:
         if lower_first and text.isascii():
             text = text.lower()
-        units = _units(text, tokenizer)
+        ascii_pieces = by_identifier and text.isascii()
+        units: list[str] | list[bytes] = (
+            _ascii_pieces(text) if ascii_pieces else _units(text, tokenizer)
+        )
         try:
             return tuple(_flat(map(memo.__getitem__, units)))
         except KeyError:
             if len(memo) > _CHUNK_MEMO:
                 memo.clear()
             for unit in units:
-                if unit not in memo:
-                    memo[unit] = _unit_terms(unit, tokenizer)
+                if unit not in memo:  # a piece's terms are its identifier's
+                    plain = unit.decode() if isinstance(unit, bytes) else unit
+                    memo[unit] = _unit_terms(plain, tokenizer)
             return tuple(_flat(map(memo.__getitem__, units)))
 
     return terms

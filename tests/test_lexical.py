@@ -240,6 +240,24 @@ def test_ascii_identifiers_are_the_ones_read_character_by_character(text: str) -
     assert lexical._identifiers(text) == lexical._identifiers_by_character(text)
 
 
+@given(
+    text=st.text(alphabet=st.characters(max_codepoint=0x7F)) | st.text(alphabet="aB_-- .Z9\n\tx")
+)
+def test_ascii_text_has_the_terms_of_its_identifiers_read_character_by_character(
+    text: str,
+) -> None:
+    # ASCII text is cut into pieces at C speed; its terms must be those of
+    # the identifiers the general rule finds, with the memo cold and warm.
+    tokenizer = lexical.TOKENIZER
+    expected = tuple(
+        term
+        for identifier in lexical._identifiers_by_character(text)
+        for term in lexical._unit_terms(identifier, tokenizer)
+    )
+    assert lexical._tokenize(tokenizer)(text) == expected
+    assert tokenizer.terms(text) == expected
+
+
 @given(text=st.text(alphabet="ab_- .Zé9"))
 def test_an_identifier_is_word_runs_joined_by_connectors(text: str) -> None:
     found = lexical._identifiers_by_character(text)
