@@ -20,31 +20,20 @@ if TYPE_CHECKING:
 
     from roteiro_memory.stores.sql.dialects import Dialect
 
-__all__ = ["SweepRow", "entry_from_row", "record_from_row"]
+__all__ = ["SweepRow", "entry_from_row", "judge_record", "record_from_row"]
 
 
 def record_from_row(d: Dialect, raw: Sequence[Any]) -> MemoryRecord:
     """A record read as :data:`~.columns.RECORD_COLS`, every column of the
-    type this version writes.  A row whose columns all plainly hold their
-    types (all but a damaged store's) is judged by one pass over them; any
-    other is judged column by column, to name what is wrong."""
-    values = d.read_values(raw)
-    if not all(map(operator.contains, _PLAIN_TYPES, map(type, values))):
-        _guard_record(d, raw)
-    record_id = values[_ID]
-    try:
-        kind = sem.parse_kind(values[_KIND])
-    except ValueError as error:
-        raise Corrupt(f"agent_memory row {record_id}: {error}") from None
+    type this version writes (:func:`judge_record`)."""
+    values, kind = _judged(d, raw)
     confidence = values[_CONFIDENCE]
-    if confidence is not None and not 0.0 <= confidence <= 1.0:
-        raise Corrupt(f"agent_memory row {record_id}: confidence {confidence!r} is outside [0, 1]")
     anchor_key, anchor_blob = values[_ANCHOR_KEY], values[_ANCHOR_BLOB]
     anchor = None
     if anchor_key is not None:
         anchor = MemoryAnchor(anchor_key, anchor_blob, values[_ANCHOR_PATH])
     return MemoryRecord(
-        record_id,
+        values[_ID],
         values[_SCOPE],
         kind,
         anchor,
@@ -58,6 +47,31 @@ def record_from_row(d: Dialect, raw: Sequence[Any]) -> MemoryRecord:
         values[_SUPERSEDED_BY],
         values[_SUPERSEDED_AT],
     )
+
+
+def judge_record(d: Dialect, raw: Sequence[Any]) -> None:
+    """Refuse, as :class:`Corrupt`, a row :func:`record_from_row` would
+    refuse, building nothing: what a write reads back before it commits."""
+    _judged(d, raw)
+
+
+def _judged(d: Dialect, raw: Sequence[Any]) -> tuple[Sequence[Any], sem.MemoryKind]:
+    """A row's values and its kind, when its columns are those a read
+    takes; else :class:`Corrupt`.  A row whose columns all plainly hold
+    their types (all but a damaged store's) is judged by one pass over
+    them; any other is judged column by column, to name what is wrong."""
+    values = d.read_values(raw)
+    if not all(map(operator.contains, _PLAIN_TYPES, map(type, values))):
+        _guard_record(d, raw)
+    record_id = values[_ID]
+    try:
+        kind = sem.parse_kind(values[_KIND])
+    except ValueError as error:
+        raise Corrupt(f"agent_memory row {record_id}: {error}") from None
+    confidence = values[_CONFIDENCE]
+    if confidence is not None and not 0.0 <= confidence <= 1.0:
+        raise Corrupt(f"agent_memory row {record_id}: confidence {confidence!r} is outside [0, 1]")
+    return values, kind
 
 
 _PLAIN_TYPES = tuple(

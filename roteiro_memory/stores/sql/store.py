@@ -60,7 +60,7 @@ from roteiro_memory.stores.sql.columns import (
     SWEEP_COLS,
     record_from,
 )
-from roteiro_memory.stores.sql.rows import SweepRow, entry_from_row, record_from_row
+from roteiro_memory.stores.sql.rows import SweepRow, entry_from_row, judge_record, record_from_row
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -306,10 +306,11 @@ class SQLStore(Store):
         with self._atomic() as conn:
             ids = written.insert(conn, d, batch, self._reserve_ids(conn, len(batch)))
             # Read back before COMMIT: a record a read would refuse is never
-            # committed, so an error always means nothing was written.
+            # committed, so an error always means nothing was written (each
+            # row is judged as a read judges it; no record is built).
             sql = f"SELECT {RECORD_COLS}{record_from()} WHERE m.id BETWEEN {d.mark} AND {d.mark}"
             for row in conn.execute(sql, (ids[0], ids[-1])):
-                record_from_row(d, row)
+                judge_record(d, row)
         return ids
 
     def get(self, id: int, *, graph: Graph | None = None) -> MemoryRecord | None:
