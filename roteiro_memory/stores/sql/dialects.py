@@ -95,6 +95,14 @@ class Dialect(abc.ABC):
         bytes, a blob no stored text equals, so a read finds nothing, as on every backend."""
         return value if is_utf8(value) else value.encode("utf-8", "surrogatepass")
 
+    def texts(self, values: Sequence[str]) -> list[Any]:
+        """:meth:`text` of each of ``values``: when UTF-8 carries them all
+        (as one text, which it carries exactly when it carries each), each
+        is bound as it is, with no call a value."""
+        if is_utf8("".join(values)):
+            return list(values)
+        return [self.text(value) for value in values]
+
     def optional(self, value: str | None) -> Any:
         """:meth:`text`, or None."""
         return None if value is None else self.text(value)
@@ -362,6 +370,9 @@ class _Postgres(Dialect):
 
     def text(self, value: str) -> Any:
         return value.encode("utf-8", "surrogatepass")
+
+    def texts(self, values: Sequence[str]) -> list[Any]:
+        return [self.text(value) for value in values]
 
     def read(self, raw: Any) -> Any:
         """Stored UTF-8 as text; bytes this version never writes are Corrupt."""

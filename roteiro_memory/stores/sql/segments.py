@@ -239,7 +239,9 @@ def _ordinals(conn: Any, d: Dialect, records: Sequence[Indexed]) -> dict[int, in
 
 def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) -> dict[Key, Group]:
     """The postings of ``records`` by cell of a term: each cell's ordinals
-    ascending, and the counts above 1 among them."""
+    ascending, and the counts above 1 among them; in key order, so what is
+    written from them is sorted already (the distinct terms are sorted
+    once, not every cell of a term)."""
     cells: dict[int, defaultdict[str, list[int]]] = {}
     many: dict[tuple[str, int], dict[int, int]] = {}
     for record, ordinal in zip(records, ordinals, strict=True):
@@ -254,13 +256,24 @@ def _grouped(records: Sequence[Indexed], ordinals: Sequence[int], d: Dialect) ->
             for term, count in counts.items():
                 if count > 1:
                     many.setdefault((term, cell), {})[ordinal] = count
-    out: dict[Key, Group] = {}
+    by_term: dict[str, list[tuple[int, list[int]]]] = defaultdict(list)
+    for cell in sorted(cells):
+        for term, held in cells[cell].items():
+            by_term[term].append((cell, held))
     short = pst.HELD_AS_IS
-    for cell, terms in cells.items():
-        for term, held in terms.items():
+    keys = dict(
+        zip(
+            by_term,
+            d.texts([term if len(term) <= short else pst.index_term(term) for term in by_term]),
+            strict=True,
+        )
+    )
+    out: dict[Key, Group] = {}
+    for term in sorted(by_term, key=keys.__getitem__):
+        key = keys[term]
+        for cell, held in by_term[term]:
             held.sort()  # in order already, but for records restored
-            key = term if len(term) <= short else pst.index_term(term)
-            out[d.text(key), cell] = (held, many.get((term, cell), _NONE))
+            out[key, cell] = (held, many.get((term, cell), _NONE))
     return out
 
 
