@@ -150,6 +150,27 @@ def test_add_over_a_blob_tree_witness_commits_nothing_and_reports_corrupt(
         assert store.snapshot() == before
 
 
+def test_a_written_record_a_read_would_refuse_is_never_committed(tmp_path: Path) -> None:
+    """record_many reads its rows back before COMMIT and judges each as a
+    read does: a row a read would refuse (here a trigger stores a scope as a
+    blob) is the write's error, and nothing of the batch is kept."""
+    from roteiro_memory.errors import Corrupt
+    from roteiro_memory.store import MemoryWrite
+
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record("lesson", "kept")
+        before = store.snapshot()
+        store.connection.execute(
+            "CREATE TRIGGER blob_scope AFTER INSERT ON agent_memory WHEN NEW.body = 'bad'"
+            " BEGIN UPDATE agent_memory SET scope = X'00ff' WHERE id = NEW.id; END"
+        )
+        writes = [MemoryWrite("lesson", body) for body in ("fine", "bad", "fine too")]
+        with pytest.raises(Corrupt, match="scope"):
+            store.record_many(writes)
+        store.connection.execute("DROP TRIGGER blob_scope")
+        assert store.snapshot() == before
+
+
 def test_cache_put_over_a_blob_node_commits_nothing(tmp_path: Path) -> None:
     from roteiro_memory.errors import Corrupt
     from roteiro_memory.results import GraphNode

@@ -21,6 +21,7 @@ statement runs once per kind, over all its rows.
 from __future__ import annotations
 
 import bisect
+import itertools
 import operator
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -283,7 +284,7 @@ _NONE: Mapping[int, int] = MappingProxyType({})
 def _rows(group: Group) -> Rows:
     held, counts = group
     if not counts:
-        return [(ordinal, 1) for ordinal in held]
+        return list(zip(held, itertools.repeat(1)))
     return [(ordinal, counts.get(ordinal, 1)) for ordinal in held]
 
 
@@ -411,12 +412,14 @@ class _Writes:
         taking: dict[int, list[int]] = {}
         for ordinal in dropped:
             taking.setdefault(ordinal // size, []).append(ordinal % size)
-        for number in adding.keys() | taking.keys():
+        for number in adding.keys() | taking.keys() if taking else adding:
             place = (*key, number)
             bits, many = held.get(place, (0, _NONE))
             span = adding.get(number)
             if span is not None:
-                bits |= pst.bits_of(ordinals[span[0] : span[1]], number * size)
+                start, stop = span
+                whole = stop - start == len(ordinals)  # one segment: no slice to copy
+                bits |= pst.bits_of(ordinals if whole else ordinals[start:stop], number * size)
                 new = counted.get(number)
                 if new:
                     many = {**many, **new}
