@@ -250,14 +250,23 @@ SWITCHES: dict[str, str] = {
 
 
 def _terms(text: str, tokenizer: Tokenizer) -> tuple[str, ...]:
+    global _LAST
+    last = _LAST  # read once: another thread may replace it
+    if last is not None and last[0] is tokenizer:
+        return last[1](text)
     tokenize = _TOKENIZE.get(tokenizer)
     if tokenize is None:
         tokenize = _TOKENIZE[tokenizer] = _tokenize(tokenizer)
+    _LAST = (tokenizer, tokenize)
     return tokenize(text)
 
 
 _TOKENIZE: dict[Tokenizer, Callable[[str], tuple[str, ...]]] = {}
 """Each tokenizer's :func:`_tokenize`, made on first use."""
+_LAST: tuple[Tokenizer, Callable[[str], tuple[str, ...]]] | None = None
+"""The tokenizer :func:`_terms` was last given, and its :func:`_tokenize`: the
+same object is known again by identity, not by hashing its fields (which
+costs more than a short text's terms)."""
 
 _flat = itertools.chain.from_iterable
 
