@@ -129,11 +129,9 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
     if problem is not None:
         raise pytest.UsageError(f"--roteiro-timeout: {problem}")
     explore, seed = _seed(config, bool(pick("roteiro_explore", "roteiro_explore")))
-    from roteiro_memory.suite.drivers import shown_spec
+    from roteiro_memory.suite.drivers import NO_BACKEND_NAMED, shown_spec
 
     if config.getoption("roteiro_backend_required") and not _backend_named(config):
-        from roteiro_memory.suite.drivers import NO_BACKEND_NAMED
-
         raise pytest.UsageError(NO_BACKEND_NAMED)
     backend = str(pick("roteiro_backend", "roteiro_backend"))
     return RoteiroConfig(

@@ -211,11 +211,9 @@ class Session:
         """How long the store waits for another process's lock, whichever
         its backend: what the environment says, else this session's
         ``wait_ms``, else the default (:func:`~.sqlite.transactions.lock_wait_ms`)."""
-        from roteiro_memory.stores.sqlite.transactions import BUSY_TIMEOUT_ENV, lock_wait_ms
+        from roteiro_memory.stores.sqlite.transactions import lock_wait_ms
 
-        if self.wait_ms is None or BUSY_TIMEOUT_ENV in os.environ:
-            return lock_wait_ms()
-        return self.wait_ms
+        return lock_wait_ms() if self.wait_ms is None else lock_wait_ms(self.wait_ms)
 
     def store(self, *, must_exist: bool = False) -> Store:
         if self._store is None and self.dsn() is not None:

@@ -112,8 +112,11 @@ def arguments(cli: argparse.ArgumentParser, argv: Sequence[str] | None) -> argpa
     the hook's options added), where an argument that begins with ``-`` and
     names a file is one of the files (:func:`_is_option`)."""
     given = list(sys.argv[1:] if argv is None else argv)
-    named = [a for a in given if a.startswith("-") and not _is_option(a)]
-    read = cli.parse_args([a for a in given if not a.startswith("-") or _is_option(a)])
+    named: list[str] = []
+    rest: list[str] = []
+    for argument in given:
+        (named if argument.startswith("-") and not _is_option(argument) else rest).append(argument)
+    read = cli.parse_args(rest)
     read.files = [*read.files, *named]
     return read
 

@@ -53,7 +53,6 @@ from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import sqlite3
     from pathlib import Path
 
 __all__ = [
@@ -285,28 +284,23 @@ def read_schema(path: Path) -> tuple[frozenset[str], tuple[tuple[int, str], ...]
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
     conn = sqlite3.connect(uri, uri=True)
     try:
-        return _schema(conn)
+        tables = frozenset(
+            row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        )
+        migrations: tuple[tuple[int, str], ...] = ()
+        if "schema_migrations" in tables:
+            migrations = tuple(
+                (version, name)
+                for version, name in conn.execute(
+                    "SELECT version, name FROM schema_migrations ORDER BY version"
+                )
+                if type(version) is int and type(name) is str
+            )
+        return tables, migrations
     except UnicodeDecodeError as error:
         raise undecoded(error) from None
     finally:
         conn.close()
-
-
-def _schema(conn: sqlite3.Connection) -> tuple[frozenset[str], tuple[tuple[int, str], ...]]:
-    """:func:`read_schema` over an open connection."""
-    tables = frozenset(
-        row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-    )
-    migrations: tuple[tuple[int, str], ...] = ()
-    if "schema_migrations" in tables:
-        migrations = tuple(
-            (version, name)
-            for version, name in conn.execute(
-                "SELECT version, name FROM schema_migrations ORDER BY version"
-            )
-            if type(version) is int and type(name) is str
-        )
-    return tables, migrations
 
 
 def _carries_schema(path: Path) -> bool:

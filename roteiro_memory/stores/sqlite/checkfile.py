@@ -95,14 +95,14 @@ def _checked(path: Path) -> tuple[Report, bool]:
     real = os.path.realpath(path)
     if os.path.exists(real + "-shm") or not readonly.logged(real):
         return _checked_at(path, path)
-    with _private_folder(path, "its write-ahead log is read from a private copy") as folder:
+    with _private_folder(path, _LOGGED) as folder:
         copy = Path(folder) / "memory.db"
         try:
             for suffix in ("", "-wal"):
                 privatefile.create(f"{copy}{suffix}")
                 shutil.copyfile(real + suffix, f"{copy}{suffix}")
         except OSError as error:
-            raise _no_copy(path, folder, error, "its write-ahead log is read") from None
+            raise _no_copy(path, folder, error, _LOGGED) from None
         return _checked_at(copy, path)[0], True
 
 
@@ -189,6 +189,8 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
 
 _MIGRATED = "a store an earlier version wrote is checked as migrated"
 """Why :func:`_migrated_copy` checks a copy."""
+_LOGGED = "a store whose write-ahead log no process has open is read with that log"
+"""Why :func:`_checked` reads a copy."""
 
 
 @contextlib.contextmanager

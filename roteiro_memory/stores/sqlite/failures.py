@@ -72,5 +72,5 @@ def undecoded(error: UnicodeDecodeError) -> sqlite3.DatabaseError:
     message, or a name read with the default text factory, as strict UTF-8.
     Its bytes are shown escaped, so the message names what SQLite said."""
     data = error.object
-    said = bytes(data).decode("utf-8", "backslashreplace") if isinstance(data, bytes) else ""
+    said = data.decode("utf-8", "backslashreplace") if isinstance(data, bytes) else ""
     return sqlite3.DatabaseError(said or f"text that is not UTF-8 ({error.reason})")

@@ -39,12 +39,12 @@ BUSY_TIMEOUT_MS = 60_000
 :data:`BUSY_TIMEOUT_ENV` or ``busy_timeout_ms`` says otherwise."""
 
 
-def lock_wait_ms() -> int:
+def lock_wait_ms(default: int = BUSY_TIMEOUT_MS) -> int:
     """How long to wait for another process's lock, in milliseconds:
-    :data:`BUSY_TIMEOUT_ENV` when set, else :data:`BUSY_TIMEOUT_MS`.  An
-    SQLite store's busy timeout by default, and the wait the command line
-    gives a PostgreSQL store's ``lock_timeout``; UsageError for a value that
-    is no whole number of milliseconds."""
+    :data:`BUSY_TIMEOUT_ENV` when set, else ``default``.  An SQLite store's
+    busy timeout by default, and the wait the command line gives a
+    PostgreSQL store's ``lock_timeout``; UsageError for a value that is no
+    whole number of milliseconds."""
     import os
 
     from roteiro_memory import semantics as sem
@@ -52,7 +52,7 @@ def lock_wait_ms() -> int:
 
     text = os.environ.get(BUSY_TIMEOUT_ENV)
     if text is None:
-        return BUSY_TIMEOUT_MS
+        return default
     value = sem.parse_whole_number(text)
     if value is None or value >= 2**31:
         raise UsageError(
