@@ -107,6 +107,23 @@ def test_a_tails_posting_at_no_member_is_named_by_the_tail(tmp_path: Path) -> No
             store.search("lock")
 
 
+def test_a_tail_naming_an_ordinal_twice_is_corrupt_not_two_postings(tmp_path: Path) -> None:
+    """A rare term's tail names one ordinal twice where ``memory_cells``
+    counts two postings: the search fails naming the cell's row, never
+    scoring the record twice or answering with one posting fewer."""
+    with SQLiteStore(tmp_path / "m.db") as store, patch.object(index, "RECENT_RECORDS", 1):
+        store.record("lesson", "cache lock")
+        store.record("lesson", "cache retry")
+        store.connection.execute(
+            "UPDATE memory_cells SET tail = ?, postings = 2 WHERE term = 'lock'",
+            (postings.TAIL.pack(0, 1) * 2,),
+        )
+        with pytest.raises(
+            Corrupt, match=r"^memory_cells term 'lock' cell \d+: counts 2 postings, where its"
+        ):
+            store.search("lock")
+
+
 @pytest.mark.parametrize(
     ("damage", "action"),
     [

@@ -792,3 +792,39 @@ def test_a_candidate_the_kth_score_has_passed_is_never_fetched(
             store.search(" ".join(rng.sample(_WORDS, rng.randint(2, 6))), limit=3)
     assert len(fetched) > 100, "few candidates were fetched after the first k results"
     assert [pair for pair in fetched if pair[0] < pair[1]] == []
+
+
+def test_a_query_whose_postings_fit_one_fetch_is_scored_without_bounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A query whose terms hold no more postings than one fetch of
+    candidates scores every record holding one, the bounds never
+    worked out, and answers as the model does; one whose terms hold more
+    is bounded a cell at a time, as before."""
+    bounded: list[int] = []
+    original = lexsearch._bounded
+
+    def spy(*args: Any) -> Any:
+        bounded.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(lexsearch, "_bounded", spy)
+    model = ModelStore()
+    writes = _many_cells(7)
+    rare = [
+        MemoryWrite("lesson", f"quokka {w.body}", "repo", w.anchor, w.confidence)
+        for w in writes[::40]
+    ]
+    with SQLiteStore(tmp_path / "m.db") as store:
+        for target in (store, model):
+            target.put_nodes(NODES)
+            target.record_many(writes + rare)
+        for query in ("quokka", "zebra quokka"):
+            for limit in (1, 10, None):
+                found = store.search(query, limit=limit)
+                assert comparable(found) == comparable(model.search(query, limit=limit))
+        assert len(store.search("quokka").results) == len(rare)
+        assert bounded == []
+        query = "alpha quokka"
+        assert comparable(store.search(query, limit=3)) == comparable(model.search(query, limit=3))
+        assert bounded

@@ -63,11 +63,7 @@ class Held:
                 if offsets is not None and counts is not None:
                     self._many.append((base, offsets, counts))
             if self.tail is not None:
-                try:
-                    ordinals, counted = pst.tail_postings(bytes(self.tail))
-                except (ValueError, TypeError) as error:
-                    row = pst.cell_row(self.raw, self.cell)
-                    raise pst.damaged("memory_cells", row, error) from None
+                ordinals, counted = self._tail()
                 bits |= pst.bits_of(ordinals)
                 if counted and max(counted) > 1:
                     self._many.append((0, ordinals, counted))
@@ -81,6 +77,14 @@ class Held:
             self._bits = bits
             decoded[0] += found
         return self._bits
+
+    def _tail(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """The tail's ordinals and counts, or the damage naming its row."""
+        try:
+            return pst.tail_postings(bytes(self.tail))
+        except (ValueError, TypeError) as error:
+            row = pst.cell_row(self.raw, self.cell)
+            raise pst.damaged("memory_cells", row, error) from None
 
     def counts(self) -> dict[int, int]:
         """The counts above 1, by ordinal (a posting not there counts 1)."""
@@ -120,10 +124,17 @@ class Held:
         return ordinal in pst.tail_postings(bytes(self.tail))[0]
 
     def every(self) -> list[tuple[int, int]]:
-        """``(ordinal, count)`` of every posting, ascending."""
-        ordinals = pst.ordinals(self.bits())
+        """``(ordinal, count)`` of every posting, ascending.  A tail alone,
+        as a rare term's cells hold, is its own postings sorted, when they
+        are as many distinct ordinals as ``memory_cells`` counts (otherwise
+        :meth:`bits` names the damage)."""
+        if self._bits is None and not self.segments and self.tail is not None:
+            tail, counted = self._tail()
+            if len(set(tail)) == len(tail) == self.expected:
+                decoded[0] += len(tail)
+                return sorted(zip(tail, counted, strict=True))
         counts = self.counts()
-        return [(o, counts.get(o, 1)) for o in ordinals]
+        return [(o, counts.get(o, 1)) for o in pst.ordinals(self.bits())]
 
 
 decoded = [0]

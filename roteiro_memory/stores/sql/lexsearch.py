@@ -25,6 +25,9 @@ the k-th score is above the bound of every cell unread and of every
 candidate unfetched: no record left could enter the top k.  Liveness costs
 nothing per posting (only live records have postings) and neither does
 evidence (the cell bounds it).
+
+A query whose postings fit one read and one fetch of candidates (a rare
+term's) is scored whole (:func:`_every`): bounds would cost more than that.
 """
 
 from __future__ import annotations
@@ -342,6 +345,9 @@ def top(
     for term in plan.terms:
         for cell, (max_tf, _, _) in plan.cells.get(term, {}).items():
             by_cell.setdefault(cell, []).append((term, max_tf))
+    every = len(plan.recent) + sum(n + m for c in plan.cells.values() for _, n, m in c.values())
+    if every <= min(batch, READ_POSTINGS) and len(by_cell) <= READ_CELLS:
+        return _every(plan, keep, by_cell, read, members, confirm, idf)
     queue = sorted(
         (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
         for cell, held in by_cell.items()
@@ -430,26 +436,7 @@ def top(
             reading.append(queue[at][1])
             size += more
             at += 1
-        terms = sorted({t for cell in reading for t, _ in by_cell[cell]}, key=order.__getitem__)
-        within = [(t, plan.cells[t].get(cell)) for t in terms for cell in reading]
-        long_tails = any(counts[2] > SHORT_TAIL for _, counts in within if counts is not None)
-        closed = sorted(
-            {
-                t
-                for t, counts in within
-                if counts is not None and (counts[1] or counts[2] > SHORT_TAIL)
-            },
-            key=order.__getitem__,
-        )
-        found = read(reading, terms, closed, long_tails)
-        for cell in reading:
-            for term, _ in by_cell[cell]:
-                _, in_segments, in_tail = plan.cells[term][cell]
-                held = found.get(cell, {}).get(term)
-                if held is None:
-                    missing = f"counts {in_segments + in_tail} postings, where none are held"
-                    raise pst.damaged("memory_cells", pst.cell_row(term, cell), ValueError(missing))
-                held.expected = in_segments + in_tail
+        found = _read(plan, by_cell, reading, read)
         bounded = {}
         for cell in reading:
             worth = _bounded(
@@ -481,6 +468,82 @@ def top(
             for candidate in made:
                 heapq.heappush(pending, candidate)
     return ranked
+
+
+def _every(
+    plan: Plan,
+    keep: int | None,
+    by_cell: Mapping[int, Sequence[tuple[str, int]]],
+    read: Reader,
+    members: Members,
+    confirm: Confirm,
+    idf: Mapping[str, float],
+) -> list[Scored]:
+    """:func:`top` of a query whose cells one read takes and whose postings
+    one batch of candidates holds: every record holding a term is a
+    candidate, all fetched by the one statement a batch takes, so no bound is
+    worked out.  Each relevance is the same
+    :func:`~roteiro_memory.lexical.weigh_postings` sum."""
+    cells = sorted(by_cell)
+    found = _read(plan, by_cell, cells, read) if cells else {}
+    every = {
+        cell: [(term, found[cell][term].every()) for term, _ in by_cell[cell]] for cell in cells
+    }
+    size = pst.MEMBER_ORDINALS
+    stored = members(
+        sorted({(c, o // size) for c, held in every.items() for _, rows in held for o, _ in rows})
+    )
+    postings: dict[str, list[tuple[int, int, int]]] = {term: [] for term in plan.terms}
+    for cell, held in every.items():
+        member = cp.Members(cell, stored)
+        for term, rows in held:
+            try:
+                postings[term].extend((*member(o), c) for o, c in rows)
+            except cp.Unheld as unheld:
+                raise cp.unheld(cell, unheld.ordinal, found[cell]) from None
+    relevance = lexical.weigh_postings(
+        ((t, [(i, c, n) for i, n, c in rows]) for t, rows in postings.items() if rows),
+        plan.corpus,
+        idfs=idf,
+    )
+    order = {term: n for n, term in enumerate(plan.terms)}
+    for record_id, _, length, counts in plan.recent:
+        held_terms = sorted(counts, key=order.__getitem__)
+        relevance[record_id] = lexical.weigh(held_terms, counts, length, plan.corpus, idfs=idf)
+    candidates = list(relevance.items())
+    ranked = confirm(candidates, keep is None or len(candidates) <= keep) if candidates else []
+    ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
+    return ranked if keep is None else ranked[:keep]
+
+
+def _read(
+    plan: Plan,
+    by_cell: Mapping[int, Sequence[tuple[str, int]]],
+    reading: Sequence[int],
+    read: Reader,
+) -> dict[int, dict[str, cp.Held]]:
+    """The postings of the query's terms in the cells ``reading``, by one
+    call of ``read``, each :class:`~.cellpostings.Held` told how many
+    postings ``memory_cells`` counts for it; a term a cell counts and does
+    not hold is damage."""
+    order = {term: n for n, term in enumerate(plan.terms)}
+    terms = sorted({t for cell in reading for t, _ in by_cell[cell]}, key=order.__getitem__)
+    within = [(t, plan.cells[t].get(cell)) for t in terms for cell in reading]
+    long_tails = any(counts[2] > SHORT_TAIL for _, counts in within if counts is not None)
+    closed = sorted(
+        {t for t, counts in within if counts is not None and (counts[1] or counts[2] > SHORT_TAIL)},
+        key=order.__getitem__,
+    )
+    found = read(reading, terms, closed, long_tails)
+    for cell in reading:
+        for term, _ in by_cell[cell]:
+            _, in_segments, in_tail = plan.cells[term][cell]
+            held = found.get(cell, {}).get(term)
+            if held is None:
+                missing = f"counts {in_segments + in_tail} postings, where none are held"
+                raise pst.damaged("memory_cells", pst.cell_row(term, cell), ValueError(missing))
+            held.expected = in_segments + in_tail
+    return found
 
 
 def _bounded(
