@@ -40,6 +40,7 @@ __all__ = [
     "ReportLost",
     "ResetRefused",
     "RoteiroError",
+    "SourceTooLarge",
     "StoreBusy",
     "StoreUnavailable",
     "StreamClosed",
@@ -308,6 +309,14 @@ class SymbolError(RoteiroError, ValueError):
 class SymbolsUnavailable(SymbolError):
     """Source whose language's parser is not installed (the ``symbols`` extra);
     the message names the language and the install line."""
+
+    kind = "BadRequest"
+
+
+class SourceTooLarge(SymbolError):
+    """Source over the size whose definitions are read
+    (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`); the message
+    names its size and the limit."""
 
     kind = "BadRequest"
 

@@ -212,6 +212,36 @@ def test_a_symbol_in_a_file_of_no_language_with_symbols_is_refused(repo: Repo) -
     assert done.stderr.endswith("Java (.java) files only; anchor to the file instead\n")
 
 
+def test_a_file_over_one_mib_has_unverifiable_symbols_and_refuses_new_anchors(
+    repo: Repo,
+) -> None:
+    """The default limit on what is parsed, 1 MiB: a file grown past it (a
+    generated one, say) keeps its file node and its records, which read
+    unverifiable, and a new anchor on one of its symbols is refused, naming
+    the file's size and the limit."""
+    lesson = repo.add("render returns pixels", "web/app.ts::render")
+    grown = TYPESCRIPT + "// " + "x" * (1024 * 1024) + "\n"
+    size = len(grown.encode())
+    repo.write("web/app.ts", grown)
+    synced = repo.run("sync")
+    assert synced.returncode == 0, synced.stderr
+    assert synced.stderr == (
+        f"roteiro-memory: warning: web/app.ts is {size:,} bytes, over the 1 MiB whose symbols "
+        "are read (what is larger is taken for generated or minified code), so it is not "
+        "parsed; its file node is kept and anchors on its symbols read unverifiable until it "
+        "is smaller\n"
+    )
+    assert repo.state(lesson) == "unverifiable"
+    refused = repo.run("add", "x", "--anchor", "web/app.ts::layout")
+    assert refused.returncode == 2
+    assert refused.stderr == (
+        f"roteiro-memory: error: --anchor: web/app.ts is {size:,} bytes, over the 1 MiB whose "
+        "symbols are read (what is larger is taken for generated or minified code), so its "
+        "symbols cannot be anchored; anchor to the file\n"
+    )
+    assert repo.state(repo.add("the app module is generated now", "web/app.ts")) == "valid"
+
+
 def test_a_symbol_anchor_shows_as_path_and_qualname(repo: Repo) -> None:
     repo.add("about the method", "src/cart.rs::Cart.add")
     listed = repo.ok("list")

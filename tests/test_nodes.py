@@ -12,7 +12,7 @@ import pytest
 from test_graph import committed, spy_parses
 
 from roteiro_memory.repo import nodes as graphnodes
-from roteiro_memory.repo import statcache, treesitter, unread
+from roteiro_memory.repo import statcache, symbols, treesitter, unread
 from roteiro_memory.repo.graph import Repo, sync
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
@@ -103,6 +103,37 @@ def test_a_source_file_that_does_not_parse_keeps_its_symbols_unverifiable(
     (repo.root / "core/src/lib.rs").write_text(SOURCES["core/src/lib.rs"])
     assert sync(db, repo).unparsable == []
     assert _symbols(db)["rs:core/src/lib.rs::Cart.add"] is not None
+
+
+def test_a_source_file_over_the_parse_limit_is_not_parsed_and_its_symbols_read_unverifiable(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grown = SOURCES["web/app.ts"] + "// generated\n"
+    monkeypatch.setattr(symbols, "MAX_PARSED_BYTES", len(grown.encode()))
+    sync(db, repo)
+    (repo.root / "web/app.ts").write_text(grown)
+    assert sync(db, repo).unparsable == [], "at the limit: parsed"
+    assert _symbols(db)["ts:web/app.ts::render"] is not None
+
+    monkeypatch.setattr(symbols, "MAX_PARSED_BYTES", len(grown.encode()) - 1)
+    (repo.root / "web/app.ts").write_text(grown.replace("generated", "generatec"))
+    (repo.root / "web/new.ts").write_text(grown)
+
+    def no_parse(*args: object) -> object:
+        raise AssertionError("a file over the limit was parsed")
+
+    monkeypatch.setattr(treesitter, "definitions", no_parse)
+    report = sync(db, repo)
+    over = f"is {len(grown):,} bytes, over the {len(grown) - 1:,} bytes whose symbols are read"
+    assert {path: problem.split(" (")[0] for path, problem in report.unparsable} == {
+        "web/app.ts": over,
+        "web/new.ts": over,
+    }
+    assert "anchors on its symbols read unverifiable" in report.unparsable[0][1]
+    after = _symbols(db)
+    assert after["ts:web/app.ts::render"] is None, "kept, with no blob: unverifiable"
+    assert not [key for key in after if key.startswith("ts:web/new.ts")]
+    assert {"file:web/app.ts", "file:web/new.ts"} <= {n.key for n in db.export_graph()}
 
 
 def test_without_a_parser_anchors_are_file_level_and_said_once(

@@ -23,7 +23,13 @@ import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from roteiro_memory.errors import AnchorError, SymbolError, SymbolsUnavailable, excerpt
+from roteiro_memory.errors import (
+    AnchorError,
+    SourceTooLarge,
+    SymbolError,
+    SymbolsUnavailable,
+    excerpt,
+)
 from roteiro_memory.repo.languages import FILE_PREFIX, KEY_PREFIXES, PY_PREFIX
 from roteiro_memory.semantics import AnchorFilter, is_utf8, strip_white_space
 from roteiro_memory.valueclass import valueclass
@@ -203,7 +209,10 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     repository, a FIFO, a device, or nothing.  So the path is looked at
     without following it, and is read only once it is known for a regular
     file, without blocking and through no link, as sync reads it
-    (:mod:`~roteiro_memory.repo.regular`).  Raw keys are taken on trust: they are the way
+    (:mod:`~roteiro_memory.repo.regular`).  A symbol of a file that does not
+    parse, or is too large to be parsed
+    (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`), is refused, as
+    sync gives it no blob.  Raw keys are taken on trust: they are the way
     to anchor to a node some other tool puts in the graph.  Checked before
     anything is written.
     """
@@ -268,6 +277,10 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     except SymbolsUnavailable as error:
         raise AnchorError(
             f"{what} {spec.path}::{spec.qualname}: {error}; or anchor to the file"
+        ) from None
+    except SourceTooLarge as error:
+        raise AnchorError(
+            f"{what}: {spec.path} {error}, so its symbols cannot be anchored; anchor to the file"
         ) from None
     except SymbolError as error:
         raise AnchorError(

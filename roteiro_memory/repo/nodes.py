@@ -8,6 +8,11 @@ it name the whole file.  The mark is what makes a later sync read it once
 the parser is there, though its blob has not changed; and it is what the
 one-line notice about such files is given once by: by the sync that first
 meets files of that language unread, not by every sync after it.
+
+A file that does not parse, or is too large to be parsed
+(:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`), keeps its file
+node and the symbols it had, with no blob: anchors on them read back
+unverifiable, not vanished, until it parses again.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from __future__ import annotations
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from roteiro_memory.errors import SymbolError
+from roteiro_memory.errors import SourceTooLarge, SymbolError
 from roteiro_memory.repo.languages import (
     FILE_PREFIX,
     PYTHON,
@@ -220,13 +225,13 @@ def build(
             try:
                 nodes.extend(_symbol_nodes(path, sources[path], object_format))
             except SymbolError as error:
-                problems.append(
-                    (
-                        path,
-                        f"does not parse ({error}); its file node is kept and anchors on "
-                        "its symbols read unverifiable until it does",
-                    )
-                )
+                if isinstance(error, SourceTooLarge):
+                    why = f"{error}, so it is not parsed; its file node is kept and anchors on "
+                    why += "its symbols read unverifiable until it is smaller"
+                else:
+                    why = f"does not parse ({error}); its file node is kept and anchors on "
+                    why += "its symbols read unverifiable until it does"
+                problems.append((path, why))
                 nodes.extend(_unverifiable(stored.symbols.get(path, ())))
         if progress is not None:
             progress(min(start + batch, len(fresh)), len(fresh))

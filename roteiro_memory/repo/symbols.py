@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from roteiro_memory.errors import SymbolError, SymbolsUnavailable
+from roteiro_memory.errors import SourceTooLarge, SymbolError, SymbolsUnavailable
 from roteiro_memory.repo.binding import Definition, bind, blob_id, uncommented
 from roteiro_memory.repo.languages import PYTHON, described, language_of
 
@@ -31,8 +31,10 @@ if TYPE_CHECKING:
     from typing import TypeAlias
 
 __all__ = [
+    "MAX_PARSED_BYTES",
     "PYTHON_SUFFIXES",
     "Definition",
+    "SourceTooLarge",
     "SymbolError",
     "SymbolsUnavailable",
     "blob_id",
@@ -43,6 +45,16 @@ __all__ = [
 
 PYTHON_SUFFIXES = PYTHON.suffixes
 """Files whose definitions :mod:`ast` reads."""
+
+MAX_PARSED_BYTES = 1024 * 1024
+"""The largest source whose definitions are read: 1 MiB.  A hand-written
+source file is rarely a tenth of it; what is larger is nearly always
+generated or minified (a bundle, a parser's tables, bindings), where parsing
+costs about a second a MiB and an anchor on one definition is of no use --
+a 25 MB minified script took 35 s to sync.  Code search draws a similar
+line (GitLab's zoekt skips files over 1 MiB, GitHub's code search those over
+350 KiB).  Such a file keeps its file node and is treated as one that does
+not parse."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
 
@@ -180,14 +192,26 @@ def file_symbols(path: str, source: bytes, object_format: str = "sha1") -> list[
     read by the rules of the file's language, sorted by qualname.
 
     Raises :class:`SymbolError` when the source does not parse or ``path`` is
-    of no language with symbols, and :class:`SymbolsUnavailable` when the
-    language's parser is not installed.
+    of no language with symbols, :class:`SourceTooLarge` when it is over
+    :data:`MAX_PARSED_BYTES` (not parsed at all), and
+    :class:`SymbolsUnavailable` when the language's parser is not installed.
     """
     language = language_of(path)
     if language is None:
         raise SymbolError(f"symbols are read from {described()} files only")
+    if len(source) > MAX_PARSED_BYTES:
+        raise SourceTooLarge(
+            f"is {len(source):,} bytes, over the {_size(MAX_PARSED_BYTES)} whose symbols "
+            "are read (what is larger is taken for generated or minified code)"
+        )
     if language is PYTHON:
         return definitions(source, object_format)
     from roteiro_memory.repo import treesitter
 
     return treesitter.definitions(language, path, source, object_format)
+
+
+def _size(limit: int) -> str:
+    """``limit`` as a message gives it: in MiB when it is whole MiB."""
+    mib = 1024 * 1024
+    return f"{limit // mib} MiB" if limit % mib == 0 else f"{limit:,} bytes"
