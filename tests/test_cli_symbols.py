@@ -204,6 +204,23 @@ def test_a_symbol_the_file_does_not_define_is_refused_naming_those_it_does(repo:
     )
 
 
+def test_a_name_differing_only_in_unicode_normalization_is_refused_shown_escaped(
+    repo: Repo,
+) -> None:
+    """``cafe\\u0301`` (NFD) looks like the ``caf\\u00e9`` (NFC) the file
+    defines: the refusal says they differ in normalization, and shows both
+    escaped, instead of listing a name that looks like the one given."""
+    repo.write("web/menu.ts", "export function caf\u00e9(): number {\n  return 1;\n}\n")
+    done = repo.run("add", "x", "--anchor", "web/menu.ts::cafe\u0301")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "roteiro-memory: error: --anchor: web/menu.ts defines no 'cafe\u0301'; it defines "
+        "'caf\u00e9', which differs from it only in Unicode normalization ('cafe\\u0301' "
+        "given, 'caf\\u00e9' defined): names are matched exactly, so give the one defined\n"
+    )
+    assert repo.state(repo.add("the menu", "web/menu.ts::caf\u00e9")) == "valid"
+
+
 def test_a_symbol_in_a_file_of_no_language_with_symbols_is_refused(repo: Repo) -> None:
     repo.write("native/cart.c", "int add(int a) { return a; }\n")
     done = repo.run("add", "x", "--anchor", "native/cart.c::add")

@@ -24,6 +24,7 @@ from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from roteiro_memory.errors import (
+    EXCERPT_CHARS,
     AnchorError,
     SourceTooLarge,
     SymbolError,
@@ -162,6 +163,39 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
     return AnchorSpec(file_key(path), path, None)
 
 
+def _no_symbol(path: str, qualname: str, names: list[str], what: str) -> str:
+    """Why ``qualname`` names nothing in ``path``, which defines ``names``.
+    A name that differs from one of them in Unicode normalization alone
+    (``cafe\\u0301`` for ``caf\\u00e9``) looks the same, so the message shows
+    both escaped: names are matched exactly, as keys are."""
+    import unicodedata
+
+    wanted = unicodedata.normalize("NFKC", qualname)
+    alike = next((n for n in names if unicodedata.normalize("NFKC", n) == wanted), None)
+    if alike is not None:
+        return (
+            f"{what}: {path} defines no {excerpt(qualname)}; it defines {excerpt(alike)}, "
+            f"which differs from it only in Unicode normalization ({_escaped(qualname)} given, "
+            f"{_escaped(alike)} defined): names are matched exactly, so give the one defined"
+        )
+    shown = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
+    return (
+        f"{what}: {path} defines no {excerpt(qualname)}; "
+        f"expected one of: {shown or '(it defines no functions or classes)'}"
+    )
+
+
+def _escaped(name: str) -> str:
+    """``name`` quoted with every character outside printable ASCII as its
+    code point's escape (``'caf\\u00e9'``), where two spellings that look
+    alike can be told apart."""
+    escaped = "".join(
+        c if " " <= c <= "~" else f"\\u{ord(c):04x}" if ord(c) <= 0xFFFF else f"\\U{ord(c):08x}"
+        for c in name[:EXCERPT_CHARS]
+    )
+    return f"'{escaped}'" + ("..." if len(name) > EXCERPT_CHARS else "")
+
+
 def anchor_label(key: str) -> str:
     """How ``key`` is shown: in the form ``--anchor`` takes -- ``PATH`` for
     ``file:PATH``, ``PATH::QUALNAME`` for a symbol's key (``py:``, ``ts:``...)
@@ -289,11 +323,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
         ) from None
     names = [d.qualname for d in found]
     if spec.qualname not in names:
-        shown_names = ", ".join(names[:8]) + (", ..." if len(names) > 8 else "")
-        raise AnchorError(
-            f"{what}: {spec.path} defines no {excerpt(spec.qualname)}; "
-            f"expected one of: {shown_names or '(it defines no functions or classes)'}"
-        )
+        raise AnchorError(_no_symbol(spec.path, spec.qualname, names, what))
 
 
 def _tracked(repo: Repo, path: str) -> bool | None:
