@@ -221,6 +221,25 @@ def test_a_name_differing_only_in_unicode_normalization_is_refused_shown_escaped
     assert repo.state(repo.add("the menu", "web/menu.ts::caf\u00e9")) == "valid"
 
 
+def test_a_file_whose_name_holds_double_colons_is_named_by_its_raw_key(repo: Repo) -> None:
+    """``web/a::b.ts`` cannot be written as PATH::QUALNAME, whose path ends
+    at the first ``::``: the refusal of that form names the raw key that
+    works, for a symbol in it and for the file itself."""
+    repo.write("web/a::b.ts", TYPESCRIPT)
+    symbol = repo.run("add", "x", "--anchor", "web/a::b.ts::render")
+    assert symbol.returncode == 2
+    assert symbol.stderr.endswith(
+        " files only; anchor to the file instead; but 'web/a::b.ts' is a file, whose name "
+        "holds the '::' that ends a path in --anchor: its raw key 'ts:web/a::b.ts::render' "
+        "names render in it\n"
+    )
+    whole = repo.run("add", "x", "--anchor", "web/a::b.ts")
+    assert whole.returncode == 2
+    assert whole.stderr.endswith("its raw key 'file:web/a::b.ts' names it\n")
+    assert repo.state(repo.add("render", "ts:web/a::b.ts::render")) == "valid"
+    assert repo.state(repo.add("the module", "file:web/a::b.ts")) == "valid"
+
+
 def test_a_symbol_in_a_file_of_no_language_with_symbols_is_refused(repo: Repo) -> None:
     repo.write("native/cart.c", "int add(int a) { return a; }\n")
     done = repo.run("add", "x", "--anchor", "native/cart.c::add")

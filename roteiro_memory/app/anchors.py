@@ -10,7 +10,9 @@ how every anchor is shown; an absolute path inside the repository is taken
 too.  A relative path that names nothing from the top level but a file from
 the current folder is refused, naming its form from the top level.  A value
 that already starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
-other ``scheme:`` that is not an existing path) is used as it is.
+other ``scheme:`` that is not an existing path) is used as it is.  A file
+whose name holds ``::`` cannot be named as a path, which ends at the first
+``::``; a refusal that meets one names its raw key.
 
 Refusals name the input as the surface does (``what``: ``--anchor`` on the
 command line, ``argument 'anchor'`` in a tool call).
@@ -148,19 +150,52 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
         path_text, _, qualname = spec.partition("::")
         if not path_text or not qualname:
             raise AnchorError(
-                f"{what} {excerpt(spec)}: expected PATH::QUALNAME, e.g. src/app/retry.py::Retry.run"
+                f"{what} {excerpt(spec)}: expected PATH::QUALNAME, e.g. "
+                f"src/app/retry.py::Retry.run{_colon_file(spec, repo, what)}"
             )
         path = _repo_path(path_text, repo, spec, what)
         if language_of(path) is None:
             raise AnchorError(
                 f"{what} {excerpt(spec)}: symbols are read from {described()} files only; "
-                "anchor to the file instead"
+                f"anchor to the file instead{_colon_file(spec, repo, what)}"
             )
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
     if _SCHEME.match(spec) and not os.path.lexists(spec):
         return AnchorSpec(spec, None, None)
     path = _repo_path(spec, repo, spec, what)
     return AnchorSpec(file_key(path), path, None)
+
+
+def _colon_file(text: str, repo: Repo | None, what: str) -> str:
+    """The end of a refusal of ``text``, read as ``PATH::QUALNAME``, when a
+    file of the working tree has a name holding ``::`` (``a::b.ts``), which
+    that form cannot name, as its path ends at the first ``::``: the raw key
+    that names what was meant -- the file (``file:a::b.ts``), or a symbol in
+    it (``ts:a::b.ts::f``).  Empty when no such file is there."""
+    if repo is None:
+        return ""
+    from roteiro_memory.repo.languages import file_key, language_of, symbol_key
+
+    at = text.find("::")
+    while at >= 0:
+        at = text.find("::", at + 1)
+        path_text, qualname = (text[:at], text[at + 2 :]) if at >= 0 else (text, "")
+        try:
+            path = _repo_path(path_text, repo, text, what)
+        except AnchorError:
+            continue
+        full = repo.root / path
+        if not (full.is_symlink() or full.is_file()):
+            continue
+        if qualname and language_of(path) is not None:
+            key, named = symbol_key(path, qualname), f"{qualname} in it"
+        else:
+            key, named = file_key(path), "it" if not qualname else "the file (it has no symbols)"
+        return (
+            f"; but {excerpt(path)} is a file, whose name holds the '::' that ends a path in "
+            f"{what}: its raw key {excerpt(key)} names {named}"
+        )
+    return ""
 
 
 def _no_symbol(path: str, qualname: str, names: list[str], what: str) -> str:
@@ -273,9 +308,10 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     try:
         mode = full.lstat().st_mode
     except (FileNotFoundError, NotADirectoryError):
+        named = f"{spec.path}::{spec.qualname}" if spec.qualname is not None else spec.path
         raise AnchorError(
             f"{what}: no file {shown} in the working tree of {repo.root}; "
-            "expected a tracked or untracked, not ignored, file"
+            f"expected a tracked or untracked, not ignored, file{_colon_file(named, repo, what)}"
         ) from None
     except OSError as error:
         raise AnchorError(f"{what}: {shown} cannot be looked at ({error.strerror})") from None
@@ -323,7 +359,10 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
         ) from None
     names = [d.qualname for d in found]
     if spec.qualname not in names:
-        raise AnchorError(_no_symbol(spec.path, spec.qualname, names, what))
+        raise AnchorError(
+            _no_symbol(spec.path, spec.qualname, names, what)
+            + _colon_file(f"{spec.path}::{spec.qualname}", repo, what)
+        )
 
 
 def _tracked(repo: Repo, path: str) -> bool | None:
