@@ -6,6 +6,7 @@ its text)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import NamedTuple
 
@@ -238,6 +239,24 @@ def test_a_file_whose_name_holds_double_colons_is_named_by_its_raw_key(repo: Rep
     assert whole.stderr.endswith("its raw key 'file:web/a::b.ts' names it\n")
     assert repo.state(repo.add("render", "ts:web/a::b.ts::render")) == "valid"
     assert repo.state(repo.add("the module", "file:web/a::b.ts")) == "valid"
+
+
+def test_a_raw_key_with_another_languages_prefix_is_refused_naming_the_files(
+    repo: Repo,
+) -> None:
+    """``py:`` on a TypeScript file is a key no sync makes, so it could only
+    read vanished: refused, naming the prefix of the file's language, and
+    nothing is written."""
+    done = repo.run("add", "x", "--anchor", "py:web/app.ts::render")
+    assert done.returncode == 2
+    assert done.stderr == (
+        "roteiro-memory: error: --anchor 'py:web/app.ts::render': web/app.ts is a TypeScript "
+        "file, whose symbols' keys start with 'ts:' ('ts:web/app.ts::render'); 'py:' is "
+        "Python's, so sync makes no node with this key\n"
+    )
+    listed = repo.run("list", "--json")
+    assert json.loads(listed.stdout)["result"]["records"] == [], "nothing was written"
+    assert repo.state(repo.add("render", "ts:web/app.ts::render")) == "valid"
 
 
 def test_a_symbol_in_a_file_of_no_language_with_symbols_is_refused(repo: Repo) -> None:

@@ -10,6 +10,7 @@ from roteiro_memory.repo.languages import (
     LANGUAGES,
     described,
     file_key,
+    foreign_prefix,
     language_of,
     symbol_key,
     symbol_prefix,
@@ -68,3 +69,24 @@ def test_an_anchor_is_shown_in_the_form_anchor_takes() -> None:
     assert anchor_label("doc:guide") == "doc:guide"
     assert anchor_label("ts:src/a.py::f") == "ts:src/a.py::f"  # not the file's language
     assert "TypeScript (.ts, .tsx, .mts, .cts)" in described()
+
+
+@pytest.mark.parametrize(
+    ("key", "foreign"),
+    [
+        ("py:web/app.ts::render", ("web/app.ts", "render", "TypeScript", "Python")),
+        ("java:svc/cart.go::Cart.Add", ("svc/cart.go", "Cart.Add", "Go", "Java")),
+        ("ts:web/app.ts::render", None),
+        ("ts:web/a::b.ts::render", None),  # f of the file a::b.ts
+        ("py:a.ts::b.py::f", None),  # f of the file a.ts::b.py
+        ("py:tools/run::main", None),  # a path of no language: another tool's key
+        ("file:web/app.ts", None),
+        ("doc:guide", None),
+    ],
+)
+def test_a_symbol_key_is_foreign_only_when_no_split_gives_a_file_its_prefix_fits(
+    key: str, foreign: tuple[str, str, str, str] | None
+) -> None:
+    found = foreign_prefix(key)
+    named = None if found is None else (found[0], found[1], found[2].name, found[3].name)
+    assert named == foreign

@@ -10,9 +10,11 @@ how every anchor is shown; an absolute path inside the repository is taken
 too.  A relative path that names nothing from the top level but a file from
 the current folder is refused, naming its form from the top level.  A value
 that already starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
-other ``scheme:`` that is not an existing path) is used as it is.  A file
-whose name holds ``::`` cannot be named as a path, which ends at the first
-``::``; a refusal that meets one names its raw key.
+other ``scheme:`` that is not an existing path) is used as it is; a write
+refuses one only when it is a symbol key with another language's prefix than
+its file's (``py:a.ts::f``).  A file whose name holds ``::`` cannot be named
+as a path, which ends at the first ``::``; a refusal that meets one names
+its raw key.
 
 Refusals name the input as the surface does (``what``: ``--anchor`` on the
 command line, ``argument 'anchor'`` in a tool call).
@@ -282,10 +284,14 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     parse, or is too large to be parsed
     (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`), is refused, as
     sync gives it no blob.  Raw keys are taken on trust: they are the way
-    to anchor to a node some other tool puts in the graph.  Checked before
-    anything is written.
+    to anchor to a node some other tool puts in the graph -- all but a
+    symbol key whose prefix is not its file's language's (``py:a.ts::f``),
+    which names no node any sync makes.  Checked before anything is written.
     """
-    if spec.path is None or repo is None:
+    if spec.path is None:
+        _refuse_foreign_prefix(spec.key, what)
+        return
+    if repo is None:
         return
     import stat
 
@@ -363,6 +369,23 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
             _no_symbol(spec.path, spec.qualname, names, what)
             + _colon_file(f"{spec.path}::{spec.qualname}", repo, what)
         )
+
+
+def _refuse_foreign_prefix(key: str, what: str) -> None:
+    """Refuse a raw symbol key whose prefix is not its file's language's
+    (``py:a.ts::f``): no sync makes one, so it could only ever read
+    vanished (:func:`~roteiro_memory.repo.languages.foreign_prefix`)."""
+    from roteiro_memory.repo.languages import foreign_prefix, symbol_key
+
+    foreign = foreign_prefix(key)
+    if foreign is None:
+        return
+    path, qualname, language, given = foreign
+    raise AnchorError(
+        f"{what} {excerpt(key)}: {path} is a {language.name} file, whose symbols' keys start "
+        f"with {language.prefix!r} ({excerpt(symbol_key(path, qualname))}); {given.prefix!r} "
+        f"is {given.name}'s, so sync makes no node with this key"
+    )
 
 
 def _tracked(repo: Repo, path: str) -> bool | None:

@@ -111,14 +111,17 @@ def _anchor_filter(
 
 def anchor_spec(session: Session, text: str | None, *, verify: bool = False) -> AnchorSpec | None:
     """The one anchor a write names, refused (when ``verify``) if it is a
-    path or symbol the working tree does not hold."""
+    path or symbol the working tree does not hold, or a raw key no sync
+    makes (:func:`~roteiro_memory.app.anchors.verify_anchor`)."""
     if text is None:
         return None
     spec = anchor_specs(session, [text])[0]
-    if verify and spec.path is not None:
+    if verify:
         from roteiro_memory.app.anchors import verify_anchor
 
-        verify_anchor(spec, session.repo, session.spell("anchor"))
+        # A raw key is checked without the repository: no git is run for it.
+        repo = session.repo if spec.path is not None else None
+        verify_anchor(spec, repo, session.spell("anchor"))
     return spec
 
 

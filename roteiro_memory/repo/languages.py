@@ -25,6 +25,7 @@ __all__ = [
     "Language",
     "described",
     "file_key",
+    "foreign_prefix",
     "key_parts",
     "language_of",
     "symbol_key",
@@ -143,6 +144,32 @@ def key_parts(key: str) -> tuple[str, str | None] | None:
             path, separator, qualname = key[len(prefix) :].partition("::")
             return (path, qualname) if separator and path and qualname else None
     return None
+
+
+def foreign_prefix(key: str) -> tuple[str, str, Language, Language] | None:
+    """Why no sync makes the symbol key ``key``: ``(path, qualname, the
+    language of path, the language whose prefix it has)`` when its file is of
+    a language that keys its symbols with another prefix (``py:a.ts::f``);
+    None for any other key.  A path may hold ``::`` itself, so the key is
+    not refused while any split at a ``::`` gives a path its prefix fits
+    (``ts:a::b.ts::f`` is ``f`` of ``a::b.ts``); one whose path is of no
+    language is left alone (``py:tool::f``), other tools being free to
+    make such keys."""
+    prefix = next((p for p in SYMBOL_PREFIXES if key.startswith(p)), None)
+    if prefix is None:
+        return None
+    own = next(language for language in LANGUAGES if language.prefix == prefix)
+    rest = key[len(prefix) :]
+    found: tuple[str, str, Language, Language] | None = None
+    at = rest.find("::")
+    while at >= 0:
+        language = language_of(rest[:at])
+        if language is own:
+            return None
+        if language is not None:
+            found = (rest[:at], rest[at + 2 :], language, own)
+        at = rest.find("::", at + 2)
+    return found
 
 
 def described() -> str:
