@@ -51,10 +51,8 @@ MAX_PARSED_BYTES = 1024 * 1024
 source file is rarely a tenth of it; what is larger is nearly always
 generated or minified (a bundle, a parser's tables, bindings), where parsing
 costs about a second a MiB and an anchor on one definition is of no use --
-a 25 MB minified script took 35 s to sync.  Code search draws a similar
-line (GitLab's zoekt skips files over 1 MiB, GitHub's code search those over
-350 KiB).  Such a file keeps its file node and is treated as one that does
-not parse."""
+a 25 MB minified script took 35 s to sync.  Such a file keeps its file
+node and is treated as one that does not parse."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
 
