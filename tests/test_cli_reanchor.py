@@ -470,6 +470,55 @@ def test_every_refusal_names_why_and_writes_nothing(repo: Repo) -> None:
     assert (done.returncode, envelope["ok"], envelope["error"]["kind"]) == (2, False, "NotFound")
 
 
+def _store_bytes(repo: Repo) -> dict[str, bytes]:
+    """The store file and whichever of its side files are there, byte for byte."""
+    files = [repo.db, *(repo.db.with_name(repo.db.name + s) for s in ("-wal", "-shm", "-journal"))]
+    return {path.name: path.read_bytes() for path in files if path.exists()}
+
+
+def test_a_refused_reanchor_or_confirm_writes_nothing_not_even_its_sync(repo: Repo) -> None:
+    """The working tree changed since the last sync: the refusal is decided
+    against the graph a sync would write, and that graph is not written --
+    the store's rows and bytes are as they were, its witness the old tree."""
+    gone = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    valid = repo.add("the readme greets", "README.txt")
+    repo.ok("sync")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    repo.write("README.txt", "hello again\n")  # drifted now, never synced
+    rows, files = repo.snapshot(), _store_bytes(repo)
+    refusals = {
+        ("reanchor", "--apply", str(valid)): f"record {valid} cannot be re-anchored",
+        ("reanchor", "--apply", str(gone), "99"): "no memory record with id 99",
+        ("confirm", str(gone)): f"record {gone} cannot be confirmed",
+        ("confirm", str(gone), str(valid)): f"record {gone} cannot be confirmed",
+    }
+    for args, says in refusals.items():
+        done = repo.run(*args)
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.splitlines() == [done.stderr.strip()], done.stderr
+        assert says in done.stderr, (args, done.stderr)
+        assert repo.snapshot() == rows, args
+        assert _store_bytes(repo) == files, args
+
+
+def test_an_accepted_reanchor_writes_its_sync_with_the_records(repo: Repo) -> None:
+    """Not synced since the move: the apply writes the graph it decided
+    against with the superseding record, so the record reads back valid at
+    its new node and a sync after it has nothing to write."""
+    lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    drifted = repo.add("the readme greets", "README.txt")
+    repo.ok("sync")
+    repo.git("mv", "src/app/retry.py", "src/app/backoff.py")
+    (written,) = repo.json("reanchor", "--apply", str(lesson))["written"]
+    assert written["record"]["anchor"]["key"] == "py:src/app/backoff.py::jitter"
+    assert written["record"]["anchor_state"] == "valid"
+    assert repo.json("sync")["up_to_date"] is True
+    repo.write("README.txt", "hello again\n")
+    (confirmed,) = repo.json("confirm", str(drifted))["written"]
+    assert confirmed["record"]["anchor_state"] == "valid"
+    assert repo.json("sync")["up_to_date"] is True
+
+
 def test_reanchor_with_nothing_stale_answers_nothing(repo: Repo) -> None:
     repo.add("the readme greets", "README.txt")
     done = repo.run("reanchor")

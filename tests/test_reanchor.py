@@ -229,7 +229,7 @@ class _Chain:
     def __init__(self, links: dict[int, int | None]) -> None:
         self.links = links
 
-    def get(self, record_id: int) -> MemoryRecord | None:
+    def get(self, record_id: int, *, graph: object = None) -> MemoryRecord | None:
         if record_id not in self.links:
             return None
         return _replace(_record(), id=record_id, superseded_by=self.links[record_id])

@@ -291,17 +291,24 @@ def _moves(
 
 
 def read_facts(
-    repo: Repo, store: Store, records: Sequence[MemoryRecord], *, history: bool = True
+    repo: Repo,
+    store: Store,
+    records: Sequence[MemoryRecord],
+    *,
+    history: bool = True,
+    built: tuple[str, Sequence[GraphNode]] | None = None,
 ) -> tuple[str | None, dict[str, str | None], list[Facts]]:
     """The store's witness, its graph (key -> blob) and the facts of each
     of ``records``, in order; only a vanished anchor has any.  Without
     ``history`` no file's history is read (:func:`_stand_ins`), and a record
-    whose witness git does not have is not ``searched``."""
+    whose witness git does not have is not ``searched``.  ``built``: the
+    witness and graph a sync built and has not written, read instead of
+    the store's, as they will be once written."""
     from roteiro_memory.repo import renames
     from roteiro_memory.repo.graph import empty_blob, graph_blobs
     from roteiro_memory.repo.languages import FILE_PREFIX, file_key
 
-    nodes = store.export_graph()
+    now, nodes = built if built is not None else (store.tree(), store.export_graph())
     graph = graph_blobs(nodes)
     empty = empty_blob(repo.object_format)
     vanished = [
@@ -311,7 +318,6 @@ def read_facts(
         and r.anchor_state is AnchorState.VANISHED
         and not (r.anchor.key.startswith(FILE_PREFIX) and r.anchor.blob == empty)
     ]
-    now = store.tree()
     present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
     trees = _TreeGraphs(repo, nodes)
     befores, based, skipped = _stand_ins(repo, vanished, present, trees, graph, history)

@@ -30,11 +30,13 @@ What holds:
 * **Applying and confirming** (:func:`apply`, :func:`confirm`) write, for
   each record, a new one of the same kind, scope, body and confidence,
   anchored to the proposed node -- or, confirming, to the same one -- and
-  superseding it, all in one :meth:`~roteiro_memory.store.Store.record_many`
-  transaction: every record named is checked first and one refusal writes
-  nothing.  The store captures the node's blob as it does for any write, so
-  the new record reads back valid, and the old one stays, superseded, so
-  the chain is auditable.
+  superseding it, all in one :meth:`~roteiro_memory.store.Store.record_many`,
+  in one transaction with the sync they were decided against: every record
+  named is checked first, against the graph that sync built and has not
+  written yet, so one refusal writes nothing, not even the sync.  The
+  store captures the node's blob as it does for any write, so the new
+  record reads back valid, and the old one stays, superseded, so the chain
+  is auditable.
 """
 
 from __future__ import annotations
@@ -52,9 +54,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.app.session import Session
+    from roteiro_memory.repo.graph import SyncReport
     from roteiro_memory.repo.renames import Rename
     from roteiro_memory.results import MemoryRecord
-    from roteiro_memory.store import Store
+    from roteiro_memory.store import Graph, Store
 
 __all__ = [
     "AMBIGUOUS",
@@ -418,13 +421,16 @@ def _ids(session: Session, given: Sequence[object]) -> list[int]:
     return list(wanted)
 
 
-def _named(store: Store, wanted: Sequence[int], operation: str) -> list[MemoryRecord]:
-    """The live records ``wanted`` names, in order; NotFound for an id that
-    names none, AlreadySuperseded (naming the newest of its chain) for one
-    that is superseded."""
+def _named(
+    store: Store, wanted: Sequence[int], operation: str, graph: Graph | None = None
+) -> list[MemoryRecord]:
+    """The live records ``wanted`` names, in order, their anchors resolved
+    against ``graph`` when given; NotFound for an id that names none,
+    AlreadySuperseded (naming the newest of its chain) for one that is
+    superseded."""
     found = []
     for record_id in wanted:
-        record = store.get(record_id)
+        record = store.get(record_id, graph=graph)
         if record is None:
             raise NotFound(f"no memory record with id {record_id}")
         if record.superseded_by is not None:
@@ -448,30 +454,39 @@ def _named(store: Store, wanted: Sequence[int], operation: str) -> list[MemoryRe
     return found
 
 
-def _stale(store: Store) -> list[MemoryRecord]:
-    """Every live record whose anchor drifted or vanished, oldest first."""
-    listing = store.list()
+def _stale(store: Store, graph: Graph | None = None) -> list[MemoryRecord]:
+    """Every live record whose anchor drifted or vanished (against ``graph``
+    when given), oldest first."""
+    listing = store.list(graph=graph)
     return sorted((r for r in listing.records if r.anchor_state.is_stale), key=lambda r: r.id)
 
 
 def _gather(
-    session: Session, wanted: Sequence[int], operation: str, history: bool = True
-) -> Proposals:
+    session: Session, wanted: Sequence[int], operation: str, history: bool = True, *, write: bool
+) -> tuple[Proposals, SyncReport | None]:
+    """The proposals for the records ``wanted`` names, or for every stale
+    one, and the sync that came first.  They are worked out from the
+    store's graph (:func:`read_facts`: its nodes, and its witness where the
+    history ends), so a store that takes no sync is read as last synced,
+    the warning saying so.  Not ``write``: the sync writes nothing, and the
+    proposals are those of the graph it left pending, as it will be once
+    written."""
+    from roteiro_memory.repo.graph import graph_blobs
+
     store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
-    # Proposals are worked out from the store's graph (:func:`read_facts`:
-    # its nodes, and its witness where the history ends), so a store that
-    # takes no sync is read as last synced, the warning saying so.
-    session.sync(stored=True)
-    records = _named(store, wanted, operation) if wanted else _stale(store)
-    tree, graph, facts = read_facts(repo, store, records, history=history)
+    report = session.sync(stored=True, write=write)
+    built = None if report is None or report.pending is None else (report.tree, report.pending)
+    graph = graph_blobs(built[1]) if built is not None else None
+    records = _named(store, wanted, operation, graph) if wanted else _stale(store, graph)
+    tree, graph, facts = read_facts(repo, store, records, history=history, built=built)
     found = [
         propose(record, graph, f.carriers, f.moved, f.before, checked=f.checked)
         if f.searched
         else Proposal(record, searched=False)
         for record, f in zip(records, facts, strict=True)
     ]
-    return Proposals(tree, tuple(found))
+    return Proposals(tree, tuple(found)), report
 
 
 # --- The use cases ----------------------------------------------------------------
@@ -484,14 +499,15 @@ def proposals(session: Session, ids: Sequence[object] = (), *, history: bool = T
     anchor drifted or vanished.  Without ``history`` no file's history is
     read: a record whose witness tree git does not have is then not
     ``searched`` (the quick answer a hook gives).  Writes no record."""
-    return _gather(session, _ids(session, ids), "reanchor", history)
+    return _gather(session, _ids(session, ids), "reanchor", history, write=True)[0]
 
 
 def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = False) -> Rewritten:
     """Re-anchor the records ``ids`` names to their proposed nodes, or with
     ``all_certain`` every record whose proposal is certain: one superseding
-    record each, all in one transaction.  A record without a proposal to
-    one node is refused (:func:`move_refusal`), writing nothing."""
+    record each, all in one transaction with the sync they were decided
+    against.  A record without a proposal to one node is refused
+    (:func:`move_refusal`), writing nothing, not even that sync."""
     wanted = _ids(session, ids)
     every = session.spell("all_certain")
     if all_certain and wanted:
@@ -500,8 +516,9 @@ def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = F
         raise UsageError(
             f"name the records to re-anchor ({session.spell('ids')}...), or give {every}"
         )
-    store = session.writable_store()  # refused at once on a read-only store, before a sync
-    found = _gather(session, wanted, "reanchor").proposals
+    session.writable_store()  # refused at once on a read-only store, before a sync
+    gathered, synced = _gather(session, wanted, "reanchor", write=False)
+    found = gathered.proposals
     if all_certain:
         chosen = [p for p in found if p.movable and p.certainty == CERTAIN]
     else:
@@ -510,30 +527,41 @@ def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = F
             if reason is not None:
                 raise ReanchorRefused(reason)
         chosen = list(found)
-    return _supersede(store, [(p.record, str(p.to)) for p in chosen], MOVE)
+    return _supersede(session, synced, [(p.record, str(p.to)) for p in chosen], MOVE)
 
 
 def confirm(session: Session, ids: Sequence[object]) -> Rewritten:
     """Say that each drifted record ``ids`` names still holds for its code
     as it is now: one superseding record each, anchored to the same node at
-    its blob now, all in one transaction.  A record whose anchor is not
-    drifted is refused (:func:`confirm_refusal`), writing nothing."""
+    its blob now, all in one transaction with the sync they were checked
+    against.  A record whose anchor is not drifted is refused
+    (:func:`confirm_refusal`), writing nothing, not even that sync."""
     wanted = _ids(session, ids)
     if not wanted:
         raise UsageError(f"name the records to confirm ({session.spell('ids')}...)")
+    from roteiro_memory.repo.graph import graph_blobs
+
     store = session.writable_store()
-    session.sync(stored=True)
-    records = _named(store, wanted, "confirm")
+    synced = session.sync(stored=True, write=False)
+    pending = None if synced is None else synced.pending
+    records = _named(store, wanted, "confirm", None if pending is None else graph_blobs(pending))
     for record in records:
         reason = confirm_refusal(record)
         if reason is not None:
             raise ReanchorRefused(reason)
-    return _supersede(store, [(r, r.anchor.key) for r in records if r.anchor], CONFIRM)
+    return _supersede(session, synced, [(r, r.anchor.key) for r in records if r.anchor], CONFIRM)
 
 
-def _supersede(store: Store, moves: Sequence[tuple[MemoryRecord, str]], action: str) -> Rewritten:
-    """Write, in one transaction, a copy of each record anchored to its key
-    and superseding it; the new records as stored."""
+def _supersede(
+    session: Session,
+    synced: SyncReport | None,
+    moves: Sequence[tuple[MemoryRecord, str]],
+    action: str,
+) -> Rewritten:
+    """Write, in one transaction, the graph the sync ``synced`` left pending
+    and a copy of each record anchored to its key and superseding it; the
+    new records as stored.  With no record to write nothing is written:
+    the sync is written only with what it was decided for."""
     from roteiro_memory.store import MemoryWrite
 
     writes = [
@@ -550,7 +578,14 @@ def _supersede(store: Store, moves: Sequence[tuple[MemoryRecord, str]], action: 
     from roteiro_memory.app.records import read_back, written
 
     rewrites: list[Rewrite] = []
-    ids = store.record_many(writes) if writes else []
+    store, ids = session.store(), []
+    if writes:
+        with store.atomically():
+            if synced is not None:
+                synced.write(store, session.require_repo("sync"))
+            ids = store.record_many(writes)
+        if synced is not None:
+            session.synced(synced)
     with read_back(ids):
         stored = written(store, ids)
     for (record, _), new in zip(moves, stored, strict=True):

@@ -94,6 +94,8 @@ class Session:
         """The warnings about an unsynced graph given already (each once)."""
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
+        self._started = 0
+        """When the last sync started listing the working tree, in ns."""
         self._made_folder: str | None = None
         self._cached: Place | None = None
         """Where this session wrote the stat cache, for the store it made."""
@@ -273,7 +275,9 @@ class Session:
             return store.describe()
         return self.real_store_path()
 
-    def sync(self, *, full: bool = False, stored: bool = False) -> SyncReport | None:
+    def sync(
+        self, *, full: bool = False, stored: bool = False, write: bool = True
+    ) -> SyncReport | None:
         """Bring the store's graph up to the working tree, unless ``--no-sync``
         or there is no repository to sync from.
 
@@ -292,7 +296,13 @@ class Session:
         :attr:`unsynced` says why, and so does one warning.  ``stored``: the
         caller reads the store's own graph, not :meth:`graph_for`'s (the
         records it reads are resolved in the store), so none is built, and
-        the warning says the states are those of the last sync."""
+        the warning says the states are those of the last sync.
+
+        Not ``write``: the graph is built and nothing written; the report
+        holds it ``pending`` for a use case that decides first whether to
+        write at all, then writes it in its own transaction
+        (:meth:`~roteiro_memory.repo.graph.SyncReport.write`) and, once that
+        is committed, hands the report to :meth:`synced`."""
         if not self.syncs:
             return None
         place = self.place()
@@ -310,23 +320,35 @@ class Session:
             return None
         import time
 
-        from roteiro_memory.repo import statcache
-
         repo = self.require_repo("sync")
         skip = self._own_files(repo)
         started = time.time_ns()
         before = store.changes
         try:
-            report = self._sync(store, repo, skip)
+            report = self._sync(store, repo, skip, write)
         except StoreBusy as busy:
             if self.wait_ms is None or full:
                 raise
             why = f"another process held its write lock past the {busy.waited} ms this waits"
             self._unsynced(store, why, stored)
             return None
-        self._working = None
+        self._started = started
+        if not write:
+            return report
         if not full and before is not None and store.changes is not None:
             self._sync_changes += store.changes - before
+        return self.synced(report)
+
+    def synced(self, report: SyncReport) -> SyncReport:
+        """What follows a sync's write, once it is committed: the warnings
+        about files it could not read, and the stat cache vouching for the
+        tree it wrote.  A graph left pending and never written has none."""
+        from roteiro_memory.repo import statcache
+
+        place, store = self.place(), self.store()
+        assert place is not None, "a sync ran in a repository"
+        assert report.pending is None, "its graph written"
+        self._working = None
         for path, problem in report.unparsable:
             self.warn(f"{path} {problem}")
         for notice in report.notices:
@@ -334,25 +356,27 @@ class Session:
         if self._created:
             self._cached = place
         self._cache = statcache.record(
-            repo,
+            self.require_repo("sync"),
             place,
-            identity,
+            self._store_identity(store),
             report.tree,
-            started,
+            self._started,
             report.listed,
             report.submodules,
             os.environ,
         )
         return report
 
-    def _sync(self, store: Store, repo: Repo, skip: dict[str, str | None]) -> SyncReport:
+    def _sync(
+        self, store: Store, repo: Repo, skip: dict[str, str | None], write: bool
+    ) -> SyncReport:
         from roteiro_memory.repo.graph import sync
 
         if self._progress is None:
-            return sync(store, repo, skip=skip)
+            return sync(store, repo, skip=skip, write=write)
         parse_bar, hash_bar = self._progress("parsing"), self._progress("hashing")
         try:
-            return sync(store, repo, parse_bar, hash_bar, skip)
+            return sync(store, repo, parse_bar, hash_bar, skip, write=write)
         finally:
             hash_bar.close()
             parse_bar.close()

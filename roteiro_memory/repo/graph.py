@@ -464,6 +464,10 @@ class SyncReport:
     """Lines said once about the graph as a whole: that the symbols of some
     files could not be read, by the sync that first meets them so
     (:mod:`roteiro_memory.repo.nodes`)."""
+    pending: list[GraphNode] | None = None
+    unread: list[str] | None = None
+    """The graph built and not yet written (:meth:`write`; None when up to
+    date), and the languages it leaves unread, noted as it is (:mod:`.unread`)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -478,6 +482,15 @@ class SyncReport:
             "notices": self.notices,
         }
 
+    def write(self, store: Store, repo: Repo) -> SyncReport:
+        """Write the graph held ``pending`` and its witness in one replace."""
+        if self.pending is not None:
+            self.written, self.removed = store.replace_graph(self.pending, self.tree)
+            if repo.git_dir is not None and self.unread is not None:
+                unread.note(repo.git_dir, self.unread)
+            self.pending = self.unread = None
+        return self
+
 
 def sync(
     store: Store,
@@ -485,6 +498,8 @@ def sync(
     progress: Progress | None = None,
     hash_progress: Progress | None = None,
     skip: Mapping[str, str | None] | None = None,
+    *,
+    write: bool = True,
 ) -> SyncReport:
     """Bring the store's nodes and tree witness up to the working tree.
 
@@ -496,6 +511,7 @@ def sync(
     that differ, so a sync racing another never leaves a mixed graph.
     ``skip`` names untracked paths that are not the code (the store's own
     files, when it lives in the working tree; :func:`working_files`).
+    Not ``write``: the graph is left ``pending`` in the report, unwritten.
     """
     left_out: list[tuple[str, str]] = []
     hashed: set[str] = set()
@@ -509,22 +525,20 @@ def sync(
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
         return SyncReport(tree, len(files), True, symbols, listed=listed, submodules=submodules)
     built = build_working(store, repo, files, hashed, progress)
-    written, removed = store.replace_graph(built.nodes, tree)
-    if repo.git_dir is not None and (built.unread or left_unread):
-        unread.note(repo.git_dir, built.unread)
-    return SyncReport(
+    pending = SyncReport(
         tree=tree,
         files=len(files),
         up_to_date=False,
         symbols=sum(1 for node in built.nodes if node.key.startswith(SYMBOL_PREFIXES)),
-        written=written,
-        removed=removed,
         parsed=built.parsed,
         unparsable=left_out + built.problems,
         listed=listed,
         submodules=submodules,
         notices=[built.notice] if built.notice else [],
+        pending=built.nodes,
+        unread=sorted(built.unread) if built.unread or left_unread else None,
     )
+    return pending.write(store, repo) if write else pending
 
 
 def build_working(
@@ -679,10 +693,7 @@ def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:
     return {node.key: node.blob for node in nodes}
 
 
-_ABSENT = object()
-
-
 def touched_keys(before: Mapping[str, str | None], after: Mapping[str, str | None]) -> set[str]:
     """Keys present in one graph only, or with different blobs in the two."""
     keys = set(before) | set(after)
-    return {k for k in keys if before.get(k, _ABSENT) != after.get(k, _ABSENT)}
+    return {k for k in keys if (k in before, before.get(k)) != (k in after, after.get(k))}
