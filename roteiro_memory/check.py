@@ -49,6 +49,7 @@ __all__ = [
     "check_store",
     "clock_of",
     "memory_findings",
+    "migration_fails",
     "missing_tables",
     "row_label",
     "schema_findings",
@@ -138,6 +139,17 @@ def schema_findings(standing: Standing) -> list[Finding]:
         for v, name, _ in standing.pending
     )
     return out
+
+
+def migration_fails(standing: Standing, newest: int, error: object) -> Finding:
+    """The finding for an older store (:attr:`Standing.older`) whose
+    migration, tried where the check judges it as migrated, fails with
+    ``error``: opening it would fail the same way."""
+    said = (
+        f"opening the store migrates it from schema {standing.version} to {newest}, and that "
+        f"fails: {error}"
+    )
+    return Finding("schema_migrations", None, said)
 
 
 def row_label(table: str, key: object) -> str:

@@ -48,6 +48,12 @@ class Standing:
         """Whether the store records exactly this version's migrations."""
         return not (self.pending or self.newer or self.damage)
 
+    @property
+    def older(self) -> bool:
+        """Whether the store is one an earlier version wrote, which opening
+        migrates (and a check judges as migrated)."""
+        return self.version > 0 and bool(self.pending) and self.damage is None
+
 
 def standing(rows: Iterable[Sequence[object]], migrations: Sequence[Migration]) -> Standing:
     """Judge a store's ``schema_migrations`` ``rows`` (version and name, in

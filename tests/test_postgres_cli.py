@@ -215,3 +215,138 @@ def test_a_hook_locked_out_of_the_graph_answers_from_the_tree_as_on_sqlite(
     (tmp_path / "a.py").write_text("def f():\n    return 2\n")
     answer = _session_start_locked_out(tmp_path, dsn, "nodes IN SHARE ROW EXCLUSIVE MODE")
     assert "f returns one" in answer["hookSpecificOutput"]["additionalContext"]
+
+
+def _dump(dsn: str) -> dict[str, Any]:
+    """Everything the store's schema holds, as the catalogs and rows say:
+    its tables, indexes, constraints and functions with their definitions,
+    and a digest of each table's rows."""
+    import psycopg
+
+    rest, schema = _server(dsn)
+    catalog = {
+        "indexes": "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = %(s)s",
+        "constraints": "SELECT c.conname, pg_get_constraintdef(c.oid) FROM pg_constraint c"
+        " JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = %(s)s",
+        "functions": "SELECT p.proname, p.prosrc FROM pg_proc p"
+        " JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = %(s)s",
+    }
+    with psycopg.connect(rest) as conn:
+        out: dict[str, Any] = {
+            name: sorted(conn.execute(sql, {"s": schema}).fetchall())
+            for name, sql in catalog.items()
+        }
+        listed = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,))
+        tables = sorted(row[0] for row in listed)
+        out["tables"] = tables
+        for table in tables:
+            rows = conn.execute(
+                "SELECT md5(coalesce(string_agg(t::text, ',' ORDER BY t::text), ''))"
+                f' FROM "{schema}"."{table}" t'
+            )
+            out[f"rows of {table}"] = rows.fetchone()
+    return out
+
+
+def _older_store(dsn: str, version: int) -> None:
+    """A store with records, a supersession and a cache entry, put back at
+    schema ``version``."""
+    from older_stores import postgres_back_to
+
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    store = PostgresStore(dsn)
+    try:
+        first = store.record("lesson", "retry must cap backoff", confidence=0.8)
+        store.record("decision", "use one pool", supersedes=first)
+        store.record("attempt", "tried caching: failed")
+        store.cache_put("k1", "fp1", '{"a": 1}')
+        postgres_back_to(store.connection, version)
+    finally:
+        store.close()
+
+
+def _hook(dsn: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``roteiro-check-store`` with no files, on the store ``dsn`` names."""
+    import shutil
+
+    script = shutil.which("roteiro-check-store")
+    assert script is not None, "the hook's console script is not installed"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    return subprocess.run(
+        [script],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+        cwd=cwd,
+        env={**env, "ROTEIRO_MEMORY_DB": dsn},
+    )
+
+
+@pytest.mark.parametrize("version", [5, 10])
+def test_check_judges_an_older_postgres_store_as_migrated_and_writes_nothing(
+    tmp_path: Path, dsn: str, version: int
+) -> None:
+    """``check`` judges an older store as the next command to open it finds
+    it -- the migrations it lacks never reported as missing, a fault it
+    holds reported -- and leaves it exactly as it was: its schema, its
+    recorded migrations and its rows."""
+    import json
+
+    import psycopg
+
+    from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+
+    _older_store(dsn, version)
+    before = _dump(dsn)
+    done = _run("--json", "check", "--db", dsn, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "", "no migration to announce: nothing was migrated"
+    result = json.loads(done.stdout)["result"]
+    assert (result["findings"], result["migrates"]) == ([], {"from": version, "to": SCHEMA_VERSION})
+    said = _cli("check", "--db", dsn, cwd=tmp_path).splitlines()
+    assert said[0].endswith(
+        f"schema {version}, an earlier version's; the next command that opens it migrates it "
+        f"to schema {SCHEMA_VERSION} (checked here as migrated, in a transaction rolled back)"
+    )
+    assert said[1].endswith(": ok")
+    assert _dump(dsn) == before
+
+    rest, schema = _server(dsn)
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".agent_memory_ids SET last_id = 1')
+    damaged = _dump(dsn)
+    done = _run("--json", "check", "--db", dsn, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)["result"]
+    assert [f["problem"] for f in result["findings"]] == [
+        "id counter 1 is behind the largest id 3: ids would be reused"
+    ]
+    assert result["migrates"] == {"from": version, "to": SCHEMA_VERSION}
+    assert _dump(dsn) == damaged
+
+
+def test_the_store_hook_judges_an_older_postgres_store_as_migrated_and_writes_nothing(
+    tmp_path: Path, dsn: str
+) -> None:
+    """``roteiro-check-store`` on a PostgreSQL store an earlier version
+    wrote: it passes a sound one and names a fault in a damaged one, as
+    migrated, and the store is exactly as it was after each."""
+    import psycopg
+
+    _older_store(dsn, 10)
+    before = _dump(dsn)
+    done = _hook(dsn, tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    assert _dump(dsn) == before
+    rest, schema = _server(dsn)
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'UPDATE "{schema}".agent_memory_ids SET last_id = 1')
+    damaged = _dump(dsn)
+    done = _hook(dsn, tmp_path)
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].endswith("id counter 1 is behind the largest id 3: ids would be reused")
+    assert _dump(dsn) == damaged

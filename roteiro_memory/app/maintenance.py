@@ -27,13 +27,20 @@ __all__ = ["check", "export_lines", "export_to", "import_lines"]
 
 def check(session: Session) -> tuple[str, Report]:
     """Where the store is, and what a check of it found: every integrity
-    problem, and for a file an earlier version wrote, the migration the next
-    command to open it makes (it is judged as migrated)."""
-    from roteiro_memory.check import Report
-
+    problem, and for a store an earlier version wrote, the migration the
+    next command to open it makes (it is judged as migrated).  Writes
+    nothing: an SQLite file is migrated on a private copy, a PostgreSQL
+    store in a transaction that is rolled back."""
     if session.dsn() is not None:
-        store = session.store(must_exist=True)
-        return store.describe(), Report(store.check())
+        from roteiro_memory.errors import Absent
+        from roteiro_memory.stores.postgres.store import PostgresStore
+
+        store = session.store(must_exist=True, migrate=False)
+        assert isinstance(store, PostgresStore), "a DSN names a PostgreSQL store"
+        try:
+            return store.describe(), store.report()  # an older one judged as migrated
+        except Absent as absent:
+            raise UsageError(f"{absent}: nothing has been recorded there yet") from None
     from roteiro_memory.stores.sqlite.checkfile import report
     from roteiro_memory.stores.sqlite.identity import not_a_file
 

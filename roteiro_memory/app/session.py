@@ -217,14 +217,20 @@ class Session:
 
         return lock_wait_ms() if self.wait_ms is None else lock_wait_ms(self.wait_ms)
 
-    def store(self, *, must_exist: bool = False) -> Store:
+    def store(self, *, must_exist: bool = False, migrate: bool = True) -> Store:
+        """The store, opened on first use (and made, unless ``must_exist``).
+        Not ``migrate``: a PostgreSQL store is connected to, neither made
+        nor migrated, for a check that writes nothing."""
         if self._store is None and self.dsn() is not None:
             from roteiro_memory.errors import Absent
             from roteiro_memory.stores.postgres.store import PostgresStore
 
             try:
                 self._store = PostgresStore(
-                    str(self.dsn()), create=not must_exist, lock_timeout_ms=self._lock_wait()
+                    str(self.dsn()),
+                    create=not must_exist,
+                    lock_timeout_ms=self._lock_wait(),
+                    migrate=migrate,
                 )
             except Absent as absent:
                 raise UsageError(f"{absent}: nothing has been recorded there yet") from None

@@ -48,24 +48,26 @@ def own_server() -> str | None:
 def check_server(dsn: str) -> Iterator[Finding]:
     """One finding per problem in the PostgreSQL store at ``dsn``, or one
     saying why it could not be checked; none where no store is (the check
-    makes none, nor waits on a lock longer than any command would)."""
+    makes none, migrates none -- an older one is judged as migrated, in a
+    transaction rolled back -- nor waits on a lock longer than any command
+    would)."""
     from roteiro_memory.errors import Absent, RoteiroError
     from roteiro_memory.stores.postgres.store import PostgresStore
     from roteiro_memory.stores.sqlite.transactions import lock_wait_ms
 
     try:
-        store = PostgresStore(dsn, create=False, lock_timeout_ms=lock_wait_ms())
+        store = PostgresStore(dsn, create=False, lock_timeout_ms=lock_wait_ms(), migrate=False)
+        try:
+            where, found = store.describe(), store.report().findings  # writes nothing
+        finally:
+            store.close()
     except Absent:
         return  # nothing recorded there yet: nothing to check, as for a file not yet made
     except RoteiroError as error:
         yield Finding("roteiro-check-store", f"{error}; nothing was checked")
         return
-    try:
-        where = store.describe()
-        for finding in store.check():
-            yield Finding(where, finding.problem, _where(finding.table, finding.row))
-    finally:
-        store.close()
+    for finding in found:
+        yield Finding(where, finding.problem, _where(finding.table, finding.row))
 
 
 def own_store() -> Path | None:

@@ -33,10 +33,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             say(printable(str(finding)))  # a finding may quote stored text
         if migrates is not None:
             # Not a finding: opening any older store migrates it.
+            how = "in a transaction rolled back" if session.dsn() else "on a private copy"
             say(
                 f"{where}: schema {migrates[0]}, an earlier version's; the next command that "
-                f"opens it migrates it to schema {migrates[1]} (checked here as migrated, on a "
-                "private copy)"
+                f"opens it migrates it to schema {migrates[1]} (checked here as migrated, {how})"
             )
         noun = "problem" if len(findings) == 1 else "problems"
         say(f"{where}: {len(findings)} {noun}" if findings else f"{where}: ok")

@@ -73,7 +73,8 @@ if TYPE_CHECKING:
 
     import psycopg
 
-    from roteiro_memory.check import Finding
+    from roteiro_memory.check import Finding, Report
+    from roteiro_memory.standing import Standing
     from roteiro_memory.transfer import Export
 
     Connection: TypeAlias = psycopg.Connection[tuple[Any, ...]]
@@ -115,10 +116,13 @@ class PostgresStore(SQLStore):
         *,
         create: bool = True,
         lock_timeout_ms: int | None = None,
+        migrate: bool = True,
     ) -> None:
         """The store in ``schema`` (else the DSN's ``?schema=``, else
         :data:`DEFAULT_SCHEMA`), made there when there is none unless
         ``create`` is false: :class:`~roteiro_memory.errors.Absent` then.
+        Not ``migrate``: connected to only, neither made nor migrated, for
+        :meth:`report`, which writes nothing.
         ``lock_timeout_ms``: how long, from 1 ms, a statement waits for a
         lock another session holds before it fails,
         :class:`~roteiro_memory.errors.StoreBusy` (else as the server is
@@ -142,7 +146,8 @@ class PostgresStore(SQLStore):
         self.migrated: tuple[int, int, list[str]] | None = None
         """Set when opening migrated an existing store: the schema version it
         was at, the one it is at now, and the names of the migrations applied."""
-        self._create = create
+        self._create = create and migrate
+        self._migrates = migrate
         self._lock_timeout_ms = (
             None
             if lock_timeout_ms is None
@@ -235,7 +240,8 @@ class PostgresStore(SQLStore):
             conn.execute("SET jit = off")
             if self._lock_timeout_ms is not None:
                 conn.execute(f"SET lock_timeout = {int(self._lock_timeout_ms)}")
-            self._migrate(conn)
+            if self._migrates:
+                self._migrate(conn)
         except BaseException:
             conn.close()
             raise
@@ -284,43 +290,17 @@ class PostgresStore(SQLStore):
             conn.execute(
                 "SELECT pg_advisory_xact_lock(hashtext(%s))", (_LOCK_NAMESPACE + self.schema,)
             )
-            exists = conn.execute(
-                "SELECT has_schema_privilege(oid, 'USAGE') FROM pg_namespace WHERE nspname = %s",
-                (self.schema,),
-            ).fetchone()
-            if exists is None:
+            schema, found = self._standing(conn)
+            if found is None:
                 self._absent()
-                conn.execute(f"CREATE SCHEMA {self._ident()}")
-            elif not exists[0]:
-                raise StoreUnavailable(
-                    f"{self.describe()}: the role may not use the schema; nothing was changed, "
-                    "grant it USAGE on the schema (and rights on its tables), or connect as "
-                    "one that has them"
-                )
-            # Every table, whatever the role may do with it (information_schema
-            # shows only those it has rights on).
-            tables = {
-                row[0]
-                for row in conn.execute(
-                    "SELECT tablename FROM pg_tables WHERE schemaname = %s", (self.schema,)
-                )
-            }
-            if tables and "schema_migrations" not in tables:
-                raise Corrupt(
-                    f"{self.describe()}: the schema holds tables but is not a roteiro-memory "
-                    "store (it has no schema_migrations table); refusing to change it"
-                )
-            if "schema_migrations" not in tables:
-                self._absent()
+                if not schema:
+                    conn.execute(f"CREATE SCHEMA {self._ident()}")
                 conn.execute(
                     "CREATE TABLE schema_migrations ("
                     " version integer PRIMARY KEY, name text NOT NULL,"
                     " applied_at timestamptz NOT NULL DEFAULT now())"
                 )
-            rows = conn.execute(
-                "SELECT version, name FROM schema_migrations ORDER BY version"
-            ).fetchall()
-            found = standing(rows, MIGRATIONS)
+                found = standing([], MIGRATIONS)
             if found.damage is not None:
                 raise Corrupt(
                     f"{self.describe()}: not a usable roteiro-memory store (schema_migrations "
@@ -335,6 +315,40 @@ class PostgresStore(SQLStore):
                 SCHEMA_VERSION,
                 [name for _, name, _ in found.pending],
             )
+
+    def _standing(self, conn: Connection) -> tuple[bool, Standing | None]:
+        """Whether the schema is there, and where the store in it stands
+        (None when it holds none yet); refused when the role may not use the
+        schema, or when it holds tables but no store."""
+        exists = conn.execute(
+            "SELECT has_schema_privilege(oid, 'USAGE') FROM pg_namespace WHERE nspname = %s",
+            (self.schema,),
+        ).fetchone()
+        if exists is None:
+            return False, None
+        if not exists[0]:
+            raise StoreUnavailable(
+                f"{self.describe()}: the role may not use the schema; nothing was changed, "
+                "grant it USAGE on the schema (and rights on its tables), or connect as "
+                "one that has them"
+            )
+        # Every table, whatever the role may do with it (information_schema
+        # shows only those it has rights on).
+        tables = {
+            row[0]
+            for row in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s", (self.schema,)
+            )
+        }
+        if tables and "schema_migrations" not in tables:
+            raise Corrupt(
+                f"{self.describe()}: the schema holds tables but is not a roteiro-memory "
+                "store (it has no schema_migrations table); refusing to change it"
+            )
+        if "schema_migrations" not in tables:
+            return True, None
+        rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
+        return True, standing(rows.fetchall(), MIGRATIONS)
 
     def _absent(self) -> None:
         """Refuse to make the store, when it was opened only if it is there."""
@@ -381,7 +395,7 @@ class PostgresStore(SQLStore):
         conn = self._conn
         with (
             self._waited(),
-            _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", writes=False),
+            _transaction(conn, _SNAPSHOT, writes=False),
         ):
             yield conn
 
@@ -435,6 +449,58 @@ class PostgresStore(SQLStore):
         from roteiro_memory.stores.postgres import check
 
         return check.check_connection(conn)
+
+    def report(self) -> Report:
+        """What a check of the store finds, writing nothing (it is opened
+        without ``migrate``): a store at this version's schema is checked in
+        one read-only snapshot.  One an earlier version wrote is judged as
+        the next command to open it finds it, as SQLite's check judges a
+        migrated copy: PostgreSQL's DDL is transactional, so it is migrated
+        in a transaction that is always rolled back, holding the lock
+        openers migrate under, and checked there; a migration that fails is
+        one finding.  :class:`~roteiro_memory.errors.Absent` where there is
+        no store."""
+        from roteiro_memory.check import Report
+
+        conn = self._conn
+        with self._waited(), _rolled_back(conn, _SNAPSHOT):
+            found = self._found(conn)
+            if not found.older:
+                return Report(self._check(conn))
+        key = (_LOCK_NAMESPACE + self.schema,)
+        with self._waited(), _guarded(conn):
+            conn.execute("SELECT pg_advisory_lock(hashtext(%s))", key)
+            try:
+                with _rolled_back(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ"):
+                    found = self._found(conn)  # an opener may have migrated it since
+                    return self._migrated_report(conn, found)
+            finally:
+                if not (conn.closed or conn.broken):  # else the server let the lock go
+                    conn.execute("SELECT pg_advisory_unlock(hashtext(%s))", key)
+
+    def _found(self, conn: Connection) -> Standing:
+        """Where the store stands, for :meth:`report`: Absent where there is none."""
+        found = self._standing(conn)[1]
+        if found is None:
+            raise Absent(f"no store in {self.describe()}")
+        return found
+
+    def _migrated_report(self, conn: Connection, found: Standing) -> Report:
+        """:meth:`report` inside its transaction: the store migrated there,
+        when it is older, then checked."""
+        import psycopg
+
+        from roteiro_memory.check import Report, migration_fails
+
+        if not found.older:
+            return Report(self._check(conn))
+        try:
+            self._apply(conn, found.pending, BUILDS, STEPS)
+        except (psycopg.OperationalError, psycopg.errors.InsufficientPrivilege):
+            raise  # the server's or the role's, not the store's: as opening would fail
+        except psycopg.Error as error:
+            return Report([migration_fails(found, SCHEMA_VERSION, _first_line(error))])
+        return Report(self._check(conn), (found.version, SCHEMA_VERSION))
 
     def _export(self, conn: Connection) -> Iterator[str]:
         from roteiro_memory.stores.postgres import transfer
@@ -522,7 +588,25 @@ def _transaction(conn: Connection, begin: str = "BEGIN", *, writes: bool = True)
             raise
 
 
-def _rollback(conn: Connection, cause: BaseException) -> None:
+_SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+"""How a read's transaction begins: one snapshot, no write."""
+
+
+@contextlib.contextmanager
+def _rolled_back(conn: Connection, begin: str) -> Iterator[None]:
+    """Run the body in one transaction that is rolled back however it ends:
+    whatever it wrote is undone."""
+    with _guarded(conn):
+        conn.execute(begin)
+        try:
+            yield
+        except BaseException as error:
+            _rollback(conn, error)
+            raise
+        _rollback(conn, None)
+
+
+def _rollback(conn: Connection, cause: BaseException | None) -> None:
     import psycopg.pq
 
     if conn.closed or conn.broken:
@@ -532,6 +616,8 @@ def _rollback(conn: Connection, cause: BaseException) -> None:
     try:
         conn.execute("ROLLBACK")
     except psycopg.Error as failed:
+        if cause is None:
+            raise
         cause.add_note(f"(and the rollback that followed failed too: {failed})")
 
 

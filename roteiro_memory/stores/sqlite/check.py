@@ -37,6 +37,7 @@ from roteiro_memory.check import (
     cache_findings,
     clock_of,
     memory_findings,
+    migration_fails,
     missing_tables,
     schema_findings,
     sequence_findings,
@@ -44,7 +45,6 @@ from roteiro_memory.check import (
 )
 from roteiro_memory.collector import paused
 from roteiro_memory.errors import Corrupt, excerpt
-from roteiro_memory.standing import Standing
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
@@ -110,23 +110,14 @@ def judge(conn: sqlite3.Connection, migrated: Migrated | None = None) -> Report:
         if table != "agent_memory"  # reported with more detail by supersession
     ]
     found = stored_standing(conn)
-    if migrated is None or found is None or not _older(found):
+    if migrated is None or found is None or not found.older:
         return Report(findings + _invariants(conn))
     with contextlib.ExitStack() as stack:
         try:
             copy = stack.enter_context(migrated())
         except Corrupt as error:
-            said = (
-                f"opening the store migrates it from schema {found.version} to "
-                f"{SCHEMA_VERSION}, and that fails: {error}"
-            )
-            return Report([*findings, Finding("schema_migrations", None, said)])
+            return Report([*findings, migration_fails(found, SCHEMA_VERSION, error)])
         return Report(findings + _invariants(copy), (found.version, SCHEMA_VERSION))
-
-
-def _older(found: Standing) -> bool:
-    """Whether the store is one an earlier version wrote, which opening migrates."""
-    return found.version > 0 and bool(found.pending) and found.damage is None
 
 
 def _invariants(conn: sqlite3.Connection) -> list[Finding]:
