@@ -91,27 +91,39 @@ def _checked(path: Path) -> tuple[Report, bool]:
     process has the store open then (each would have made one), and the
     store and its log are read from a private copy, so nothing is made
     beside them (a fixture's folder stays as it was; a read-only one can
-    still be checked)."""
+    still be checked).  A store beside a hot rollback journal
+    (:func:`~.readonly.journaled`) holds pages of a write nobody committed,
+    which read as immutable would be judged as the store: it is copied with
+    its journal, SQLite rolls the journal back on the copy, and the copy is
+    checked -- the store as the next open reads it, the files left as they
+    were, journal included, for that open to roll back."""
     real = os.path.realpath(path)
-    if os.path.exists(real + "-shm") or not readonly.logged(real):
+    journaled = readonly.journaled(real)
+    if not journaled and (os.path.exists(real + "-shm") or not readonly.logged(real)):
         return _checked_at(path, path)
-    with _private_folder(path, _LOGGED) as folder:
+    suffix, why = ("-journal", _JOURNALED) if journaled else ("-wal", _LOGGED)
+    with _private_folder(path, why) as folder:
         copy = Path(folder) / "memory.db"
         try:
-            for suffix in ("", "-wal"):
-                privatefile.create(f"{copy}{suffix}")
-                shutil.copyfile(real + suffix, f"{copy}{suffix}")
+            for end in ("", suffix):
+                privatefile.create(f"{copy}{end}")
+                shutil.copyfile(real + end, f"{copy}{end}")
         except OSError as error:
-            raise _no_copy(path, folder, error, _LOGGED) from None
-        return _checked_at(copy, path)[0], True
+            raise _no_copy(path, folder, error, why) from None
+        return _checked_at(copy, path, rolls_back=journaled)[0], True
 
 
-def _checked_at(path: Path, shown: Path) -> tuple[Report, bool]:
+def _checked_at(path: Path, shown: Path, *, rolls_back: bool = False) -> tuple[Report, bool]:
     """:func:`_checked` reading the file at ``path``, the store named
     ``shown``, and whether it was read as immutable
-    (:func:`~.readonly.connect_as_found`)."""
+    (:func:`~.readonly.connect_as_found`).  ``rolls_back``: ``path`` is a
+    private copy beside a hot journal, opened to be written, so that SQLite
+    rolls the journal back as it first reads it."""
     try:
-        conn, immutable = readonly.connect_as_found(str(path))  # creates nothing beside it
+        if rolls_back:
+            conn, immutable = sqlite3.connect(path, isolation_level=None), False
+        else:
+            conn, immutable = readonly.connect_as_found(str(path))  # creates nothing beside it
     except sqlite3.Error as error:
         if is_unavailable(error):
             raise unavailable(shown, error) from None
@@ -190,6 +202,7 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
 _MIGRATED = "a store an earlier version wrote is checked as migrated"
 """Why :func:`_migrated_copy` checks a copy."""
 _LOGGED = "a store whose write-ahead log no process has open is read with that log"
+_JOURNALED = "a store beside a hot rollback journal is read with that journal rolled back"
 """Why :func:`_checked` reads a copy."""
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "Witness",
     "connect",
     "connect_as_found",
+    "journaled",
     "logged",
     "reason",
     "unmigratable",
@@ -74,6 +75,26 @@ def logged(path: str) -> bool:
     return os.path.exists(wal) and os.path.getsize(wal) > 0
 
 
+JOURNAL_MAGIC = bytes.fromhex("d9d505f920a163d7")
+"""How a rollback journal's header begins while it holds a transaction's
+pages; committing deletes the journal, truncates it or zeroes its header."""
+
+
+def journaled(path: str) -> bool:
+    """Whether a rollback journal that may be hot -- left by a writer that
+    crashed, or held by one mid-transaction -- is beside the database at
+    ``path``: the file's pages are then not all committed ones, and SQLite
+    reads it only once the journal is rolled back, which writes to it.  One
+    that is there but cannot be read is taken to be hot: it is not ignored."""
+    try:
+        with open(path + "-journal", "rb") as handle:
+            return handle.read(len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+
+
 SETTLED_NS = 50_000_000
 """How long ago a file must have been last changed for a change to show in
 its times: the kernel stamps them from a clock that moves in ticks of a few
@@ -85,8 +106,8 @@ Witness = tuple[tuple[int, int, int, int, int] | None, ...]
 
 
 def witness(path: str) -> Witness:
-    """The state of the database at ``path`` and its log as the file
-    system shows them: any write to either changes it.  Taken once the
+    """The state of the database at ``path``, its log and its rollback
+    journal as the file system shows them: any write to one changes it.  Taken once the
     last change is :data:`SETTLED_NS` old, waiting out the rest (never
     longer: a time ahead of the clock waits no more), so that a write after
     it shows in the times."""
@@ -104,7 +125,7 @@ def witness(path: str) -> Witness:
 
 def _states(real: str) -> Witness:
     seen: list[tuple[int, int, int, int, int] | None] = []
-    for name in (real, real + "-wal"):
+    for name in (real, real + "-wal", real + "-journal"):
         try:
             info = os.stat(name)
         except OSError:
