@@ -150,7 +150,24 @@ def test_check_store_never_passes_a_repositorys_own_store_that_is_a_fifo(
     assert done.returncode == 1, done.stderr
     assert done.stdout == (
         f"{own}: store: {own}: not a regular file, so not a roteiro-memory store; "
-        "choose a file path with --db\n"
+        "move it away, or set ROTEIRO_MEMORY_DB to the path of the store file\n"
+    )
+
+
+def test_check_store_advises_only_what_the_hook_takes_never_a_db_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hook has no --db: a store that is no file (a FIFO the variable
+    names) is reported with advice the hook's user can follow."""
+    fifo = plant_fifo(tmp_path / "pipe.db")
+    monkeypatch.setenv("ROTEIRO_MEMORY_DB", str(fifo))
+    status, lines = _run(capsys)
+    assert status == 1
+    assert len(lines) == 1, lines
+    assert "--db" not in lines[0]
+    assert lines[0].endswith(
+        "not a regular file, so not a roteiro-memory store; move it away, or set "
+        "ROTEIRO_MEMORY_DB to the path of the store file"
     )
 
 

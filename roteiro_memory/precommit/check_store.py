@@ -109,11 +109,15 @@ def check(paths: Sequence[str | os.PathLike[str]]) -> Iterator[Finding]:
     if not paths:
         return  # the checker's imports are not free: a commit with no store skips them
     from roteiro_memory.errors import StoreUnavailable
+    from roteiro_memory.repo.location import DB_ENV
     from roteiro_memory.stores.sqlite.checkfile import check_file
 
+    # The hook takes no --db: what is in the store's place is moved, or the
+    # variable names the store (as it does for roteiro-memory).
+    remedy = f"move it away, or set {DB_ENV} to the path of the store file"
     for path in paths:
         try:
-            found = check_file(path)
+            found = check_file(path, remedy)
         except StoreUnavailable as error:  # not the store's fault, and never passed
             yield Finding("roteiro-check-store", f"{error}; nothing was checked")
             continue

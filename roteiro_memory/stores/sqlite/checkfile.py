@@ -29,20 +29,20 @@ from roteiro_memory.errors import Corrupt, StoreUnavailable
 from roteiro_memory.stores.sqlite import readonly
 from roteiro_memory.stores.sqlite.check import integrity_findings, judge
 from roteiro_memory.stores.sqlite.failures import is_unavailable, unavailable, undecoded
-from roteiro_memory.stores.sqlite.identity import not_a_file
+from roteiro_memory.stores.sqlite.identity import CHOOSE_WITH_DB, not_a_file
 from roteiro_memory.stores.sqlite.migrations import SQLITE_HEADER
 from roteiro_memory.stores.sqlite.transactions import reading
 
 __all__ = ["check_file", "report"]
 
 
-def check_file(path: str | os.PathLike[str]) -> list[Finding]:
+def check_file(path: str | os.PathLike[str], remedy: str = CHOOSE_WITH_DB) -> list[Finding]:
     """Every problem found in the SQLite store at ``path`` (:func:`report`);
     empty when it is healthy."""
-    return report(path).findings
+    return report(path, remedy).findings
 
 
-def report(path: str | os.PathLike[str]) -> Report:
+def report(path: str | os.PathLike[str], remedy: str = CHOOSE_WITH_DB) -> Report:
     """What a check of the SQLite store at ``path`` finds, read-only; for a
     store an earlier version wrote, judged as migrated (the module
     docstring).  What is not a regular file
@@ -53,8 +53,9 @@ def report(path: str | os.PathLike[str]) -> Report:
     :class:`~roteiro_memory.errors.StoreUnavailable`, as any read would; so
     does a file read as immutable that a writer changed during every one of
     :data:`ATTEMPTS` checks (:func:`~.readonly.witness`): only a check of
-    one state of the file is believed."""
-    refusal = not_a_file(os.fspath(path))
+    one state of the file is believed.  ``remedy``: what the user can do
+    about a path that is no file, on the surface that checks it."""
+    refusal = not_a_file(os.fspath(path), remedy)
     if refusal is not None:
         return Report([Finding("store", None, str(refusal))])
     path = Path(path)

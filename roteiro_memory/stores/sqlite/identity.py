@@ -31,15 +31,19 @@ import stat
 
 from roteiro_memory.errors import StoreUnavailable
 
-__all__ = ["FileIdentity", "not_a_file"]
+__all__ = ["CHOOSE_WITH_DB", "FileIdentity", "not_a_file"]
+
+CHOOSE_WITH_DB = "choose a file path with --db"
+"""What a command that takes ``--db`` advises for a store that is no file."""
 
 
-def not_a_file(path: str) -> StoreUnavailable | None:
+def not_a_file(path: str, remedy: str = CHOOSE_WITH_DB) -> StoreUnavailable | None:
     """The refusal of ``path`` when what is there (through a symlink, at its
     target) is not a regular file: a directory, or a special file -- a FIFO,
     a device -- which holds no store, and a FIFO's open would wait for a
-    writer for ever.  None for a regular file, or nothing there (or what
-    cannot be looked at: opening it says why).  Looked at once, never opened."""
+    writer for ever; ``remedy`` is what the caller's user can do instead.
+    None for a regular file, or nothing there (or what cannot be looked at:
+    opening it says why).  Looked at once, never opened."""
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):  # ValueError: a NUL in the path, which opening refuses
@@ -48,8 +52,7 @@ def not_a_file(path: str) -> StoreUnavailable | None:
         return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
     if not stat.S_ISREG(mode):
         return StoreUnavailable(
-            f"{path}: not a regular file, so not a roteiro-memory store; "
-            "choose a file path with --db"
+            f"{path}: not a regular file, so not a roteiro-memory store; {remedy}"
         )
     return None
 
