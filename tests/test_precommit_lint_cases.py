@@ -293,3 +293,33 @@ def test_lint_cases_refuses_a_file_the_suite_would_never_load(
     assert lines == [
         f"{folder / 'extra.yml'}: not a case file: the suite loads only files named *.yaml"
     ]
+
+
+@pytest.mark.parametrize(
+    ("content", "holds"),
+    [("", "it is empty"), ("# nothing yet\n", "it is empty"), ("- a\n", "it holds a list")],
+)
+def test_a_case_file_that_is_no_mapping_is_told_it_must_be_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, holds: str
+) -> None:
+    """An empty case file (or one holding a list) is named, and told what a
+    case file must be and what it holds instead -- never a bare schema
+    error about ``None``."""
+    path = tmp_path / "conformance" / "extra.yaml"
+    path.parent.mkdir()
+    path.write_text(content, encoding="utf-8")
+    assert _run(capsys, "--no-shipped", path) == (
+        1,
+        [
+            f"{path}: at (top level): a case file must be a mapping with 'cases' (a list), "
+            f"and may have 'topic' (text), 'description' (text); {holds}"
+        ],
+    )
+    properties = tmp_path / "conformance" / "properties.yaml"
+    properties.write_text("", encoding="utf-8")
+    status, lines = _run(capsys, "--no-shipped", properties)
+    assert (status, len(lines)) == (1, 1), lines
+    assert lines[0].endswith(
+        "a properties file must be a mapping with 'properties' (a list), and may have "
+        "'description' (text); it is empty"
+    )

@@ -317,8 +317,12 @@ def _case_id_along(document: JSON, parts: Sequence[str | int]) -> str | None:
     return None
 
 
-def schema_problem(error: jsonschema.ValidationError) -> str:
-    """A schema error in words: what is allowed, and the closest allowed value."""
+def schema_problem(error: jsonschema.ValidationError, document: str = "a case file") -> str:
+    """A schema error in words: what is allowed, and the closest allowed value;
+    for a whole file that is no mapping (``document`` says what file), what
+    it must hold and what it holds instead."""
+    if error.validator == "type" and not error.absolute_path:
+        return _not_a_mapping(error, document)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         return f"{error.message}; allowed: {', '.join(allowed)}"
@@ -339,6 +343,28 @@ def schema_problem(error: jsonschema.ValidationError) -> str:
         hint = did_you_mean(error.instance, [str(v) for v in error.validator_value])
         return f"{error.instance!r} is not allowed{hint}; expected one of {error.validator_value}"
     return str(error.message)
+
+
+_JSON_TYPES = {"array": "a list", "object": "a mapping", "string": "text"}
+_FOUND = {list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def _not_a_mapping(error: jsonschema.ValidationError, document: str) -> str:
+    """A file whose top level is no mapping: what it must hold (the keys
+    the schema requires, and those it allows), and what it holds."""
+    fields = error.schema.get("properties", {})
+    required = [name for name in error.schema.get("required", []) if name in fields]
+
+    def named(name: str) -> str:
+        shape = _JSON_TYPES.get(fields[name].get("type"))
+        return f"{name!r} ({shape})" if shape else repr(name)
+
+    needs = " and ".join(named(name) for name in required)
+    may = [named(name) for name in fields if name not in required]
+    also = f", and may have {', '.join(may)}" if may else ""
+    found = error.instance
+    holds = "it is empty" if found is None else f"it holds {_FOUND.get(type(found), 'a value')}"
+    return f"{document} must be a mapping with {needs}{also}; {holds}"
 
 
 def _ref_problem(source: tuple[str, str], rest: str) -> str | None:

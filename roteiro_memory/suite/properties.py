@@ -467,7 +467,7 @@ def load_properties(path: Path, registry: Mapping[str, Invariant]) -> list[Prope
             parts = list(error.absolute_path)
             return CaseFileError(
                 path,
-                schema_problem(error),
+                schema_problem(error, "a properties file"),
                 line=line_at(document, parts),
                 path=json_path(parts) or "(top level)",
             )
