@@ -41,7 +41,32 @@ def test_conformance_reports_each_failing_case_on_one_line(
     )
     assert status == 1
     assert lines == [
-        "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "cases/extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "id differs (expected 1, actual 101)"
+    ]
+
+
+def test_a_failing_case_is_named_by_its_files_path_in_the_repository(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of cases nested in the repository, given by its absolute
+    path: a failing case is named by its file's path from the repository's
+    root, which an editor opens -- never by the file's name alone, which
+    files of two folders may share."""
+    nested = backend_repo / "suites" / "own"
+    nested.mkdir(parents=True)
+    (backend_repo / "cases" / "extra.yaml").rename(nested / "extra.yaml")
+    status, lines = _run(
+        capsys,
+        "--backend",
+        "mybackend:broken",
+        "--cases",
+        str(nested),
+        "--no-shipped-cases",
+    )
+    assert status == 1
+    assert lines == [
+        "suites/own/extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
         "id differs (expected 1, actual 101)"
     ]
 
@@ -106,7 +131,7 @@ def test_conformance_takes_the_backend_from_the_pytest_configuration(
     status, lines = _run(capsys, "--cases", "cases", "--no-shipped-cases")
     assert status == 1
     assert lines == [
-        "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "cases/extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
         "id differs (expected 1, actual 101)"
     ]
 

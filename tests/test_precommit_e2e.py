@@ -190,7 +190,7 @@ def test_e2e_conformance(pre_commit_env: dict[str, str], hook_repo: Path, user_r
     status, output = try_repo(pre_commit_env, hook_repo, user_repo, "roteiro-conformance", files)
     assert status == 1, output
     assert (
-        "extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
+        "cases/extra.yaml:8: case 'extra-record-returns-id': step 1 memory.record: "
         "id differs (expected 1, actual 101)"
     ) in output
 

@@ -9,7 +9,8 @@ SQLite store, is no backend of the repository's).  The suite
 runs in its own pytest process from the repository's root, with the
 repository's pytest configuration but none of its ``addopts``, and keeps no
 pytest cache there; each failing case is one line,
-``FILE:LINE: case 'ID': ...``.
+``FILE:LINE: case 'ID': ...``, a file of the repository's named by its path
+from the repository's root (a shipped one by its name).
 
 ``roteiro-conformance report FILE.json... --html OUT.html`` publishes reports
 instead (:mod:`roteiro_memory.precommit.conformance_report`).
@@ -88,11 +89,12 @@ def _error_line(message: str) -> str:
 
 def _case_line(case: Mapping[str, Any]) -> str:
     outcome = case.get("outcome")
-    where = f"{case['file']}:{case['line']}: case {case['case']!r}"
+    file = case.get("path") or case["file"]  # by its path in the repository, where it is in it
+    where = f"{file}:{case['line']}: case {case['case']!r}"
     if not isinstance(outcome, Mapping):
         return f"{where}: {_error_line(str(case.get('message') or ''))}"
     if outcome.get("line"):
-        where = f"{case['file']}:{outcome['line']}: case {case['case']!r}"
+        where = f"{file}:{outcome['line']}: case {case['case']!r}"
     problem = str(outcome.get("message") or "failed")
     if outcome.get("step") is not None:
         problem = f"step {outcome['step']} {outcome.get('op')}: {problem}"

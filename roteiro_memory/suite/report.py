@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,6 +44,7 @@ __all__ = [
     "judge",
     "load_known_failures",
     "markdown_summary",
+    "project_path",
     "report_path_problem",
     "seed_line",
     "shown_report",
@@ -182,6 +184,7 @@ def case_result(
         "case": case.id,
         "title": case.title,
         "file": case.file.name,
+        "path": project_path(case.file),
         "line": case.line,
         "invariant": case.invariant,
         "rules": list(case.rules),
@@ -191,6 +194,18 @@ def case_result(
         "implementation": implementation(backend),
         "outcome": outcome.to_json() if outcome is not None else None,
     }
+
+
+def project_path(file: Path) -> str:
+    """How a report names the file of a case: by its path from the folder
+    the suite runs in (a project's root), as a finding names it, where the
+    file lies in that folder; else by its name alone, so that no report
+    carries a path outside the project (a home folder, where the package is
+    installed)."""
+    try:
+        return Path(os.path.abspath(file)).relative_to(os.getcwd()).as_posix()
+    except ValueError:
+        return file.name
 
 
 def invariant_verdicts(
