@@ -350,3 +350,36 @@ def test_the_store_hook_judges_an_older_postgres_store_as_migrated_and_writes_no
     assert len(lines) == 1, lines
     assert lines[0].endswith("id counter 1 is behind the largest id 3: ids would be reused")
     assert _dump(dsn) == damaged
+
+
+def test_a_role_that_may_not_migrate_is_told_so_when_checking_an_older_store(
+    tmp_path: Path, dsn: str, role: str
+) -> None:
+    """Judging an older store as migrated means migrating it, rolled back:
+    a role that may only read is told in one line that it lacks the right,
+    by the command and the hook alike, and the store is left as it was."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    _older_store(dsn, 10)
+    rest, schema = _server(dsn)
+    with psycopg.connect(rest, autocommit=True) as conn:
+        conn.execute(f'GRANT USAGE ON SCHEMA "{schema}" TO "{role}"')
+        conn.execute(f'GRANT SELECT ON ALL TABLES IN SCHEMA "{schema}" TO "{role}"')
+    parts = urlsplit(dsn)
+    as_role = urlunsplit(parts._replace(netloc=f"{role}@{parts.netloc.rpartition('@')[2]}"))
+    before = _dump(dsn)
+    done = _run("check", "--db", as_role, cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "grant the role the rights it needs" in done.stderr
+    assert "Traceback" not in done.stderr
+    hooked = _hook(as_role, tmp_path)
+    assert hooked.returncode == 1, hooked.stderr
+    assert hooked.stderr == ""
+    lines = hooked.stdout.splitlines()
+    assert len(lines) == 1, lines
+    assert "grant the role the rights it needs" in lines[0]
+    assert lines[0].endswith("nothing was checked"), lines[0]
+    assert _dump(dsn) == before

@@ -496,8 +496,11 @@ class PostgresStore(SQLStore):
             return Report(self._check(conn))
         try:
             self._apply(conn, found.pending, BUILDS, STEPS)
-        except (psycopg.OperationalError, psycopg.errors.InsufficientPrivilege):
-            raise  # the server's or the role's, not the store's: as opening would fail
+        except psycopg.errors.InsufficientPrivilege as error:
+            # The role's, not the store's: it may not migrate, as opening would find.
+            raise self.failure(error) from error
+        except psycopg.OperationalError:
+            raise  # the server's: unavailable, or busy (:meth:`_waited`)
         except psycopg.Error as error:
             return Report([migration_fails(found, SCHEMA_VERSION, _first_line(error))])
         return Report(self._check(conn), (found.version, SCHEMA_VERSION))
