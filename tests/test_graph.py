@@ -314,3 +314,32 @@ def test_untracked_file_that_cannot_be_source_has_no_node(repo: Repo, db: SQLite
     again = sync(db, repo)
     assert again.up_to_date
     assert again.unparsable == []
+
+
+def test_languages_left_unread_are_noted_only_once_the_graph_is_committed(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync left pending, written in a transaction that is rolled back,
+    notes nothing: noted beside the old graph, the languages it left unread
+    would be taken as read by every sync after, and never parsed."""
+    notes: list[list[str]] = []
+    monkeypatch.setattr(gitgraph.unread, "note", lambda _git_dir, names: notes.append(names))
+    report = sync(db, repo, write=False)
+    assert report.pending is not None
+    assert db.tree() is None
+    report.unread = ["TypeScript"]  # as a sync that met a missing grammar leaves it
+
+    def refused() -> None:
+        with db.atomically():
+            report.write(db)
+            raise RuntimeError("the records it was to be written with were refused")
+
+    with pytest.raises(RuntimeError):
+        refused()
+    assert (notes, db.tree()) == ([], None)
+    again = sync(db, repo, write=False)
+    again.unread = ["TypeScript"]
+    with db.atomically():
+        again.write(db)
+    again.note_unread(repo)
+    assert (notes, db.tree()) == ([["TypeScript"]], again.tree)

@@ -582,7 +582,7 @@ def _supersede(
     if writes:
         with store.atomically():
             if synced is not None:
-                synced.write(store, session.require_repo("sync"))
+                synced.write(store)
             ids = store.record_many(writes)
         if synced is not None:
             session.synced(synced)

@@ -339,6 +339,12 @@ class Session:
             self._unsynced(store, why, stored)
             return None
         self._started = started
+        # Said once the graph is built, written or not: a use case that
+        # then refuses, writing nothing, has its user told why files went unread.
+        for path, problem in report.unparsable:
+            self.warn(f"{path} {problem}")
+        for notice in report.notices:
+            self.warn(notice)
         if not write:
             return report
         if not full and before is not None and store.changes is not None:
@@ -346,19 +352,16 @@ class Session:
         return self.synced(report)
 
     def synced(self, report: SyncReport) -> SyncReport:
-        """What follows a sync's write, once it is committed: the warnings
-        about files it could not read, and the stat cache vouching for the
-        tree it wrote.  A graph left pending and never written has none."""
+        """What follows a sync's write, once it is committed: the note of the
+        languages it left unread, and the stat cache vouching for the tree
+        it wrote.  A graph left pending and never written has neither."""
         from roteiro_memory.repo import statcache
 
         place, store = self.place(), self.store()
         assert place is not None, "a sync ran in a repository"
         assert report.pending is None, "its graph written"
+        report.note_unread(self.require_repo("sync"))
         self._working = None
-        for path, problem in report.unparsable:
-            self.warn(f"{path} {problem}")
-        for notice in report.notices:
-            self.warn(notice)
         if self._created:
             self._cached = place
         self._cache = statcache.record(

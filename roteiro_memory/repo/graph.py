@@ -467,7 +467,8 @@ class SyncReport:
     pending: list[GraphNode] | None = None
     unread: list[str] | None = None
     """The graph built and not yet written (:meth:`write`; None when up to
-    date), and the languages it leaves unread, noted as it is (:mod:`.unread`)."""
+    date), and the languages it leaves unread, noted once it is committed
+    (:meth:`note_unread`)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -482,14 +483,20 @@ class SyncReport:
             "notices": self.notices,
         }
 
-    def write(self, store: Store, repo: Repo) -> SyncReport:
+    def write(self, store: Store) -> SyncReport:
         """Write the graph held ``pending`` and its witness in one replace."""
         if self.pending is not None:
             self.written, self.removed = store.replace_graph(self.pending, self.tree)
-            if repo.git_dir is not None and self.unread is not None:
-                unread.note(repo.git_dir, self.unread)
-            self.pending = self.unread = None
+            self.pending = None
         return self
+
+    def note_unread(self, repo: Repo) -> None:
+        """Note the languages the written graph leaves unread (:mod:`.unread`),
+        once it is committed: noted beside a graph that was rolled back, they
+        would be taken as read by every sync after."""
+        if repo.git_dir is not None and self.unread is not None:
+            unread.note(repo.git_dir, self.unread)
+        self.unread = None
 
 
 def sync(
@@ -538,7 +545,9 @@ def sync(
         pending=built.nodes,
         unread=sorted(built.unread) if built.unread or left_unread else None,
     )
-    return pending.write(store, repo) if write else pending
+    if write:
+        pending.write(store).note_unread(repo)
+    return pending
 
 
 def build_working(
