@@ -383,3 +383,49 @@ def test_a_role_that_may_not_migrate_is_told_so_when_checking_an_older_store(
     assert "grant the role the rights it needs" in lines[0]
     assert lines[0].endswith("nothing was checked"), lines[0]
     assert _dump(dsn) == before
+
+
+def test_a_session_that_takes_no_writes_is_told_so_when_checking_an_older_store(
+    tmp_path: Path, dsn: str
+) -> None:
+    """A standby, or a session read-only by default, cannot run the
+    migration an older store is judged after: the check says the session
+    takes no writes, in one line, and never that the store is damaged."""
+    from urllib.parse import quote
+
+    _older_store(dsn, 10)
+    before = _dump(dsn)
+    sep = "&" if "?" in dsn else "?"
+    read_only = f"{dsn}{sep}options={quote('-c default_transaction_read_only=on')}"
+    done = _run("check", "--db", read_only, cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "a server and session that take writes" in done.stderr
+    assert "migrat" not in done.stderr.partition(": error: ")[2].split("(")[0]
+    hooked = _hook(read_only, tmp_path)
+    (line,) = hooked.stdout.splitlines()
+    assert "a server and session that take writes" in line
+    assert "schema_migrations" not in line
+    assert _dump(dsn) == before
+
+
+def test_the_store_hook_tells_a_server_failure_in_one_finding(
+    dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A failure of the server's own (a full disk, a shutdown) while the
+    hook checks is one finding saying nothing was checked, not a traceback."""
+    import psycopg
+
+    from roteiro_memory.precommit import check_store
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    PostgresStore(dsn).close()
+
+    def full(self: PostgresStore) -> None:
+        raise psycopg.errors.DiskFull("could not extend file: No space left on device")
+
+    monkeypatch.setattr(PostgresStore, "report", full)
+    (finding,) = check_store.check_server(dsn)
+    assert finding.file == "roteiro-check-store"
+    assert "No space left on device" in finding.problem
+    assert finding.problem.endswith("; nothing was checked")

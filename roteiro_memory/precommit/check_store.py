@@ -66,6 +66,11 @@ def check_server(dsn: str) -> Iterator[Finding]:
     except RoteiroError as error:
         yield Finding("roteiro-check-store", f"{error}; nothing was checked")
         return
+    except Exception as error:  # the server's own (a disk full, a shutdown): one line
+        from roteiro_memory.stores.failures import unexpected
+
+        yield Finding("roteiro-check-store", f"{unexpected(error)}; nothing was checked")
+        return
     for finding in found:
         yield Finding(where, finding.problem, _where(finding.table, finding.row))
 

@@ -496,12 +496,14 @@ class PostgresStore(SQLStore):
             return Report(self._check(conn))
         try:
             self._apply(conn, found.pending, BUILDS, STEPS)
-        except psycopg.errors.InsufficientPrivilege as error:
-            # The role's, not the store's: it may not migrate, as opening would find.
-            raise self.failure(error) from error
         except psycopg.OperationalError:
             raise  # the server's: unavailable, or busy (:meth:`_waited`)
         except psycopg.Error as error:
+            mapped = self.failure(error)
+            if isinstance(mapped, StoreUnavailable):
+                # The role's or the session's (it may not migrate, or takes no
+                # writes), not the store's: as opening would find.
+                raise mapped from error
             return Report([migration_fails(found, SCHEMA_VERSION, _first_line(error))])
         return Report(self._check(conn), (found.version, SCHEMA_VERSION))
 
