@@ -232,7 +232,7 @@ def test_a_file_whose_name_holds_double_colons_is_named_by_its_raw_key(repo: Rep
     assert symbol.stderr.endswith(
         " files only; anchor to the file instead; but 'web/a::b.ts' is a file, whose name "
         "holds the '::' that ends a path in --anchor: its raw key 'ts:web/a::b.ts::render' "
-        "names render in it\n"
+        "names 'render' in it\n"
     )
     whole = repo.run("add", "x", "--anchor", "web/a::b.ts")
     assert whole.returncode == 2
@@ -250,7 +250,7 @@ def test_a_raw_key_with_another_languages_prefix_is_refused_naming_the_files(
     done = repo.run("add", "x", "--anchor", "py:web/app.ts::render")
     assert done.returncode == 2
     assert done.stderr == (
-        "roteiro-memory: error: --anchor 'py:web/app.ts::render': web/app.ts is a TypeScript "
+        "roteiro-memory: error: --anchor 'py:web/app.ts::render': 'web/app.ts' is a TypeScript "
         "file, whose symbols' keys start with 'ts:' ('ts:web/app.ts::render'); 'py:' is "
         "Python's, so sync makes no node with this key\n"
     )
@@ -339,3 +339,19 @@ def test_without_the_extra_anchors_are_file_level_and_it_is_said_once(
     )
     on_file = repo.add("the app module renders", "web/app.ts")
     assert repo.state(on_file) == "valid"
+
+
+def test_anchor_refusals_of_names_no_file_can_have_are_one_line(repo: Repo) -> None:
+    """A name past what the file system takes, or one holding a newline,
+    is refused in one line saying what is wrong: never an unexpected
+    failure, never a message split across lines."""
+    long = "/".join(["a" * 200] * 25)
+    for anchor, says in (
+        (f"x::{long}", "anchor to the file instead"),
+        ("py:web/a\nb.ts::render", "'web/a\\nb.ts' is a TypeScript file"),
+    ):
+        done = repo.run("add", "x", "--anchor", anchor)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
+        assert says in done.stderr, done.stderr
+        assert "unexpected failure" not in done.stderr

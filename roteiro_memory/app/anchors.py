@@ -186,11 +186,11 @@ def _colon_file(text: str, repo: Repo | None, what: str) -> str:
             path = _repo_path(path_text, repo, text, what)
         except AnchorError:
             continue
-        full = repo.root / path
-        if not (full.is_symlink() or full.is_file()):
+        full = os.path.join(repo.root, path)
+        if not (os.path.islink(full) or os.path.isfile(full)):  # False, not OSError, for a bad name
             continue
         if qualname and language_of(path) is not None:
-            key, named = symbol_key(path, qualname), f"{qualname} in it"
+            key, named = symbol_key(path, qualname), f"{excerpt(qualname)} in it"
         else:
             key, named = file_key(path), "it" if not qualname else "the file (it has no symbols)"
         return (
@@ -382,9 +382,9 @@ def _refuse_foreign_prefix(key: str, what: str) -> None:
         return
     path, qualname, language, given = foreign
     raise AnchorError(
-        f"{what} {excerpt(key)}: {path} is a {language.name} file, whose symbols' keys start "
-        f"with {language.prefix!r} ({excerpt(symbol_key(path, qualname))}); {given.prefix!r} "
-        f"is {given.name}'s, so sync makes no node with this key"
+        f"{what} {excerpt(key)}: {excerpt(path)} is a {language.name} file, whose symbols' "
+        f"keys start with {language.prefix!r} ({excerpt(symbol_key(path, qualname))}); "
+        f"{given.prefix!r} is {given.name}'s, so sync makes no node with this key"
     )
 
 
