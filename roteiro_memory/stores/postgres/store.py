@@ -463,7 +463,7 @@ class PostgresStore(SQLStore):
         from roteiro_memory.check import Report
 
         conn = self._conn
-        with self._waited(), _rolled_back(conn, _SNAPSHOT):
+        with self._waited(), _transaction(conn, _SNAPSHOT, writes=False, kept=False):
             found = self._found(conn)
             if not found.older:
                 return Report(self._check(conn))
@@ -471,7 +471,7 @@ class PostgresStore(SQLStore):
         with self._waited(), _guarded(conn):
             conn.execute("SELECT pg_advisory_lock(hashtext(%s))", key)
             try:
-                with _rolled_back(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ"):
+                with _transaction(conn, "BEGIN ISOLATION LEVEL REPEATABLE READ", kept=False):
                     found = self._found(conn)  # an opener may have migrated it since
                     return self._migrated_report(conn, found)
             finally:
@@ -569,9 +569,12 @@ def _malformed(said: str) -> InvalidStoreName:
 
 
 @contextlib.contextmanager
-def _transaction(conn: Connection, begin: str = "BEGIN", *, writes: bool = True) -> Iterator[None]:
+def _transaction(
+    conn: Connection, begin: str = "BEGIN", *, writes: bool = True, kept: bool = True
+) -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
-    if it (or the commit) raises.  The rollback runs only while the server
+    if it (or the commit) raises; not ``kept``, rolled back however it ends,
+    whatever it wrote undone.  The rollback runs only while the server
     still holds a transaction for it, and a rollback that fails anyway never
     replaces the error that caused it; a lost connection is reported as
     :class:`StoreUnavailable`, the original as its cause -- lost while a
@@ -584,6 +587,9 @@ def _transaction(conn: Connection, begin: str = "BEGIN", *, writes: bool = True)
         except BaseException as error:
             _rollback(conn, error)
             raise
+        if not kept:
+            _rollback(conn, None)
+            return
         try:
             conn.execute("COMMIT")
         except BaseException as error:
@@ -595,20 +601,6 @@ def _transaction(conn: Connection, begin: str = "BEGIN", *, writes: bool = True)
 
 _SNAPSHOT = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 """How a read's transaction begins: one snapshot, no write."""
-
-
-@contextlib.contextmanager
-def _rolled_back(conn: Connection, begin: str) -> Iterator[None]:
-    """Run the body in one transaction that is rolled back however it ends:
-    whatever it wrote is undone."""
-    with _guarded(conn):
-        conn.execute(begin)
-        try:
-            yield
-        except BaseException as error:
-            _rollback(conn, error)
-            raise
-        _rollback(conn, None)
 
 
 def _rollback(conn: Connection, cause: BaseException | None) -> None:
