@@ -341,5 +341,5 @@ def test_languages_left_unread_are_noted_only_once_the_graph_is_committed(
     again.unread = ["TypeScript"]
     with db.atomically():
         again.write(db)
-    again.note_unread(repo)
+    again.note_unread(repo.git_dir)
     assert (notes, db.tree()) == ([["TypeScript"]], again.tree)

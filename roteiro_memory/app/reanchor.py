@@ -454,6 +454,17 @@ def _named(
     return found
 
 
+def _pending_graph(synced: SyncReport | None) -> Graph | None:
+    """The graph a sync built and left unwritten, as reads resolve against
+    it; None when there is none (the store's own is read, and no code of
+    the repository's is loaded)."""
+    if synced is None or synced.pending is None:
+        return None
+    from roteiro_memory.repo.graph import graph_blobs
+
+    return graph_blobs(synced.pending)
+
+
 def _stale(store: Store, graph: Graph | None = None) -> list[MemoryRecord]:
     """Every live record whose anchor drifted or vanished (against ``graph``
     when given), oldest first."""
@@ -471,13 +482,11 @@ def _gather(
     the warning saying so.  Not ``write``: the sync writes nothing, and the
     proposals are those of the graph it left pending, as it will be once
     written."""
-    from roteiro_memory.repo.graph import graph_blobs
-
     store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
     report = session.sync(stored=True, write=write)
     built = None if report is None or report.pending is None else (report.tree, report.pending)
-    graph = graph_blobs(built[1]) if built is not None else None
+    graph = _pending_graph(report)
     records = _named(store, wanted, operation, graph) if wanted else _stale(store, graph)
     tree, graph, facts = read_facts(repo, store, records, history=history, built=built)
     found = [
@@ -539,12 +548,9 @@ def confirm(session: Session, ids: Sequence[object]) -> Rewritten:
     wanted = _ids(session, ids)
     if not wanted:
         raise UsageError(f"name the records to confirm ({session.spell('ids')}...)")
-    from roteiro_memory.repo.graph import graph_blobs
-
     store = session.writable_store()
     synced = session.sync(stored=True, write=False)
-    pending = None if synced is None else synced.pending
-    records = _named(store, wanted, "confirm", None if pending is None else graph_blobs(pending))
+    records = _named(store, wanted, "confirm", _pending_graph(synced))
     for record in records:
         reason = confirm_refusal(record)
         if reason is not None:

@@ -360,7 +360,7 @@ class Session:
         place, store = self.place(), self.store()
         assert place is not None, "a sync ran in a repository"
         assert report.pending is None, "its graph written"
-        report.note_unread(self.require_repo("sync"))
+        report.note_unread(self.require_repo("sync").git_dir)
         self._working = None
         if self._created:
             self._cached = place

@@ -49,8 +49,9 @@ from roteiro_memory.repo.nodes import (
     build,
 )
 from roteiro_memory.repo.regular import open_regular, read_regular
+from roteiro_memory.repo.syncreport import SyncReport
 from roteiro_memory.results import GraphNode
-from roteiro_memory.valueclass import field, valueclass
+from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -444,61 +445,6 @@ def _hash_tree(folder: dict[str, Any], hasher: Callable[[bytes], Any]) -> str:
     return str(hasher(b"tree %d\x00%s" % (len(body), body)).hexdigest())
 
 
-@valueclass(frozen=False)
-class SyncReport:
-    """What one sync found and wrote."""
-
-    tree: str
-    files: int
-    up_to_date: bool
-    symbols: int = 0
-    written: int = 0
-    removed: int = 0
-    parsed: list[str] = field(default_factory=list)
-    unparsable: list[tuple[str, str]] = field(default_factory=list)
-    listed: list[str] = field(default_factory=list)
-    """Every path git listed that is not a submodule or one of ``skip``:
-    what the stat cache watches (:mod:`roteiro_memory.repo.statcache`)."""
-    submodules: list[str] = field(default_factory=list)
-    notices: list[str] = field(default_factory=list)
-    """Lines said once about the graph as a whole: that the symbols of some
-    files could not be read, by the sync that first meets them so
-    (:mod:`roteiro_memory.repo.nodes`)."""
-    pending: list[GraphNode] | None = None
-    unread: list[str] | None = None
-    """The graph built and not yet written (:meth:`write`; None when up to
-    date), and the languages it leaves unread, noted once it is committed
-    (:meth:`note_unread`)."""
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "tree": self.tree,
-            "up_to_date": self.up_to_date,
-            "files": self.files,
-            "symbols": self.symbols,
-            "written": self.written,
-            "removed": self.removed,
-            "parsed": len(self.parsed),
-            "unparsable": [{"path": p, "reason": r} for p, r in self.unparsable],
-            "notices": self.notices,
-        }
-
-    def write(self, store: Store) -> SyncReport:
-        """Write the graph held ``pending`` and its witness in one replace."""
-        if self.pending is not None:
-            self.written, self.removed = store.replace_graph(self.pending, self.tree)
-            self.pending = None
-        return self
-
-    def note_unread(self, repo: Repo) -> None:
-        """Note the languages the written graph leaves unread (:mod:`.unread`),
-        once it is committed: noted beside a graph that was rolled back, they
-        would be taken as read by every sync after."""
-        if repo.git_dir is not None and self.unread is not None:
-            unread.note(repo.git_dir, self.unread)
-        self.unread = None
-
-
 def sync(
     store: Store,
     repo: Repo,
@@ -546,7 +492,7 @@ def sync(
         unread=sorted(built.unread) if built.unread or left_unread else None,
     )
     if write:
-        pending.write(store).note_unread(repo)
+        pending.write(store).note_unread(repo.git_dir)
     return pending
 
 
