@@ -286,3 +286,26 @@ def test_a_terms_segments_and_tail_give_its_postings_in_order(
     assert held.every() == rows
     asked = data.draw(st.lists(st.integers(0, 3 * 4096 + 200), max_size=20))
     assert held.holding(asked) == [(o, postings_of[o]) for o in asked if o in postings_of]
+
+
+@pytest.mark.parametrize("rare", [True, False])
+def test_each_posting_a_search_decodes_is_counted_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rare: bool
+) -> None:
+    """The postings a search reports it decoded (what ``bench/search.py``
+    quotes as read) are each counted once, whether the search scores every
+    record of a rare term or bounds the cells of a common one, their
+    postings in tails alone: a tail decoded twice is work done twice."""
+    from roteiro_memory.store import MemoryWrite
+
+    holders = 12 if rare else 60
+    writes = [
+        MemoryWrite("lesson", " ".join(["quokka", *[f"w{n}"] * (1 + n % 9)]), confidence=c)
+        for n, c in zip(range(holders), itertools.cycle([0.2, 0.5, 0.9, None]), strict=False)
+    ]
+    monkeypatch.setattr(index, "RECENT_RECORDS", 1)  # every record in a cell
+    with SQLiteStore(tmp_path / "m.db") as store:
+        store.record_many(writes)
+        before = cellpostings.decoded[0]
+        assert len(store.search("quokka").results) == holders
+        assert cellpostings.decoded[0] - before == holders

@@ -124,17 +124,21 @@ class Held:
         return ordinal in pst.tail_postings(bytes(self.tail))[0]
 
     def every(self) -> list[tuple[int, int]]:
-        """``(ordinal, count)`` of every posting, ascending.  A tail alone,
-        as a rare term's cells hold, is its own postings sorted, when they
-        are as many distinct ordinals as ``memory_cells`` counts (otherwise
-        :meth:`bits` names the damage)."""
+        """``(ordinal, count)`` of every posting, ascending."""
+        counts = self.counts()
+        return [(o, counts.get(o, 1)) for o in pst.ordinals(self.bits())]
+
+    def listed(self) -> list[tuple[int, int]]:
+        """:meth:`every`, for a search that asks nothing else of the cell: a
+        tail alone, as a rare term's cells hold, is its own postings sorted,
+        with no bitmap made, when they are as many distinct ordinals as
+        ``memory_cells`` counts (otherwise :meth:`bits` names the damage)."""
         if self._bits is None and not self.segments and self.tail is not None:
             tail, counted = self._tail()
             if len(set(tail)) == len(tail) == self.expected:
                 decoded[0] += len(tail)
                 return sorted(zip(tail, counted, strict=True))
-        counts = self.counts()
-        return [(o, counts.get(o, 1)) for o in pst.ordinals(self.bits())]
+        return self.every()
 
 
 decoded = [0]

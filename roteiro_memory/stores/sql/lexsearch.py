@@ -487,7 +487,7 @@ def _every(
     cells = sorted(by_cell)
     found = _read(plan, by_cell, cells, read) if cells else {}
     every = {
-        cell: [(term, found[cell][term].every()) for term, _ in by_cell[cell]] for cell in cells
+        cell: [(term, found[cell][term].listed()) for term, _ in by_cell[cell]] for cell in cells
     }
     size = pst.MEMBER_ORDINALS
     stored = members(
