@@ -627,3 +627,35 @@ def test_an_interrupted_server_exits_130_whatever_stderr_can_take(
     assert server.returncode == ExitCode.INTERRUPTED
     if stderr == "open":
         assert said.decode().splitlines() == ["roteiro-memory: mcp: interrupted"]
+
+
+@pytest.mark.parametrize("ending", [False, True])
+def test_a_read_that_fails_once_the_server_is_ending_says_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], ending: bool
+) -> None:
+    """Ctrl-C marks the wire gone and closes it under the read still
+    waiting beside: that read's failure (a closed descriptor) is the
+    server's own ending, which it has told already, so it adds no second
+    line; a read that fails while the server serves is told."""
+    from roteiro_memory.agents.wire import Wire
+
+    monkeypatch.setattr(Wire, "_claim", lambda self, fd, mode: os.open(os.devnull, mode))
+    wire = Wire()
+
+    def closed_under_it() -> bytes:
+        wire.gone = ending  # as the main thread does, then closes the wire
+        raise OSError(9, "Bad file descriptor")
+
+    monkeypatch.setattr(wire, "_readline", closed_under_it)
+
+    async def deliver(_: object) -> None:
+        raise AssertionError("nothing was read to deliver")
+
+    try:
+        anyio.run(wire.pump, deliver)
+    finally:
+        wire._reader.close()
+        os.close(wire._in)
+        os.close(wire._out)
+    told = "roteiro-memory: mcp: cannot read from the client: [Errno 9] Bad file descriptor\n"
+    assert capsys.readouterr().err == ("" if ending else told)

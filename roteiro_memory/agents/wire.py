@@ -224,7 +224,10 @@ class Wire:
             try:
                 line = await anyio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
             except OSError as error:
-                to_stderr(f"roteiro-memory: mcp: cannot read from the client: {error}\n")
+                # Once gone (Ctrl-C closes the wire under this read), the
+                # server is ending and has said why: nothing more to say.
+                if not self.gone:
+                    to_stderr(f"roteiro-memory: mcp: cannot read from the client: {error}\n")
                 break
             if not line:
                 break
