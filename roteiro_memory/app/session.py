@@ -307,7 +307,7 @@ class Session:
         Not ``write``: the graph is built and nothing written; the report
         holds it ``pending`` for a use case that decides first whether to
         write at all, then writes it in its own transaction
-        (:meth:`~roteiro_memory.repo.graph.SyncReport.write`) and, once that
+        (:meth:`~roteiro_memory.repo.syncreport.SyncReport.write`) and, once that
         is committed, hands the report to :meth:`synced`."""
         if not self.syncs:
             return None
