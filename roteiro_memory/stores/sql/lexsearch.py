@@ -494,17 +494,19 @@ def _every(
         sorted({(c, o // size) for c, held in every.items() for _, rows in held for o, _ in rows})
     )
     postings: dict[str, list[tuple[int, int, int]]] = {term: [] for term in plan.terms}
+    """Each term's ``(record id, count, length)``, as they are weighed."""
     for cell, held in every.items():
         member = cp.Members(cell, stored)
         for term, rows in held:
-            try:
-                postings[term].extend((*member(o), c) for o, c in rows)
-            except cp.Unheld as unheld:
-                raise cp.unheld(cell, unheld.ordinal, found[cell]) from None
+            listed = postings[term]
+            for ordinal, count in rows:
+                try:
+                    record_id, length = member(ordinal)
+                except cp.Unheld:
+                    raise cp.unheld(cell, ordinal, found[cell]) from None
+                listed.append((record_id, count, length))
     relevance = lexical.weigh_postings(
-        ((t, [(i, c, n) for i, n, c in rows]) for t, rows in postings.items() if rows),
-        plan.corpus,
-        idfs=idf,
+        ((t, rows) for t, rows in postings.items() if rows), plan.corpus, idfs=idf
     )
     order = {term: n for n, term in enumerate(plan.terms)}
     for record_id, _, length, counts in plan.recent:
