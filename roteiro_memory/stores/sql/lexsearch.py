@@ -33,7 +33,7 @@ term's) is scored whole (:func:`_every`): bounds would cost more than that.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
@@ -339,7 +339,6 @@ def top(
     corpus = plan.corpus
     average = corpus.average_length
     idf = {t: lexical.idf(corpus.document_frequency[t], corpus.documents) for t in plan.terms}
-    order = {term: n for n, term in enumerate(plan.terms)}
     by_cell: dict[int, list[tuple[str, int]]] = {}
     """Each cell's query terms, in the query's order, with their largest count there."""
     for term in plan.terms:
@@ -361,11 +360,10 @@ def top(
             found = scales[cell] = pst.cell_scale(cell)
         return found
 
-    pending: list[Candidate] = []
-    for record_id, cell, length, counts in plan.recent:
-        held_terms = sorted(counts, key=order.__getitem__)
-        relevance = lexical.weigh(held_terms, counts, length, corpus, idfs=idf)
-        pending.append((-relevance * scale(cell)[0], -record_id, relevance))
+    pending: list[Candidate] = [
+        (-relevance * scale(cell)[0], -record_id, relevance)
+        for record_id, cell, relevance in _recent(plan, idf)
+    ]
     heapq.heapify(pending)
     ranked: list[Scored] = []
 
@@ -508,14 +506,20 @@ def _every(
     relevance = lexical.weigh_postings(
         ((t, rows) for t, rows in postings.items() if rows), plan.corpus, idfs=idf
     )
-    order = {term: n for n, term in enumerate(plan.terms)}
-    for record_id, _, length, counts in plan.recent:
-        held_terms = sorted(counts, key=order.__getitem__)
-        relevance[record_id] = lexical.weigh(held_terms, counts, length, plan.corpus, idfs=idf)
+    relevance.update((record_id, value) for record_id, _, value in _recent(plan, idf))
     candidates = list(relevance.items())
     ranked = confirm(candidates, keep is None or len(candidates) <= keep) if candidates else []
     ranked.sort(key=lambda r: sem.rank_key(r[0], r[1]))
     return ranked if keep is None else ranked[:keep]
+
+
+def _recent(plan: Plan, idf: Mapping[str, float]) -> Iterator[tuple[int, int, float]]:
+    """``(id, cell, relevance)`` of each recent record holding a query term,
+    its terms weighed in the query's order, as a cell's are."""
+    order = {term: n for n, term in enumerate(plan.terms)}
+    for record_id, cell, length, counts in plan.recent:
+        held_terms = sorted(counts, key=order.__getitem__)
+        yield record_id, cell, lexical.weigh(held_terms, counts, length, plan.corpus, idfs=idf)
 
 
 def _read(
@@ -528,14 +532,10 @@ def _read(
     call of ``read``, each :class:`~.cellpostings.Held` told how many
     postings ``memory_cells`` counts for it; a term a cell counts and does
     not hold is damage."""
-    order = {term: n for n, term in enumerate(plan.terms)}
-    terms = sorted({t for cell in reading for t, _ in by_cell[cell]}, key=order.__getitem__)
-    within = [(t, plan.cells[t].get(cell)) for t in terms for cell in reading]
-    long_tails = any(counts[2] > SHORT_TAIL for _, counts in within if counts is not None)
-    closed = sorted(
-        {t for t, counts in within if counts is not None and (counts[1] or counts[2] > SHORT_TAIL)},
-        key=order.__getitem__,
-    )
+    terms = sorted({t for cell in reading for t, _ in by_cell[cell]})  # lays out the statement
+    within = {t: [c for c in map(plan.cells[t].get, reading) if c is not None] for t in terms}
+    long_tails = any(counts[2] > SHORT_TAIL for held in within.values() for counts in held)
+    closed = [t for t in terms if any(c[1] or c[2] > SHORT_TAIL for c in within[t])]
     found = read(reading, terms, closed, long_tails)
     for cell in reading:
         for term, _ in by_cell[cell]:
