@@ -63,13 +63,11 @@ def check_server(dsn: str) -> Iterator[Finding]:
             store.close()
     except Absent:
         return  # nothing recorded there yet: nothing to check, as for a file not yet made
-    except RoteiroError as error:
-        yield Finding("roteiro-check-store", f"{error}; nothing was checked")
-        return
-    except Exception as error:  # the server's own (a disk full, a shutdown): one line
+    except Exception as error:  # a refusal, or the server's own failure (a full disk): one line
         from roteiro_memory.stores.failures import unexpected
 
-        yield Finding("roteiro-check-store", f"{unexpected(error)}; nothing was checked")
+        said = error if isinstance(error, RoteiroError) else unexpected(error)
+        yield Finding("roteiro-check-store", f"{said}; nothing was checked")
         return
     for finding in found:
         yield Finding(where, finding.problem, _where(finding.table, finding.row))
