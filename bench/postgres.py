@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import statistics
 import sys
 import tempfile
 import time
@@ -55,7 +56,7 @@ from typing import Any
 
 from measure import Check, measure_runs, ratio_check, wall_ratio_check
 from run import _search_counts, _sizes, add_search_records
-from search import SHAPES, exhaustive, kept_store, search_checks, verify
+from search import ABSENT_WORD, NO_POSTING, SHAPES, exhaustive, kept_store, search_checks, verify
 from targets import (
     RECALL_BOUND,
     RECALL_LIMIT,
@@ -66,7 +67,7 @@ from targets import (
     _states,
     _steady,
 )
-from workload import QUERY, Sizes, build_episodic
+from workload import QUERY, RARE_WORD, Sizes, build_episodic
 
 ROOT = Path(__file__).resolve().parent.parent
 KEPT_CLUSTER = Path(
@@ -113,6 +114,12 @@ def shape_checks(backend: object, sizes: Sizes, counts: Sequence[int]) -> list[C
                     "floor": _steady(lambda q=query, s=store: backend.fts_search(s, q)),
                     "search": _steady(lambda q=query, s=store: s.search(q, limit=RECALL_LIMIT)),
                 }
+                if query == RARE_WORD:
+                    if store.search(ABSENT_WORD, limit=RECALL_LIMIT).results:
+                        raise RuntimeError(f"a record holds {ABSENT_WORD!r}")
+                    trials[NO_POSTING] = _steady(
+                        lambda s=store: s.search(ABSENT_WORD, limit=RECALL_LIMIT)
+                    )
                 times = measure_runs(trials, sizes.repeat, warmup=True)
                 checks.append(
                     wall_ratio_check(
@@ -123,6 +130,15 @@ def shape_checks(backend: object, sizes: Sizes, counts: Sequence[int]) -> list[C
                     )
                 )
                 print(checks[-1].line(), flush=True)
+                if NO_POSTING in times:
+                    least = statistics.median(times[NO_POSTING].wall)
+                    floor = statistics.median(times["floor"].wall)
+                    print(
+                        f"  floor: a search of a word no record holds costs {least * 1000:.2f} ms"
+                        f" (wall), {least / floor:.2f}x ts_rank_cd's rare-token search, where"
+                        f" the bound is {SHAPE_BOUND:.2f}x",
+                        flush=True,
+                    )
             if records == 100_000:
                 checks.append(_import_check(backend, store, sizes))
                 print(checks[-1].line(), flush=True)

@@ -278,6 +278,26 @@ def _cpu(action: Callable[[], object]) -> Callable[[], float]:
     return run
 
 
+NO_POSTING = "no posting"
+ABSENT_WORD = "qzabsentvx"
+"""A word no record of the workload holds: a search of it reads the
+statistics and finds no cell, the least any search of this store does."""
+
+
+def _no_posting_line(times: dict[str, list[float]], previous: str) -> str:
+    """What a search that reads no posting costs beside the previous
+    version's rare-token search and the bound it sets: the path every search
+    takes (a transaction, the statistics, the query's cells, the recent
+    records), before any posting is read."""
+    least = statistics.median(times[NO_POSTING])
+    theirs = statistics.median(times[previous])
+    return (
+        f"  floor: a search of a word no record holds costs {least * 1000:.2f} ms,"
+        f" {least / theirs:.2f}x {previous}'s rare-token search; the bound allows"
+        f" {PREVIOUS_BOUND * theirs * 1000:.2f} ms"
+    )
+
+
 def _ratio(name: str, subject: list[float], floor: list[float], bound: float, more: str) -> Check:
     mid_s, mid_f = statistics.median(subject), statistics.median(floor)
     return Check(
@@ -340,6 +360,12 @@ def shape_checks(
                     runs = {"ours": _cpu(lambda q=query, s=store: s.search(q, limit=RECALL_LIMIT))}
                     runs.update({e.name: _cpu(lambda e=e, q=query: e.search(q)) for e in engines})
                     runs[prior.PREVIOUS] = lambda q=query: child.ask(op="search", query=q)["cpu"]
+                    if query == RARE_WORD:
+                        if store.search(ABSENT_WORD, limit=RECALL_LIMIT).results:
+                            raise RuntimeError(f"a record holds {ABSENT_WORD!r}")
+                        runs[NO_POSTING] = _cpu(
+                            lambda s=store: s.search(ABSENT_WORD, limit=RECALL_LIMIT)
+                        )
                     times = _interleaved(runs, sizes.repeat)
                     ours = times["ours"]
                     latency[records][name] = statistics.median(ours)
@@ -369,6 +395,8 @@ def shape_checks(
                     )
                     for check in checks[-2:]:
                         report(check.line())
+                    if NO_POSTING in times:
+                        report(_no_posting_line(times, prior.PREVIOUS))
                 latency[records].update(_write_latency(store, scratch, backend))
                 if records == 100_000:
                     checks += _write_checks(backend, store, engines[0], sizes, scratch, report)
