@@ -40,6 +40,7 @@ __all__ = [
     "ReportLost",
     "ResetRefused",
     "RoteiroError",
+    "ServerUnreachable",
     "SourceTooLarge",
     "StoreBusy",
     "StoreUnavailable",
@@ -236,6 +237,14 @@ class StoreBusy(StoreUnavailable):
 
     waited = 0
     """How long this one waited, in milliseconds."""
+
+
+class ServerUnreachable(StoreUnavailable):
+    """A database server that could not be connected to: down, starting or
+    stopping, out of connections, unreachable, or refusing the connection.
+    A later attempt can succeed once the server is up and willing, with
+    nothing changed in this process, so a long-running one (``mcp``) tries
+    again on its next call rather than giving up."""
 
 
 class InvalidAnchor(RoteiroError, ValueError):

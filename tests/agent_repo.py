@@ -96,17 +96,19 @@ async def mcp_session(
     *,
     command: str = sys.executable,
     env: dict[str, str] | None = None,
+    errlog: str = os.devnull,
 ) -> AsyncIterator[Any]:
     """An initialized ``ClientSession`` talking to a server started as
-    ``command args`` in ``repo``, over the SDK's real stdio transport."""
+    ``command args`` in ``repo``, over the SDK's real stdio transport; the
+    server's stderr goes to the file ``errlog``."""
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
         command=command, args=list(args), cwd=repo.root, env=server_env() if env is None else env
     )
-    with open(os.devnull, "w") as quiet:
+    with open(errlog, "w") as said:
         async with (
-            stdio_client(params, errlog=quiet) as (read, write),
+            stdio_client(params, errlog=said) as (read, write),
             ClientSession(read, write, read_timeout_seconds=SERVER_TIMEOUT) as session,
         ):
             await session.initialize()

@@ -177,3 +177,80 @@ def test_link_the_mcp_server_serves_on_after_the_database_restarts(
     assert not second.is_error, second.content[0].text
     records = listed.structured_content["records"]
     assert [r["body"] for r in records] == ["two", "one"]
+
+
+def test_link_an_mcp_server_started_while_the_database_is_down_serves_once_it_is_back(
+    server: pg_server.PostgresServer, tmp_path: Path
+) -> None:
+    """A database down when the host starts the server cost the agent its
+    memory for the whole session: the server refused to start.  It starts,
+    says so in one line, and each call connects again."""
+    import anyio
+    from agent_repo import GitRepo, mcp_session
+
+    repo = GitRepo(tmp_path / "repo")
+    args = ["-m", "roteiro_memory", "mcp", "--db", server.dsn() + "?schema=late"]
+    errlog = tmp_path / "stderr.txt"
+    server.stop()
+
+    async def main() -> list[Any]:
+        async with mcp_session(repo, args, errlog=str(errlog)) as session:
+            answers = [await session.call_tool("list", {})]
+            server.start()
+            answers.append(await session.call_tool("remember", {"kind": "lesson", "body": "one"}))
+            answers.append(await session.call_tool("list", {}))
+            return answers
+
+    down, remembered, listed = anyio.run(main)
+    assert down.is_error
+    assert "cannot connect" in down.content[0].text, down.content[0].text
+    assert not remembered.is_error, remembered.content[0].text
+    assert [r["body"] for r in listed.structured_content["records"]] == ["one"]
+    (said,) = errlog.read_text().splitlines()
+    assert "cannot connect" in said
+    assert "serving anyway" in said
+
+
+def test_link_an_mcp_server_still_refuses_to_start_on_a_store_it_could_never_serve(
+    server: pg_server.PostgresServer, tmp_path: Path
+) -> None:
+    """Only a server that cannot be reached is served anyway: a store a newer
+    version wrote is still a refusal to start, said as the answer to
+    ``initialize``."""
+    import json
+
+    from agent_repo import GitRepo, server_env
+
+    from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
+
+    dsn = server.dsn() + "?schema=newer"
+    with PostgresStore(dsn) as store:
+        store.connection.execute(
+            "INSERT INTO schema_migrations (version, name) VALUES (%s, 'from the future')",
+            (SCHEMA_VERSION + 1,),
+        )
+    repo = GitRepo(tmp_path / "repo")
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "roteiro_memory", "mcp", "--db", dsn],
+        input=json.dumps(initialize).encode() + b"\n",
+        cwd=repo.root,
+        env=server_env(),
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    (line,) = done.stderr.decode().splitlines()
+    assert "newer roteiro-memory" in line, line
+    (answer,) = [json.loads(out) for out in done.stdout.splitlines()]
+    assert "newer roteiro-memory" in answer["error"]["message"], answer

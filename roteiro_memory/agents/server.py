@@ -392,9 +392,11 @@ def serve(session: Session) -> int:
     goes away; the exit status."""
     # Refusals name a tool's arguments, not the command line's options.
     session.spell = spell
-    # Open the store before anything else, so a relative --db or
-    # ROTEIRO_MEMORY_DB means what it meant where the server was started ...
-    session.store()
+    # Open a store file before anything else, so a relative --db or
+    # ROTEIRO_MEMORY_DB means what it meant where the server was started
+    # (a database server is connected to by the first call that finds it up) ...
+    if session.dsn() is None:
+        session.store()
     # ... and then work from the repository root, whichever folder the client
     # started the server in (anchors are read from it on every surface).
     if session.repo is not None:

@@ -6,7 +6,9 @@ The repository served is the one named by ``--repo`` or
 its servers somewhere else can still name it.  A server that cannot start
 says why on stderr in one line, and answers the client's ``initialize``
 with the same words (:mod:`roteiro_memory.agents.refusal`), so the host
-shows them rather than "connection closed"."""
+shows them rather than "connection closed".  A database server that is
+down is no such reason: the server starts, and each call says why it
+cannot be served until the database is back."""
 
 from __future__ import annotations
 
@@ -93,6 +95,20 @@ def _serve_here(args: argparse.Namespace, session: Session) -> None:
         )
 
 
+def _open_store(session: Session) -> None:
+    """Open the store.  One that cannot be used is a refusal to start, but
+    a database server that cannot be reached now is said in one line and
+    served anyway: each call connects again, as every call does after the
+    database restarts mid-session, so a server started while its database
+    was down serves once the database is back."""
+    from roteiro_memory.errors import ServerUnreachable
+
+    try:
+        session.store()
+    except ServerUnreachable as error:
+        session.warn(f"mcp: {error}; serving anyway: each call tries the server again")
+
+
 def run(args: argparse.Namespace, session: Session) -> int:
     """Serve MCP on stdin/stdout until the client closes it."""
     import importlib.util
@@ -112,7 +128,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 f"the MCP SDK is installed but cannot be imported ({error}): "
                 f"{install_line()} --force-reinstall"
             ) from None
-        session.store()  # a store that cannot be opened is a refusal to start
+        _open_store(session)
     except RoteiroError as error:
         from roteiro_memory.agents.refusal import answer_first_request
 

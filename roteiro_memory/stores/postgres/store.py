@@ -49,6 +49,7 @@ from roteiro_memory.errors import (
     Absent,
     Corrupt,
     InvalidStoreName,
+    ServerUnreachable,
     StoreBusy,
     StoreUnavailable,
     excerpt,
@@ -222,7 +223,7 @@ class PostgresStore(SQLStore):
                 raise _refused(said) from None
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
-            raise StoreUnavailable(f"{self.describe()}: cannot connect ({said})") from None
+            raise ServerUnreachable(f"{self.describe()}: cannot connect ({said})") from None
         # A bool is bound as the integer it is, as SQLite binds it, so one SQL
         # text serves both (the store's own arguments are never bools).
         from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
