@@ -55,7 +55,7 @@ from roteiro_memory.errors import (
     excerpt,
 )
 from roteiro_memory.standing import standing
-from roteiro_memory.stores.postgres import link
+from roteiro_memory.stores.postgres import link, passfile
 from roteiro_memory.stores.postgres.dsn import (
     BAD_CONNECTION,
     bad_choice,
@@ -207,9 +207,13 @@ class PostgresStore(SQLStore):
                 f"install it with: {INSTALL_HINT}"
             ) from None
         link.quiet_driver()
-        self._check_values()
+        parameters = self._check_values()
+        unread = None
+        if parameters is not None:
+            unread = passfile.unread(parameters, os.environ, libpq=psycopg.pq.version())
+        instead = None if unread is None else passfile.NOWHERE  # None: as the DSN says
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True)
+            conn = psycopg.connect(self.dsn, autocommit=True, passfile=instead)
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
             raise _malformed(
                 "a value in it is not UTF-8 once its percent-escapes are decoded"
@@ -223,7 +227,8 @@ class PostgresStore(SQLStore):
                 raise _refused(said) from None
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
-            raise ServerUnreachable(f"{self.describe()}: cannot connect ({said})") from None
+            note = "" if unread is None else f"; {unread.note()}"
+            raise ServerUnreachable(f"{self.describe()}: cannot connect ({said}){note}") from None
         # A bool is bound as the integer it is, as SQLite binds it, so one SQL
         # text serves both (the store's own arguments are never bools).
         from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
@@ -248,20 +253,23 @@ class PostgresStore(SQLStore):
             raise
         return conn
 
-    def _check_values(self) -> None:
-        """Refuse, before connecting, a port that is no port and a word libpq
-        does not take (``sslmode=bogus``): the DSN's, or the ``PG*``
-        variable's standing in for it (see
+    def _check_values(self) -> dict[str, Any] | None:
+        """The DSN's parameters, as the driver reads them, having refused,
+        before connecting, a port that is no port and a word libpq does not
+        take (``sslmode=bogus``): the DSN's, or the ``PG*`` variable's
+        standing in for it (see
         :func:`~roteiro_memory.stores.postgres.dsn.bad_ports` and
         :func:`~roteiro_memory.stores.postgres.dsn.bad_choice`), so that the
         DSN's fault is a bad request whether or not its host resolves.  A
-        DSN the driver cannot parse is left for the connection to refuse."""
+        DSN the driver cannot parse is left for the connection to refuse
+        (None).  Where libpq would ignore the password file with a warning
+        on stderr, :meth:`_open` names none (:mod:`.passfile`)."""
         import psycopg.conninfo
 
         try:
             parameters = psycopg.conninfo.conninfo_to_dict(self.dsn)
         except (psycopg.ProgrammingError, UnicodeDecodeError):
-            return
+            return None
         wrong = bad_choice(parameters, os.environ)
         if wrong is not None:
             raise _refused(driver_words(wrong, self.dsn, self._given))
@@ -273,6 +281,7 @@ class PostgresStore(SQLStore):
         if bad:
             said = f"port {excerpt(bad[0])}{origin} is not a whole number from 1 to 65535"
             raise _refused(self._shown(said))
+        return parameters
 
     def _ident(self) -> str:
         # The name matched _SCHEMA_NAME; quoting keeps its case as written.
