@@ -12,6 +12,7 @@ index.
 from __future__ import annotations
 
 import os
+import re
 import time
 from pathlib import Path
 
@@ -250,3 +251,46 @@ def test_an_indexed_crlf_blob_keeps_its_crlf_as_git_add_does(
     assert nodes["file:new.py"] == blob_id(CRLF_SOURCE.replace(b"\r\n", b"\n"))
     git(repo.root, "add", "-A")
     assert report.tree == git(repo.root, "write-tree").strip()
+
+
+def _straddling(clean_bytes: int) -> bytes:
+    """A Python source of ``clean_bytes`` bytes with LF line endings (a
+    function, then comment lines), which is larger with CRLF ones."""
+    head = b"def f():\n    return 1\n"
+    line = b"#" * 99 + b"\n"
+    lines, rest = divmod(clean_bytes - len(head), len(line))
+    return head + line * lines + b"#" * (rest - 1) + b"\n"
+
+
+@pytest.mark.parametrize("committed", [False, True], ids=["untracked", "committed"])
+@pytest.mark.parametrize("over", [0, 1], ids=["at-the-limit", "a-byte-over"])
+def test_add_anchor_and_sync_judge_the_parse_limit_on_the_same_bytes(
+    tmp_path: Path, store: SQLiteStore, committed: bool, over: int
+) -> None:
+    """A file whose CRLF form on disk is over the limit and whose clean form
+    (what sync parses) is at it is parsed by both; one byte more, refused by
+    both, each saying the same size."""
+    from roteiro_memory.app.anchors import AnchorError, parse_anchor, verify_anchor
+    from roteiro_memory.repo.symbols import MAX_PARSED_BYTES
+
+    repo = new_repo(tmp_path / "r")
+    (repo.root / ".gitattributes").write_text("*.py text eol=crlf\n")
+    clean = _straddling(MAX_PARSED_BYTES + over)
+    (repo.root / "m.py").write_bytes(clean.replace(b"\n", b"\r\n"))
+    if committed:
+        commit_all(repo.root)
+        assert git(repo.root, "status", "--porcelain") == ""
+    assert (repo.root / "m.py").stat().st_size > MAX_PARSED_BYTES + over
+    report = sync(store, repo)
+    spec = parse_anchor("m.py::f", repo)
+    if not over:
+        assert report.unparsable == []
+        assert graph_blobs(store.export_graph())["py:m.py::f"] is not None
+        verify_anchor(spec, repo)
+        return
+    ((path, problem),) = report.unparsable
+    assert path == "m.py"
+    said = f"is {len(clean):,} bytes, over the 1 MiB whose symbols are read"
+    assert problem.startswith(said)
+    with pytest.raises(AnchorError, match=f"^{re.escape(f'--anchor: m.py {said}')}"):
+        verify_anchor(spec, repo)

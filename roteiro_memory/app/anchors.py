@@ -280,13 +280,16 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     repository, a FIFO, a device, or nothing.  So the path is looked at
     without following it, and is read only once it is known for a regular
     file, without blocking and through no link, as sync reads it
-    (:mod:`~roteiro_memory.repo.regular`).  A symbol of a file that does not
-    parse, or is too large to be parsed
-    (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`), is refused, as
-    sync gives it no blob.  Raw keys are taken on trust: they are the way
-    to anchor to a node some other tool puts in the graph -- all but a
-    symbol key whose prefix is not its file's language's (``py:a.ts::f``),
-    which names no node any sync makes.  Checked before anything is written.
+    (:mod:`~roteiro_memory.repo.regular`), and its symbols parsed from the
+    bytes sync parses them from, its clean form
+    (:func:`~roteiro_memory.repo.graph.working_source`).  A symbol of a file
+    that does not parse, or is too large to be parsed
+    (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`, measured on
+    those bytes), is refused, as sync gives it no blob.  Raw keys are taken
+    on trust: they are the way to anchor to a node some other tool puts in
+    the graph -- all but a symbol key whose prefix is not its file's
+    language's (``py:a.ts::f``), which names no node any sync makes.
+    Checked before anything is written.
     """
     if spec.path is None:
         _refuse_foreign_prefix(spec.key, what)
@@ -296,9 +299,8 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     import stat
 
     from roteiro_memory.privatefile import file_kind
-    from roteiro_memory.repo.graph import linked_folder, working_entry
+    from roteiro_memory.repo.graph import linked_folder, working_entry, working_source
     from roteiro_memory.repo.nodes import source_language
-    from roteiro_memory.repo.regular import read_regular
     from roteiro_memory.repo.symbols import file_symbols
 
     shown = excerpt(spec.path)
@@ -345,7 +347,7 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
             "and what a link points to is never read, so it has no symbols; anchor to the "
             f"link as a file ({spec.path}), or to the symbol in the file that defines it"
         )
-    source = read_regular(spec.path, None, str(repo.root))
+    source = working_source(repo, spec.path)
     if source is None:
         raise AnchorError(f"{what}: {shown} changed while it was checked; try again")
     try:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from roteiro_memory.errors import GitError, excerpt
@@ -82,6 +82,7 @@ __all__ = [
     "tree_id",
     "working_entry",
     "working_files",
+    "working_source",
 ]
 
 
@@ -312,8 +313,10 @@ def working_files(
     left_out: list[tuple[str, str]] | None = None,
     skip: Mapping[str, str | None] | None = None,
     hashed: set[str] | None = None,
+    only: str | None = None,
 ) -> dict[str, FileEntry]:
-    """Every tracked and untracked-but-not-ignored file of the working tree.
+    """Every tracked and untracked-but-not-ignored file of the working tree
+    (the one at the path ``only``, when given, listed as it is among all).
 
     Tracked files git reports unchanged take their blob from the index without
     being read; the rest are hashed from disk, as git would store them
@@ -322,8 +325,9 @@ def working_files(
     ``left_out``; so is an untracked path in ``skip`` (the store's own
     files), with the reason ``skip`` gives, or silently when that is None.
     """
+    spec = () if only is None else ("--", only)
     commands = {
-        "index": ["ls-files", "--stage", "-z"],
+        "index": ["ls-files", "--stage", "-z", *spec],
         # One walk of the working tree for both what changed and what is new;
         # git compares the content of files whose stat data alone differs.
         "status": [
@@ -333,12 +337,13 @@ def working_files(
             "--untracked-files=all",
             "--no-renames",
             "--ignore-submodules=all",
+            *spec,
         ],
     }
     # The two listings are independent: run them side by side.
     running = {
         name: subprocess.Popen(
-            ["git", "-C", str(repo.root), *argv],
+            ["git", "--literal-pathspecs", "-C", str(repo.root), *argv],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env=_git_env(),
@@ -508,26 +513,45 @@ def build_working(
     where a blob is unchanged: what :func:`sync` writes, :mod:`.working` reads."""
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:
-        # Opened by :mod:`.regular`'s rule, and read in the clean form its blob
-        # is the id of, or its symbols would not be its node's (nor those of a
-        # revision holding it).  A file hashed when listed and gone, replaced or
-        # changed since is reported as not parsing; a file git listed unchanged
-        # whose bytes are not its blob (git converts them, or they changed
-        # since) is read from the index, which holds that blob.
-        out: dict[str, bytes] = {}
-        indexed: list[str] = []
-        for path in paths:
-            data = read_regular(path, None, str(repo.root))
-            if data is not None:
-                data = clean_content(data, files[path].blob, repo.object_format)
-                if data is None and path not in hashed:
-                    indexed.append(path)
-                    continue
-            out[path] = b"\0" if data is None else data
-        out.update(zip(indexed, _cat_blobs(repo, [files[p].blob for p in indexed]), strict=True))
-        return out
+        # A file gone, replaced or changed since it was listed does not parse.
+        sources = working_sources(repo, files, hashed, paths)
+        return {path: b"\0" if data is None else data for path, data in sources.items()}
 
     return build(files, Stored.of(store.export_graph()), read, repo.object_format, progress)
+
+
+def working_sources(
+    repo: Repo, files: Mapping[str, FileEntry], hashed: Collection[str], paths: Sequence[str]
+) -> dict[str, bytes | None]:
+    """The bytes the symbols of each working file of ``paths`` are parsed
+    from (and the parse limit is measured on), as :func:`working_files`
+    listed it in ``files`` (having hashed those of ``hashed``); None for a
+    file gone, replaced or changed since.  Opened by :mod:`.regular`'s rule,
+    and read in the clean form its blob is the id of, or its symbols would
+    not be its node's (nor those of a revision holding it); a file git
+    listed unchanged whose bytes are not its blob (git converts them, or
+    they changed since) is read from the index, which holds that blob."""
+    out: dict[str, bytes | None] = {}
+    indexed: list[str] = []
+    for path in paths:
+        data = read_regular(path, None, str(repo.root))
+        if data is not None:
+            data = clean_content(data, files[path].blob, repo.object_format)
+            if data is None and path not in hashed:
+                indexed.append(path)
+                continue
+        out[path] = data
+    out.update(zip(indexed, _cat_blobs(repo, [files[p].blob for p in indexed]), strict=True))
+    return out
+
+
+def working_source(repo: Repo, path: str) -> bytes | None:
+    """The bytes a sync would parse the symbols of the working file at
+    ``path`` from (:func:`working_sources`), found as a sync finds them;
+    None when a sync would list no such file, or it changed meanwhile."""
+    hashed: set[str] = set()
+    files = working_files(repo, hashed=hashed, only=path)
+    return working_sources(repo, files, hashed, [path])[path] if path in files else None
 
 
 # --- Revisions --------------------------------------------------------------

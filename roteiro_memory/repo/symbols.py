@@ -52,7 +52,10 @@ source file is rarely a tenth of it; what is larger is nearly always
 generated or minified (a bundle, a parser's tables, bindings), where parsing
 costs about a second a MiB and an anchor on one definition is of no use --
 a 25 MB minified script took 35 s to sync.  Such a file keeps its file
-node and is treated as one that does not parse."""
+node and is treated as one that does not parse.  Measured on the bytes
+parsed, a working file's clean form (line endings as git stores them,
+:func:`~roteiro_memory.repo.graph.working_source`), by sync and ``add
+--anchor`` alike."""
 
 _DefNode: TypeAlias = "ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef"
 
