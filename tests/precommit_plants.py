@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +30,35 @@ def plant_store(path: Path, records: int = 3) -> Path:
         store.cache_put("context:a", "fp", '{"a": 1}')
     finally:
         store.close()
+    return path
+
+
+_CRASH_MID_TRANSACTION = """
+import os, sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("PRAGMA cache_size = 1")  # every dirty page spills to the file before a commit
+conn.execute("BEGIN IMMEDIATE")
+conn.execute("UPDATE agent_memory SET search = 'nothing'")
+conn.execute("CREATE TABLE ballast (filler BLOB)")
+for _ in range(64):
+    conn.execute("INSERT INTO ballast VALUES (zeroblob(4096))")
+os._exit(0)  # a crash: the journal stays, and the file holds the transaction's pages
+"""
+
+
+def plant_hot_journal(folder: Path) -> Path:
+    """A healthy store in rollback-journal mode that a writer crashed in the
+    middle of a transaction on: beside it, the hot journal holding the
+    pages as they were, and in it, pages of a write nobody committed."""
+    path = plant_store(folder / "memory.db")
+    conn = sqlite3.connect(path, isolation_level=None)
+    assert conn.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
+    conn.close()
+    before = path.read_bytes()
+    subprocess.run([sys.executable, "-c", _CRASH_MID_TRANSACTION, str(path)], check=True)
+    journal = folder / "memory.db-journal"
+    assert journal.stat().st_size > 0, "the crash left no journal"
+    assert path.read_bytes() != before, "the crashed write never reached the file"
     return path
 
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from precommit_plants import (
     plant_fifo,
     plant_foreign_migrations,
     plant_foreign_sqlite,
+    plant_hot_journal,
     plant_store,
     plant_undecodable_name,
 )
@@ -278,35 +277,6 @@ def test_check_store_reads_a_log_without_making_its_index_beside_it(
     assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in fixture.iterdir()} == before
 
 
-_CRASH_MID_TRANSACTION = """
-import os, sqlite3, sys
-conn = sqlite3.connect(sys.argv[1], isolation_level=None)
-conn.execute("PRAGMA cache_size = 1")  # every dirty page spills to the file before a commit
-conn.execute("BEGIN IMMEDIATE")
-conn.execute("UPDATE agent_memory SET search = 'nothing'")
-conn.execute("CREATE TABLE ballast (filler BLOB)")
-for _ in range(64):
-    conn.execute("INSERT INTO ballast VALUES (zeroblob(4096))")
-os._exit(0)  # a crash: the journal stays, and the file holds the transaction's pages
-"""
-
-
-def _hot_journal(folder: Path) -> Path:
-    """A healthy store in rollback-journal mode that a writer crashed in the
-    middle of a transaction on: beside it, the hot journal holding the
-    pages as they were, and in it, pages of a write nobody committed."""
-    path = plant_store(folder / "memory.db")
-    conn = sqlite3.connect(path, isolation_level=None)
-    assert conn.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
-    conn.close()
-    before = path.read_bytes()
-    subprocess.run([sys.executable, "-c", _CRASH_MID_TRANSACTION, str(path)], check=True)
-    journal = folder / "memory.db-journal"
-    assert journal.stat().st_size > 0, "the crash left no journal"
-    assert path.read_bytes() != before, "the crashed write never reached the file"
-    return path
-
-
 def test_check_store_rolls_a_hot_journal_back_on_a_copy_and_leaves_the_folder_as_it_was(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -319,7 +289,7 @@ def test_check_store_rolls_a_hot_journal_back_on_a_copy_and_leaves_the_folder_as
 
     folder = tmp_path / "crashed"
     folder.mkdir()
-    path = _hot_journal(folder)
+    path = plant_hot_journal(folder)
     before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
     assert set(before) == {"memory.db", "memory.db-journal"}
     assert _run(capsys, path) == (0, [])

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from mounts import read_only
+from precommit_plants import plant_hot_journal
 
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.stores.sqlite.store import SQLiteStore
@@ -28,8 +29,12 @@ def folder(tmp_path: Path) -> Path:
     return made
 
 
-def _cli(prefix: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(
+    prefix: list[str], *args: str, tmpdir: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
+    if tmpdir is not None:
+        env["TMPDIR"] = str(tmpdir)
     return subprocess.run(
         [*prefix, sys.executable, "-m", "roteiro_memory", *args],
         capture_output=True,
@@ -140,3 +145,107 @@ def test_readonly_folder_with_a_log_and_no_index_is_not_read_without_the_log(
     assert refused.stderr.count("\n") == 1, refused.stderr
     assert "write-ahead log" in refused.stderr
     assert "checkpointed" not in refused.stdout
+
+
+def _files(folder: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+
+
+def test_readonly_folder_beside_a_hot_journal_is_read_as_of_its_last_commit(
+    tmp_path: Path,
+) -> None:
+    """A writer died mid-transaction in rollback-journal mode: the file holds
+    pages nobody committed, and the journal beside it the pages as they
+    were.  Where the journal cannot be rolled back (a read-only folder),
+    ``list`` and ``recall`` answer from the store as of its last commit --
+    what they answer once it is rolled back -- never from the half-written
+    file; a write is still refused; and the folder is left byte for byte,
+    time for time, as it was (the journal for the next open that can write
+    to roll back), with no copy left in the temporary folder."""
+    import shutil
+
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    db = str(plant_hot_journal(shelf))
+    before = _files(shelf)
+    assert set(before) == {"memory.db", "memory.db-journal"}
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    reads = (["--json", "list"], ["--json", "recall", "decision"])
+    with read_only(shelf) as prefix:
+        found = [_cli(prefix, "--db", db, *read, tmpdir=scratch) for read in reads]
+        refused = _cli(prefix, "--db", db, "add", "more", tmpdir=scratch)
+    assert _files(shelf) == before
+    assert list(scratch.iterdir()) == []
+
+    rolled = tmp_path / "rolled"
+    shutil.copytree(shelf, rolled)  # writable: opening it rolls the journal back
+    expected = [_cli([], "--db", str(rolled / "memory.db"), *read) for read in reads]
+    assert not (rolled / "memory.db-journal").exists()
+    for answer, wanted in zip(found, expected, strict=True):
+        assert answer.returncode == ExitCode.OK, answer.stderr
+        assert wanted.returncode == ExitCode.OK, wanted.stderr
+        assert json.loads(answer.stdout)["result"] == json.loads(wanted.stdout)["result"]
+    listed = json.loads(found[0].stdout)["result"]["records"]
+    assert "decision 1" in [r["body"] for r in listed]
+    recalled = json.loads(found[1].stdout)["result"]["results"]
+    assert len(recalled) == 2, recalled  # the crashed write emptied what search reads
+    assert refused.returncode == ExitCode.STORE
+    assert refused.stderr.count("\n") == 1, refused.stderr
+    assert "folder is read-only" in refused.stderr
+
+
+def test_a_read_beside_a_hot_journal_holds_its_private_copy_only_while_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rolled-back copy a read-only connection reads lives in a private
+    folder of the temporary folder for as long as the connection does, and
+    no longer; what it reads is the last commit (the crashed write's table
+    is not there)."""
+    import tempfile
+
+    from roteiro_memory.stores.sqlite import readonly
+
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    db = str(plant_hot_journal(shelf))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    conn = readonly.connect(db)
+    try:
+        tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master")}
+        assert "agent_memory" in tables
+        assert "ballast" not in tables
+        (held,) = scratch.iterdir()
+        assert held.stat().st_mode & 0o777 == 0o700
+    finally:
+        conn.close()
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_hot_journal_with_no_room_for_a_copy_is_refused_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where no private copy can be made to roll the journal back on, a
+    read-only open is refused in one line naming the journal and what to
+    do, rather than read from the half-written file; the folder is left as
+    it was."""
+    import tempfile
+
+    from roteiro_memory.errors import StoreUnavailable
+    from roteiro_memory.stores.sqlite import readonly
+
+    shelf = tmp_path / "shelf"
+    shelf.mkdir()
+    db = str(plant_hot_journal(shelf))
+    before = _files(shelf)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with pytest.raises(StoreUnavailable) as refused:
+        readonly.connect(db)
+    said = str(refused.value)
+    assert "\n" not in said
+    assert said.startswith(f"{db}: a store beside a hot rollback journal is read with")
+    assert f"so SQLite rolls {db}-journal back" in said
+    assert "open it once where it can be written" in said
+    assert _files(shelf) == before

@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from roteiro_memory import privatefile
@@ -95,36 +94,35 @@ def _checked(path: Path) -> tuple[Report, bool]:
     still be checked).  A store beside a hot rollback journal
     (:func:`~.readonly.journaled`) holds pages of a write nobody committed,
     which read as immutable would be judged as the store: it is copied with
-    its journal, SQLite rolls the journal back on the copy, and the copy is
-    checked -- the store as the next open reads it, the files left as they
-    were, journal included, for that open to roll back."""
+    its journal, SQLite rolls the journal back on the copy
+    (:func:`~.readonly.connect_committed`), and the copy is checked -- the
+    store as the next open reads it, the files left as they were, journal
+    included, for that open to roll back."""
     real = os.path.realpath(path)
-    journaled = readonly.journaled(real)
-    if not journaled and (os.path.exists(real + "-shm") or not readonly.logged(real)):
-        return _checked_at(path, path)
-    suffix, why = ("-journal", _JOURNALED) if journaled else ("-wal", _LOGGED)
-    with _private_folder(path, why) as folder:
-        copy = Path(folder) / "memory.db"
-        try:
-            for end in ("", suffix):
-                privatefile.create(f"{copy}{end}")
-                shutil.copyfile(real + end, f"{copy}{end}")
-        except OSError as error:
-            raise _no_copy(path, folder, error, why) from None
-        return _checked_at(copy, path, rolls_back=journaled)[0], True
+    if readonly.journaled(real):
+        with _private_folder(path, readonly.JOURNALED) as folder:
+            return _checked_at(lambda: _committed(str(path), folder), path)[0], True
+    if os.path.exists(real + "-shm") or not readonly.logged(real):
+        return _checked_at(lambda: readonly.connect_as_found(str(path)), path)
+    with _private_folder(path, _LOGGED) as folder:
+        copy = readonly.private_copy(str(path), folder, "-wal", _LOGGED)
+        return _checked_at(lambda: readonly.connect_as_found(copy), path)[0], True
 
 
-def _checked_at(path: Path, shown: Path, *, rolls_back: bool = False) -> tuple[Report, bool]:
-    """:func:`_checked` reading the file at ``path``, the store named
-    ``shown``, and whether it was read as immutable
-    (:func:`~.readonly.connect_as_found`).  ``rolls_back``: ``path`` is a
-    private copy beside a hot journal, opened to be written, so that SQLite
-    rolls the journal back as it first reads it."""
+def _committed(path: str, folder: str) -> tuple[sqlite3.Connection, bool]:
+    """A connection to a copy of the store at ``path`` rolled back in
+    ``folder`` (:func:`~.readonly.connect_committed`), not read as immutable."""
+    return readonly.connect_committed(path, folder), False
+
+
+def _checked_at(
+    connect: Callable[[], tuple[sqlite3.Connection, bool]], shown: Path
+) -> tuple[Report, bool]:
+    """:func:`_checked` reading the file ``connect`` opens
+    (:func:`~.readonly.connect_as_found`, or a copy rolled back), the store
+    named ``shown``, and whether it was read as immutable."""
     try:
-        if rolls_back:
-            conn, immutable = sqlite3.connect(path, isolation_level=None), False
-        else:
-            conn, immutable = readonly.connect_as_found(str(path))  # creates nothing beside it
+        conn, immutable = connect()
     except sqlite3.Error as error:
         if is_unavailable(error):
             raise unavailable(shown, error) from None
@@ -186,7 +184,7 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
         except (OSError, sqlite3.Error) as error:
             if isinstance(error, sqlite3.Error) and not is_unavailable(error):
                 raise  # the store's own failure, reported as the check's
-            raise _no_copy(path, folder, error, _MIGRATED) from None
+            raise readonly.no_copy(str(path), folder, error, _MIGRATED) from None
         try:
             store = SQLiteStore(copy)
         except Corrupt as error:
@@ -203,27 +201,12 @@ def _migrated_copy(conn: sqlite3.Connection, path: Path) -> Iterator[sqlite3.Con
 _MIGRATED = "a store an earlier version wrote is checked as migrated"
 """Why :func:`_migrated_copy` checks a copy."""
 _LOGGED = "a store whose write-ahead log no process has open is read with that log"
-_JOURNALED = "a store beside a hot rollback journal is read with that journal rolled back"
-"""Why :func:`_checked` reads a copy."""
+"""Why :func:`_checked` reads a copy of a store beside its log."""
 
 
 @contextlib.contextmanager
 def _private_folder(path: Path, why: str) -> Iterator[str]:
-    """A new private folder for a copy of the store at ``path``, removed
-    afterwards; StoreUnavailable, saying ``why`` a copy is read, when none
-    can be made."""
-    import tempfile
-
-    try:
-        scratch = tempfile.TemporaryDirectory(prefix="roteiro-memory-check-")
-    except OSError as error:
-        raise _no_copy(path, tempfile.gettempdir(), error, why) from None
-    with scratch as folder:
+    """A new private folder for a copy of the store at ``path``
+    (:func:`~.readonly.scratch`), removed afterwards."""
+    with readonly.scratch(str(path), why, "roteiro-memory-check-") as folder:
         yield folder
-
-
-def _no_copy(path: Path, folder: str, error: Exception, why: str) -> StoreUnavailable:
-    return StoreUnavailable(
-        f"{path}: {why}, on a private copy, which cannot be made in {folder} ({error}); set "
-        "TMPDIR to a folder with room for a copy of the store"
-    )

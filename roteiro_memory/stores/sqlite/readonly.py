@@ -9,6 +9,16 @@ neither; one with a log is read through it, which needs the index there or
 creatable -- when it is neither, the log cannot be read and the store is
 not read without it, since the log may hold committed writes.
 
+A store beside a hot rollback journal (:func:`journaled`: a writer died
+mid-transaction) holds pages nobody committed, which read as immutable
+would be read as the store; SQLite rolls the journal back only by writing
+to the store, which may not be written.  So the store and its journal are
+copied to a private folder and SQLite rolls the copy back
+(:func:`connect_committed`): the store is read as of its last commit,
+and its files are left as they were, the journal for the next open where
+they can be written to roll back.  That costs a copy of the store, once
+per open, only while a journal is there.
+
 Read as immutable, the file takes no lock, so a writer that starts meanwhile
 (its log, then its checkpoint into the file) may change pages under the
 read.  A reader that must see one state of the file (``check``) takes a
@@ -24,13 +34,23 @@ import sqlite3
 from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.stores.sqlite.uri import file_uri
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import tempfile
+
 __all__ = [
+    "JOURNALED",
+    "Committed",
     "Witness",
     "connect",
     "connect_as_found",
+    "connect_committed",
     "journaled",
     "logged",
+    "no_copy",
+    "private_copy",
     "reason",
+    "scratch",
     "unmigratable",
     "unreadable",
     "unwritable",
@@ -51,11 +71,56 @@ def reason(path: str) -> str | None:
 
 
 def connect(path: str) -> sqlite3.Connection:
-    """A connection that reads the database at ``path`` and can write
-    nothing, creating nothing beside it when no log is there (see the
-    module docstring).  SQLite opens the file when it is first read, so a
-    failure to open it is raised by the first statement."""
-    return connect_as_found(path)[0]
+    """A connection that reads the database at ``path`` as of its last
+    commit and can write nothing, creating nothing beside it when no log is
+    there (see the module docstring).  Beside a hot rollback journal, it
+    reads a private copy rolled back (:func:`connect_committed`), whose
+    folder closing it removes; StoreUnavailable when no copy can be made.
+    SQLite opens the file when it is first read, so a failure to open it is
+    raised by the first statement."""
+    if not journaled(os.path.realpath(path)):
+        return connect_as_found(path)[0]
+    copies = scratch(path, JOURNALED)
+    try:
+        conn = connect_committed(path, copies.name)
+    except BaseException:
+        copies.cleanup()
+        raise
+    conn.copies = copies
+    return conn
+
+
+class Committed(sqlite3.Connection):
+    """A connection to a private copy of a store rolled back as of its last
+    commit (:func:`connect_committed`); closing it removes ``copies``, the
+    folder holding the copy, when it is set."""
+
+    copies: tempfile.TemporaryDirectory[str] | None = None
+
+    def close(self) -> None:
+        super().close()
+        if self.copies is not None:
+            self.copies.cleanup()
+            self.copies = None
+
+
+def connect_committed(path: str, folder: str) -> Committed:
+    """A connection reading the database at ``path`` as of its last commit
+    though a hot rollback journal is beside it (:func:`journaled`): the
+    database and the journal are copied into the private ``folder``
+    (:func:`private_copy`), and the copy opened to be written, so that
+    SQLite rolls the journal back on it as it first reads it -- the one way
+    a journal is rolled back, SQLite's own.  Then it writes nothing
+    (``query_only``), as a read-only connection would.  The files at
+    ``path`` are only read."""
+    copy = private_copy(path, folder, "-journal", JOURNALED)
+    conn = sqlite3.connect(copy, isolation_level=None, factory=Committed)
+    try:
+        conn.execute("PRAGMA query_only = ON")  # reads nothing: the first read rolls back
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 def connect_as_found(path: str) -> tuple[sqlite3.Connection, bool]:
@@ -133,6 +198,56 @@ def _states(real: str) -> Witness:
             continue
         seen.append((info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
     return tuple(seen)
+
+
+JOURNALED = "a store beside a hot rollback journal is read with that journal rolled back"
+"""Why a store beside a hot journal is read from a private copy."""
+
+
+def scratch(
+    path: str, why: str, prefix: str = "roteiro-memory-copy-"
+) -> tempfile.TemporaryDirectory[str]:
+    """A new private folder (``0700``, its name starting with ``prefix``)
+    in the system's temporary folder (``TMPDIR``) for a copy of the store
+    at ``path``, removed by its ``cleanup``; StoreUnavailable, saying
+    ``why`` a copy is read, when none can be made."""
+    import tempfile
+
+    try:
+        return tempfile.TemporaryDirectory(prefix=prefix)
+    except OSError as error:
+        raise no_copy(path, tempfile.gettempdir(), error, why) from None
+
+
+def private_copy(path: str, folder: str, suffix: str, why: str) -> str:
+    """The path of a copy, in ``folder``, of the database at ``path`` and
+    of its companion (``path`` + ``suffix``: its log or journal), each made
+    private (``0600``) before it is written; StoreUnavailable, saying
+    ``why`` a copy is read, when they cannot be copied."""
+    import shutil
+
+    from roteiro_memory import privatefile
+
+    real = os.path.realpath(path)
+    copy = os.path.join(folder, "memory.db")
+    try:
+        for end in ("", suffix):
+            privatefile.create(copy + end)
+            shutil.copyfile(real + end, copy + end)
+    except OSError as error:
+        raise no_copy(path, folder, error, why) from None
+    return copy
+
+
+def no_copy(path: str, folder: str, error: Exception, why: str) -> StoreUnavailable:
+    """The refusal of a store that is read from a private copy, for ``why``,
+    when none can be made in ``folder``."""
+    remedy = "set TMPDIR to a folder with room for a copy of the store"
+    if why == JOURNALED:
+        remedy += f", or open it once where it can be written, so SQLite rolls {path}-journal back"
+    return StoreUnavailable(
+        f"{path}: {why}, on a private copy, which cannot be made in {folder} ({error}); {remedy}"
+    )
 
 
 def unwritable(path: str, why: str) -> StoreUnavailable:

@@ -8,9 +8,10 @@ processes sharing a clone's store queue rather than fail, and the one write
 lock orders every write: none of the per-row locks a shared engine takes is
 needed.  Reads run in one transaction so their several queries see one state.
 A store whose folder or file cannot be written is opened to be read only
-(:mod:`.readonly`), and a write commits only while the store's path still
-names the file it opened (:mod:`.identity`); a file removed or replaced
-while the store opens it is opened again.
+(:mod:`.readonly`), as of its last commit even beside a hot rollback
+journal (read from a private copy rolled back), and a write commits only
+while the store's path still names the file it opened (:mod:`.identity`); a
+file removed or replaced while the store opens it is opened again.
 """
 
 from __future__ import annotations
