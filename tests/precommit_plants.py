@@ -38,28 +38,58 @@ import os, sqlite3, sys
 conn = sqlite3.connect(sys.argv[1], isolation_level=None)
 conn.execute("PRAGMA cache_size = 1")  # every dirty page spills to the file before a commit
 conn.execute("BEGIN IMMEDIATE")
-conn.execute("UPDATE agent_memory SET search = 'nothing'")
-conn.execute("CREATE TABLE ballast (filler BLOB)")
-for _ in range(64):
-    conn.execute("INSERT INTO ballast VALUES (zeroblob(4096))")
+for statement in sys.argv[2:]:
+    conn.execute(statement)
 os._exit(0)  # a crash: the journal stays, and the file holds the transaction's pages
 """
+_TORN_WRITE = (
+    "UPDATE agent_memory SET search = 'nothing'",
+    "CREATE TABLE ballast (filler BLOB)",
+    *["INSERT INTO ballast VALUES (zeroblob(4096))"] * 64,
+)
+"""A write that leaves the file malformed when it dies half-way."""
+_HIDING_WRITE = (
+    "DROP TABLE schema_migrations",
+    "UPDATE agent_memory SET body = body || ' ' || hex(zeroblob(2000))",
+)
+"""A write that leaves the file readable, but recording no migration, when
+it dies half-way."""
 
 
-def plant_hot_journal(folder: Path) -> Path:
-    """A healthy store in rollback-journal mode that a writer crashed in the
-    middle of a transaction on: beside it, the hot journal holding the
-    pages as they were, and in it, pages of a write nobody committed."""
-    path = plant_store(folder / "memory.db")
+def crash_mid_transaction(path: Path, statements: tuple[str, ...] = _TORN_WRITE) -> Path:
+    """The store at ``path``, put in rollback-journal mode, that a writer
+    crashed on in the middle of a transaction of ``statements``: beside it,
+    the hot journal holding the pages as they were, and in it, pages of a
+    write nobody committed."""
     conn = sqlite3.connect(path, isolation_level=None)
     assert conn.execute("PRAGMA journal_mode = DELETE").fetchone() == ("delete",)
     conn.close()
     before = path.read_bytes()
-    subprocess.run([sys.executable, "-c", _CRASH_MID_TRANSACTION, str(path)], check=True)
-    journal = folder / "memory.db-journal"
+    crash = [sys.executable, "-c", _CRASH_MID_TRANSACTION, str(path), *statements]
+    subprocess.run(crash, check=True)
+    journal = path.with_name(path.name + "-journal")
     assert journal.stat().st_size > 0, "the crash left no journal"
     assert path.read_bytes() != before, "the crashed write never reached the file"
     return path
+
+
+def plant_hot_journal(folder: Path) -> Path:
+    """A healthy store (``memory.db`` in ``folder``) beside a hot journal,
+    the file malformed as found (:func:`crash_mid_transaction`)."""
+    return crash_mid_transaction(plant_store(folder / "memory.db"))
+
+
+def plant_hidden_by_a_hot_journal(folder: Path) -> Path:
+    """A store (``memory.db`` in ``folder``) whose last commit holds a fault
+    the check reports, stamped with no application id (as the earliest
+    versions left one), beside the hot journal of a write that died after
+    dropping ``schema_migrations``: as found, the file reads as an SQLite
+    database recording none of this project's migrations -- no store."""
+    path = plant_bad_store(folder / "memory.db", "confidence")
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA application_id = 0")
+    conn.close()
+    return crash_mid_transaction(path, _HIDING_WRITE)
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from precommit_plants import (
     plant_fifo,
     plant_foreign_migrations,
     plant_foreign_sqlite,
+    plant_hidden_by_a_hot_journal,
     plant_hot_journal,
     plant_store,
     plant_undecodable_name,
@@ -301,3 +302,38 @@ def test_check_store_rolls_a_hot_journal_back_on_a_copy_and_leaves_the_folder_as
     status, lines = _run(capsys, torn / "memory.db")
     assert status == 1, "the torn file alone is not sound: the journal is what rolls it back"
     assert lines, lines
+
+
+def test_check_store_checks_a_file_whose_last_commit_is_a_store_beside_a_hot_journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A writer died mid-transaction, and the file as found records none of
+    this project's migrations, though its last commit is a store with a
+    fault: the hook picks it as a store and reports the fault, leaving the
+    files as they were."""
+    folder = tmp_path / "crashed"
+    folder.mkdir()
+    path = plant_hidden_by_a_hot_journal(folder)
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+    status, lines = _run(capsys, path)
+    assert status == 1
+    assert f"{path}: {EXPECTED['confidence']}" in lines, lines
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()} == before
+
+
+def test_check_store_never_passes_a_file_beside_a_hot_journal_it_could_not_examine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no room for the private copy its last commit is read on, the
+    file is one finding saying why, not a pass and not a traceback."""
+    import tempfile
+
+    folder = tmp_path / "crashed"
+    folder.mkdir()
+    path = plant_hidden_by_a_hot_journal(folder)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    status, lines = _run(capsys, path)
+    assert status == 1
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"roteiro-check-store: {path}: a store beside a hot rollback")
+    assert lines[0].endswith("; nothing was checked")

@@ -17,6 +17,7 @@ from precommit_plants import (
     plant_export,
     plant_foreign_migrations,
     plant_foreign_sqlite,
+    plant_hidden_by_a_hot_journal,
     plant_leaked,
     plant_store,
     plant_undecodable_name,
@@ -458,3 +459,51 @@ def test_a_socket_is_passed_over_as_a_special_file(
     with socket.socket(socket.AF_UNIX) as listening:
         listening.bind(str(tmp_path / "sock"))
         assert _run(capsys, tmp_path / "sock") == (0, [])
+
+
+def test_forbid_store_judges_a_file_beside_a_hot_journal_by_its_last_commit_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A writer died mid-transaction, and the file as found records none of
+    this project's migrations, though its last commit -- what SQLite reads
+    once the journal is rolled back -- is a store: the store and its journal
+    are refused as such, and both are left byte for byte, time for time, as
+    they were."""
+    import shutil
+
+    folder = tmp_path / "crashed"
+    folder.mkdir()
+    path = plant_hidden_by_a_hot_journal(folder)
+    journal = folder / "memory.db-journal"
+    before = {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()}
+    status, lines = _run(capsys, path, journal)
+    assert status == 1
+    assert len(lines) == 2, lines
+    assert lines[0].startswith(f"{path}: a roteiro-memory store (schema version {SCHEMA_VERSION})")
+    assert lines[1].startswith(
+        f"{journal}: the rollback journal of a roteiro-memory store (beside memory.db) "
+    )
+    assert {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in folder.iterdir()} == before
+
+    torn = tmp_path / "torn"
+    torn.mkdir()
+    shutil.copyfile(path, torn / "memory.db")  # without its journal: the file as found
+    assert _run(capsys, torn / "memory.db") == (0, []), "the plant hides nothing as found"
+
+
+def test_forbid_store_never_passes_a_file_beside_a_hot_journal_it_could_not_examine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no room for the private copy its last commit is read on, the
+    file is one finding saying why, not a pass and not a traceback."""
+    import tempfile
+
+    folder = tmp_path / "crashed"
+    folder.mkdir()
+    path = plant_hidden_by_a_hot_journal(folder)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    status, lines = _run(capsys, path)
+    assert status == 1
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(f"roteiro-forbid-store: {path}: a store beside a hot rollback")
+    assert lines[0].endswith("; it was not examined")

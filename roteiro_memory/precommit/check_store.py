@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterator, Sequence
 
 from roteiro_memory.precommit.report import Finding, cannot_read, files, report
-from roteiro_memory.precommit.sniff import is_sqlite, store_info, unreadable
+from roteiro_memory.precommit.sniff import is_sqlite, journaled, store_info, unreadable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -137,10 +137,17 @@ def check_given(paths: Sequence[str]) -> Iterator[Finding]:
         if reason is not None:
             yield cannot_read(path, reason)
         # is_sqlite first: it reads 16 bytes, and most files are not databases.
-        elif is_sqlite(path):
+        elif is_sqlite(path) or journaled(path):
             from pathlib import Path
 
-            if store_info(Path(path)) is not None:
+            from roteiro_memory.errors import StoreUnavailable
+
+            try:
+                info = store_info(Path(path))
+            except StoreUnavailable as error:  # never passed
+                yield Finding("roteiro-check-store", f"{error}; nothing was checked")
+                continue
+            if info is not None:
                 yield from check([path])
 
 

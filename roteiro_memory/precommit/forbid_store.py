@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
+from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.precommit.report import Finding, cannot_read, files, report
 from roteiro_memory.precommit.sniff import recognise, unreadable
 
@@ -24,13 +25,19 @@ _WHY = "memory is per-clone, unredacted prose"
 
 def forbidden(paths: Iterable[str]) -> Iterator[Finding]:
     """One finding for each of ``paths`` that must stay out of git, or that
-    cannot be read (and so cannot be told apart from one that must)."""
+    cannot be read or examined (and so cannot be told apart from one that
+    must: a database beside a hot journal with no room to read its last
+    commit in)."""
     for path in paths:
         reason = unreadable(path)
         if reason is not None:
             yield cannot_read(path, reason)
             continue
-        found = recognise(path)
+        try:
+            found = recognise(path)
+        except StoreUnavailable as error:
+            yield Finding("roteiro-forbid-store", f"{error}; it was not examined")
+            continue
         if found is None:
             continue
         what = found.what.value

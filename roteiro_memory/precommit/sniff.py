@@ -38,8 +38,10 @@ Every read is bounded: at most :data:`_SCAN_BYTES` of content (past at most
 wrapper.
 
 Reading never changes anything: a database is opened ``immutable`` (so SQLite
-creates no ``-wal`` or ``-shm`` file beside it) and only ever read.  Nothing
-heavy is imported until a file looks like a database.
+creates no ``-wal`` or ``-shm`` file beside it) and only ever read; one
+beside a hot rollback journal is also read as of its last commit, from a
+private copy SQLite rolls back.  Nothing heavy is imported until a file
+looks like a database.
 """
 
 from __future__ import annotations
@@ -66,6 +68,7 @@ __all__ = [
     "is_sqlite",
     "is_stamped",
     "is_wal",
+    "journaled",
     "read_schema",
     "recognise",
     "store_info",
@@ -313,10 +316,57 @@ def store_info(path: Path) -> StoreInfo | None:
 
     A store whose schema is still only in its write-ahead log (a store in use,
     never checkpointed) is recognised by that log.  A database SQLite cannot
-    read is recognised by the text of the schema in its first megabyte.
+    read is recognised by the text of the schema in its first megabyte.  A
+    file beside a hot rollback journal (a writer died mid-transaction) holds
+    pages nobody committed, which may read as no store though its last
+    commit is one: it is a store when either is (:func:`_committed_info`).
+    StoreUnavailable when that commit is to be read and no private copy can
+    be made to read it on.
     """
-    if not is_sqlite(path):
-        return None
+    found = _info(path) if is_sqlite(path) else None
+    if found is not None or not journaled(path):
+        return found
+    return _committed_info(path)
+
+
+def journaled(path: str | os.PathLike[str]) -> bool:
+    """Whether a hot rollback journal is beside the database at ``path``
+    (:func:`roteiro_memory.stores.sqlite.readonly.journaled`, the one rule);
+    SQLite is loaded only when a file of its name is there."""
+    real = os.path.realpath(path)
+    if not os.path.lexists(real + "-journal"):
+        return False
+    from roteiro_memory.stores.sqlite import readonly
+
+    return readonly.journaled(real)
+
+
+def _committed_info(path: Path) -> StoreInfo | None:
+    """:func:`_info` of the database at ``path`` as of its last commit: of
+    a private copy of it and its hot journal, which SQLite rolls back
+    (:func:`~roteiro_memory.stores.sqlite.readonly.connect_committed`, the
+    copy ``check-store`` judges).  The files at ``path`` are only read; a
+    copy SQLite cannot roll back is judged as it is left."""
+    import sqlite3
+    from pathlib import Path
+
+    from roteiro_memory.stores.sqlite import readonly
+
+    with readonly.scratch(str(path), readonly.JOURNALED, "roteiro-memory-sniff-") as folder:
+        conn = readonly.connect_committed(str(path), folder)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master")  # the first read rolls back
+        except sqlite3.DatabaseError:
+            pass  # what cannot be rolled back is judged by its bytes, as any damage is
+        finally:
+            conn.close()
+        copy = Path(folder) / "memory.db"
+        return _info(copy) if is_sqlite(copy) else None
+
+
+def _info(path: Path) -> StoreInfo | None:
+    """:func:`store_info` of the SQLite database at ``path`` as its bytes
+    are found."""
     import sqlite3
 
     stamped = is_stamped(path)
