@@ -46,6 +46,7 @@ looks like a database.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import errno
 import os
@@ -354,10 +355,11 @@ def _committed_info(path: Path) -> StoreInfo | None:
 
     with readonly.scratch(str(path), readonly.JOURNALED, "roteiro-memory-sniff-") as folder:
         conn = readonly.connect_committed(str(path), folder)
+        # The first read rolls the copy back; a copy that cannot be is judged
+        # by its bytes as they are left, as any damage is.
         try:
-            conn.execute("SELECT count(*) FROM sqlite_master")  # the first read rolls back
-        except sqlite3.DatabaseError:
-            pass  # what cannot be rolled back is judged by its bytes, as any damage is
+            with contextlib.suppress(sqlite3.DatabaseError):
+                conn.execute("SELECT count(*) FROM sqlite_master")
         finally:
             conn.close()
         copy = Path(folder) / "memory.db"
