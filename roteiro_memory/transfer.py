@@ -475,11 +475,22 @@ def _verify(trailer: tuple[int, dict[str, Any]], body: list[str], held: dict[str
             f"line {number}: the end line must hold exactly type, counts and sha256"
         )
     stated = item["counts"]
+    # Judged by type, not by ==: ``true`` and ``1.0`` equal 1 in Python, and
+    # a count more or a list would leave nothing to name below.
+    if not (
+        isinstance(stated, dict)
+        and set(stated) == set(held)
+        and all(type(count) is int for count in stated.values())
+    ):
+        raise ImportRefused(
+            f"line {number}: the end line's counts are {excerpt(stated)}, expected "
+            '{"nodes": N, "records": N, "cache": N}, each a whole number'
+        )
     if stated != held:
         missing = ", ".join(
-            f"{stated.get(name)!r} {name} stated, {held[name]} held"
+            f"{stated[name]!r} {name} stated, {held[name]} held"
             for name in held
-            if not isinstance(stated, dict) or stated.get(name) != held[name]
+            if stated[name] != held[name]
         )
         raise ImportRefused(
             f"line {number}: the end line's counts disagree with the lines before it "

@@ -216,6 +216,40 @@ def test_export_with_lines_after_its_trailer_refused(tmp_path: Path) -> None:
     _import_refused(tmp_path, [*lines, lines[1]], "after the end line")
 
 
+def _counts_replaced(lines: list[str], counts: object) -> list[str]:
+    """``lines`` with the end line's counts made by ``counts`` from the true ones."""
+    assert callable(counts)
+    trailer = json.loads(lines[-1])
+    return [*lines[:-1], json.dumps({**trailer, "counts": counts(trailer["counts"])})]
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [
+        lambda held: list(held.values()),
+        lambda held: "3",
+        lambda held: None,
+        lambda held: {name: bool(count) for name, count in held.items()},
+        lambda held: {name: float(count) for name, count in held.items()},
+        lambda held: {**held, "extra": 0},
+    ],
+    ids=["list", "text", "null", "booleans", "floats", "extra-count"],
+)
+def test_an_end_line_whose_counts_are_not_three_whole_numbers_is_refused_by_line(
+    tmp_path: Path, counts: object
+) -> None:
+    """The end line's counts are refused by their shape, naming what is
+    allowed -- never an unexpected failure (a list), never taken for the
+    counts they resemble (``true`` for 1, ``1.0``), never refused with an
+    empty list of what disagrees (a count more)."""
+    lines = _lines(tmp_path)
+    message = (
+        rf"^line {len(lines)}: the end line's counts are .*, expected "
+        r'\{"nodes": N, "records": N, "cache": N\}, each a whole number'
+    )
+    _import_refused(tmp_path, _counts_replaced(lines, counts), message)
+
+
 def test_export_ends_with_a_trailer_of_counts_and_digest(tmp_path: Path) -> None:
     lines = _lines(tmp_path)
     header, trailer = json.loads(lines[0]), json.loads(lines[-1])
