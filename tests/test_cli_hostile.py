@@ -470,6 +470,25 @@ def test_a_refused_command_leaves_no_store_where_there_was_none(
     assert sorted(p.name for p in outside.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [["show", "1"], ["forget", "1"], ["list"], ["add", "--supersedes", "5", "x"]],
+    ids=" ".join,
+)
+def test_a_refused_command_through_a_dangling_symlink_leaves_no_store_at_its_target(
+    outside: Path, argv: list[str]
+) -> None:
+    """A dangling symlink names no file: the store a command makes through it
+    (at its target) is one it made for itself, and goes as any other does
+    when the command is refused or finds nothing.  The link is left alone."""
+    link = outside / "link.db"
+    link.symlink_to(outside / "target.db")
+    status, lines, _ = _run([*argv, "--db", str(link)])
+    assert status in (ExitCode.NOTHING, ExitCode.USAGE), lines
+    assert sorted(p.name for p in outside.iterdir()) == ["link.db"]
+    assert link.is_symlink()
+
+
 @pytest.mark.parametrize("suffix", ["-wal", "-shm", "-journal"])
 @pytest.mark.parametrize("argv", [["show", "5"], ["add", "a lesson"]], ids=" ".join)
 def test_a_side_file_beside_no_store_is_left_as_it_was(

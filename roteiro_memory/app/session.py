@@ -242,7 +242,9 @@ class Session:
                     f"no store at {location.path} ({location.origin}): nothing has been "
                     "recorded there yet"
                 )
-            existed = os.path.lexists(location.path)
+            # Of the file the path leads to: through a dangling symlink no file
+            # is there, and the store made at its target is this session's.
+            existed = os.path.lexists(self.real_store_path())
             if not existed:
                 _refuse_orphan_side_files(self.real_store_path(), location)
             self._made_folder = prepare(location)
