@@ -445,7 +445,9 @@ def _json(number: int, line: str) -> Any:
         ) from None
     except json.JSONDecodeError as error:
         raise ImportRefused(
-            f"line {number}: not JSON ({error.msg} at column {error.colno})"
+            # Some of the reader's words end in "at" already ("Unterminated
+            # string starting at"), as its own message goes on with the place.
+            f"line {number}: not JSON ({error.msg.removesuffix(' at')} at column {error.colno})"
         ) from None
     except ValueError as error:
         raise ImportRefused(f"line {number}: not JSON ({excerpt(str(error))})") from None

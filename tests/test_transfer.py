@@ -169,12 +169,30 @@ def test_a_bad_export_is_refused_by_line(tmp_path: Path, mangle: object, message
         (lambda ls: ["\ufeff" + ls[0], *ls[1:]], r"line 1: starts with a byte-order mark"),
         (lambda ls: ["{,", *ls[1:]], r"line 1: not JSON \(Expecting property name .* column 2\)"),
         (lambda ls: _edit(ls, 0, sequence=2**70), r"header sequence is 1180591620717411303424"),
+        (
+            lambda ls: [ls[0], ls[1][: ls[1].index('"key": "') + 9]],
+            r"^line 2: not JSON \(Unterminated string starting at column 25\)$",
+        ),
+        (
+            lambda ls: [ls[0], ls[1].replace('"key": "', '"key": "\t', 1), *ls[2:]],
+            r"^line 2: not JSON \(Invalid control character at column 26\)$",
+        ),
     ],
-    ids=["huge-id", "lone-surrogate", "byte-order-mark", "broken-json", "huge-sequence"],
+    ids=[
+        "huge-id",
+        "lone-surrogate",
+        "byte-order-mark",
+        "broken-json",
+        "huge-sequence",
+        "cut-inside-a-string",
+        "control-character",
+    ],
 )
 def test_a_bad_export_says_what_is_wrong(tmp_path: Path, mangle: object, message: str) -> None:
     """Issue 22, item 18: not "expected int" for an integer, "expected str"
-    for a string, or "not JSON" for a JSON line behind a byte-order mark."""
+    for a string, or "not JSON" for a JSON line behind a byte-order mark; and
+    the JSON reader's own words read as a sentence with the column (a line
+    cut inside a string, as a truncated export ends, is not "starting at at")."""
     assert callable(mangle)
     lines = _resealed(mangle(_lines(tmp_path)))
     with pytest.raises(ImportRefused, match=message):
