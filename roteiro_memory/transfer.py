@@ -150,14 +150,17 @@ def export_items(
     table's rows, ``decode`` turns a stored value into its JSON value, or
     raises :class:`~roteiro_memory.errors.Corrupt` for one this version never
     writes, which is raised again naming its row; so is text UTF-8 cannot
-    carry (:func:`_carried`), on every backend."""
+    carry (:func:`_carried`), on every backend, and a value of another type
+    than its column's (:func:`holds`: text in a number's column, planted past
+    the constraints), which check reports as one "export would refuse"."""
     for type_, table, spec, order in LINES:
         fields = names(spec)
         at = fields.index(order)
         for row in select(table, spec, order):
             try:
                 item = {
-                    name: _carried(decode(value)) for name, value in zip(fields, row, strict=True)
+                    column.name: _held(column, _carried(decode(value)))
+                    for column, value in zip(spec, row, strict=True)
                 }
             except Corrupt as error:
                 raise Corrupt(f"{table} {order} {_named(row[at], decode)}: {error}") from None
@@ -170,6 +173,18 @@ def _carried(value: Any) -> Any:
     PostgreSQL's encoding of a surrogate), which no import takes back."""
     if isinstance(value, str) and not sem.is_utf8(value):
         raise Corrupt("a stored text value is not UTF-8; run `roteiro-memory check`")
+    return value
+
+
+def _held(column: Field, value: Any) -> Any:
+    """``value``, unless ``column`` cannot hold it in an export line, which no
+    import would take back (:func:`holds`)."""
+    if not _typed(value, column.type, column.nullable):
+        expected = column.type.__name__ + (" or null" if column.nullable else "")
+        raise Corrupt(
+            f"{column.name} holds {excerpt(value)}, which this version never writes "
+            f"(expected {expected}); run `roteiro-memory check`"
+        )
     return value
 
 

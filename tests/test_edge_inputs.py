@@ -7,6 +7,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -112,6 +113,44 @@ def test_export_refuses_a_store_holding_values_it_never_writes(tmp_path: Path) -
     store.record("lesson", "fine")
     store.connection.execute("UPDATE agent_memory SET body = X'ff00'")
     with pytest.raises(Corrupt, match="roteiro-memory check"):
+        list(export_lines(store))
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("damage", "row", "column"),
+    [
+        ("UPDATE agent_memory SET confidence = 'high'", "agent_memory id 1", "confidence"),
+        (
+            "UPDATE agent_memory SET superseded_by = 'x', superseded_at = '2026-03-01 12:00:05'",
+            "agent_memory id 1",
+            "superseded_by",
+        ),
+        ("UPDATE agent_cache SET bytes = 'many'", "agent_cache key 'k'", "bytes"),
+        ("UPDATE agent_cache SET hits = 1.5", "agent_cache key 'k'", "hits"),
+    ],
+    ids=["text-confidence", "text-pointer", "text-bytes", "real-hits"],
+)
+def test_export_refuses_a_value_of_another_type_than_its_column_as_check_says_it_would(
+    tmp_path: Path, damage: str, row: str, column: str
+) -> None:
+    """A value of another type than its column's (planted by another tool,
+    past the constraints) is one check reports as "export would refuse
+    it": so export refuses it, naming the row and the column, rather than
+    write an export that no import takes."""
+    store = SQLiteStore(tmp_path / "memory.db")
+    store.record("lesson", "fine")
+    store.cache_put("k", "fp", "{}")
+    store.connection.execute("PRAGMA ignore_check_constraints = ON")
+    store.connection.execute("PRAGMA foreign_keys = OFF")
+    store.connection.execute(damage)
+    assert any(
+        f.table == row.split()[0]
+        and f.problem.startswith(f"{column} holds")
+        and f.problem.endswith("export would refuse it")
+        for f in store.check()
+    )
+    with pytest.raises(Corrupt, match=f"^{re.escape(row)}: {column} holds .*roteiro-memory check"):
         list(export_lines(store))
     store.close()
 
