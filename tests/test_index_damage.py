@@ -197,3 +197,27 @@ def test_a_segment_cut_short_fails_the_search_rather_than_losing_postings(tmp_pa
         with pytest.raises(Corrupt, match=r"^memory_cells term 'lock' cell \d+: .* none are held"):
             store.search("lock")
         assert "memory_segments" in _tables(store)
+
+
+@pytest.mark.parametrize("confidence", ["9e999", "-9e999"], ids=["infinity", "minus-infinity"])
+@pytest.mark.parametrize("live", [True, False], ids=["live", "superseded"])
+def test_a_confidence_no_number_bounds_is_a_finding_of_its_row_not_a_failed_check(
+    tmp_path: Path, confidence: str, live: bool
+) -> None:
+    """A confidence planted past the constraints that is no finite number
+    has no cell in the term index to be compared with: the check names the
+    record's confidence, as for one outside [0, 1], rather than fail on it
+    (OverflowError, an "unexpected failure")."""
+    with SQLiteStore(tmp_path / "m.db") as store:
+        first = store.record("lesson", "cache lock", confidence=0.5)
+        if not live:
+            store.record("lesson", "cache retry", supersedes=first)
+        conn = store.connection
+        conn.execute("PRAGMA ignore_check_constraints = ON")
+        conn.execute(f"UPDATE agent_memory SET confidence = {confidence} WHERE id = ?", (first,))
+        problems = [f"{f.table} {f.row}: {f.problem}" for f in store.check()]
+    assert any(
+        problem.startswith(f"agent_memory id {first}: confidence ")
+        and "is outside [0, 1]" in problem
+        for problem in problems
+    ), problems

@@ -23,6 +23,7 @@ a cell at a time, so the check costs about one pass over each.
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -48,8 +49,8 @@ _MISRANKED = (
 
 
 def check(conn: Any, d: Dialect) -> list[Finding]:
-    """The index's findings; records whose text cannot be read are left to
-    the record rules."""
+    """The index's findings; records whose text cannot be read, or whose
+    confidence no cell bounds (:func:`_bounded`), are left to the record rules."""
     records: list[Record] = []
     for record_id, confidence, body, key, path, superseded_by in conn.execute(
         "SELECT id, confidence, body, anchor_key, anchor_path, superseded_by"
@@ -59,7 +60,7 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
             text = [None if value is None else d.untext(value) for value in (body, key, path)]
         except (UnicodeDecodeError, TypeError):
             continue
-        if not isinstance(text[0], str) or not isinstance(confidence, float | int | None):
+        if not isinstance(text[0], str) or not _bounded(confidence):
             continue
         records.append((record_id, confidence, text[0], text[1], text[2], superseded_by is None))
     members = conn.execute("SELECT cell, segment, ids, lengths FROM memory_members").fetchall()
@@ -78,6 +79,15 @@ def check(conn: Any, d: Dialect) -> list[Finding]:
         [(record_id, *rest[:2], _text(d, rest[2])) for record_id, *rest in recent],
         None if row is None else tuple(row),
     )
+
+
+def _bounded(confidence: Any) -> bool:
+    """Whether a stored confidence is one a cell of the index can bound: a
+    number, finite (an infinity or NaN, planted past the constraints, has no
+    cell; the record rules name it as outside [0, 1]), or none."""
+    if isinstance(confidence, float):
+        return math.isfinite(confidence)
+    return isinstance(confidence, int | None)
 
 
 def _text(d: Dialect, raw: Any) -> Any:
