@@ -139,6 +139,22 @@ def test_check_finds_on_every_backend_what_an_import_of_its_export_refuses(
     _found_and_refused(damaged, damage, finding)
 
 
+def test_a_search_meeting_a_negative_confidence_is_corrupt_naming_the_row_on_every_backend(
+    damaged: Damaged, tmp_path: Path
+) -> None:
+    """A search weighs a candidate's confidence by its square roots before
+    the row is read whole: a negative one (planted past the constraints) is
+    the store's damage, named as every read names it -- never "unexpected
+    failure: math domain error"."""
+    damaged.damage("UPDATE agent_memory SET confidence = -0.5 WHERE id = 3")
+    message = "agent_memory row 3: confidence -0.5 is outside [0, 1]"
+    with pytest.raises(Corrupt, match=re.escape(message)):
+        damaged.store.search("three")
+    done = _cli(damaged, "--no-sync", "recall", "three", cwd=tmp_path)
+    assert done.returncode == ExitCode.STORE, done.stderr
+    assert done.stderr.splitlines() == [f"roteiro-memory: error: {message}"]
+
+
 @pytest.mark.parametrize(
     ("damage", "finding"), WRITE_REFUSES, ids=["record-anchor", "cache-anchor"]
 )

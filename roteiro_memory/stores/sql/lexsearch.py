@@ -39,7 +39,7 @@ from roteiro_memory import lexical
 from roteiro_memory import semantics as sem
 from roteiro_memory.stores.sql import cellpostings as cp
 from roteiro_memory.stores.sql import columns as cols
-from roteiro_memory.stores.sql import index
+from roteiro_memory.stores.sql import index, rows
 from roteiro_memory.stores.sql import postings as pst
 from roteiro_memory.valueclass import valueclass
 
@@ -310,7 +310,8 @@ def best(
                 if whole:
                     fetched[record_id] = row[:end]
                 value = relevance[record_id]
-                evidence = lexical.search_evidence(*row[end:])
+                base = rows.judged_confidence(record_id, row[end])
+                evidence = lexical.search_evidence(base, *row[end + 1 :])
                 out.append((lexical.combine(value, evidence), record_id, value))
         return out
 
@@ -495,9 +496,9 @@ def _every(
     """Each term's ``(record id, count, length)``, as they are weighed."""
     for cell, held in every.items():
         member = cp.Members(cell, stored)
-        for term, rows in held:
+        for term, counted in held:
             listed = postings[term]
-            for ordinal, count in rows:
+            for ordinal, count in counted:
                 try:
                     record_id, length = member(ordinal)
                 except cp.Unheld:
@@ -620,9 +621,9 @@ def _beating(
     count)``), each weighed at its count (``weight``), add up to at least
     ``threshold``."""
     totals: dict[int, float] = {}
-    for term, rows in postings.items():
+    for term, counted in postings.items():
         shares: dict[int, float] = {}
-        for ordinal, count in rows:
+        for ordinal, count in counted:
             share = shares.get(count)
             if share is None:
                 share = shares[count] = weight(term, count)

@@ -69,9 +69,18 @@ def _judged(d: Dialect, raw: Sequence[Any]) -> tuple[Sequence[Any], sem.MemoryKi
     except ValueError as error:
         raise Corrupt(f"agent_memory row {record_id}: {error}") from None
     confidence = values[_CONFIDENCE]
-    if confidence is not None and not 0.0 <= confidence <= 1.0:
-        raise Corrupt(f"agent_memory row {record_id}: confidence {confidence!r} is outside [0, 1]")
+    if confidence is not None:
+        judged_confidence(record_id, confidence)
     return values, kind
+
+
+def judged_confidence(record_id: Any, confidence: Any) -> Any:
+    """``confidence``, read from record ``record_id``'s row, when it is in
+    [0, 1]; else :class:`Corrupt` naming the row (a store's damage, planted
+    past the constraints: a search would take a negative one's square root)."""
+    if not 0.0 <= confidence <= 1.0:
+        raise Corrupt(f"agent_memory row {record_id}: confidence {confidence!r} is outside [0, 1]")
+    return confidence
 
 
 _PLAIN_TYPES = tuple(
