@@ -123,3 +123,38 @@ def test_a_table_keeps_the_whole_body_when_stdout_is_not_a_terminal(
     assert body.strip() in render.listing_table(listing)
     monkeypatch.setattr(render.sys, "stdout", _Terminal())
     assert body.strip() not in render.listing_table(listing)
+
+
+def test_detail_and_conflicts_escape_every_stored_field_not_only_body_and_anchor() -> None:
+    """A record's scope, tree and captured blob are stored text too (an
+    import takes any text there, a scope may hold a bidirectional
+    override): ``show`` and ``conflicts`` print them as escapes, so no
+    stored field can retitle, clear or reorder the terminal."""
+    from roteiro_memory.app.shown import Conflicts
+    from roteiro_memory.conflicts import Conflict
+    from roteiro_memory.results import MemoryAnchor, MemoryRecord
+    from roteiro_memory.semantics import MemoryKind
+
+    def decision(id_: int) -> MemoryRecord:
+        return MemoryRecord(
+            id=id_,
+            scope="s\u202ecope",
+            kind=MemoryKind.DECISION,
+            anchor=MemoryAnchor("file:x.py", "\x1b[2Jblob", None),
+            anchor_state=AnchorState.VANISHED,
+            body=f"body {id_}",
+            confidence=None,
+            tree="\x1b]0;pwned\x07",
+            created_at="2026-01-01 00:00:00",
+            superseded_by=None,
+            superseded_at=None,
+        )
+
+    record, other = decision(1), decision(2)
+    found = Conflicts([Conflict(record.scope, "file:x.py", (record, other), ((1,), (2,)))], 2)
+    for text in (render.record_detail(record), render.conflicts_text(found)):
+        assert not any(ch in text for ch in "\x1b\x07\u202e"), text
+        assert "\\u202e" in text
+    detail = render.record_detail(record)
+    assert "\\x1b]0;pwned\\x07" in detail
+    assert "\\x1b[2Jblob" in detail

@@ -216,7 +216,7 @@ def conflicts_text(found: Conflicts) -> str:
         lines.append("")
         lines.append("settle: record the decision that holds, superseding each one it replaces:")
         for record in conflict.records:
-            lines.append(f"  {settle_command(where, conflict.scope, record.id)}")
+            lines.append(f"  {printable(settle_command(where, conflict.scope, record.id))}")
         blocks.append("\n".join(lines))
     noun = "conflict" if len(found.conflicts) == 1 else "conflicts"
     return "\n\n".join([*blocks, f"{len(found.conflicts)} unresolved {noun}"])
@@ -224,16 +224,19 @@ def conflicts_text(found: Conflicts) -> str:
 
 def record_detail(record: MemoryRecord) -> str:
     """Every field of one record, then its body in full."""
-    lines = [f"#{record.id} {record.kind.value} (scope {record.scope})"]
+    # Every stored field is shown through printable, not the body alone: an
+    # import takes any text as a tree or a blob, and a scope may hold a
+    # bidirectional override.
+    lines = [f"#{record.id} {record.kind.value} (scope {printable(record.scope, one_line=True)})"]
     if record.anchor is not None:
         lines.append(f"anchor      {anchor_label(record.anchor.key)}")
         lines.append(f"state       {state_label(record.anchor_state)}")
-        lines.append(f"captured    blob {record.anchor.blob or '-'}")
+        lines.append(f"captured    blob {printable(record.anchor.blob or '-', one_line=True)}")
     else:
         lines.append(f"state       {state_label(record.anchor_state)}")
     confidence = "-" if record.confidence is None else f"{record.confidence:g}"
     lines.append(f"confidence  {confidence}")
-    lines.append(f"tree        {record.tree or '-'}")
+    lines.append(f"tree        {printable(record.tree or '-', one_line=True)}")
     lines.append(f"created     {record.created_at} UTC")
     if record.superseded_by is not None:
         lines.append(f"superseded  by #{record.superseded_by} at {record.superseded_at} UTC")
