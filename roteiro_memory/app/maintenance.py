@@ -42,13 +42,13 @@ def check(session: Session) -> tuple[str, Report]:
         except Absent as absent:
             raise UsageError(f"{absent}: nothing has been recorded there yet") from None
     from roteiro_memory.stores.sqlite.checkfile import report
-    from roteiro_memory.stores.sqlite.identity import not_a_file
+    from roteiro_memory.stores.sqlite.identity import not_a_file, nothing_at
 
     path = session.store_path()
     refusal = not_a_file(path)
     if refusal is not None:
         raise refusal  # as opening it refuses it: a FIFO's open would wait for ever
-    if not os.path.exists(path):
+    if nothing_at(path):
         raise UsageError(f"no store at {path}: nothing to check")
     if os.path.isfile(path) and os.path.getsize(path) == 0:
         # Zero bytes is a store not yet written, as a missing file is: any

@@ -237,11 +237,14 @@ class Session:
             announce_migration(self._store, self.warn)
         if self._store is None:
             location = self._location()
-            if must_exist and not os.path.exists(location.path):
-                raise UsageError(
-                    f"no store at {location.path} ({location.origin}): nothing has been "
-                    "recorded there yet"
-                )
+            if must_exist:
+                from roteiro_memory.stores.sqlite.identity import nothing_at
+
+                if nothing_at(location.path):  # not a path that cannot be looked at
+                    raise UsageError(
+                        f"no store at {location.path} ({location.origin}): nothing has been "
+                        "recorded there yet"
+                    )
             # Of the file the path leads to: through a dangling symlink no file
             # is there, and the store made at its target is this session's.
             existed = os.path.lexists(self.real_store_path())

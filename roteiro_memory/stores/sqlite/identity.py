@@ -57,6 +57,20 @@ def not_a_file(path: str, remedy: str = CHOOSE_WITH_DB) -> StoreUnavailable | No
     return None
 
 
+def nothing_at(path: str) -> bool:
+    """Whether nothing is at ``path`` (through a symlink, at its target): no
+    file, or a file where a folder of the path should be.  A path that
+    cannot be looked at -- a symlink loop, a folder that may not be searched
+    -- may name a store, so it is not nothing: opening it says why."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):  # ValueError: a NUL in the path, which opening refuses
+        return False
+    return False
+
+
 def _what(path: str) -> str | None:
     """What is at ``path`` when it is not a regular file (through a symlink,
     at its target); None for a regular file."""
