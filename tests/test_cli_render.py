@@ -158,3 +158,30 @@ def test_detail_and_conflicts_escape_every_stored_field_not_only_body_and_anchor
     detail = render.record_detail(record)
     assert "\\x1b]0;pwned\\x07" in detail
     assert "\\x1b[2Jblob" in detail
+
+
+def test_detail_escapes_the_timestamps_a_damaged_store_holds() -> None:
+    """Writes and imports keep timestamps in one form, but a store damaged
+    behind their back may hold any text there, and reads pass it on: show
+    prints it as escapes, as it prints every other stored field."""
+    from roteiro_memory.results import MemoryRecord
+    from roteiro_memory.semantics import MemoryKind
+
+    record = MemoryRecord(
+        id=1,
+        scope="repo",
+        kind=MemoryKind.LESSON,
+        anchor=None,
+        anchor_state=AnchorState.UNANCHORED,
+        body="a body",
+        confidence=None,
+        tree=None,
+        created_at="\x1b]0;pwned\x07",
+        superseded_by=2,
+        superseded_at="\x1b[2J",
+    )
+    detail = render.record_detail(record)
+    assert "\x1b" not in detail
+    assert "\x07" not in detail
+    assert "created     \\x1b]0;pwned\\x07 UTC" in detail
+    assert "at \\x1b[2J UTC" in detail

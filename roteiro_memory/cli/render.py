@@ -225,8 +225,8 @@ def conflicts_text(found: Conflicts) -> str:
 def record_detail(record: MemoryRecord) -> str:
     """Every field of one record, then its body in full."""
     # Every stored field is shown through printable, not the body alone: an
-    # import takes any text as a tree or a blob, and a scope may hold a
-    # bidirectional override.
+    # import takes any text as a tree or a blob, a scope may hold a
+    # bidirectional override, and a damaged store any text as a timestamp.
     lines = [f"#{record.id} {record.kind.value} (scope {printable(record.scope, one_line=True)})"]
     if record.anchor is not None:
         lines.append(f"anchor      {anchor_label(record.anchor.key)}")
@@ -237,9 +237,10 @@ def record_detail(record: MemoryRecord) -> str:
     confidence = "-" if record.confidence is None else f"{record.confidence:g}"
     lines.append(f"confidence  {confidence}")
     lines.append(f"tree        {printable(record.tree or '-', one_line=True)}")
-    lines.append(f"created     {record.created_at} UTC")
+    lines.append(f"created     {printable(record.created_at, one_line=True)} UTC")
     if record.superseded_by is not None:
-        lines.append(f"superseded  by #{record.superseded_by} at {record.superseded_at} UTC")
+        at = printable(str(record.superseded_at), one_line=True)
+        lines.append(f"superseded  by #{record.superseded_by} at {at} UTC")
     lines.append("")
     lines.append(printable(record.body))
     return "\n".join(lines)
