@@ -30,6 +30,9 @@ What each event gets (:func:`respond`):
 * **PreCompact** -- the same reminder, to the person (see above).
 * Anything else, a file outside the repository, nothing new: no answer.
 
+Stored text and file names are quoted on one line, their control characters
+escaped (:func:`_quoted`), as the digest shows them.
+
 The anchor states the agent reads are the code's as it is: synced, or
 worked out in memory where the store could not take a sync
 (:meth:`~roteiro_memory.app.session.Session.sync`; no remedy is offered
@@ -176,12 +179,25 @@ def _due(state: SessionState) -> str | None:
     parts = []
     if fresh:
         more = len(fresh) + state.unlisted - 5  # unlisted: fresh paths the state left out
-        shown = ", ".join(fresh[:5]) + (f" and {more} more" if more > 0 else "")
+        shown = ", ".join(map(_quoted, fresh[:5])) + (f" and {more} more" if more > 0 else "")
         parts.append(f"this session changed code that has recorded memory ({shown})")
     if state.failed:
         noun = "command" if state.failed == 1 else "commands"
         parts.append(f"{state.failed} {noun} failed")
     return ", and ".join(parts) if parts else None
+
+
+def _quoted(text: str) -> str:
+    """Stored text or a file's name as an answer quotes it: on one line, its
+    control characters escaped (``\\x1b``), as the session-start digest and
+    a failure's message show them.  A file's name is its repository's to
+    choose, and what the hook says reaches the person's terminal too
+    (PreCompact's ``systemMessage``, a Stop's ``reason``)."""
+    if text.isprintable():
+        return text  # the common case, which loads no pattern
+    from roteiro_memory.terminal import printable
+
+    return printable(text, one_line=True)
 
 
 def _reminded(state: SessionState) -> None:
@@ -316,7 +332,7 @@ def _lines(
     decisions marked (``marks``), :data:`UNCHECKED` first unless the states
     were ``checked`` -- and the records it shows."""
     room = FILE_BUDGET * 4
-    head = f"roteiro-memory: recorded about {where}, best first (`get` shows one in full):"
+    head = f"roteiro-memory: recorded about {_quoted(where)}, best first (`get` shows one in full):"
     if not checked:
         head += "\n" + UNCHECKED
     applying = [r for r in fresh if r.record.applies]
@@ -334,11 +350,13 @@ def _lines(
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
             record = recalled.record
-            line = brief.line(
-                record,
-                recalled.score,
-                stands_for=marks.stands_for(record.id),
-                against=marks.against(record.id),
+            line = _quoted(
+                brief.line(
+                    record,
+                    recalled.score,
+                    stands_for=marks.stands_for(record.id),
+                    against=marks.against(record.id),
+                )
             )
             remedy = remedies.get(recalled.record.id)
             if remedy is not None:
