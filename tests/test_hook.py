@@ -616,3 +616,17 @@ def test_a_file_name_the_hook_quotes_stays_on_its_line_and_off_the_terminal(
     assert reason.startswith(f"This session changed code that has recorded memory ({said}).")
     for text in (notice, message, reason):
         assert not {"\x1b", "\x07"} & set(text), text
+
+
+def test_a_file_answer_about_a_long_path_stays_within_its_budget(repo: GitRepo) -> None:
+    """The line counting what was left out names the path: the room it
+    takes is the path's, not a guess that a few hundred bytes overran."""
+    path = "src/" + "/".join(["d" * 39] * 10) + "/deep.py"
+    repo.write(path, "def f():\n    return 1\n")
+    repo.commit("a deep file")
+    for n in range(30):
+        add(repo, f"lesson {n} about f: " + "w" * 150, path + "::f")
+    text = context(hook(repo, read(repo, path)), "PreToolUse")
+    assert len(text.encode()) <= FILE_BUDGET * 4
+    assert text.splitlines()[-1].startswith("(")
+    assert f"more: the `search` tool with anchor {path!r} lists them all." in text

@@ -319,6 +319,12 @@ def _relative(results: list[Recalled], given: str) -> str:
     return given
 
 
+def _more(left: int, where: str) -> str:
+    """The line that counts the records about ``where`` a notice left out:
+    as long as the path, so the room it needs is measured, not guessed."""
+    return f"({left} more: the `search` tool with anchor {where!r} lists them all.)"
+
+
 def _lines(
     fresh: list[Recalled],
     where: str,
@@ -347,6 +353,7 @@ def _lines(
     note = brief.conflicts_note() if marks.conflicts else ""
     folded = brief.duplicates_note() if marks.alike else ""
     notes = len(note.encode("utf-8")) + len(folded.encode("utf-8")) + 2
+    closing = len(_more(len(fresh), where).encode("utf-8")) + 1  # its count at most this
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
             record = recalled.record
@@ -363,14 +370,14 @@ def _lines(
                 line += f" -- {remedy}"
             extra = [title] if title is not None and title not in lines else []
             size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
-            if used + size > room - 120 - notes:  # room for the closing lines
+            if used + size > room - closing - notes:  # room for the closing lines
                 continue
             lines += [*extra, line]
             used += size
             shown.append(recalled)
     left = len(fresh) - len(shown)
     if left:
-        lines.append(f"({left} more: the `search` tool with anchor {where!r} lists them all.)")
+        lines.append(_more(left, where))
     if any(marks.against(r.record.id) for r in shown):
         lines.append(note)
     if any(marks.stands_for(r.record.id) for r in shown):
