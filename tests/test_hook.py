@@ -20,6 +20,7 @@ import contextlib
 import json
 import os
 import re
+import socket
 import sqlite3
 import stat
 import subprocess
@@ -630,3 +631,25 @@ def test_a_file_answer_about_a_long_path_stays_within_its_budget(repo: GitRepo) 
     assert len(text.encode()) <= FILE_BUDGET * 4
     assert text.splitlines()[-1].startswith("(")
     assert f"more: the `search` tool with anchor {path!r} lists them all." in text
+
+
+def test_a_hook_does_not_wait_for_ever_on_a_postgresql_server_that_does_not_answer(
+    repo: GitRepo,
+) -> None:
+    """A server that takes the connection and says nothing (one hung, or a
+    host behind a firewall that drops): libpq would wait for ever, and the
+    agent with it; the hook gives up after
+    :data:`~roteiro_memory.cli.commands.hook.CONNECT_WAIT_S` and tells the
+    person (the subprocess's timeout is well above it)."""
+    pytest.importorskip("psycopg")
+    with socket.create_server(("127.0.0.1", 0)) as silent_server:
+        port = silent_server.getsockname()[1]
+        dsn = f"postgresql://nobody@127.0.0.1:{port}/memory?sslmode=disable"
+        start = {**common(repo, "SessionStart"), "source": "startup"}
+        done = run_hook(
+            repo,
+            start,
+            [sys.executable, "-m", "roteiro_memory", "hook", "--db", dsn],
+            timeout=30,
+        )
+    assert "cannot connect" in told_the_user(done)

@@ -56,7 +56,9 @@ class Session:
     given neither, :data:`~roteiro_memory.stores.sqlite.transactions.BUSY_TIMEOUT_MS`; and a
     sync still locked out of an SQLite store after it does not fail: anchors
     are then resolved in memory, as for a store opened read-only
-    (:meth:`sync`)."""
+    (:meth:`sync`).  ``connect_s``, when given, is how long connecting to a
+    PostgreSQL store may take, in seconds, unless its DSN or
+    ``PGCONNECT_TIMEOUT`` says (libpq waits for ever)."""
 
     def __init__(
         self,
@@ -67,10 +69,12 @@ class Session:
         progress: Callable[[str], Progress] | None = None,
         spell: Callable[[str], str] = spell_option,
         wait_ms: int | None = None,
+        connect_s: int | None = None,
     ) -> None:
         self.db = db
         self.syncs = sync
         self.wait_ms = wait_ms
+        self.connect_s = connect_s
         self.warn = warn
         self.spell = spell
         self._progress = progress
@@ -231,6 +235,7 @@ class Session:
                     create=not must_exist,
                     lock_timeout_ms=self._lock_wait(),
                     migrate=migrate,
+                    connect_timeout_s=self.connect_s,
                 )
             except Absent as absent:
                 raise UsageError(f"{absent}: nothing has been recorded there yet") from None

@@ -254,6 +254,7 @@ def _run(command: Command, args: argparse.Namespace) -> int:
         warn=warn,
         progress=_bar if sys.stderr is not None and sys.stderr.isatty() else None,
         wait_ms=getattr(command, "BUSY_WAIT_MS", None),
+        connect_s=getattr(command, "CONNECT_WAIT_S", None),
     )
     status: int = ExitCode.STORE  # until the command says otherwise
     try:

@@ -9,7 +9,8 @@ answer).  ``SYNCS = False`` marks a command that refuses a global
 ``NEVER_FAILS = True`` marks one that exits 0 whatever happens (``hook``),
 whose ``refused(line)`` tells its host of a failure; ``BUSY_WAIT_MS``, how
 long a command waits for another process's lock on the store, when that is
-not the command line's minute (:class:`~roteiro_memory.app.session.Session`).
+not the command line's minute (:class:`~roteiro_memory.app.session.Session`),
+and ``CONNECT_WAIT_S``, how long it waits to connect to a PostgreSQL store.
 ``STDOUT_IS_WIRE = True`` marks one whose stdout carries a protocol's
 messages only (``mcp``, ``protocol``): its failures are said on stderr, whatever ``--json``
 says.

@@ -19,7 +19,8 @@ A hook runs before every read and edit, so it waits at most
 (``ROTEIRO_MEMORY_BUSY_TIMEOUT_MS``, when set, is the wait instead): a sync
 still locked out then resolves anchors against the working tree in memory
 (:meth:`~roteiro_memory.app.session.Session.sync`), and a store that cannot
-even be read then is a failure, said as above.
+even be read then is a failure, said as above; so is a PostgreSQL store
+that cannot be connected to within :data:`CONNECT_WAIT_S`.
 """
 
 from __future__ import annotations
@@ -43,6 +44,11 @@ NEVER_FAILS = True
 BUSY_WAIT_MS = 1000
 """How long a hook waits for another process's lock on the store, in
 milliseconds (the command line waits a minute)."""
+CONNECT_WAIT_S = 5
+"""How long a hook waits to connect to a PostgreSQL store, in seconds, when
+its DSN (``connect_timeout``) or ``PGCONNECT_TIMEOUT`` does not say: libpq
+would wait for ever on a server that does not answer, and the agent waits
+on the hook."""
 REFUSES = {"json": "the answer is the host's JSON already"}
 
 MAX_EVENT_BYTES = 64 * 1024 * 1024

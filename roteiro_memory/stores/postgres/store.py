@@ -118,6 +118,7 @@ class PostgresStore(SQLStore):
         create: bool = True,
         lock_timeout_ms: int | None = None,
         migrate: bool = True,
+        connect_timeout_s: int | None = None,
     ) -> None:
         """The store in ``schema`` (else the DSN's ``?schema=``, else
         :data:`DEFAULT_SCHEMA`), made there when there is none unless
@@ -127,7 +128,9 @@ class PostgresStore(SQLStore):
         ``lock_timeout_ms``: how long, from 1 ms, a statement waits for a
         lock another session holds before it fails,
         :class:`~roteiro_memory.errors.StoreBusy` (else as the server is
-        set, by default for ever)."""
+        set, by default for ever).  ``connect_timeout_s``: how long, in
+        seconds, connecting may take where neither the DSN nor
+        ``PGCONNECT_TIMEOUT`` says (else libpq's default, for ever)."""
         stripped, named = split_schema(dsn)
         if schema is not None and named is not None and schema != named:
             raise InvalidStoreName(
@@ -154,6 +157,7 @@ class PostgresStore(SQLStore):
             if lock_timeout_ms is None
             else arguments.wait_ms(lock_timeout_ms, "lock_timeout_ms", minimum=1)
         )
+        self._connect_timeout_s = connect_timeout_s
         self._link = self._open()
 
     @classmethod
@@ -212,8 +216,9 @@ class PostgresStore(SQLStore):
         if parameters is not None:
             unread = passfile.unread(parameters, os.environ, libpq=psycopg.pq.version())
         instead = None if unread is None else passfile.NOWHERE  # None: as the DSN says
+        wait = self._connect_wait(parameters)
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True, passfile=instead)
+            conn = psycopg.connect(self.dsn, autocommit=True, passfile=instead, **wait)
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
             raise _malformed(
                 "a value in it is not UTF-8 once its percent-escapes are decoded"
@@ -252,6 +257,14 @@ class PostgresStore(SQLStore):
             conn.close()
             raise
         return conn
+
+    def _connect_wait(self, parameters: dict[str, Any] | None) -> dict[str, Any]:
+        """The ``connect_timeout`` to connect with: this store's, unless the
+        DSN (``parameters``, None when unparsed) or the environment names one."""
+        given = self._connect_timeout_s
+        if given is None or parameters is None or "connect_timeout" in parameters:
+            return {}
+        return {} if os.environ.get("PGCONNECT_TIMEOUT") else {"connect_timeout": given}
 
     def _check_values(self) -> dict[str, Any] | None:
         """The DSN's parameters, as the driver reads them, having refused,
