@@ -25,6 +25,7 @@ import sqlite3
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -653,3 +654,20 @@ def test_a_hook_does_not_wait_for_ever_on_a_postgresql_server_that_does_not_answ
             timeout=30,
         )
     assert "cannot connect" in told_the_user(done)
+
+
+def test_a_hook_run_where_git_is_not_on_path_says_so(repo: GitRepo) -> None:
+    """A host started with a PATH that has no git (a desktop launcher's):
+    the repository is still found from its stat cache, but the changed tree
+    cannot be listed -- said as what it is, not as an unexpected failure
+    to report as a bug."""
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    time.sleep(2.2)  # past the stat cache's racy window: the next read settles it
+    assert repo.cli("list").returncode == 0
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    no_git = GitRepo.__new__(GitRepo)
+    no_git.root, no_git.env = repo.root, {**repo.env, "PATH": str(repo.root / "no-such-folder")}
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    said = told_the_user(run_hook(no_git, start))
+    assert "git is not installed or not on PATH; install git to use it" in said, said
+    assert "report it as a bug" not in said

@@ -341,15 +341,18 @@ def working_files(
         ],
     }
     # The two listings are independent: run them side by side.
-    running = {
-        name: subprocess.Popen(
-            ["git", "--literal-pathspecs", "-C", str(repo.root), *argv],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=_git_env(),
-        )
-        for name, argv in commands.items()
-    }
+    try:
+        running = {
+            name: subprocess.Popen(
+                ["git", "--literal-pathspecs", "-C", str(repo.root), *argv],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=_git_env(),
+            )
+            for name, argv in commands.items()
+        }
+    except FileNotFoundError:  # as _run says it: the place came from the stat cache
+        raise GitError("git is not installed or not on PATH; install git to use it") from None
     output: dict[str, bytes] = {}
     for name, process in running.items():
         out, err = process.communicate()
