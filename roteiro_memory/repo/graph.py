@@ -122,6 +122,10 @@ class Repo:
         return _run(["git", "-C", str(self.root), *args], input=input, ok=ok, env=env)
 
 
+NO_GIT = "git is not installed or not on PATH; install git to use it"
+"""What any git call says when there is no git to run."""
+
+
 def _run(
     argv: Sequence[str],
     input: bytes | None = None,
@@ -133,7 +137,7 @@ def _run(
             argv, input=input, capture_output=True, check=False, env={**_git_env(), **(env or {})}
         )
     except FileNotFoundError:
-        raise GitError("git is not installed or not on PATH; install git to use it") from None
+        raise GitError(NO_GIT) from None
     if done.returncode not in ok:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = message[-1] if message else f"exit status {done.returncode}"
@@ -194,7 +198,7 @@ def no_repo_reason(cwd: str | os.PathLike[str] | None = None) -> str:
         return "the folder it runs in is gone (removed since the command started in it)"
     done = _locate(here)
     if done is None:
-        return "git is not installed or not on PATH; install git to use it"
+        return NO_GIT
     said = done.stderr.decode("utf-8", "replace").strip().splitlines()
     fatal = next((line for line in said if line.startswith("fatal:")), said[-1] if said else "")
     if done.returncode == 0 or not fatal or "not a git repository" in fatal:
@@ -352,7 +356,7 @@ def working_files(
             for name, argv in commands.items()
         }
     except FileNotFoundError:  # as _run says it: the place came from the stat cache
-        raise GitError("git is not installed or not on PATH; install git to use it") from None
+        raise GitError(NO_GIT) from None
     output: dict[str, bytes] = {}
     for name, process in running.items():
         out, err = process.communicate()
