@@ -36,8 +36,9 @@ def test_a_limit_beyond_64_bits_is_refused_naming_the_largest(tmp_path: Path) ->
         done = repo.run("recall", "--db", store, "--no-sync", "--limit", limit)
         assert done.returncode == 2
         assert done.stderr == (
-            f"roteiro-memory: error: invalid --limit {limit!r}: expected a whole number"
-            " (0 = no limit), at most 9,223,372,036,854,775,807\n"
+            f"roteiro-memory: error: invalid --limit {limit!r}: expected a whole number,"
+            " 0 or more (0 = no limit), at most 9,223,372,036,854,775,807\n"
         )
     done = repo.run("recall", "--db", store, "--no-sync", "--limit", "-1")
-    assert done.stderr.endswith("expected a whole number (0 = no limit)\n")
+    # -1 is a whole number: the refusal says which are allowed.
+    assert done.stderr.endswith("expected a whole number, 0 or more (0 = no limit)\n")

@@ -88,9 +88,10 @@ def whole(
     over = number is not None and maximum is not None and number > maximum
     if number is None or number < minimum or over or not sem.fits_int64(number):
         if allowed is None:
-            allowed = {0: "a whole number (0 = no limit)", 1: "a positive whole number"}.get(
-                minimum, f"a whole number of at least {minimum}"
-            )
+            allowed = {
+                0: "a whole number, 0 or more (0 = no limit)",
+                1: "a positive whole number",
+            }.get(minimum, f"a whole number of at least {minimum}")
             if number is not None and number >= minimum:  # whole, but too large
                 largest = sem.INT64_MAX if maximum is None else min(maximum, sem.INT64_MAX)
                 allowed += f", at most {largest:,}"
