@@ -43,7 +43,14 @@ from roteiro_memory.check import (
     sequence_findings,
     supersession_findings,
 )
-from roteiro_memory.errors import BadRequest, Corrupt, ImportRefused, excerpt, lone_surrogate
+from roteiro_memory.errors import (
+    BadRequest,
+    Corrupt,
+    ImportRefused,
+    excerpt,
+    json_excerpt,
+    lone_surrogate,
+)
 from roteiro_memory.fields import CACHE, NODE, RECORD, Field
 
 __all__ = [
@@ -500,7 +507,7 @@ def _verify(trailer: tuple[int, dict[str, Any]], body: list[str], held: dict[str
         and all(type(count) is int for count in stated.values())
     ):
         raise ImportRefused(
-            f"line {number}: the end line's counts are {excerpt(stated)}, expected "
+            f"line {number}: the end line's counts are {json_excerpt(stated)}, expected "
             '{"nodes": N, "records": N, "cache": N}, each a whole number'
         )
     if stated != held:

@@ -268,6 +268,16 @@ def test_an_end_line_whose_counts_are_not_three_whole_numbers_is_refused_by_line
     _import_refused(tmp_path, _counts_replaced(lines, counts), message)
 
 
+def test_an_end_line_whose_counts_are_refused_is_quoted_as_json(tmp_path: Path) -> None:
+    """The sender of an export wrote JSON: its counts are quoted as it wrote
+    them (``true``, ``null``), not as Python would show them."""
+    lines = _lines(tmp_path)
+    made = _counts_replaced(lines, lambda held: {**dict.fromkeys(held, True), "x": None})
+    _import_refused(
+        tmp_path, made, r'are \{"nodes": true, "records": true, "cache": true, "x": null\}'
+    )
+
+
 def test_export_ends_with_a_trailer_of_counts_and_digest(tmp_path: Path) -> None:
     lines = _lines(tmp_path)
     header, trailer = json.loads(lines[0]), json.loads(lines[-1])
