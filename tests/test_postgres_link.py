@@ -220,6 +220,7 @@ def test_link_an_mcp_server_still_refuses_to_start_on_a_store_it_could_never_ser
     import json
 
     from agent_repo import GitRepo, server_env
+    from test_mcp_wire import INITIALIZE
 
     from roteiro_memory.stores.postgres.migrations import SCHEMA_VERSION
 
@@ -230,19 +231,9 @@ def test_link_an_mcp_server_still_refuses_to_start_on_a_store_it_could_never_ser
             (SCHEMA_VERSION + 1,),
         )
     repo = GitRepo(tmp_path / "repo")
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
     done = subprocess.run(
         [sys.executable, "-m", "roteiro_memory", "mcp", "--db", dsn],
-        input=json.dumps(initialize).encode() + b"\n",
+        input=json.dumps(INITIALIZE).encode() + b"\n",
         cwd=repo.root,
         env=server_env(),
         capture_output=True,
