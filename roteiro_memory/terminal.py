@@ -35,6 +35,8 @@ def printable(text: str, *, one_line: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``)
     instead of sent to the terminal; tabs and newlines are kept, unless
     ``one_line`` (a finding, a file name in a report) escapes them too."""
+    if text.isprintable():
+        return text  # the common case: every character escaped is unprintable
     import re  # here: a hook that prints nothing never loads it
 
     return re.sub(_CONTROL_OR_BREAK if one_line else _CONTROL, _escape, text)

@@ -185,3 +185,20 @@ def test_detail_escapes_the_timestamps_a_damaged_store_holds() -> None:
     assert "\x07" not in detail
     assert "created     \\x1b]0;pwned\\x07 UTC" in detail
     assert "at \\x1b[2J UTC" in detail
+
+
+def test_printable_text_is_shown_as_it_is_and_every_escaped_character_is_unprintable() -> None:
+    """``printable`` returns text ``str.isprintable`` passes untouched,
+    without its patterns: that holds only while every character they escape
+    is one ``isprintable`` refuses, which this pins over all of Unicode."""
+    import re
+
+    from roteiro_memory import terminal
+
+    for pattern in (terminal._CONTROL, terminal._CONTROL_OR_BREAK):
+        escaped = re.compile(pattern)
+        assert not [c for c in map(chr, range(0x110000)) if escaped.match(c) and c.isprintable()]
+    plain = "caf\u00e9 \u2014 src/a.py::f"
+    assert terminal.printable(plain, one_line=True) is plain
+    assert terminal.printable("a\tb\x1b", one_line=True) == "a\\x09b\\x1b"
+    assert terminal.printable("a\tb\x1b") == "a\tb\\x1b"

@@ -193,8 +193,6 @@ def _quoted(text: str) -> str:
     a failure's message show them.  A file's name is its repository's to
     choose, and what the hook says reaches the person's terminal too
     (PreCompact's ``systemMessage``, a Stop's ``reason``)."""
-    if text.isprintable():
-        return text  # the common case, which loads no pattern
     from roteiro_memory.terminal import printable
 
     return printable(text, one_line=True)
