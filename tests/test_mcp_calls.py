@@ -87,8 +87,11 @@ def listed(repo: GitRepo, db: Path) -> list[str]:
 def test_a_ping_is_answered_while_a_call_runs_and_a_cancelled_call_is_not_answered(
     repo: GitRepo, tmp_path: Path
 ) -> None:
-    """The call ran on the event loop: nothing was read while it ran, so the
-    ping waited for it, and the cancel came too late to matter."""
+    """Neither ping waits for the call held on the write lock, and no
+    cancelled call is answered.  The call queued behind the held one never
+    runs.  The held one may have started before its cancel was read (it then
+    runs to its end, unheard) or not (it never runs): the scheduler decides
+    which, so both are allowed here, and ``test_calls`` pins each."""
     db = tmp_path / "m.db"
     client = Client(repo, db)
     client.send(INITIALIZE, INITIALIZED, remember(1, "first"))
@@ -105,8 +108,7 @@ def test_a_ping_is_answered_while_a_call_runs_and_a_cancelled_call_is_not_answer
         holder.close()
     client.send(remember(6, "after"))
     assert [a["id"] for a in [client.answer(), *client.close()]] == [6]
-    # The running call finished, unheard; the queued one never ran.
-    assert sorted(listed(repo, db)) == ["after", "first", "running"]
+    assert sorted(listed(repo, db)) in (["after", "first"], ["after", "first", "running"])
 
 
 def test_calls_run_one_at_a_time_in_the_order_read(repo: GitRepo, tmp_path: Path) -> None:
