@@ -98,8 +98,6 @@ class Session:
         """The warnings about an unsynced graph given already (each once)."""
         self._sync_changes = 0
         """Commits of the syncs a read ran on its own (:meth:`sync`)."""
-        self._started = 0
-        """When the last sync started listing the working tree, in ns."""
         self._made_folder: str | None = None
         self._cached: Place | None = None
         """Where this session wrote the stat cache, for the store it made."""
@@ -334,11 +332,8 @@ class Session:
         if why is not None:
             self._unsynced(store, why, stored)
             return None
-        import time
-
         repo = self.require_repo("sync")
         skip = self._own_files(repo)
-        started = time.time_ns()
         before = store.changes
         try:
             report = self._sync(store, repo, skip, write)
@@ -348,7 +343,6 @@ class Session:
             why = f"another process held its write lock past the {busy.waited} ms this waits"
             self._unsynced(store, why, stored)
             return None
-        self._started = started
         # Said once the graph is built, written or not: a use case that
         # then refuses, writing nothing, has its user told why files went unread.
         for path, problem in report.unparsable:
@@ -379,7 +373,7 @@ class Session:
             place,
             self._store_identity(store),
             report.tree,
-            self._started,
+            report.started_ns,
             report.listed,
             report.submodules,
             os.environ,

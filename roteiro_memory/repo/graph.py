@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -480,6 +481,7 @@ def sync(
     """
     left_out: list[tuple[str, str]] = []
     hashed: set[str] = set()
+    started = time.time_ns()
     files = working_files(repo, hash_progress, left_out, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
@@ -488,7 +490,15 @@ def sync(
     left_unread = unread.languages(repo.git_dir)
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
-        return SyncReport(tree, len(files), True, symbols, listed=listed, submodules=submodules)
+        return SyncReport(
+            tree,
+            len(files),
+            True,
+            symbols,
+            listed=listed,
+            submodules=submodules,
+            started_ns=started,
+        )
     built = build_working(store, repo, files, hashed, progress)
     pending = SyncReport(
         tree=tree,
@@ -499,6 +509,7 @@ def sync(
         unparsable=left_out + built.problems,
         listed=listed,
         submodules=submodules,
+        started_ns=started,
         notices=[built.notice] if built.notice else [],
         pending=built.nodes,
         unread=sorted(built.unread) if built.unread or left_unread else None,

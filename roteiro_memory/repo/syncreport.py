@@ -32,6 +32,10 @@ class SyncReport:
     """Every path git listed that is not a submodule or one of ``skip``:
     what the stat cache watches (:mod:`roteiro_memory.repo.statcache`)."""
     submodules: list[str] = field(default_factory=list)
+    started_ns: int = 0
+    """When this sync started listing the working tree (ns since the epoch):
+    a file changed after it may have been listed before its change, so the
+    stat cache vouches only for what is older."""
     notices: list[str] = field(default_factory=list)
     """Lines said once about the graph as a whole: that the symbols of some
     files could not be read, by the sync that first meets them so
