@@ -409,3 +409,29 @@ def test_a_setting_setup_refuses_is_quoted_as_json_writes_it(text: str, said: st
     with pytest.raises(ConfigRefused) as refused:
         merge(HOSTS["claude-code"], ".claude/settings.json", text, "/bin/roteiro-memory")
     assert said in str(refused.value), str(refused.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'mcp_servers = { other = { command = "x" } }\n',
+        'model = "o3"\nmcp_servers = {}\n\n[tools]\nweb = true\n',
+    ],
+)
+def test_setup_refuses_a_codex_config_its_table_cannot_be_added_to(
+    repo: GitRepo, text: str
+) -> None:
+    """``mcp_servers`` written inline takes no ``[mcp_servers.NAME]`` table
+    after it: one line saying so, not an unexpected failure, and the file
+    as it was."""
+    repo.write(".codex/config.toml", text)
+    for json_flag in ((), ("--json",)):
+        done = setup(repo, *json_flag, "codex")
+        assert done.returncode == 2, done.stderr
+        said = json.loads(done.stdout)["error"]["message"] if json_flag else done.stderr
+        assert "unexpected" not in said
+        assert ".codex/config.toml" in said
+        assert said.rstrip("\n").endswith("nothing was written")
+        if not json_flag:
+            assert len(done.stderr.splitlines()) == 1
+        assert (repo.root / ".codex/config.toml").read_text() == text

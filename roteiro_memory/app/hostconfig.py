@@ -395,7 +395,14 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
             end += 1
         kept_blank = "\n" if end < len(lines) else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
-    merged = tomllib.loads(after, parse_float=_float_as_written)
+    try:
+        merged = tomllib.loads(after, parse_float=_float_as_written)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigRefused(
+            f"{path}: with the {SERVER_NAME} server's table in it, it would not be TOML "
+            f'({error}; is "mcp_servers" written inline?), so it is not written; add the '
+            "server by hand; nothing was written"
+        ) from None
     expected = {**before, "mcp_servers": {**servers, SERVER_NAME: _server(command, typed=False)}}
     if merged != expected:
         raise ConfigRefused(
