@@ -435,3 +435,29 @@ def test_setup_refuses_a_codex_config_its_table_cannot_be_added_to(
         if not json_flag:
             assert len(done.stderr.splitlines()) == 1
         assert (repo.root / ".codex/config.toml").read_text() == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A string that shows a config, our table's header in it, before our table.
+        'notes = """\nAdd this:\n[mcp_servers."roteiro-memory"]\n"""\n\n'
+        '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n',
+        # Lines of our table's own string and array that read as headers alone.
+        '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n'
+        'note = """\n[model]\n"""\nnested = [\n  ["a"],\n]\n\n[model]\nname = "o3"\n',
+    ],
+)
+def test_setup_takes_no_line_inside_a_codex_string_or_array_for_a_table_header(
+    text: str,
+) -> None:
+    """Only a header that starts a line of the file's own opens a table: one
+    inside a multi-line string or array is text, so our table is found,
+    replaced whole, and every other setting kept."""
+    merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/new/roteiro-memory")
+    config, before = tomllib.loads(merged), tomllib.loads(text)
+    assert config["mcp_servers"][SERVER_NAME] == {"command": "/new/roteiro-memory", "args": ["mcp"]}
+    assert {k: v for k, v in config.items() if k != "mcp_servers"} == {
+        k: v for k, v in before.items() if k != "mcp_servers"
+    }
+    assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged

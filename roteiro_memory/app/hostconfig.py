@@ -353,6 +353,19 @@ def _header_of(line: str) -> str | None:
     return ".".join(names)
 
 
+def _opens_table(lines: list[str], index: int) -> bool:
+    """Whether line ``index`` of a TOML file's ``lines`` starts a statement
+    of the file's own, not a line inside a multi-line string or array: the
+    lines before it read as TOML whole."""
+    import tomllib
+
+    try:
+        tomllib.loads("".join(lines[:index]))
+    except tomllib.TOMLDecodeError:
+        return False
+    return True
+
+
 def _float_as_written(text: str) -> tuple[str, str]:
     """A TOML float as its text, tagged: merging compares the file's values
     before and after, and ``nan`` (which TOML allows) equals no float."""
@@ -377,7 +390,9 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
         after = joined + ("\n" if joined.strip() else "") + table
     else:
         lines = source.splitlines(keepends=True)
-        starts = [i for i, line in enumerate(lines) if _header_of(line) == ours]
+        starts = [
+            i for i, line in enumerate(lines) if _header_of(line) == ours and _opens_table(lines, i)
+        ]
         if len(starts) != 1:
             raise ConfigRefused(
                 f"{path}: the {SERVER_NAME} server is not one [mcp_servers.{SERVER_NAME}] "
@@ -387,11 +402,10 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
         start = starts[0]
         end = start + 1
         while end < len(lines):
-            name = _header_of(lines[end])
-            if name is not None and not name.startswith(ours + "."):
-                break
-            if lines[end].lstrip().startswith("[["):
-                break
+            if lines[end].lstrip().startswith("[") and _opens_table(lines, end):
+                name = _header_of(lines[end])  # None: an array of tables, [[...]]
+                if name is None or not name.startswith(ours + "."):
+                    break
             end += 1
         kept_blank = "\n" if end < len(lines) else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
