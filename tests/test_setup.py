@@ -461,3 +461,29 @@ def test_setup_takes_no_line_inside_a_codex_string_or_array_for_a_table_header(
         k: v for k, v in before.items() if k != "mcp_servers"
     }
     assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n'
+            '\n# The model every session starts with.\n[model]\nname = "o3"\n',
+            '\n# The model every session starts with.\n[model]\nname = "o3"\n',
+        ),
+        (
+            '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n'
+            "# Servers above: keep them sorted.\n",
+            "# Servers above: keep them sorted.\n",
+        ),
+    ],
+)
+def test_setup_keeps_the_comments_that_follow_the_codex_table_it_replaces(
+    text: str, kept: str
+) -> None:
+    """The comments after our table's settings, before the next table or the
+    end, are the user's, about what follows: replacing the table keeps them."""
+    merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/new/roteiro-memory")
+    assert merged.endswith(kept), merged
+    assert tomllib.loads(merged)["mcp_servers"][SERVER_NAME]["command"] == "/new/roteiro-memory"
+    assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged

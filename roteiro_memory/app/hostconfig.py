@@ -366,6 +366,11 @@ def _opens_table(lines: list[str], index: int) -> bool:
     return True
 
 
+def _blank_or_comment(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
 def _float_as_written(text: str) -> tuple[str, str]:
     """A TOML float as its text, tagged: merging compares the file's values
     before and after, and ``nan`` (which TOML allows) equals no float."""
@@ -407,7 +412,13 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
                 if name is None or not name.startswith(ours + "."):
                     break
             end += 1
-        kept_blank = "\n" if end < len(lines) else ""
+        # The comments (and blank lines) last in the table are about what
+        # follows it, the next table or the end: they are kept.
+        while (
+            end > start + 1 and _blank_or_comment(lines[end - 1]) and _opens_table(lines, end - 1)
+        ):
+            end -= 1
+        kept_blank = "\n" if end < len(lines) and lines[end].strip() else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
     try:
         merged = tomllib.loads(after, parse_float=_float_as_written)
