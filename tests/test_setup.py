@@ -487,3 +487,20 @@ def test_setup_keeps_the_comments_that_follow_the_codex_table_it_replaces(
     assert merged.endswith(kept), merged
     assert tomllib.loads(merged)["mcp_servers"][SERVER_NAME]["command"] == "/new/roteiro-memory"
     assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '# Codex\r\nmodel = "o3"\r\n',
+        '[mcp_servers."roteiro-memory"]\r\ncommand = "/old/roteiro-memory"\r\n\r\n[model]\r\n'
+        'name = "o3"\r\n',
+    ],
+)
+def test_setup_writes_a_crlf_codex_config_with_crlf_line_ends_only(text: str) -> None:
+    """A file whose lines end in CRLF gets our table's lines ending so too,
+    not a mix of both."""
+    merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/new/roteiro-memory")
+    assert merged.count("\n") == merged.count("\r\n"), repr(merged)
+    assert tomllib.loads(merged)["mcp_servers"][SERVER_NAME]["command"] == "/new/roteiro-memory"
+    assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged

@@ -388,11 +388,14 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
     servers = before.get("mcp_servers", {})
     if not isinstance(servers, dict):
         raise ConfigRefused(f'{path}: "mcp_servers" is not a table; nothing was written')
-    table = _toml_table(command)
+    # The file's own line end (CRLF when its first line ends so), for every line added.
+    first = source.find("\n")
+    newline = "\r\n" if first > 0 and source[first - 1] == "\r" else "\n"
+    table = _toml_table(command).replace("\n", newline)
     ours = f"mcp_servers.{SERVER_NAME}"
     if SERVER_NAME not in servers:
-        joined = source if not source or source.endswith("\n") else source + "\n"
-        after = joined + ("\n" if joined.strip() else "") + table
+        joined = source if not source or source.endswith("\n") else source + newline
+        after = joined + (newline if joined.strip() else "") + table
     else:
         lines = source.splitlines(keepends=True)
         starts = [
@@ -418,7 +421,7 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
             end > start + 1 and _blank_or_comment(lines[end - 1]) and _opens_table(lines, end - 1)
         ):
             end -= 1
-        kept_blank = "\n" if end < len(lines) and lines[end].strip() else ""
+        kept_blank = newline if end < len(lines) and lines[end].strip() else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
     try:
         merged = tomllib.loads(after, parse_float=_float_as_written)
