@@ -504,3 +504,24 @@ def test_setup_writes_a_crlf_codex_config_with_crlf_line_ends_only(text: str) ->
     assert merged.count("\n") == merged.count("\r\n"), repr(merged)
     assert tomllib.loads(merged)["mcp_servers"][SERVER_NAME]["command"] == "/new/roteiro-memory"
     assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged
+
+
+def test_setup_refuses_a_command_path_that_is_not_utf8(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """JSON and TOML hold text, so a path of bytes that are not UTF-8 cannot
+    be given to a host: one line saying so, not an unexpected failure when
+    the file is written."""
+    import os
+    import sys
+
+    from roteiro_memory.errors import UsageError
+
+    scripts = Path(os.fsdecode(os.fsencode(tmp_path) + b"/env\xff/bin"))
+    scripts.mkdir(parents=True)
+    (scripts / "roteiro-memory").write_text("#!/bin/sh\n")
+    (scripts / "roteiro-memory").chmod(0o755)
+    monkeypatch.setattr(sys, "executable", str(scripts / "python"))
+    with pytest.raises(UsageError, match="not UTF-8") as refused:
+        installed_command()
+    assert "\\xff" in str(refused.value)

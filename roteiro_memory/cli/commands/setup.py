@@ -64,18 +64,27 @@ def installed_command() -> str:
     import shutil
     import sys
 
-    from roteiro_memory.errors import UsageError
+    from roteiro_memory.errors import UsageError, excerpt
 
     beside = os.path.join(os.path.dirname(os.path.abspath(sys.executable)), COMMAND)
     if os.path.isfile(beside) and os.access(beside, os.X_OK):
-        return beside
-    found = shutil.which(COMMAND)
+        found: str | None = beside
+    else:
+        found = shutil.which(COMMAND)
     if found is None:
         raise UsageError(
             f"the {COMMAND} command is not installed beside {sys.executable} nor on PATH, so "
             "there is no path to give the host; install the package (pip install -e .), "
             "then run setup again"
         )
+    try:
+        found.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8, decoded as lone surrogates
+        raise UsageError(
+            f"the {COMMAND} command is at {excerpt(os.fsencode(found), 200)}, a path that is "
+            "not UTF-8 text, and a host's configuration (JSON, TOML) holds only text; install "
+            "the package where its path is UTF-8, then run setup again"
+        ) from None
     return os.path.abspath(found)
 
 
