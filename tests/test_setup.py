@@ -5,6 +5,7 @@ kept, and that a file it cannot read is refused with nothing written."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
 import tomllib
@@ -512,7 +513,6 @@ def test_setup_refuses_a_command_path_that_is_not_utf8(
     """JSON and TOML hold text, so a path of bytes that are not UTF-8 cannot
     be given to a host: one line saying so, not an unexpected failure when
     the file is written."""
-    import os
     import sys
 
     from roteiro_memory.errors import UsageError
@@ -525,3 +525,19 @@ def test_setup_refuses_a_command_path_that_is_not_utf8(
     with pytest.raises(UsageError, match="not UTF-8") as refused:
         installed_command()
     assert "\\xff" in str(refused.value)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file to another user needs root")
+def test_setup_keeps_the_owner_of_a_file_it_replaces(repo: GitRepo) -> None:
+    """Run as root (sudo), setup gives the file it writes in place of the
+    user's the user's owner and group, and the mode: a 0600 file does not
+    become root's, which the user could no longer read."""
+    repo.write(".mcp.json", '{"mcpServers": {"other": {"command": "x"}}}\n')
+    path = repo.root / ".mcp.json"
+    os.chown(path, 65534, 65534)
+    path.chmod(0o600)
+    done = setup(repo, "claude-code")
+    assert done.returncode == 0, done.stderr
+    status = path.stat()
+    assert (status.st_uid, status.st_gid, status.st_mode & 0o777) == (65534, 65534, 0o600)
+    assert SERVER_NAME in json.loads(path.read_text())["mcpServers"]

@@ -19,6 +19,7 @@ from roteiro_memory.cli.parser import add_common, once
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import os
     from pathlib import Path
 
     from roteiro_memory.app.hostconfig import Edit
@@ -107,7 +108,8 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
     """Write every changed file of ``edits``, all or none.
 
     Each new text is written whole beside the file it replaces (with that
-    file's mode; a new file: the umask's) before any file is replaced, so a
+    file's mode, owner and group; a new file: the umask's, and this
+    process's) before any file is replaced, so a
     file that cannot be written -- a folder on its path that is a file, a
     folder that takes no new file -- refuses the whole setup, naming it, with
     every file as it was and every folder made for it removed.  A symlink is
@@ -161,21 +163,46 @@ def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]
     target = os.path.realpath(path)  # through a symlink, the file it names
     shown = str(path) if target == str(path) else f"{path} (a symlink to {target})"
     try:
-        mode = os.stat(target).st_mode & 0o777 if os.path.exists(target) else None
+        status = os.stat(target) if os.path.exists(target) else None
         handle, temporary = tempfile.mkstemp(
             dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}."
         )
         staged.append((temporary, target))
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
-        if mode is None:
+        if status is None:
             umask = os.umask(0)
             os.umask(umask)
             mode = 0o666 & ~umask
+        else:
+            mode = status.st_mode & 0o777
+            _keep_owner(temporary, status, shown)
         os.chmod(temporary, mode)
     except OSError as error:
         raise ConfigRefused(
             f"{shown} cannot be written ({error.strerror or error}); nothing was written"
+        ) from None
+
+
+def _keep_owner(temporary: str, status: os.stat_result, shown: str) -> None:
+    """Give the new file ``temporary`` the owner and group of the file it is
+    to replace (``status``): run as root, setup must not take a user's file
+    for root.  Refused, naming it, when that cannot be done (the file is
+    another user's, and this is not root)."""
+    import os
+
+    from roteiro_memory.app.hostconfig import ConfigRefused
+
+    mine = os.stat(temporary)
+    if (mine.st_uid, mine.st_gid) == (status.st_uid, status.st_gid):
+        return
+    try:
+        os.chown(temporary, status.st_uid, status.st_gid)
+    except OSError as error:
+        raise ConfigRefused(
+            f"{shown} belongs to user {status.st_uid} and group {status.st_gid}, which the "
+            f"file written in its place cannot be given ({error.strerror or error}); run setup "
+            "as its owner; nothing was written"
         ) from None
 
 
