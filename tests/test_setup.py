@@ -541,3 +541,21 @@ def test_setup_keeps_the_owner_of_a_file_it_replaces(repo: GitRepo) -> None:
     status = path.stat()
     assert (status.st_uid, status.st_gid, status.st_mode & 0o777) == (65534, 65534, 0o600)
     assert SERVER_NAME in json.loads(path.read_text())["mcpServers"]
+
+
+def test_setup_refuses_two_host_files_that_are_one_file(repo: GitRepo) -> None:
+    """.claude/settings.json a symlink to .mcp.json: each merge would be
+    written over the other's, the servers or the hooks lost while setup said
+    it wrote both; refused, naming both, with the file as it was."""
+    repo.write(".mcp.json", '{"permissions": {}}\n')
+    (repo.root / ".claude").mkdir()
+    (repo.root / ".claude/settings.json").symlink_to("../.mcp.json")
+    done = setup(repo, "claude-code")
+    assert done.returncode == 2, done.stdout
+    (line,) = done.stderr.splitlines()
+    assert f"{repo.root / '.claude/settings.json'} and another" in line, line
+    assert f"one file, {repo.root / '.mcp.json'}," in line, line
+    assert line.endswith("nothing was written"), line
+    assert (repo.root / ".mcp.json").read_text() == '{"permissions": {}}\n'
+    assert (repo.root / ".claude/settings.json").is_symlink()
+    assert sorted(p.name for p in (repo.root / ".claude").iterdir()) == ["settings.json"]

@@ -162,6 +162,12 @@ def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]
     _make_folders(path, made)
     target = os.path.realpath(path)  # through a symlink, the file it names
     shown = str(path) if target == str(path) else f"{path} (a symlink to {target})"
+    if any(target == staged_target for _, staged_target in staged):
+        raise ConfigRefused(
+            f"{path} and another of the host's files are one file, {target}, and each is "
+            "written whole, so one's settings would be lost; make them two files; nothing was "
+            "written"
+        )
     try:
         status = os.stat(target) if os.path.exists(target) else None
         handle, temporary = tempfile.mkstemp(
