@@ -559,3 +559,15 @@ def test_setup_refuses_two_host_files_that_are_one_file(repo: GitRepo) -> None:
     assert (repo.root / ".mcp.json").read_text() == '{"permissions": {}}\n'
     assert (repo.root / ".claude/settings.json").is_symlink()
     assert sorted(p.name for p in (repo.root / ".claude").iterdir()) == ["settings.json"]
+
+
+def test_setup_keeps_the_settings_the_user_gave_its_hook_handler() -> None:
+    """A handler of ours as setup wrote it, to which the user added a
+    ``timeout`` (or any other setting of the host's), gets this
+    installation's command and keeps the rest as written."""
+    mine = {"type": "command", "command": "/old/bin/roteiro-memory hook", "timeout": 10}
+    text = json.dumps({"hooks": {"Stop": [{"hooks": [mine]}]}})
+    merged = json.loads(merge(HOSTS["claude-code"], ".claude/settings.json", text, "/new/rm"))
+    assert merged["hooks"]["Stop"] == [
+        {"hooks": [{"type": "command", "command": "/new/rm hook", "timeout": 10}]}
+    ]

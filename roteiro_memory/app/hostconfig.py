@@ -18,8 +18,9 @@ What holds (:func:`merge`):
   :data:`SERVER_NAME`; our hooks are the command hooks whose command runs
   ``roteiro-memory hook`` (at any path, with any of ``hook``'s options, or
   as ``python -m roteiro_memory hook``).  One as ``setup`` writes it (the
-  command's path and ``hook``) is rewritten with this installation's path,
-  a second such copy in one event dropped; one the user changed (``hook
+  command's path and ``hook``) is rewritten with this installation's path
+  (its other settings, a ``timeout``, kept), a second such copy in one
+  event dropped; one the user changed (``hook
   --budget 800``) is theirs, kept as written, and stands for ours in its
   event.  Everything else in the file -- other servers, other hooks, other
   settings, their order -- is kept as it was.
@@ -310,7 +311,9 @@ def _merge_hooks(path: str, text: str | None, command: str) -> str:
                 if kind != _PLAIN:
                     left.append(handler)  # another's, or ours as the user changed it
                 elif not placed:
-                    left.append(wanted)  # ours, at this installation's path
+                    # ours, at this installation's path; the rest of the
+                    # handler (a timeout the user gave it) as it was
+                    left.append({**handler, "command": wanted["command"]})
                     placed = True
                 # else: a second plain copy of ours, or one beside the user's: dropped
             if left or not pairs:
