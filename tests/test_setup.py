@@ -571,3 +571,21 @@ def test_setup_keeps_the_settings_the_user_gave_its_hook_handler() -> None:
     assert merged["hooks"]["Stop"] == [
         {"hooks": [{"type": "command", "command": "/new/rm hook", "timeout": 10}]}
     ]
+
+
+def test_setup_shows_control_characters_of_a_file_or_folder_escaped(tmp_path: Path) -> None:
+    """What setup prints for a person -- the files under ``--print``, the
+    repository's folder -- reaches a terminal: an escape sequence or a
+    bidirectional override in them is shown as an escape, not obeyed."""
+    repo = GitRepo(tmp_path / "re\x1b[2Jpo")
+    repo.write(".codex/config.toml", '# a \u009b2J note \u202e\nmodel = "o3"\n')
+    shown = setup(repo, "codex", "--print")
+    assert shown.returncode == 0, shown.stderr
+    assert "# a \\x9b2J note \\u202e\n" in shown.stdout
+    assert setup(repo, "codex").returncode == 0
+    again = setup(repo, "codex")
+    assert again.returncode == 0, again.stderr
+    for said in (shown.stdout, again.stdout):
+        assert not any(c in said for c in "\x1b\u009b\u202e"), said
+    assert "already set up in " in again.stdout
+    assert "re\\x1b[2Jpo" in again.stdout

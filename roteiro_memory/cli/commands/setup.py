@@ -240,15 +240,18 @@ def _make_folders(path: Path, made: list[Path]) -> None:
 
 
 def _say(edits: list[Edit], root: Path, host: str, show: bool) -> None:
-    from roteiro_memory.cli.output import say
+    """What setup did, or would do, for a person: a file's text and the
+    repository's folder reach a terminal, their control characters escaped."""
+    from roteiro_memory.cli.output import printable, say
 
     if show:
         for edit in edits:
             state = "would change" if edit.changed else "unchanged"
-            say(f"# {edit.path} ({state})\n{edit.after}")
+            say(f"# {edit.path} ({state})\n{printable(edit.after)}")
         return
     if not any(edit.changed for edit in edits):
-        say(f"nothing to change: {host} is already set up in {root}")
+        where = printable(str(root), one_line=True)
+        say(f"nothing to change: {host} is already set up in {where}")
         return
     for edit in edits:
         verb = "unchanged" if not edit.changed else ("wrote" if edit.before is None else "updated")
