@@ -589,3 +589,22 @@ def test_setup_shows_control_characters_of_a_file_or_folder_escaped(tmp_path: Pa
         assert not any(c in said for c in "\x1b\u009b\u202e"), said
     assert "already set up in " in again.stdout
     assert "re\\x1b[2Jpo" in again.stdout
+
+
+def test_setup_takes_a_folder_another_setup_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two setups at once both find no .claude and make it: the one whose
+    mkdir finds it made already writes into it, rather than refusing."""
+    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.cli.commands.setup import _write_all
+
+    mkdir = Path.mkdir
+
+    def raced(self: Path, *args: Any, **kwargs: Any) -> None:
+        os.mkdir(self)  # the other setup, first
+        mkdir(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "mkdir", raced)
+    _write_all(tmp_path, [Edit(".claude/settings.json", None, "{}\n")])
+    assert (tmp_path / ".claude/settings.json").read_text() == "{}\n"

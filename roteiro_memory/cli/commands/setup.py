@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import os
     from pathlib import Path
 
-    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.app.hostconfig import ConfigRefused, Edit
     from roteiro_memory.app.session import Session
 
 SUMMARY = "configure a coding agent host (claude-code, cursor, codex) for this repository"
@@ -222,21 +222,31 @@ def _make_folders(path: Path, made: list[Path]) -> None:
     folder = path.parent
     while not folder.is_dir():  # through a symlink: a link to a folder is one
         if folder.exists() or folder.is_symlink():
-            raise ConfigRefused(
-                f"{path} cannot be written: {folder} is not a folder (only a folder, or a "
-                "symlink to one, can hold it); nothing was written"
-            )
+            raise _not_a_folder(path, folder)
         missing.append(folder)
         folder = folder.parent
     for folder in reversed(missing):
         try:
             folder.mkdir()
+        except FileExistsError:
+            if folder.is_dir():
+                continue  # made meanwhile (another setup): used, and not removed as ours
+            raise _not_a_folder(path, folder) from None
         except OSError as error:
             raise ConfigRefused(
                 f"{path} cannot be written: its folder {folder} cannot be made "
                 f"({error.strerror or error}); nothing was written"
             ) from None
         made.append(folder)
+
+
+def _not_a_folder(path: Path, folder: Path) -> ConfigRefused:
+    from roteiro_memory.app.hostconfig import ConfigRefused
+
+    return ConfigRefused(
+        f"{path} cannot be written: {folder} is not a folder (only a folder, or a symlink to "
+        "one, can hold it); nothing was written"
+    )
 
 
 def _say(edits: list[Edit], root: Path, host: str, show: bool) -> None:
