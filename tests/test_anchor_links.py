@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from test_cli import SCRIPT, Repo
 
+from roteiro_memory.app.session import Session
 from roteiro_memory.repo.graph import MAX_UNTRACKED_BYTES
 
 SOURCE = "def f():\n    return 1\n"
@@ -108,3 +109,53 @@ def test_an_untracked_file_too_big_to_be_source_is_refused_unread(repo: Repo) ->
     for anchor in ("big.py", "big.py::f"):
         refusal = _refused(repo, anchor)
         assert f"'big.py' is an untracked file of {MAX_UNTRACKED_BYTES + 1:,} bytes" in refusal
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "a lesson"],
+        ["cache", "put", "k", "fp", "{}"],
+        ["list"],
+        ["recall"],
+        ["recall", "words"],
+    ],
+    ids=["add", "cache-put", "list", "recall", "recall-words"],
+)
+@pytest.mark.parametrize("anchor", ["a.py/", "a.py/::f", "a.py//", "a.py/.", "./a.py/"])
+def test_an_anchor_path_with_a_trailing_slash_is_refused(
+    repo: Repo, argv: list[str], anchor: str
+) -> None:
+    """A path ending in '/' names a folder: no command takes it for the file
+    'a.py' (add wrote a record on a.py, list and recall kept a.py's)."""
+    done = repo.run(*argv, "--anchor", anchor)
+    tail = "/" + anchor.partition("::")[0].rpartition("/")[2]
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"roteiro-memory: error: --anchor {anchor!r}: a path ending in "
+        f"{tail!r} names a folder, and an anchor is a file (tracked, "
+        "or untracked and not ignored) or PATH::QUALNAME, a symbol in one: give a file's "
+        "path, with no '/' at its end"
+    ]
+    assert repo.run("list", "--no-sync").stdout.startswith("0 records")
+    assert repo.run("cache", "list").stdout == "0 entries\n"
+
+
+def test_an_anchor_path_with_a_trailing_slash_is_refused_by_the_agent_tools(
+    session: Session,
+) -> None:
+    from roteiro_memory.agents import tools
+
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("remember", {"kind": "lesson", "body": "b", "anchor": "src/app/retry.py/"}),
+        ("search", {"query": "retry", "anchor": "src/app/retry.py/"}),
+        ("list", {"anchor": "src/app/retry.py/::Retry.run"}),
+    ]
+    for name, arguments in calls:
+        with pytest.raises(tools.ToolError) as raised:
+            tools.call(session, name, arguments)
+        assert raised.value.kind == "BadRequest", name
+        assert "argument 'anchor'" in raised.value.message
+        assert "a path ending in '/' names a folder" in raised.value.message
+    assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0

@@ -8,7 +8,8 @@ from the repository's top level on every surface -- the command line, the
 MCP tools, the hooks -- whichever folder the command runs in, because that is
 how every anchor is shown; an absolute path inside the repository is taken
 too.  A relative path that names nothing from the top level but a file from
-the current folder is refused, naming its form from the top level.  A value
+the current folder is refused, naming its form from the top level, and so is
+a path ending in ``/`` (or ``/.``, ``/..``), which names a folder.  A value
 that already starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
 other ``scheme:`` that is not an existing path) is used as it is; a write
 refuses one only when it is a symbol key with another language's prefix than
@@ -90,6 +91,13 @@ def _inside(full: str, root: str) -> str | None:
 
 
 def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
+    _, slash, last = text.rpartition("/")
+    if slash and last in ("", ".", ".."):  # 'a.py/', 'src/.': a folder, however spelt
+        raise AnchorError(
+            f"{what} {excerpt(spec)}: a path ending in {slash + last!r} names a folder, and an "
+            "anchor is a file (tracked, or untracked and not ignored) or PATH::QUALNAME, a "
+            "symbol in one: give a file's path, with no '/' at its end"
+        )
     if repo is None:
         raise AnchorError(
             f"{what} {excerpt(spec)} names a path, which needs a git repository; run inside "
