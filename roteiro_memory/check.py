@@ -10,7 +10,10 @@ exist once.  The rules, one :class:`Finding` per offending row:
   rule opening a store refuses one by too), a schema newer than this version knows, or
   migrations missing;
 * supersession pointers that dangle, fork (two records superseded by one),
-  point backwards in time, or form a cycle, and timestamps without pointers;
+  point backwards (to an id not newer), or form a cycle, and timestamps
+  without pointers; a timestamp's form is judged, never the order of two
+  (they are the writers' wall clocks, PROTOCOL's P-created-at: a record
+  written where the clock was ahead may be superseded where it is behind);
 * ids that are not positive, kinds outside the vocabulary, confidences
   outside [0, 1], scopes, bodies and anchors a write would refuse, search
   text that disagrees with its record;

@@ -113,3 +113,28 @@ def test_import_refuses_a_line_naming_a_member_twice(tmp_path: Path) -> None:
     body = [*lines[:at], twice, *lines[at + 1 : -1]]
     with pytest.raises(ImportRefused, match=r"^line 3: the member 'body' appears twice"):
         read_export([*body, export_trailer(body)])
+
+
+def test_a_record_superseded_earlier_than_it_was_created_is_sound_on_every_backend(
+    tmp_path: Path, fresh: Callable[[], Store]
+) -> None:
+    """The times are the writers' wall clocks, which nothing reads
+    (PROTOCOL's P-created-at): a record written where the clock was ahead
+    (a laptop's export, imported into a shared store) and superseded where
+    it is behind has a superseded_at before its created_at.  The store's own
+    commands made it, so check passes it, and its export imports as it was."""
+    ahead = "2999-01-01 00:00:00"
+    first = fresh()
+    first.import_export(read_export(_changed(_source(tmp_path), "record", created_at=ahead)))
+    first.record("lesson", "one, corrected", supersedes=1)
+    old = first.get(1)
+    assert old is not None
+    assert old.superseded_at is not None
+    assert (old.created_at, old.superseded_by) == (ahead, 3)
+    assert old.superseded_at < old.created_at
+    assert first.check() == []
+    exported = list(first.export_lines())
+    second = fresh()
+    second.import_export(read_export(exported))
+    assert second.check() == []
+    assert list(second.export_lines()) == exported
