@@ -74,21 +74,24 @@ def advanced(name: str, value: int) -> int:
     return value + 1
 
 
-def parse_cache_budget(env: str | None) -> int:
-    """The cache budget in bytes from the value of ``ROTEIRO_CACHE_BUDGET_MB``.
+def parse_cache_budget(env: str | None, what: str | None = None) -> int:
+    """The cache budget in bytes from the value of ``ROTEIRO_CACHE_BUDGET_MB``,
+    or of the input ``what`` names (``--budget-mb``) when given.
 
     Unset means the 256 MiB default.  Anything that is not a whole number of
-    megabytes whose byte count fits in 64 bits is refused, never defaulted:
-    an operator who asked for a bound must be told it did not land.
+    megabytes whose byte count fits in 64 bits is refused, never defaulted,
+    as :class:`InvalidBudget` whichever input gave it: an operator who asked
+    for a bound must be told it did not land.
     """
     if env is None:
         return DEFAULT_CACHE_BUDGET_BYTES
     megabytes = parse_whole_number(strip_white_space(env))
     if megabytes is None or megabytes * 1024 * 1024 > U64_MAX:
+        named = f"{CACHE_BUDGET_ENV}={excerpt(env)}" if what is None else f"{what} {excerpt(env)}"
+        default = DEFAULT_CACHE_BUDGET_BYTES // (1024 * 1024)
         raise InvalidBudget(
-            f"invalid {CACHE_BUDGET_ENV}={excerpt(env)}: expected a whole number of megabytes "
-            f"(ASCII digits) whose byte count fits in 64 bits; the default is "
-            f"{DEFAULT_CACHE_BUDGET_BYTES // (1024 * 1024)} MB"
+            f"invalid {named}: expected a whole number of megabytes (ASCII digits) whose byte "
+            f"count fits in 64 bits; the default is {default} MB"
         )
     return megabytes * 1024 * 1024
 

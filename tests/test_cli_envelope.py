@@ -160,8 +160,8 @@ FAILURES: list[tuple[list[str], int, str]] = [
     (["show", "abc"], ExitCode.USAGE, "BadRequest"),
     (["forget", "99"], ExitCode.NOTHING, "NotFound"),
     (["sync", "--db", ""], ExitCode.USAGE, "BadRequest"),
-    (["cache", "stats", "--budget-mb", "-1"], ExitCode.USAGE, "BadRequest"),
-    (["cache", "sweep", "--budget-mb", "lots"], ExitCode.USAGE, "BadRequest"),
+    (["cache", "stats", "--budget-mb", "-1"], ExitCode.USAGE, "InvalidBudget"),
+    (["cache", "sweep", "--budget-mb", "lots"], ExitCode.USAGE, "InvalidBudget"),
     (["cache", "list", "--db", "mod.py"], ExitCode.STORE, "Corrupt"),
     (["cache", "get", "nope"], ExitCode.NOTHING, "NotFound"),
     (["cache", "put", "k", "fp", "{not json"], ExitCode.USAGE, "BadRequest"),
@@ -211,6 +211,37 @@ def test_exit_status_is_the_same_with_and_without_json(
     out, err = capsys.readouterr()
     assert out == ""
     assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("action", ["stats", "sweep"])
+@pytest.mark.parametrize("budget", ["-1", "lots", "1.5", "", str(2**44)])
+def test_a_cache_budget_is_refused_alike_from_the_option_and_the_environment(
+    repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    action: str,
+    budget: str,
+) -> None:
+    """``--budget-mb`` and ``ROTEIRO_CACHE_BUDGET_MB`` give one value, so a
+    bad one is one error: InvalidBudget, the same status, the same words
+    after the name of what gave it."""
+    before = _store(repo)
+    option = _run(capsys, ["--json", "cache", action, "--budget-mb", budget])
+    monkeypatch.setenv("ROTEIRO_CACHE_BUDGET_MB", budget)
+    variable = _run(capsys, ["--json", "cache", action])
+    said = []
+    for (code, envelope, err), named in (
+        (option, f"--budget-mb {budget!r}"),
+        (variable, f"ROTEIRO_CACHE_BUDGET_MB={budget!r}"),
+    ):
+        assert (code, envelope["ok"], err) == (ExitCode.USAGE, False, "")
+        assert envelope["error"]["kind"] == "InvalidBudget"
+        prefix = f"invalid {named}: "
+        assert envelope["error"]["message"].startswith(prefix), envelope
+        said.append(envelope["error"]["message"].removeprefix(prefix))
+    assert said[0] == said[1]
+    assert said[0].startswith("expected a whole number of megabytes")
+    assert _store(repo) == before
 
 
 def test_recall_with_no_results_is_ok_with_exit_status_one(

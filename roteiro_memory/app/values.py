@@ -17,7 +17,6 @@ from roteiro_memory import semantics as sem
 from roteiro_memory.errors import (
     InvalidConfidence,
     InvalidScope,
-    RoteiroError,
     UsageError,
     excerpt,
     given_excerpt,
@@ -175,13 +174,8 @@ def confidence(value: object, what: str = "--confidence") -> float | None:
 def budget_bytes(value: str | None, what: str = "--budget-mb") -> int:
     """The cache budget in bytes: ``value`` (whole megabytes), else the
     environment's :data:`~roteiro_memory.eviction.CACHE_BUDGET_ENV`, else
-    the default."""
+    the default; either refused by the one rule,
+    :func:`~roteiro_memory.eviction.parse_cache_budget`."""
     if value is None:
         return eviction.parse_cache_budget(os.environ.get(eviction.CACHE_BUDGET_ENV))
-    try:
-        return eviction.parse_cache_budget(value)
-    except RoteiroError:
-        raise UsageError(
-            f"invalid {what} {excerpt(value)}: expected a whole number of megabytes "
-            f"(ASCII digits) whose byte count fits in 64 bits"
-        ) from None
+    return eviction.parse_cache_budget(value, what)
