@@ -397,8 +397,8 @@ def read_export(lines: Iterable[str]) -> Export:
     trailer: tuple[int, dict[str, Any]] | None = None
     number = 0
     for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+        if not line.strip(_JSON_WHITE_SPACE):
+            continue  # holds nothing: an empty line, as converting line ends twice leaves
         if trailer is not None:
             raise ImportRefused(
                 f"line {number}: a line after the end line (line {trailer[0]}), which closes "
@@ -451,7 +451,19 @@ def read_export(lines: Iterable[str]) -> Export:
     return parsed
 
 
+_JSON_WHITE_SPACE = " \t\r\n"
+"""What JSON takes as white space: a line of it alone holds nothing, and is
+passed over (NDJSON's readers may ignore an empty line).  Any other white
+space (a form feed, U+00A0, U+2028) is no JSON, and a line of it is refused."""
+
+
 def _json(number: int, line: str) -> Any:
+    if line.isspace():
+        raise ImportRefused(
+            f"line {number}: {excerpt(line)} is white space JSON does not take as such; "
+            "expected a JSON object, as an export's lines are, or an empty line (spaces and "
+            "tabs at most), which is passed over"
+        )
     if line.startswith("\ufeff"):
         raise ImportRefused(
             f"line {number}: starts with a byte-order mark (U+FEFF), which an export never "

@@ -683,3 +683,37 @@ def test_cli_import_reads_no_line_past_its_limit(
     source.write_bytes(b" " * 1_000)
     assert main(["import", str(source), "--db", str(db)]) == 2
     assert "empty input" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("white", ["\x0c", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", " \u3000\t"])
+def test_an_export_line_of_white_space_json_does_not_take_is_refused_by_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], white: str
+) -> None:
+    """A line holding only white space that is not JSON's (a form feed, a
+    no-break space, U+2028) is no JSON and no empty line: it is refused by
+    its number, naming what it holds, never passed over, and no store is
+    made."""
+    from roteiro_memory.cli.main import main
+
+    lines = _lines(tmp_path)
+    source = tmp_path / "junk.jsonl"
+    source.write_text("\n".join([*lines[:2], white, *lines[2:]]) + "\n", encoding="utf-8")
+    db = tmp_path / "new.db"
+    assert main(["import", str(source), "--db", str(db)]) == 2
+    assert capsys.readouterr().err == (
+        f"roteiro-memory: error: line 3: {white!r} is white space JSON does not take as such; "
+        "expected a JSON object, as an export's lines are, or an empty line (spaces and tabs "
+        "at most), which is passed over\n"
+    )
+    assert not db.exists()
+
+
+def test_an_export_line_empty_but_for_spaces_and_tabs_is_passed_over(tmp_path: Path) -> None:
+    """An empty line holds nothing, and the trailer vouches for every line
+    that holds something, so a file that gained empty lines (its line ends
+    converted twice, a newline appended) imports as it was exported."""
+    lines = _lines(tmp_path)
+    padded = ["", *lines[:2], " \t", "", *lines[2:], "", "  "]
+    with SQLiteStore(tmp_path / "src.db") as source, SQLiteStore(tmp_path / "new.db") as target:
+        import_lines(target, read_export(padded))
+        assert target.snapshot() == source.snapshot()
