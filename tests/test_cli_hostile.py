@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -691,3 +692,39 @@ def test_a_store_path_that_cannot_be_looked_at_is_never_taken_for_no_store(
     assert "no store" not in said
     assert "cannot be read (Too many levels of symbolic links)" in said
     assert sorted(p.name for p in outside.iterdir()) == ["a.db", "b.db"]
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("name", ["broken.py", "broken\nname.py"], ids=["plain", "newline"])
+def test_a_failing_command_says_its_warnings_in_its_one_failure(
+    tmp_path: Path, as_json: bool, name: str
+) -> None:
+    """A warning said while a command runs (the sync's: a file that does
+    not parse, whose name may hold a line break), then a failure: exactly
+    one line on stderr, or one envelope and nothing on stderr, carrying
+    both; a command that succeeds still says its warnings on their own
+    lines."""
+    from test_cli import Repo
+
+    repo = Repo.committed(tmp_path / "repo", {"a.py": "x = 1\n"})
+    repo.write(name, "def f(:\n")
+    done = repo.run(*(["--json"] if as_json else []), "confirm", "99")
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    shown = name if as_json else name.replace("\n", "\\x0a")
+    warned = f"; warning: {shown} does not parse (line 1: invalid syntax)"
+    if as_json:
+        assert done.stderr == ""
+        (line,) = done.stdout.splitlines()
+        error = json.loads(line)["error"]
+        assert error["kind"] == "NotFound"
+        assert error["message"].startswith("no memory record with id 99")
+        assert warned in error["message"]
+    else:
+        (line,) = done.stderr.splitlines()
+        assert line.startswith("roteiro-memory: error: no memory record with id 99")
+        assert warned in line
+    if name == "broken.py":
+        listed = repo.run("list")
+        assert listed.returncode == ExitCode.NOTHING
+        (line,) = listed.stderr.splitlines()
+        assert line.startswith("roteiro-memory: warning: broken.py does not parse ("), line

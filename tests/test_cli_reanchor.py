@@ -568,14 +568,16 @@ def test_every_cell_of_the_reanchor_table_is_one_line(tmp_path: Path) -> None:
 def test_a_refused_confirm_still_says_which_files_did_not_parse(repo: Repo) -> None:
     """The sync a refusal leaves unwritten still tells why a file's symbols
     were not read: a file that no longer parses is the reason its record
-    cannot be confirmed, and the refusal alone would not say so."""
+    cannot be confirmed, and the refusal alone would not say so: its one
+    line carries the warning."""
     lesson = repo.add("jitter is linear", "src/app/retry.py::jitter")
     repo.ok("sync")
     rows = repo.snapshot()
     repo.write("src/app/retry.py", "def jitter(:\n")
     done = repo.run("confirm", str(lesson))
     assert done.returncode == 2, done.stderr
-    warning, error = done.stderr.splitlines()
-    assert warning.startswith("roteiro-memory: warning: src/app/retry.py does not parse ("), warning
+    (error,) = done.stderr.splitlines()
+    assert error.startswith("roteiro-memory: error: "), error
     assert f"record {lesson} cannot be confirmed" in error
+    assert "; warning: src/app/retry.py does not parse (" in error
     assert repo.snapshot() == rows

@@ -671,3 +671,18 @@ def test_a_hook_run_where_git_is_not_on_path_says_so(repo: GitRepo) -> None:
     said = told_the_user(run_hook(no_git, start))
     assert "git is not installed or not on PATH; install git to use it" in said, said
     assert "report it as a bug" not in said
+
+
+def test_a_hook_that_fails_after_a_warning_says_both_in_its_one_line(repo: GitRepo) -> None:
+    """The sync's warning (a file that does not parse) comes before the
+    failure (a damaged record): the person is told both, in the one line
+    on stderr and in the answer's systemMessage, never in two lines."""
+    repo.cli("add", "about retry", "--anchor", "src/app/retry.py")
+    db = repo.root / ".git" / "roteiro" / "memory.db"
+    with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as conn:
+        conn.execute("PRAGMA ignore_check_constraints = 1")
+        conn.execute("UPDATE agent_memory SET kind = 'rumour'")
+    repo.write("broken.py", "def f(:\n")
+    message = told_the_user(hook(repo, read(repo, "src/app/retry.py")))
+    assert "unknown memory kind 'rumour'" in message
+    assert "; warning: broken.py does not parse (line 1" in message

@@ -3,7 +3,9 @@
 ``main(argv) -> int``; a failure is one line on stderr and the exit status
 its error class carries (:mod:`roteiro_memory.errors`), never a traceback --
 or, under ``--json``, one envelope on stdout (:mod:`.envelope`) with the same
-status.  Start-up stays cheap: the invoked command's module
+status -- carrying what the command warned of before it failed
+(:class:`~roteiro_memory.cli.output.Warnings`, said once a command that
+succeeds ends).  Start-up stays cheap: the invoked command's module
 (:mod:`.commands`) is the only one imported and its parser the only one
 built, and what it does is imported when it runs.
 """
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from typing import NoReturn
 
     from roteiro_memory.cli.commands import Command
+    from roteiro_memory.cli.output import Warnings
     from roteiro_memory.cli.render import ProgressBar
 
 __all__ = ["ExitCode", "UsageFailure", "console", "full_parser", "main"]
@@ -131,23 +134,29 @@ def _named(arguments: list[str]) -> Command | None:
 
 
 def _status(arguments: list[str], as_json: bool, host: Command | None = None) -> int:
+    from roteiro_memory.cli.output import Warnings
+
+    warnings = Warnings()  # said when the command ends; a failure's line carries them
     try:
-        return _main(arguments, as_json)
+        return _main(arguments, as_json, warnings)
     except UsageFailure as failure:
-        return _refuse(as_json, "BadRequest", str(failure), failure.prog, ExitCode.USAGE, host)
+        said = warnings.folded(str(failure))
+        return _refuse(as_json, "BadRequest", said, failure.prog, ExitCode.USAGE, host)
     except RoteiroError as error:
         lost = isinstance(error, StreamClosed) and error.output_lost
-        status = error.exit_status
-        return _refuse(as_json and not lost, error.kind, str(error), PROG, status, host)
+        said = warnings.folded(str(error))
+        return _refuse(as_json and not lost, error.kind, said, PROG, error.exit_status, host)
     except Exited as exited:
         return exited.status
     except KeyboardInterrupt:
-        from roteiro_memory.terminal import to_stderr
+        from roteiro_memory.terminal import printable, to_stderr
 
-        to_stderr(f"{PROG}: interrupted\n")
+        to_stderr(printable(warnings.folded(f"{PROG}: interrupted"), one_line=True) + "\n")
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
-        # The reader went away (``| head``): nothing more to say to it.
+        # The reader went away (``| head``): nothing more to say to it, and
+        # what the command warned of is said as for one that ended.
+        warnings.release()
         if sys.stderr is not None:  # None: closed already (2>&-)
             sys.stderr.close()
         return ExitCode.OK
@@ -179,9 +188,11 @@ def _refuse(
 ) -> int:
     """Report a failure: one envelope on stdout under ``--json``, else one
     line on stderr (control characters escaped, so a value quoted back cannot
-    drive the terminal); "nothing there" is an answer, not an error.  A
-    command that never fails (``host``) says it to its host too, on stdout,
-    as its ``refused`` does."""
+    drive the terminal); "nothing there" is an answer, not an error.
+    ``message`` carries what the command warned of before it failed
+    (:meth:`~roteiro_memory.cli.output.Warnings.folded`), so the failure is
+    all that is said.  A command that never fails (``host``) says it to its
+    host too, on stdout, as its ``refused`` does."""
     from roteiro_memory.cli.output import fail
 
     said = f"{prog}: {message}" if status == ExitCode.NOTHING else f"{prog}: error: {message}"
@@ -192,7 +203,7 @@ def _refuse(
     return status
 
 
-def _main(arguments: list[str], as_json: bool) -> int:
+def _main(arguments: list[str], as_json: bool, warnings: Warnings) -> int:
     from roteiro_memory.semantics import is_utf8
 
     for argument in arguments:
@@ -218,7 +229,7 @@ def _main(arguments: list[str], as_json: bool) -> int:
     if command is None:
         raise UsageFailure(f"a command is required; `{PROG} --help` lists them")
     merge_globals(given, args, command)
-    return _run(command, args)
+    return _run(command, args, warnings)
 
 
 def _bar(label: str) -> ProgressBar:
@@ -228,11 +239,12 @@ def _bar(label: str) -> ProgressBar:
     return ProgressBar(label)
 
 
-def _run(command: Command, args: argparse.Namespace) -> int:
+def _run(command: Command, args: argparse.Namespace, warnings: Warnings) -> int:
     """Run ``command`` in a session it closes; a failure nothing reports on
-    purpose is reported in one line, as its store family maps it."""
+    purpose is reported in one line, as its store family maps it.  What the
+    command warns of is held in ``warnings``, and said once it has ended
+    (a failure's line carries it instead: :func:`_status`)."""
     from roteiro_memory.app.session import Session
-    from roteiro_memory.cli.output import warn
 
     if not getattr(command, "OWN_STREAMS", False):
         if sys.stdout is None:
@@ -251,7 +263,7 @@ def _run(command: Command, args: argparse.Namespace) -> int:
     session = Session(
         getattr(args, "db", None),
         sync=not getattr(args, "no_sync", False),
-        warn=warn,
+        warn=warnings,
         progress=_bar if sys.stderr is not None and sys.stderr.isatty() else None,
         wait_ms=getattr(command, "BUSY_WAIT_MS", None),
         connect_s=getattr(command, "CONNECT_WAIT_S", None),
@@ -259,7 +271,6 @@ def _run(command: Command, args: argparse.Namespace) -> int:
     status: int = ExitCode.STORE  # until the command says otherwise
     try:
         status = command.run(args, session)
-        return status
     except StreamClosed as failure:
         if not failure.output_lost:
             raise
@@ -277,3 +288,5 @@ def _run(command: Command, args: argparse.Namespace) -> int:
     finally:
         sys.stdout = stdout
         session.close(failed=status != ExitCode.OK)
+    warnings.release()
+    return status

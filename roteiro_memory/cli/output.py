@@ -15,10 +15,14 @@ if TYPE_CHECKING:
     from collections.abc import Generator
     from typing import Any, BinaryIO, TextIO
 
+    from roteiro_memory.app.session import Session
+
 __all__ = [
     "GuardedStdout",
+    "Warnings",
     "emit",
     "fail",
+    "held",
     "lost",
     "print_out",
     "printable",
@@ -26,6 +30,7 @@ __all__ = [
     "read_stdin",
     "reader_gone",
     "say",
+    "serving",
     "warn",
 ]
 
@@ -40,8 +45,9 @@ def emit(value: Any) -> None:
 def fail(as_json: bool, kind: str, message: str, line: str) -> None:
     """Report a failure once: under ``--json`` the envelope of ``kind`` on
     stdout; else -- or when stdout is closed, or its reader has gone -- ``line``
-    on stderr, control characters escaped (and given up when stderr cannot
-    take it either: :func:`~roteiro_memory.terminal.to_stderr`)."""
+    on stderr, control characters and line breaks escaped, so it is one line
+    whatever it quotes (and given up when stderr cannot take it either:
+    :func:`~roteiro_memory.terminal.to_stderr`)."""
     if as_json and sys.stdout is not None:
         from roteiro_memory.cli.envelope import failure, write
 
@@ -50,7 +56,7 @@ def fail(as_json: bool, kind: str, message: str, line: str) -> None:
             return
         except OSError:  # the reader went, or the disk is full
             discard(sys.stdout)
-    to_stderr(printable(line) + "\n")
+    to_stderr(printable(line, one_line=True) + "\n")
 
 
 class GuardedStdout:
@@ -140,6 +146,62 @@ def say(text: str) -> None:
 def warn(text: str) -> None:
     """A warning on stderr, control characters escaped (it may quote a name)."""
     to_stderr(f"roteiro-memory: warning: {printable(text)}\n")
+
+
+class Warnings:
+    """What a command warns of while it runs: its session's ``warn``.
+
+    A failing command says exactly one thing -- one line on stderr, or one
+    envelope under ``--json`` -- so its warnings are held until it ends: a
+    command that succeeds says them then, one line each (:func:`warn`); one
+    that fails carries them in its failure's line (:meth:`folded`), since a
+    warning may be why it failed (a file that does not parse) or news that
+    must not be lost (a store migrated).  A server says them once it serves,
+    and each later one as it comes (:func:`serving`): its stderr is a log."""
+
+    def __init__(self) -> None:
+        self._held: list[str] | None = []
+
+    def __call__(self, text: str) -> None:
+        if self._held is None:
+            warn(text)
+        else:
+            self._held.append(text)
+
+    def take(self) -> list[str]:
+        """The warnings held, held no more: for a command that says them its
+        own way (``hook``, in one line)."""
+        held = self._held or []
+        if self._held is not None:
+            self._held = []
+        return held
+
+    def release(self) -> None:
+        """Say the warnings held, and every later one as it comes."""
+        held = self.take()
+        self._held = None
+        for text in held:
+            warn(text)
+
+    def folded(self, message: str) -> str:
+        """``message``, a failure's, followed by each warning held (taken),
+        as ``MESSAGE; warning: TEXT``."""
+        return "".join([message, *(f"; warning: {text}" for text in self.take())])
+
+
+def held(session: Session) -> Warnings | None:
+    """The held warnings of the command ``session`` runs (None: a session
+    the command line did not make, whose warnings are said as they come)."""
+    return session.warn if isinstance(session.warn, Warnings) else None
+
+
+def serving(session: Session) -> None:
+    """A server (``mcp``, ``protocol``) starts serving: the warnings of its
+    start (a store migrated, a database that is down) are said, and every
+    later one as it comes."""
+    warnings = held(session)
+    if warnings is not None:
+        warnings.release()
 
 
 def read_lines(stream: BinaryIO, what: str, limit: int) -> Generator[str, None, None]:

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
                 "--json prints the envelope saying what was written to FILE"
             )
         lines = maintenance.export_lines(session)
-        _warn_if_stdout_is_shared()
+        _warn_if_stdout_is_shared(session)
         written = 0
         try:
             for line in lines:
@@ -59,21 +59,19 @@ def run(args: argparse.Namespace, session: Session) -> int:
     return ExitCode.OK
 
 
-def _warn_if_stdout_is_shared() -> None:
+def _warn_if_stdout_is_shared(session: Session) -> None:
     """Warn when the export goes to a regular file others may read (the shell
     created it with the umask's mode): it holds every record, unredacted."""
     import os
     import stat
     import sys
 
-    from roteiro_memory.cli.output import warn
-
     try:
         info = os.fstat(sys.stdout.fileno())
     except (OSError, ValueError, AttributeError):
         return
     if stat.S_ISREG(info.st_mode) and info.st_mode & 0o077:
-        warn(
+        session.warn(
             f"standard output is a file others can read (mode {stat.S_IMODE(info.st_mode):04o}) "
             "and an export holds every record unredacted; chmod 600 it, or write with "
             "-o FILE, which is created 0600"

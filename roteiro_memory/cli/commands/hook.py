@@ -10,9 +10,9 @@ A hook never breaks the agent: the exit status is 0 whatever happens
 nothing of a hook that exits 0 but what its JSON says).  So what fails -- the
 event, the store, an option -- is said to the person in the answer's
 ``systemMessage`` (:func:`refused`), and in one line on stderr, which the
-host keeps for its debug output; what the person should know of an answer
-given (a store that could not be synced, a session state not kept) is one
-line on stderr.
+host keeps for its debug output, both carrying what was warned of before
+the failure; what the person should know of an answer given (a store that
+could not be synced, a session state not kept) is one line on stderr.
 
 A hook runs before every read and edit, so it waits at most
 :data:`BUSY_WAIT_MS` for another process's lock on the store
@@ -82,29 +82,26 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     from roteiro_memory.app import hookstate
     from roteiro_memory.app.hooks import read_event, respond
+    from roteiro_memory.cli.output import held
     from roteiro_memory.exitcodes import ExitCode
     from roteiro_memory.terminal import to_stderr
 
-    notes: list[str] = []
-    session.warn = notes.append  # said together, in one line
-    try:
-        event = read_event(_event())
-        if event.cwd is not None and os.path.isdir(event.cwd):
-            os.chdir(event.cwd)  # where the host's session works, as it would start us
-        place = session.place()
-        state = (
-            hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
-        )
-        answer = respond(session, event, state, args.budget, every=args.all)
-        if place is not None:
-            try:
-                hookstate.save(place.git_dir, event.session_id, state)
-            except OSError as error:
-                notes.append(f"session state not kept: {error}")
-    finally:
-        if notes:
-            said = printable("roteiro-memory: hook: " + "; ".join(notes), one_line=True)
-            to_stderr(said + "\n")
+    event = read_event(_event())
+    if event.cwd is not None and os.path.isdir(event.cwd):
+        os.chdir(event.cwd)  # where the host's session works, as it would start us
+    place = session.place()
+    state = hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
+    answer = respond(session, event, state, args.budget, every=args.all)
+    if place is not None:
+        try:
+            hookstate.save(place.git_dir, event.session_id, state)
+        except OSError as error:
+            session.warn(f"session state not kept: {error}")
+    # Said together, in one line; a failure's line carries them instead.
+    warnings = held(session)
+    notes = warnings.take() if warnings is not None else []
+    if notes:
+        to_stderr(printable("roteiro-memory: hook: " + "; ".join(notes), one_line=True) + "\n")
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     import sys
 
     from roteiro_memory.app import maintenance
-    from roteiro_memory.cli.output import emit, read_lines, say, warn
+    from roteiro_memory.cli.output import emit, read_lines, say
     from roteiro_memory.errors import StreamClosed, UsageError
     from roteiro_memory.exitcodes import ExitCode
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
             raise UsageError(f"cannot read {args.file}: {reason}") from None
     # The lines are closed before the file, whatever ends the import.
     with source as stream, contextlib.closing(read_lines(stream, what, MAX_LINE_CHARS)) as lines:
-        counts = maintenance.import_lines(session, lines, args.file, warn)
+        counts = maintenance.import_lines(session, lines, args.file, session.warn)
     if args.json:
         emit(counts)
     else:

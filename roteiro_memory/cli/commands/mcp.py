@@ -134,4 +134,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
         answer_first_request(f"roteiro-memory: {error}")
         raise
+    from roteiro_memory.cli.output import serving
+
+    serving(session)
     return serve(session)

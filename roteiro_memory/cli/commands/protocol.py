@@ -52,6 +52,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app.session import announce_migration
+    from roteiro_memory.cli.output import serving
     from roteiro_memory.protocol import reset_refusal, serve
     from roteiro_memory.stores.naming import (
         SERVER_CAPABILITIES,
@@ -73,6 +74,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
         # A store this server made (the temporary default, or a new --db) is
         # empty, and may always be reset; one that holds data is the user's.
         refusal = None if args.allow_reset else reset_refusal(store, args.db or args.backend)
+        serving(session)
         return serve(store, server_capabilities=capabilities, refuse_reset=refusal)
     finally:
         store.close()
