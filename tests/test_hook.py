@@ -634,6 +634,29 @@ def test_a_file_answer_about_a_long_path_stays_within_its_budget(repo: GitRepo) 
     assert f"more: the `search` tool with anchor {path!r} lists them all." in text
 
 
+def test_a_file_notice_about_a_very_long_path_still_names_the_records(repo: GitRepo) -> None:
+    """A path so long that one line naming it, with the heading and the
+    closing count that name it too, overruns the notice's budget: the path
+    is shown cut, its end kept and the cut said, so the agent still learns
+    what is recorded about the file it reads -- within the budget."""
+    path = "src/" + "/".join(["d" * 39] * 20) + "/deep.py"
+    assert len(path) > 800
+    repo.write(path, "def f():\n    return 1\n")
+    repo.commit("a very deep file")
+    for n in range(3):
+        add(repo, f"lesson {n} about f: " + "w" * 150, path + "::f")
+    text = context(hook(repo, read(repo, path)), "PreToolUse")
+    assert len(text.encode()) <= FILE_BUDGET * 4
+    head, first, *rest = text.splitlines()
+    assert head.startswith("roteiro-memory: recorded about ...")
+    assert "deep.py (its path cut" in head
+    assert re.match(r"#\d lesson valid 0\.\d\d @ \.\.\.[d/]*deep\.py::f: lesson \d about f", first)
+    assert path not in text
+    assert rest == [
+        "(2 more: the `search` tool with the file's full path as anchor lists them all.)"
+    ]
+
+
 def test_a_hook_does_not_wait_for_ever_on_a_postgresql_server_that_does_not_answer(
     repo: GitRepo,
 ) -> None:

@@ -143,15 +143,19 @@ def line(
     limit: int = BODY_CHARS,
     stands_for: Sequence[int] = (),
     against: Sequence[int] = (),
+    anchor: str | None = None,
 ) -> str:
     """The one line of ``record`` (``score`` when the read ranked it), with
-    its marks (:func:`marks_text`)."""
+    its marks (:func:`marks_text`); its anchor as ``anchor`` says when given
+    (a notice that cuts a long path), else as :func:`anchor_text` does."""
     parts = [f"#{record.id}", record.kind.value, record.anchor_state.value]
     if score is not None:
         parts.append(f"{score:.2f}")
     if record.superseded_by is not None:
         parts.append(f"(superseded by #{record.superseded_by})")
-    where = anchor_text(record.anchor.key) if record.anchor is not None else ""
+    where = anchor if anchor is not None else ""
+    if anchor is None and record.anchor is not None:
+        where = anchor_text(record.anchor.key)
     head = " ".join(parts) + (f" @ {' '.join(where.split())}" if where else "")
     return f"{head}: {marks_text(stands_for, against)}{body_text(record, limit)}"
 

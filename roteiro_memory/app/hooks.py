@@ -20,8 +20,10 @@ What each event gets (:func:`respond`):
   -- the live records anchored to that file and to the symbols in it, best
   first, those that apply first and those whose code changed since under a
   heading saying so, within :data:`FILE_BUDGET` tokens (one line a record,
-  :mod:`.brief`).  A record is not shown twice in a session unless its
-  anchor state changed since (valid before an edit, drifted after it).
+  :mod:`.brief`); a path so long that not one record would fit beside it
+  is shown cut, its end kept (:func:`_notice`).  A record is not shown
+  twice in a session unless its anchor state changed since (valid before
+  an edit, drifted after it).
   After an edit, a file with records is remembered for the reminder.
 * **PostToolUseFailure of Bash** -- nothing said; the failure is counted.
 * **Stop** -- when this session edited code that has records, or commands
@@ -268,7 +270,7 @@ def _file(session: Session, event: Event, state: SessionState, every: bool) -> J
         r for r in view.items if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]
     checked = session.syncs
-    text, said = _lines(fresh, where, _remedies(session, fresh), view.marks, checked)
+    text, said = _notice(fresh, where, _remedies(session, fresh), view.marks, checked)
     if not said:
         return None
     _said(state, said, view.marks)
@@ -317,10 +319,51 @@ def _relative(results: list[Recalled], given: str) -> str:
     return given
 
 
-def _more(left: int, where: str) -> str:
+def _more(left: int, where: str, keep: int | None = None) -> str:
     """The line that counts the records about ``where`` a notice left out:
-    as long as the path, so the room it needs is measured, not guessed."""
+    as long as the path, so the room it needs is measured, not guessed.  A
+    notice that cuts the path (``keep``) cannot name it as an anchor: it
+    points at the file's full path, which the agent has given its tool."""
+    if keep is not None:
+        return (
+            f"({left} more: the `search` tool with the file's full path as anchor lists them all.)"
+        )
     return f"({left} more: the `search` tool with anchor {where!r} lists them all.)"
+
+
+def _cut(where: str, keep: int | None) -> str:
+    """``where`` as a notice names it: whole, or -- ``keep`` -- its last
+    ``keep`` characters after ``...``."""
+    return where if keep is None else "..." + where[len(where) - keep :]
+
+
+def _notice(
+    fresh: list[Recalled],
+    where: str,
+    remedies: Mapping[int, str],
+    marks: Marks,
+    checked: bool = True,
+) -> tuple[str, list[Recalled]]:
+    """The answer about one file (:func:`_lines`), naming its path whole --
+    or, where the path is so long that not one record fits beside it (the
+    heading, each record's anchor and the closing count repeat it), cut to
+    the longest end of it that lets one fit: the agent still learns what is
+    recorded about the file it reads.  Each try is :func:`_lines`, which
+    alone measures against the budget; a shorter end never takes more room,
+    so the longest that fits is found by halving."""
+    text, said = _lines(fresh, where, remedies, marks, checked)
+    if said or not fresh:
+        return text, said
+    low, high = 1, len(where) - len(_cut("", 0)) - 1  # a cut shorter than the whole path
+    while low <= high:
+        keep = (low + high) // 2
+        cut_text, cut_said = _lines(fresh, where, remedies, marks, checked, keep)
+        if cut_said:
+            text, said = cut_text, cut_said
+            low = keep + 1
+        else:
+            high = keep - 1
+    return text, said
 
 
 def _lines(
@@ -329,14 +372,20 @@ def _lines(
     remedies: Mapping[int, str],
     marks: Marks,
     checked: bool = True,
+    keep: int | None = None,
 ) -> tuple[str, list[Recalled]]:
     """The answer about one file -- the records that apply, then those whose
     code changed (each with what to do about it, from ``remedies``),
     within :data:`FILE_BUDGET`, near-duplicates folded and conflicting
     decisions marked (``marks``), :data:`UNCHECKED` first unless the states
-    were ``checked`` -- and the records it shows."""
+    were ``checked`` -- and the records it shows.  ``keep``: the path
+    ``where`` is named by its last ``keep`` characters, the cut said."""
     room = FILE_BUDGET * 4
-    head = f"roteiro-memory: recorded about {_quoted(where)}, best first (`get` shows one in full):"
+    shown_path = _cut(where, keep)
+    head = f"roteiro-memory: recorded about {_quoted(shown_path)}"
+    if keep is not None:
+        head += f" (its path cut to its last {keep} of {len(where)} characters)"
+    head += ", best first (`get` shows one in full):"
     if not checked:
         head += "\n" + UNCHECKED
     applying = [r for r in fresh if r.record.applies]
@@ -351,16 +400,21 @@ def _lines(
     note = brief.conflicts_note() if marks.conflicts else ""
     folded = brief.duplicates_note() if marks.alike else ""
     notes = len(note.encode("utf-8")) + len(folded.encode("utf-8")) + 2
-    closing = len(_more(len(fresh), where).encode("utf-8")) + 1  # its count at most this
+    closing = len(_more(len(fresh), where, keep).encode("utf-8")) + 1  # its count at most this
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
             record = recalled.record
+            label = brief.anchor_text(record.anchor.key) if record.anchor is not None else ""
+            anchor = None
+            if keep is not None and label.startswith(where):
+                anchor = shown_path + label[len(where) :]
             line = _quoted(
                 brief.line(
                     record,
                     recalled.score,
                     stands_for=marks.stands_for(record.id),
                     against=marks.against(record.id),
+                    anchor=anchor,
                 )
             )
             remedy = remedies.get(recalled.record.id)
@@ -375,7 +429,7 @@ def _lines(
             shown.append(recalled)
     left = len(fresh) - len(shown)
     if left:
-        lines.append(_more(left, where))
+        lines.append(_more(left, where, keep))
     if any(marks.against(r.record.id) for r in shown):
         lines.append(note)
     if any(marks.stands_for(r.record.id) for r in shown):
