@@ -293,6 +293,50 @@ def test_before_compaction_the_person_is_told_and_after_it_the_agent(repo: GitRe
     silent(hook(repo, {**common(repo, "Stop"), "stop_hook_active": False}))
 
 
+def _tokens(text: str) -> int:
+    return -(-len(text.encode()) // 4)
+
+
+@pytest.mark.parametrize("budget", [100, 200, 400])
+def test_everything_a_session_start_tells_the_agent_counts_within_its_budget(
+    repo: GitRepo, budget: int
+) -> None:
+    """The digest, the line saying its states are unchecked (``--no-sync``)
+    and the reminder after compaction are one answer, within ``--budget``:
+    the digest's records give way first, then the reminder (see
+    :func:`test_a_reminder_with_no_room_after_compaction_waits_for_the_stop`);
+    the unchecked line never does."""
+    for n in range(12):
+        add(repo, f"lesson {n} about run: " + "w" * 60, "src/app/retry.py::Retry.run")
+    hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))
+    failed = tool_event(repo, "PostToolUseFailure", "Bash", {"command": "false"})
+    silent(hook(repo, failed))
+    args = ("--budget", str(budget), "--no-sync")
+    start = {**common(repo, "SessionStart"), "source": "startup", "session_id": "other"}
+    text = context(hook(repo, start, *args), "SessionStart")
+    assert _tokens(text) <= budget, (budget, len(text.encode()))
+    assert "as of the code graph's last sync" in text
+    after = {**common(repo, "SessionStart"), "source": "compact"}
+    text = context(hook(repo, after, *args), "SessionStart")
+    assert _tokens(text) <= budget, (budget, len(text.encode()))
+    assert "as of the code graph's last sync" in text
+    assert ("`remember` tool" in text) == (budget == 400), text
+
+
+def test_a_reminder_with_no_room_after_compaction_waits_for_the_stop(repo: GitRepo) -> None:
+    """A budget too small for the reminder beside the smallest digest keeps
+    the reminder due: the Stop that follows says it."""
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))
+    after = {**common(repo, "SessionStart"), "source": "compact"}
+    text = context(hook(repo, after, "--budget", "150"), "SessionStart")
+    assert _tokens(text) <= 150
+    assert "`remember` tool" not in text
+    done = hook(repo, {**common(repo, "Stop"), "stop_hook_active": False})
+    assert done.returncode == 0, done.stderr
+    assert "`remember` tool" in json.loads(done.stdout)["reason"]
+
+
 def test_a_file_answer_stays_within_its_budget(repo: GitRepo) -> None:
     for n in range(60):
         add(repo, f"lesson {n} about run: " + "w" * 150, "src/app/retry.py::Retry.run")

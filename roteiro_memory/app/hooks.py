@@ -15,7 +15,10 @@ What each event gets (:func:`respond`):
 
 * **SessionStart** -- the ``pack`` digest (:mod:`.pack`); after ``clear`` or
   ``compact`` the context no longer holds what was shown, so it may all be
-  shown again; after ``compact``, the reminder below when one is due.
+  shown again; after ``compact``, the reminder below when one is due.  The
+  whole answer -- :data:`UNCHECKED` and the reminder too -- is within the
+  budget: the digest's records give way first, then the reminder, which
+  then stays due for the next Stop (:func:`_room`).
 * **PreToolUse / PostToolUse of Read, Edit, Write, MultiEdit, NotebookEdit**
   -- the live records anchored to that file and to the symbols in it, best
   first, those that apply first and those whose code changed since under a
@@ -232,22 +235,42 @@ def reminder(state: SessionState) -> str | None:
 def _session_start(
     session: Session, event: Event, state: SessionState, budget: object, every: bool
 ) -> JSON | None:
-    from roteiro_memory.app.pack import digest
+    """The digest, and after compaction the reminder, all within ``budget``
+    tokens: every byte the agent is told counts, :data:`UNCHECKED` and the
+    reminder included (:func:`_room`)."""
+    from roteiro_memory.app.pack import budget_tokens, digest
 
+    allowed = budget_tokens(session, budget)  # a bad --budget refused before anything is read
     if event.source in ("clear", "compact"):
         state.shown.clear()  # the context no longer holds what it was shown
-    pack = digest(session, budget, every=every)
+    aside = [] if session.syncs else [UNCHECKED]
+    said = _room(reminder(state), aside, allowed) if event.source == "compact" else None
+    spent = sum(len(x.encode("utf-8")) + 1 for x in [*aside, *([said] if said else [])])
+    pack = digest(session, allowed, every=every, spent=spent)
     parts = []
     if pack.chosen or pack.omitted:  # none fit: it still says how many, and where they are
-        parts += [] if session.syncs else [UNCHECKED]
+        parts += aside
         parts.append(pack.markdown())
         _said(state, pack.chosen, pack.marks)
-    if event.source == "compact":
-        said = reminder(state)
-        if said is not None:
-            parts.append(said)
-            _reminded(state)
+    if said is not None:
+        parts.append(said)
+        _reminded(state)
     return _context("SessionStart", "\n".join(parts)) if parts else None
+
+
+def _room(said: str | None, aside: list[str], allowed: int) -> str | None:
+    """The reminder ``said`` when a session-start answer of ``allowed``
+    tokens has room for it beside the ``aside`` lines and the smallest
+    digest (:data:`~roteiro_memory.app.pack.MIN_BUDGET` tokens, which its
+    title, summary and footer always fit in); else None, and it stays due:
+    the next Stop says it.  So when room is short the digest's records give
+    way first, then the reminder; :data:`UNCHECKED` never does."""
+    from roteiro_memory.app.pack import MIN_BUDGET
+
+    if said is None:
+        return None
+    needed = sum(len(x.encode("utf-8")) + 1 for x in [*aside, said]) + MIN_BUDGET * 4
+    return said if needed <= allowed * 4 else None
 
 
 def _file(session: Session, event: Event, state: SessionState, every: bool) -> JSON | None:

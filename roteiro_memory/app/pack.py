@@ -26,8 +26,10 @@ What holds:
   :data:`MIN_BUDGET` and at most :data:`MAX_BUDGET`.  A section's heading,
   the sentence on changed code and each note on marks cost only once a line
   that needs them is chosen, so whatever the store holds, every budget in
-  range gives a digest (:data:`MIN_BUDGET` says the one exception).  ``--json`` reports
-  the same selection (a format never changes what is chosen); its
+  range gives a digest (:data:`MIN_BUDGET` says the one exception).  What a
+  caller shows beside the digest (``spent``: the session-start hook's
+  lines) is counted in the budget too, the records giving way to it.
+  ``--json`` reports the same selection (a format never changes what is chosen); its
   ``budget`` and ``tokens`` count the Markdown, and the JSON itself, which
   carries each record's full PROTOCOL shape, is larger.
 * **Bounded work.**  Selection is linear in the candidates: each line's
@@ -69,6 +71,7 @@ __all__ = [
     "PACK_SCHEMA",
     "STALE_SHARE",
     "Pack",
+    "budget_tokens",
     "digest",
     "read_limit",
     "select",
@@ -348,8 +351,10 @@ def select(
     *,
     every: bool = False,
     every_read: bool = True,
+    spent: int = 0,
 ) -> Pack:
-    """The digest of ``recall`` within ``budget`` tokens.
+    """The digest of ``recall`` within ``budget`` tokens, less ``spent``
+    bytes that its reader is shown beside it (a hook's lines around it).
 
     ``recall`` must be ranked and hold every candidate of interest, drifted
     ones included; records of other kinds are ignored.  Each near-duplicate
@@ -362,7 +367,7 @@ def select(
     read = [r for r in recall.results if r.record.kind in kinds]
     candidates, alike = fold(read, _record, every)
     marks = Marks(alike, conflicts)
-    fixed = _fixed_bytes(len(read), budget, recall.live, touched, every_read)
+    fixed = _fixed_bytes(len(read), budget, recall.live, touched, every_read) + spent
     floor = max(MIN_BUDGET, math.ceil(fixed / 4))
     if budget < floor:
         raise ValueError(f"a digest budget of {budget} tokens is below its floor of {floor}")
@@ -439,27 +444,42 @@ def _ranked(session: Session, budget: int, touched: str | None) -> tuple[Recall,
     return _candidates(store, budget, anchors, graph)
 
 
-def digest(
-    session: Session, budget: object = None, touched: str | None = None, *, every: bool = False
-) -> Pack:
-    """The digest of the session's store within ``budget`` tokens (text or a
-    JSON number; from :data:`MIN_BUDGET` to :data:`MAX_BUDGET`, by default
-    :data:`DEFAULT_PACK_BUDGET`), about what changed since ``touched`` when
-    given, near-duplicates folded unless ``every``; an empty one when there
-    is no store yet, so a session-start hook never fails a first session."""
+def budget_tokens(session: Session, budget: object = None) -> int:
+    """The digest's budget ``budget`` gives, in tokens (text or a JSON
+    number; from :data:`MIN_BUDGET` to :data:`MAX_BUDGET`, by default
+    :data:`DEFAULT_PACK_BUDGET`); :class:`~roteiro_memory.errors.UsageError`
+    naming the option for anything else."""
     from roteiro_memory.app import values
-    from roteiro_memory.errors import UsageError, excerpt
 
-    what = session.spell("budget")
     tokens_allowed = values.whole(
         budget,
-        what,
+        session.spell("budget"),
         minimum=MIN_BUDGET,
         maximum=MAX_BUDGET,
         default=DEFAULT_PACK_BUDGET,
         allowed=f"a whole number of tokens from {MIN_BUDGET} to {MAX_BUDGET}",
     )
     assert tokens_allowed is not None
+    return tokens_allowed
+
+
+def digest(
+    session: Session,
+    budget: object = None,
+    touched: str | None = None,
+    *,
+    every: bool = False,
+    spent: int = 0,
+) -> Pack:
+    """The digest of the session's store within ``budget`` tokens
+    (:func:`budget_tokens`), less ``spent`` bytes shown beside it, about what
+    changed since ``touched`` when given, near-duplicates folded unless
+    ``every``; an empty one when there is no store yet, so a session-start
+    hook never fails a first session."""
+    from roteiro_memory.errors import UsageError, excerpt
+
+    what = session.spell("budget")
+    tokens_allowed = budget_tokens(session, budget)
     ranked = _ranked(session, tokens_allowed, touched)
     recall, every_read = ranked or (Recall(0, sem.Decay.none(), [], 0, 0), True)
     found: list[Conflict] = []
@@ -468,6 +488,8 @@ def digest(
 
         found = conflicts_among(session.store(), [r.record for r in recall.results])
     try:
-        return select(recall, tokens_allowed, touched, found, every=every, every_read=every_read)
+        return select(
+            recall, tokens_allowed, touched, found, every=every, every_read=every_read, spent=spent
+        )
     except ValueError as error:
         raise UsageError(f"invalid {what} {excerpt(budget)}: {error}") from None

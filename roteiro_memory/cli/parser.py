@@ -246,15 +246,21 @@ def bare_options(arguments: Sequence[str], parser: argparse.ArgumentParser) -> l
     return out
 
 
-def add_budget(parser: argparse.ArgumentParser, *, json: bool) -> None:
+def add_budget(parser: argparse.ArgumentParser, *, json: bool, hook: bool = False) -> None:
     """``--budget TOKENS``, the size of the session digest, as ``pack`` and
-    ``hook`` take it; ``json``: the command has ``--json``, which reports it."""
+    ``hook`` take it; ``json``: the command has ``--json``, which reports it;
+    ``hook``: the budget is of all a session start says, the digest with it."""
     from roteiro_memory.app.pack import DEFAULT_PACK_BUDGET, MAX_BUDGET, MIN_BUDGET
 
     said = (
         "at most this many tokens of digest, counted as ceil(UTF-8 bytes / 4) of the "
         f"Markdown (default {DEFAULT_PACK_BUDGET}, from {MIN_BUDGET} to {MAX_BUDGET})"
     )
+    if hook:
+        said += (
+            ", and of the line saying anchor states were not checked and the reminder after "
+            "compaction beside it: the digest's records give way first, then the reminder"
+        )
     if json:
         said += "; --json reports the same selection, its budget and tokens counting that Markdown"
     parser.add_argument("--budget", metavar="TOKENS", default=str(DEFAULT_PACK_BUDGET), help=said)

@@ -56,7 +56,7 @@ MAX_EVENT_BYTES = 64 * 1024 * 1024
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    add_budget(parser, json=False)  # of the digest given at session start
+    add_budget(parser, json=False, hook=True)  # of all said at session start
     add_unfolded(parser)  # in the digest and in what is said about a file
     add_common(parser, syncs=True, json=False)
 
