@@ -753,3 +753,24 @@ def test_a_hook_that_fails_after_a_warning_says_both_in_its_one_line(repo: GitRe
     message = told_the_user(hook(repo, read(repo, "src/app/retry.py")))
     assert "unknown memory kind 'rumour'" in message
     assert "; warning: broken.py does not parse (line 1" in message
+
+
+def test_a_session_start_where_git_is_not_on_path_and_no_stat_cache_says_so_once(
+    repo: GitRepo,
+) -> None:
+    """No git to ask and no stat cache to find the repository by: nothing
+    can tell the repository from any folder, which ``list`` refuses with.
+    The hook says why to the person, in one line, at session start -- once
+    a session, not at every read -- and the events after it stay silent."""
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    for cache in (repo.root / ".git" / "roteiro").glob("statcache*"):
+        cache.unlink()
+    no_git = GitRepo.__new__(GitRepo)
+    no_git.root, no_git.env = repo.root, {**repo.env, "PATH": str(repo.root / "no-such-folder")}
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    said = told_the_user(run_hook(no_git, start))
+    assert "hook needs a git repository: git is not installed or not on PATH" in said, said
+    failed = tool_event(repo, "PostToolUseFailure", "Bash", {"command": "false"})
+    stop = {**common(repo, "Stop"), "stop_hook_active": False}
+    for event in (read(repo, "src/app/retry.py"), edit(repo, "src/app/retry.py"), failed, stop):
+        silent(run_hook(no_git, event))

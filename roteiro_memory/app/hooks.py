@@ -34,6 +34,8 @@ What each event gets (:func:`respond`):
   attempt, or supersede a stale record.  No model is called.
 * **PreCompact** -- the same reminder, to the person (see above).
 * Anything else, a file outside the repository, nothing new: no answer.
+  Where no repository is found because git is missing from ``PATH`` or
+  fails, the session start says so to the person (:func:`_unplaced`).
 
 Stored text and file names are quoted on one line, their control characters
 escaped (:func:`_quoted`), as the digest shows them.
@@ -241,6 +243,8 @@ def _session_start(
     from roteiro_memory.app.pack import budget_tokens, digest
 
     allowed = budget_tokens(session, budget)  # a bad --budget refused before anything is read
+    if session.place() is None and not session.has_store():
+        _unplaced()
     if event.source in ("clear", "compact"):
         state.shown.clear()  # the context no longer holds what it was shown
     aside = [] if session.syncs else [UNCHECKED]
@@ -256,6 +260,22 @@ def _session_start(
         parts.append(said)
         _reminded(state)
     return _context("SessionStart", "\n".join(parts)) if parts else None
+
+
+def _unplaced() -> None:
+    """Where no repository was found: nothing when git says this is none,
+    else :class:`~roteiro_memory.errors.GitError` saying why -- git is not
+    on the host's ``PATH`` (and no stat cache found the repository without
+    it), or git fails here (a repository another user owns) -- which the
+    command tells the person, as every failure of the hook.  Silence would
+    hide a misconfiguration behind what looks like an empty memory; said
+    at session start only, it is said once a session, not at every read."""
+    from roteiro_memory.errors import GitError
+    from roteiro_memory.repo.graph import OUTSIDE, no_repo_reason
+
+    why = no_repo_reason()
+    if why != OUTSIDE:
+        raise GitError(f"hook needs a git repository: {why}")
 
 
 def _room(said: str | None, aside: list[str], allowed: int) -> str | None:

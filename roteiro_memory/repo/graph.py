@@ -126,6 +126,10 @@ class Repo:
 NO_GIT = "git is not installed or not on PATH; install git to use it"
 """What any git call says when there is no git to run."""
 
+OUTSIDE = "run it inside one"
+""":func:`no_repo_reason` outside any repository, git working: the one
+reason that is no fault of git's or its configuration."""
+
 
 def _run(
     argv: Sequence[str],
@@ -203,7 +207,7 @@ def no_repo_reason(cwd: str | os.PathLike[str] | None = None) -> str:
     said = done.stderr.decode("utf-8", "replace").strip().splitlines()
     fatal = next((line for line in said if line.startswith("fatal:")), said[-1] if said else "")
     if done.returncode == 0 or not fatal or "not a git repository" in fatal:
-        return "run it inside one"
+        return OUTSIDE
     return f"git cannot tell where one is here ({fatal})"
 
 
