@@ -1,7 +1,8 @@
 """What following a record's code back through its file's history costs and
 finds, in real git repositories, called in-process: each version of a file
 is parsed once, no more of them than :data:`~roteiro_memory.app.moves.HISTORY_READ`
-bytes, a file anchor's by its blob alone, and a hook reads no history."""
+bytes, a file anchor's by its blob alone, a hook reads no history, and a
+witness is built again only where it differs from the synced graph."""
 
 from __future__ import annotations
 
@@ -149,3 +150,38 @@ def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
     )
     ra.proposals(Session(), [lesson])
     assert looked == [PATH]
+
+
+def test_following_moved_code_builds_only_the_files_changed_since_it_was_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checking a carrier against the tree the record was written on (the
+    hook does, before every read of a file with a stale record): the nodes
+    of a file the synced graph holds as that tree does are the graph's own,
+    so only the files changed since are built again -- not the whole
+    repository -- and the proposal is what the whole tree gives."""
+    from roteiro_memory.repo import graph
+
+    repo = use_cases_in(tmp_path, monkeypatch)
+    for n in range(30):
+        repo.write(f"s/m{n}.py", f"def h{n}():\n    return {n}\n")
+    repo.write(PATH, "def f():\n    return 'f'\n\n\ndef g():\n    return 'g'\n")
+    repo.commit("many files")
+    lesson = records.remember(Session(), "lesson", "about f", anchor=f"{PATH}::f").record
+    repo.write(PATH, "def g():\n    return 'g'\n")
+    repo.write("moved.py", "def f():\n    return 'f'\n")
+    repo.write("s/m3.py", "def h3():\n    return -3\n")
+    repo.commit("move f")
+    Session().sync()
+    built: list[str] = []
+    whole = graph.tree_graph
+
+    def counted(*args: object, **kwargs: object) -> dict[str, str | None]:
+        found = whole(*args, **kwargs)  # type: ignore[arg-type]
+        built.extend(key for key in found if key.startswith("file:"))
+        return found
+
+    monkeypatch.setattr(graph, "tree_graph", counted)
+    (proposal,) = ra.proposals(Session(), [lesson.id]).proposals
+    assert (proposal.certainty, proposal.to) == ("certain", "py:moved.py::f")
+    assert sorted(built) == [f"file:{PATH}", "file:s/m3.py"]

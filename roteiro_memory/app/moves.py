@@ -22,6 +22,10 @@ What holds:
 * **An empty file identifies nothing**: every empty file has one blob, and
   git pairs any two as a rename, so neither is evidence for a record about one.
 * Git is asked once per tree, and a file of an earlier tree is built once.
+  Checking carriers against a witness builds only its files that the
+  synced graph does not hold as they are there (:meth:`_TreeGraphs.changed`),
+  and only the nodes carrying a blob looked for are indexed: in a large
+  repository a hook's remedy costs the files changed since, not every file.
 * **Looking back is bounded**: a file anchor's blob is compared with the
   file's blob in each tree, nothing parsed; a version of a file is parsed
   once however many trees hold it, and only the newest versions that fit in
@@ -93,10 +97,13 @@ def anchor_place(record: MemoryRecord) -> tuple[str, str | None] | None:
     return (captured or path), qualname
 
 
-def _carriers(nodes: Sequence[GraphNode]) -> dict[tuple[str, str], list[str]]:
-    """Every node with a blob, by (family, blob)."""
+def _carriers(nodes: Sequence[GraphNode], blobs: set[str]) -> dict[tuple[str, str], list[str]]:
+    """Every node carrying one of ``blobs``, by (family, blob): the blobs
+    looked up, so a repository's other nodes cost one set lookup each."""
     index: dict[tuple[str, str], list[str]] = {}
     for node in nodes:
+        if node.blob not in blobs:
+            continue
         family = blob_family(node.key)
         if node.blob is not None and family is not None:
             index.setdefault((family, node.blob), []).append(node.key)
@@ -226,23 +233,38 @@ def _readable(
 
 class _TreeGraphs:
     """The nodes of files as earlier trees hold them, each file of a tree
-    built once, and each whole tree once."""
+    built once, and each tree's differences from the graph once."""
 
     def __init__(self, repo: Repo, nodes: Sequence[GraphNode]) -> None:
         self._repo = repo
         self._nodes = nodes
         self._built: dict[str, tuple[set[str], dict[str, str | None]]] = {}
-        self._whole: dict[str, dict[str, str | None]] = {}
+        self._changed: dict[str, tuple[dict[str, str | None], frozenset[str]]] = {}
         self._versions: dict[tuple[str, str], Mapping[str, str | None]] = {}
 
-    def whole(self, tree: str) -> Mapping[str, str | None]:
-        """Key -> blob of every node of ``tree`` (its files unchanged since
-        taken from the synced graph, the rest parsed)."""
-        from roteiro_memory.repo.graph import tree_graph
+    def changed(self, tree: str) -> tuple[Mapping[str, str | None], frozenset[str]]:
+        """What a graph of every node of ``tree`` holds that the synced
+        graph may not: key -> blob of the nodes of its files whose nodes a
+        tree's graph does not take from the synced one (a file changed
+        since, gone, or not source), and the paths of the files whose nodes
+        it does -- each of those nodes is the synced graph's own, the same
+        key with the same blob.  The two make the whole tree's graph
+        (:func:`~roteiro_memory.repo.graph.tree_graph`), which is not
+        built: in a large repository, nearly all of it is the synced graph."""
+        from roteiro_memory.repo.graph import rev_files, tree_graph
+        from roteiro_memory.repo.languages import file_key
+        from roteiro_memory.repo.nodes import Stored, takes_stored
 
-        if tree not in self._whole:
-            self._whole[tree] = tree_graph(self._repo, tree, self._nodes)
-        return self._whole[tree]
+        if tree not in self._changed:
+            stored = Stored.of(self._nodes)
+            files = rev_files(self._repo, tree)
+            same = frozenset(p for p, entry in files.items() if takes_stored(entry, stored))
+            others = {p: entry for p, entry in files.items() if p not in same}
+            theirs = [n for p in others for n in stored.symbols.get(p, ())]
+            theirs += [n for p in others if (n := stored.nodes.get(file_key(p))) is not None]
+            built = tree_graph(self._repo, tree, theirs, files=others)
+            self._changed[tree] = built, same
+        return self._changed[tree]
 
     def version(self, tree: str, path: str, blob: str) -> Mapping[str, str | None]:
         """Key -> blob of the nodes of file ``path`` as ``tree`` holds it, at
@@ -321,7 +343,8 @@ def read_facts(
     present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
     trees = _TreeGraphs(repo, nodes)
     befores, based, skipped = _stand_ins(repo, vanished, present, trees, graph, history)
-    by_blob = _carriers(nodes) if any(r.anchor and r.anchor.blob for r in vanished) else {}
+    wanted = {r.anchor.blob for r in vanished if r.anchor and r.anchor.blob}
+    by_blob = _carriers(nodes, wanted) if wanted else {}
     gone = {}
     for record in vanished:
         parts = anchor_place(record)
@@ -364,11 +387,17 @@ def _found(
     if not carriers or since is None:
         return tuple(carriers), since is not None
     witness = since == record.tree  # befores holds the witness only when git has it
+    same: frozenset[str] = frozenset()  # files whose nodes in ``then`` are the graph's
     if witness:
-        then = trees.whole(since)
+        then, same = trees.changed(since)  # the nodes of ``same`` carry it then as now
     else:
         then = trees.blobs(since, [path for key in carriers if (path := path_of.get(key))])
-    kept = tuple(key for key in carriers if then.get(key) != record.anchor.blob)
+    kept = tuple(
+        key
+        for key in carriers
+        if path_of.get(key) not in same and then.get(key) != record.anchor.blob
+    )
+    # A node of ``same`` has its blob still, so it is no twin that lost it.
     twins = witness and any(
         blob == record.anchor.blob
         and key != record.anchor.key

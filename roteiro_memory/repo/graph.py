@@ -656,17 +656,22 @@ def rev_files(repo: Repo, tree: str, paths: Sequence[str] = ()) -> dict[str, Fil
 
 
 def tree_graph(
-    repo: Repo, tree: str, stored: Iterable[GraphNode], paths: Sequence[str] = ()
+    repo: Repo,
+    tree: str,
+    stored: Iterable[GraphNode],
+    paths: Sequence[str] = (),
+    files: Mapping[str, FileEntry] | None = None,
 ) -> dict[str, str | None]:
     """The graph of tree ``tree`` as key -> blob, built in memory as a sync
     builds the working tree's -- of the files at ``paths`` only, when some
-    are given (a path the tree does not hold has no node).
+    are given (a path the tree does not hold has no node), or of ``files``,
+    the tree's as :func:`rev_files` listed them.
 
     Symbols of a file whose blob equals the stored one are taken from
     ``stored`` (the synced working graph); only files that differ are read
     from git and parsed.
     """
-    files = rev_files(repo, tree, paths)
+    files = rev_files(repo, tree, paths) if files is None else files
     by_blob = {entry.path: entry.blob for entry in files.values()}
 
     def read(paths: Sequence[str]) -> dict[str, bytes]:

@@ -49,6 +49,7 @@ __all__ = [
     "build",
     "shown_path",
     "source_language",
+    "takes_stored",
 ]
 
 GITLINK = "160000"
@@ -176,6 +177,21 @@ class Built:
     is the first sync to meet files of their language unread."""
 
 
+def _kept(entry: FileEntry, language: Language, old: GraphNode) -> bool:
+    """Whether source file ``entry``, of ``language``, whose node was
+    ``old``, keeps its nodes as they were: its blob is the same, its symbols
+    read (or no parser to read them yet)."""
+    return old.blob == entry.blob and (old.kind != UNREAD or not _readable(language, entry.path))
+
+
+def takes_stored(entry: FileEntry, stored: Stored) -> bool:
+    """Whether :func:`build` takes the nodes of ``entry`` from ``stored`` as
+    they are, its own and its symbols (:func:`_kept`)."""
+    language = source_language(entry)
+    old = stored.nodes.get(FILE_PREFIX + entry.path)
+    return language is not None and old is not None and _kept(entry, language, old)
+
+
 def build(
     files: Mapping[str, FileEntry],
     stored: Stored,
@@ -200,11 +216,7 @@ def build(
             nodes.append(_file_node(entry, stored))
             continue
         old = stored.nodes.get(FILE_PREFIX + path)
-        if (
-            old is not None
-            and old.blob == entry.blob
-            and (old.kind != UNREAD or not _readable(language, path))  # no parser yet
-        ):
+        if old is not None and _kept(entry, language, old):
             nodes.append(_file_node(entry, stored, str(old.kind)))
             nodes.extend(stored.symbols.get(path, ()))
             if old.kind == UNREAD:
