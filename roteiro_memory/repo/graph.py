@@ -485,7 +485,7 @@ def sync(
     """
     left_out: list[tuple[str, str]] = []
     hashed: set[str] = set()
-    started = time.time_ns()
+    began = time.time_ns()
     files = working_files(repo, hash_progress, left_out, skip, hashed)
     tree = tree_id(files.values(), repo.object_format)
     submodules = [path for path, entry in files.items() if entry.mode == GITLINK]
@@ -495,13 +495,7 @@ def sync(
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
         return SyncReport(
-            tree,
-            len(files),
-            True,
-            symbols,
-            listed=listed,
-            submodules=submodules,
-            started_ns=started,
+            tree, len(files), True, symbols, listed=listed, submodules=submodules, started_ns=began
         )
     built = build_working(store, repo, files, hashed, progress)
     pending = SyncReport(
@@ -513,7 +507,7 @@ def sync(
         unparsable=left_out + built.problems,
         listed=listed,
         submodules=submodules,
-        started_ns=started,
+        started_ns=began,
         notices=[built.notice] if built.notice else [],
         pending=built.nodes,
         unread=sorted(built.unread) if built.unread or left_unread else None,
