@@ -450,6 +450,25 @@ def test_worktrees_share_one_store(repo: Repo, tmp_path: Path) -> None:
     assert not (other / ".git" / "roteiro").exists()
 
 
+def test_a_repository_git_cannot_be_run_in_is_not_called_outside_one(tmp_path: Path) -> None:
+    """Inside a repository with no git on ``PATH`` (and no stat cache yet),
+    the store cannot be found, and the one line says why: not "run it
+    inside one", which it is."""
+    repo = Repo.committed(tmp_path / "repo", {"a.py": "x = 1\n"})
+    repo.env["PATH"] = str(tmp_path / "no-such-folder")
+    for args in (("list",), ("add", "a lesson")):
+        done = repo.run(*args)
+        assert done.returncode == ExitCode.STORE, done.stderr
+        assert done.stderr.splitlines() == [
+            "roteiro-memory: error: cannot tell which git repository this is: git is not "
+            "installed or not on PATH; install git to use it; or choose a store with --db PATH "
+            "or ROTEIRO_MEMORY_DB"
+        ]
+    refused = json.loads(repo.run("list", "--json").stdout)["error"]
+    assert refused["kind"] == "Unavailable"
+    assert "not inside a git repository" not in refused["message"]
+
+
 def test_outside_a_repository_without_a_store_is_a_one_line_error(tmp_path: Path) -> None:
     """No repository to find the store in: the store cannot be reached, which
     is not a damaged store (kind Unavailable, the store's exit status)."""

@@ -149,18 +149,26 @@ class Session:
             raise GitError(f"{what} needs a git repository: {no_repo_reason()}")
         return repo
 
-    def _location_repo(self) -> str | None:
-        if self.db is None and DB_ENV not in os.environ:
-            place = self.place()
-            return place.common_dir if place is not None else None
-        return None
+    def _location_repo(self) -> tuple[str | None, str | None]:
+        """The git common directory the store is found in, when no store is
+        named; else None, and why when it is not that the folder is outside
+        any repository (git is missing, or fails)."""
+        if self.db is not None or DB_ENV in os.environ:
+            return None, None
+        place = self.place()
+        if place is not None:
+            return place.common_dir, None
+        from roteiro_memory.repo.graph import OUTSIDE, no_repo_reason
+
+        why = no_repo_reason()
+        return None, None if why == OUTSIDE else why
 
     def _location(self) -> Location:
         """The store file and how it was chosen, found once: a relative
         ``--db`` means the folder the command (or the MCP server, which then
         moves to the repository's top level) was started in."""
         if self._located is None:
-            found = locate(self.db, os.environ, self._location_repo())
+            found = locate(self.db, os.environ, *self._location_repo())
             try:
                 real = os.path.realpath(found.path)
             except FileNotFoundError:  # a relative path, in a folder removed since

@@ -54,10 +54,13 @@ def locate(
     db: str | None,
     environ: Mapping[str, str],
     common_dir: str | os.PathLike[str] | None,
+    why: str | None = None,
 ) -> Location:
     """The store to open: ``db``, else :data:`DB_ENV`, else the repository's.
 
-    ``common_dir`` is the git common directory, or None outside a repository.
+    ``common_dir`` is the git common directory, or None where none was
+    found: outside a repository, or -- ``why`` says -- where git could not
+    tell (it is missing, or fails), which is no reason to run elsewhere.
     """
     if db is not None:
         if not db.strip():
@@ -70,6 +73,11 @@ def locate(
                 f"{DB_ENV} is set but empty: expected the path of a store file, or unset it"
             )
         return _named(from_env, DB_ENV)
+    if common_dir is None and why is not None:
+        raise StoreUnavailable(
+            f"cannot tell which git repository this is: {why}; or choose a store with --db "
+            f"PATH or {DB_ENV}"
+        )
     if common_dir is None:
         raise StoreUnavailable(
             f"not inside a git repository: run in one, or choose a store with --db PATH or {DB_ENV}"
