@@ -959,7 +959,9 @@ def test_export_then_import_reproduces_the_store(repo: Repo, tmp_path: Path) -> 
     dump = tmp_path / "dump.jsonl"
     repo.ok("export", "-o", str(dump))
     fresh = tmp_path / "fresh.db"
-    repo.ok("import", str(dump), "--db", str(fresh))
+    assert repo.ok("import", str(dump), "--db", str(fresh)) == (
+        "imported 2 records and 1 cache entry\n"
+    )
     from roteiro_memory.stores.sqlite.store import SQLiteStore
 
     with SQLiteStore(fresh) as imported:

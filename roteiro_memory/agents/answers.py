@@ -42,10 +42,6 @@ STATES = (
 """Said once in an answer that holds a record whose code changed."""
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def _closing(
     lines: list[str], records: list[MemoryRecord], marks: Marks | None = None
 ) -> list[str]:
@@ -95,7 +91,7 @@ def conflicts(found: Conflicts) -> str:
     """A conflicts answer: each conflict's decisions, then how to settle it."""
     if not found.conflicts:
         return "No unresolved conflicts: no two live decisions about the same code disagree."
-    lines = [f"{_plural(len(found.conflicts), 'unresolved conflict')}:"]
+    lines = [f"{brief.counted(len(found.conflicts), 'unresolved conflict')}:"]
     for conflict in found.conflicts:
         for record in conflict.records:
             lines.append(brief.line(record, against=conflict.against(record.id)))
@@ -145,7 +141,7 @@ def proposed(found: Proposals) -> str:
 
     if not found.proposals:
         return "No live record's anchor drifted or vanished: nothing to re-anchor or confirm."
-    lines = [f"{_plural(len(found.proposals), 'record')} whose code changed or moved:"]
+    lines = [f"{brief.counted(len(found.proposals), 'record')} whose code changed or moved:"]
     for proposal in found.proposals:
         evidence = "; ".join(evidence_text(e, proposal.to) for e in proposal.evidence)
         lines.append(brief.line(proposal.record))

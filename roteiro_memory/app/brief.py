@@ -33,6 +33,7 @@ __all__ = [
     "anchor_text",
     "body_text",
     "conflicts_note",
+    "counted",
     "duplicates_note",
     "ids_text",
     "is_cut",
@@ -65,6 +66,12 @@ def anchor_text(key: str | None) -> str:
     from roteiro_memory.app.anchors import anchor_label
 
     return anchor_label(key)
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """``count`` of ``noun`` in words: ``1 record``, ``2 records``, ``0
+    records`` (``plural`` when it is not the noun and an ``s``)."""
+    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
 
 
 def is_cut(record: MemoryRecord, limit: int = BODY_CHARS) -> bool:

@@ -71,7 +71,9 @@ class Marks:
 
     def counted(self, count: int, noun: str) -> str:
         """``4 results, 5 with near-duplicates``: ``count`` shown, in words."""
-        said = f"{count} {noun}" + ("" if count == 1 else "s")
+        from roteiro_memory.app.brief import counted
+
+        said = counted(count, noun)
         if not self.folded:
             return said
         return f"{said}, {count + self.folded} with near-duplicates"

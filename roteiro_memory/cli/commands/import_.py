@@ -55,5 +55,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(counts)
     else:
-        say(f"imported {counts['records']} records and {counts['cache']} cache entries")
+        from roteiro_memory.app.brief import counted
+
+        entries = counted(counts["cache"], "cache entry", "cache entries")
+        say(f"imported {counted(counts['records'], 'record')} and {entries}")
     return ExitCode.OK

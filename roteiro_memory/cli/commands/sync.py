@@ -20,11 +20,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_common(parser, no_sync=False)
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
-
-
 def run(args: argparse.Namespace, session: Session) -> int:
+    from roteiro_memory.app.brief import counted
     from roteiro_memory.cli.output import emit, say
     from roteiro_memory.exitcodes import ExitCode
 
@@ -37,12 +34,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         emit(report.to_json())
     elif report.up_to_date:
-        say(f"up to date: {_plural(report.files, 'file')}, tree {report.tree[:12]}")
+        say(f"up to date: {counted(report.files, 'file')}, tree {report.tree[:12]}")
     else:
         say(
-            f"synced {_plural(report.files, 'file')} and {_plural(report.symbols, 'symbol')} "
-            f"({_plural(len(report.parsed), 'file')} parsed, "
-            f"{_plural(report.written, 'node')} written, {report.removed} removed); "
+            f"synced {counted(report.files, 'file')} and {counted(report.symbols, 'symbol')} "
+            f"({counted(len(report.parsed), 'file')} parsed, "
+            f"{counted(report.written, 'node')} written, {report.removed} removed); "
             f"tree {report.tree[:12]}"
         )
     return ExitCode.OK
