@@ -105,7 +105,7 @@ def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) ->
     repo.write(
         ".codex/config.toml",
         'model = "o3"\n\n[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\n'
-        'args = ["mcp"]\n\n[mcp_servers."roteiro-memory".env]\nX = "1"\n\n'
+        'args = ["serve"]\n\n[mcp_servers."roteiro-memory".env]\nX = "1"\n\n'
         '[mcp_servers.other]\ncommand = "other"\n',
     )
     assert setup(repo, "codex").returncode == 0
@@ -444,20 +444,31 @@ def test_setup_refuses_a_codex_config_its_table_cannot_be_added_to(
         # A string that shows a config, our table's header in it, before our table.
         'notes = """\nAdd this:\n[mcp_servers."roteiro-memory"]\n"""\n\n'
         '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n',
-        # Lines of our table's own string and array that read as headers alone.
-        '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n'
+        # Lines of our table's own string and array that read as headers alone
+        # (a table that does not run `roteiro-memory mcp`: replaced whole).
+        '[mcp_servers."roteiro-memory"]\ncommand = "/old/roteiro-memory"\nargs = ["serve"]\n'
         'note = """\n[model]\n"""\nnested = [\n  ["a"],\n]\n\n[model]\nname = "o3"\n',
+        # The same in a table that does (its command alone rewritten).
+        '[mcp_servers."roteiro-memory"]\nnote = """\ncommand = 1\n[model]\n"""\n'
+        'nested = [\n  ["a"],\n]\ncommand = "/old/roteiro-memory"\nargs = ["mcp"]\n'
+        '\n[model]\nname = "o3"\n',
     ],
 )
 def test_setup_takes_no_line_inside_a_codex_string_or_array_for_a_table_header(
     text: str,
 ) -> None:
-    """Only a header that starts a line of the file's own opens a table: one
-    inside a multi-line string or array is text, so our table is found,
-    replaced whole, and every other setting kept."""
+    """Only a header (or a ``command`` line) that starts a line of the file's
+    own opens a table (or sets the command): one inside a multi-line string
+    or array is text, so our table is found, its command rewritten (or the
+    table replaced whole), and every other setting kept."""
     merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/new/roteiro-memory")
     config, before = tomllib.loads(merged), tomllib.loads(text)
-    assert config["mcp_servers"][SERVER_NAME] == {"command": "/new/roteiro-memory", "args": ["mcp"]}
+    entry = before["mcp_servers"][SERVER_NAME]
+    if entry["args"] == ["mcp"]:
+        assert config["mcp_servers"][SERVER_NAME] == {**entry, "command": "/new/roteiro-memory"}
+    else:
+        wanted = {"command": "/new/roteiro-memory", "args": ["mcp"]}
+        assert config["mcp_servers"][SERVER_NAME] == wanted
     assert {k: v for k, v in config.items() if k != "mcp_servers"} == {
         k: v for k, v in before.items() if k != "mcp_servers"
     }
@@ -608,3 +619,56 @@ def test_setup_takes_a_folder_another_setup_made_meanwhile(
     monkeypatch.setattr(Path, "mkdir", raced)
     _write_all(tmp_path, [Edit(".claude/settings.json", None, "{}\n")])
     assert (tmp_path / ".claude/settings.json").read_text() == "{}\n"
+
+
+@pytest.mark.parametrize("host", ["claude-code", "cursor"])
+def test_setup_keeps_the_store_and_options_the_user_gave_our_server(host: str) -> None:
+    """Our server entry at an earlier install's path, to which the user gave
+    the store (an ``env`` naming a team's PostgreSQL), options after
+    ``mcp`` and a host setting, gets this installation's command and keeps
+    the rest: a second setup must not move a team back to a local store."""
+    path = HOSTS[host].files[0]
+    given = {
+        "type": "stdio",
+        "command": "/old/venv/bin/roteiro-memory",
+        "args": ["mcp", "--no-sync"],
+        "env": {"ROTEIRO_MEMORY_DB": "postgresql://team-db/memory"},
+        "timeout": 30,
+    }
+    text = json.dumps({"mcpServers": {SERVER_NAME: given, "other": {"command": "x"}}})
+    merged = json.loads(merge(HOSTS[host], path, text, "/new/bin/roteiro-memory"))
+    assert merged["mcpServers"] == {
+        SERVER_NAME: {**given, "command": "/new/bin/roteiro-memory"},
+        "other": {"command": "x"},
+    }
+
+
+def test_setup_rewrites_only_the_command_line_of_a_codex_table_that_serves_ours() -> None:
+    """The table's other keys and its ``env`` subtable stay byte for byte."""
+    text = (
+        'model = "o3"\r\n\r\n[mcp_servers."roteiro-memory"]\r\n'
+        'command = "/old/roteiro-memory"  # pinned by hand\r\nargs = ["mcp", "--no-sync"]\r\n'
+        "startup_timeout_sec = 20\r\n\r\n"
+        '[mcp_servers."roteiro-memory".env]\r\nROTEIRO_MEMORY_DB = "postgresql://team-db/m"\r\n'
+    )
+    merged = merge(HOSTS["codex"], ".codex/config.toml", text, "/new/roteiro-memory")
+    assert merged == text.replace(
+        'command = "/old/roteiro-memory"  # pinned by hand\r\n',
+        'command = "/new/roteiro-memory"\r\n',
+    )
+    assert merge(HOSTS["codex"], ".codex/config.toml", merged, "/new/roteiro-memory") == merged
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        {"command": "uvx", "args": ["roteiro-memory", "mcp"]},
+        {"command": "/old/roteiro-memory", "args": ["serve"]},
+        {"command": "/old/roteiro-memory"},
+        "roteiro-memory mcp",
+    ],
+)
+def test_a_server_entry_that_does_not_run_our_server_is_replaced_whole(entry: object) -> None:
+    text = json.dumps({"mcpServers": {SERVER_NAME: entry}})
+    merged = json.loads(merge(HOSTS["cursor"], ".cursor/mcp.json", text, "/new/roteiro-memory"))
+    assert merged["mcpServers"][SERVER_NAME] == {"command": "/new/roteiro-memory", "args": ["mcp"]}

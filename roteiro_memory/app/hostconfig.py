@@ -15,7 +15,11 @@ Each host keeps its project configuration in files of its own shape:
 What holds (:func:`merge`):
 
 * **Only ours changes.**  Our server entry is the one named
-  :data:`SERVER_NAME`; our hooks are the command hooks whose command runs
+  :data:`SERVER_NAME`: one that runs ``roteiro-memory mcp`` (at any path,
+  with any options after ``mcp``) gets this installation's ``command`` and
+  keeps the rest as the user left it -- an ``env`` naming the store, its
+  options, a host's timeout; in TOML only its ``command`` line is
+  rewritten -- and any other is replaced whole.  Our hooks are the command hooks whose command runs
   ``roteiro-memory hook`` (at any path, with any of ``hook``'s options, or
   as ``python -m roteiro_memory hook``).  One as ``setup`` writes it (the
   command's path and ``hook``) is rewritten with this installation's path
@@ -116,6 +120,31 @@ class Edit:
 def _server(command: str, *, typed: bool) -> JSON:
     entry: JSON = {"command": command, "args": ["mcp"]}
     return {"type": "stdio", **entry, "env": {}} if typed else entry
+
+
+def _serves_ours(entry: object) -> bool:
+    """Whether a server entry runs ``roteiro-memory mcp`` (at any path, with
+    any options after ``mcp``): one whose ``command`` alone is rewritten,
+    the rest -- an ``env`` naming the store, options, a timeout -- the
+    user's, kept."""
+    if not isinstance(entry, dict):
+        return False
+    command, args = entry.get("command"), entry.get("args")
+    return (
+        isinstance(command, str)
+        and os.path.basename(command) == SERVER_NAME
+        and isinstance(args, list)
+        and args[:1] == ["mcp"]
+    )
+
+
+def _our_server(entry: object, command: str, *, typed: bool) -> JSON:
+    """The server entry to write where ``entry`` was: ours at this
+    installation's path, or that entry, ours already, with only its
+    ``command`` rewritten (:func:`_serves_ours`)."""
+    if isinstance(entry, dict) and _serves_ours(entry):
+        return {**entry, "command": command}
+    return _server(command, typed=typed)
 
 
 def _hook_command(command: str) -> str:
@@ -276,7 +305,7 @@ def _dump_json(data: JSON, text: str | None) -> str:
 def _merge_servers(path: str, text: str | None, command: str, *, typed: bool) -> str:
     data = _parse_json(path, text)
     servers = _object(data.setdefault("mcpServers", {}), '"mcpServers"', path)
-    servers[SERVER_NAME] = _server(command, typed=typed)
+    servers[SERVER_NAME] = _our_server(servers.get(SERVER_NAME), command, typed=typed)
     return _dump_json(data, text)
 
 
@@ -411,6 +440,8 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
                 "remove it and run setup again; nothing was written"
             )
         start = starts[0]
+        if _serves_ours(servers[SERVER_NAME]):
+            return _checked_toml(path, before, _new_command(lines, start, command), command)
         end = start + 1
         while end < len(lines):
             if lines[end].lstrip().startswith("[") and _opens_table(lines, end):
@@ -426,6 +457,36 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
             end -= 1
         kept_blank = newline if end < len(lines) and lines[end].strip() else ""
         after = "".join(lines[:start]) + table + kept_blank + "".join(lines[end:])
+    return _checked_toml(path, before, after, command)
+
+
+def _new_command(lines: list[str], start: int, command: str) -> str:
+    """The file of ``lines`` with the ``command = ...`` line of our table,
+    which opens at line ``start``, naming ``command``: the table's other
+    keys and its subtables (``env``) stay as they are written.  Unchanged
+    when no such line opens a statement before the next table (a command
+    written otherwise), which :func:`_checked_toml` then refuses."""
+    for at in range(start + 1, len(lines)):
+        line = lines[at]
+        if line.lstrip().startswith("[") and _opens_table(lines, at):
+            break
+        if _COMMAND_LINE.match(line) and _opens_table(lines, at):
+            ending = line[len(line.rstrip("\r\n")) :]  # the line's own
+            written = f"command = {_toml_key(command)}{ending}"
+            return "".join([*lines[:at], written, *lines[at + 1 :]])
+    return "".join(lines)
+
+
+_COMMAND_LINE = re.compile(r"[ \t]*command[ \t]*=")
+"""The line of a TOML table that sets its ``command`` (written bare)."""
+
+
+def _checked_toml(path: str, before: dict[str, Any], after: str, command: str) -> str:
+    """``after``, the merged text, when it holds what ``before`` held with
+    our server at ``command``; else refused, nothing written."""
+    import tomllib
+
+    servers = before.get("mcp_servers", {})
     try:
         merged = tomllib.loads(after, parse_float=_float_as_written)
     except tomllib.TOMLDecodeError as error:
@@ -434,7 +495,8 @@ def _merge_toml(path: str, text: str | None, command: str) -> str:
             f'({error}; is "mcp_servers" written inline?), so it is not written; add the '
             "server by hand; nothing was written"
         ) from None
-    expected = {**before, "mcp_servers": {**servers, SERVER_NAME: _server(command, typed=False)}}
+    ours = _our_server(servers.get(SERVER_NAME), command, typed=False)
+    expected = {**before, "mcp_servers": {**servers, SERVER_NAME: ours}}
     if merged != expected:
         raise ConfigRefused(
             f"{path}: merging the {SERVER_NAME} server would change other settings (its table "
