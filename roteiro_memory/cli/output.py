@@ -144,8 +144,9 @@ def say(text: str) -> None:
 
 
 def warn(text: str) -> None:
-    """A warning on stderr, control characters escaped (it may quote a name)."""
-    to_stderr(f"roteiro-memory: warning: {printable(text)}\n")
+    """A warning on stderr, in one line, control characters and line breaks
+    escaped (it may quote a name)."""
+    to_stderr(f"roteiro-memory: warning: {printable(text, one_line=True)}\n")
 
 
 class Warnings:
