@@ -672,3 +672,21 @@ def test_a_server_entry_that_does_not_run_our_server_is_replaced_whole(entry: ob
     text = json.dumps({"mcpServers": {SERVER_NAME: entry}})
     merged = json.loads(merge(HOSTS["cursor"], ".cursor/mcp.json", text, "/new/roteiro-memory"))
     assert merged["mcpServers"][SERVER_NAME] == {"command": "/new/roteiro-memory", "args": ["mcp"]}
+
+
+def test_setup_refuses_a_read_only_config_and_every_file_is_as_it_was(repo: GitRepo) -> None:
+    """A file no one may write says it is not to be changed; setup would
+    replace it (renaming over it needs only its folder's write bit), so it
+    refuses the whole setup instead, naming the file and its mode."""
+    repo.write(".mcp.json", '{"mcpServers": {"other": {"command": "x"}}}\n')
+    settings = repo.root / ".claude" / "settings.json"
+    repo.write(".claude/settings.json", "{}\n")
+    settings.chmod(0o444)
+    done = setup(repo, "claude-code")
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.splitlines()
+    assert f"{settings} is read-only (mode 0444)" in line
+    assert line.endswith("nothing was written")
+    assert (repo.root / ".mcp.json").read_text() == '{"mcpServers": {"other": {"command": "x"}}}\n'
+    assert settings.read_text() == "{}\n"
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]

@@ -153,7 +153,8 @@ def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]
     """Write ``text`` to a new file beside the file ``path`` names, with its
     mode, making the folders it needs (each added to ``made``); the new
     file's name and the target it is to replace are added to ``staged``.
-    Refused, naming ``path``, when it cannot be written."""
+    Refused, naming ``path``, when it cannot be written, or is read-only
+    (no write bit: renaming over it would need only its folder's)."""
     import os
     import tempfile
 
@@ -170,6 +171,12 @@ def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]
         )
     try:
         status = os.stat(target) if os.path.exists(target) else None
+        if status is not None and not status.st_mode & 0o222:
+            raise ConfigRefused(
+                f"{shown} is read-only (mode {status.st_mode & 0o777:04o}), which says it is "
+                "not to be changed, and setup would replace it; make it writable (chmod u+w) "
+                "to let setup merge into it; nothing was written"
+            )
         handle, temporary = tempfile.mkstemp(
             dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}."
         )
