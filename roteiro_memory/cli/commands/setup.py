@@ -215,7 +215,8 @@ def _keep_owner(temporary: str, status: os.stat_result, shown: str) -> None:
         raise ConfigRefused(
             f"{shown} belongs to user {status.st_uid} and group {status.st_gid}, which the "
             f"file written in its place cannot be given ({error.strerror or error}); run setup "
-            "as its owner; nothing was written"
+            "as a user who can give it them (its owner, when a member of its group); nothing "
+            "was written"
         ) from None
 
 
