@@ -63,7 +63,7 @@ def ranked(found: Recall, view: View | None = None) -> str:
     view = view or View(found.results, Marks())
     lines = brief.ranked_lines(view.items, view.marks)
     head = (
-        f"{view.marks.counted(len(lines), 'result')}, best first "
+        f"{brief.counted(len(lines), 'result', folded=view.marks.folded)}, best first "
         f"(store: {found.live} live, {found.superseded} superseded)."
     )
     return "\n".join(_closing([head, *lines], [r.record for r in view.items], view.marks))
@@ -81,7 +81,7 @@ def listed(listing: MemoryListing, view: View | None = None) -> str:
         for r in view.items
     ]
     head = (
-        f"{marks.counted(len(lines), 'record')}, newest first "
+        f"{brief.counted(len(lines), 'record', folded=marks.folded)}, newest first "
         f"(store: {listing.live} live, {listing.superseded} superseded)."
     )
     return "\n".join(_closing([head, *lines], view.items, marks))

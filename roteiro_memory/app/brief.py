@@ -68,10 +68,14 @@ def anchor_text(key: str | None) -> str:
     return anchor_label(key)
 
 
-def counted(count: int, noun: str, plural: str | None = None) -> str:
+def counted(count: int, noun: str, plural: str | None = None, *, folded: int = 0) -> str:
     """``count`` of ``noun`` in words: ``1 record``, ``2 records``, ``0
-    records`` (``plural`` when it is not the noun and an ``s``)."""
-    return f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+    records`` (``plural`` when it is not the noun and an ``s``); with the
+    records ``folded`` into them as near-duplicates
+    (:attr:`~roteiro_memory.app.shown.Marks.folded`), ``4 results, 5 with
+    near-duplicates``."""
+    said = f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
+    return f"{said}, {count + folded} with near-duplicates" if folded else said
 
 
 def is_cut(record: MemoryRecord, limit: int = BODY_CHARS) -> bool:

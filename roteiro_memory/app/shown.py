@@ -69,15 +69,6 @@ class Marks:
         """How many records are not shown on lines of their own."""
         return sum(len(ids) - 1 for ids in self.alike.values())
 
-    def counted(self, count: int, noun: str) -> str:
-        """``4 results, 5 with near-duplicates``: ``count`` shown, in words."""
-        from roteiro_memory.app.brief import counted
-
-        said = counted(count, noun)
-        if not self.folded:
-            return said
-        return f"{said}, {count + self.folded} with near-duplicates"
-
     def stands_for(self, record_id: int) -> tuple[int, ...]:
         """The ids a shown record stands for, itself first (``()`` when only itself)."""
         return self.alike.get(record_id, ())

@@ -155,6 +155,7 @@ def _notes(marks: Marks) -> list[str]:
 def recall_table(recall: Recall, view: View | None = None) -> str:
     """The ranked results as a table (``view``: what is shown of them, by
     default every one, unmarked)."""
+    from roteiro_memory.app.brief import counted
     from roteiro_memory.app.shown import Marks, View
 
     view = view or View(recall.results, Marks())
@@ -165,7 +166,7 @@ def recall_table(recall: Recall, view: View | None = None) -> str:
     out = table(["ID", "KIND", "STATE", "ANCHOR", "SCORE", "BODY"], rows, right=(0, 4))
     decay = "" if recall.decay.mode == "none" else f", decay {recall.decay.token()}"
     footer = (
-        f"{marks.counted(len(rows), 'result')} (store: "
+        f"{counted(len(rows), 'result', folded=marks.folded)} (store: "
         f"{_counts(recall.live, recall.superseded)}, generation {recall.generation}{decay})"
     )
     if recall.terms == []:
@@ -178,6 +179,7 @@ def recall_table(recall: Recall, view: View | None = None) -> str:
 
 def listing_table(listing: MemoryListing, view: View | None = None) -> str:
     """The records as a table (``view`` as in :func:`recall_table`)."""
+    from roteiro_memory.app.brief import counted
     from roteiro_memory.app.shown import Marks, View
 
     view = view or View(listing.records, Marks())
@@ -187,7 +189,7 @@ def listing_table(listing: MemoryListing, view: View | None = None) -> str:
         rows.append([*_record_cells(record), mark + _marked(record, view.marks)])
     out = table(["ID", "KIND", "STATE", "ANCHOR", "BODY"], rows, right=(0,))
     footer = (
-        f"{view.marks.counted(len(rows), 'record')} "
+        f"{counted(len(rows), 'record', folded=view.marks.folded)} "
         f"(store: {_counts(listing.live, listing.superseded)})"
     )
     return "\n".join([out, footer, *_notes(view.marks)] if rows else [footer])
