@@ -8,6 +8,7 @@ import io
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,73 @@ def test_a_response_id_echoes_the_request_id_as_the_same_json_integer(
     finally:
         backend.close()
     assert "does not echo the request's id" in caught.value.message
+
+
+LEAVES_A_CHILD = """
+import json, os, sys, time
+pid_file = sys.argv[1]
+child = os.fork()
+if child == 0:
+    time.sleep(600)  # holds the program's stdout and stderr open
+    os._exit(0)
+with open(pid_file, "w") as out:
+    out.write(str(child))
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    if request["op"] == "memory.list":
+        time.sleep(600)  # hangs: the request fails and the program is killed
+    print(json.dumps({"id": request["id"], "ok": True, "result": None}), flush=True)
+    if request["op"] == "shutdown":
+        sys.exit(0)
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (an unreaped zombie is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def _ends_within(seconds: float, action: Callable[[], object]) -> bool:
+    runner = threading.Thread(target=action, daemon=True)
+    runner.start()
+    runner.join(seconds)
+    return not runner.is_alive()
+
+
+def test_a_program_whose_child_keeps_its_pipes_open_is_ended_with_its_child(
+    tmp_path: Path,
+) -> None:
+    """Killing a program for a failed request, and closing it at the end of a
+    run, end every process it started and never wait on pipes a child of it
+    still holds: the run ends and leaves no process of the program behind."""
+    pid_file = tmp_path / "child.pid"
+    argv = [sys.executable, _program(tmp_path, LEAVES_A_CHILD), str(pid_file)]
+    backend = SubprocessBackend(argv, timeout=1.0)
+    children: list[int] = []
+    failures: list[BackendFailure] = []
+
+    def hang_then_restart() -> None:
+        backend.call("reset", {})
+        children.append(int(pid_file.read_text(encoding="ascii")))
+        try:
+            backend.call("memory.list", {})
+        except BackendFailure as failure:
+            failures.append(failure)
+        backend.call("reset", {})
+        children.append(int(pid_file.read_text(encoding="ascii")))
+
+    try:
+        assert _ends_within(60, hang_then_restart), "killing the hung program never ended"
+        assert len(failures) == 1
+        assert "no response within 1s" in failures[0].message
+    finally:
+        assert _ends_within(60, backend.close), "closing the program never ended"
+    deadline = time.monotonic() + 30
+    while any(map(_running, children)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(children) == 2
+    assert not [pid for pid in children if _running(pid)]

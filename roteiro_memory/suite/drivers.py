@@ -34,6 +34,7 @@ import importlib
 import json
 import os
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -294,6 +295,7 @@ class SubprocessBackend:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 env=self._environment(),
+                process_group=0,  # its own group: killed with every process it starts
             )
         except OSError as error:
             said = withheld(str(error), f"cmd:{shlex.join(self.argv)}")
@@ -319,7 +321,9 @@ class SubprocessBackend:
         return {**inherited, "PYTHONUNBUFFERED": "1", **self.env}
 
     def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
-        with contextlib.suppress(OSError, ValueError):  # the stream closed under us
+        """Queue the program's output lines, then None; closed here, by its
+        reader: a close elsewhere waits on a read a child holding the pipe may never end."""
+        with contextlib.suppress(OSError, ValueError), contextlib.closing(stream):
             while line := stream.readline(MAX_LINE_BYTES + 1):
                 overlong = len(line) > MAX_LINE_BYTES
                 with self._ready:
@@ -336,9 +340,9 @@ class SubprocessBackend:
         """Keep the last :data:`STDERR_LINES` lines of stderr, each cut to its
         last :data:`STDERR_LINE_CHARS` characters; read in bounded pieces, so
         text that never ends a line cannot fill memory.  Ends quietly when the
-        stream closes under it (the program was killed)."""
+        stream closes under it; closes it at its end, as :meth:`_pump_out` does."""
         unfinished = False
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError), contextlib.closing(stream):
             while piece := stream.readline(_STDERR_READ):
                 text = piece.decode("utf-8", "replace")
                 ended = text.endswith("\n")
@@ -365,19 +369,23 @@ class SubprocessBackend:
         self._kill()
 
     def _kill(self) -> None:
+        """SIGKILL the program's process group (with what it started, which may
+        hold its pipes open) and reap it; its output streams close at their readers."""
         proc, self._proc = self._proc, None
         if proc is None:
             return
+        # A group outlives its exited leader while one of it lives, keeping its id.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         if proc.poll() is None:
             proc.kill()
         # A killed program is reaped; one that survives a kill is left to the OS.
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=5)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            if stream is not None:
-                # Closing stdin flushes what the dead program never read.
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if proc.stdin is not None:
+            # Written only through a duplicate descriptor: nothing to flush.
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
 
     def _fail(self, message: str) -> BackendFailure:
         # Give the stderr reader a moment to drain what the program said last.
