@@ -10,6 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -181,3 +183,40 @@ def test_a_report_that_cannot_be_published_is_one_line_and_leaves_the_page(
     assert said.count("\n") == 1
     assert problem in said
     assert page.read_text(encoding="utf-8") == "the last page"
+
+
+WRITES_WITHIN_A_FILE_SIZE_LIMIT = """
+import resource, signal, sys
+from pathlib import Path
+from roteiro_memory.suite.cases import load_registry
+from roteiro_memory.suite.report import write_report
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+try:
+    write_report(Path(sys.argv[1]), results=[], registry=load_registry(), backend="memory")
+except OSError as error:
+    print(error.strerror)
+    sys.exit(3)
+"""
+
+
+def test_a_report_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    """A write that fails half-way (a full disk, here a file size limit)
+    leaves the report and its summary as they were, and no other file."""
+    report = tmp_path / "report.json"
+    report.write_text("the last report", encoding="utf-8")
+    summary = tmp_path / "report.md"
+    summary.write_text("the last summary", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-c", WRITES_WITHIN_A_FILE_SIZE_LIMIT, str(report)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr
+    assert "File too large" in done.stdout
+    assert report.read_text(encoding="utf-8") == "the last report"
+    assert summary.read_text(encoding="utf-8") == "the last summary"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.md"]

@@ -20,7 +20,8 @@ A spec may carry a DSN's password, so it is shown -- as a backend's name, in
 every message, summary and report -- as :func:`shown_spec` shows it, and
 connected with as given.  What the suite writes of a backend's answers is
 strict JSON as the library's servers write it: :func:`strict_json`, the
-library's one rule, reached here as the rest of the library is.  Which stores
+library's one rule, reached here as the rest of the library is, and written
+whole or not at all, by its rule too (:func:`replace_file`).  Which stores
 there are is the entry points' business: this module names none.  It does not
 import pytest.
 """
@@ -43,6 +44,7 @@ from importlib.metadata import entry_points
 from typing import IO, Any
 
 from roteiro_memory.errors import strict_json
+from roteiro_memory.privatefile import replace as replace_file
 from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.pipes import (
@@ -66,6 +68,7 @@ __all__ = [
     "entry_point_factories",
     "memory_store",
     "reference_numbers",
+    "replace_file",
     "resolve_backend",
     "shown_spec",
     "strict_json",

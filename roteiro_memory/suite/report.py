@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.suite.cases import Invariant, read_yaml
-from roteiro_memory.suite.drivers import shown_spec, strict_json, withholder
+from roteiro_memory.suite.drivers import replace_file, shown_spec, strict_json, withholder
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
 
@@ -491,13 +491,17 @@ def write_report(
     strict JSON, as the wire is: a lone surrogate a backend answered is
     written as the six characters of its escape
     (:func:`~roteiro_memory.errors.strict_json`), in the summary too.
-    Raises OSError when either cannot be written."""
+    Each file is written whole or not at all
+    (:func:`~roteiro_memory.suite.drivers.replace_file`): a write that fails half-way
+    leaves the one there before as it was.  Raises OSError when either
+    cannot be written."""
     report = build_report(results, registry, backend, seed, notes)
     text = strict_json(json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False))
+    summary = strict_json(markdown_summary(report))
     md = summary_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n", encoding="utf-8")
-    md.write_text(markdown_summary(report), encoding="utf-8", errors="backslashreplace")
+    replace_file(path, lambda out: print(text, file=out))
+    replace_file(md, lambda out: print(summary, end="", file=out))
     return path, md
 
 
