@@ -4,6 +4,9 @@ summary's name), and a timeout no clock can wait."""
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,29 @@ def test_a_report_path_is_checked_without_changing_what_is_there(tmp_path: Path)
     assert report_path_problem(report) is None
     assert report.read_text(encoding="utf-8") == "earlier"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (lambda p: os.mkfifo(p / "report.json"), "it is a FIFO"),
+        (lambda p: os.mkfifo(p / "report.md"), "it is a FIFO"),
+        (lambda p: (p / "report.json").symlink_to("/dev/null"), "it is a character device"),
+        (lambda p: (p / "report.json").symlink_to("/dev/stdout"), "it names an open stream"),
+    ],
+)
+def test_a_report_path_that_is_no_regular_file_is_refused_without_opening_it(
+    tmp_path: Path, make: Callable[[Path], object], problem: str
+) -> None:
+    """The report replaces a regular file or nothing: a FIFO (whose opening
+    waits for a reader), a device or a stream is refused at once."""
+    make(tmp_path)
+    found: list[str | None] = []
+    checker = threading.Thread(
+        target=lambda: found.append(report_path_problem(tmp_path / "report.json")), daemon=True
+    )
+    checker.start()
+    checker.join(60)
+    assert found, "checking the path never ended"
+    assert found[0] is not None
+    assert problem in found[0]

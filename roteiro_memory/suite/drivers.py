@@ -20,10 +20,10 @@ A spec may carry a DSN's password, so it is shown -- as a backend's name, in
 every message, summary and report -- as :func:`shown_spec` shows it, and
 connected with as given.  What the suite writes of a backend's answers is
 strict JSON as the library's servers write it: :func:`strict_json`, the
-library's one rule, reached here as the rest of the library is, and written
-whole or not at all, by its rule too (:func:`replace_file`).  Which stores
-there are is the entry points' business: this module names none.  It does not
-import pytest.
+library's one rule, reached here as the rest of the library is, as is how a
+file is written whole (:func:`replace_file`, :func:`check_replaceable`).
+Which stores there are is the entry points' business: this module names
+none.  It does not import pytest.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from importlib.metadata import entry_points
 from typing import IO, Any
 
 from roteiro_memory.errors import strict_json
+from roteiro_memory.privatefile import check_replaceable
 from roteiro_memory.privatefile import replace as replace_file
 from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
@@ -65,6 +66,7 @@ __all__ = [
     "BackendSpecError",
     "InProcessBackend",
     "SubprocessBackend",
+    "check_replaceable",
     "entry_point_factories",
     "memory_store",
     "reference_numbers",

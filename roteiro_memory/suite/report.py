@@ -21,7 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from roteiro_memory.suite.cases import Invariant, read_yaml
-from roteiro_memory.suite.drivers import replace_file, shown_spec, strict_json, withholder
+from roteiro_memory.suite.drivers import (
+    check_replaceable,
+    replace_file,
+    shown_spec,
+    strict_json,
+    withholder,
+)
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError, OpError
 from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
 
@@ -515,7 +521,12 @@ def report_path_problem(path: Path) -> str | None:
     it), found before a run rather than after it; None when both can be.
     A path ending in ``.md`` is refused: the summary's name is the report's
     with ``.md``, and would be the same file.  A folder that does not exist
-    yet is made when the report is written, under one that does."""
+    yet is made when the report is written, under one that does.  Each file
+    is written beside its place and moved into it, so what must be writable
+    is the folder; what is there is never opened, and must be a file to
+    replace (:func:`~roteiro_memory.suite.drivers.check_replaceable`): not a
+    FIFO, a device or a stream."""
+
     if path.suffix.lower() == ".md":
         return (
             f"{path} ends in .md, which names the Markdown summary written beside the JSON "
@@ -529,13 +540,14 @@ def report_path_problem(path: Path) -> str | None:
         folder = folder.parent
     if not folder.is_dir():
         return f"{path} cannot be made: {folder} is not a folder"
+    for target in (path, summary_path(path)):
+        try:
+            check_replaceable(target)
+        except OSError as error:
+            return f"{target} cannot be replaced: {error.strerror or error}"
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
-        for target in (path, summary_path(path)):
-            if target.exists():
-                with target.open("ab"):
-                    pass  # opened to append, changed in nothing
     except OSError as error:
         return f"{path} cannot be written: {error.strerror or error}"
     return None
