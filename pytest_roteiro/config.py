@@ -6,6 +6,7 @@ imports this whether or not the suite is enabled.
 
 from __future__ import annotations
 
+import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,15 +153,18 @@ def resolve_config(config: pytest.Config) -> RoteiroConfig:
 
 def _ini_path(config: pytest.Config, name: str) -> Path | None:
     """A path option: from the command line against the current folder, from
-    the ini file against that file's folder (as pytest's ``paths`` type does)."""
+    the ini file against that file's folder (as pytest's ``paths`` type does).
+    Made absolute, never resolved: a symlink there is the file named (the
+    report replaces it, its summary is written beside it), and
+    ``/dev/stdout`` stays the stream it names."""
     given = config.getoption(name)
     if given:
-        return Path(given).resolve()
+        return Path(os.path.abspath(given))
     value = str(config.getini(name) or "")
     if not value:
         return None
     base = config.inipath.parent if config.inipath is not None else config.rootpath
-    return (base / value).resolve()
+    return Path(os.path.abspath(base / value))
 
 
 def _seed(config: pytest.Config, explore: bool) -> tuple[bool, int]:

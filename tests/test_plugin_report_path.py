@@ -4,6 +4,7 @@ summary's name), and a timeout no clock can wait."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections.abc import Callable
@@ -122,3 +123,21 @@ def test_a_report_path_that_is_no_regular_file_is_refused_without_opening_it(
     assert found, "checking the path never ended"
     assert found[0] is not None
     assert problem in found[0]
+
+
+def test_a_report_path_that_is_a_symlink_is_the_path_given(pytester: pytest.Pytester) -> None:
+    """The report is written at the path given, its summary beside it: a
+    symlink there is replaced, not followed to a folder made for it."""
+    (pytester.path / "report.json").symlink_to("elsewhere/target.json")
+    _run(pytester, "--roteiro-report", "report.json").assert_outcomes(passed=1)
+    assert (pytester.path / "report.md").is_file()
+    assert not (pytester.path / "report.json").is_symlink()
+    assert json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))["totals"]
+    assert not (pytester.path / "elsewhere").exists()
+
+
+def test_a_report_path_through_an_open_stream_is_refused(pytester: pytest.Pytester) -> None:
+    (pytester.path / "report.json").symlink_to("/dev/stdout")
+    result = _run(pytester, "--roteiro-report", "report.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "it names an open stream (/dev/stdout)" in result.stderr.str()
