@@ -262,8 +262,9 @@ def _claim_node_ids(config: pytest.Config, roteiro: RoteiroConfig) -> tuple[str,
     try:
         dirs, builtin = roteiro.case_dirs, roteiro.builtin_cases
         files = [*case_files(dirs, builtin=builtin), *property_files(dirs, builtin=builtin)]
-    except CaseFileError:
-        return ()
+    except CaseFileError as error:
+        # The error collection would give, before pytest looks for the ids on disk.
+        raise pytest.UsageError(str(error)) from None
     names = {path.name for path in files}
     claimed: list[str] = []
     kept: list[str] = []

@@ -574,6 +574,19 @@ def test_a_node_id_from_a_failed_line_runs_that_case(
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
 
 
+def test_a_node_id_with_a_case_folder_that_is_not_one_names_the_folder(
+    pytester: pytest.Pytester,
+) -> None:
+    """A case folder that cannot be read is the one error, as it is without
+    a node id: never pytest's "not found" for the node id it hid."""
+    result = pytester.runpytest(
+        "--roteiro-conformance", "--roteiro-cases", "missing", "conformance/lifecycle.yaml"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{pytester.path / 'missing'}: is not a folder of case files" in result.stderr.str()
+    assert "not found" not in result.stdout.str() + result.stderr.str()
+
+
 def test_the_ini_switch_keeps_the_projects_own_testpaths(pytester: pytest.Pytester) -> None:
     """``roteiro_conformance = true`` adds the cases; it does not drop ``testpaths``."""
     pytester.makeini(
