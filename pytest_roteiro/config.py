@@ -158,6 +158,9 @@ def _ini_path(config: pytest.Config, name: str) -> Path | None:
     report replaces it, its summary is written beside it), and
     ``/dev/stdout`` stays the stream it names."""
     given = config.getoption(name)
+    if given is not None and not given.strip():
+        option = "--" + name.replace("_", "-")
+        raise pytest.UsageError(f"{option}: the path given is empty; give a file's path")
     if given:
         return Path(os.path.abspath(given))
     value = str(config.getini(name) or "")

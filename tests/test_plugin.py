@@ -779,3 +779,19 @@ def test_a_live_report_withholds_the_dsn_password_from_its_free_text(
     assert SECRET not in summary
     result.stdout.fnmatch_lines(["*password <password> rejected by the server*"])
     assert SECRET not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize("option", ["--roteiro-report", "--roteiro-known-failures"])
+def test_an_empty_path_option_is_a_usage_error(pytester: pytest.Pytester, option: str) -> None:
+    """An empty path names no file: not the option left out (no report
+    written, no failure known, without a word)."""
+    result = pytester.runpytest("--roteiro-conformance", option, "", "-k", PASSING)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option}: the path given is empty; give a file's path*"])
+
+
+def test_a_known_failures_path_that_is_a_folder_says_so(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("known")
+    result = pytester.runpytest("--roteiro-conformance", "--roteiro-known-failures", "known")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*known*is a folder, where a known-failures file (YAML)*"])

@@ -82,7 +82,10 @@ class KnownFailure:
 def load_known_failures(path: Path) -> dict[str, KnownFailure]:
     """Read a known-failures file: a YAML list of ``{id, reason, link?}``."""
     if not path.is_file():
-        raise CaseFileError(path, "known-failures file does not exist")
+        if not path.exists():
+            raise CaseFileError(path, "known-failures file does not exist")
+        what = "a folder" if path.is_dir() else "not a regular file"
+        raise CaseFileError(path, f"is {what}, where a known-failures file (YAML) was expected")
     document = read_yaml(path)
     if document is None:
         return {}
