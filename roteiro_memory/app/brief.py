@@ -38,6 +38,7 @@ __all__ = [
     "ids_text",
     "is_cut",
     "line",
+    "lines_bytes",
     "marks_text",
     "ranked_lines",
     "stale_note",
@@ -76,6 +77,12 @@ def counted(count: int, noun: str, plural: str | None = None, *, folded: int = 0
     near-duplicates``."""
     said = f"{count} {noun}" if count == 1 else f"{count} {plural or noun + 's'}"
     return f"{said}, {count + folded} with near-duplicates" if folded else said
+
+
+def lines_bytes(lines: Iterable[str]) -> int:
+    """The bytes ``lines`` take in an answer or a digest, each followed by a
+    newline: what a budget of tokens (UTF-8 bytes / 4) is measured in."""
+    return sum(len(line.encode("utf-8")) + 1 for line in lines)
 
 
 def is_cut(record: MemoryRecord, limit: int = BODY_CHARS) -> bool:

@@ -35,7 +35,9 @@ What each event gets (:func:`respond`):
 * **PreCompact** -- the same reminder, to the person (see above).
 * Anything else, a file outside the repository, nothing new: no answer.
   Where no repository is found because git is missing from ``PATH`` or
-  fails, the session start says so to the person (:func:`_unplaced`).
+  fails, the session start says so to the person
+  (:meth:`~roteiro_memory.app.session.Session.git_fault`), as every failure
+  of the hook.
 
 Stored text and file names are quoted on one line, their control characters
 escaped (:func:`_quoted`), as the digest shows them.
@@ -241,15 +243,19 @@ def _session_start(
     tokens: every byte the agent is told counts, :data:`UNCHECKED` and the
     reminder included (:func:`_room`)."""
     from roteiro_memory.app.pack import budget_tokens, digest
+    from roteiro_memory.errors import GitError
 
     allowed = budget_tokens(session, budget)  # a bad --budget refused before anything is read
-    if session.place() is None and not session.has_store():
-        _unplaced()
+    why = None if session.place() is not None or session.has_store() else session.git_fault()
+    if why is not None:
+        # Silence would hide a misconfiguration behind what looks like an
+        # empty memory; said at session start only, it is said once a session.
+        raise GitError(f"hook needs a git repository: {why}")
     if event.source in ("clear", "compact"):
         state.shown.clear()  # the context no longer holds what it was shown
     aside = [] if session.syncs else [UNCHECKED]
     said = _room(reminder(state), aside, allowed) if event.source == "compact" else None
-    spent = sum(len(x.encode("utf-8")) + 1 for x in [*aside, *([said] if said else [])])
+    spent = brief.lines_bytes([*aside, *([said] if said else [])])
     pack = digest(session, allowed, every=every, spent=spent)
     parts = []
     if pack.chosen or pack.omitted:  # none fit: it still says how many, and where they are
@@ -260,22 +266,6 @@ def _session_start(
         parts.append(said)
         _reminded(state)
     return _context("SessionStart", "\n".join(parts)) if parts else None
-
-
-def _unplaced() -> None:
-    """Where no repository was found: nothing when git says this is none,
-    else :class:`~roteiro_memory.errors.GitError` saying why -- git is not
-    on the host's ``PATH`` (and no stat cache found the repository without
-    it), or git fails here (a repository another user owns) -- which the
-    command tells the person, as every failure of the hook.  Silence would
-    hide a misconfiguration behind what looks like an empty memory; said
-    at session start only, it is said once a session, not at every read."""
-    from roteiro_memory.errors import GitError
-    from roteiro_memory.repo.graph import OUTSIDE, no_repo_reason
-
-    why = no_repo_reason()
-    if why != OUTSIDE:
-        raise GitError(f"hook needs a git repository: {why}")
 
 
 def _room(said: str | None, aside: list[str], allowed: int) -> str | None:
@@ -289,7 +279,7 @@ def _room(said: str | None, aside: list[str], allowed: int) -> str | None:
 
     if said is None:
         return None
-    needed = sum(len(x.encode("utf-8")) + 1 for x in [*aside, said]) + MIN_BUDGET * 4
+    needed = brief.lines_bytes([*aside, said]) + MIN_BUDGET * 4
     return said if needed <= allowed * 4 else None
 
 
@@ -438,12 +428,12 @@ def _lines(
         "be compared -- they may no longer hold; check the code before relying on them:"
     )
     lines = [head]
-    used = len(head.encode("utf-8")) + 1
+    used = brief.lines_bytes([head])
     shown: list[Recalled] = []
     note = brief.conflicts_note() if marks.conflicts else ""
     folded = brief.duplicates_note() if marks.alike else ""
-    notes = len(note.encode("utf-8")) + len(folded.encode("utf-8")) + 2
-    closing = len(_more(len(fresh), where, keep).encode("utf-8")) + 1  # its count at most this
+    notes = brief.lines_bytes([note, folded])
+    closing = brief.lines_bytes([_more(len(fresh), where, keep)])  # its count at most this
     for group, title in ((applying, None), (stale, stale_head)):
         for recalled in group:
             record = recalled.record
@@ -464,7 +454,7 @@ def _lines(
             if remedy is not None:
                 line += f" -- {remedy}"
             extra = [title] if title is not None and title not in lines else []
-            size = sum(len(x.encode("utf-8")) + 1 for x in [*extra, line])
+            size = brief.lines_bytes([*extra, line])
             if used + size > room - closing - notes:  # room for the closing lines
                 continue
             lines += [*extra, line]

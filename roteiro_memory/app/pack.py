@@ -260,11 +260,6 @@ def _footer(omitted: int, exact: bool) -> str:
     return f"_More records were left unread, beyond what the budget shows: {finds}"
 
 
-def _bytes(lines: Sequence[str]) -> int:
-    """The bytes ``lines`` take in the digest, each followed by a newline."""
-    return sum(len(line.encode("utf-8")) + 1 for line in lines)
-
-
 def _heading(recalled: Recalled) -> str:
     """The heading a record is listed under: its kind's while it applies,
     else :data:`STALE_HEADING`."""
@@ -294,13 +289,13 @@ def _extra_bytes(need: str) -> int:
     section's heading and blank lines (and, for :data:`STALE_HEADING`, the
     summary's sentence on it), a note, or the blank line after the notes."""
     if need == _ALIKE:
-        return _bytes([brief.duplicates_note(cli=True)])
+        return brief.lines_bytes([brief.duplicates_note(cli=True)])
     if need == _CONFLICTS:
-        return _bytes([brief.conflicts_note(cli=True)])
+        return brief.lines_bytes([brief.conflicts_note(cli=True)])
     if need == _NOTES:
-        return _bytes([""])
+        return brief.lines_bytes([""])
     said = len(_STALE_SAID.encode("utf-8")) if need == STALE_HEADING else 0
-    return _bytes(_section(need, [])) + said
+    return brief.lines_bytes(_section(need, [])) + said
 
 
 def _fixed_bytes(read: int, budget: int, live: int, touched: str | None, every_read: bool) -> int:
@@ -311,7 +306,8 @@ def _fixed_bytes(read: int, budget: int, live: int, touched: str | None, every_r
     widest = Pack((), read, budget, touched, live, every_read=every_read)
     footer = max(_footer(read, every_read), _footer(0, every_read), key=len)
     # The summary was written with none chosen: room for as many digits as the count.
-    return _bytes([_title(touched), "", _summary(widest, False), "", footer]) + len(str(read))
+    fixed = [_title(touched), "", _summary(widest, False), "", footer]
+    return brief.lines_bytes(fixed) + len(str(read))
 
 
 def _fill(
@@ -333,7 +329,7 @@ def _fill(
             continue
         line = sizes.get(id(candidate))
         if line is None:
-            line = sizes[id(candidate)] = _bytes([_entry(candidate, marks)])
+            line = sizes[id(candidate)] = brief.lines_bytes([_entry(candidate, marks)])
         new = [need for need in dict.fromkeys(_brings(candidate, marks)) if need not in shown]
         size = line + sum(_extra_bytes(need) for need in new)
         if size <= room:

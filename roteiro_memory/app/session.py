@@ -156,12 +156,17 @@ class Session:
         if self.db is not None or DB_ENV in os.environ:
             return None, None
         place = self.place()
-        if place is not None:
-            return place.common_dir, None
+        return (place.common_dir, None) if place is not None else (None, self.git_fault())
+
+    def git_fault(self) -> str | None:
+        """Why no repository is found here when git is to blame -- it is not
+        on ``PATH`` (and no stat cache found the repository without it), or
+        it fails here (a repository another user owns); None outside any
+        repository, which is an answer, not a fault."""
         from roteiro_memory.repo.graph import OUTSIDE, no_repo_reason
 
         why = no_repo_reason()
-        return None, None if why == OUTSIDE else why
+        return None if why == OUTSIDE else why
 
     def _location(self) -> Location:
         """The store file and how it was chosen, found once: a relative
