@@ -7,8 +7,8 @@ timestamps, captured anchor) and per cache entry (``"cache"``).  The last line
 (``"end"``) is the integrity trailer: how many lines of each type came before
 it, and the SHA-256 of every line before it that holds something (each as
 written, with its newline; an empty line, or one of spaces and tabs, holds
-nothing and is passed over), so an export cut short or with lines taken out or changed is
-refused rather than imported short.  Import goes into an empty store only, in
+nothing and is passed over), so an export cut short or with lines taken out
+or changed is refused rather than imported short.  Import goes into an empty store only, in
 one transaction, and reproduces the exported store exactly: the snapshot
 after equals the snapshot of the source.  Every line is checked before
 anything is written; a bad one is refused by number; and the whole is judged
