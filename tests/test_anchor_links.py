@@ -159,3 +159,88 @@ def test_an_anchor_path_with_a_trailing_slash_is_refused_by_the_agent_tools(
         assert "argument 'anchor'" in raised.value.message
         assert "a path ending in '/' names a folder" in raised.value.message
     assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0
+
+
+FOLDER_REFUSAL = (
+    "is a folder of the working tree, and an anchor is a file (tracked, or untracked and "
+    "not ignored) or PATH::QUALNAME, a symbol in one: give a file's path (one in the folder)"
+)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["add", "a lesson"],
+        ["cache", "put", "k", "fp", "{}"],
+        ["list"],
+        ["recall"],
+        ["recall", "words"],
+    ],
+    ids=["add", "cache-put", "list", "recall", "recall-words"],
+)
+@pytest.mark.parametrize("anchor", ["pkg", "./pkg", "pkg::f", "a.py/../pkg", "<root>/pkg"])
+def test_an_anchor_path_that_is_a_folder_of_the_work_tree_is_refused(
+    tmp_path: Path, argv: list[str], anchor: str
+) -> None:
+    """A folder given without its '/' is refused as one ending in '/' is: a
+    read filtered by it answered nothing, as if no record were about it."""
+    repo = Repo.committed(tmp_path / "repo", {"a.py": SOURCE, "pkg/b.py": SOURCE})
+    kept = repo.add("about b", "pkg/b.py")
+    anchor = anchor.replace("<root>", str(repo.root))
+    done = repo.run(*argv, "--anchor", anchor)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"roteiro-memory: error: --anchor {anchor!r}: 'pkg' {FOLDER_REFUSAL}"
+    ]
+    assert [r["id"] for r in repo.json("list", "--no-sync")["records"]] == [kept]
+    assert repo.run("cache", "list").stdout == "0 entries\n"
+
+
+def test_an_anchor_that_is_a_folder_from_the_current_folder_is_refused(tmp_path: Path) -> None:
+    repo = Repo.committed(tmp_path / "repo", {"src/lib/c.py": SOURCE})
+    done = repo.run("list", "--anchor", "lib", cwd=repo.root / "src")
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [
+        f"roteiro-memory: error: --anchor 'lib': anchors are paths from the repository's top "
+        f"level ({repo.root}), and there is no 'lib' there; in this folder it is 'src/lib' "
+        "from the top level, a folder, and an anchor is a file (tracked, or untracked and not "
+        "ignored) or PATH::QUALNAME, a symbol in one: give a file's path (one in the folder)"
+    ]
+
+
+def test_a_read_filter_takes_a_path_that_names_nothing_or_a_link_to_a_folder(
+    tmp_path: Path,
+) -> None:
+    """Only an existing folder is refused: a deleted file's records are read
+    by its path, and a symbolic link to a folder is a file to git."""
+    repo = Repo.committed(tmp_path / "repo", {"a.py": SOURCE, "pkg/b.py": SOURCE})
+    os.symlink("pkg", repo.root / "link")
+    repo.commit()
+    on_link = repo.add("about the link", "link")
+    on_gone = repo.add("about a", "a.py")
+    (repo.root / "a.py").unlink()
+    repo.commit()
+    assert [r["id"] for r in repo.json("list", "--anchor", "a.py")["records"]] == [on_gone]
+    assert [r["id"] for r in repo.json("list", "--anchor", "link")["records"]] == [on_link]
+    nothing = repo.run("list", "--anchor", "never/was.py")
+    assert (nothing.returncode, nothing.stderr) == (1, "")
+    assert nothing.stdout == "0 records (store: 2 live, 0 superseded)\n"
+
+
+def test_an_anchor_that_is_a_folder_is_refused_by_the_agent_tools(session: Session) -> None:
+    from roteiro_memory.agents import tools
+
+    calls: list[tuple[str, dict[str, object]]] = [
+        ("remember", {"kind": "lesson", "body": "b", "anchor": "src/app"}),
+        ("search", {"query": "retry", "anchor": "src/app"}),
+        ("list", {"anchor": "src/app"}),
+        ("list", {"anchor": "src/app::Retry.run"}),
+    ]
+    for name, arguments in calls:
+        with pytest.raises(tools.ToolError) as raised:
+            tools.call(session, name, arguments)
+        assert raised.value.kind == "BadRequest", name
+        assert raised.value.message.endswith(f"'src/app' {FOLDER_REFUSAL}"), raised.value.message
+        assert "argument 'anchor'" in raised.value.message
+    assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0

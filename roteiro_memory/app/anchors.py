@@ -9,8 +9,10 @@ MCP tools, the hooks -- whichever folder the command runs in, because that is
 how every anchor is shown; an absolute path inside the repository is taken
 too.  A relative path that names nothing from the top level but a file from
 the current folder is refused, naming its form from the top level, and so is
-a path ending in ``/`` (or ``/.``, ``/..``), which names a folder.  A value
-that already starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
+a path that names a folder: one ending in ``/`` (or ``/.``, ``/..``), or one
+that is a folder of the working tree.  A path that names nothing is taken by
+a read, as a record may be about a file since deleted.  A value that already
+starts with a key prefix (``file:``, ``py:``, ``ts:``..., or any
 other ``scheme:`` that is not an existing path) is used as it is; a write
 refuses one only when it is a symbol key with another language's prefix than
 its file's (``py:a.ts::f``).  A file whose name holds ``::`` cannot be named
@@ -90,13 +92,29 @@ def _inside(full: str, root: str) -> str | None:
     return relative
 
 
+_AN_ANCHOR_IS = (
+    "an anchor is a file (tracked, or untracked and not ignored) or PATH::QUALNAME, a symbol "
+    "in one: give a file's path"
+)
+
+
+def _is_folder(full: str) -> bool:
+    """Whether ``full`` is a folder itself, not a symbolic link to one (which
+    git holds as a file, and an anchor may name)."""
+    return os.path.isdir(full) and not os.path.islink(full)
+
+
 def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
+    """The path ``text`` names, from the repository's top level; refused when
+    it names a folder -- one ending in ``/`` (or ``/.``, ``/..``), or one
+    that is a folder of the working tree -- so no read filters by a folder,
+    to answer nothing, and no write anchors to one.  A path that names
+    nothing is taken: a read may name a file since deleted."""
     _, slash, last = text.rpartition("/")
     if slash and last in ("", ".", ".."):  # 'a.py/', 'src/.': a folder, however spelt
         raise AnchorError(
-            f"{what} {excerpt(spec)}: a path ending in {slash + last!r} names a folder, and an "
-            "anchor is a file (tracked, or untracked and not ignored) or PATH::QUALNAME, a "
-            "symbol in one: give a file's path, with no '/' at its end"
+            f"{what} {excerpt(spec)}: a path ending in {slash + last!r} names a folder, and "
+            f"{_AN_ANCHOR_IS}, with no '/' at its end"
         )
     if repo is None:
         raise AnchorError(
@@ -112,11 +130,23 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
         raise AnchorError(
             f"{what} {excerpt(spec)}: {full} is not a file inside the repository at {root}"
         )
+    if _is_folder(full):
+        raise AnchorError(
+            f"{what} {excerpt(spec)}: {excerpt(Path(relative).as_posix())} is a folder of the "
+            f"working tree, and {_AN_ANCHOR_IS} (one in the folder)"
+        )
     here = os.path.normpath(os.path.join(os.getcwd(), text))
     if not os.path.isabs(text) and here != full and not os.path.lexists(full):
         from_top = _inside(here, root)
         if from_top is not None and os.path.lexists(here):
             shown = Path(from_top).as_posix()
+            if _is_folder(here):
+                raise AnchorError(
+                    f"{what} {excerpt(spec)}: anchors are paths from the repository's top "
+                    f"level ({root}), and there is no {excerpt(text)} there; in this folder it "
+                    f"is {excerpt(shown)} from the top level, a folder, and {_AN_ANCHOR_IS} "
+                    "(one in the folder)"
+                )
             raise AnchorError(
                 f"{what} {excerpt(spec)}: anchors are paths from the repository's top level "
                 f"({root}), and there is no {excerpt(text)} there; the file in this folder is "
