@@ -701,7 +701,8 @@ def test_an_export_line_of_white_space_json_does_not_take_is_refused_by_line(
     db = tmp_path / "new.db"
     assert main(["import", str(source), "--db", str(db)]) == 2
     assert capsys.readouterr().err == (
-        f"roteiro-memory: error: line 3: {white!r} is white space JSON does not take as such; "
+        f"roteiro-memory: error: line 3 of {source}: {white!r} is white space JSON does not "
+        "take as such; "
         "expected a JSON object, as an export's lines are, or an empty line (spaces and tabs "
         "at most), which is passed over\n"
     )
@@ -717,3 +718,40 @@ def test_an_export_line_empty_but_for_spaces_and_tabs_is_passed_over(tmp_path: P
     with SQLiteStore(tmp_path / "src.db") as source, SQLiteStore(tmp_path / "new.db") as target:
         import_lines(target, read_export(padded))
         assert target.snapshot() == source.snapshot()
+
+
+def test_an_import_refusal_names_the_file_and_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refusal said "line 3:" alone: which file it was in is named too,
+    as given -- quoted with escapes when its name holds a line break, so the
+    refusal stays one line -- or standard input for -."""
+    import io
+    import sys
+
+    from roteiro_memory.cli.main import main
+
+    lines = _lines(tmp_path)
+    bad = "\n".join([*lines[:2], json.dumps({"type": "bogus"}), *lines[2:]]) + "\n"
+    refusal = "unknown line type 'bogus': expected node, record, cache or end"
+    db = tmp_path / "new.db"
+    for name in ("dump.jsonl", "two\nlines.jsonl"):
+        source = tmp_path / name
+        source.write_text(bad, encoding="utf-8")
+        shown = str(source) if "\n" not in name else repr(str(source))
+        assert main(["import", str(source), "--db", str(db)]) == 2
+        assert capsys.readouterr().err == f"roteiro-memory: error: line 3 of {shown}: {refusal}\n"
+        assert not db.exists()
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bad.encode())))
+    assert main(["import", "-", "--db", str(db)]) == 2
+    assert capsys.readouterr().err == (
+        f"roteiro-memory: error: line 3 of the export from standard input: {refusal}\n"
+    )
+    source = tmp_path / "dump.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["import", str(source), "--db", str(db)]) == 0
+    capsys.readouterr()
+    assert main(["import", str(source), "--db", str(db)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"roteiro-memory: error: cannot import {source}: the store is not empty ("
+    )

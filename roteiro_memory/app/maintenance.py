@@ -140,17 +140,40 @@ def _cannot_write(output: str, error: OSError) -> UsageError:
 def import_lines(
     session: Session, lines: Iterable[str], source: str, warn: Callable[[str], None]
 ) -> dict[str, int]:
-    """Load an export (its ``lines``, read from ``source``) into the store,
-    which must be empty, all or nothing; the counts of what was loaded."""
+    """Load an export (its ``lines``, read from ``source``, the file as
+    given or ``-`` for standard input) into the store, which must be empty,
+    all or nothing; the counts of what was loaded.  A refusal names the
+    file, and the line when it is one line's (``line 3 of dump.jsonl:``)."""
+    from roteiro_memory.errors import ImportRefused
     from roteiro_memory.transfer import read_export
 
     try:
         parsed = read_export(lines)
+        for warning in parsed.warnings:
+            warn(f"{source}: {warning}")
+        return session.store().import_export(parsed)
     except RecursionError:
         raise UsageError(
             f"cannot import {excerpt(source)}: a line nests arrays or objects too deeply "
             "to be an export"
         ) from None
-    for warning in parsed.warnings:
-        warn(f"{source}: {warning}")
-    return session.store().import_export(parsed)
+    except ImportRefused as error:
+        raise ImportRefused(_in_source(str(error), source)) from None
+
+
+def _in_source(message: str, source: str) -> str:
+    """An import refusal's ``message`` naming the file it read, ``source``,
+    as the reader's own refusals do (``line 3 of dump.jsonl is ...``): a
+    line's as ``line N of FILE: ...``, any other as ``cannot import FILE:
+    ...``.  A name that does not print as it is (a line break in it) is
+    quoted with escapes, so the message stays one line."""
+    import re
+
+    if source == "-":
+        shown = "the export from standard input"
+    else:
+        shown = source if source.isprintable() else excerpt(source)
+    line = re.match(r"line (\d+): ", message)
+    if line is not None:
+        return f"line {line[1]} of {shown}: {message[line.end() :]}"
+    return f"cannot import {shown}: {message}"
