@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
 
 __all__ = [
+    "FOLDED_WARNINGS",
     "GuardedStdout",
     "Warnings",
     "emit",
@@ -149,6 +150,10 @@ def warn(text: str) -> None:
     to_stderr(f"roteiro-memory: warning: {printable(text, one_line=True)}\n")
 
 
+FOLDED_WARNINGS = 3
+"""Most warnings a failure's one line quotes; the rest it counts."""
+
+
 class Warnings:
     """What a command warns of while it runs: its session's ``warn``.
 
@@ -185,9 +190,17 @@ class Warnings:
             warn(text)
 
     def folded(self, message: str) -> str:
-        """``message``, a failure's, followed by each warning held (taken),
-        as ``MESSAGE; warning: TEXT``."""
-        return "".join([message, *(f"; warning: {text}" for text in self.take())])
+        """``message``, a failure's, followed by the warnings held (taken),
+        as ``MESSAGE; warning: TEXT``: the first :data:`FOLDED_WARNINGS`, in
+        the order they came, and a count of the rest (``; and 7 more
+        warnings``), so a sync that finds a thousand files that do not parse
+        fails in a line that can be read."""
+        held = self.take()
+        shown = [f"; warning: {text}" for text in held[:FOLDED_WARNINGS]]
+        rest = len(held) - len(shown)
+        if rest:
+            shown.append(f"; and {rest} more warning{'s' if rest > 1 else ''}")
+        return "".join([message, *shown])
 
 
 def held(session: Session) -> Warnings | None:
