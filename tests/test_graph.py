@@ -90,6 +90,26 @@ def test_find_repo_outside_any_repository_is_none(tmp_path: Path) -> None:
     assert find_repo(tmp_path) is None
 
 
+@pytest.mark.parametrize("name", ["two\nlines", "ends\n", "\nstarts", "cr\rhere", "ls\u2028ep"])
+def test_find_repo_reads_a_repository_path_holding_a_line_break(tmp_path: Path, name: str) -> None:
+    """git ends each value it prints with a line break, which a folder's
+    name may hold too (or a carriage return, or U+2028, which str.splitlines
+    also breaks at): the repository is found, at its own path, from its top
+    level and from a folder below it."""
+    root = tmp_path / name
+    found = committed(root, {"sub/a.py": "def f():\n    return 1\n"})
+    assert found.root == root
+    assert found.git_dir == root / ".git"
+    assert found.common_dir == root / ".git"
+    assert found.object_format == "sha1"
+    below = find_repo(root / "sub")
+    assert below is not None
+    assert (below.root, below.git_dir, below.common_dir) == (root, root / ".git", root / ".git")
+    with SQLiteStore(tmp_path / "m.db") as db:
+        assert sync(db, found).files == 1
+        assert {n.key for n in db.export_graph()} == {"file:sub/a.py", "py:sub/a.py::f"}
+
+
 def test_tree_id_equals_git_write_tree(repo: Repo) -> None:
     root = repo.root
     (root / "pkg" / "sub").mkdir()
@@ -343,3 +363,14 @@ def test_languages_left_unread_are_noted_only_once_the_graph_is_committed(
         again.write(db)
     again.note_unread(repo.git_dir)
     assert (notes, db.tree()) == ([["TypeScript"]], again.tree)
+
+
+def test_a_repository_whose_path_holds_a_line_break_is_one_to_the_commands(
+    tmp_path: Path,
+) -> None:
+    from test_cli import Repo as Cli
+
+    cli = Cli.committed(tmp_path / "two\nlines", {"a.py": "def f():\n    return 1\n"})
+    assert cli.add("a lesson", "a.py::f") == 1
+    assert [r["anchor"]["key"] for r in cli.json("list")["records"]] == ["py:a.py::f"]
+    assert cli.db.is_file()  # in the repository's own .git, not elsewhere

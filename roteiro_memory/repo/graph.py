@@ -130,6 +130,8 @@ OUTSIDE = "run it inside one"
 """:func:`no_repo_reason` outside any repository, git working: the one
 reason that is no fault of git's or its configuration."""
 
+_LOCATE = ("--show-toplevel", "--git-common-dir", "--show-object-format", "--absolute-git-dir")
+
 
 def _run(
     argv: Sequence[str],
@@ -159,21 +161,12 @@ def _git_env() -> dict[str, str]:
     return env
 
 
-def _locate(here: Path) -> subprocess.CompletedProcess[bytes] | None:
-    """git's answer to where the repository holding ``here`` is; None when
-    there is no git to ask."""
+def _locate(here: Path, of: Sequence[str] = _LOCATE) -> subprocess.CompletedProcess[bytes] | None:
+    """git's answer to where the repository holding ``here`` is (``of``:
+    what of it); None when there is no git to ask."""
     try:
         return subprocess.run(
-            [
-                "git",
-                "-C",
-                str(here),
-                "rev-parse",
-                "--show-toplevel",
-                "--git-common-dir",
-                "--show-object-format",
-                "--absolute-git-dir",
-            ],
+            ["git", "-C", str(here), "rev-parse", *of],
             capture_output=True,
             check=False,
             env=_git_env(),
@@ -216,11 +209,14 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
     and when git is missing or fails (:func:`no_repo_reason` says which)."""
     here = _here(cwd)
     done = _locate(here) if here is not None else None
-    if here is None or done is None:
+    if here is None or done is None or done.returncode != 0:
         return None
-    lines = done.stdout.decode("utf-8", "surrogateescape").splitlines()
-    if done.returncode != 0 or len(lines) != 4:
-        return None
+    lines = _text(done.stdout).split("\n")
+    if len(lines) != len(_LOCATE):  # a path holds a line break: each value is asked alone
+        alone = [_locate(here, (asked,)) for asked in _LOCATE]
+        lines = [_text(each.stdout) for each in alone if each is not None and not each.returncode]
+        if len(lines) != len(_LOCATE):
+            return None
     root = Path(lines[0])
     common = Path(lines[1])
     if not common.is_absolute():
@@ -231,6 +227,11 @@ def find_repo(cwd: str | os.PathLike[str] | None = None) -> Repo | None:
         object_format=lines[2],
         git_dir=Path(lines[3]).resolve(),
     )
+
+
+def _text(stdout: bytes) -> str:
+    """What git printed, but the line break it ends with (a path's kept)."""
+    return stdout.decode("utf-8", "surrogateescape").removesuffix("\n")
 
 
 # --- The working tree -------------------------------------------------------
