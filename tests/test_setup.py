@@ -690,3 +690,77 @@ def test_setup_refuses_a_read_only_config_and_every_file_is_as_it_was(repo: GitR
     assert (repo.root / ".mcp.json").read_text() == '{"mcpServers": {"other": {"command": "x"}}}\n'
     assert settings.read_text() == "{}\n"
     assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+
+
+def test_setup_flushes_each_file_before_it_replaces_one_and_its_folder_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file renamed over a host's configuration before its bytes reach the
+    disk can be an empty file after a crash: each new file is flushed
+    (fsync) before its rename, and each folder a file is renamed or a
+    folder made in after every rename."""
+    import stat
+
+    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.cli.commands.setup import _write_all
+
+    (tmp_path / "old.json").write_text("{}\n")
+    events: list[tuple[str, tuple[int, int], bool]] = []
+    fsync, replace = os.fsync, os.replace
+
+    def synced(fd: int) -> None:
+        info = os.fstat(fd)
+        events.append(("fsync", (info.st_dev, info.st_ino), stat.S_ISDIR(info.st_mode)))
+        fsync(fd)
+
+    def replaced(source: str, target: str) -> None:
+        info = os.stat(source)
+        events.append(("replace", (info.st_dev, info.st_ino), False))
+        replace(source, target)
+
+    monkeypatch.setattr(os, "fsync", synced)
+    monkeypatch.setattr(os, "replace", replaced)
+    _write_all(
+        tmp_path,
+        [Edit("old.json", "{}\n", '{"a": 1}\n'), Edit(".claude/settings.json", None, "{}\n")],
+    )
+    assert (tmp_path / "old.json").read_text() == '{"a": 1}\n'
+    assert (tmp_path / ".claude/settings.json").read_text() == "{}\n"
+    renamed = [identity for name, identity, _ in events if name == "replace"]
+    assert len(renamed) == 2
+    for identity in renamed:
+        at = events.index(("replace", identity, False))
+        assert ("fsync", identity, False) in events[:at], events
+    folders = {
+        (info.st_dev, info.st_ino) for info in (os.stat(tmp_path), os.stat(tmp_path / ".claude"))
+    }
+    last = max(events.index(("replace", identity, False)) for identity in renamed)
+    assert {i for name, i, is_dir in events[last:] if name == "fsync" and is_dir} == folders
+
+
+def test_setup_says_a_folder_it_cannot_flush_after_replacing_every_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import errno
+    import stat
+
+    from roteiro_memory.app.hostconfig import Edit
+    from roteiro_memory.cli.commands.setup import _write_all
+    from roteiro_memory.errors import UsageError
+
+    fsync = os.fsync
+
+    def failing(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing)
+    with pytest.raises(UsageError) as raised:
+        _write_all(tmp_path, [Edit("new.json", None, "{}\n")])
+    assert str(raised.value) == (
+        f"{tmp_path} cannot be flushed to disk (Input/output error); every file was "
+        "replaced, but a crash before the system writes the folder may undo that"
+    )
+    assert (tmp_path / "new.json").read_text() == "{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.json"]  # no file left beside

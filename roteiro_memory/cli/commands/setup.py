@@ -109,10 +109,12 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
 
     Each new text is written whole beside the file it replaces (with that
     file's mode, owner and group; a new file: the umask's, and this
-    process's) before any file is replaced, so a
-    file that cannot be written -- a folder on its path that is a file, a
-    folder that takes no new file -- refuses the whole setup, naming it, with
-    every file as it was and every folder made for it removed.  A symlink is
+    process's) and flushed to disk before any file is replaced, so a file
+    that cannot be written -- a folder on its path that is a file, a folder
+    that takes no new file -- refuses the whole setup, naming it, with every
+    file as it was and every folder made for it removed; and the folders the
+    files are renamed (or made) in are flushed after, so a crash cannot
+    leave an empty file, or none, in the old one's place.  A symlink is
     written through, as an editor saves: the file it names is replaced and
     the link kept."""
     import contextlib
@@ -137,6 +139,7 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
                     f"{target} cannot be replaced ({error.strerror or error}); "
                     f"the files replaced before it: {replaced}"
                 ) from None
+        _sync_folders([os.path.dirname(t) for _, t in staged] + [str(f.parent) for f in made])
     except BaseException:
         for temporary, _ in staged:
             # Gone when renamed over its target already; one that cannot be
@@ -147,6 +150,32 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
             with contextlib.suppress(OSError):  # not empty: a file was renamed into it
                 folder.rmdir()
         raise
+
+
+def _sync_folders(folders: list[str]) -> None:
+    """Flush to disk each of ``folders``, so the renames into it (and the
+    folders made in it) outlast a crash, where the system can flush a folder
+    (one opened with ``O_DIRECTORY``; Windows has none, and its renames need
+    no such flush).  Every file is replaced by then, so one that cannot be
+    flushed is refused saying so."""
+    import os
+
+    from roteiro_memory.errors import UsageError
+
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    for folder in sorted(set(folders)):
+        try:
+            handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+        except OSError as error:
+            raise UsageError(
+                f"{folder} cannot be flushed to disk ({error.strerror or error}); every file "
+                "was replaced, but a crash before the system writes the folder may undo that"
+            ) from None
 
 
 def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]]) -> None:
@@ -183,14 +212,16 @@ def _stage(path: Path, text: str, made: list[Path], staged: list[tuple[str, str]
         staged.append((temporary, target))
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
-        if status is None:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        else:
-            mode = status.st_mode & 0o777
-            _keep_owner(temporary, status, shown)
-        os.chmod(temporary, mode)
+            if status is None:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            else:
+                mode = status.st_mode & 0o777
+                _keep_owner(temporary, status, shown)
+            os.chmod(temporary, mode)
+            out.flush()
+            os.fsync(out.fileno())  # on disk, mode and owner too, before it replaces a file
     except OSError as error:
         raise ConfigRefused(
             f"{shown} cannot be written ({error.strerror or error}); nothing was written"
