@@ -60,12 +60,18 @@ def discard(stream: TextIO) -> None:
     """Send what ``stream`` (standard output or error) still holds, and
     anything after, nowhere: it cannot be written (its reader went, the disk
     is full), and the flush at exit would report it again -- on stderr, which
-    may be the stream that failed, and with exit status 120."""
+    may be the stream that failed, and with exit status 120.
+
+    A stream with no descriptor to point elsewhere (a test's, or one closed
+    already: :class:`OSError` or :class:`ValueError` from ``fileno``) is left
+    as it is: nothing flushes such a stream at exit, so there is nothing to
+    send nowhere."""
+    import contextlib  # loaded at start-up already, by the standard library
+
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, stream.fileno())
-    except (OSError, ValueError):
-        pass  # not a descriptor (a test's stream): nothing flushes it at exit
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
     finally:
         os.close(devnull)
 
