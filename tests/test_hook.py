@@ -283,14 +283,39 @@ def test_before_compaction_the_person_is_told_and_after_it_the_agent(repo: GitRe
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {
         "systemMessage": "roteiro-memory: this session changed code that has recorded memory "
-        "(src/app/retry.py); once the context is compacted, the agent is reminded to record "
-        "what it learned."
+        "(src/app/retry.py); the agent is reminded to record what it learned after compaction, "
+        "or at its next stop when the session start has no room for the reminder within its "
+        "budget."
     }
     after = {**common(repo, "SessionStart"), "source": "compact"}
     text = context(hook(repo, after), "SessionStart")
     assert "- #1 lesson valid 0.50 @ src/app/retry.py::jitter: about jitter" in text
     assert "`remember` tool" in text
     silent(hook(repo, {**common(repo, "Stop"), "stop_hook_active": False}))
+
+
+def test_before_compaction_the_person_is_promised_no_reminder_the_session_start_has_no_room_for(
+    repo: GitRepo,
+) -> None:
+    """At a budget too small for the reminder after compaction, it waits for
+    the next Stop: the person was told so before compaction, not that the
+    agent gets it once the context is compacted."""
+    add(repo, "about jitter", "src/app/retry.py::jitter")
+    hook(repo, edit(repo, "src/app/retry.py", "PostToolUse"))
+    compact = {**common(repo, "PreCompact"), "trigger": "auto", "custom_instructions": ""}
+    done = hook(repo, compact, "--budget", "150")
+    assert done.returncode == 0, done.stderr
+    message = json.loads(done.stdout)["systemMessage"]
+    assert "once the context is compacted, the agent is reminded" not in message
+    assert message.endswith(
+        "the agent is reminded to record what it learned after compaction, or at its next stop "
+        "when the session start has no room for the reminder within its budget."
+    ), message
+    after = {**common(repo, "SessionStart"), "source": "compact"}
+    assert "`remember` tool" not in context(hook(repo, after, "--budget", "150"), "SessionStart")
+    done = hook(repo, {**common(repo, "Stop"), "stop_hook_active": False})
+    assert done.returncode == 0, done.stderr
+    assert "`remember` tool" in json.loads(done.stdout)["reason"]
 
 
 def _tokens(text: str) -> int:

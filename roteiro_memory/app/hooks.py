@@ -32,7 +32,9 @@ What each event gets (:func:`respond`):
 * **Stop** -- when this session edited code that has records, or commands
   failed, since the last reminder: once, how to record a lesson or an
   attempt, or supersede a stale record.  No model is called.
-* **PreCompact** -- the same reminder, to the person (see above).
+* **PreCompact** -- that a reminder is due, to the person (see above),
+  and when the agent gets it: after compaction, or at its next Stop where
+  the session start has no room for it (:data:`AFTER_COMPACTION`).
 * Anything else, a file outside the repository, nothing new: no answer.
   Where no repository is found because git is missing from ``PATH`` or
   fails, the session start says so to the person
@@ -100,6 +102,17 @@ UNCHECKED = (
 )
 """Said with the records when their anchor states were not checked against
 the code: what the agent reads never claims a state nobody checked."""
+
+
+AFTER_COMPACTION = (
+    "the agent is reminded to record what it learned after compaction, or at its next stop "
+    "when the session start has no room for the reminder within its budget."
+)
+"""What PreCompact's message tells the person of the reminder: it comes with
+the session start that follows compaction only when that answer's budget
+has room for it beside the smallest digest (:func:`_room`), which the
+PreCompact hook cannot know (each event's command may give its own
+``--budget``); else the next Stop says it."""
 
 
 @valueclass
@@ -175,10 +188,7 @@ def respond(
         due = _due(state)
         if due is None:
             return None
-        return {
-            "systemMessage": f"roteiro-memory: {due}; once the context is compacted, the "
-            "agent is reminded to record what it learned."
-        }
+        return {"systemMessage": f"roteiro-memory: {due}; {AFTER_COMPACTION}"}
     return None
 
 
