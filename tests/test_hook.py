@@ -726,6 +726,44 @@ def test_a_file_notice_about_a_very_long_path_still_names_the_records(repo: GitR
     ]
 
 
+def test_a_file_notice_names_the_records_whose_lines_alone_overrun_its_budget(
+    repo: GitRepo,
+) -> None:
+    """A symbol whose name alone is longer than the notice may be: no cut of
+    the path makes its record's line fit, and the agent is still told that
+    there is a record it was not shown, and how to read it -- by id, within
+    the budget, the same bytes in every session; told once a session."""
+    long_name, longer_name = "f" + "o" * 2100, "g" + "o" * 2200
+    repo.write("src/long.py", f"def {long_name}():\n    return 1\n")
+    repo.commit("a long name")
+    add(repo, "about the long one", f"src/long.py::{long_name}")
+    texts = [
+        context(hook(repo, {**read(repo, "src/long.py"), "session_id": s}), "PreToolUse")
+        for s in ("one", "two")
+    ]
+    assert texts[0] == texts[1]
+    assert texts[0] == (
+        "roteiro-memory: 1 record about this file is not shown, its line being longer than "
+        "this notice may be: `get` 1 (`roteiro-memory show 1`) shows it."
+    )
+    silent(hook(repo, {**read(repo, "src/long.py"), "session_id": "one"}))
+    repo.write(
+        "src/long.py", f"def {long_name}():\n    return 1\n\n\ndef {longer_name}():\n    pass\n"
+    )
+    repo.commit("a longer name")
+    for n in range(4):
+        add(repo, f"about the longer one, {n}", f"src/long.py::{longer_name}")
+    text = context(hook(repo, {**read(repo, "src/long.py"), "session_id": "three"}), "PreToolUse")
+    assert len(text.encode()) <= FILE_BUDGET * 4
+    assert re.fullmatch(
+        r"roteiro-memory: 5 records about this file are not shown, each line being longer than "
+        r"this notice may be: `get` shows each in full \(`roteiro-memory show ID`\), "
+        r"#\d, #\d, #\d first; the `search` tool with the file's full path as anchor lists "
+        r"them all\.",
+        text,
+    ), text
+
+
 def test_a_hook_does_not_wait_for_ever_on_a_postgresql_server_that_does_not_answer(
     repo: GitRepo,
 ) -> None:

@@ -24,7 +24,8 @@ What each event gets (:func:`respond`):
   first, those that apply first and those whose code changed since under a
   heading saying so, within :data:`FILE_BUDGET` tokens (one line a record,
   :mod:`.brief`); a path so long that not one record would fit beside it
-  is shown cut, its end kept (:func:`_notice`).  A record is not shown
+  is shown cut, its end kept, and records whose lines no cut makes fit are
+  still said, by id (:func:`_notice`).  A record is not shown
   twice in a session unless its anchor state changed since (valid before
   an edit, drifted after it).
   After an edit, a file with records is remembered for the reminder.
@@ -393,7 +394,9 @@ def _notice(
     the longest end of it that lets one fit: the agent still learns what is
     recorded about the file it reads.  Each try is :func:`_lines`, which
     alone measures against the budget; a shorter end never takes more room,
-    so the longest that fits is found by halving."""
+    so the longest that fits is found by halving.  Where no line fits even
+    so (a symbol's name, or the near-duplicates a line names, longer than
+    the budget), the records are still said, by id (:func:`_unshown`)."""
     text, said = _lines(fresh, where, remedies, marks, checked)
     if said or not fresh:
         return text, said
@@ -406,7 +409,36 @@ def _notice(
             low = keep + 1
         else:
             high = keep - 1
-    return text, said
+    return (text, said) if said else _unshown(fresh)
+
+
+UNSHOWN_NAMED = 3
+"""How many records a notice that could show none of them names by id."""
+
+
+def _unshown(fresh: list[Recalled]) -> tuple[str, list[Recalled]]:
+    """The answer about one file when not one record's line fits the
+    budget, whatever the path's cut: how many records there are, the first
+    :data:`UNSHOWN_NAMED` by id in the order a notice lists them (those
+    that apply first) and how to read each -- a few hundred bytes whatever
+    the records hold -- and the records it names, which count as shown."""
+    ordered = [r for r in fresh if r.record.applies] + [r for r in fresh if not r.record.applies]
+    named = ordered[:UNSHOWN_NAMED]
+    ids = [r.record.id for r in named]
+    first = ids[0]
+    if len(ordered) == 1:
+        said = (
+            f"roteiro-memory: 1 record about this file is not shown, its line being longer than "
+            f"this notice may be: `get` {first} (`roteiro-memory show {first}`) shows it."
+        )
+    else:
+        said = (
+            f"roteiro-memory: {len(ordered)} records about this file are not shown, each line "
+            "being longer than this notice may be: `get` shows each in full (`roteiro-memory "
+            f"show ID`), {brief.ids_text(ids)} first; the `search` tool with the file's full "
+            "path as anchor lists them all."
+        )
+    return said, named
 
 
 def _lines(
