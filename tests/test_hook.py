@@ -597,6 +597,85 @@ def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo)
     assert moved.splitlines()[2].endswith("-- settle it with `roteiro-memory reanchor --apply 1`")
 
 
+def _in_process(repo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """This process made a hook's in ``repo``, with the ids of the records
+    each call of ``reanchor.proposals`` works out remedies for, in order."""
+    from roteiro_memory.app import reanchor
+
+    for name, value in repo.env.items():
+        monkeypatch.setenv(name, value)
+    for name in [n for n in os.environ if n.startswith("ROTEIRO_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(repo.root)
+    asked: list[list[int]] = []
+    proposals = reanchor.proposals
+
+    def counted(session: Any, ids: Any = (), **options: Any) -> Any:
+        asked.append(list(ids))
+        return proposals(session, ids, **options)
+
+    monkeypatch.setattr(reanchor, "proposals", counted)
+    return asked
+
+
+def _remember(body: str, anchor: str) -> None:
+    from roteiro_memory.app import records
+    from roteiro_memory.app.session import Session
+
+    session = Session()
+    try:
+        records.remember(session, "lesson", body, anchor=anchor)
+    finally:
+        session.close()
+
+
+def _read_in_process(repo: GitRepo, path: str) -> str:
+    from roteiro_memory.app.session import Session
+
+    session = Session(wait_ms=1000)
+    try:
+        event = Event("PreToolUse", SESSION, str(repo.root), "Read", str(repo.root / path))
+        answer = respond(session, event, hookstate.SessionState(), None)
+    finally:
+        session.close()
+    assert answer is not None
+    text: str = answer["hookSpecificOutput"]["additionalContext"]
+    return text
+
+
+def test_remedies_are_worked_out_only_for_the_stale_records_a_file_notice_has_room_for(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Working out what to do about a stale record reads the store's whole
+    graph: a notice does it once, for the stale records it has room for,
+    and not at all when it has room for none -- saying the same as when it
+    worked out every one (the commands named are those that settle each)."""
+    asked = _in_process(repo, monkeypatch)
+    for n in range(30):
+        _remember(f"jitter {n}: " + "j" * 150, "src/app/retry.py::jitter")
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    text = _read_in_process(repo, "src/app/retry.py")
+    settled = re.findall(
+        r"^#(\d+) lesson drifted .* -- settle it with `roteiro-memory confirm (\d+)`$", text, re.M
+    )
+    assert settled, text
+    assert all(a == b for a, b in settled), text
+    shown = {int(a) for a, _ in settled}
+    assert len(asked) == 1, asked
+    assert shown <= set(asked[0])
+    assert len(asked[0]) <= len(shown) + 1 < 30  # one more, pushed out by the remedies' room
+
+    asked.clear()
+    for n in range(12):
+        _remember(f"run {n}: " + "r" * 150, "src/app/retry.py::Retry.run")
+    text = _read_in_process(repo, "src/app/retry.py")
+    assert "drifted" not in text, text
+    assert text.endswith(
+        "(34 more: the `search` tool with anchor 'src/app/retry.py' lists them all.)"
+    )
+    assert asked == []
+
+
 def _states(text: str) -> dict[str, str]:
     """The anchor state each record's line names, by record id."""
     return dict(re.findall(r"^(?:- )?#(\d+) [a-z]+ ([a-z]+) ", text, flags=re.MULTILINE))

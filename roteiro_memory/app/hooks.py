@@ -314,7 +314,7 @@ def _file(session: Session, event: Event, state: SessionState, every: bool) -> J
         r for r in view.items if state.shown.get(str(r.record.id)) != r.record.anchor_state.value
     ]
     checked = session.syncs
-    text, said = _notice(fresh, where, _remedies(session, fresh), view.marks, checked)
+    text, said = _notice(fresh, where, _Remedies(session), view.marks, checked)
     if not said:
         return None
     _said(state, said, view.marks)
@@ -354,6 +354,66 @@ def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
     return said
 
 
+class _Remedies:
+    """What to do about the stale records a notice shows (:func:`_remedies`),
+    worked out once the notice has room for one of them: for it and those
+    after it the notice would show if none still to be worked out had a
+    remedy (:func:`_room_for`) -- usually one
+    :func:`~roteiro_memory.app.reanchor.proposals` a notice, and none when
+    no stale record is shown, which reads the store's whole graph (a third
+    of a second at 20,000 files) and checks the stat cache again.  A record
+    whose line has no room even without a remedy never needs one, so the
+    notice is the one every remedy worked out first would give."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._asked: set[int] = set()
+        self._said: dict[int, str] = {}
+
+    def known(self, recalled: Recalled) -> bool:
+        """Whether what to do about ``recalled`` is known: it is not stale,
+        or it was worked out."""
+        return not recalled.record.anchor_state.is_stale or recalled.record.id in self._asked
+
+    def want(self, records: Iterable[Recalled]) -> None:
+        """Work out what to do about each of ``records`` not known yet."""
+        new = [r for r in records if not self.known(r)]
+        if new:
+            self._asked.update(r.record.id for r in new)
+            self._said.update(_remedies(self._session, new))
+
+    def get(self, record_id: int) -> str | None:
+        """What to do about the record ``record_id``, when worked out and
+        there is something."""
+        return self._said.get(record_id)
+
+
+def _with(line: str, remedy: str | None) -> str:
+    """A record's ``line`` as a notice shows it, with what to do about it."""
+    return line if remedy is None else f"{line} -- {remedy}"
+
+
+def _room_for(
+    entries: list[tuple[Recalled, str]],
+    remedies: _Remedies,
+    used: int,
+    limit: int,
+    extra: list[str],
+) -> list[Recalled]:
+    """The records of ``entries`` (each with its line) a notice that spent
+    ``used`` of its ``limit`` bytes would go on to show -- the ``extra``
+    lines coming with the first -- were a remedy not yet worked out none:
+    those whose remedies :class:`_Remedies` works out together."""
+    picked = []
+    for recalled, line in entries:
+        size = brief.lines_bytes([*extra, _with(line, remedies.get(recalled.record.id))])
+        if used + size <= limit:
+            picked.append(recalled)
+            used += size
+            extra = []
+    return picked
+
+
 def _relative(results: list[Recalled], given: str) -> str:
     """The repository path the records are about (their anchor's path)."""
     for recalled in results:
@@ -384,7 +444,7 @@ def _cut(where: str, keep: int | None) -> str:
 def _notice(
     fresh: list[Recalled],
     where: str,
-    remedies: Mapping[int, str],
+    remedies: _Remedies,
     marks: Marks,
     checked: bool = True,
 ) -> tuple[str, list[Recalled]]:
@@ -441,10 +501,29 @@ def _unshown(fresh: list[Recalled]) -> tuple[str, list[Recalled]]:
     return said, named
 
 
+def _line(recalled: Recalled, where: str, marks: Marks, keep: int | None) -> str:
+    """The line of ``recalled`` in a notice about ``where`` (named by its
+    last ``keep`` characters when given), before what to do about it."""
+    record = recalled.record
+    label = brief.anchor_text(record.anchor.key) if record.anchor is not None else ""
+    anchor = None
+    if keep is not None and label.startswith(where):
+        anchor = _cut(where, keep) + label[len(where) :]
+    return _quoted(
+        brief.line(
+            record,
+            recalled.score,
+            stands_for=marks.stands_for(record.id),
+            against=marks.against(record.id),
+            anchor=anchor,
+        )
+    )
+
+
 def _lines(
     fresh: list[Recalled],
     where: str,
-    remedies: Mapping[int, str],
+    remedies: _Remedies,
     marks: Marks,
     checked: bool = True,
     keep: int | None = None,
@@ -476,28 +555,18 @@ def _lines(
     folded = brief.duplicates_note() if marks.alike else ""
     notes = brief.lines_bytes([note, folded])
     closing = brief.lines_bytes([_more(len(fresh), where, keep)])  # its count at most this
+    limit = room - closing - notes  # room for the closing lines
     for group, title in ((applying, None), (stale, stale_head)):
-        for recalled in group:
-            record = recalled.record
-            label = brief.anchor_text(record.anchor.key) if record.anchor is not None else ""
-            anchor = None
-            if keep is not None and label.startswith(where):
-                anchor = shown_path + label[len(where) :]
-            line = _quoted(
-                brief.line(
-                    record,
-                    recalled.score,
-                    stands_for=marks.stands_for(record.id),
-                    against=marks.against(record.id),
-                    anchor=anchor,
-                )
-            )
-            remedy = remedies.get(recalled.record.id)
-            if remedy is not None:
-                line += f" -- {remedy}"
+        entries = [(r, _line(r, where, marks, keep)) for r in group]
+        for index, (recalled, bare) in enumerate(entries):
             extra = [title] if title is not None and title not in lines else []
+            if used + brief.lines_bytes([*extra, bare]) > limit:
+                continue  # no room even before what to do about it is said
+            if not remedies.known(recalled):
+                remedies.want(_room_for(entries[index:], remedies, used, limit, extra))
+            line = _with(bare, remedies.get(recalled.record.id))
             size = brief.lines_bytes([*extra, line])
-            if used + size > room - closing - notes:  # room for the closing lines
+            if used + size > limit:
                 continue
             lines += [*extra, line]
             used += size
