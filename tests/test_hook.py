@@ -518,6 +518,13 @@ def test_session_state_keeps_only_what_it_may(tmp_path: Path) -> None:
     # What an earlier version left once it dropped paths: all reminded of.
     path.write_text('{"version": 1, "shown": {}, "edited": ["a.py"], "failed": 0, "reminded": 9}')
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState({}, ["a.py"], 0, 1)
+    told = hookstate.SessionState(git_fault="git is not installed or not on PATH")
+    hookstate.save(str(tmp_path), "s", told)
+    assert hookstate.load(str(tmp_path), "s") == told
+    path.write_text(
+        '{"version": 1, "shown": {}, "edited": [], "failed": 0, "reminded": 0, "git_fault": 1}'
+    )
+    assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
     os.unlink(path)
     os.mkfifo(path)  # a FIFO planted there holds nothing up
     assert hookstate.load(str(tmp_path), "s") == hookstate.SessionState()
@@ -916,3 +923,30 @@ def test_a_session_start_where_git_is_not_on_path_and_no_stat_cache_says_so_once
     stop = {**common(repo, "Stop"), "stop_hook_active": False}
     for event in (read(repo, "src/app/retry.py"), edit(repo, "src/app/retry.py"), failed, stop):
         silent(run_hook(no_git, event))
+
+
+def test_a_hook_where_git_is_not_on_path_but_a_stat_cache_finds_the_repository_says_so_once(
+    repo: GitRepo,
+) -> None:
+    """The stat cache finds the repository, but the changed tree cannot be
+    listed without git: the person is told at every session start, as where
+    no stat cache finds it, and at the first other event of a session that
+    needs git (here a session that did not start with the hook) -- not at
+    every read and edit after it, which say nothing."""
+    add(repo, "about run", "src/app/retry.py::Retry.run")
+    time.sleep(2.2)  # past the stat cache's racy window: the next read settles it
+    assert repo.cli("list").returncode == 0
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
+    no_git = GitRepo.__new__(GitRepo)
+    no_git.root, no_git.env = repo.root, {**repo.env, "PATH": str(repo.root / "no-such-folder")}
+    said = "git is not installed or not on PATH; install git to use it"
+    start = {**common(repo, "SessionStart"), "source": "startup"}
+    assert said in told_the_user(run_hook(no_git, start))
+    events = [read(repo, "src/app/retry.py"), edit(repo, "src/app/retry.py", "PostToolUse")]
+    for event in events:
+        silent(run_hook(no_git, event))
+    assert said in told_the_user(run_hook(no_git, {**start, "source": "compact"}))
+    silent(run_hook(no_git, read(repo, "src/app/retry.py")))
+    other = {**read(repo, "src/app/retry.py"), "session_id": "other"}
+    assert said in told_the_user(run_hook(no_git, other))
+    silent(run_hook(no_git, other))

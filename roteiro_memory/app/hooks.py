@@ -40,7 +40,10 @@ What each event gets (:func:`respond`):
   Where no repository is found because git is missing from ``PATH`` or
   fails, the session start says so to the person
   (:meth:`~roteiro_memory.app.session.Session.git_fault`), as every failure
-  of the hook.
+  of the hook.  Where the stat cache finds the repository but git is
+  needed to list a changed tree, the event that needs it fails the same
+  way; the command says that once a session -- at each session start, and
+  at the first other event -- and the events after it nothing.
 
 Stored text and file names are quoted on one line, their control characters
 escaped (:func:`_quoted`), as the digest shows them.

@@ -69,13 +69,17 @@ class SessionState:
     reminder covered.  Only the last :data:`MAX_EDITED` paths are kept:
     ``unlisted`` counts those left out that no reminder covered yet, so a
     reminder still counts every file, and ``reminded`` is moved back by as
-    many as were left out, to stay at the same path."""
+    many as were left out, to stay at the same path.  ``git_fault`` is why
+    git could not be run here (missing from ``PATH``, or failing), as the
+    person was last told it in this session: the events after it need not
+    say it again."""
 
     shown: dict[str, str] = field(default_factory=dict)
     edited: list[str] = field(default_factory=list)
     failed: int = 0
     reminded: int = 0
     unlisted: int = 0
+    git_fault: str | None = None
 
     def to_json(self) -> dict[str, object]:
         shown = dict(list(self.shown.items())[-MAX_SHOWN:])
@@ -87,6 +91,7 @@ class SessionState:
             "failed": self.failed,
             "reminded": max(0, self.reminded - left_out),
             "unlisted": self.unlisted + max(0, left_out - self.reminded),
+            "git_fault": self.git_fault,
         }
 
 
@@ -112,6 +117,7 @@ def _well_formed(data: object) -> SessionState | None:
     shown, edited = data.get("shown"), data.get("edited")
     failed, reminded = data.get("failed"), data.get("reminded")
     unlisted = data.get("unlisted", 0)  # absent from what earlier versions wrote
+    git_fault = data.get("git_fault")  # so is this
     if not (
         isinstance(shown, dict)
         and all(isinstance(k, str) and isinstance(v, str) for k, v in shown.items())
@@ -123,12 +129,13 @@ def _well_formed(data: object) -> SessionState | None:
         and failed >= 0  # counts, which only a hand makes negative
         and reminded >= 0
         and unlisted >= 0
+        and (git_fault is None or isinstance(git_fault, str))
     ):
         return None
     # Past the paths kept, as an earlier version left it when it dropped some:
     # the reminder covered them all.
     reminded = min(reminded, len(edited))
-    return SessionState(shown, edited, failed, reminded, unlisted)
+    return SessionState(shown, edited, failed, reminded, unlisted, git_fault)
 
 
 def load(git_dir: str, session_id: str) -> SessionState:

@@ -13,6 +13,11 @@ event, the store, an option -- is said to the person in the answer's
 host keeps for its debug output, both carrying what was warned of before
 the failure; what the person should know of an answer given (a store that
 could not be synced, a session state not kept) is one line on stderr.
+Git missing from ``PATH`` or failing, where the stat cache still found the
+repository, fails every event that needs git to list a changed tree: it is
+said at each session start and at the first other event of a session
+(the session's state keeps it as said), and the events after it say
+nothing, as where no repository is found at all.
 
 A hook runs before every read and edit, so it waits at most
 :data:`BUSY_WAIT_MS` for another process's lock on the store
@@ -32,6 +37,7 @@ from roteiro_memory.terminal import printable
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from roteiro_memory.app.hookstate import SessionState
     from roteiro_memory.app.session import Session
 
 SUMMARY = "answer a coding agent host's hook event (JSON on stdin) with what to tell the agent"
@@ -83,6 +89,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     from roteiro_memory.app import hookstate
     from roteiro_memory.app.hooks import read_event, respond
     from roteiro_memory.cli.output import held
+    from roteiro_memory.errors import GitError
     from roteiro_memory.exitcodes import ExitCode
     from roteiro_memory.terminal import to_stderr
 
@@ -91,12 +98,17 @@ def run(args: argparse.Namespace, session: Session) -> int:
         os.chdir(event.cwd)  # where the host's session works, as it would start us
     place = session.place()
     state = hookstate.load(place.git_dir, event.session_id) if place else hookstate.SessionState()
-    answer = respond(session, event, state, args.budget, every=args.all)
+    try:
+        answer = respond(session, event, state, args.budget, every=args.all)
+    except GitError:
+        told = state.git_fault
+        if place is None or not _said_already(session, event.name, state):
+            if place is not None and state.git_fault != told:
+                _keep(session, place.git_dir, event.session_id, state)  # kept as said, below
+            raise
+        answer = None  # said at an earlier event of the session
     if place is not None:
-        try:
-            hookstate.save(place.git_dir, event.session_id, state)
-        except OSError as error:
-            session.warn(f"session state not kept: {error}")
+        _keep(session, place.git_dir, event.session_id, state)
     # Said together, in one line; a failure's line carries them instead.
     warnings = held(session)
     notes = warnings.take() if warnings is not None else []
@@ -105,6 +117,32 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK
+
+
+def _said_already(session: Session, event: str, state: SessionState) -> bool:
+    """Whether the git failure a hook met, where the stat cache found the
+    repository, is git missing from ``PATH`` or failing here
+    (:meth:`~roteiro_memory.app.session.Session.git_fault`) and the person
+    was told so at an earlier event of this session, so this one says
+    nothing: it is said at every session start, as where no repository is
+    found, and at the first other event that meets it.  When it is to be
+    said, ``state`` keeps it as said."""
+    why = session.git_fault()
+    if why is None:
+        return False  # git runs here: the failure is another, said each time
+    if event != "SessionStart" and state.git_fault == why:
+        return True
+    state.git_fault = why
+    return False
+
+
+def _keep(session: Session, git_dir: str, session_id: str, state: SessionState) -> None:
+    from roteiro_memory.app import hookstate
+
+    try:
+        hookstate.save(git_dir, session_id, state)
+    except OSError as error:
+        session.warn(f"session state not kept: {error}")
 
 
 def refused(line: str) -> None:
