@@ -9,8 +9,9 @@ one is made are implemented here once:
   the database file's mode);
 * :func:`replace` writes a whole file beside its target and renames it over
   the target, so a write that fails half-way (a full disk, Ctrl-C) leaves no
-  partial file, and an earlier one as it was.  (A process killed outright
-  leaves its temporary: nothing runs to remove it.)
+  partial file, and an earlier one as it was, flushing it to disk first
+  unless it is a cache worked out again when lost.  (A process killed
+  outright leaves its temporary: nothing runs to remove it.)
 """
 
 from __future__ import annotations
@@ -25,7 +26,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-__all__ = ["MODE", "check_replaceable", "create", "file_kind", "replace", "same_file"]
+__all__ = [
+    "MODE",
+    "check_replaceable",
+    "create",
+    "file_kind",
+    "replace",
+    "same_file",
+    "sync_folder",
+]
 
 MODE = 0o600
 """Read and write for the owner, nothing for anyone else."""
@@ -127,7 +136,9 @@ def _stream_link(target: str | os.PathLike[str]) -> str | None:
     return None
 
 
-def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> None:
+def replace(
+    target: str | os.PathLike[str], write: Callable[[TextIO], None], durable: bool = True
+) -> None:
     """Make ``target`` a private file holding what ``write`` writes (UTF-8).
 
     ``write`` fills a new file beside the target (``.NAME.PID.tmp``), which is
@@ -135,7 +146,11 @@ def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> 
     ``write`` itself, the rename, an interrupt -- the new file is removed and
     the failure raised, and ``target`` is as it was.  A target that is not
     replaceable (:func:`check_replaceable`) is refused before anything is
-    written."""
+    written.  When ``durable`` (an export, a report), the new file is flushed
+    to disk before the rename and its folder after (:func:`sync_folder`), so
+    a crash leaves the old file or the new one, never an empty one; a cache
+    that is worked out again when lost (the stat cache, a hook's session
+    state) is not, as a flush costs every event that writes it."""
     check_replaceable(target)
     folder, name = os.path.split(os.fspath(target))
     temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
@@ -147,6 +162,9 @@ def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> 
         with open(handle, "w", encoding="utf-8") as out:
             os.fchmod(out.fileno(), MODE)
             write(out)
+            if durable:
+                out.flush()
+                os.fsync(out.fileno())
         os.replace(temporary, target)
     except BaseException:
         import contextlib
@@ -154,3 +172,18 @@ def replace(target: str | os.PathLike[str], write: Callable[[TextIO], None]) -> 
         with contextlib.suppress(OSError):
             os.unlink(temporary)  # already gone: nothing is left to undo
         raise
+    if durable:
+        sync_folder(folder or ".")
+
+
+def sync_folder(folder: str | os.PathLike[str]) -> None:
+    """Flush ``folder`` to disk, so the files renamed or made in it outlast a
+    crash, where the system can (a folder opened with ``O_DIRECTORY``;
+    Windows has none, and needs no such flush); OSError when it cannot."""
+    if not hasattr(os, "O_DIRECTORY"):
+        return
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)

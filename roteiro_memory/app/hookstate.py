@@ -167,7 +167,9 @@ def save(git_dir: str, session_id: str, state: SessionState) -> None:
     private_folder(os.path.dirname(folder))  # the store's own folder, or beside it
     private_folder(folder)
     data = state.to_json()
-    privatefile.replace(target, lambda out: json.dump(data, out, separators=(",", ":")))
+    privatefile.replace(
+        target, lambda out: json.dump(data, out, separators=(",", ":")), durable=False
+    )
     _prune(folder)
 
 

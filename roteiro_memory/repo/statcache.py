@@ -645,7 +645,9 @@ def _write(place: Place, data: dict[str, object]) -> StatCache | None:
     target = _cache_path(place)
     try:
         private_folder(os.path.dirname(target))
-        privatefile.replace(target, lambda out: json.dump(data, out, separators=(",", ":")))
+        privatefile.replace(
+            target, lambda out: json.dump(data, out, separators=(",", ":")), durable=False
+        )
     except OSError:
         return None
     return StatCache(place, data)

@@ -154,23 +154,15 @@ def _write_all(root: Path, edits: list[Edit]) -> None:
 
 def _sync_folders(folders: list[str]) -> None:
     """Flush to disk each of ``folders``, so the renames into it (and the
-    folders made in it) outlast a crash, where the system can flush a folder
-    (one opened with ``O_DIRECTORY``; Windows has none, and its renames need
-    no such flush).  Every file is replaced by then, so one that cannot be
-    flushed is refused saying so."""
-    import os
-
+    folders made in it) outlast a crash
+    (:func:`~roteiro_memory.privatefile.sync_folder`).  Every file is
+    replaced by then, so one that cannot be flushed is refused saying so."""
+    from roteiro_memory import privatefile
     from roteiro_memory.errors import UsageError
 
-    if not hasattr(os, "O_DIRECTORY"):
-        return
     for folder in sorted(set(folders)):
         try:
-            handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-            try:
-                os.fsync(handle)
-            finally:
-                os.close(handle)
+            privatefile.sync_folder(folder)
         except OSError as error:
             raise UsageError(
                 f"{folder} cannot be flushed to disk ({error.strerror or error}); every file "
