@@ -408,7 +408,8 @@ at 257, within it."""
 
 def _content(path: Path) -> bytes:
     """The first :data:`_SCAN_BYTES` of ``path`` past its leading blank space
-    (at most :data:`_BLANK_BYTES` of it)."""
+    (at most :data:`_BLANK_BYTES` of it); nothing, as an empty file, when it
+    cannot be read: there is nothing in it to recognise."""
     try:
         with path.open("rb") as handle:
             skipped = 0
@@ -421,7 +422,7 @@ def _content(path: Path) -> bytes:
                     return rest + handle.read(_SCAN_BYTES - len(rest))
                 skipped += len(chunk)
     except OSError:
-        pass
+        return b""
     return b""
 
 

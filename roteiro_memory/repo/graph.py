@@ -603,8 +603,8 @@ def resolve_tree(repo: Repo, rev: str) -> str:
     try:
         out = repo.git("rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{tree}}")
     except GitError:
-        pass
-    else:
+        out = None  # no such revision: which of two reasons, asked below
+    if out is not None:
         return out.decode("ascii").strip()
     try:
         repo.git("rev-parse", "--verify", "--quiet", "HEAD")
