@@ -170,6 +170,8 @@ def pytest_configure(config: pytest.Config) -> None:
         roteiro = RoteiroConfig(**{**roteiro.__dict__, "case_dirs": (*roteiro.case_dirs, *extra)})
         config.stash[CONFIG_KEY] = roteiro
         session.config = roteiro
+    if not roteiro.builtin_cases and not roteiro.case_dirs:
+        raise pytest.UsageError(_NO_CASES_LEFT.format(option=_no_builtin_option(config)))
     try:
         session.registry = load_registry(roteiro.case_dirs)
         if roteiro.known_failures is not None:
@@ -193,6 +195,22 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{marker('capability', capability)}: cases needing {capability}"
         )
+
+
+_NO_CASES_LEFT = (
+    "{option} runs only the cases in --roteiro-cases folders, and none is named: name "
+    "a folder of case files with --roteiro-cases DIR (ini: roteiro_cases), or leave the "
+    "option out to run the shipped cases"
+)
+"""Why a run that leaves the shipped cases out and names no folder of its
+own is refused: it would check nothing, and end as pytest's "no tests ran"."""
+
+
+def _no_builtin_option(config: pytest.Config) -> str:
+    """How the run was told to leave the shipped cases out."""
+    if config.getoption("roteiro_no_builtin_cases"):
+        return "--roteiro-no-builtin-cases"
+    return "roteiro_builtin_cases = false (ini)"
 
 
 def _check_backend(made: Backend, roteiro: RoteiroConfig) -> list[str]:

@@ -795,3 +795,26 @@ def test_a_known_failures_path_that_is_a_folder_says_so(pytester: pytest.Pyteste
     result = pytester.runpytest("--roteiro-conformance", "--roteiro-known-failures", "known")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*known*is a folder, where a known-failures file (YAML)*"])
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        (("--roteiro-no-builtin-cases",), "--roteiro-no-builtin-cases"),
+        (("-o", "roteiro_builtin_cases=false"), "roteiro_builtin_cases = false (ini)"),
+    ],
+)
+def test_leaving_the_shipped_cases_out_needs_a_folder_of_cases(
+    pytester: pytest.Pytester, given: tuple[str, ...], named: str
+) -> None:
+    """With the shipped cases left out and no folder named there is nothing
+    to check: a usage error naming --roteiro-cases, not "no tests ran"."""
+    result = pytester.runpytest("--roteiro-conformance", *given)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [
+            f"*{named} runs only the cases in --roteiro-cases folders, and none is named: "
+            "name a folder of case files with --roteiro-cases DIR*"
+        ]
+    )
+    assert "no tests ran" not in result.stdout.str()
