@@ -12,7 +12,13 @@ import pytest
 
 from roteiro_memory.precommit.lint_cases import main as lint
 from roteiro_memory.stores.model import ModelStore
-from roteiro_memory.suite.cases import CaseFileError, load_file, load_registry
+from roteiro_memory.suite.cases import (
+    MAX_CASE_FILE_BYTES,
+    MAX_CASES_PER_FILE,
+    CaseFileError,
+    load_file,
+    load_registry,
+)
 from roteiro_memory.suite.drivers import InProcessBackend
 from roteiro_memory.suite.runner import run_case
 
@@ -158,3 +164,37 @@ def test_a_ref_that_names_nothing_at_run_time_is_a_case_file_error(tmp_path: Pat
         run_case(case, backend)
     assert (caught.value.line, caught.value.path, caught.value.case_id) == (9, "steps[1]", "c1")
     assert "$ref 'r.records.0.id' names nothing in what 'r' saved" in caught.value.problem
+
+
+def test_a_case_file_over_the_byte_limit_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    """The size is the refusal, not what a parser would make of the text:
+    past the limit the file is not even YAML, and that is never read."""
+    path = tmp_path / "huge.yaml"
+    padding = "#" + "x" * (MAX_CASE_FILE_BYTES - 1) + "\n"
+    path.write_text(HEAD + RECORD + padding + "cases: [not: yaml: {\n", encoding="utf-8")
+    with pytest.raises(CaseFileError) as refused:
+        load_file(path, load_registry())
+    assert str(refused.value) == (
+        f"{path}: is larger than {MAX_CASE_FILE_BYTES:,} bytes, the most such a file may "
+        "hold: split its cases among several files in the folder, one topic each"
+    )
+
+
+def test_a_case_file_holding_more_cases_than_the_limit_is_refused_naming_both(
+    tmp_path: Path,
+) -> None:
+    one = HEAD.removeprefix("cases:\n") + RECORD
+    path = tmp_path / "many.yaml"
+    cases = "".join(one.replace("id: c1", f"id: c{n}") for n in range(MAX_CASES_PER_FILE + 1))
+    path.write_text("cases:\n" + cases, encoding="utf-8")
+    assert path.stat().st_size < MAX_CASE_FILE_BYTES
+    with pytest.raises(CaseFileError) as refused:
+        load_file(path, load_registry())
+    assert str(refused.value) == (
+        f"{path}: holds {MAX_CASES_PER_FILE + 1:,} cases, more than the "
+        f"{MAX_CASES_PER_FILE:,} a case file may hold: split its cases among several files "
+        "in the folder, one topic each"
+    )
+    kept = path.read_text(encoding="utf-8").split("  - id: c1000\n")[0]
+    path.write_text(kept, encoding="utf-8")
+    assert len(load_file(path, load_registry())) == MAX_CASES_PER_FILE

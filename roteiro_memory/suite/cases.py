@@ -31,6 +31,8 @@ from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE, OP_CAPABILITY
 
 __all__ = [
     "CASE_FILE_SUFFIX",
+    "MAX_CASES_PER_FILE",
+    "MAX_CASE_FILE_BYTES",
     "Case",
     "CaseFileError",
     "Check",
@@ -64,6 +66,14 @@ RAW_OP = "(raw)"
 _REPEAT = "$repeat"
 MAX_REPEATED = 10**7
 """The most characters a ``$repeat`` may make, whatever its text and times."""
+MAX_CASE_FILE_BYTES = 1024 * 1024
+"""The most bytes a case file may hold (the largest shipped one holds 26 KB):
+a larger file is refused before it is parsed, so an oversized one costs
+neither the time nor the memory of reading it."""
+MAX_CASES_PER_FILE = 1000
+"""The most cases one file may hold (the shipped ones hold at most 23),
+counted before any case is checked against the schema."""
+_SPLIT = ": split its cases among several files in the folder, one topic each"
 
 
 @dataclass(frozen=True)
@@ -278,7 +288,14 @@ def claim_case_id(seen: dict[str, Case], case: Case) -> CaseFileError | None:
 def load_file(path: Path, registry: Mapping[str, Invariant]) -> list[Case]:
     """The cases of one file, or :class:`CaseFileError`."""
     path = Path(path)
-    document = read_yaml(path)
+    document = read_yaml(path, max_bytes=MAX_CASE_FILE_BYTES, split=_SPLIT)
+    cases = document.get("cases") if isinstance(document, dict) else None
+    if isinstance(cases, list) and len(cases) > MAX_CASES_PER_FILE:
+        raise CaseFileError(
+            path,
+            f"holds {len(cases):,} cases, more than the {MAX_CASES_PER_FILE:,} a case file "
+            f"may hold{_SPLIT}",
+        )
     validator = jsonschema.Draft202012Validator(_schema())
     errors = sorted(validator.iter_errors(document), key=lambda e: list(e.absolute_path))
     if errors:

@@ -106,18 +106,26 @@ for _kind, _what in (
     _Loader.add_constructor(f"tag:yaml.org,2002:{_kind}", _not_json(_what))
 
 
-def read_yaml(path: Path) -> JSON:
+def read_yaml(path: Path, *, max_bytes: int | None = None, split: str = "") -> JSON:
     """A YAML file's document, its mappings remembering their lines.
 
     A mapping or list written once and repeated by an alias (``*name``) is
     refused: aliases nested in aliases (a "billion laughs" bomb) stand for more
     values than memory holds once anything walks the document, and a case
-    file has no need of them.
+    file has no need of them.  A file of more than ``max_bytes`` bytes is
+    refused before it is parsed, saying what to do (``split``); no more than
+    one byte past the limit is read.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            data = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise CaseFileError(path, f"cannot be read: {error}") from error
+    if max_bytes is not None and len(data) > max_bytes:
+        raise CaseFileError(
+            path, f"is larger than {max_bytes:,} bytes, the most such a file may hold{split}"
+        )
     try:
         document = yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
     except yaml.YAMLError as error:
