@@ -105,7 +105,7 @@ def test_the_stderr_reader_ends_quietly_when_its_stream_is_closed() -> None:
     backend = SubprocessBackend(["unused"])
     stream = io.BufferedReader(io.BytesIO(b"said\n"))
     stream.close()
-    backend._pump_err(stream)  # no ValueError escapes the reader's thread
+    backend.output.pump_err(stream)  # no ValueError escapes the reader's thread
     assert backend.stderr_tail() is None
 
 

@@ -28,7 +28,6 @@ none.  It does not import pytest.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import difflib
 import importlib
@@ -41,7 +40,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
-from typing import IO, Any
+from typing import Any
 
 from roteiro_memory.errors import strict_json
 from roteiro_memory.privatefile import check_replaceable
@@ -56,6 +55,13 @@ from roteiro_memory.suite.pipes import (
     strict_loads,
     write_within,
 )
+from roteiro_memory.suite.program_output import (
+    MAX_LINE_BYTES,
+    OVERLONG,
+    STDERR_LINE_CHARS,
+    STDERR_LINES,
+    ProgramOutput,
+)
 from roteiro_memory.suite.runner import Backend
 from roteiro_memory.suite.timeouts import DEFAULT_TIMEOUT
 from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
@@ -63,6 +69,8 @@ from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
 __all__ = [
     "ENTRY_POINT_GROUP",
     "NO_BACKEND_NAMED",
+    "STDERR_LINES",
+    "STDERR_LINE_CHARS",
     "BackendSpecError",
     "InProcessBackend",
     "SubprocessBackend",
@@ -83,18 +91,6 @@ Factory = Callable[..., object]
 """Makes a backend: called with no argument for a registered name, with one
 (a string) for ``NAME:ARGUMENT`` or a URI."""
 ENTRY_POINT_GROUP = "roteiro.backends"
-STDERR_LINES = 30
-STDERR_LINE_CHARS = 2000
-"""The most of one stderr line kept (its end): with :data:`STDERR_LINES`,
-what a program writes to stderr holds the suite's memory to a bound, however
-much it writes and whether or not it ends its lines."""
-_STDERR_READ = 64 * 1024
-MAX_LINE_BYTES = 16 * 1024 * 1024
-"""The longest response line read from a program; a longer one (or bytes that
-never end a line) fails the request rather than filling the suite's memory."""
-_OVERLONG = b""
-"""Queued in place of a line longer than :data:`MAX_LINE_BYTES` (``readline``
-never returns an empty line before end of output)."""
 RESTARTED = "; the program was restarted for the next case"
 """How a failure's message ends when the program was killed for it."""
 
@@ -282,15 +278,11 @@ class SubprocessBackend:
         """Variables added to the program's environment (the durability
         entries name the store this way)."""
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: collections.deque[bytes | None] = collections.deque()
-        self._ready = threading.Condition()
-        self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_LINES)
+        self.output = ProgramOutput()
+        """What the running program writes: its lines, its stderr's tail."""
         self._next_id = 0
         self._hello: JSON = None
         self.restarts = 0
-
-    # The program's output is read by threads so a hung program cannot block
-    # the suite: the request waits on a condition with a deadline instead.
 
     def _start(self) -> subprocess.Popen[bytes]:
         try:
@@ -307,13 +299,7 @@ class SubprocessBackend:
             raise BackendFailure(
                 f"cannot start {self.name.removeprefix('cmd:')}: {said}"
             ) from error
-        self._lines = collections.deque()
-        self._stderr.clear()
-        assert proc.stdout is not None
-        assert proc.stderr is not None
-        out = threading.Thread(target=self._pump_out, args=(proc.stdout, self._lines), daemon=True)
-        out.start()
-        threading.Thread(target=self._pump_err, args=(proc.stderr,), daemon=True).start()
+        self.output.start(proc)
         self._proc = proc
         return proc
 
@@ -325,41 +311,8 @@ class SubprocessBackend:
         inherited = {k: v for k, v in os.environ.items() if k != STORE_ENV}
         return {**inherited, "PYTHONUNBUFFERED": "1", **self.env}
 
-    def _pump_out(self, stream: IO[bytes], sink: collections.deque[bytes | None]) -> None:
-        """Queue the program's output lines, then None; closed here, by its
-        reader: a close elsewhere waits on a read a child holding the pipe may never end."""
-        with contextlib.suppress(OSError, ValueError), contextlib.closing(stream):
-            while line := stream.readline(MAX_LINE_BYTES + 1):
-                overlong = len(line) > MAX_LINE_BYTES
-                with self._ready:
-                    sink.append(_OVERLONG if overlong else line)
-                    self._ready.notify_all()
-                if overlong:
-                    # Read no further: the program is killed by the request.
-                    return
-        with self._ready:
-            sink.append(None)
-            self._ready.notify_all()
-
-    def _pump_err(self, stream: IO[bytes]) -> None:
-        """Keep the last :data:`STDERR_LINES` lines of stderr, each cut to its
-        last :data:`STDERR_LINE_CHARS` characters; read in bounded pieces, so
-        text that never ends a line cannot fill memory.  Ends quietly when the
-        stream closes under it; closes it at its end, as :meth:`_pump_out` does."""
-        unfinished = False
-        with contextlib.suppress(OSError, ValueError), contextlib.closing(stream):
-            while piece := stream.readline(_STDERR_READ):
-                text = piece.decode("utf-8", "replace")
-                ended = text.endswith("\n")
-                text = text.rstrip("\n")
-                if unfinished:
-                    with contextlib.suppress(IndexError):  # cleared meanwhile
-                        text = self._stderr.pop() + text
-                self._stderr.append(text[-STDERR_LINE_CHARS:])
-                unfinished = not ended
-
     def stderr_tail(self) -> str | None:
-        return "\n".join(self._stderr) or None
+        return self.output.tail()
 
     @property
     def pid(self) -> int | None:
@@ -403,14 +356,13 @@ class SubprocessBackend:
         return BackendFailure(message + RESTARTED, tail)
 
     def _read_line(self, proc: subprocess.Popen[bytes], op: str, deadline: float) -> bytes:
-        with self._ready:
-            waited = self._ready.wait_for(
-                lambda: bool(self._lines), timeout=max(0.0, deadline - time.monotonic())
-            )
-            if not waited:
-                raise self._fail(f"{op}: no response within {self.timeout:g}s (the program hung)")
-            line = self._lines.popleft()
-        if line is _OVERLONG:
+        try:
+            line = self.output.take(deadline - time.monotonic())
+        except TimeoutError:
+            raise self._fail(
+                f"{op}: no response within {self.timeout:g}s (the program hung)"
+            ) from None
+        if line is OVERLONG:
             raise self._fail(
                 f"{op}: the response is longer than {MAX_LINE_BYTES} bytes without ending "
                 "its line (the protocol's responses are one JSON line each)"
@@ -439,7 +391,7 @@ class SubprocessBackend:
         if op == "reset":
             # Each case starts with reset, so the stderr shown on a failure is
             # what the program said during that case.
-            self._stderr.clear()
+            self.output.clear_tail()
         self._next_id += 1
         request_id = self._next_id
         body = {"id": request_id, "op": op, "args": dict(args)}
