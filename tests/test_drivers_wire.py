@@ -230,3 +230,85 @@ def test_a_program_whose_child_keeps_its_pipes_open_is_ended_with_its_child(
         time.sleep(0.05)
     assert len(children) == 2
     assert not [pid for pid in children if _running(pid)]
+
+
+BREAKS = """
+import json, sys
+mode = sys.argv[1]
+out = sys.stdout.buffer
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    rid = request["id"]
+    answer = {"id": rid, "ok": True, "result": None}
+    if request["op"] == "memory.get":
+        if mode == "close":
+            sys.exit(0)
+        if mode == "exit-after":
+            out.write(json.dumps(answer).encode() + b"\\n")
+            out.flush()
+            sys.exit(0)
+        said = {
+            "garbage": b"not json",
+            "latin-1": b'{"id": %d, "ok": true, "result": "caf\\xe9"}' % rid,
+            "wrong-id": b'{"id": 999, "ok": true, "result": null}',
+            "no-result": b'{"id": %d, "ok": true}' % rid,
+            "array": b"[1, 2]",
+        }[mode]
+        out.write(said + b"\\n")
+        out.flush()
+        continue
+    out.write(json.dumps(answer).encode() + b"\\n")
+    out.flush()
+    if request["op"] == "shutdown":
+        sys.exit(2)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "said", "rule"),
+    [
+        ("close", "the program closed its output without answering (exit status 0", "response"),
+        ("exit-after", "memory.list: the program had exited with status 0", "response"),
+        ("garbage", "the response is not a JSON line", "response"),
+        ("latin-1", "the response is not UTF-8 (invalid continuation byte at byte", "line"),
+        ("wrong-id", "id 999 does not echo the request's id", "id"),
+        ("no-result", "'ok': true without 'result'", "response"),
+        ("array", "the response breaks the protocol (not a JSON object", "response"),
+    ],
+)
+def test_a_wire_failure_cites_the_protocol_rule_it_breaks(
+    tmp_path: Path, mode: str, said: str, rule: str
+) -> None:
+    """[P-wire-line], [P-wire-id], [P-wire-response]: a response that breaks
+    the wire form fails the request naming what it broke and the rule."""
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, BREAKS), mode], timeout=5.0)
+    failures: list[BackendFailure] = []
+    try:
+        backend.call("reset", {})
+        for op, args in (("memory.get", {"id": 1}), ("memory.list", {})):
+            try:
+                backend.call(op, args)
+            except BackendFailure as failure:
+                failures.append(failure)
+                break
+            deadline = time.monotonic() + 10
+            while backend.pid is not None and time.monotonic() < deadline:
+                time.sleep(0.01)  # "exit-after" ends the program after its answer
+    finally:
+        backend.close()
+    assert len(failures) == 1
+    assert said in failures[0].message
+    assert f"PROTOCOL [P-wire-{rule}]" in failures[0].message
+
+
+def test_a_program_that_ends_badly_after_shutdown_cites_the_wire_end_rule(tmp_path: Path) -> None:
+    """[P-wire-end]: an answered shutdown ends the program with status 0."""
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, BREAKS), "close"], timeout=5.0)
+    try:
+        backend.call("reset", {})
+        with pytest.raises(BackendFailure) as caught:
+            backend.send_raw('{"id": 7, "op": "shutdown"}')
+    finally:
+        backend.close()
+    assert "shutdown: the program exited with status 2, not 0" in caught.value.message
+    assert "PROTOCOL [P-wire-end]" in caught.value.message

@@ -109,7 +109,10 @@ def test_a_line_that_is_not_json_is_quoted(backend: SubprocessBackend) -> None:
     backend.call("reset", {})
     with pytest.raises(BackendFailure) as caught:
         backend.call("memory.get", {"id": 14})
-    assert "the response is not a JSON line: 'this is not json'" in caught.value.message
+    assert (
+        "the response is not a JSON line (PROTOCOL [P-wire-response]: one JSON object per "
+        "line): 'this is not json'"
+    ) in caught.value.message
 
 
 def test_a_response_with_the_wrong_id_breaks_the_protocol(backend: SubprocessBackend) -> None:

@@ -374,7 +374,8 @@ class SubprocessBackend:
                 status = None
             raise self._fail(
                 f"{op}: the program closed its output without answering "
-                f"(exit status {status if status is not None else 'unknown: still running'})"
+                f"(exit status {status if status is not None else 'unknown: still running'}; "
+                f"{_ANSWERED})"
             )
         return line
 
@@ -383,7 +384,7 @@ class SubprocessBackend:
         if proc is None:
             if self._proc is not None and op != "reset":
                 status = self._proc.returncode
-                raise self._fail(f"{op}: the program had exited with status {status}")
+                raise self._fail(f"{op}: the program had exited with status {status} ({_ANSWERED})")
             # A case starts with reset: a program that exited after the last
             # case is simply started again.
             self._kill()
@@ -424,12 +425,7 @@ class SubprocessBackend:
             raise self._fail("raw line: the program had exited")
         shown = text if len(text) <= 200 else text[:200] + "..."
         line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
-        try:
-            response = strict_loads(line)
-        except NotStrictJSON as error:
-            raise self._fail(f"raw line: the response is not strict JSON ({error})") from None
-        except (ValueError, RecursionError):
-            raise self._fail(f"raw line: the response is not a JSON line: {line[:500]!r}") from None
+        response = self._parse("raw line", line)
         if is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
             self._await_exit(proc)
         return response
@@ -440,10 +436,10 @@ class SubprocessBackend:
         try:
             status = proc.wait(timeout=self.timeout)
         except subprocess.TimeoutExpired:
-            message = f"shutdown: the program did not exit within {self.timeout:g}s"
+            message = f"shutdown: the program did not exit within {self.timeout:g}s ({_END})"
             raise self._fail(message) from None
         if status != 0:
-            raise self._fail(f"shutdown: the program exited with status {status}, not 0")
+            raise self._fail(f"shutdown: the program exited with status {status}, not 0 ({_END})")
 
     def _exchange(self, proc: subprocess.Popen[bytes], op: str, data: bytes) -> bytes:
         """Send one request line and read its response, within one deadline
@@ -458,26 +454,39 @@ class SubprocessBackend:
             )
         if not written:
             status = proc.poll()
-            raise self._fail(f"{op}: the program is not reading its input (exit status {status})")
+            raise self._fail(
+                f"{op}: the program is not reading its input (exit status {status}; {_ANSWERED})"
+            )
         return self._read_line(proc, op, deadline)
 
-    def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
-        shown = line.decode("utf-8", "replace").rstrip("\n")
-        if len(shown) > 500:
-            shown = shown[:500] + "..."
+    def _parse(self, op: str, line: bytes) -> JSON:
+        """A response line read as strict JSON, or the failure naming the rule it breaks."""
+        shown = _shown_line(line)
         try:
-            response = strict_loads(line)
+            return strict_loads(line)
         except NotStrictJSON as error:
             raise self._fail(
                 f"{op}: the response is not strict JSON ({error}; PROTOCOL [P-wire-json]): "
                 f"{shown!r}"
             ) from None
+        except UnicodeDecodeError as error:
+            raise self._fail(
+                f"{op}: the response is not UTF-8 ({error.reason} at byte {error.start}; "
+                f"PROTOCOL [P-wire-line]): {shown!r}"
+            ) from None
         except ValueError:
-            raise self._fail(f"{op}: the response is not a JSON line: {shown!r}") from None
+            raise self._fail(
+                f"{op}: the response is not a JSON line (PROTOCOL [P-wire-response]: one JSON "
+                f"object per line): {shown!r}"
+            ) from None
         except RecursionError:
             raise self._fail(
                 f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
             ) from None
+
+    def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
+        response = self._parse(op, line)
+        shown = _shown_line(line)
         problem = response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
@@ -510,6 +519,17 @@ class SubprocessBackend:
                 proc.stdin.close()
                 proc.wait(timeout=2)
         self._kill()
+
+
+_ANSWERED = "PROTOCOL [P-wire-response]: one response line per request"
+"""Why a program that ends, or stops reading, before it answers breaks the protocol."""
+_END = "PROTOCOL [P-wire-end]: shutdown ends the program with exit status 0"
+
+
+def _shown_line(line: bytes) -> str:
+    """A response line as a failure quotes it: decoded, cut to 500 characters."""
+    shown = line.decode("utf-8", "replace").rstrip("\n")
+    return shown if len(shown) <= 500 else shown[:500] + "..."
 
 
 # --- Resolution --------------------------------------------------------------

@@ -97,8 +97,10 @@ def raise_op_error(kind: str, message: str) -> JSON:
 
 
 def response_problem(response: JSON, request_id: int, *, unreadable: bool = False) -> str | None:
+    """What makes ``response`` no answer to request ``request_id``, naming the
+    PROTOCOL rule it breaks; None when it is one."""
     if not isinstance(response, dict):
-        return "not a JSON object"
+        return f"not a JSON object; {_RESPONSE}"
     error = response.get("error")
     bad_request = (
         response.get("ok") is False
@@ -112,13 +114,19 @@ def response_problem(response: JSON, request_id: int, *, unreadable: bool = Fals
     echoed = response.get("id")
     if type(echoed) is not int or echoed != request_id:
         # [P-wire-id]: the same JSON integer; 1.0 and true are other values.
-        return f"id {json.dumps(echoed)} does not echo the request's id {request_id}"
+        return (
+            f"id {json.dumps(echoed)} does not echo the request's id {request_id}; "
+            "PROTOCOL [P-wire-id]"
+        )
     ok = response.get("ok")
     if ok is True:
-        return None if "result" in response else "'ok': true without 'result'"
+        return None if "result" in response else f"'ok': true without 'result'; {_RESPONSE}"
     if ok is False:
         error = response.get("error")
         if not isinstance(error, dict) or not isinstance(error.get("kind"), str):
-            return "'ok': false without an 'error' object carrying a string 'kind'"
+            return f"'ok': false without an 'error' object carrying a string 'kind'; {_RESPONSE}"
         return None
-    return "'ok' must be true or false"
+    return f"'ok' must be true or false; {_RESPONSE}"
+
+
+_RESPONSE = "PROTOCOL [P-wire-response]"
