@@ -29,7 +29,6 @@ none.  It does not import pytest.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib
 import json
 import os
@@ -47,6 +46,7 @@ from roteiro_memory.privatefile import check_replaceable
 from roteiro_memory.privatefile import replace as replace_file
 from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
+from roteiro_memory.suite.greeting import capabilities_of, implementation_of
 from roteiro_memory.suite.pipes import (
     NotStrictJSON,
     is_shutdown,
@@ -64,7 +64,7 @@ from roteiro_memory.suite.program_output import (
 )
 from roteiro_memory.suite.runner import Backend
 from roteiro_memory.suite.timeouts import DEFAULT_TIMEOUT
-from roteiro_memory.suite.vocabulary import CAPABILITIES, STORE_ENV
+from roteiro_memory.suite.vocabulary import STORE_ENV
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -190,10 +190,10 @@ class InProcessBackend:
         return self._hello
 
     def capabilities(self) -> frozenset[str]:
-        return _capabilities_of(self.hello(), self.name)
+        return capabilities_of(self.hello(), self.name)
 
     def implementation(self) -> str | None:
-        return _implementation_of(self.hello())
+        return implementation_of(self.hello())
 
     def stderr_tail(self) -> str | None:
         return None
@@ -216,38 +216,6 @@ def _as_caller(target: object, name: str) -> Any:
         f"backend {name!r}: the factory returned {type(target).__name__}, which is neither a "
         "roteiro_memory Store nor an object with a call(op, args) method"
     )
-
-
-def _capabilities_of(hello: JSON, name: str) -> frozenset[str]:
-    caps = hello.get("capabilities") if isinstance(hello, dict) else None
-    if not isinstance(caps, list) or not all(isinstance(c, str) for c in caps):
-        raise BackendFailure(
-            f"backend {name!r}: hello must return an object with a list of strings "
-            f"'capabilities', got {json.dumps(hello)[:200]}"
-        )
-    unknown = sorted(set(caps) - set(CAPABILITIES))
-    if unknown:
-        # A misspelt capability would otherwise skip every case needing it.
-        hints = []
-        for name_ in unknown:
-            close = difflib.get_close_matches(name_, CAPABILITIES, n=1)
-            hints.append(f"{name_!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
-        raise BackendFailure(
-            f"backend {name!r}: hello declares unknown capabilit"
-            f"{'y' if len(unknown) == 1 else 'ies'} {', '.join(hints)}; "
-            f"PROTOCOL defines {', '.join(CAPABILITIES)}"
-        )
-    return frozenset(caps)
-
-
-def _implementation_of(hello: JSON) -> str | None:
-    """``name version`` from a hello's ``implementation``, when it gives them."""
-    implementation = hello.get("implementation") if isinstance(hello, dict) else None
-    if not isinstance(implementation, dict):
-        return None
-    parts = [implementation.get("name"), implementation.get("version")]
-    words = [part for part in parts if isinstance(part, str) and part]
-    return " ".join(words) or None
 
 
 # --- External programs -------------------------------------------------------
@@ -502,10 +470,10 @@ class SubprocessBackend:
         return self._hello
 
     def capabilities(self) -> frozenset[str]:
-        return _capabilities_of(self.hello(), self.name)
+        return capabilities_of(self.hello(), self.name)
 
     def implementation(self) -> str | None:
-        return _implementation_of(self.hello())
+        return implementation_of(self.hello())
 
     def close(self) -> None:
         proc = self._proc
