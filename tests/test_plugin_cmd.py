@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from roteiro_memory.suite.cases import load_cases
+from roteiro_memory.suite.cases import Case, load_cases
 from roteiro_memory.suite.drivers import SubprocessBackend, resolve_backend
-from roteiro_memory.suite.runner import BackendFailure, OpError
+from roteiro_memory.suite.runner import BackendFailure, OpError, run_case
 
 pytest_plugins = ["pytester"]
 
@@ -246,3 +246,87 @@ def test_a_deep_answer_fails_the_case_in_the_plugin(pytester: pytest.Pytester) -
     )
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     assert "nested too deeply" in result.stdout.str() + result.stderr.str()
+
+
+TWICE = """
+import json, sys
+from roteiro_memory.stores.model import ModelStore
+from roteiro_memory.protocol import Ops, handle_line
+
+ops = Ops(ModelStore())
+for raw in sys.stdin.buffer:
+    request = json.loads(raw)
+    response, done = handle_line(ops, raw.rstrip(b"\\n"))
+    said = (response + "\\n").encode()
+    twice = request["op"] in ("memory.get", "shutdown") and request.get("args", {}) != {"id": 3}
+    sys.stdout.buffer.write(said * 2 if twice else said)
+    sys.stdout.buffer.flush()
+    if done:
+        break
+"""
+
+
+TWICE_CASES = {
+    "last-answered-twice": "[{op: memory.record, args: {kind: lesson, body: x}},"
+    " {op: memory.get, args: {id: 1}}]",
+    "fine": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+    "first-answered-twice": "[{op: memory.get, args: {id: 1}}, {op: memory.list}]",
+    "fine-b": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+    "shutdown-answered-twice": "[{op: memory.get, args: {id: 3}},"
+    """ {raw: '{"id": 5, "op": "shutdown"}', expect: {ok: true}}]""",
+    "fine-c": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+}
+"""Cases run in this order against :data:`TWICE`, which answers every
+``memory.get`` but that of id 3, and ``shutdown``, twice."""
+
+
+def _twice_cases(tmp_path: Path) -> list[Case]:
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    body = "cases:\n" + "".join(
+        f"  - {{id: {name}, title: t, clause: c, invariant: bad-request,"
+        f" requires: [episodic], steps: {steps}}}\n"
+        for name, steps in TWICE_CASES.items()
+    )
+    (folder / "twice.yaml").write_text(body, encoding="utf-8")
+    return load_cases([folder], builtin=False)
+
+
+def test_p_wire_response_an_answer_sent_twice_fails_the_case_that_asked(tmp_path: Path) -> None:
+    """[P-wire-response]: a request answered twice fails its own case, at the
+    step whose request it was -- even the last step's, and a shutdown's --
+    naming the request; the next case's reset is not blamed.  The same
+    verdict every run."""
+    program = tmp_path / "twice.py"
+    program.write_text(TWICE, encoding="utf-8")
+    cases = _twice_cases(tmp_path)
+    for _ in range(3):
+        backend = SubprocessBackend([sys.executable, str(program)], timeout=HANG_S)
+        try:
+            outcomes = {case.id: run_case(case, backend) for case in cases}
+        finally:
+            backend.close()
+        assert {name: o.status for name, o in outcomes.items()} == {
+            "last-answered-twice": "failed",
+            "fine": "passed",
+            "first-answered-twice": "failed",
+            "fine-b": "passed",
+            "shutdown-answered-twice": "failed",
+            "fine-c": "passed",
+        }
+        last = outcomes["last-answered-twice"]
+        assert (last.step, last.op) == (2, "memory.get")
+        assert last.message.startswith(
+            "after the case's last step, the hello sent to find a request answered twice: "
+            "the program answered request "
+        )
+        assert "(memory.get) a second time, where the answer to request" in last.message
+        assert "PROTOCOL [P-wire-response]" in last.message
+        first = outcomes["first-answered-twice"]
+        assert first.op == "memory.list"
+        assert "the program answered request" in first.message
+        assert "(memory.get) a second time" in first.message
+        ended = outcomes["shutdown-answered-twice"]
+        assert (ended.step, ended.op) == (2, "(raw)")
+        assert "the program ended, having sent a line no request asked for" in ended.message
+        assert '{"id":5,"ok":true,"result":null}' in ended.message

@@ -48,6 +48,7 @@ from roteiro_memory.redaction import mask, redact
 from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpError
 from roteiro_memory.suite.greeting import capabilities_of, implementation_of
 from roteiro_memory.suite.pipes import (
+    AnsweredRequests,
     NotStrictJSON,
     is_shutdown,
     raise_op_error,
@@ -249,6 +250,7 @@ class SubprocessBackend:
         self.output = ProgramOutput()
         """What the running program writes: its lines, its stderr's tail."""
         self._next_id = 0
+        self._answered = AnsweredRequests()
         self._hello: JSON = None
         self.restarts = 0
 
@@ -361,6 +363,7 @@ class SubprocessBackend:
             # Each case starts with reset, so the stderr shown on a failure is
             # what the program said during that case.
             self.output.clear_tail()
+            self._answered.new_case()
         self._next_id += 1
         request_id = self._next_id
         body = {"id": request_id, "op": op, "args": dict(args)}
@@ -455,9 +458,13 @@ class SubprocessBackend:
     def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         response = self._parse(op, line)
         shown = _shown_line(line)
+        second = self._answered.second_answer(response, request_id)
+        if second:
+            raise self._fail(f"{op}: {second}: {shown!r}")
         problem = response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
+        self._answered.answered(request_id, op)
         if response["ok"]:
             return response["result"]
         refusal = response["error"]
@@ -468,6 +475,35 @@ class SubprocessBackend:
         if self._hello is None:
             self._hello = self.call("hello", {})
         return self._hello
+
+    def check_answered_once(self) -> None:
+        """Fail, before a case's verdict, when the program sent a line after
+        its last answer that no request asked for (a request answered twice):
+        that case breaks [P-wire-response], not the next one's reset.  The
+        program answers in order, so a ``hello`` sent now is answered after
+        any such line: no wait, and the same verdict every run.  A program
+        that has ended is read to the end of its output instead."""
+        proc = self._proc
+        if proc is None:  # killed for a failure the case already has
+            return
+        if proc.poll() is None:
+            try:
+                self.call("hello", {})
+            except BackendFailure as failure:
+                said = failure.message.removeprefix("hello: ")
+                raise BackendFailure(f"{_AFTER_LAST}{said}", failure.stderr) from None
+            except OpError as error:
+                raise self._fail(f"{_AFTER_LAST}it was refused: {error}") from None
+            return
+        try:
+            line = self.output.take(self.timeout)
+        except TimeoutError:
+            return  # a child holds the output open: the next case's reset ends it
+        if line is not None:
+            raise self._fail(
+                f"after the case's last step the program ended, having sent a line no "
+                f"request asked for ({_ANSWERED}): {_shown_line(line)!r}"
+            )
 
     def capabilities(self) -> frozenset[str]:
         return capabilities_of(self.hello(), self.name)
@@ -491,6 +527,7 @@ class SubprocessBackend:
 
 _ANSWERED = "PROTOCOL [P-wire-response]: one response line per request"
 """Why a program that ends, or stops reading, before it answers breaks the protocol."""
+_AFTER_LAST = "after the case's last step, the hello sent to find a request answered twice: "
 _END = "PROTOCOL [P-wire-end]: shutdown ends the program with exit status 0"
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from roteiro_memory.suite.errors import OpError
 
 __all__ = [
+    "AnsweredRequests",
     "NotStrictJSON",
     "is_shutdown",
     "raise_op_error",
@@ -130,3 +131,39 @@ def response_problem(response: JSON, request_id: int, *, unreadable: bool = Fals
 
 
 _RESPONSE = "PROTOCOL [P-wire-response]"
+
+
+class AnsweredRequests:
+    """The requests a program has answered, by id, in the case under way and
+    the one before it: a response whose ``id`` names one of them is that
+    request's second answer ([P-wire-response]: one response line per
+    request), which this names -- op and case -- instead of blaming the
+    request it arrived in place of."""
+
+    def __init__(self) -> None:
+        self._now: dict[int, str] = {}
+        self._before: dict[int, str] = {}
+
+    def new_case(self) -> None:
+        """A case starts (its reset is sent): what was answered is the case before's."""
+        self._before, self._now = self._now, {}
+
+    def answered(self, request_id: int, op: str) -> None:
+        self._now[request_id] = op
+
+    def second_answer(self, response: JSON, request_id: int) -> str | None:
+        """Why ``response``, read for request ``request_id``, is another
+        request's second answer; None when it is not one."""
+        echoed = response.get("id") if isinstance(response, dict) else None
+        if type(echoed) is not int or echoed == request_id:
+            return None
+        if echoed in self._now:
+            which = f"request {echoed} ({self._now[echoed]})"
+        elif echoed in self._before:
+            which = f"request {echoed} ({self._before[echoed]}, of the case before)"
+        else:
+            return None
+        return (
+            f"the program answered {which} a second time, where the answer to request "
+            f"{request_id} was due; {_RESPONSE}: one response line per request"
+        )

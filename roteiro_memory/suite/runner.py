@@ -176,20 +176,28 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
     unsaved: dict[str, int] = {}
     """Names a wrongly answered step did not save, with that step's number."""
     stderr: str | None = None
+    ran: tuple[Step, JSON] | None = None
+    """The last step sent, with its arguments."""
     for index, step in enumerate(case.steps):
         needed = sorted(name for name in _names_used(step) if name in unsaved)
         if needed:
-            return _failed(
+            return _answered_once(
                 case,
-                breaches,
-                backend.stderr_tail(),
-                _not_run(
-                    case, index, f"{needed[0]!r}, which step {unsaved[needed[0]]} did not give"
+                backend,
+                ran,
+                _failed(
+                    case,
+                    breaches,
+                    backend.stderr_tail(),
+                    _not_run(
+                        case, index, f"{needed[0]!r}, which step {unsaved[needed[0]]} did not give"
+                    ),
                 ),
             )
         found: list[Mismatch] = []
         try:
             args = substitute(dict(step.args), saved)
+            ran = (step, args)
             _run_step(step, args, backend, saved, found)
         except Unresolved as missing:
             raise CaseFileError(
@@ -213,12 +221,41 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
             stopped = None
             if index + 1 < len(case.steps):
                 stopped = _not_run(case, index + 1, "the store as the case left it before")
-            return _failed(case, breaches, backend.stderr_tail(), stopped)
+            return _answered_once(
+                case, backend, ran, _failed(case, breaches, backend.stderr_tail(), stopped)
+            )
         if found and stderr is None:
             stderr = backend.stderr_tail()
     if breaches:
-        return _failed(case, breaches, stderr)
-    return Outcome(case.id, "passed", steps=len(case.steps))
+        return _answered_once(case, backend, ran, _failed(case, breaches, stderr))
+    return _answered_once(case, backend, ran, Outcome(case.id, "passed", steps=len(case.steps)))
+
+
+def _answered_once(
+    case: Case, backend: Backend, ran: tuple[Step, JSON] | None, outcome: Outcome
+) -> Outcome:
+    """``outcome``, with one more breach on the last step sent when the
+    backend then finds it sent an answer no request asked for -- a request
+    answered twice ([P-wire-response]) -- so that this case fails for it,
+    not the next one (``check_answered_once``, which a wire backend has)."""
+    check = getattr(backend, "check_answered_once", None)
+    if check is None:
+        return outcome
+    try:
+        check()
+    except BackendFailure as failure:
+        step, args = ran if ran is not None else (None, {})
+        breach = Breach(
+            step.number if step else 0,
+            step.line if step else None,
+            step.op if step else "reset",
+            args,
+            failure.message,
+            sent=step.raw if step else None,
+        )
+        stderr = failure.stderr or outcome.stderr
+        return _failed(case, [*outcome.breaches, breach], stderr, outcome.stopped)
+    return outcome
 
 
 def _not_run(case: Case, index: int, needing: str) -> str:
