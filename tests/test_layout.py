@@ -303,3 +303,18 @@ def test_layout_the_suite_names_no_store() -> None:
     suite = tuple(m for m in _modules() if m.startswith("roteiro_memory.suite"))
     found = _offending(suite, ("roteiro_memory.stores",))
     assert not found, "\n".join(found)
+
+
+def test_layout_no_handler_only_passes_over_what_it_caught() -> None:
+    """A failure is handled by name: a handler whose body is only ``pass``
+    hides what went wrong and says nothing of why that is safe; one that
+    means "nothing to do" says so (``contextlib.suppress`` with its reason,
+    or the value the failure stands for)."""
+    passing = [
+        f"{module}:{handler.lineno}"
+        for module in sorted(_modules())
+        for handler in ast.walk(ast.parse(_source(module)))
+        if isinstance(handler, ast.ExceptHandler)
+        and all(isinstance(statement, ast.Pass) for statement in handler.body)
+    ]
+    assert not passing, passing

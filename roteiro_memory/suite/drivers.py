@@ -554,7 +554,7 @@ def _make(factory: Factory, *argument: str) -> object:
         except TypeError:
             raise _TakesNoArgument from None
         except ValueError:
-            pass  # no signature to read: the call says
+            return factory(*argument)  # no signature to read: the call says
     return factory(*argument)
 
 
