@@ -180,6 +180,20 @@ def test_a_case_file_over_the_byte_limit_is_refused_before_it_is_parsed(tmp_path
     )
 
 
+def test_a_case_file_cut_by_the_byte_limit_inside_a_character_is_refused_for_its_size(
+    tmp_path: Path,
+) -> None:
+    """The limit can fall inside a character of several bytes: the refusal
+    is still the size, not an undecodable read."""
+    path = tmp_path / "wide.yaml"
+    body = (HEAD + RECORD).encode("utf-8")
+    fill = MAX_CASE_FILE_BYTES - len(body) - 1  # '#' and then 'é' straddling the limit
+    path.write_bytes(body + b"#" + b"x" * fill + "é".encode() * 4 + b"\n")
+    with pytest.raises(CaseFileError) as refused:
+        load_file(path, load_registry())
+    assert "is larger than 1,048,576 bytes" in str(refused.value)
+
+
 def test_a_case_file_holding_more_cases_than_the_limit_is_refused_naming_both(
     tmp_path: Path,
 ) -> None:

@@ -119,13 +119,17 @@ def read_yaml(path: Path, *, max_bytes: int | None = None, split: str = "") -> J
     try:
         with path.open("rb") as stream:
             data = stream.read() if max_bytes is None else stream.read(max_bytes + 1)
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise CaseFileError(path, f"cannot be read: {error}") from error
     if max_bytes is not None and len(data) > max_bytes:
+        # before decoding: the limit may cut a character in two
         raise CaseFileError(
             path, f"is larger than {max_bytes:,} bytes, the most such a file may hold{split}"
         )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CaseFileError(path, f"cannot be read: {error}") from error
     try:
         document = yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
     except yaml.YAMLError as error:
