@@ -491,3 +491,37 @@ def test_every_time_the_writer_writes_is_a_timestamp(moment: datetime.datetime) 
     assert not is_timestamp(moment.replace(microsecond=1).isoformat(" "))
     assert not is_timestamp(moment.replace(tzinfo=datetime.UTC).isoformat(" "))
     assert not is_timestamp(moment.isoformat("T", "seconds"))
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["lines", "json"])
+def test_a_check_whose_reader_goes_away_still_fails_with_its_findings(
+    healthy: Path, as_json: bool
+) -> None:
+    """``roteiro-memory check | head -1`` (or a reader that reads nothing):
+    the findings no one reads are not printed, nothing is said on stderr,
+    and the status is still that of findings -- a pipeline under ``set -o
+    pipefail`` must not read a damaged store as healthy."""
+    import os
+    import shutil
+    import subprocess
+
+    from roteiro_memory.exitcodes import ExitCode
+
+    _plant(healthy, "UPDATE agent_memory SET body = 'changed behind its back' WHERE id = 3")
+    script = shutil.which("roteiro-memory")
+    assert script is not None
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [script, *(["--json"] if as_json else []), "check", "--db", str(healthy)],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            cwd=healthy.parent,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(write)
+    assert done.stderr == b""
+    assert done.returncode == ExitCode.NOTHING
