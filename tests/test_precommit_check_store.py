@@ -171,6 +171,28 @@ def test_check_store_advises_only_what_the_hook_takes_never_a_db_option(
     )
 
 
+def test_check_store_never_passes_a_repositorys_store_it_could_not_find_for_want_of_git(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Inside a repository whose store is damaged, with no git to say where
+    that store is: a finding naming why nothing was checked (and the one
+    remedy the hook takes), never a pass."""
+    monkeypatch.delenv("ROTEIRO_MEMORY_DB", raising=False)
+    _git(tmp_path, "init", "-q")
+    own = tmp_path / ".git" / "roteiro" / "memory.db"
+    own.parent.mkdir()
+    plant_bad_store(own, "confidence")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-such-folder"))
+    status, lines = _run(capsys)
+    assert status == 1
+    assert lines == [
+        "roteiro-check-store: cannot tell which git repository this is: git is not installed "
+        "or not on PATH; install git to use it; or set ROTEIRO_MEMORY_DB to the path of the "
+        "store file; nothing was checked"
+    ]
+
+
 def test_check_store_with_no_files_honours_the_environment(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

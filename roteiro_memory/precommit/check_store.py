@@ -7,7 +7,8 @@ repository's own store is checked: the one ``roteiro-memory`` uses here
 (``ROTEIRO_MEMORY_DB``, else ``roteiro/memory.db`` in the git common
 directory), when it exists and is not empty; a PostgreSQL store named by
 ``ROTEIRO_MEMORY_DB`` is checked through the server, and one that cannot be
-reached is a finding, never a pass.  So is a file that cannot be read, given
+reached is a finding, never a pass; so is a repository git cannot locate
+(git missing, or failing), whose store may be there.  So is a file that cannot be read, given
 or the repository's own (permission denied, a directory in its place), and
 a repository's own store that is not a regular file (a FIFO): the hook
 passes only what it examined.
@@ -77,16 +78,26 @@ def own_store() -> Path | None:
     """The repository's own store, where ``roteiro-memory`` keeps it; None
     when there is none to check (outside a repository, or nothing recorded).
     Something there that cannot be read, or is not a regular file, is
-    returned, to be reported."""
+    returned, to be reported.  StoreUnavailable when git cannot tell which
+    repository this is (it is missing, or fails): its store may be there,
+    unchecked, so that is no pass."""
     from roteiro_memory.repo.location import DB_ENV, locate
 
     common_dir = None
     if DB_ENV not in os.environ:
-        from roteiro_memory.repo.graph import find_repo
+        from roteiro_memory.repo.graph import OUTSIDE, find_repo, no_repo_reason
 
         repo = find_repo()
         if repo is None:
-            return None
+            why = no_repo_reason()
+            if why == OUTSIDE:
+                return None
+            from roteiro_memory.errors import StoreUnavailable
+
+            raise StoreUnavailable(
+                f"cannot tell which git repository this is: {why}; or set {DB_ENV} to the "
+                "path of the store file; nothing was checked"
+            )
         common_dir = repo.common_dir
     from pathlib import Path
 
