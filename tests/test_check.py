@@ -183,6 +183,21 @@ PLANTS: list[tuple[str, list[str], Callable[[Finding], bool]]] = [
         ["DROP TABLE agent_cache"],
         lambda f: f.table == "agent_cache" and "missing" in f.problem,
     ),
+    (
+        "a missing index",
+        ["DROP INDEX idx_mem_live"],
+        lambda f: (
+            f.table == "agent_memory" and f.problem.startswith("index idx_mem_live is missing")
+        ),
+    ),
+    (
+        "a missing trigger",
+        ["DROP TRIGGER memory_segments_term_keyed_update"],
+        lambda f: (
+            f.table == "memory_segments"
+            and f.problem.startswith("trigger memory_segments_term_keyed_update is missing")
+        ),
+    ),
 ]
 
 
@@ -193,6 +208,32 @@ def test_each_planted_corruption_is_found(
     _plant(healthy, *statements)
     findings = check_file(healthy)
     assert any(expected(f) for f in findings), (name, findings)
+
+
+def test_every_index_and_trigger_a_store_is_made_with_is_one_the_check_requires(
+    healthy: Path,
+) -> None:
+    """The indexes and triggers the check requires are exactly those a new
+    store has (a key's own index aside), and a store missing any of them is
+    a finding naming it; a healthy store has none."""
+    from roteiro_memory.stores.sqlite.migrations import created_objects
+
+    conn = sqlite3.connect(healthy)
+    try:
+        made = {
+            name: (kind, table)
+            for kind, name, table in conn.execute(
+                "SELECT type, name, tbl_name FROM sqlite_master"
+                " WHERE type IN ('index', 'trigger') AND name NOT LIKE 'sqlite_autoindex_%'"
+            )
+        }
+    finally:
+        conn.close()
+    assert made == created_objects()
+    assert check_file(healthy) == []
+    _plant(healthy, *(f"DROP {kind.upper()} {name}" for name, (kind, _) in made.items()))
+    missing = {f.problem.split(" is missing")[0] for f in check_file(healthy)}
+    assert missing == {f"{kind} {name}" for name, (kind, _) in made.items()}
 
 
 def test_a_file_that_is_not_a_database_is_one_finding(tmp_path: Path) -> None:

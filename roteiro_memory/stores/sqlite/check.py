@@ -10,6 +10,7 @@ Either reports, one finding per offending row:
 * a migrations table no version writes, a schema newer than this version
   knows, or migrations missing (never, from a file: an older store is
   judged as migrated, :func:`judge`);
+* an index or a trigger of this version's schema that is missing;
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
@@ -50,6 +51,7 @@ from roteiro_memory.stores.sql import indexcheck
 from roteiro_memory.stores.sql.dialects import SQLITE
 from roteiro_memory.stores.sqlite.migrations import (
     SCHEMA_VERSION,
+    created_objects,
     recognised,
     stored_standing,
 )
@@ -131,6 +133,7 @@ def _judged(conn: sqlite3.Connection) -> list[Finding]:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings = _schema(conn, tables)
     findings.extend(missing_tables(tables, _TABLES))
+    findings.extend(_missing_objects(conn, tables))
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
         findings.extend(supersession(conn))
@@ -140,6 +143,40 @@ def _judged(conn: sqlite3.Connection) -> list[Finding]:
         findings.extend(_cache(conn))
     findings.extend(_values(conn, tables))
     return findings
+
+
+_MISSING_OBJECT = {
+    "index": "what reads by it reads the whole table instead",
+    "trigger": (
+        "a process of an earlier version still open on the store could write a term too "
+        "long to be held as it is, unrefused"
+    ),
+}
+"""What a store loses with an index or a trigger of its schema."""
+
+
+def _missing_objects(conn: sqlite3.Connection, tables: set[str]) -> list[Finding]:
+    """Each index and trigger of this version's schema that is not in the
+    store (dropped by hand: no command drops one, and opening never makes
+    one again), on a table that is there.  Judged only of a store at this
+    version's schema: an older one is judged as migrated, and a newer
+    one's schema is its version's."""
+    found = stored_standing(conn)
+    if found is None or not found.current:
+        return []
+    present = set(
+        conn.execute("SELECT type, name FROM sqlite_master WHERE type IN ('index', 'trigger')")
+    )
+    return [
+        Finding(
+            table,
+            None,
+            f"{kind} {name} is missing: {_MISSING_OBJECT[kind]} (export and import the store "
+            "to restore it)",
+        )
+        for name, (kind, table) in created_objects().items()
+        if table in tables and (kind, name) not in present
+    ]
 
 
 _CHUNK_ROWS = 65_536

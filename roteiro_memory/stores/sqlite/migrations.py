@@ -30,6 +30,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "SQLITE_HEADER",
     "STEPS",
+    "TERM_KEYED_TRIGGERS",
+    "created_objects",
     "created_tables",
     "recognised",
     "stored_standing",
@@ -250,6 +252,16 @@ all in one transaction): 7 builds again only an index another tokenizer
 built, and 8 builds the index in the layout of members and segments."""
 
 
+TERM_KEYED_TRIGGERS = tuple(
+    (f"{table}_term_keyed_{event.split()[0].lower()}", table, event)
+    for table in ("memory_cells", "memory_segments")
+    for event in ("INSERT", "UPDATE OF term")
+)
+"""The triggers migration 9 creates, as ``(name, table, event)``: each
+refuses a term over the key's size written as it is (an earlier version's
+writer, still open on the store)."""
+
+
 def _key_long_terms(conn: sqlite3.Connection) -> None:
     from roteiro_memory.stores.sql import index
     from roteiro_memory.stores.sql.dialects import SQLITE
@@ -262,16 +274,14 @@ def _key_long_terms(conn: sqlite3.Connection) -> None:
     # row under the term and is not refused: the migration's announcement
     # asks for such processes to be restarted, and the check reports what
     # one left.
-    for table in ("memory_cells", "memory_segments"):
-        for event in ("INSERT", "UPDATE OF term"):
-            name = f"{table}_term_keyed_{event.split()[0].lower()}"
-            conn.execute(
-                f"CREATE TRIGGER {name} BEFORE {event} ON {table}"
-                f" WHEN length(CAST(NEW.term AS BLOB)) > {INDEX_TERM_BYTES}"
-                f" BEGIN SELECT RAISE(ABORT, '{table}: a term over {INDEX_TERM_BYTES} bytes"
-                " is held under its key since schema 9; this roteiro-memory is older than"
-                " the store: upgrade it'); END"
-            )
+    for name, table, event in TERM_KEYED_TRIGGERS:
+        conn.execute(
+            f"CREATE TRIGGER {name} BEFORE {event} ON {table}"
+            f" WHEN length(CAST(NEW.term AS BLOB)) > {INDEX_TERM_BYTES}"
+            f" BEGIN SELECT RAISE(ABORT, '{table}: a term over {INDEX_TERM_BYTES} bytes"
+            " is held under its key since schema 9; this roteiro-memory is older than"
+            " the store: upgrade it'); END"
+        )
 
 
 STEPS: dict[int, Callable[[sqlite3.Connection], None]] = {9: _key_long_terms}
@@ -298,6 +308,21 @@ def created_tables(versions: set[int]) -> set[str]:
         if sql.rfind(f"CREATE TABLE {table} ") > sql.rfind(f"DROP TABLE {table};")
     }
     return {"schema_migrations", *(created - dropped), *recreated}
+
+
+def created_objects() -> dict[str, tuple[str, str]]:
+    """The indexes and triggers of a store at :data:`SCHEMA_VERSION`, by
+    name, as ``(type, table)`` -- those its migrations create and none drops
+    (SQLite's own, a key's, aside)."""
+    sql = "".join(body for _, _, body in MIGRATIONS)
+    dropped = set(re.findall(r"DROP INDEX (\w+)", sql))
+    made = {
+        name: ("index", table)
+        for name, table in re.findall(r"CREATE INDEX (\w+)\s+ON (\w+)", sql)
+        if name not in dropped
+    }
+    made.update((name, ("trigger", table)) for name, table, _ in TERM_KEYED_TRIGGERS)
+    return made
 
 
 def stored_standing(conn: sqlite3.Connection) -> Standing | None:
