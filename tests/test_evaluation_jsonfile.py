@@ -244,13 +244,15 @@ def test_eval_reads_every_array_the_same_however_the_file_is_cut_into_chunks(
     assert list(jsonfile.iter_array(path)) == json.loads(text)
 
 
-def _locomo(text: str = "cat", question: str = "cat", speaker: str = "A") -> object:
+def _locomo(text: object = "cat", question: object = "cat", speaker: object = "A") -> object:
     turn = {"speaker": speaker, "dia_id": "D1:1", "text": text, "blip_caption": "a cat"}
     qa = [{"question": question, "evidence": ["D1:1"], "category": 4}]
     return [{"sample_id": "c", "conversation": {"session_1": [turn]}, "qa": qa}]
 
 
-def _longmemeval(content: str = "cat", question: str = "cat", style: str = "multi") -> object:
+def _longmemeval(
+    content: object = "cat", question: object = "cat", style: object = "multi"
+) -> object:
     turn = {"role": "user", "content": content, "has_answer": True}
     return [
         {
@@ -299,6 +301,47 @@ def test_eval_a_lone_surrogate_in_a_text_read_is_refused_naming_its_field(
         err = _refused(capsys, dataset, str(path), "--no-timing")
     assert f"{path}: element 0: {field} holds the escape \\u" in err
     assert "half a surrogate pair" in err
+
+
+def _locomo_evidence(evidence: object) -> object:
+    data = _locomo()
+    assert isinstance(data, list)
+    data[0]["qa"][0]["evidence"] = evidence
+    return data
+
+
+@pytest.mark.parametrize(
+    ("dataset", "data", "said"),
+    [
+        ("locomo", _locomo(question=5), "question 0 'question' is a number, expected a string"),
+        ("locomo", _locomo(question=None), "question 0 'question' is null, expected a string"),
+        ("locomo", _locomo(text=["cat"]), "turn 'D1:1' 'text' is an array, expected a string"),
+        ("locomo", _locomo(speaker={"a": 1}), "turn 'D1:1' 'speaker' is an object, expected"),
+        (
+            "locomo",
+            _locomo_evidence("D1:1"),
+            "question 0 'evidence' is a string, expected an array of turn ids",
+        ),
+        (
+            "longmemeval",
+            _longmemeval(content=None),
+            "session 'answer_1' turn 0 'content' is null, expected a string",
+        ),
+        ("longmemeval", _longmemeval(question=7), "'question' is a number, expected a string"),
+        ("longmemeval", _longmemeval(style=True), "'question_type' is a boolean, expected"),
+    ],
+)
+def test_eval_a_text_field_that_is_no_string_is_refused_naming_it_never_read_as_its_repr(
+    dataset: str, data: object, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A question of ``null`` would be searched as ``None``, a turn's text
+    of a number stored as its digits, an evidence string read a character
+    at a time: each is refused, naming the element and the field."""
+    import json
+
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    assert f"{path}: element 0: {said}" in _refused(capsys, dataset, str(path), "--no-timing")
 
 
 def test_eval_a_lone_surrogate_in_a_field_not_read_is_passed_over(

@@ -21,7 +21,7 @@ from typing import Any, TextIO, TypeVar
 
 from roteiro_memory.errors import excerpt
 
-__all__ = ["DatasetFileError", "iter_array", "read_objects", "sha256", "text"]
+__all__ = ["DatasetFileError", "iter_array", "kind", "read_objects", "sha256", "text"]
 
 _CHUNK = 1 << 20
 _T = TypeVar("_T")
@@ -231,11 +231,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def text(value: object, field: str) -> str:
-    """``str(value)``: a field an adapter stores, searches or reports.  A
-    lone surrogate in it -- the JSON escape of half a pair, ``\\ud800`` --
-    is :class:`DatasetFileError` naming ``field``: valid JSON, it is no
+    """``value``, a field an adapter stores, searches or reports, which must
+    be a JSON string: a number, null, an array or an object there is
+    :class:`DatasetFileError` naming ``field``, never its Python spelling
+    (``None``) stored or searched for.  So is a lone surrogate in it -- the
+    JSON escape of half a pair, ``\\ud800``: valid JSON, it is no
     character, so no store can hold it nor a result be printed with it."""
-    said = str(value)
+    if not isinstance(value, str):
+        raise DatasetFileError(f"{field} is {kind(value)}, expected a string")
+    said = value
     found = _SURROGATE.search(said)
     if found is not None:
         raise DatasetFileError(
@@ -245,8 +249,15 @@ def text(value: object, field: str) -> str:
     return said
 
 
-def _kind(value: object) -> str:
-    names = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}
+def kind(value: object) -> str:
+    """What JSON value ``value`` is, as a finding says it ("an array")."""
+    names = {
+        list: "an array",
+        dict: "an object",
+        str: "a string",
+        bool: "a boolean",
+        type(None): "null",
+    }
     return names.get(type(value), "a number")
 
 
@@ -260,7 +271,7 @@ def read_objects(
     for index, value in enumerate(itertools.islice(iter_array(path), limit)):
         if not isinstance(value, dict):
             raise DatasetFileError(
-                f"{path}: element {index} of the array is {_kind(value)}, expected an object "
+                f"{path}: element {index} of the array is {kind(value)}, expected an object "
                 f"({what})"
             )
         try:

@@ -25,6 +25,7 @@ from roteiro_memory.evaluation.datasets.corpus import (
 )
 from roteiro_memory.evaluation.datasets.jsonfile import (
     DatasetFileError,
+    kind,
     read_objects,
     sha256,
     text,
@@ -65,12 +66,13 @@ def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
         if category == 5:
             info.exclude("adversarial (category 5)")
             continue
-        ids = [
-            part.strip()
-            for entry in qa.get("evidence") or []
-            for part in str(entry).split(";")
-            if part.strip()
-        ]
+        evidence = qa.get("evidence") or []
+        if not isinstance(evidence, list):
+            # A string would be read a character at a time, each one an id.
+            raise DatasetFileError(
+                f"question {number} 'evidence' is {kind(evidence)}, expected an array of turn ids"
+            )
+        ids = [part.strip() for entry in evidence for part in str(entry).split(";") if part.strip()]
         unresolved = [i for i in ids if i not in known]
         if unresolved:
             info.exclude("evidence ids naming no turn", len(unresolved))
