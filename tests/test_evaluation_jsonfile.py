@@ -5,6 +5,7 @@ traceback (issue 22, item 9)."""
 from __future__ import annotations
 
 import codecs
+import json
 from pathlib import Path
 
 import pytest
@@ -61,7 +62,7 @@ def test_eval_utf16_is_named_and_a_utf8_mark_is_passed_over(
     wide.write_bytes(codecs.BOM_UTF16_LE + "[]".encode("utf-16-le"))
     assert "UTF-16 text" in _refused(capsys, "locomo", str(wide))
     marked = tmp_path / "marked.json"
-    marked.write_bytes(codecs.BOM_UTF8 + b"[]")
+    marked.write_bytes(codecs.BOM_UTF8 + json.dumps(_locomo()).encode())
     assert main(["eval", "locomo", str(marked), "--no-timing"]) == ExitCode.OK
     capsys.readouterr()
 
@@ -399,3 +400,31 @@ def test_eval_runs_each_arm_named_once_and_at_least_one(
     else:
         err = _refused(capsys, "coding", "--no-timing", "--arms", arms)
     assert said in err
+
+
+@pytest.mark.parametrize(
+    ("dataset", "data", "said"),
+    [
+        ("locomo", [], "no question to measure in 0 haystacks; is it the locomo file?"),
+        ("longmemeval", [], "no question to measure in 0 haystacks; is it the longmemeval file?"),
+        (
+            "locomo",
+            _locomo_evidence(["D9:9"]),
+            "no question to measure in 1 haystack (left out: evidence ids naming no turn: 1; "
+            "no resolvable evidence: 1)",
+        ),
+    ],
+)
+def test_eval_a_dataset_with_no_question_to_measure_is_refused_and_writes_nothing(
+    dataset: str, data: object, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty array, or a file whose every question is left out, measures
+    nothing: a table of no rows exiting 0 would read as a pass.  It is
+    refused in one line, saying what was left out, and no --output is written."""
+    import json
+
+    path, output = tmp_path / "d.json", tmp_path / "out.json"
+    path.write_text(json.dumps(data))
+    err = _refused(capsys, dataset, str(path), "--no-timing", "--output", str(output))
+    assert f"{path}: {said}" in err
+    assert not output.exists()

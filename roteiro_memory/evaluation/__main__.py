@@ -233,7 +233,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     """Run the evaluation the parsed command line asks for, writing its
     ``--output`` and ``--plot`` files; the result.  :class:`EvaluationRefused`
     for arms or a tokenizer that cannot be run, :class:`DatasetFileError` for
-    a dataset file that cannot be read, before anything is run."""
+    a dataset file that cannot be read, before anything is run, or that
+    gave no question to measure, before anything is written."""
     _check_applies(args)
     arms = _arms(args.arms)
     refusal = model_only(args.store, args.tokenizer, args.scoring)
@@ -257,11 +258,27 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     )
     if progress is not None:
         sys.stderr.write("\n")
+    _check_measured(args.path, result["dataset"])
     if args.output is not None:
         _write(args.output, "--output", report.to_json(result))
     if args.plot is not None:
         _write(args.plot, "--plot", report.plot(result))
     return result
+
+
+def _check_measured(path: Path | None, dataset: dict[str, Any]) -> None:
+    """Refuse a dataset file that gave no question to measure (an empty
+    array, or every question left out): its result would be a table of
+    nothing, read as a pass.  Before ``--output`` or ``--plot`` is written."""
+    if dataset["queries"]:
+        return
+    left_out = "; ".join(f"{why}: {count:,}" for why, count in dataset["excluded"].items())
+    raise DatasetFileError(
+        f"{path}: no question to measure in {dataset['haystacks']:,} "
+        f"{'haystack' if dataset['haystacks'] == 1 else 'haystacks'}"
+        + (f" (left out: {left_out})" if left_out else "")
+        + f"; is it the {dataset['name']} file?"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
