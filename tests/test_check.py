@@ -236,6 +236,32 @@ def test_every_index_and_trigger_a_store_is_made_with_is_one_the_check_requires(
     assert missing == {f"{kind} {name}" for name, (kind, _) in made.items()}
 
 
+def test_a_dropped_column_is_a_finding_naming_it_and_the_other_tables_are_still_judged(
+    healthy: Path,
+) -> None:
+    """A column dropped by hand made every read of its table fail, and the
+    check said only "cannot be read as a store (no such column: hits)" --
+    not which table -- and judged nothing else.  The column is named with
+    its table, and a fault in another table is still found."""
+    _plant(
+        healthy,
+        "ALTER TABLE agent_cache DROP COLUMN hits",
+        "UPDATE agent_memory SET confidence = 1.5 WHERE id = 1",
+    )
+    findings = check_file(healthy)
+    assert (
+        Finding(
+            "agent_cache",
+            None,
+            "column hits is missing: commands that read its rows fail, and the check judges "
+            "none of them",
+        )
+        in findings
+    )
+    assert any(f.row == "id 1" and "outside [0, 1]" in f.problem for f in findings), findings
+    assert not any(f.table == "store" for f in findings), findings
+
+
 def test_a_file_that_is_not_a_database_is_one_finding(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("hello\n")

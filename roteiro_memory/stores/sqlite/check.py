@@ -10,7 +10,8 @@ Either reports, one finding per offending row:
 * a migrations table no version writes, a schema newer than this version
   knows, or migrations missing (never, from a file: an older store is
   judged as migrated, :func:`judge`);
-* an index or a trigger of this version's schema that is missing;
+* a column, an index or a trigger of this version's schema that is
+  missing (a table missing a column has its rows left unjudged);
 * the record, supersession and cache rules of :mod:`roteiro_memory.check`,
   including kinds and confidences, which SQLite's type affinity lets a
   store hold whatever the CHECK constraints say;
@@ -133,6 +134,9 @@ def _judged(conn: sqlite3.Connection) -> list[Finding]:
     tables = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     findings = _schema(conn, tables)
     findings.extend(missing_tables(tables, _TABLES))
+    gaps, broken = _missing_columns(conn, tables)
+    findings.extend(gaps)
+    tables -= broken  # what reads their rows would fail: the other tables are judged
     findings.extend(_missing_objects(conn, tables))
     if "agent_memory" in tables:
         findings.extend(_records(conn, tables))
@@ -143,6 +147,31 @@ def _judged(conn: sqlite3.Connection) -> list[Finding]:
         findings.extend(_cache(conn))
     findings.extend(_values(conn, tables))
     return findings
+
+
+def _missing_columns(conn: sqlite3.Connection, tables: set[str]) -> tuple[list[Finding], set[str]]:
+    """Each column of this version's schema missing from a table that is
+    there (dropped by hand), and those tables: no read of their rows can
+    run, so their rules are not judged, and the other tables' still are.
+    ``schema_migrations`` is read before (:func:`_schema`)."""
+    out: list[Finding] = []
+    broken: set[str] = set()
+    for table, columns in cols.TABLES.items():
+        if table == "schema_migrations" or table not in tables:
+            continue
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        for column in columns:
+            if column.name not in present:
+                broken.add(table)
+                out.append(
+                    Finding(
+                        table,
+                        None,
+                        f"column {column.name} is missing: commands that read its rows fail, "
+                        "and the check judges none of them",
+                    )
+                )
+    return out, broken
 
 
 _MISSING_OBJECT = {
