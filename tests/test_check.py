@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import gc
 import json
+import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -592,3 +593,56 @@ def test_a_check_whose_reader_goes_away_still_fails_with_its_findings(
         os.close(write)
     assert done.stderr == b""
     assert done.returncode == ExitCode.NOTHING
+
+
+@pytest.mark.parametrize(
+    ("suffix", "made", "kind"),
+    [
+        ("-journal", "fifo", "a FIFO"),
+        ("-journal", "folder", "a directory"),
+        ("-wal", "folder", "a directory"),
+    ],
+)
+def test_a_companion_that_is_no_file_is_named_never_waited_on_nor_blamed_on_tmpdir(
+    healthy: Path, suffix: str, made: str, kind: str
+) -> None:
+    """A FIFO where a store's rollback journal goes was opened to read its
+    header, which waits for a writer for ever: check hung.  A folder there,
+    or where its log goes, was blamed on TMPDIR ("set TMPDIR to a folder with
+    room for a copy").  Either is now one line naming what is there, for
+    check (exit 3) and for the hook (a finding: nothing was checked), and
+    the files are left as they were."""
+    import shutil
+    import subprocess
+
+    from roteiro_memory.exitcodes import ExitCode
+
+    companion = Path(f"{healthy}{suffix}")
+    if made == "fifo":
+        os.mkfifo(companion)
+    else:
+        companion.mkdir()
+    before = sorted(p.name for p in healthy.parent.iterdir()), healthy.read_bytes()
+    said = f"{companion} is {kind}, where SQLite keeps the store's"
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        script = shutil.which(argv[0])
+        assert script is not None
+        return subprocess.run(
+            [script, *argv[1:]],
+            capture_output=True,
+            text=True,
+            cwd=healthy.parent,
+            timeout=30,
+            check=False,
+        )
+
+    checked = run("roteiro-memory", "check", "--db", str(healthy))
+    assert checked.returncode == ExitCode.STORE, checked.stderr
+    assert said in checked.stderr
+    assert "TMPDIR" not in checked.stderr
+    hooked = run("roteiro-check-store", str(healthy))
+    assert hooked.returncode == ExitCode.NOTHING, hooked.stderr
+    assert said in hooked.stdout
+    assert "nothing was checked" in hooked.stdout
+    assert (sorted(p.name for p in healthy.parent.iterdir()), healthy.read_bytes()) == before

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 
 from roteiro_memory.errors import StoreUnavailable
 from roteiro_memory.stores.sqlite.uri import file_uri
@@ -152,12 +153,20 @@ def journaled(path: str) -> bool:
     reads it only once the journal is rolled back, which writes to it.  One
     that is there but cannot be read is taken to be hot: it is not ignored."""
     try:
-        with open(path + "-journal", "rb") as handle:
-            return handle.read(len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+        # O_NONBLOCK: opening a FIFO waits for a writer without it.
+        handle = os.open(path + "-journal", os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
         return False
     except OSError:
         return True
+    try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            return True  # a FIFO, a folder: never read, and not ignored (private_copy names it)
+        return os.read(handle, len(JOURNAL_MAGIC)) == JOURNAL_MAGIC
+    except OSError:
+        return True
+    finally:
+        os.close(handle)
 
 
 SETTLED_NS = 50_000_000
@@ -229,6 +238,9 @@ def private_copy(path: str, folder: str, suffix: str, why: str) -> str:
     from roteiro_memory import privatefile
 
     real = os.path.realpath(path)
+    odd = _not_a_file(path, real, suffix)
+    if odd is not None:
+        raise odd
     copy = os.path.join(folder, "memory.db")
     try:
         for end in ("", suffix):
@@ -237,6 +249,29 @@ def private_copy(path: str, folder: str, suffix: str, why: str) -> str:
     except OSError as error:
         raise no_copy(path, folder, error, why) from None
     return copy
+
+
+_COMPANION = {"-wal": "write-ahead log", "-journal": "rollback journal"}
+
+
+def _not_a_file(path: str, real: str, suffix: str) -> StoreUnavailable | None:
+    """The refusal of a store whose log or journal (``real`` + ``suffix``)
+    is no regular file -- a folder, a FIFO -- which SQLite cannot read the
+    store past, and which no copy in another folder would mend; None when
+    it is a file (or gone: the copy says so)."""
+    from roteiro_memory.privatefile import file_kind
+
+    try:
+        mode = os.stat(real + suffix).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return StoreUnavailable(
+        f"{path}{suffix} is {file_kind(mode)}, where SQLite keeps the store's "
+        f"{_COMPANION.get(suffix, 'companion file')}: the store cannot be read past it; "
+        "move it away"
+    )
 
 
 def no_copy(path: str, folder: str, error: Exception, why: str) -> StoreUnavailable:
