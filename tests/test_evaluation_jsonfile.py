@@ -428,3 +428,34 @@ def test_eval_a_dataset_with_no_question_to_measure_is_refused_and_writes_nothin
     err = _refused(capsys, dataset, str(path), "--no-timing", "--output", str(output))
     assert f"{path}: {said}" in err
     assert not output.exists()
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["line", "json"])
+def test_eval_the_bm25s_arm_without_its_package_is_refused_before_running_as_a_usage_error(
+    as_json: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bm25s is an optional extra and a default arm: without it, eval
+    raised SystemExit with a bare line -- exit 1 ("nothing found"), no
+    ``roteiro-memory: error:``, no envelope under --json.  It is refused
+    before anything runs, as a usage error, saying how to install it or
+    leave it out."""
+    import sys
+
+    from roteiro_memory.evaluation import __main__ as command
+
+    def not_run(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the evaluation ran")
+
+    monkeypatch.setattr(command, "evaluate", not_run)
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # as if it were not installed
+    status = main([*(["--json"] if as_json else []), "eval", "coding"])
+    out, err = capsys.readouterr()
+    assert status == ExitCode.USAGE
+    said = (
+        "the bm25s yardstick needs the optional 'bm25s' package: "
+        "pip install 'roteiro-memory[eval]'; or leave it out: --arms filter,search"
+    )
+    if as_json:
+        assert json.loads(out)["error"] == {"kind": "BadRequest", "message": said}
+    else:
+        assert err == f"roteiro-memory: error: {said}\n"

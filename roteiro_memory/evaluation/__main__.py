@@ -14,7 +14,7 @@ from typing import Any, TextIO
 
 from roteiro_memory import lexical, privatefile
 from roteiro_memory.evaluation import report
-from roteiro_memory.evaluation.arms import ARMS
+from roteiro_memory.evaluation.arms import ARMS, missing_package
 from roteiro_memory.evaluation.datasets.codebase import DEFAULT_SEED as CODEBASE_SEED
 from roteiro_memory.evaluation.datasets.codebase import codebase
 from roteiro_memory.evaluation.datasets.coding import DEFAULT_SEED, coding
@@ -237,6 +237,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     gave no question to measure, before anything is written."""
     _check_applies(args)
     arms = _arms(args.arms)
+    missing = missing_package(arms)
+    if missing is not None:
+        raise EvaluationRefused(missing)
     refusal = model_only(args.store, args.tokenizer, args.scoring)
     if refusal is not None:
         raise EvaluationRefused(refusal)

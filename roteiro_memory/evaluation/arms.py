@@ -21,9 +21,10 @@ from typing import Any, Protocol
 from roteiro_memory.evaluation.datasets.corpus import Query
 from roteiro_memory.store import Store
 
-__all__ = ["ARMS", "Arm", "Loaded", "make_arm"]
+__all__ = ["ARMS", "Arm", "Loaded", "make_arm", "missing_package"]
 
 YARDSTICK_INSTALL = "pip install 'roteiro-memory[eval]'"
+NEEDS_BM25S = f"the bm25s yardstick needs the optional 'bm25s' package: {YARDSTICK_INSTALL}"
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,7 @@ class Bm25sArm:
         try:
             self._bm25s: Any = importlib.import_module("bm25s")
         except ImportError:
-            raise SystemExit(
-                f"the bm25s yardstick needs the optional 'bm25s' package: {YARDSTICK_INSTALL}"
-            ) from None
+            raise SystemExit(NEEDS_BM25S) from None
         self._index: dict[tuple[int, str | None], tuple[Any, list[int]]] = {}
 
     def _tokens(self, texts: Sequence[str]) -> Any:
@@ -121,3 +120,15 @@ def make_arm(name: str) -> Arm:
         return ARMS[name]()
     except KeyError:
         raise ValueError(f"unknown arm {name!r}: expected one of {', '.join(ARMS)}") from None
+
+
+def missing_package(arms: Sequence[str]) -> str | None:
+    """Why ``arms`` cannot run here -- the bm25s arm without its optional
+    package -- said before anything runs; None when they can."""
+    import importlib.util
+
+    if "bm25s" in arms and importlib.util.find_spec("bm25s") is None:
+        others = ",".join(arm for arm in arms if arm != "bm25s")
+        instead = f"; or leave it out: --arms {others}" if others else ""
+        return f"{NEEDS_BM25S}{instead}"
+    return None
