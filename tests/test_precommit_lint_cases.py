@@ -323,3 +323,23 @@ def test_a_case_file_that_is_no_mapping_is_told_it_must_be_one(
         "a properties file must be a mapping with 'properties' (a list), and may have "
         "'description' (text); it is empty"
     )
+
+
+def test_lint_cases_a_file_named_twice_is_linted_once_never_its_own_duplicate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file given twice (``conformance/*.yaml conformance/extra.yaml``),
+    or by two names (``./``, a symlink), had each of its cases reported as a
+    duplicate of itself; it is one file, linted once.  A fault in it is
+    still found, once."""
+    good = tmp_path / "conformance" / "extra.yaml"
+    good.parent.mkdir()
+    good.write_text(GOOD_CASE)
+    link = tmp_path / "conformance" / "link.yaml"
+    link.symlink_to(good.name)
+    assert _run(capsys, good, good, link, f"{good.parent}/./{good.name}") == (0, [])
+    planted = plant_cases(tmp_path / "other" / "conformance", "op")
+    status, lines = _run(capsys, *planted.files, *planted.files)
+    assert status == 1
+    assert len(lines) == 1
+    assert lines[0].startswith(planted.expected)

@@ -116,11 +116,16 @@ def lint(files: Sequence[str], *, shipped: bool = True) -> Iterator[str]:
     from roteiro_memory.suite.cases import CASE_FILE_SUFFIX
 
     by_folder: dict[Path, list[Path]] = {}
+    seen: set[str] = set()
     for name in files:
         reason = unreadable(name)  # gone, in no folder, a name too long, no permission
         if reason is not None:
             yield str(cannot_read(name, reason))
             continue
+        real = os.path.realpath(name)
+        if real in seen:
+            continue  # one file named twice, or by two names: linted once, never its own duplicate
+        seen.add(real)
         path = Path(name)
         if not path.is_file():
             # Reading a FIFO would wait for a writer for ever.
