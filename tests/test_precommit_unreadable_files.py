@@ -179,3 +179,29 @@ def test_a_hook_whose_findings_cannot_be_written_says_so_in_one_line(
         "cannot write to standard output (No space left on device); what was written there"
         " is incomplete\n"
     )
+
+
+@pytest.mark.parametrize("hook", [*HOOKS, "roteiro-lint-cases"])
+def test_a_hook_whose_output_cannot_encode_a_file_name_escapes_it_never_a_traceback(
+    tmp_path: Path, hook: str
+) -> None:
+    """Standard output in an encoding that cannot spell a finding (ASCII,
+    ``PYTHONIOENCODING`` or an old locale) and a file named in another
+    script, or in bytes that are not UTF-8: the finding is printed with that
+    character escaped, as ``roteiro-memory`` prints it, never a traceback."""
+    script = Path(sys.executable).parent / hook
+    names = [os.fsdecode(b"caf\xc3\xa9-missing.db"), os.fsdecode(b"bad\xff-missing.db")]
+    done = subprocess.run(
+        [str(script), *names],
+        cwd=tmp_path,
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        check=False,
+    )
+    assert done.stderr == b""
+    assert done.returncode == ExitCode.NOTHING
+    lines = done.stdout.decode("ascii").splitlines()
+    assert [line.split(":")[0] for line in lines] == [
+        "caf\\xe9-missing.db",
+        "bad\\udcff-missing.db",
+    ]

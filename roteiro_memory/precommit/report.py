@@ -3,7 +3,8 @@
 A finding prints as one line, ``FILE: WHERE: PROBLEM`` (``WHERE`` is a row, a
 case or a line, and is left out when the problem is the whole file), on
 stdout, control characters and line breaks escaped (``\\x0a``), so a file
-name holding a newline cannot split a finding.  Nothing is printed on success.
+name holding a newline cannot split a finding; what standard output's
+encoding cannot spell is escaped too, never a traceback.  Nothing is printed on success.
 
 A file a hook was given but could not read is a finding too
 (:func:`cannot_read`), never a pass: a hook passes only what it examined.
@@ -53,6 +54,8 @@ def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     for, and the status still says some were found; when standard output
     cannot take them (a full disk) that is one line on stderr, and status 2."""
     stream = sys.stdout if out is None else out
+    if out is None:
+        _escaping(stream)
     status = ExitCode.OK
     for finding in findings:
         status = ExitCode.NOTHING
@@ -63,6 +66,18 @@ def report(findings: Iterable[Finding | str], out: TextIO | None = None) -> int:
     if write(stream, "", out is None) == "failed":
         return int(ExitCode.USAGE)
     return int(status)
+
+
+def _escaping(stream: TextIO) -> None:
+    """Have standard output escape what its encoding cannot spell (``é``
+    under ``PYTHONIOENCODING=ascii``, a file name's byte that is not UTF-8)
+    as ``\\xe9``, as ``roteiro-memory`` does, where it would fail instead; a
+    stream that already passes such bytes through (``surrogateescape``, in
+    a UTF-8 locale) keeps doing so, printing a name as its bytes are."""
+    import io
+
+    if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+        stream.reconfigure(errors="backslashreplace")
 
 
 def write(stream: TextIO, text: str, own: bool) -> Literal["written", "gone", "failed"]:
