@@ -369,27 +369,30 @@ def _misplaced(
                 continue
             table = "memory_cells" if segment is None else "memory_segments"
             have.update(((term, cell, ordinal, count), table) for ordinal, count in rows)
-    out = []
-    wrong: dict[Any, str] = {}
-    strays: dict[tuple[Any, Any], str] = {}
+    out: list[Finding] = []
+    # Each table holding a wrong posting of a record (or ordinal) is named:
+    # a tail's and a segment's alike, in one order whatever the set's.
+    wrong: dict[Any, set[str]] = {}
+    strays: dict[tuple[Any, Any], set[str]] = {}
     for posting in want ^ have.keys():
         _, cell, ordinal, _ = posting
         table = have.get(posting, "memory_segments")  # one missing is a segment's
         named = at.get((cell, ordinal))
         if named is None:
-            strays.setdefault((cell, ordinal), table)
+            strays.setdefault((cell, ordinal), set()).add(table)
         else:
-            wrong.setdefault(named, table)
-    for record_id, table in sorted(wrong.items(), key=lambda pair: repr(pair[0])):
+            wrong.setdefault(named, set()).add(table)
+    for record_id, tables in sorted(wrong.items(), key=lambda pair: repr(pair[0])):
         problem = _MISRANKED if record_id in indexed else "postings of a record that is not live"
-        out.append(Finding(table, f"id {record_id}", problem))
+        out.extend(Finding(table, f"id {record_id}", problem) for table in sorted(tables))
     out.extend(
         Finding(
             table,
             f"cell {cell!r} ordinal {ordinal!r}",
             "postings at an ordinal no member names: search would fail on them",
         )
-        for (cell, ordinal), table in sorted(strays.items(), key=lambda pair: repr(pair[0]))
+        for (cell, ordinal), tables in sorted(strays.items(), key=lambda pair: repr(pair[0]))
+        for table in sorted(tables)
     )
     return out
 
