@@ -646,3 +646,32 @@ def test_a_companion_that_is_no_file_is_named_never_waited_on_nor_blamed_on_tmpd
     assert said in hooked.stdout
     assert "nothing was checked" in hooked.stdout
     assert (sorted(p.name for p in healthy.parent.iterdir()), healthy.read_bytes()) == before
+
+
+def test_check_prints_a_store_path_with_control_characters_escaped_on_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path of the store is in ``check``'s summary line ("PATH: ok",
+    "PATH: 2 problems") and in a finding that names the file: a path holding
+    a line break split that line in two, and an escape sequence in it
+    reached the terminal.  Both are escaped, one line each."""
+    from roteiro_memory.cli.main import main
+    from roteiro_memory.exitcodes import ExitCode
+
+    monkeypatch.chdir(tmp_path)
+    store = tmp_path / "new\nline\x1b[31m.db"
+    _healthy(store)
+    assert main(["check", "--db", str(store)]) == ExitCode.OK
+    out = capsys.readouterr().out
+    assert out == f"{tmp_path}/new\\x0aline\\x1b[31m.db: ok\n"
+    _plant(store, "UPDATE agent_memory SET confidence = 1.5 WHERE id = 1")
+    assert main(["check", "--db", str(store)]) == ExitCode.NOTHING
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[-1] == f"{tmp_path}/new\\x0aline\\x1b[31m.db: 1 problem"
+    assert len(lines) == 2, lines
+    text = tmp_path / "not\na store.db"
+    text.write_text("hello\n")
+    assert main(["check", "--db", str(text)]) == ExitCode.NOTHING
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"store: {tmp_path}/not\\x0aa store.db is not an SQLite database"
+    assert len(lines) == 2, lines

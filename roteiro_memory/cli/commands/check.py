@@ -54,14 +54,17 @@ def _say(
         moves = None if migrates is None else {"from": migrates[0], "to": migrates[1]}
         emit({"store": where, "findings": [f.to_json() for f in findings], "migrates": moves})
         return
+    # One line each, whatever a finding quotes (stored text) or the store's
+    # path holds (a line break, an escape sequence for the terminal).
     for finding in findings:
-        say(printable(str(finding)))  # a finding may quote stored text
+        say(printable(str(finding), one_line=True))
+    shown = printable(where, one_line=True)
     if migrates is not None:
         # Not a finding: opening any older store migrates it.
         how = "in a transaction rolled back" if session.dsn() else "on a private copy"
         say(
-            f"{where}: schema {migrates[0]}, an earlier version's; the next command that "
+            f"{shown}: schema {migrates[0]}, an earlier version's; the next command that "
             f"opens it migrates it to schema {migrates[1]} (checked here as migrated, {how})"
         )
     noun = "problem" if len(findings) == 1 else "problems"
-    say(f"{where}: {len(findings)} {noun}" if findings else f"{where}: ok")
+    say(f"{shown}: {len(findings)} {noun}" if findings else f"{shown}: ok")
