@@ -159,3 +159,35 @@ def test_eval_the_module_command_line_refuses_a_fifo_too(
         os.close(reader)
     assert exited.value.code == ExitCode.USAGE
     assert "it is a FIFO" in capsys.readouterr().err
+
+
+def test_eval_a_question_type_holding_control_characters_is_printed_escaped_in_its_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A LongMemEval question type is a style, printed as a cell of the
+    table: one holding a line break split its row in two, and an escape
+    sequence in it reached the terminal.  Both are escaped, each row one
+    line."""
+    turn = {"role": "user", "content": "cat", "has_answer": True}
+    path = tmp_path / "d.json"
+    path.write_text(
+        json.dumps(
+            [
+                {
+                    "question_id": "q1",
+                    "question_type": "multi\x1b[31m\nX",
+                    "question": "cat",
+                    "haystack_session_ids": ["answer_1"],
+                    "haystack_sessions": [[turn]],
+                }
+            ]
+        )
+    )
+    argv = ["eval", "longmemeval", str(path), "--no-timing", "--arms", "filter"]
+    assert main(argv) == ExitCode.OK
+    lines = capsys.readouterr().out.splitlines()
+    assert "\x1b" not in "".join(lines)
+    assert [line.split()[:2] for line in lines[-2:]] == [
+        ["filter", "all"],
+        ["filter", "multi\\x1b[31m\\x0aX"],
+    ]

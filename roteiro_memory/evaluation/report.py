@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from roteiro_memory.evaluation.metrics import as_float
+from roteiro_memory.terminal import printable
 
 __all__ = ["PLOT_FORMAT", "TABLE_COLUMNS", "plot", "plot_refusal", "table", "to_json"]
 
@@ -102,6 +103,9 @@ def table(result: dict[str, Any]) -> str:
             if timing:
                 row.append(_cell(timing[arm][style]["median_ms"]))
             rows.append(row)
+    # A style is the dataset's own text (a question type): a line break or
+    # an escape sequence in it is shown escaped, never sent to the terminal.
+    rows = [[printable(cell, one_line=True) for cell in row] for row in rows]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
