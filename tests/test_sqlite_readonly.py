@@ -249,3 +249,30 @@ def test_a_hot_journal_with_no_room_for_a_copy_is_refused_in_one_line(
     assert f"so SQLite rolls {db}-journal back" in said
     assert "open it once where it can be written" in said
     assert _files(shelf) == before
+
+
+@pytest.mark.parametrize("suffix", ["-journal", "-wal", "-shm"])
+@pytest.mark.parametrize("made", ["fifo", "folder"])
+def test_a_store_whose_companion_is_no_file_is_refused_naming_it_never_waited_on(
+    folder: Path, suffix: str, made: str
+) -> None:
+    """SQLite opened a FIFO where the store's rollback journal goes and
+    waited for a writer for ever (``list`` hung); the others failed as a
+    disk I/O error to "try again once the cause is gone".  Every command now
+    refuses such a store in one line naming what is there, before anything
+    is opened or made, and the files are left as they were."""
+    companion = folder / f"m.db{suffix}"
+    if made == "fifo":
+        os.mkfifo(companion)
+    else:
+        companion.mkdir()
+    before = sorted(p.name for p in folder.iterdir()), (folder / "m.db").read_bytes()
+    for command in (["list"], ["add", "--kind", "lesson", "a body"]):
+        done = _cli([], "--db", str(folder / "m.db"), *command)
+        assert done.returncode == ExitCode.STORE, done.stderr
+        kind = "a FIFO" if made == "fifo" else "a directory"
+        assert done.stderr.startswith(
+            f"roteiro-memory: error: {companion} is {kind}, where SQLite keeps the store's "
+        ), done.stderr
+        assert done.stderr.count("\n") == 1
+    assert (sorted(p.name for p in folder.iterdir()), (folder / "m.db").read_bytes()) == before

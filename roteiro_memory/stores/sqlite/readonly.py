@@ -40,9 +40,11 @@ if TYPE_CHECKING:
     import tempfile
 
 __all__ = [
+    "COMPANIONS",
     "JOURNALED",
     "Committed",
     "Witness",
+    "companion_refusal",
     "connect",
     "connect_as_found",
     "connect_committed",
@@ -238,7 +240,7 @@ def private_copy(path: str, folder: str, suffix: str, why: str) -> str:
     from roteiro_memory import privatefile
 
     real = os.path.realpath(path)
-    odd = _not_a_file(path, real, suffix)
+    odd = companion_refusal(path, real, suffix)
     if odd is not None:
         raise odd
     copy = os.path.join(folder, "memory.db")
@@ -251,14 +253,20 @@ def private_copy(path: str, folder: str, suffix: str, why: str) -> str:
     return copy
 
 
-_COMPANION = {"-wal": "write-ahead log", "-journal": "rollback journal"}
+COMPANIONS = {
+    "-journal": "rollback journal",
+    "-wal": "write-ahead log",
+    "-shm": "write-ahead log's index",
+}
+"""The files SQLite keeps beside a store, by the suffix of their name."""
 
 
-def _not_a_file(path: str, real: str, suffix: str) -> StoreUnavailable | None:
-    """The refusal of a store whose log or journal (``real`` + ``suffix``)
-    is no regular file -- a folder, a FIFO -- which SQLite cannot read the
-    store past, and which no copy in another folder would mend; None when
-    it is a file (or gone: the copy says so)."""
+def companion_refusal(path: str, real: str, suffix: str) -> StoreUnavailable | None:
+    """The refusal of a store whose log, journal or log index (``real`` +
+    ``suffix``) is no regular file -- a folder, a FIFO -- which SQLite
+    cannot read the store past (opening a FIFO journal waits for a writer
+    for ever), and which no copy in another folder would mend; None when it
+    is a file, or not there."""
     from roteiro_memory.privatefile import file_kind
 
     try:
@@ -269,7 +277,7 @@ def _not_a_file(path: str, real: str, suffix: str) -> StoreUnavailable | None:
         return None
     return StoreUnavailable(
         f"{path}{suffix} is {file_kind(mode)}, where SQLite keeps the store's "
-        f"{_COMPANION.get(suffix, 'companion file')}: the store cannot be read past it; "
+        f"{COMPANIONS.get(suffix, 'companion file')}: the store cannot be read past it; "
         "move it away"
     )
 

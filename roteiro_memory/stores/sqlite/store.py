@@ -183,6 +183,12 @@ class SQLiteStore(SQLStore):
 
     def _open_once(self) -> sqlite3.Connection:
         in_memory = self.file == IN_MEMORY
+        if not in_memory:  # first: nothing is made for a store that cannot be opened
+            real = os.path.realpath(self.file)
+            for suffix in readonly.COMPANIONS:
+                odd = readonly.companion_refusal(self.file, real, suffix)
+                if odd is not None:
+                    raise odd
         identity = None if in_memory else self._made_file()
         read_only = None if in_memory else readonly.reason(self.file)
         try:
