@@ -245,3 +245,28 @@ def test_link_an_mcp_server_still_refuses_to_start_on_a_store_it_could_never_ser
     assert "newer roteiro-memory" in line, line
     (answer,) = [json.loads(out) for out in done.stdout.splitlines()]
     assert "newer roteiro-memory" in answer["error"]["message"], answer
+
+
+def _crash(server: pg_server.PostgresServer) -> None:
+    """Stop the server as a crash does: no shutdown checkpoint, and the WAL
+    it had not yet written out is gone."""
+    server._run("pg_ctl", "--pgdata", str(server.data), "--mode", "immediate", "--wait", "stop")
+    server.running = False
+
+
+def test_an_acknowledged_write_survives_a_server_crash(
+    server: pg_server.PostgresServer,
+) -> None:
+    import psycopg
+
+    # A server that commits asynchronously by default, as an administrator
+    # may set it for speed: its WAL writer flushes only every 10 s.
+    with psycopg.connect(server.dsn(), autocommit=True) as admin:
+        admin.execute("ALTER SYSTEM SET synchronous_commit = off")
+        admin.execute("ALTER SYSTEM SET wal_writer_delay = '10s'")
+        admin.execute("SELECT pg_reload_conf()")
+    with PostgresStore(server.dsn() + "?schema=kept") as store:
+        acknowledged = [store.record("lesson", f"acknowledged {n}") for n in range(5)]
+        _crash(server)
+        server.start()
+        assert sorted(r.id for r in store.list().records) == acknowledged

@@ -29,6 +29,11 @@ or go while it decides.  Reads run in one read-only repeatable-read
 transaction, so their several queries see one state; a read of one statement
 runs outside any, since a statement sees one state anyway.
 
+Durability.  A commit is answered once the server has flushed it: a session
+whose server, role or database is set to ``synchronous_commit = off`` is set
+back to ``on`` when it connects (any other setting is kept), so a crash of the
+server never loses a write the store acknowledged.
+
 Text is stored as UTF-8 ``bytea`` (see :mod:`roteiro_memory.stores.postgres.migrations`
 for why); the dialect (:data:`~roteiro_memory.stores.sql.dialects.POSTGRES`)
 binds and reads it.
@@ -249,6 +254,15 @@ class PostgresStore(SQLStore):
             # milliseconds (recall with exponential decay over 100,000
             # records: 15 s, 80 ms without).
             conn.execute("SET jit = off")
+            # A commit is answered once it is on disk: a server, role or
+            # database set to commit asynchronously (synchronous_commit =
+            # off) answers before, and a crash then loses writes the store
+            # has said were stored.  Any other setting flushes locally first,
+            # and is kept.
+            conn.execute(
+                "SELECT set_config('synchronous_commit', 'on', false)"
+                " WHERE current_setting('synchronous_commit') = 'off'"
+            )
             if self._lock_timeout_ms is not None:
                 conn.execute(f"SET lock_timeout = {int(self._lock_timeout_ms)}")
             if self._migrates:
