@@ -12,7 +12,10 @@ A DSN is read where libpq reads it (:func:`userinfo_end`, :func:`query_start`
 and :func:`keyword_pairs` follow libpq's parser, quoting and escapes
 included) and, for a URI, as widely as a person may have meant it too: a
 password holding an unencoded ``/`` or ``@`` runs to the last ``@``,
-whatever libpq makes of it (:func:`stray_at` says when the two differ).
+whatever libpq makes of it (:func:`stray_at` says when the two differ);
+a password parameter's value runs on over the words after it that set no
+parameter libpq takes (an unquoted white space or ``&`` in it: libpq cuts
+the password there, and quotes the rest as a parameter it refuses).
 A word of a command line setting a variable named for a password
 (``PGPASSWORD=VALUE``) is read as one too: all of ``VALUE``.
 
@@ -59,6 +62,25 @@ _PASSWORD_ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*(?<=PASSWORD))=(.*)",
 """A word setting such a variable."""
 _QUERY_PASSWORD = re.compile(r"[?&;](?:ssl)?password=([^&;\s]*)", re.IGNORECASE)
 """A password parameter of a URI's query, in text that is no URI."""
+_PARAMETERS = frozenset(
+    {
+        "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "require_auth",
+        "channel_binding", "connect_timeout", "client_encoding", "options", "application_name",
+        "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "replication", "sslmode", "sslnegotiation",
+        "sslcompression", "sslcert", "sslkey", "sslpassword", "sslcertmode", "sslrootcert",
+        "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version",
+        "ssl_max_protocol_version", "min_protocol_version", "max_protocol_version",
+        "gssencmode", "krbsrvname", "gsslib", "gssdelegation", "service",
+        "target_session_attrs", "load_balance_hosts", "requiressl", "schema",
+    }
+)  # fmt: skip
+"""The connection parameters libpq takes (and the store's ``schema``): a
+word after a password that names none of them (``password=abc def``,
+``?password=abc&def``) is no parameter of its own, but the rest of a
+password holding a white space or an ``&`` its writer did not quote or
+percent-encode, which libpq refuses and quotes (``missing "=" after
+"def"``)."""
 _QUERY_PAIR = re.compile(r"(?=[?&]([^&=]*)=([^&]*))")
 """Every ``?KEY=VALUE`` or ``&KEY=VALUE`` of a URI, wherever it stands: the
 parameters of the query libpq reads (:func:`query_start`), and any a
@@ -181,10 +203,11 @@ def _uri_passwords(text: str, base: int) -> list[_Found]:
     last_at, colon = rest.rfind("@"), rest.find(":")
     if 0 <= colon < last_at:
         spans.append((colon + 1, last_at))
+    found = []
     for match in _QUERY_PAIR.finditer(rest):  # libpq's query's among them
         if _is_password_name(urllib.parse.unquote(match[1])):
             spans.append((match.start(2), match.end(2)))
-    found = []
+            found += _query_rest(rest, base, match.end(2))
     for start, stop in spans:
         written = rest[start:stop]
         decoded = urllib.parse.unquote(written)
@@ -193,17 +216,49 @@ def _uri_passwords(text: str, base: int) -> list[_Found]:
     return found
 
 
+def _query_rest(rest: str, base: int, end: int) -> list[_Found]:
+    """The rest of a query's password whose value ends at ``end`` in
+    ``rest``: the ``&`` pieces after it up to the first that sets a
+    parameter libpq takes (:data:`_PARAMETERS`), each a form of it as
+    written and percent-decoded, and its key and value too, which libpq
+    quotes apart (``invalid URI query parameter: "KEY"``)."""
+    stop = end
+    while stop < len(rest) and rest[stop] == "&":
+        piece_end = rest.find("&", stop + 1)
+        piece_end = len(rest) if piece_end < 0 else piece_end
+        key = rest[stop + 1 : piece_end].partition("=")[0]
+        if "=" in rest[stop + 1 : piece_end] and urllib.parse.unquote(key) in _PARAMETERS:
+            break
+        stop = piece_end
+    return _rest_found(base + end, base + stop, rest[end:stop], "&")
+
+
+def _rest_found(start: int, stop: int, written: str, separators: str) -> list[_Found]:
+    """The rest of a password, ``written`` from ``start`` to ``stop``, split
+    into words at ``separators``: each word, its key and value when it
+    holds an ``=``, as written and percent-decoded, are forms of it."""
+    forms = set()
+    for word in re.split(f"[{re.escape(separators)}]+", written):
+        for part in (word, *word.partition("=")[::2]):
+            forms |= {part, urllib.parse.unquote(part)}
+    forms.discard("")
+    return [_Found(start, stop, tuple(sorted(forms)))] if forms else []
+
+
 def _keyword_passwords(text: str) -> list[_Found]:
     """The passwords of keyword/value text (or of text that is neither it nor
     a URI, read as if it were): each ``password`` value, as written and as
     libpq reads it; a value that is a URI (``--db=postgresql://...``), that
     URI's; and any URI query's ``password`` parameter."""
     found = []
-    for pair in keyword_pairs(text):
+    pairs = keyword_pairs(text)
+    for index, pair in enumerate(pairs):
         written = text[pair.value_start : pair.end]
         if _is_password_name(pair.key):
             inner = written[1:].removesuffix("'") if written.startswith("'") else written
             found.append(_Found(pair.value_start, pair.end, (written, inner, pair.value)))
+            if pair.key in _PASSWORD_NAMES:  # libpq's: not a command line's variable
+                found += _keyword_rest(text, pair.end, pairs[index + 1 :])
             continue
         uri = ANY_URI.match(text, pair.value_start + written.startswith("'"), pair.end)
         if uri is not None:
@@ -212,6 +267,15 @@ def _keyword_passwords(text: str) -> list[_Found]:
         written = match[1]
         found.append(_Found(match.start(1), match.end(1), (written, urllib.parse.unquote(written))))
     return found
+
+
+def _keyword_rest(text: str, end: int, after: list[Pair]) -> list[_Found]:
+    """The rest of a keyword/value password whose value ends at ``end``:
+    the words after it up to the first pair setting a parameter libpq
+    takes (:data:`_PARAMETERS`), read as :func:`_rest_found` reads them."""
+    stop = next((pair.start for pair in after if pair.key in _PARAMETERS), len(text))
+    written = text[end:stop].rstrip(WHITE)
+    return _rest_found(end, end + len(written), written, WHITE)
 
 
 def _passwords(text: str) -> list[_Found]:

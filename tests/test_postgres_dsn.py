@@ -106,6 +106,45 @@ def test_dsn_redact_finds_the_password_in_every_form(text: str, dsn: str) -> Non
     assert not any(secret in redacted for secret in ("s3cret", "s3 cret", "it's", "p@ss"))
 
 
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "postgresql://u@127.0.0.1:1/db?password=s3cret&tail7",
+        "postgresql://u@127.0.0.1:1/db?password=s3cret&tail7=x",
+        "postgresql://u@127.0.0.1:1/db?password=s3cret&%zztail7",
+        "postgresql://u@127.0.0.1:1/db?sslmode=disable&password=s3cret&tail7&connect_timeout=2",
+        "host=127.0.0.1 port=1 password=s3cret tail7",
+        "host=127.0.0.1 port=1 password=s3cret tail7=x dbname=db",
+        "host=127.0.0.1 port=1 password='s3cret' tail7",
+    ],
+)
+def test_a_dsn_password_never_appears_in_a_refusal_when_it_holds_an_unquoted_separator(
+    dsn: str,
+) -> None:
+    """A password holding a white space (keyword/value text) or an ``&`` (a
+    URI's query) its writer left unquoted is cut there by libpq, which then
+    refuses the rest as a parameter and quotes it: that rest is the
+    password's too, and is withheld as the whole of it is."""
+    from roteiro_memory.stores.postgres.store import PostgresStore
+
+    with pytest.raises(InvalidStoreName) as refused:
+        PostgresStore(dsn)
+    said = str(refused.value)
+    assert "tail7" not in said
+    assert "s3cret" not in said
+    assert "the driver's words are not shown: they quote the DSN's password" in said
+    shown = redact(f"named {dsn}", dsn)
+    assert "tail7" not in shown
+    assert "s3cret" not in shown
+
+
+def test_a_parameter_after_a_password_is_shown_as_written() -> None:
+    dsn = "host=h password=s3cret dbname=memory connect_timeout=2"
+    assert redact(dsn, dsn) == f"host=h password={REDACTED} dbname=memory connect_timeout=2"
+    uri = "postgresql://u@h/db?password=s3cret&sslmode=disable&bogus=1"
+    assert redact(uri, uri) == f"postgresql://u@h/db?password={REDACTED}&sslmode=disable&bogus=1"
+
+
 def test_dsn_redact_leaves_a_message_without_the_password_alone() -> None:
     said = 'invalid URI query parameter: "bogus"'
     assert redact(said, "postgresql://u:s3cret@h/db?bogus=1") == said
