@@ -212,3 +212,42 @@ def _run(setup: PostgresStore, seeds: list[int]) -> None:
         assert entry.bytes == cache_entry_bytes(entry.key, entry.fingerprint, entry.json)
     assert snapshot["agent_memory_ids"] == [{"id": 0, "last_id": len(stored)}]
     assert check_store(setup) == []
+
+
+def test_writers_are_served_whatever_isolation_the_session_defaults_to() -> None:
+    """A server, role or database may default its transactions to
+    ``serializable``: writes still run read committed, so writers that
+    meet at the id counter's row lock wait for each other, as documented,
+    and none fails with a serialization error."""
+    pg_server.require_server()
+    setup = pg_server.throwaway_store()
+    try:
+        options = "options=-c%20default_transaction_isolation%3Dserializable"
+        dsn = f"{setup.dsn}{'&' if '?' in setup.dsn else '?'}{options}&schema={setup.schema}"
+        gate = threading.Barrier(4)
+        errors: list[str] = []
+        written: list[int] = []
+
+        def write(me: int) -> None:
+            store = _attempt(errors, "open", lambda: PostgresStore(dsn))
+            if store is None:
+                return
+            try:
+                gate.wait()
+                for i in range(40):
+                    written.append(store.record("lesson", f"w{me} r{i}"))
+            except Exception as error:  # reported through errors, asserted empty
+                errors.append(f"writer {me}: {type(error).__name__}: {error}")
+            finally:
+                store.close()
+
+        threads = [threading.Thread(target=write, args=(me,)) for me in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(JOIN_SECONDS)
+        assert errors == []
+        assert sorted(written) == list(range(1, 161))
+        assert len(setup.list(limit=0).records) == 160
+    finally:
+        setup.close()

@@ -16,8 +16,9 @@ string (``--db``, ``postgres:DSN``), the schema rides in the DSN as a
 ``schema`` parameter, which is taken out before the DSN reaches libpq:
 ``postgresql://host/db?schema=team_a`` or ``host=... dbname=db schema=team_a``.
 
-Concurrency.  Every write is one read-committed transaction, whose locks are
-taken by its first statements.  Record writes, ``forget`` and ``reset`` take
+Concurrency.  Every write is one read-committed transaction (whatever
+isolation the session defaults to), whose locks are taken by its first
+statements.  Record writes, ``forget`` and ``reset`` take
 the row lock of the id counter first, so they run one at a time, check
 supersessions against what is committed, and commit ids in increasing order.
 A block run :meth:`~PostgresStore.atomically` (a use case's check and the
@@ -605,9 +606,18 @@ def _malformed(said: str) -> InvalidStoreName:
     )
 
 
+_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED"
+"""How a write's transaction begins: read committed, whatever the session's
+default (``default_transaction_isolation``, which a server, role or database
+may set to ``serializable``): the id counter's row lock orders record
+writers, and the next one, once it has the lock, sees what the last
+committed; under a stricter level it failed instead (``could not serialize
+access due to concurrent update``)."""
+
+
 @contextlib.contextmanager
 def _transaction(
-    conn: Connection, begin: str = "BEGIN", *, writes: bool = True, kept: bool = True
+    conn: Connection, begin: str = _WRITE, *, writes: bool = True, kept: bool = True
 ) -> Iterator[None]:
     """Run the body in one transaction: committed if it returns, rolled back
     if it (or the commit) raises; not ``kept``, rolled back however it ends,
