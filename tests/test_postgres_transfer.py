@@ -175,3 +175,23 @@ def test_import_into_a_non_empty_postgres_store_is_refused_and_changes_nothing(
         assert pg.snapshot() == before
     finally:
         pg.close()
+
+
+def test_a_confidence_reads_back_exactly_whatever_float_digits_the_session_sets() -> None:
+    """A session set to ``extra_float_digits = 0`` (PostgreSQL 11's
+    default, or a role's setting) writes a double rounded to 15 digits:
+    the store reads what it wrote, to the last bit, and exports it so."""
+    pg_server.require_server()
+    setup = pg_server.throwaway_store()
+    try:
+        options = "options=-c%20extra_float_digits%3D0"
+        dsn = f"{setup.dsn}{'&' if '?' in setup.dsn else '?'}{options}&schema={setup.schema}"
+        confidence = 0.12345678901234568
+        with PostgresStore(dsn) as store:
+            written = store.record("lesson", "exact", confidence=confidence)
+            record = store.get(written)
+            assert record is not None
+            assert record.confidence == confidence
+            assert f'"confidence": {confidence!r}' in "".join(store.export_lines())
+    finally:
+        setup.close()

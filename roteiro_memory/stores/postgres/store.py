@@ -264,6 +264,11 @@ class PostgresStore(SQLStore):
                 "SELECT set_config('synchronous_commit', 'on', false)"
                 " WHERE current_setting('synchronous_commit') = 'off'"
             )
+            # A double is read as the text the server writes, rounded to 15
+            # digits where the session's extra_float_digits is 0 or less
+            # (PostgreSQL 11's default, or a role's setting): 3 writes every
+            # one so that it reads back exactly, on every version.
+            conn.execute("SET extra_float_digits = 3")
             if self._lock_timeout_ms is not None:
                 conn.execute(f"SET lock_timeout = {int(self._lock_timeout_ms)}")
             if self._migrates:
