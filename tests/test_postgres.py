@@ -812,3 +812,21 @@ def test_a_dsn_keeps_every_byte_but_its_schema_parameter_on_the_server(
         assert store.connection.execute("SELECT current_schema()").fetchone() == (schema,)
     finally:
         store.drop()
+
+
+def test_a_store_opens_again_as_itself_whatever_client_encoding_is_named(dsn: str) -> None:
+    """A database of encoding SQL_ASCII, or a DSN or PGCLIENTENCODING naming
+    it, made the driver read text as bytes: the store's own tables, read so,
+    matched none of their names, and every open after the first refused the
+    store as a schema of strangers' tables -- its writes out of reach."""
+    named = f"{dsn}&client_encoding=SQL_ASCII"
+    try:
+        with PostgresStore(named) as store:
+            first = store.record("lesson", "written once \u00e9 \U0001f600")
+        with PostgresStore(named) as store:
+            record = store.get(first)
+            assert record is not None
+            assert record.body == "written once \u00e9 \U0001f600"
+            assert store.check() == []
+    finally:
+        pg_server.drop_schema(dsn)

@@ -224,7 +224,12 @@ class PostgresStore(SQLStore):
         instead = None if unread is None else passfile.NOWHERE  # None: as the DSN says
         wait = self._connect_wait(parameters)
         try:
-            conn = psycopg.connect(self.dsn, autocommit=True, passfile=instead, **wait)
+            # UTF-8 whatever the DSN, PGCLIENTENCODING or the database's encoding
+            # say: under SQL_ASCII the driver reads text as bytes, and names
+            # read so matched none (a store taken for a schema of strangers).
+            conn = psycopg.connect(
+                self.dsn, autocommit=True, passfile=instead, client_encoding="UTF8", **wait
+            )
         except UnicodeDecodeError:  # the driver reads each value as UTF-8
             raise _malformed(
                 "a value in it is not UTF-8 once its percent-escapes are decoded"
