@@ -1,4 +1,5 @@
-"""Whether a PostgreSQL store's connection is still good for its next call.
+"""A PostgreSQL store's connection: set up for the store whatever its session
+defaults are (:func:`settle`), and whether it is still good for its next call.
 
 A store outlives its connection: the server restarts, an administrator ends
 the session.  The MCP server and the protocol server hold one store for
@@ -25,7 +26,7 @@ from roteiro_memory.errors import StoreUnavailable
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["commit_unknown", "lost", "quiet_driver", "stale"]
+__all__ = ["commit_unknown", "lost", "quiet_driver", "settle", "stale"]
 
 
 def quiet_driver() -> None:
@@ -41,6 +42,41 @@ def quiet_driver() -> None:
     logger = logging.getLogger("psycopg")
     if not any(isinstance(handler, logging.NullHandler) for handler in logger.handlers):
         logger.addHandler(logging.NullHandler())
+
+
+def settle(
+    conn: psycopg.Connection[tuple[Any, ...]], schema: str, lock_timeout_ms: int | None
+) -> None:
+    """Set a new connection up for the store in ``schema`` (quoted), whatever
+    the server, role, database or DSN set for its sessions."""
+    # A bool is bound as the integer it is, as SQLite binds it, so one SQL
+    # text serves both (the store's own arguments are never bools).
+    from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
+
+    conn.adapters.register_dumper(bool, Int8Dumper)
+    conn.adapters.register_dumper(bool, Int8BinaryDumper)
+    conn.execute(f"SET search_path TO {schema}")
+    # Every statement here reads or writes a few rows through an index, or
+    # ranks with one long expression whose estimated cost (each CASE
+    # branch's subquery counted for every row) passes the JIT thresholds:
+    # compiling it took seconds, running it milliseconds (recall with
+    # exponential decay over 100,000 records: 15 s, 80 ms without).
+    conn.execute("SET jit = off")
+    # A commit is answered once it is on disk: a server, role or database
+    # set to commit asynchronously (synchronous_commit = off) answers
+    # before, and a crash then loses writes the store has said were stored.
+    # Any other setting flushes locally first, and is kept.
+    conn.execute(
+        "SELECT set_config('synchronous_commit', 'on', false)"
+        " WHERE current_setting('synchronous_commit') = 'off'"
+    )
+    # A double is read as the text the server writes, rounded to 15 digits
+    # where the session's extra_float_digits is 0 or less (PostgreSQL 11's
+    # default, or a role's setting): 3 writes every one so that it reads
+    # back exactly, on every version.
+    conn.execute("SET extra_float_digits = 3")
+    if lock_timeout_ms is not None:
+        conn.execute(f"SET lock_timeout = {int(lock_timeout_ms)}")
 
 
 def stale(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:

@@ -245,37 +245,8 @@ class PostgresStore(SQLStore):
                 raise _malformed(said) from None
             note = "" if unread is None else f"; {unread.note()}"
             raise ServerUnreachable(f"{self.describe()}: cannot connect ({said}){note}") from None
-        # A bool is bound as the integer it is, as SQLite binds it, so one SQL
-        # text serves both (the store's own arguments are never bools).
-        from psycopg.types.numeric import Int8BinaryDumper, Int8Dumper
-
-        conn.adapters.register_dumper(bool, Int8Dumper)
-        conn.adapters.register_dumper(bool, Int8BinaryDumper)
         try:
-            conn.execute(f"SET search_path TO {self._ident()}")
-            # Every statement here reads or writes a few rows through an
-            # index, or ranks with one long expression whose estimated cost
-            # (each CASE branch's subquery counted for every row) passes the
-            # JIT thresholds: compiling it took seconds, running it
-            # milliseconds (recall with exponential decay over 100,000
-            # records: 15 s, 80 ms without).
-            conn.execute("SET jit = off")
-            # A commit is answered once it is on disk: a server, role or
-            # database set to commit asynchronously (synchronous_commit =
-            # off) answers before, and a crash then loses writes the store
-            # has said were stored.  Any other setting flushes locally first,
-            # and is kept.
-            conn.execute(
-                "SELECT set_config('synchronous_commit', 'on', false)"
-                " WHERE current_setting('synchronous_commit') = 'off'"
-            )
-            # A double is read as the text the server writes, rounded to 15
-            # digits where the session's extra_float_digits is 0 or less
-            # (PostgreSQL 11's default, or a role's setting): 3 writes every
-            # one so that it reads back exactly, on every version.
-            conn.execute("SET extra_float_digits = 3")
-            if self._lock_timeout_ms is not None:
-                conn.execute(f"SET lock_timeout = {int(self._lock_timeout_ms)}")
+            link.settle(conn, self._ident(), self._lock_timeout_ms)
             if self._migrates:
                 self._migrate(conn)
         except BaseException:
