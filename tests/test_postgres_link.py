@@ -270,3 +270,27 @@ def test_an_acknowledged_write_survives_a_server_crash(
         _crash(server)
         server.start()
         assert sorted(r.id for r in store.list().records) == acknowledged
+
+
+def test_a_store_dropped_while_open_is_not_made_anew_by_the_next_connection(
+    server: pg_server.PostgresServer,
+) -> None:
+    """A store's schema dropped (and its session ended) while a long-running
+    server holds the store: the next call connects again and finds no store,
+    and says so, as an SQLite store whose file was removed does -- it does
+    not make an empty one there, whose ids would name other records than
+    the ones the agent was told of."""
+    import psycopg
+
+    with PostgresStore(server.dsn() + "?schema=kept") as store:
+        store.record("lesson", "before")
+        with psycopg.connect(server.dsn(), autocommit=True) as admin:
+            admin.execute("DROP SCHEMA kept CASCADE")
+            admin.execute("SELECT pg_terminate_backend(%s)", (store.connection.info.backend_pid,))
+        for _ in range(2):  # and again on the call after
+            with pytest.raises(StoreUnavailable, match="no longer there") as gone:
+                store.record("lesson", "after")
+            assert "\n" not in str(gone.value)
+        with psycopg.connect(server.dsn(), autocommit=True) as admin:
+            found = admin.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'kept'")
+            assert found.fetchone() is None

@@ -201,14 +201,16 @@ class PostgresStore(SQLStore):
     @property
     def _conn(self) -> Connection:
         """The connection, replaced first when it was lost (:mod:`.link`);
-        while the server is down that fails, and the next call tries again."""
+        while the server is down that fails, and the next call tries again.
+        The store must still be there: one dropped meanwhile is not made
+        anew (:meth:`_absent`)."""
         if link.stale(self._link):
-            fresh = self._open()
+            fresh = self._open(again=True)
             self._link.close()
             self._link = fresh
         return self._link
 
-    def _open(self) -> Connection:
+    def _open(self, *, again: bool = False) -> Connection:
         try:
             import psycopg
         except ImportError:
@@ -248,7 +250,7 @@ class PostgresStore(SQLStore):
         try:
             link.settle(conn, self._ident(), self._lock_timeout_ms)
             if self._migrates:
-                self._migrate(conn)
+                self._migrate(conn, again=again)
         except BaseException:
             conn.close()
             raise
@@ -296,7 +298,7 @@ class PostgresStore(SQLStore):
         # The name matched _SCHEMA_NAME; quoting keeps its case as written.
         return '"' + self.schema + '"'
 
-    def _migrate(self, conn: Connection) -> None:
+    def _migrate(self, conn: Connection, *, again: bool = False) -> None:
         """Create or upgrade the schema, one opener at a time.
 
         The advisory lock is per schema name, so concurrent first opens of one
@@ -311,7 +313,7 @@ class PostgresStore(SQLStore):
             )
             schema, found = self._standing(conn)
             if found is None:
-                self._absent()
+                self._absent(again=again)
                 if not schema:
                     conn.execute(f"CREATE SCHEMA {self._ident()}")
                 conn.execute(
@@ -369,8 +371,17 @@ class PostgresStore(SQLStore):
         rows = conn.execute("SELECT version, name FROM schema_migrations ORDER BY version")
         return True, standing(rows.fetchall(), MIGRATIONS)
 
-    def _absent(self) -> None:
-        """Refuse to make the store, when it was opened only if it is there."""
+    def _absent(self, *, again: bool = False) -> None:
+        """Refuse to make the store, when it was opened only if it is there,
+        or ``again``: connecting again to the store this one opened, which
+        was dropped since -- an empty one made there would give ids the agent
+        was told of to other records."""
+        if again:
+            raise StoreUnavailable(
+                f"{self.describe()}: the store this process opened is no longer there (its "
+                "schema was dropped, or emptied of it); nothing was written; restart this "
+                "command (or server) to make a new one there"
+            )
         if not self._create:
             raise Absent(f"no store in {self.describe()}")
 
