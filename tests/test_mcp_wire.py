@@ -659,3 +659,28 @@ def test_a_read_that_fails_once_the_server_is_ending_says_nothing(
         os.close(wire._out)
     told = "roteiro-memory: mcp: cannot read from the client: [Errno 9] Bad file descriptor\n"
     assert capsys.readouterr().err == ("" if ending else told)
+
+
+@pytest.mark.parametrize("where", ["id", "argument"])
+def test_a_number_too_long_to_read_is_refused_by_id_saying_so(where: str) -> None:
+    """JSON sets no limit to a number's digits, and Python reads at most
+    4,300: the line is JSON, so it is a request, refused by its id and
+    saying what is wrong -- not a parse error answering no request, in
+    words about a Python function the client cannot call."""
+    huge = "1" + "0" * 5000
+    if where == "id":
+        line = f'{{"jsonrpc": "2.0", "id": {huge}, "method": "ping"}}'.encode()
+        expected_id = None  # no id to carry back: none is usable
+    else:
+        arguments = f'{{"name": "get", "arguments": {{"id": {huge}}}}}'
+        line = f'{{"jsonrpc": "2.0", "id": 55, "method": "tools/call", "params": {arguments}}}'
+        expected_id = 55
+        line = line.encode()
+    outcome = classify(line)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    answer = json.loads(outcome.line)
+    assert error_of(answer) == (expected_id, INVALID_REQUEST)
+    said = answer["error"]["message"]
+    assert "5,001 digits" in said
+    assert "sys." not in said

@@ -15,7 +15,8 @@ first, and every line the SDK would drop is answered here, as the JSON-RPC
   neither an object nor an array, a method beside ``result`` or ``error``
   (two messages in one), nesting deeper than :data:`MAX_DEPTH`, a shape the
   SDK refuses) -- ``-32600`` invalid request, with the request's id when it
-  has a usable one;
+  has a usable one; so is JSON holding an integer of more than
+  :data:`MAX_DIGITS` digits, which Python will not read;
 * an id holding a lone surrogate: no answer could carry it back exactly
   (UTF-8 cannot, and a strict parser refuses its escape), and writing it
   any other way makes it another request's id -- ``-32600``, id ``null``;
@@ -39,6 +40,7 @@ __all__ = [
     "BATCH_REVISIONS",
     "INVALID_REQUEST",
     "MAX_DEPTH",
+    "MAX_DIGITS",
     "MAX_LINE_BYTES",
     "PARSE_ERROR",
     "Batch",
@@ -210,7 +212,9 @@ def classify(line: bytes) -> Forward | Reply | Batch:
     if not text.strip():
         return Reply(error_line(PARSE_ERROR, "Parse error: an empty line; expected a JSON object"))
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text, parse_int=_integer)
+    except _LongNumber as long:
+        return Reply(_long_number(text, long.digits))
     except RecursionError:
         return Reply(error_line(PARSE_ERROR, "Parse error: nested too deeply to read"))
     except ValueError as error:
@@ -219,6 +223,46 @@ def classify(line: bytes) -> Forward | Reply | Batch:
         return _batch(parsed)
     outcome = _one(parsed)
     return outcome if isinstance(outcome, Forward) else Reply(outcome)
+
+
+MAX_DIGITS = 4_300
+"""The most digits an integer of a message may have: Python's own limit for
+reading one (``sys.get_int_max_str_digits``), far past any id or argument's
+(an id is at most 19 digits)."""
+
+
+class _LongNumber(Exception):
+    """An integer of more than :data:`MAX_DIGITS` digits, met while parsing."""
+
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _integer(text: str) -> int:
+    """An integer of a message, as JSON writes it (``-`` and digits)."""
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_DIGITS:
+        raise _LongNumber(digits)
+    return int(text)
+
+
+def _long_number(text: str, digits: int) -> bytes:
+    """The answer to a line that is JSON but holds an integer too long to
+    read: invalid request, with the request's id when it has a usable one,
+    for it is JSON text (a parse error would answer no request)."""
+    try:
+        # Read again, each long number as null, for the request's id.
+        parsed = json.loads(text, parse_int=lambda n: int(n) if len(n) <= MAX_DIGITS else None)
+    except (ValueError, RecursionError):
+        parsed = None
+    usable, rid = request_id(parsed.get("id")) if isinstance(parsed, dict) else (False, None)
+    return error_line(
+        INVALID_REQUEST,
+        f"Invalid Request: it holds a number of {digits:,} digits; a message holds none of "
+        f"more than {MAX_DIGITS:,} (an id or argument takes at most 19)",
+        rid if usable else None,
+    )
 
 
 def _batch(items: list[JSON]) -> Reply | Batch:
