@@ -97,6 +97,24 @@ def test_a_notification_is_never_answered_whatever_its_params(
     assert "dropped 'notifications/roots/list_changed'" in said
 
 
+def test_every_line_the_server_writes_on_stderr_names_it(repo: GitRepo, tmp_path: Path) -> None:
+    """What the SDK logs (a notification of the right shape whose params its
+    model refuses) is said as the server's own lines are: one line, named
+    ``roteiro-memory: mcp:``, never a bare record or a traceback."""
+    sent = lines(
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": {}}},
+        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": "x"}},
+        {"jsonrpc": "2.0", "method": "some/custom", "params": [1]},
+        ping(99),
+    )
+    done = serve_lines(repo, tmp_path / "m.db", sent)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.decode().splitlines() if "dropped" in line]
+    assert len(said) == 3, said
+    assert all(line.startswith("roteiro-memory: mcp: dropped '") for line in said), said
+    assert "dropped 'notifications/cancelled'" in said[0]
+
+
 def test_each_request_gets_the_code_of_what_is_wrong_with_it(repo: GitRepo, tmp_path: Path) -> None:
     """A method not served is -32601 whatever its params; params that are
     JSON-RPC's but not the method's (an array) are -32602; params that are

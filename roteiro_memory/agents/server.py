@@ -26,7 +26,8 @@ What holds:
   has it; a partial or foreign envelope is no envelope, and cannot fix the
   connection in an era whose requests it does not make.
 * A notification (or a response) is never answered: one whose params the
-  SDK refuses is dropped, and stderr says so.
+  SDK refuses is dropped, and stderr says so.  Every line on stderr names
+  the server, the SDK's log records too (:class:`_Said`): one line each.
 * Each MCP client starts its own server process; they share the store, whose
   transactions keep concurrent writes whole and ids unique.
 * Tool calls run one at a time, in the order read, to completion, off the
@@ -42,6 +43,7 @@ What holds:
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import threading
@@ -387,11 +389,36 @@ async def _serve(server: Server[Any], wire: Wire) -> None:
             group.cancel_scope.cancel()
 
 
+class _Said(logging.Handler):
+    """The SDK's log records, said as the server's own lines are: one line
+    each, named ``roteiro-memory: mcp:``, an exception as its type and words
+    (Python's last resort would print a bare record, and a traceback)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            said = record.getMessage()
+        except (TypeError, ValueError):  # arguments that do not fit the format
+            said = str(record.msg)
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            said = f"{said} ({type(error).__name__}: {error})"
+        said = " ".join(said.split())
+        to_stderr(f"roteiro-memory: mcp: {said[:300]}{'...' if len(said) > 300 else ''}\n")
+
+
+def _say_sdk_records() -> None:
+    """Have the SDK's warnings and errors said by :class:`_Said` (once)."""
+    logger = logging.getLogger("mcp")
+    if not any(isinstance(handler, _Said) for handler in logger.handlers):
+        logger.addHandler(_Said(logging.WARNING))
+
+
 def serve(session: Session) -> int:
     """Serve until the client closes stdin (every request read answered) or
     goes away; the exit status."""
     # Refusals name a tool's arguments, not the command line's options.
     session.spell = spell
+    _say_sdk_records()
     # Open a store file before anything else, so a relative --db or
     # ROTEIRO_MEMORY_DB means what it meant where the server was started
     # (a database server is connected to by the first call that finds it up) ...
