@@ -46,7 +46,11 @@ def test_eval_an_element_of_the_wrong_shape_names_it(
         '[{"conversation": {"session_1": [1]}, "qa": [],'
         ' "haystack_sessions": [[1]], "haystack_session_ids": ["s"], "question_id": "q"}]'
     )
-    assert "element 0 is not the shape of" in _refused(capsys, dataset, str(path))
+    said = _refused(capsys, dataset, str(path))
+    if dataset == "locomo":  # its turns are read by name
+        assert "element 0: 'session_1' turn 0 is a number, expected an object" in said
+    else:
+        assert "element 0 is not the shape of" in said
 
 
 def test_eval_deep_nesting_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -309,6 +313,45 @@ def _locomo_evidence(evidence: object) -> object:
     assert isinstance(data, list)
     data[0]["qa"][0]["evidence"] = evidence
     return data
+
+
+def _locomo_turns(turns: object) -> object:
+    data = _locomo()
+    assert isinstance(data, list)
+    data[0]["conversation"]["session_1"] = turns
+    return data
+
+
+def _locomo_qa(qa: object) -> object:
+    data = _locomo()
+    assert isinstance(data, list)
+    data[0]["qa"] = [qa]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (_locomo_turns("D1:1 hello"), "'session_1' is a string, expected an array of turns"),
+        (_locomo_turns(["hello"]), "'session_1' turn 0 is a string, expected an object with"),
+        (_locomo_turns([{"speaker": "A", "text": "hi"}]), "'session_1' turn 0 has no 'dia_id'"),
+        (_locomo_qa("what?"), "question 0 is a string, expected an object with 'question'"),
+        (_locomo_qa({"evidence": ["D1:1"]}), "question 0 has no 'question', its text"),
+    ],
+)
+def test_eval_a_locomo_turn_or_question_of_the_wrong_shape_is_refused_naming_it(
+    data: object, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session that is no array, a turn or question that is no object, a
+    turn with no id and a question with no text are refused naming where,
+    never in Python's words (``KeyError: 'dia_id'``)."""
+    import json
+
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    err = _refused(capsys, "locomo", str(path), "--no-timing")
+    assert f"{path}: element 0: {said}" in err, err
+    assert "Error" not in err, err
 
 
 @pytest.mark.parametrize(

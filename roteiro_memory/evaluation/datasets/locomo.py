@@ -41,9 +41,22 @@ _CAPTION = "blip_caption"
 
 
 def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
+    """Each session's turns, in order; a session that is no array of turns,
+    a turn that is no object, and one with no ``dia_id`` are refused, named
+    by the session and the turn's place in it."""
     sessions = sorted((int(m.group(1)), key) for key in conversation if (m := _SESSION.match(key)))
     for _, key in sessions:
-        for turn in conversation[key] or []:
+        turns = conversation[key] or []
+        if not isinstance(turns, list):
+            raise DatasetFileError(f"{key!r} is {kind(turns)}, expected an array of turns")
+        for number, turn in enumerate(turns):
+            if not isinstance(turn, dict):
+                raise DatasetFileError(
+                    f"{key!r} turn {number} is {kind(turn)}, expected an object with 'dia_id', "
+                    "'speaker' and 'text'"
+                )
+            if "dia_id" not in turn:
+                raise DatasetFileError(f"{key!r} turn {number} has no 'dia_id', its id")
             dia_id = str(turn["dia_id"])
             said = text(turn.get("text", ""), f"turn {dia_id!r} 'text'")
             caption = turn.get(_CAPTION)
@@ -62,6 +75,13 @@ def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
     known = {item.key for item in items}
     queries: list[Query] = []
     for number, qa in enumerate(sample["qa"]):
+        if not isinstance(qa, dict):
+            raise DatasetFileError(
+                f"question {number} is {kind(qa)}, expected an object with 'question' and "
+                "'evidence'"
+            )
+        if "question" not in qa:
+            raise DatasetFileError(f"question {number} has no 'question', its text")
         category = qa.get("category")
         if category == 5:
             info.exclude("adversarial (category 5)")
