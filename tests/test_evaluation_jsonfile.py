@@ -148,7 +148,8 @@ def test_eval_an_option_for_other_datasets_is_refused_not_ignored(
     path.write_text("[]")
     argv = [str(path) if word == "PATH" else word for word in argv]
     err = _refused(capsys, *argv)
-    assert f"{argv[-2]} does not apply to {argv[0]}: only {takers} take it" in err
+    verb = "take" if " and " in takers else "takes"
+    assert f"{argv[-2]} does not apply to {argv[0]}: only {takers} {verb} it" in err
 
 
 _ELEMENT = (

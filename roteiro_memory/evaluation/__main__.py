@@ -199,7 +199,7 @@ def _check_applies(args: argparse.Namespace) -> None:
         if getattr(args, option) is not None and args.dataset not in datasets:
             raise EvaluationRefused(
                 f"--{option} does not apply to {args.dataset}: only "
-                f"{' and '.join(datasets)} take it"
+                f"{' and '.join(datasets)} take{'s' if len(datasets) == 1 else ''} it"
             )
 
 
