@@ -212,3 +212,25 @@ def test_a_case_file_holding_more_cases_than_the_limit_is_refused_naming_both(
     kept = path.read_text(encoding="utf-8").split("  - id: c1000\n")[0]
     path.write_text(kept, encoding="utf-8")
     assert len(load_file(path, load_registry())) == MAX_CASES_PER_FILE
+
+
+@pytest.mark.parametrize(
+    ("data", "said"),
+    [
+        (b"cases: []\n\xff\n", "is not UTF-8 text: byte 10 is b'\\xff'"),
+        ("cases: []\n".encode("utf-16"), "is UTF-16 text (its byte order mark says)"),
+    ],
+)
+def test_a_case_file_that_is_not_utf8_says_case_files_are(
+    tmp_path: Path, data: bytes, said: str
+) -> None:
+    """Never the codec's own words alone: the file is named, what is wrong
+    with it, and what a case file must be."""
+    path = tmp_path / "odd.yaml"
+    path.write_bytes(data)
+    with pytest.raises(CaseFileError) as refused:
+        load_file(path, load_registry())
+    message = str(refused.value)
+    assert message.startswith(f"{path}: {said}"), message
+    assert message.endswith("a case file is UTF-8: save it as UTF-8"), message
+    assert "codec" not in message

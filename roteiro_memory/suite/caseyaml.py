@@ -129,7 +129,13 @@ def read_yaml(path: Path, *, max_bytes: int | None = None, split: str = "") -> J
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        raise CaseFileError(path, f"cannot be read: {error}") from error
+        wide = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        what = "UTF-16 text (its byte order mark says)" if wide else "not UTF-8 text"
+        raise CaseFileError(
+            path,
+            f"is {what}: byte {error.start} is {data[error.start : error.start + 1]!r}; "
+            "a case file is UTF-8: save it as UTF-8",
+        ) from None
     try:
         document = yaml.load(text, Loader=_Loader)  # _Loader derives from a safe loader
     except yaml.YAMLError as error:
