@@ -111,7 +111,7 @@ def test_an_untracked_file_too_big_to_be_source_is_refused_unread(repo: Repo) ->
         assert f"'big.py' is an untracked file of {MAX_UNTRACKED_BYTES + 1:,} bytes" in refusal
 
 
-@pytest.mark.parametrize(
+every_anchor_command = pytest.mark.parametrize(
     "argv",
     [
         ["add", "a lesson"],
@@ -122,6 +122,10 @@ def test_an_untracked_file_too_big_to_be_source_is_refused_unread(repo: Repo) ->
     ],
     ids=["add", "cache-put", "list", "recall", "recall-words"],
 )
+"""Each command that takes ``--anchor``: the writes and the read filters."""
+
+
+@every_anchor_command
 @pytest.mark.parametrize("anchor", ["a.py/", "a.py/::f", "a.py//", "a.py/.", "./a.py/"])
 def test_an_anchor_path_with_a_trailing_slash_is_refused(
     repo: Repo, argv: list[str], anchor: str
@@ -167,17 +171,7 @@ FOLDER_REFUSAL = (
 )
 
 
-@pytest.mark.parametrize(
-    "argv",
-    [
-        ["add", "a lesson"],
-        ["cache", "put", "k", "fp", "{}"],
-        ["list"],
-        ["recall"],
-        ["recall", "words"],
-    ],
-    ids=["add", "cache-put", "list", "recall", "recall-words"],
-)
+@every_anchor_command
 @pytest.mark.parametrize("anchor", ["pkg", "./pkg", "pkg::f", "a.py/../pkg", "<root>/pkg"])
 def test_an_anchor_path_that_is_a_folder_of_the_work_tree_is_refused(
     tmp_path: Path, argv: list[str], anchor: str

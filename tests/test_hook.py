@@ -872,17 +872,24 @@ def test_a_hook_does_not_wait_for_ever_on_a_postgresql_server_that_does_not_answ
     assert "cannot connect" in told_the_user(done)
 
 
-def test_a_hook_run_where_git_is_not_on_path_says_so(repo: GitRepo) -> None:
-    """A host started with a PATH that has no git (a desktop launcher's):
-    the repository is still found from its stat cache, but the changed tree
-    cannot be listed -- said as what it is, not as an unexpected failure
-    to report as a bug."""
+def _stat_cached_without_git(repo: GitRepo) -> GitRepo:
+    """``repo`` with a record, its stat cache settled and its file changed
+    since, as a host whose PATH has no git sees it."""
     add(repo, "about run", "src/app/retry.py::Retry.run")
     time.sleep(2.2)  # past the stat cache's racy window: the next read settles it
     assert repo.cli("list").returncode == 0
     repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
     no_git = GitRepo.__new__(GitRepo)
     no_git.root, no_git.env = repo.root, {**repo.env, "PATH": str(repo.root / "no-such-folder")}
+    return no_git
+
+
+def test_a_hook_run_where_git_is_not_on_path_says_so(repo: GitRepo) -> None:
+    """A host started with a PATH that has no git (a desktop launcher's):
+    the repository is still found from its stat cache, but the changed tree
+    cannot be listed -- said as what it is, not as an unexpected failure
+    to report as a bug."""
+    no_git = _stat_cached_without_git(repo)
     start = {**common(repo, "SessionStart"), "source": "startup"}
     said = told_the_user(run_hook(no_git, start))
     assert "git is not installed or not on PATH; install git to use it" in said, said
@@ -933,12 +940,7 @@ def test_a_hook_where_git_is_not_on_path_but_a_stat_cache_finds_the_repository_s
     no stat cache finds it, and at the first other event of a session that
     needs git (here a session that did not start with the hook) -- not at
     every read and edit after it, which say nothing."""
-    add(repo, "about run", "src/app/retry.py::Retry.run")
-    time.sleep(2.2)  # past the stat cache's racy window: the next read settles it
-    assert repo.cli("list").returncode == 0
-    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.3"))
-    no_git = GitRepo.__new__(GitRepo)
-    no_git.root, no_git.env = repo.root, {**repo.env, "PATH": str(repo.root / "no-such-folder")}
+    no_git = _stat_cached_without_git(repo)
     said = "git is not installed or not on PATH; install git to use it"
     start = {**common(repo, "SessionStart"), "source": "startup"}
     assert said in told_the_user(run_hook(no_git, start))

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from disk_order import flushes_and_renames
 
 from roteiro_memory import privatefile
 
@@ -185,27 +186,6 @@ def test_replace_refuses_a_name_of_a_stream_whatever_it_leads_to(
     assert captured.read_text() == ""
 
 
-def _recorded(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple[int, int], bool]]:
-    """Each ``fsync`` (of what, a folder or not) and ``replace`` (of what)
-    from now on, in order."""
-    events: list[tuple[str, tuple[int, int], bool]] = []
-    fsync, replace = os.fsync, os.replace
-
-    def synced(fd: int) -> None:
-        info = os.fstat(fd)
-        events.append(("fsync", (info.st_dev, info.st_ino), stat.S_ISDIR(info.st_mode)))
-        fsync(fd)
-
-    def replaced(source: str, target: str) -> None:
-        info = os.stat(source)
-        events.append(("replace", (info.st_dev, info.st_ino), False))
-        replace(source, target)
-
-    monkeypatch.setattr(os, "fsync", synced)
-    monkeypatch.setattr(os, "replace", replaced)
-    return events
-
-
 def test_a_replaced_file_is_on_disk_before_its_rename_and_its_folder_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -213,7 +193,7 @@ def test_a_replaced_file_is_on_disk_before_its_rename_and_its_folder_after(
     one's place, nor the rename undone."""
     target = tmp_path / "export.jsonl"
     target.write_text("old\n")
-    events = _recorded(monkeypatch)
+    events = flushes_and_renames(monkeypatch)
     privatefile.replace(target, lambda out: out.write("new\n"))
     assert target.read_text() == "new\n"
     folder = os.stat(tmp_path)
@@ -232,7 +212,7 @@ def test_a_cache_that_is_worked_out_again_is_replaced_with_no_flush(
     that changes them; a flush would cost each one, and losing them costs
     only their working out again."""
     target = tmp_path / "cache.json"
-    events = _recorded(monkeypatch)
+    events = flushes_and_renames(monkeypatch)
     privatefile.replace(target, lambda out: out.write("{}"), durable=False)
     assert target.read_text() == "{}"
     assert [name for name, _, _ in events] == ["replace"]

@@ -699,27 +699,14 @@ def test_setup_flushes_each_file_before_it_replaces_one_and_its_folder_after(
     disk can be an empty file after a crash: each new file is flushed
     (fsync) before its rename, and each folder a file is renamed or a
     folder made in after every rename."""
-    import stat
+
+    from disk_order import flushes_and_renames
 
     from roteiro_memory.app.hostconfig import Edit
     from roteiro_memory.cli.commands.setup import _write_all
 
     (tmp_path / "old.json").write_text("{}\n")
-    events: list[tuple[str, tuple[int, int], bool]] = []
-    fsync, replace = os.fsync, os.replace
-
-    def synced(fd: int) -> None:
-        info = os.fstat(fd)
-        events.append(("fsync", (info.st_dev, info.st_ino), stat.S_ISDIR(info.st_mode)))
-        fsync(fd)
-
-    def replaced(source: str, target: str) -> None:
-        info = os.stat(source)
-        events.append(("replace", (info.st_dev, info.st_ino), False))
-        replace(source, target)
-
-    monkeypatch.setattr(os, "fsync", synced)
-    monkeypatch.setattr(os, "replace", replaced)
+    events = flushes_and_renames(monkeypatch)
     _write_all(
         tmp_path,
         [Edit("old.json", "{}\n", '{"a": 1}\n'), Edit(".claude/settings.json", None, "{}\n")],
