@@ -7,6 +7,7 @@ its text)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -312,7 +313,8 @@ def _without_tree_sitter(repo: Repo, tmp_path: Path) -> None:
     (shadow / "__init__.py").write_text(
         "raise ImportError('not installed, for this test', name='tree_sitter')\n"
     )
-    repo.env["PYTHONPATH"] = str(shadow.parent)
+    kept = repo.env.get("PYTHONPATH")
+    repo.env["PYTHONPATH"] = os.pathsep.join([str(shadow.parent), *([kept] if kept else [])])
 
 
 def test_without_the_extra_anchors_are_file_level_and_it_is_said_once(
@@ -323,9 +325,9 @@ def test_without_the_extra_anchors_are_file_level_and_it_is_said_once(
     assert first.returncode == 0, first.stderr
     assert first.stderr.splitlines() == [
         "roteiro-memory: warning: the symbols of 5 files are not read (Go 1, Java 1, "
-        "JavaScript 1, Rust 1, TypeScript 1): their parsers are not installed, so anchors "
-        "into them name whole files; pip install 'roteiro-memory[symbols]' (from a "
-        "checkout: pip install -e '.[symbols]')"
+        "JavaScript 1, Rust 1, TypeScript 1): their parsers are not installed or do not "
+        "load, so anchors into them name whole files; pip install 'roteiro-memory[symbols]' "
+        "(from a checkout: pip install -e '.[symbols]')"
     ]
     repo.write("web/app.ts", TYPESCRIPT + "\nexport const extra = 1;\n")
     again = repo.run("sync")

@@ -215,3 +215,28 @@ def test_the_notice_for_one_unread_file_says_its_symbols_are_not_read() -> None:
     notice = graphnodes._notice({"Go": ["a.go"]}, graphnodes.Stored.of([]))
     assert notice is not None
     assert notice.startswith("the symbols of 1 file are not read (Go 1): ")
+
+
+@pytest.mark.parametrize("made", [0, "not a language"])
+def test_a_grammar_that_does_not_load_leaves_its_files_unread_not_a_crash(
+    repo: Repo, db: SQLiteStore, monkeypatch: pytest.MonkeyPatch, made: object
+) -> None:
+    """A grammar built for another tree-sitter (which refuses it with
+    "Incompatible Language version") is a parser that cannot be had: its
+    files keep their file node, their symbols unverifiable, and an anchor
+    into one is refused saying why -- never an unexpected failure."""
+    from types import SimpleNamespace
+
+    from roteiro_memory.errors import SymbolsUnavailable
+
+    sync(db, repo)
+    monkeypatch.setitem(sys.modules, "tree_sitter_go", SimpleNamespace(language=lambda: made))
+    monkeypatch.setattr(treesitter, "_parsers", {})
+    (repo.root / "svc/cart.go").write_text(SOURCES["svc/cart.go"] + "// edited\n")
+    report = sync(db, repo)
+    assert _symbols(db)["go:svc/cart.go::Cart.Add"] is None
+    assert _symbols(db)["ts:web/app.ts::render"] is not None, "other grammars still load"
+    (notice,) = report.notices
+    assert "(Go 1): their parsers are not installed or do not load" in notice
+    with pytest.raises(SymbolsUnavailable, match="cannot be loaded by the installed tree-sitter"):
+        symbols.file_symbols("svc/cart.go", b"package svc\n", repo.object_format)

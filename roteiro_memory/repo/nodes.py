@@ -259,6 +259,6 @@ def _notice(unread: Mapping[str, list[str]], stored: Stored) -> str | None:
     each = ", ".join(f"{name} {len(paths):,}" for name, paths in sorted(unread.items()))
     return (
         f"the symbols of {count:,} {'file' if count == 1 else 'files'} are not read "
-        f"({each}): their parsers are not installed, so anchors into them name whole "
-        f"files; {SYMBOLS_EXTRA}"
+        f"({each}): their parsers are not installed or do not load, so anchors into them "
+        f"name whole files; {SYMBOLS_EXTRA}"
     )

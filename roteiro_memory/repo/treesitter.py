@@ -63,7 +63,15 @@ def _load(language: Language, grammar: tuple[str, str]) -> Parser | SymbolsUnava
             f"{language.name} symbols are read with tree-sitter and {language.package}, "
             f"and {missing} is not installed; {SYMBOLS_EXTRA}"
         )
-    return Parser(Grammar(getattr(loaded, function)()))
+    try:
+        return Parser(Grammar(getattr(loaded, function)()))
+    except (AttributeError, TypeError, ValueError) as error:
+        # A grammar built for another tree-sitter: "Incompatible Language version".
+        return SymbolsUnavailable(
+            f"{language.name} symbols are read with tree-sitter and {language.package}, "
+            f"and the installed {language.package} cannot be loaded by the installed "
+            f"tree-sitter ({error}); install versions that match: {SYMBOLS_EXTRA}"
+        )
 
 
 def available(language: Language, path: str) -> bool:
