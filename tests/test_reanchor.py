@@ -91,6 +91,29 @@ def test_several_carriers_are_certain_only_when_the_rename_picks_one() -> None:
     assert "superseding 7" in reason
 
 
+def test_a_rename_among_identical_copies_picks_nothing_and_is_ambiguous() -> None:
+    """``c.py`` moved and copied in one commit: ``d.py`` and ``e.py`` hold the
+    same bytes, and git pairs ``c.py`` with one of them by name alone, so
+    neither is certain -- for the file or for a symbol in it."""
+    renamed = Rename("c.py", "d.py", 100)
+    files = {"file:d.py": BLOB, "file:e.py": BLOB}
+    on_file = _replace(_record(key="file:c.py"), anchor=MemoryAnchor("file:c.py", BLOB, "c.py"))
+    found = ra.propose(on_file, files, ["file:d.py", "file:e.py"], renamed, "3" * 40)
+    assert (found.certainty, found.to) == (ra.AMBIGUOUS, None)
+    assert found.candidates == ("file:d.py", "file:e.py")
+    symbols = {"py:d.py::f": "8" * 40, "py:e.py::f": "8" * 40, **files}
+    on_symbol = _replace(
+        _record(key="py:c.py::f"), anchor=MemoryAnchor("py:c.py::f", "8" * 40, "c.py")
+    )
+    found = ra.propose(on_symbol, symbols, ["py:d.py::f", "py:e.py::f"], renamed, "3" * 40)
+    assert (found.certainty, found.to) == (ra.AMBIGUOUS, None)
+    other = {**symbols, "file:e.py": "6" * 40}
+    found = ra.propose(on_symbol, other, ["py:d.py::f", "py:e.py::f"], renamed, "3" * 40)
+    assert (found.certainty, found.to) == (ra.CERTAIN, "py:d.py::f"), (
+        "files that differ: git's pick"
+    )
+
+
 def test_a_carrier_and_a_renamed_node_that_disagree_are_ambiguous() -> None:
     found = ra.propose(_record(), {NEW: "9" * 40, COPY: BLOB}, [COPY], RENAMED, "3" * 40)
     assert (found.certainty, found.to, found.candidates) == (ra.AMBIGUOUS, None, (COPY, NEW))

@@ -17,7 +17,9 @@ What holds:
   code moved with its file, perhaps edited.  Only nodes with a blob are
   proposed: a record is re-anchored at the blob its new node has now.
 * **The decision** (:func:`propose`, pure).  One blob carrier, which the
-  rename does not contradict, or several of which the rename picks one:
+  rename does not contradict, or several of which the rename picks one
+  (unless another is in a file identical to the one it picks: git pairs
+  identical files by their names alone):
   ``certain`` (one carrier that could not be checked against the record's
   own witness tree -- :mod:`roteiro_memory.app.moves` says when it can --
   ``likely``).  No carrier, and the renamed file holds the node: ``likely``
@@ -235,6 +237,23 @@ def _followed(qualname: str | None, target: str, graph: Mapping[str, str | None]
     return key if graph.get(key) is not None else None
 
 
+def _copied(followed: str, carriers: Sequence[str], graph: Mapping[str, str | None]) -> bool:
+    """Whether another of ``carriers`` is in a file of the very content of
+    the renamed file holding ``followed``: git pairs a file with one of
+    several identical ones by their names alone, which says nothing of
+    where the code went."""
+    from roteiro_memory.repo.languages import file_key, key_parts
+
+    def content(key: str) -> str | None:
+        parts = key_parts(key)
+        return graph.get(file_key(parts[0])) if parts is not None else None
+
+    picked = content(followed)
+    return picked is not None and any(
+        key != followed and content(key) == picked for key in carriers
+    )
+
+
 def propose(
     record: MemoryRecord,
     graph: Mapping[str, str | None],
@@ -269,7 +288,7 @@ def propose(
     if len(carriers) == 1 and followed in (None, carriers[0]):
         # An unchecked carrier may be a copy that was there all along.
         to, certainty = carriers[0], CERTAIN if checked or followed else LIKELY
-    elif followed is not None and followed in carriers:
+    elif followed is not None and followed in carriers and not _copied(followed, carriers, graph):
         to, certainty = followed, CERTAIN
     elif carriers:
         to, certainty = None, AMBIGUOUS
