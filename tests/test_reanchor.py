@@ -134,6 +134,30 @@ def test_a_renamed_file_without_the_symbol_proposes_nothing_and_says_so() -> Non
     assert "renamed to b.py (100% alike)" in reason
 
 
+def test_a_file_renamed_to_one_whose_symbols_are_not_read_is_not_called_deleted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without the Go parser the renamed file has no symbols in the graph:
+    the refusal says so, and how to read them, never that the code is gone."""
+    import sys
+
+    from roteiro_memory.repo import treesitter
+
+    monkeypatch.setitem(sys.modules, "tree_sitter", None)
+    monkeypatch.setattr(treesitter, "_parsers", {})
+    record = _replace(_record(), anchor=MemoryAnchor("go:m.go::Total", BLOB, "m.go"))
+    found = ra.propose(record, {"file:n.go": "9" * 40}, [], Rename("m.go", "n.go", 100), "3" * 40)
+    assert (found.action, found.to) == (ra.NONE, None)
+    reason = ra.move_refusal(found)
+    assert reason is not None
+    assert "renamed to n.go (100% alike), but the symbols of Go files are not read" in reason
+    assert "pip install 'roteiro-memory[symbols]'" in reason
+    assert "deleted" not in reason
+    on_file = ra.move_refusal(ra.propose(_record(), {}, [], RENAMED, "3" * 40))
+    assert on_file is not None
+    assert "which holds no such node" in on_file, "Python is always read"
+
+
 def test_a_node_without_a_blob_is_never_proposed() -> None:
     """Re-anchoring captures the node's blob: a file that does not parse has none."""
     found = ra.propose(_record(), {NEW: None}, [], RENAMED, "3" * 40)

@@ -366,6 +366,17 @@ def move_refusal(proposal: Proposal) -> str | None:
             f"it again anchored to the right one, superseding {record.id}"
         )
     renamed = [item.rename for item in proposal.evidence if item.rename is not None]
+    parts = anchor_place(record) if record.anchor is not None else None
+    unread = _unread(renamed[0].target) if renamed and parts and parts[1] else None
+    if unread is not None:
+        from roteiro_memory.repo.languages import SYMBOLS_EXTRA
+
+        return (
+            f"{head}: git finds its file renamed to {renamed[0].target} "
+            f"({renamed[0].similarity}% alike), but the symbols of {unread} files are not read "
+            "here (their parser is not installed or does not load), so where its code is in "
+            f"that file cannot be told; {SYMBOLS_EXTRA}, then reanchor again"
+        )
     found = (
         f"git finds its file renamed to {renamed[0].target} ({renamed[0].similarity}% alike), "
         "which holds no such node"
@@ -376,6 +387,19 @@ def move_refusal(proposal: Proposal) -> str | None:
         f"{head}: no node now carries its code and {found}, so there is nowhere to move it; "
         "a lesson about deleted code may still be worth keeping, or forget it"
     )
+
+
+def _unread(path: str) -> str | None:
+    """The language of file ``path`` when this process cannot read its
+    symbols (its parser is not installed, or does not load); else None."""
+    from roteiro_memory.repo.languages import PYTHON, language_of
+
+    language = language_of(path)
+    if language is None or language is PYTHON:
+        return None
+    from roteiro_memory.repo import treesitter
+
+    return None if treesitter.available(language, path) else language.name
 
 
 def confirm_refusal(record: MemoryRecord) -> str | None:
