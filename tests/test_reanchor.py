@@ -158,6 +158,23 @@ def test_a_file_renamed_to_one_whose_symbols_are_not_read_is_not_called_deleted(
     assert "which holds no such node" in on_file, "Python is always read"
 
 
+def test_a_node_whose_key_no_anchor_may_be_is_never_proposed() -> None:
+    """A method of a class renamed to a name of 5,000 characters carries the
+    code, but its key is over the 4,096 bytes an anchor may be: proposing it
+    (certain, so ``--all-certain`` too) would only make every apply fail."""
+    long = "py:a.py::" + "B" * 5000 + ".m"
+    found = ra.propose(_record(), {long: BLOB}, [long])
+    assert (found.action, found.to) == (ra.NONE, None)
+    assert not found.movable
+    assert [e.kind for e in found.evidence] == ["blob"], "the code was found, and is said"
+    reason = ra.move_refusal(found)
+    assert reason is not None
+    assert "whose key is 5,011 bytes, over the 4,096 an anchor may be" in reason
+    assert "superseding 7" in reason
+    short = "py:a.py::" + "B" * 4000 + ".m"
+    assert ra.propose(_record(), {short: BLOB}, [short]).to == short
+
+
 def test_a_node_without_a_blob_is_never_proposed() -> None:
     """Re-anchoring captures the node's blob: a file that does not parse has none."""
     found = ra.propose(_record(), {NEW: None}, [], RENAMED, "3" * 40)

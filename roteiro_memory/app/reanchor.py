@@ -15,7 +15,8 @@ What holds:
   now (:mod:`roteiro_memory.repo.renames`), with git's similarity; and, for
   a symbol, the node of the same qualified name in the renamed file -- the
   code moved with its file, perhaps edited.  Only nodes with a blob are
-  proposed: a record is re-anchored at the blob its new node has now.
+  proposed: a record is re-anchored at the blob its new node has now; and
+  only nodes whose key an anchor may be.
 * **The decision** (:func:`propose`, pure).  One blob carrier, which the
   rename does not contradict, or several of which the rename picks one
   (unless another is in a file identical to the one it picks: git pairs
@@ -47,7 +48,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 from roteiro_memory.app import values
 from roteiro_memory.app.moves import anchor_place, read_facts
-from roteiro_memory.errors import AlreadySuperseded, NotFound, ReanchorRefused, UsageError
+from roteiro_memory.errors import (
+    AlreadySuperseded,
+    NotFound,
+    ReanchorRefused,
+    UsageError,
+    excerpt,
+)
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.valueclass import valueclass
 
@@ -296,8 +303,18 @@ def propose(
         to, certainty = followed, LIKELY
     else:
         return Proposal(record, NONE, evidence=tuple(evidence))
+    if to is not None and _too_long(to):  # no record can be anchored there
+        return Proposal(record, NONE, evidence=tuple(evidence))
     blob = graph.get(to) if to is not None else None
     return Proposal(record, MOVE, certainty, to, blob, candidates, tuple(evidence))
+
+
+def _too_long(key: str) -> bool:
+    """Whether ``key`` is longer than an anchor may be (a method of a class
+    with a name thousands of characters long): a node no write takes."""
+    from roteiro_memory.semantics import MAX_ANCHOR_BYTES
+
+    return len(key.encode("utf-8", "surrogateescape")) > MAX_ANCHOR_BYTES
 
 
 def _shown(key: str) -> str:
@@ -364,6 +381,16 @@ def move_refusal(proposal: Proposal) -> str | None:
         return (
             f"{head}: its code is at several places now ({places}), so none is chosen; record "
             f"it again anchored to the right one, superseding {record.id}"
+        )
+    long = next((e.key for e in proposal.evidence if e.key and _too_long(e.key)), None)
+    if long is not None:
+        from roteiro_memory.semantics import MAX_ANCHOR_BYTES
+
+        return (
+            f"{head}: its code is at {excerpt(_shown(long))}, whose key is "
+            f"{len(long.encode('utf-8', 'surrogateescape')):,} bytes, over the "
+            f"{MAX_ANCHOR_BYTES:,} an anchor may be; record it again anchored to that file, "
+            f"superseding {record.id}"
         )
     renamed = [item.rename for item in proposal.evidence if item.rename is not None]
     parts = anchor_place(record) if record.anchor is not None else None
