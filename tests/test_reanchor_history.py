@@ -185,3 +185,37 @@ def test_following_moved_code_builds_only_the_files_changed_since_it_was_written
     (proposal,) = ra.proposals(Session(), [lesson.id]).proposals
     assert (proposal.certainty, proposal.to) == ("certain", "py:moved.py::f")
     assert sorted(built) == [f"file:{PATH}", "file:s/m3.py"]
+
+
+def test_an_anchor_path_no_file_may_have_is_held_by_no_tree_and_fails_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record whose anchor names a path with a NUL byte (imported, or sent
+    by a tool as a raw key) with a blob: looking back for its code finds no
+    tree, rather than failing every record's proposals."""
+    from roteiro_memory.results import MemoryAnchor, MemoryRecord
+    from roteiro_memory.semantics import AnchorState, MemoryKind
+
+    use_cases_in(tmp_path, monkeypatch)
+    session = Session()
+    session.sync()
+    assert renames.trees_holding(session.require_repo("reanchor"), "a\0.py") == []
+    blob = "1" * 40
+    for key, path in [("file:a\0.py", None), ("py:a.py::f", "a\0.py")]:
+        record = MemoryRecord(
+            9,
+            "repo",
+            MemoryKind.LESSON,
+            MemoryAnchor(key, blob, path),
+            AnchorState.VANISHED,
+            "b",
+            None,
+            "f" * 40,
+            "2026-03-01 12:00:05",
+            None,
+            None,
+        )
+        _, _, (facts,) = moves.read_facts(
+            session.require_repo("reanchor"), session.store(), [record]
+        )
+        assert (facts.carriers, facts.moved) == ((), None)

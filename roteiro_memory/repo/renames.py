@@ -145,7 +145,11 @@ def trees_holding(repo: Repo, path: str) -> list[State]:
     :data:`HISTORY_LOOKED_AT` commits that changed it (the one that removed
     it first, when it is gone).  None when no commit ever held it (or there
     are no commits).  A tree is listed once however many states it stands
-    for.  Git is asked a fixed number of times, and once per tree listed."""
+    for.  Git is asked a fixed number of times, and once per tree listed.
+    A path holding a NUL byte, which no file name may (an anchor imported
+    or sent over a tool that says so), was held by none: git is not asked."""
+    if "\0" in path:
+        return []
     head = _rev_tree(repo, "HEAD")
     if head is None:
         return []
