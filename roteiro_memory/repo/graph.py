@@ -543,20 +543,20 @@ def working_sources(
     """The bytes the symbols of each working file of ``paths`` are parsed
     from (and the parse limit is measured on), as :func:`working_files`
     listed it in ``files`` (having hashed those of ``hashed``); None for a
-    file gone, replaced or changed since.  Opened by :mod:`.regular`'s rule,
-    and read in the clean form its blob is the id of, or its symbols would
-    not be its node's (nor those of a revision holding it); a file git
-    listed unchanged whose bytes are not its blob (git converts them, or
-    they changed since) is read from the index, which holds that blob."""
+    file hashed and gone, replaced or changed since.  Opened by
+    :mod:`.regular`'s rule, read in the clean form its blob is the id of
+    (or its symbols would not be its node's); a file git listed unchanged
+    whose bytes are not its blob (converted, changed since) or that is not
+    there (outside a sparse checkout) is read from the index, its blob's."""
     out: dict[str, bytes | None] = {}
     indexed: list[str] = []
     for path in paths:
         data = read_regular(path, None, str(repo.root))
         if data is not None:
             data = clean_content(data, files[path].blob, repo.object_format)
-            if data is None and path not in hashed:
-                indexed.append(path)
-                continue
+        if data is None and path not in hashed:
+            indexed.append(path)
+            continue
         out[path] = data
     out.update(zip(indexed, _cat_blobs(repo, [files[p].blob for p in indexed]), strict=True))
     return out
