@@ -355,6 +355,12 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
         mode = full.lstat().st_mode
     except (FileNotFoundError, NotADirectoryError):
         named = f"{spec.path}::{spec.qualname}" if spec.qualname is not None else spec.path
+        if _tag(repo, spec.path) == b"S":
+            raise AnchorError(
+                f"{what}: {shown} is tracked, but outside the sparse checkout, so it is not in "
+                "the working tree to be read; the code graph holds it as the index does: "
+                f"anchor to it by its raw key, {excerpt(spec.key)}"
+            ) from None
         raise AnchorError(
             f"{what}: no file {shown} in the working tree of {repo.root}; "
             f"expected a tracked or untracked, not ignored, file{_colon_file(named, repo, what)}"
@@ -433,6 +439,14 @@ def _tracked(repo: Repo, path: str) -> bool | None:
     ignored (False), asked in one ``git ls-files -t``; None when it lists
     neither, as for a file under .git or inside a submodule (git refuses
     those)."""
+    tag = _tag(repo, path)
+    return None if tag is None else tag != b"?"
+
+
+def _tag(repo: Repo, path: str) -> bytes | None:
+    """The tag ``git ls-files -t`` gives ``path``: ``?`` for an untracked
+    file, a letter of its state for a tracked one (``S`` for one outside a
+    sparse checkout); None when it lists it as neither."""
     import subprocess
 
     listed = subprocess.run(
@@ -441,10 +455,9 @@ def _tracked(repo: Repo, path: str) -> bool | None:
         check=False,
     )
     wanted = os.fsencode(path)
-    # "TAG PATH": "?" for an untracked file, a letter of its state for a tracked one.
     for entry in listed.stdout.split(b"\0"):
         if entry[2:] == wanted:
-            return entry[:1] != b"?"
+            return entry[:1]
     return None
 
 
