@@ -13,7 +13,7 @@ Sync is incremental.  Git's index already knows which tracked files are
 unchanged (``diff-files`` compares against its stat cache), so only files it
 reports changed, and untracked files, are hashed; a source file is re-parsed
 only when its blob differs from the one the store holds.  The tree witness is
-the id of the tree git would write for the synced files, computed here
+the id of the tree git would write for the synced files (:mod:`.treeid`),
 without writing any object; when it equals the stored witness nothing is
 written at all.
 """
@@ -24,7 +24,7 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from roteiro_memory.errors import GitError, excerpt
@@ -51,13 +51,12 @@ from roteiro_memory.repo.nodes import (
 )
 from roteiro_memory.repo.regular import open_regular, read_regular
 from roteiro_memory.repo.syncreport import SyncReport
+from roteiro_memory.repo.treeid import tree_id
 from roteiro_memory.results import GraphNode
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
-
     from roteiro_memory.store import Store
 
 __all__ = [
@@ -426,41 +425,6 @@ def _changed(status: bytes) -> tuple[set[str], list[str]]:
         elif tag == "?" and not item.endswith("/"):
             untracked.append(item[2:])
     return dirty, untracked
-
-
-# --- Trees ------------------------------------------------------------------
-
-
-def tree_id(files: Iterable[FileEntry], object_format: str = "sha1") -> str:
-    """The id of the tree git would write for ``files``, writing nothing."""
-    root: dict[str, Any] = {}
-    for entry in files:
-        parts = entry.path.split("/")
-        folder = root
-        for part in parts[:-1]:
-            sub = folder.get(part)
-            if sub is None:
-                sub = folder[part] = {}
-            folder = sub
-        folder[parts[-1]] = entry
-    return _hash_tree(root, hasher(object_format))
-
-
-def _hash_tree(folder: dict[str, Any], hasher: Callable[[bytes], Any]) -> str:
-    rows: list[tuple[bytes, bytes]] = []
-    for name, value in folder.items():
-        encoded = name.encode("utf-8", "surrogateescape")
-        if type(value) is dict:
-            sub = bytes.fromhex(_hash_tree(value, hasher))
-            rows.append((encoded + b"/", b"40000 %s\x00%s" % (encoded, sub)))
-        else:
-            blob = bytes.fromhex(value.blob)
-            rows.append((encoded, b"%s %s\x00%s" % (value.mode.encode(), encoded, blob)))
-    # Git orders a tree's entries by name, comparing a folder as if its name
-    # ended with '/'.
-    rows.sort()
-    body = b"".join([row[1] for row in rows])
-    return str(hasher(b"tree %d\x00%s" % (len(body), body)).hexdigest())
 
 
 def sync(
