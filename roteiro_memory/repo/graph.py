@@ -336,7 +336,7 @@ def working_files(
     """
     spec = () if only is None else ("--", only)
     commands = {
-        "index": ["ls-files", "--stage", "-z", *spec],
+        "index": ["ls-files", "--stage", "-v", "-z", *spec],
         # One walk of the working tree for both what changed and what is new;
         # git compares the content of files whose stat data alone differs.
         "status": [
@@ -376,11 +376,12 @@ def working_files(
             if path in skip and skip[path] is not None and left_out is not None:
                 left_out.append((path, str(skip[path])))
         untracked = [path for path in untracked if path not in skip]
-    for item in _split_z(output["index"]):
-        # "<mode> <blob> <stage>\t<path>": fixed-width up to the tab.
+    for tagged in _split_z(output["index"]):
+        # "<tag> <mode> <blob> <stage>\t<path>": fixed-width up to the tab.
+        tag, item = tagged[0], tagged[2:]
         tab = item.index("\t")
         path = item[tab + 1 :]
-        if item[tab - 1] != "0":
+        if item[tab - 1] != "0" or _unwatched(repo, tag, path):
             dirty.add(path)
             continue
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
@@ -406,6 +407,18 @@ def working_files(
     for path, blob in clean_blobs(repo, carriage).items():
         files[path] = files[path]._replace(blob=blob)
     return files
+
+
+def _unwatched(repo: Repo, tag: str, path: str) -> bool:
+    """Whether ``path``, tagged ``tag`` by ``git ls-files -v``, is a file git
+    was told not to look at -- "assume unchanged" (a lower-case tag) or
+    "skip worktree" (``S``) -- so its entry says nothing of what the working
+    tree holds: it is hashed as a changed one is (and is gone when it is
+    not there).  A skip-worktree file not on disk is one outside a sparse
+    checkout, and keeps the index's entry."""
+    if tag in "Ss":
+        return os.path.lexists(repo.root / path)
+    return tag.islower()
 
 
 def _changed(status: bytes) -> tuple[set[str], list[str]]:
