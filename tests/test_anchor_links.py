@@ -238,3 +238,25 @@ def test_an_anchor_that_is_a_folder_is_refused_by_the_agent_tools(session: Sessi
         assert raised.value.message.endswith(f"'src/app' {FOLDER_REFUSAL}"), raised.value.message
         assert "argument 'anchor'" in raised.value.message
     assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0
+
+
+@pytest.mark.parametrize("argv", [["add", "a lesson"], ["list"]], ids=["add", "list"])
+@pytest.mark.parametrize("anchor", ["lib", "lib::f"])
+def test_an_anchor_path_that_is_a_submodule_is_refused_saying_to_run_inside_it(
+    tmp_path: Path, argv: list[str], anchor: str
+) -> None:
+    """Not "give a file's path (one in the folder)": every file in a
+    submodule is refused, as it is another repository's, not in this graph."""
+    sub = Repo.committed(tmp_path / "sub", {"s.py": SOURCE})
+    repo = Repo.committed(tmp_path / "repo", {"a.py": SOURCE})
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.root), "lib")
+    repo.commit("the submodule")
+    done = repo.run(*argv, "--anchor", anchor)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    assert done.stderr.splitlines() == [
+        f"roteiro-memory: error: --anchor {anchor!r}: 'lib' is a repository of its own (a "
+        "submodule, or one nested in the working tree), whose files are not in this "
+        "repository's code graph: run the command inside it to anchor to them"
+    ]
+    inside = repo.run("add", "about s", "--anchor", "s.py", cwd=repo.root / "lib")
+    assert inside.returncode == 0, inside.stderr

@@ -131,9 +131,16 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
             f"{what} {excerpt(spec)}: {full} is not a file inside the repository at {root}"
         )
     if _is_folder(full):
+        shown = excerpt(Path(relative).as_posix())
+        if os.path.lexists(os.path.join(full, ".git")):
+            raise AnchorError(
+                f"{what} {excerpt(spec)}: {shown} is a repository of its own (a submodule, or "
+                "one nested in the working tree), whose files are not in this repository's "
+                "code graph: run the command inside it to anchor to them"
+            )
         raise AnchorError(
-            f"{what} {excerpt(spec)}: {excerpt(Path(relative).as_posix())} is a folder of the "
-            f"working tree, and {_AN_ANCHOR_IS} (one in the folder)"
+            f"{what} {excerpt(spec)}: {shown} is a folder of the working tree, and "
+            f"{_AN_ANCHOR_IS} (one in the folder)"
         )
     here = os.path.normpath(os.path.join(os.getcwd(), text))
     if not os.path.isabs(text) and here != full and not os.path.lexists(full):
