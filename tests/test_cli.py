@@ -1173,6 +1173,26 @@ def test_anchor_path_component_over_255_bytes_is_one_line(repo: Repo) -> None:
     assert "over the 255" in done.stderr
 
 
+@pytest.mark.parametrize("rev", ["HEAD", "nope"])
+def test_a_revision_on_an_orphan_branch_is_not_said_to_be_of_a_repository_with_no_commits(
+    tmp_path: Path, rev: str
+) -> None:
+    """``git checkout --orphan`` leaves HEAD on a branch with no commits in a
+    repository with many: "the repository has no commits yet; commit once"
+    would be false, so the refusal says it is the current branch that has none."""
+    repo = Repo.committed(tmp_path / "repo", {"a.py": "x = 1\n"})
+    repo.git("checkout", "-q", "--orphan", "fresh")
+    done = repo.run("list", "--rev", rev)
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"roteiro-memory: error: unknown revision {rev!r}: expected a commit, branch or tag "
+        f"of {repo.root}, whose current branch has no commits yet\n"
+    )
+    on_main = repo.run("list", "--rev", "main")
+    assert (on_main.returncode, on_main.stderr) == (1, ""), "the branch with commits is read"
+    assert on_main.stdout.startswith("0 records")
+
+
 def test_touched_in_a_repository_with_no_commits_says_so(tmp_path: Path) -> None:
     fresh = Repo(tmp_path / "fresh")
     fresh.root.mkdir()

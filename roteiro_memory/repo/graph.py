@@ -583,16 +583,18 @@ def resolve_tree(repo: Repo, rev: str) -> str:
         out = None  # no such revision: which of two reasons, asked below
     if out is not None:
         return out.decode("ascii").strip()
+    expected = f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
     try:
         repo.git("rev-parse", "--verify", "--quiet", "HEAD")
     except GitError:
+        # HEAD names no commit: none was ever made, or its branch has none (an orphan).
+        if repo.git("for-each-ref", "--count=1", "--format=%(objectname)").strip():
+            raise GitError(f"{expected}, whose current branch has no commits yet") from None
         raise GitError(
             f"unknown revision {excerpt(rev)}: the repository at {repo.root} has no commits "
             "yet, so there is no revision to compare with; commit once, then try again"
         ) from None
-    raise GitError(
-        f"unknown revision {excerpt(rev)}: expected a commit, branch or tag of {repo.root}"
-    )
+    raise GitError(expected)
 
 
 def _cat_blobs(repo: Repo, blobs: Sequence[str]) -> list[bytes]:
