@@ -581,3 +581,27 @@ def test_a_refused_confirm_still_says_which_files_did_not_parse(repo: Repo) -> N
     assert f"record {lesson} cannot be confirmed" in error
     assert "; warning: src/app/retry.py does not parse (" in error
     assert repo.snapshot() == rows
+
+
+def test_a_rename_to_a_file_that_does_not_parse_is_not_called_deleted_code(
+    tmp_path: Path,
+) -> None:
+    """Its symbols are not known, so where the code went in it cannot be
+    told: the refusal says so, and to fix the file, never that the code was
+    deleted -- and writes nothing."""
+    source = "def f():\n    return 1\n\n\ndef g():\n    return 2\n"
+    repo = Repo.committed(tmp_path / "repo", {"a.py": source})
+    lesson = repo.add("f returns one", "a.py::f")
+    repo.git("mv", "a.py", "b.py")
+    repo.write("b.py", source.replace("def g():", "def g(:"))
+    repo.commit("renamed, and broken")
+    repo.ok("sync")
+    before = repo.snapshot()
+    done = repo.run("reanchor", "--apply", str(lesson))
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"roteiro-memory: error: record {lesson} cannot be re-anchored: git finds its file "
+        "renamed to b.py (80% alike), but it does not parse (line 5: invalid syntax), so "
+        "where its code is in that file cannot be told; fix it, then reanchor again\n"
+    )
+    assert repo.snapshot() == before

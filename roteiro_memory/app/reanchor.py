@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.app.session import Session
-    from roteiro_memory.repo.graph import SyncReport
+    from roteiro_memory.repo.graph import Repo, SyncReport
     from roteiro_memory.repo.renames import Rename
     from roteiro_memory.results import MemoryRecord
     from roteiro_memory.store import Graph, Store
@@ -366,9 +366,13 @@ def _not_taken(record: MemoryRecord, action: str) -> str | None:
     return f"record {record.id} cannot be {verb}: " + said.format(where=where)
 
 
-def move_refusal(proposal: Proposal) -> str | None:
+def move_refusal(
+    proposal: Proposal, unknown: Callable[[str], tuple[str, str] | None] | None = None
+) -> str | None:
     """Why ``proposal``'s record cannot be re-anchored (one line naming what
-    to do instead), or None when it can."""
+    to do instead), or None when it can.  ``unknown`` says why the symbols
+    of a file are not known, and what to do (:func:`unknown_symbols`; by
+    default only a parser missing here is found)."""
     if proposal.movable:
         return None
     record = proposal.record
@@ -394,15 +398,12 @@ def move_refusal(proposal: Proposal) -> str | None:
         )
     renamed = [item.rename for item in proposal.evidence if item.rename is not None]
     parts = anchor_place(record) if record.anchor is not None else None
-    unread = _unread(renamed[0].target) if renamed and parts and parts[1] else None
-    if unread is not None:
-        from roteiro_memory.repo.languages import SYMBOLS_EXTRA
-
+    why = (unknown or _unread)(renamed[0].target) if renamed and parts and parts[1] else None
+    if why is not None:
         return (
             f"{head}: git finds its file renamed to {renamed[0].target} "
-            f"({renamed[0].similarity}% alike), but the symbols of {unread} files are not read "
-            "here (their parser is not installed or does not load), so where its code is in "
-            f"that file cannot be told; {SYMBOLS_EXTRA}, then reanchor again"
+            f"({renamed[0].similarity}% alike), but {why[0]}, so where its code is in that "
+            f"file cannot be told; {why[1]}"
         )
     found = (
         f"git finds its file renamed to {renamed[0].target} ({renamed[0].similarity}% alike), "
@@ -416,17 +417,45 @@ def move_refusal(proposal: Proposal) -> str | None:
     )
 
 
-def _unread(path: str) -> str | None:
-    """The language of file ``path`` when this process cannot read its
-    symbols (its parser is not installed, or does not load); else None."""
-    from roteiro_memory.repo.languages import PYTHON, language_of
+def _unread(path: str) -> tuple[str, str] | None:
+    """Why the symbols of file ``path`` are not known, and what to do, when
+    this process cannot read its language's (its parser is not installed,
+    or does not load); else None."""
+    from roteiro_memory.repo.languages import PYTHON, SYMBOLS_EXTRA, language_of
 
     language = language_of(path)
     if language is None or language is PYTHON:
         return None
     from roteiro_memory.repo import treesitter
 
-    return None if treesitter.available(language, path) else language.name
+    if treesitter.available(language, path):
+        return None
+    return (
+        f"the symbols of {language.name} files are not read here (their parser is not "
+        "installed or does not load)",
+        f"{SYMBOLS_EXTRA}, then reanchor again",
+    )
+
+
+def unknown_symbols(repo: Repo, path: str) -> tuple[str, str] | None:
+    """Why the symbols of the working file ``path`` are not known, and what
+    to do: its parser is missing, it does not parse, or it is too large to
+    be parsed; None when they are known (or it is not there to be read)."""
+    from roteiro_memory.errors import SourceTooLarge, SymbolError
+    from roteiro_memory.repo.graph import working_source
+    from roteiro_memory.repo.symbols import file_symbols
+
+    missing = _unread(path)
+    source = working_source(repo, path) if missing is None else None
+    if source is None:
+        return missing
+    try:
+        file_symbols(path, source, repo.object_format)
+    except SourceTooLarge as error:
+        return f"it {error}, so it is not parsed", "anchor the record to the file instead"
+    except SymbolError as error:
+        return f"it does not parse ({error})", "fix it, then reanchor again"
+    return None
 
 
 def confirm_refusal(record: MemoryRecord) -> str | None:
@@ -597,12 +626,13 @@ def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = F
         )
     session.writable_store()  # refused at once on a read-only store, before a sync
     gathered, synced = _gather(session, wanted, "reanchor", write=False)
+    repo = session.require_repo("reanchor")
     found = gathered.proposals
     if all_certain:
         chosen = [p for p in found if p.movable and p.certainty == CERTAIN]
     else:
         for proposal in found:
-            reason = move_refusal(proposal)
+            reason = move_refusal(proposal, lambda path: unknown_symbols(repo, path))
             if reason is not None:
                 raise ReanchorRefused(reason)
         chosen = list(found)
