@@ -202,3 +202,21 @@ def test_printable_text_is_shown_as_it_is_and_every_escaped_character_is_unprint
     assert terminal.printable(plain, one_line=True) is plain
     assert terminal.printable("a\tb\x1b", one_line=True) == "a\\x09b\\x1b"
     assert terminal.printable("a\tb\x1b") == "a\tb\\x1b"
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("file:a.py ", "'a.py '"),
+        ("py:a.py::f ", "'a.py::f '"),
+        ("file:a  b.py", "'a  b.py'"),
+        ("file:tab\tx.py", "'tab\\tx.py'"),
+        ("py:new\nline.py::n", "'new\\nline.py::n'"),
+        ("file:a b.py", "a b.py"),
+    ],
+)
+def test_an_anchor_label_never_loses_white_space_to_name_another_file(key: str, shown: str) -> None:
+    """A table row keeps one line and single spaces: an anchor whose white
+    space it would fold or hide is quoted and escaped, so ``file:a.py `` is
+    not shown as ``a.py``, a file that may well be valid."""
+    assert render.anchor_label(key) == shown

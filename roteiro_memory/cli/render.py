@@ -65,12 +65,16 @@ def state_label(state: AnchorState) -> str:
 
 def anchor_label(key: str | None) -> str:
     """An anchor key in the form ``--anchor`` takes where that names it, the
-    raw key otherwise (:func:`roteiro_memory.app.anchors.anchor_label`)."""
+    raw key otherwise (:func:`roteiro_memory.app.anchors.anchor_label`); one
+    holding white space a table row would lose or hide (a tab, a newline,
+    two spaces running, one at either end) is quoted and escaped, so that
+    ``a.py `` is never shown as ``a.py``, another file."""
     if key is None:
         return "-"
     from roteiro_memory.app.anchors import anchor_label as label
 
-    return _one_line(label(key))
+    shown = label(key)
+    return _one_line(shown) if _one_line(shown) == shown else printable(repr(shown))
 
 
 def _width() -> int | None:
