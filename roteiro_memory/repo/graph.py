@@ -381,7 +381,7 @@ def working_files(
         tag, item = tagged[0], tagged[2:]
         tab = item.index("\t")
         path = item[tab + 1 :]
-        if item[tab - 1] != "0" or _unwatched(repo, tag, path):
+        if item[tab - 1] != "0" or (tag != "H" and _unwatched(repo, tag, path)):
             dirty.add(path)
             continue
         files[path] = FileEntry(path, item[:6], item[7 : tab - 2])
