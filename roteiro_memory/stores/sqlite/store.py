@@ -181,14 +181,24 @@ class SQLiteStore(SQLStore):
             "nothing was written; try again"
         )
 
+    def _companions_are_files(self) -> None:
+        """Refuse a store whose journal, log or log index is no regular file
+        (:func:`~.readonly.companion_refusal`).  A path that cannot be made
+        absolute (its folder removed under a relative one) is left to
+        :meth:`_made_file`, which says so."""
+        try:
+            real = os.path.realpath(self.file)
+        except OSError:
+            return
+        for suffix in readonly.COMPANIONS:
+            odd = readonly.companion_refusal(self.file, real, suffix)
+            if odd is not None:
+                raise odd
+
     def _open_once(self) -> sqlite3.Connection:
         in_memory = self.file == IN_MEMORY
         if not in_memory:  # first: nothing is made for a store that cannot be opened
-            real = os.path.realpath(self.file)
-            for suffix in readonly.COMPANIONS:
-                odd = readonly.companion_refusal(self.file, real, suffix)
-                if odd is not None:
-                    raise odd
+            self._companions_are_files()
         identity = None if in_memory else self._made_file()
         read_only = None if in_memory else readonly.reason(self.file)
         try:
