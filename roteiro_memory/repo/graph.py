@@ -524,13 +524,18 @@ def working_sources(
     :mod:`.regular`'s rule, read in the clean form its blob is the id of
     (or its symbols would not be its node's); a file git listed unchanged
     whose bytes are not its blob (converted, changed since) or that is not
-    there (outside a sparse checkout) is read from the index, its blob's."""
+    there at all (outside a sparse checkout) is read from the index, its
+    blob's; one that is there but no regular file -- a link, a FIFO, a
+    folder swapped in since it was listed -- is None, never read through."""
     out: dict[str, bytes | None] = {}
     indexed: list[str] = []
     for path in paths:
         data = read_regular(path, None, str(repo.root))
         if data is not None:
             data = clean_content(data, files[path].blob, repo.object_format)
+        elif os.path.lexists(repo.root / path):
+            out[path] = None
+            continue
         if data is None and path not in hashed:
             indexed.append(path)
             continue

@@ -3,11 +3,14 @@ entries, computed here without writing any object (:func:`tree_id`)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
-
 from roteiro_memory.repo.blobs import hasher
-from roteiro_memory.repo.nodes import FileEntry
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing is not loaded on the way to a command's answer
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    from roteiro_memory.repo.nodes import FileEntry
 
 __all__ = ["tree_id"]
 
