@@ -179,11 +179,20 @@ def replace(
 def sync_folder(folder: str | os.PathLike[str]) -> None:
     """Flush ``folder`` to disk, so the files renamed or made in it outlast a
     crash, where the system can (a folder opened with ``O_DIRECTORY``;
-    Windows has none, and needs no such flush); OSError when it cannot."""
+    Windows has none, and needs no such flush; a file system that flushes no
+    folder -- some network ones -- says so with ``EINVAL``, and the rename
+    is as safe there as it gets); OSError when it fails."""
     if not hasattr(os, "O_DIRECTORY"):
         return
     handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(handle)
+    except OSError as error:
+        if error.errno not in _NO_FOLDER_FLUSH:
+            raise
     finally:
         os.close(handle)
+
+
+_NO_FOLDER_FLUSH = frozenset({errno.EINVAL, errno.ENOTSUP})
+"""What ``fsync`` of a folder fails with on a file system that flushes none."""

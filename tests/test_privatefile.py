@@ -216,3 +216,31 @@ def test_a_cache_that_is_worked_out_again_is_replaced_with_no_flush(
     privatefile.replace(target, lambda out: out.write("{}"), durable=False)
     assert target.read_text() == "{}"
     assert [name for name, _, _ in events] == ["replace"]
+
+
+@pytest.mark.parametrize(("error", "refused"), [("EINVAL", False), ("EIO", True)])
+def test_a_file_system_that_flushes_no_folder_still_takes_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: str, refused: bool
+) -> None:
+    """Some network file systems answer a folder's ``fsync`` with EINVAL:
+    the export is in place, and that is no failure there.  Any other error
+    of the flush is one."""
+    import errno
+
+    fsync = os.fsync
+
+    def folder_fails(fd: int) -> None:
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            number = getattr(errno, error)
+            raise OSError(number, os.strerror(number))
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", folder_fails)
+    target = tmp_path / "export.jsonl"
+    if refused:
+        with pytest.raises(OSError, match=os.strerror(errno.EIO)) as raised:
+            privatefile.replace(target, lambda out: out.write("new\n"))
+        assert raised.value.errno == errno.EIO
+    else:
+        privatefile.replace(target, lambda out: out.write("new\n"))
+    assert target.read_text() == "new\n"  # in place either way: the rename came first
