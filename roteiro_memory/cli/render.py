@@ -74,7 +74,7 @@ def anchor_label(key: str | None) -> str:
     from roteiro_memory.app.anchors import anchor_label as label
 
     shown = label(key)
-    return _one_line(shown) if _one_line(shown) == shown else printable(repr(shown))
+    return shown if _one_line(shown) == shown else printable(repr(shown))
 
 
 def _width() -> int | None:
