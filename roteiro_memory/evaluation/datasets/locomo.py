@@ -40,6 +40,15 @@ _CAPTION = "blip_caption"
 """A turn's member holding what its shared image shows."""
 
 
+def _holding(value: object, where: str, members: str, key: str, what: str) -> None:
+    """Refuse ``value``, the element ``where`` names, unless it is an object
+    (``members`` says which it should hold) holding ``key`` (``what`` it is)."""
+    if not isinstance(value, dict):
+        raise DatasetFileError(f"{where} is {kind(value)}, expected an object with {members}")
+    if key not in value:
+        raise DatasetFileError(f"{where} has no {key!r}, {what}")
+
+
 def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
     """Each session's turns, in order; a session that is no array of turns,
     a turn that is no object, and one with no ``dia_id`` are refused, named
@@ -50,13 +59,8 @@ def _turns(conversation: dict[str, Any]) -> Iterator[Item]:
         if not isinstance(turns, list):
             raise DatasetFileError(f"{key!r} is {kind(turns)}, expected an array of turns")
         for number, turn in enumerate(turns):
-            if not isinstance(turn, dict):
-                raise DatasetFileError(
-                    f"{key!r} turn {number} is {kind(turn)}, expected an object with 'dia_id', "
-                    "'speaker' and 'text'"
-                )
-            if "dia_id" not in turn:
-                raise DatasetFileError(f"{key!r} turn {number} has no 'dia_id', its id")
+            where = f"{key!r} turn {number}"
+            _holding(turn, where, "'dia_id', 'speaker' and 'text'", "dia_id", "its id")
             dia_id = str(turn["dia_id"])
             said = text(turn.get("text", ""), f"turn {dia_id!r} 'text'")
             caption = turn.get(_CAPTION)
@@ -75,13 +79,7 @@ def _haystack(sample: dict[str, Any], info: DatasetInfo) -> Haystack:
     known = {item.key for item in items}
     queries: list[Query] = []
     for number, qa in enumerate(sample["qa"]):
-        if not isinstance(qa, dict):
-            raise DatasetFileError(
-                f"question {number} is {kind(qa)}, expected an object with 'question' and "
-                "'evidence'"
-            )
-        if "question" not in qa:
-            raise DatasetFileError(f"question {number} has no 'question', its text")
+        _holding(qa, f"question {number}", "'question' and 'evidence'", "question", "its text")
         category = qa.get("category")
         if category == 5:
             info.exclude("adversarial (category 5)")
