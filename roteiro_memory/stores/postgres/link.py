@@ -55,28 +55,35 @@ def settle(
 
     conn.adapters.register_dumper(bool, Int8Dumper)
     conn.adapters.register_dumper(bool, Int8BinaryDumper)
-    conn.execute(f"SET search_path TO {schema}")
-    # Every statement here reads or writes a few rows through an index, or
-    # ranks with one long expression whose estimated cost (each CASE
-    # branch's subquery counted for every row) passes the JIT thresholds:
-    # compiling it took seconds, running it milliseconds (recall with
-    # exponential decay over 100,000 records: 15 s, 80 ms without).
-    conn.execute("SET jit = off")
-    # A commit is answered once it is on disk: a server, role or database
-    # set to commit asynchronously (synchronous_commit = off) answers
-    # before, and a crash then loses writes the store has said were stored.
-    # Any other setting flushes locally first, and is kept.
-    conn.execute(
-        "SELECT set_config('synchronous_commit', 'on', false)"
-        " WHERE current_setting('synchronous_commit') = 'off'"
-    )
-    # A double is read as the text the server writes, rounded to 15 digits
-    # where the session's extra_float_digits is 0 or less (PostgreSQL 11's
-    # default, or a role's setting): 3 writes every one so that it reads
-    # back exactly, on every version.
-    conn.execute("SET extra_float_digits = 3")
+    # Each setting is the session's (set_config's ``false``), all made by one
+    # statement: a connection is made by every command, and each statement
+    # is a round trip to the server.
+    settings = [
+        "set_config('search_path', %(schema)s, false)",
+        # Every statement here reads or writes a few rows through an index,
+        # or ranks with one long expression whose estimated cost (each CASE
+        # branch's subquery counted for every row) passes the JIT
+        # thresholds: compiling it took seconds, running it milliseconds
+        # (recall with exponential decay over 100,000 records: 15 s, 80 ms
+        # without).
+        "set_config('jit', 'off', false)",
+        # A commit is answered once it is on disk: a server, role or
+        # database set to commit asynchronously (synchronous_commit = off)
+        # answers before, and a crash then loses writes the store has said
+        # were stored.  Any other setting flushes locally first, and is kept.
+        "CASE WHEN current_setting('synchronous_commit') = 'off'"
+        " THEN set_config('synchronous_commit', 'on', false) END",
+        # A double is read as the text the server writes, rounded to 15
+        # digits where the session's extra_float_digits is 0 or less
+        # (PostgreSQL 11's default, or a role's setting): 3 writes every one
+        # so that it reads back exactly, on every version.
+        "set_config('extra_float_digits', '3', false)",
+    ]
+    values: dict[str, object] = {"schema": schema}
     if lock_timeout_ms is not None:
-        conn.execute(f"SET lock_timeout = {int(lock_timeout_ms)}")
+        settings.append("set_config('lock_timeout', %(lock)s, false)")
+        values["lock"] = str(int(lock_timeout_ms))
+    conn.execute("SELECT " + ", ".join(settings), values)
 
 
 def stale(conn: psycopg.Connection[tuple[Any, ...]]) -> bool:
