@@ -47,7 +47,14 @@ if TYPE_CHECKING:
     from roteiro_memory.results import GraphNode, MemoryRecord
     from roteiro_memory.store import Store
 
-__all__ = ["Facts", "anchor_place", "blob_family", "read_facts"]
+__all__ = [
+    "Facts",
+    "anchor_place",
+    "blob_family",
+    "read_facts",
+    "unknown_symbols",
+    "unread_symbols",
+]
 
 
 @valueclass
@@ -406,3 +413,44 @@ def _found(
         for key, blob in then.items()
     )
     return kept, witness and not twins
+
+
+def unread_symbols(path: str) -> tuple[str, str] | None:
+    """Why the symbols of file ``path`` are not known, and what to do, when
+    this process cannot read its language's (its parser is not installed,
+    or does not load); else None."""
+    from roteiro_memory.repo.languages import PYTHON, SYMBOLS_EXTRA, language_of
+
+    language = language_of(path)
+    if language is None or language is PYTHON:
+        return None
+    from roteiro_memory.repo import treesitter
+
+    if treesitter.available(language, path):
+        return None
+    return (
+        f"the symbols of {language.name} files are not read here (their parser is not "
+        "installed or does not load)",
+        f"{SYMBOLS_EXTRA}, then reanchor again",
+    )
+
+
+def unknown_symbols(repo: Repo, path: str) -> tuple[str, str] | None:
+    """Why the symbols of the working file ``path`` are not known, and what
+    to do: its parser is missing, it does not parse, or it is too large to
+    be parsed; None when they are known (or it is not there to be read)."""
+    from roteiro_memory.errors import SourceTooLarge, SymbolError
+    from roteiro_memory.repo.graph import working_source
+    from roteiro_memory.repo.symbols import file_symbols
+
+    missing = unread_symbols(path)
+    source = working_source(repo, path) if missing is None else None
+    if source is None:
+        return missing
+    try:
+        file_symbols(path, source, repo.object_format)
+    except SourceTooLarge as error:
+        return f"it {error}, so it is not parsed", "anchor the record to the file instead"
+    except SymbolError as error:
+        return f"it does not parse ({error})", "fix it, then reanchor again"
+    return None

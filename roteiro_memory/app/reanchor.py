@@ -47,7 +47,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 
 from roteiro_memory.app import values
-from roteiro_memory.app.moves import anchor_place, read_facts
+from roteiro_memory.app.moves import anchor_place, read_facts, unknown_symbols, unread_symbols
 from roteiro_memory.errors import (
     AlreadySuperseded,
     NotFound,
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from roteiro_memory.app.session import Session
-    from roteiro_memory.repo.graph import Repo, SyncReport
+    from roteiro_memory.repo.graph import SyncReport
     from roteiro_memory.repo.renames import Rename
     from roteiro_memory.results import MemoryRecord
     from roteiro_memory.store import Graph, Store
@@ -371,8 +371,9 @@ def move_refusal(
 ) -> str | None:
     """Why ``proposal``'s record cannot be re-anchored (one line naming what
     to do instead), or None when it can.  ``unknown`` says why the symbols
-    of a file are not known, and what to do (:func:`unknown_symbols`; by
-    default only a parser missing here is found)."""
+    of a file are not known, and what to do
+    (:func:`~roteiro_memory.app.moves.unknown_symbols`; by default only a
+    parser missing here is found)."""
     if proposal.movable:
         return None
     record = proposal.record
@@ -398,7 +399,7 @@ def move_refusal(
         )
     renamed = [item.rename for item in proposal.evidence if item.rename is not None]
     parts = anchor_place(record) if record.anchor is not None else None
-    why = (unknown or _unread)(renamed[0].target) if renamed and parts and parts[1] else None
+    why = (unknown or unread_symbols)(renamed[0].target) if renamed and parts and parts[1] else None
     if why is not None:
         return (
             f"{head}: git finds its file renamed to {renamed[0].target} "
@@ -415,47 +416,6 @@ def move_refusal(
         f"{head}: no node now carries its code and {found}, so there is nowhere to move it; "
         "a lesson about deleted code may still be worth keeping, or forget it"
     )
-
-
-def _unread(path: str) -> tuple[str, str] | None:
-    """Why the symbols of file ``path`` are not known, and what to do, when
-    this process cannot read its language's (its parser is not installed,
-    or does not load); else None."""
-    from roteiro_memory.repo.languages import PYTHON, SYMBOLS_EXTRA, language_of
-
-    language = language_of(path)
-    if language is None or language is PYTHON:
-        return None
-    from roteiro_memory.repo import treesitter
-
-    if treesitter.available(language, path):
-        return None
-    return (
-        f"the symbols of {language.name} files are not read here (their parser is not "
-        "installed or does not load)",
-        f"{SYMBOLS_EXTRA}, then reanchor again",
-    )
-
-
-def unknown_symbols(repo: Repo, path: str) -> tuple[str, str] | None:
-    """Why the symbols of the working file ``path`` are not known, and what
-    to do: its parser is missing, it does not parse, or it is too large to
-    be parsed; None when they are known (or it is not there to be read)."""
-    from roteiro_memory.errors import SourceTooLarge, SymbolError
-    from roteiro_memory.repo.graph import working_source
-    from roteiro_memory.repo.symbols import file_symbols
-
-    missing = _unread(path)
-    source = working_source(repo, path) if missing is None else None
-    if source is None:
-        return missing
-    try:
-        file_symbols(path, source, repo.object_format)
-    except SourceTooLarge as error:
-        return f"it {error}, so it is not parsed", "anchor the record to the file instead"
-    except SymbolError as error:
-        return f"it does not parse ({error})", "fix it, then reanchor again"
-    return None
 
 
 def confirm_refusal(record: MemoryRecord) -> str | None:
