@@ -181,6 +181,97 @@ def test_a_symbol_moved_unchanged_to_another_file_is_certain(repo: Repo) -> None
     assert [e["kind"] for e in proposal["evidence"]] == ["blob"]
 
 
+_ONE, _TWO = "def f():\n    return 1\n", "def f():\n    return 2\n"
+_TWINS = "class A:\n    def run(self):\n        return {}\n\n\n" + (
+    "class B:\n    def run(self):\n        return {}\n"
+)
+_DRIFTS = {
+    "files swapped": (
+        {"src/a.py": _ONE, "src/b.py": _TWO},
+        {"src/a.py": _TWO, "src/b.py": _ONE},
+        {"src/a.py": "src/b.py", "src/a.py::f": "src/b.py::f"},
+    ),
+    "moved, and a new file at its path": (
+        {"src/a.py": _ONE},
+        {"src/a.py": _TWO, "src/b.py": _ONE},
+        {"src/a.py": "src/b.py", "src/a.py::f": "src/b.py::f"},
+    ),
+    "methods' texts swapped": (
+        {"src/a.py": _TWINS.format(1, 2)},
+        {"src/a.py": _TWINS.format(2, 1)},
+        {"src/a.py::A.run": "src/a.py::B.run"},
+    ),
+}
+"""Files committed, then as they are after the change, and where each
+anchor's code is now, though its own node is still there: drifted."""
+
+
+@pytest.mark.parametrize("change", _DRIFTS, ids=_DRIFTS.keys())
+def test_a_drifted_anchor_whose_code_moved_is_proposed_a_move_not_confirm(
+    tmp_path: Path, change: str
+) -> None:
+    """Its node is there, changed, but its very code is at another node now:
+    confirming it would vouch for code it was never about.  The move is
+    proposed, and applied, as for a vanished anchor, the drift still listed;
+    a reviewer may still confirm such a record instead."""
+    before, after, went = _DRIFTS[change]
+    repo = Repo.committed(tmp_path / "repo", before)
+    lessons = {anchor: repo.add(f"about {anchor}", anchor) for anchor in went}
+    kept = repo.add("still holds where it is", next(iter(went)))
+    if change.startswith("moved"):
+        repo.git("mv", "src/a.py", "src/b.py")
+    for path, source in after.items():
+        repo.write(path, source)
+    repo.commit(change)
+    assert {repo.state(lesson) for lesson in [*lessons.values(), kept]} == {"drifted"}
+
+    found = {p["record"]["id"]: p for p in _listed(repo)}
+    for anchor, lesson in lessons.items():
+        old = repo.json("show", str(lesson))["anchor"]
+        new = old["key"].replace(anchor, went[anchor])
+        proposal = found[lesson]
+        assert (proposal["action"], proposal["certainty"], proposal["to"]) == (
+            "move",
+            "certain",
+            new,
+        ), anchor
+        assert proposal["blob"] == old["blob"], "the very code the record captured"
+        drift = {"kind": "drift", "key": old["key"], "blob": proposal["evidence"][-1]["blob"]}
+        assert proposal["evidence"] == [{"kind": "blob", "key": new}, drift]
+    assert "confirm" not in repo.ok("reanchor")
+
+    (confirmed,) = repo.json("confirm", str(kept))["written"]
+    assert confirmed["record"]["anchor_state"] == "valid"
+    written = repo.json("reanchor", "--all-certain")["written"]
+    assert sorted((w["supersedes"], w["record"]["anchor"]["key"]) for w in written) == sorted(
+        (lesson, repo.json("show", str(lesson))["anchor"]["key"].replace(a, went[a]))
+        for a, lesson in lessons.items()
+    )
+    assert {w["record"]["anchor_state"] for w in written} == {"valid"}
+    assert _listed(repo) == []
+
+
+def test_a_drifted_anchor_edited_where_it_is_is_still_proposed_confirm(repo: Repo) -> None:
+    """An edit in place, beside a copy of the code that was there when the
+    record was written: the copy is not where the code went (the rule for a
+    vanished anchor's carriers), so the proposal stays ``confirm``."""
+    repo.write("src/twins.py", _TWINS.format(1, 1))
+    repo.commit("twins")
+    lesson = repo.add("A.run returns one", "src/twins.py::A.run")
+    plain = repo.add("jitter is linear", "src/app/retry.py::jitter")
+    repo.write("src/twins.py", _TWINS.format(3, 1))
+    repo.write("src/app/retry.py", RETRY.replace("value * 1.1", "value * 1.2"))
+    repo.commit("edit")
+    found = {p["record"]["id"]: p for p in _listed(repo)}
+    for record_id in (lesson, plain):
+        proposal = found[record_id]
+        assert (proposal["action"], proposal["certainty"]) == ("confirm", None), record_id
+        assert [e["kind"] for e in proposal["evidence"]] == ["drift"]
+    line = _refused(repo, "reanchor", "--apply", str(lesson))
+    assert "is drifted, not moved" in line
+    assert "confirm the record" in line
+
+
 def test_code_at_several_places_is_ambiguous_and_never_applied(repo: Repo) -> None:
     on_file = repo.add("the readme greets", "README.txt")
     repo.git("rm", "-q", "README.txt")

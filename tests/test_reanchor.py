@@ -188,8 +188,8 @@ def test_a_file_anchor_follows_its_renamed_file() -> None:
     assert [e.kind for e in found.evidence] == ["rename"]
 
 
-def test_a_drifted_anchor_is_proposed_for_confirmation_not_moved() -> None:
-    found = ra.propose(_record(AnchorState.DRIFTED), {OLD: "9" * 40}, [NEW])
+def test_a_drifted_anchor_no_other_node_carries_is_proposed_for_confirmation() -> None:
+    found = ra.propose(_record(AnchorState.DRIFTED), {OLD: "9" * 40, NEW: "8" * 40})
     assert (found.action, found.to, found.blob) == (ra.CONFIRM, OLD, "9" * 40)
     assert [e.to_json() for e in found.evidence] == [
         {"kind": "drift", "key": OLD, "blob": "9" * 40}
@@ -200,6 +200,33 @@ def test_a_drifted_anchor_is_proposed_for_confirmation_not_moved() -> None:
     assert "drifted, not moved" in reason
     assert "confirm" in reason
     assert ra.remedy(found) == "roteiro-memory confirm 7"
+
+
+def test_a_drifted_anchor_whose_code_another_node_carries_is_proposed_a_move() -> None:
+    """Its code is elsewhere now (two files swapped, a file moved and another
+    made at its path): confirming would vouch for code it was never about.
+    The move is decided as for a vanished anchor, the drift listed last, and
+    a refusal never says to confirm where the code was found elsewhere."""
+    drifted = _record(AnchorState.DRIFTED)
+    graph = {OLD: "9" * 40, NEW: BLOB, COPY: BLOB}
+    found = ra.propose(drifted, graph, [NEW])
+    assert (found.action, found.certainty, found.to, found.blob) == (ra.MOVE, ra.CERTAIN, NEW, BLOB)
+    assert [e.to_json() for e in found.evidence] == [
+        {"kind": "blob", "key": NEW},
+        {"kind": "drift", "key": OLD, "blob": "9" * 40},
+    ]
+    assert found.movable
+    assert ra.move_refusal(found) is None
+    assert ra.remedy(found) == "roteiro-memory reanchor --apply 7"
+    assert ra.confirm_refusal(drifted) is None, "a reviewer may still confirm it"
+    unchecked = ra.propose(drifted, graph, [NEW], checked=False)
+    assert (unchecked.certainty, unchecked.to) == (ra.LIKELY, NEW)
+    several = ra.propose(drifted, graph, [NEW, COPY])
+    assert (several.action, several.certainty, several.to) == (ra.MOVE, ra.AMBIGUOUS, None)
+    reason = ra.move_refusal(several)
+    assert reason is not None
+    assert "several places now (b.py::f, c.py::f)" in reason
+    assert "confirm" not in reason
 
 
 @pytest.mark.parametrize(

@@ -152,6 +152,47 @@ def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
     assert looked == [PATH]
 
 
+@pytest.mark.parametrize("copied", [False, True], ids=["edited", "edited and copied"])
+def test_a_hook_follows_a_drifted_anchor_only_when_another_node_carries_its_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, copied: bool
+) -> None:
+    """A drifted record written mid-edit: with no other node carrying its
+    code, nothing is followed (no history read) and the hook says to
+    confirm it; with one, where the code went is for ``reanchor`` to say,
+    as for a vanished record -- the hook never steers to confirming code
+    the record may never have been about."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, [1], f"{PATH}::f")
+    repo.write(PATH, _source(1, f="return 200"))
+    if copied:
+        repo.write("other.py", "def f():\n    return 100\n")
+    repo.commit("edit f again")
+    Session().sync()
+    looked: list[str] = []
+    holding = renames.trees_holding
+
+    def counted(repo: object, path: str) -> object:
+        looked.append(path)
+        return holding(repo, path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(renames, "trees_holding", counted)
+    event = hooks.Event(
+        "PreToolUse", "s1", cwd=str(repo.root), tool="Read", path=str(repo.root / PATH)
+    )
+    answer = hooks.respond(Session(), event, SessionState(), None)
+    text = answer["hookSpecificOutput"]["additionalContext"]
+    assert looked == []
+    said = (
+        f"see where its code went with `roteiro-memory reanchor {lesson}`"
+        if copied
+        else f"settle it with `roteiro-memory confirm {lesson}`"
+    )
+    assert text.splitlines()[2].endswith(f"-- {said}"), text
+    (proposal,) = ra.proposals(Session(), [lesson]).proposals
+    want = ("move", "likely", "py:other.py::f") if copied else ("confirm", None, f"py:{PATH}::f")
+    assert (proposal.action, proposal.certainty, proposal.to) == want
+
+
 def test_following_moved_code_builds_only_the_files_changed_since_it_was_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -19,6 +19,12 @@ What holds:
   such tree (the record was written on an edit never committed as it was),
   its file's rename is still looked for, from the tree holding the file
   when the record was written, by the clock (:func:`_base`).
+* **A drifted anchor is followed as a vanished one is** when a node of its
+  family carries its captured blob now (its own node does not: it
+  changed): two files swapped, or a file moved and another made at its
+  path, leave the record's code elsewhere, its carriers found and checked
+  by the same rule.  With no such node its code changed where it is, and
+  nothing is looked for -- no tree, no history.
 * **An empty file identifies nothing**: every empty file has one blob, and
   git pairs any two as a rename, so neither is evidence for a record about one.
 * Git is asked once per tree, and a file of an earlier tree is built once.
@@ -328,7 +334,8 @@ def read_facts(
     built: tuple[str, Sequence[GraphNode]] | None = None,
 ) -> tuple[str | None, dict[str, str | None], list[Facts]]:
     """The store's witness, its graph (key -> blob) and the facts of each
-    of ``records``, in order; only a vanished anchor has any.  Without
+    of ``records``, in order; only a vanished anchor has any, or a drifted
+    one whose captured blob another node carries now.  Without
     ``history`` no file's history is read (:func:`_stand_ins`), and a record
     whose witness git does not have is not ``searched``.  ``built``: the
     witness and graph a sync built and has not written, read instead of
@@ -340,27 +347,30 @@ def read_facts(
     now, nodes = built if built is not None else (store.tree(), store.export_graph())
     graph = graph_blobs(nodes)
     empty = empty_blob(repo.object_format)
-    vanished = [
+    stale = [
         r
         for r in records
         if r.anchor
-        and r.anchor_state is AnchorState.VANISHED
+        and r.anchor_state in (AnchorState.VANISHED, AnchorState.DRIFTED)
         and not (r.anchor.key.startswith(FILE_PREFIX) and r.anchor.blob == empty)
     ]
-    present = renames.present_trees(repo, [r.tree or "" for r in vanished] + [now or ""])
-    trees = _TreeGraphs(repo, nodes)
-    befores, based, skipped = _stand_ins(repo, vanished, present, trees, graph, history)
-    wanted = {r.anchor.blob for r in vanished if r.anchor and r.anchor.blob}
+    wanted = {r.anchor.blob for r in stale if r.anchor and r.anchor.blob}
     by_blob = _carriers(nodes, wanted) if wanted else {}
+    # A drifted anchor's own node no longer carries its blob: with no other
+    # node carrying it, its code changed where it is, and nothing is followed.
+    followed = [r for r in stale if r.anchor_state is AnchorState.VANISHED or _carried(r, by_blob)]
+    present = renames.present_trees(repo, [r.tree or "" for r in followed] + [now or ""])
+    trees = _TreeGraphs(repo, nodes)
+    befores, based, skipped = _stand_ins(repo, followed, present, trees, graph, history)
     gone = {}
-    for record in vanished:
+    for record in followed:
         parts = anchor_place(record)
         if parts is not None and file_key(parts[0]) not in graph:
             gone[record.id] = parts[0]
     moves = _moves(repo, gone, {**based, **befores}, now, present) if gone else {}
     path_of = {node.key: node.path for node in nodes}
     found = {
-        record.id: _found(record, by_blob, befores, trees, graph, path_of) for record in vanished
+        record.id: _found(record, by_blob, befores, trees, graph, path_of) for record in followed
     }
     out = []
     for record in records:
@@ -368,6 +378,14 @@ def read_facts(
         moved, before = moves.get(record.id, (None, None))
         out.append(Facts(carriers, moved, before, checked, record.id not in skipped))
     return now, graph, out
+
+
+def _carried(record: MemoryRecord, by_blob: Mapping[tuple[str, str], list[str]]) -> bool:
+    """Whether any node of ``record``'s family carries its captured blob now."""
+    assert record.anchor is not None
+    family = blob_family(record.anchor.key)
+    blob = record.anchor.blob
+    return family is not None and blob is not None and bool(by_blob.get((family, blob)))
 
 
 def _found(

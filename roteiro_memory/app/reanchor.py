@@ -7,10 +7,11 @@ What holds:
   git; like ``list`` and ``recall`` it first syncs the code graph (unless
   the session does not sync), which brings the graph up to the working tree
   and writes no record.
-* **The evidence** for a live record whose anchor *vanished*, strongest
-  first (read by :mod:`roteiro_memory.app.moves`): a node of the same family
-  (file or symbol) in the graph now carrying the record's captured blob,
-  which it did not when the record was written -- the code moved unchanged;
+* **The evidence** for a live record whose anchor *vanished* (or, the
+  first, *drifted*), strongest first (read by
+  :mod:`roteiro_memory.app.moves`): a node of the same family (file or
+  symbol) in the graph now carrying the record's captured blob, which it
+  did not when the record was written -- the code moved unchanged;
   git's own rename detection between the record's witness tree and the tree
   now (:mod:`roteiro_memory.repo.renames`), with git's similarity; and, for
   a symbol, the node of the same qualified name in the renamed file -- the
@@ -28,8 +29,12 @@ What holds:
   evidence points at -- several carriers, or a carrier and a renamed node
   that disagree -- is ``ambiguous``: the places are listed and none is
   chosen, since supersession is recorded, never guessed.  A *drifted*
-  anchor's node is still there, changed: its proposal is ``confirm``, which
-  only a reviewer who has read the code may do (:func:`confirm`).
+  anchor whose captured blob another node carries is decided the same way
+  (its code is elsewhere now: two files swapped, a file moved and another
+  made at its path), the drift listed last; one whose blob no node carries
+  has its node still there, changed: its proposal is ``confirm``, which
+  only a reviewer who has read the code may do (:func:`confirm`) -- as
+  they may for any drifted record, whatever is proposed.
 * **Applying and confirming** (:func:`apply`, :func:`confirm`) write, for
   each record, a new one of the same kind, scope, body and confidence,
   anchored to the proposed node -- or, confirming, to the same one -- and
@@ -279,10 +284,12 @@ def propose(
     state = record.anchor_state
     if anchor is None or not record.is_live or not state.is_stale:
         return Proposal(record)
+    drift: list[Evidence] = []
     if state is AnchorState.DRIFTED:
         blob = graph.get(anchor.key)
-        drift = Evidence(DRIFT, anchor.key, blob)
-        return Proposal(record, CONFIRM, None, anchor.key, blob, (anchor.key,), (drift,))
+        drift.append(Evidence(DRIFT, anchor.key, blob))
+        if not carriers:  # nowhere else has its code: it changed where it is
+            return Proposal(record, CONFIRM, None, anchor.key, blob, (anchor.key,), tuple(drift))
     evidence = [Evidence(BLOB, key) for key in carriers]
     followed = None
     if moved is not None:
@@ -291,6 +298,7 @@ def propose(
         followed = _followed(parts[1], moved.target, graph) if parts else None
         if followed is not None and parts is not None and parts[1] is not None:
             evidence.append(Evidence(SYMBOL, followed))
+    evidence += drift
     candidates = tuple(dict.fromkeys([*carriers, *([followed] if followed else [])]))
     if len(carriers) == 1 and followed in (None, carriers[0]):
         # An unchecked carrier may be a copy that was there all along.
@@ -336,7 +344,8 @@ _NOT_TAKEN: dict[str, tuple[str, dict[AnchorState, str]]] = {
             "nothing to move",
             AnchorState.VALID: "its anchor {where} is valid, the code unchanged where it was",
             AnchorState.DRIFTED: "its anchor {where} is drifted, not moved -- the code is still "
-            "there, changed; confirm the record if it still holds for the code as it is now",
+            "there, changed, and no other node carries it; confirm the record if it still "
+            "holds for the code as it is now",
             AnchorState.UNVERIFIABLE: _UNVERIFIABLE,
         },
     ),
@@ -378,7 +387,8 @@ def move_refusal(
         return None
     record = proposal.record
     head = f"record {record.id} cannot be re-anchored"
-    reason = _not_taken(record, MOVE)
+    # A drifted anchor whose code another node carries is refused as a move is.
+    reason = None if any(e.kind == BLOB for e in proposal.evidence) else _not_taken(record, MOVE)
     if reason is not None:
         return reason
     if proposal.certainty == AMBIGUOUS:
