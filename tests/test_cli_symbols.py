@@ -357,3 +357,25 @@ def test_anchor_refusals_of_names_no_file_can_have_are_one_line(repo: Repo) -> N
         assert done.stderr.count("\n") == 1, done.stderr
         assert says in done.stderr, done.stderr
         assert "unexpected failure" not in done.stderr
+
+
+@pytest.mark.parametrize("change", ["renamed", "removed"])
+def test_a_symbol_whose_file_is_not_parsed_here_reads_unverifiable_never_vanished(
+    repo: Repo, tmp_path: Path, change: str
+) -> None:
+    """Without its parser, whether a symbol is in a file cannot be told: an
+    anchor into one reads unverifiable, at the working tree and at a
+    revision whose file the synced graph does not hold at that path (it was
+    renamed or removed since), never vanished."""
+    lesson = repo.add("render sizes in px", "web/app.ts::render")
+    if change == "renamed":
+        repo.git("mv", "web/app.ts", "web/view.ts")
+    else:
+        repo.git("rm", "-q", "web/app.ts")
+    repo.commit(change)
+    repo.ok("sync")
+    _without_tree_sitter(repo, tmp_path)
+    assert repo.state(lesson) == "vanished", "its file is not at that path now"
+    assert repo.state(lesson, "--rev", "HEAD~1") == "unverifiable"
+    repo.git("checkout", "-q", "HEAD~1", "--", "web/app.ts")
+    assert repo.state(lesson) == "unverifiable"

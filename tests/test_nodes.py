@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,35 @@ def test_a_grammar_that_does_not_load_leaves_its_files_unread_not_a_crash(
     assert "(Go 1): their parsers are not installed or do not load" in notice
     with pytest.raises(SymbolsUnavailable, match="cannot be loaded by the installed tree-sitter"):
         symbols.file_symbols("svc/cart.go", b"package svc\n", repo.object_format)
+
+
+def test_an_anchor_into_a_file_whose_parser_is_missing_has_a_node_without_a_blob(
+    no_parser: pytest.MonkeyPatch,
+) -> None:
+    """Whether the symbol is there cannot be told, so it reads unverifiable,
+    never vanished; a file whose symbols are read keeps only its own, and
+    the anchors are asked for only when some file's parser is missing."""
+    asked: list[str] = []
+
+    def anchored() -> list[str]:
+        asked.append("asked")
+        return ["ts:web/app.ts::render", "py:tool.py::gone", "ts:web/other.ts::x", "file:tool.py"]
+
+    def read(paths: Sequence[str]) -> dict[str, bytes]:
+        return {path: SOURCES[path].encode() for path in paths}
+
+    files = {p: graphnodes.FileEntry(p, "100644", str(i) * 40) for i, p in enumerate(SOURCES)}
+    built = graphnodes.build(files, graphnodes.Stored.of([]), read, "sha1", None, anchored)
+    symbols = {n.key: n for n in built.nodes if not n.key.startswith("file:")}
+    assert set(symbols) == {"ts:web/app.ts::render", "py:tool.py::main"}
+    unknown = symbols["ts:web/app.ts::render"]
+    assert (unknown.kind, unknown.name, unknown.path, unknown.blob) == (
+        graphnodes.UNKNOWN,
+        "render",
+        "web/app.ts",
+        None,
+    )
+    assert asked == ["asked"]
+    only_python = {"tool.py": files["tool.py"]}
+    graphnodes.build(only_python, graphnodes.Stored.of([]), read, "sha1", None, anchored)
+    assert asked == ["asked"], "every file read: no anchor asked for"

@@ -341,7 +341,8 @@ def read_facts(
     witness and graph a sync built and has not written, read instead of
     the store's, as they will be once written."""
     from roteiro_memory.repo import renames
-    from roteiro_memory.repo.graph import empty_blob, graph_blobs
+    from roteiro_memory.repo.blobs import empty_blob
+    from roteiro_memory.repo.graph import graph_blobs
     from roteiro_memory.repo.languages import FILE_PREFIX, file_key
 
     now, nodes = built if built is not None else (store.tree(), store.export_graph())

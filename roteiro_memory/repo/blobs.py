@@ -64,6 +64,7 @@ __all__ = [
     "CONVERSION_ATTRIBUTES",
     "clean_blobs",
     "clean_content",
+    "empty_blob",
     "hasher",
     "stream_blob_id",
 ]
@@ -198,3 +199,8 @@ def clean_content(data: bytes, blob: str, object_format: str) -> bytes | None:
         return data
     lines = data.replace(b"\r\n", b"\n")
     return lines if lines != data and blob_id(lines, object_format) == blob else None
+
+
+def empty_blob(object_format: str) -> str:
+    """The id git gives a file of no bytes."""
+    return str(hasher(object_format)(b"blob 0\x00").hexdigest())

@@ -24,13 +24,13 @@ import os
 import stat
 import subprocess
 import time
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from roteiro_memory.errors import GitError, excerpt
 from roteiro_memory.repo import unread
 from roteiro_memory.repo.binding import blob_id
-from roteiro_memory.repo.blobs import clean_blobs, clean_content, hasher, stream_blob_id
+from roteiro_memory.repo.blobs import clean_blobs, clean_content, stream_blob_id
 from roteiro_memory.repo.languages import (
     FILE_PREFIX,
     PY_PREFIX,
@@ -47,6 +47,7 @@ from roteiro_memory.repo.nodes import (
     FileEntry,
     Progress,
     Stored,
+    anchored_keys,
     build,
 )
 from roteiro_memory.repo.regular import open_regular, read_regular
@@ -68,7 +69,6 @@ __all__ = [
     "SyncReport",
     "build_working",
     "check_rev_name",
-    "empty_blob",
     "file_key",
     "find_repo",
     "graph_blobs",
@@ -511,7 +511,8 @@ def build_working(
         sources = working_sources(repo, files, hashed, paths)
         return {path: b"\0" if data is None else data for path, data in sources.items()}
 
-    return build(files, Stored.of(store.export_graph()), read, repo.object_format, progress)
+    stored = Stored.of(store.export_graph())
+    return build(files, stored, read, repo.object_format, progress, lambda: anchored_keys(store))
 
 
 def working_sources(
@@ -640,6 +641,7 @@ def tree_graph(
     stored: Iterable[GraphNode],
     paths: Sequence[str] = (),
     files: Mapping[str, FileEntry] | None = None,
+    anchored: Callable[[], Iterable[str]] | None = None,
 ) -> dict[str, str | None]:
     """The graph of tree ``tree`` as key -> blob, built in memory as a sync
     builds the working tree's -- of the files at ``paths`` only, when some
@@ -656,21 +658,19 @@ def tree_graph(
     def read(paths: Sequence[str]) -> dict[str, bytes]:
         return dict(zip(paths, _cat_blobs(repo, [by_blob[p] for p in paths]), strict=True))
 
-    built = build(files, Stored.of(stored), read, repo.object_format, None)
+    built = build(files, Stored.of(stored), read, repo.object_format, None, anchored)
     return graph_blobs(built.nodes)
 
 
 def rev_graph(
-    repo: Repo, rev: str, stored: Iterable[GraphNode]
+    repo: Repo,
+    rev: str,
+    stored: Iterable[GraphNode],
+    anchored: Callable[[], Iterable[str]] | None = None,
 ) -> tuple[str, dict[str, str | None]]:
     """The tree id of ``rev`` and its graph (:func:`tree_graph`)."""
     tree = resolve_tree(repo, rev)
-    return tree, tree_graph(repo, tree, stored)
-
-
-def empty_blob(object_format: str) -> str:
-    """The id git gives a file of no bytes."""
-    return str(hasher(object_format)(b"blob 0\x00").hexdigest())
+    return tree, tree_graph(repo, tree, stored, anchored=anchored)
 
 
 def graph_blobs(nodes: Iterable[GraphNode]) -> dict[str, str | None]:

@@ -13,6 +13,13 @@ A file that does not parse, or is too large to be parsed
 (:data:`~roteiro_memory.repo.symbols.MAX_PARSED_BYTES`), keeps its file
 node and the symbols it had, with no blob: anchors on them read back
 unverifiable, not vanished, until it parses again.
+
+Whether a symbol is in a file whose language's parser is missing here
+cannot be told, whatever the stored graph held at its path: so every
+symbol of it an anchor names (``anchored``) has a node with no blob too,
+and reads unverifiable -- at a revision whose file the synced graph does
+not hold at that path (renamed or removed since), or in a file never read
+here -- never vanished.
 """
 
 from __future__ import annotations
@@ -28,8 +35,10 @@ from roteiro_memory.repo.languages import (
     SYMBOLS_EXTRA,
     Language,
     file_key,
+    key_parts,
     language_of,
     symbol_key,
+    symbol_prefix,
 )
 from roteiro_memory.repo.symbols import file_symbols
 from roteiro_memory.results import GraphNode
@@ -40,12 +49,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
+    from roteiro_memory.store import Store
+
 __all__ = [
     "FILE",
+    "UNKNOWN",
     "UNREAD",
     "Built",
     "FileEntry",
     "Stored",
+    "anchored_keys",
     "build",
     "shown_path",
     "source_language",
@@ -61,6 +74,9 @@ FILE = "file"
 """The kind of a file node."""
 UNREAD = "file (symbols not read)"
 """The kind of the node of a file whose language's parser is not installed."""
+UNKNOWN = "symbol (not read)"
+"""The kind of the node of a symbol an anchor names in a file whose symbols
+are not known here: whether it is there cannot be told."""
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) while a sync reads and parses files."""
@@ -192,20 +208,47 @@ def takes_stored(entry: FileEntry, stored: Stored) -> bool:
     return language is not None and old is not None and _kept(entry, language, old)
 
 
+def anchored_keys(store: Store) -> list[str]:
+    """Every key an anchor of ``store`` names: its records', superseded
+    too, and its cache entries'."""
+    listing = store.list(include_superseded=True)
+    keys = [r.anchor.key for r in listing.records if r.anchor is not None]
+    return keys + [e.anchor for e in store.cache_entries() if e.anchor is not None]
+
+
+def _named_in(paths: set[str], have: Iterable[GraphNode], keys: Iterable[str]) -> list[GraphNode]:
+    """A node with no blob for each of ``keys`` naming a symbol of a file of
+    ``paths`` (whose parser is missing here) that ``have`` has no node of:
+    whether that symbol is there cannot be told."""
+    held = {node.key for node in have}
+    out: dict[str, GraphNode] = {}
+    for key in keys:
+        parts = key_parts(key)
+        if key in held or parts is None or parts[0] not in paths or parts[1] is None:
+            continue
+        if key.startswith(symbol_prefix(parts[0])):
+            out[key] = GraphNode(key, UNKNOWN, parts[1], parts[0], None)
+    return list(out.values())
+
+
 def build(
     files: Mapping[str, FileEntry],
     stored: Stored,
     read: Callable[[Sequence[str]], Mapping[str, bytes]],
     object_format: str,
     progress: Progress | None,
+    anchored: Callable[[], Iterable[str]] | None = None,
 ) -> Built:
     """The nodes of ``files``: symbols reused from ``stored`` where a file's
-    blob is unchanged, parsed from ``read`` where it is not."""
+    blob is unchanged, parsed from ``read`` where it is not.  ``anchored``
+    gives the keys anchors name, asked only when some file's parser is
+    missing here (:func:`_named_in`)."""
     problems: list[tuple[str, str]] = []
     nodes: list[GraphNode] = []
     fresh: list[str] = []
     unread: dict[str, list[str]] = {}
     left: set[str] = set()
+    unknown: set[str] = set()  # files whose parser is missing here
     for path, entry in files.items():
         if not (path.isascii() or is_utf8(path)):
             shown = shown_path(path)
@@ -221,6 +264,7 @@ def build(
             nodes.extend(stored.symbols.get(path, ()))
             if old.kind == UNREAD:
                 left.add(language.name)
+                unknown.add(path)
         elif _readable(language, path):
             nodes.append(_file_node(entry, stored))
             fresh.append(path)
@@ -229,6 +273,7 @@ def build(
             nodes.extend(_unverifiable(stored.symbols.get(path, ())))
             unread.setdefault(language.name, []).append(path)
             left.add(language.name)
+            unknown.add(path)
     batch = 256
     for start in range(0, len(fresh), batch):
         chunk = fresh[start : start + batch]
@@ -247,6 +292,8 @@ def build(
                 nodes.extend(_unverifiable(stored.symbols.get(path, ())))
         if progress is not None:
             progress(min(start + batch, len(fresh)), len(fresh))
+    if unknown and anchored is not None:
+        nodes.extend(_named_in(unknown, nodes, anchored()))
     return Built(nodes, fresh, problems, left, _notice(unread, stored))
 
 
