@@ -184,11 +184,38 @@ def test_an_anchor_path_that_is_a_folder_of_the_work_tree_is_refused(
     done = repo.run(*argv, "--anchor", anchor)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert done.stdout == ""
+    # A symbol of a file of no language has no key: nothing to point to.
+    once = "" if "::" in anchor else f"{ONCE_A_FILE} 'file:pkg'"
     assert done.stderr.splitlines() == [
-        f"roteiro-memory: error: --anchor {anchor!r}: 'pkg' {FOLDER_REFUSAL}"
+        f"roteiro-memory: error: --anchor {anchor!r}: 'pkg' {FOLDER_REFUSAL}{once}"
     ]
     assert [r["id"] for r in repo.json("list", "--no-sync")["records"]] == [kept]
     assert repo.run("cache", "list").stdout == "0 entries\n"
+
+
+ONCE_A_FILE = "; records about a file once at that path are found by its raw key"
+
+
+@pytest.mark.parametrize(
+    ("was", "anchor", "key"),
+    [("bin/run", "bin/run", "file:bin/run"), ("lib.py", "lib.py::f", "py:lib.py::f")],
+)
+def test_a_file_replaced_by_a_folder_is_refused_naming_the_key_its_records_are_found_by(
+    tmp_path: Path, was: str, anchor: str, key: str
+) -> None:
+    """Its old records can no longer be named by the path, which is a folder
+    now: the refusal says which raw key finds them, and that key does."""
+    repo = Repo.committed(tmp_path / "repo", {was: SOURCE})
+    lesson = repo.add("about what was there", anchor)
+    repo.git("rm", "-q", was)
+    repo.write(f"{was}/main.py", SOURCE)
+    repo.commit("a folder now")
+    done = repo.run("list", "--anchor", anchor)
+    assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
+    (line,) = done.stderr.splitlines()
+    assert line.endswith(f"(one in the folder){ONCE_A_FILE} {key!r}"), line
+    found = repo.json("list", "--anchor", key)["records"]
+    assert [(r["id"], r["anchor_state"]) for r in found] == [(lesson, "vanished")]
 
 
 def test_an_anchor_that_is_a_folder_from_the_current_folder_is_refused(tmp_path: Path) -> None:
@@ -235,7 +262,8 @@ def test_an_anchor_that_is_a_folder_is_refused_by_the_agent_tools(session: Sessi
         with pytest.raises(tools.ToolError) as raised:
             tools.call(session, name, arguments)
         assert raised.value.kind == "BadRequest", name
-        assert raised.value.message.endswith(f"'src/app' {FOLDER_REFUSAL}"), raised.value.message
+        said = raised.value.message
+        assert f"'src/app' {FOLDER_REFUSAL}" in said, said
         assert "argument 'anchor'" in raised.value.message
     assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0
 

@@ -140,7 +140,7 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
             )
         raise AnchorError(
             f"{what} {excerpt(spec)}: {shown} is a folder of the working tree, and "
-            f"{_AN_ANCHOR_IS} (one in the folder)"
+            f"{_AN_ANCHOR_IS} (one in the folder){_once_a_file(Path(relative).as_posix(), spec)}"
         )
     here = os.path.normpath(os.path.join(os.getcwd(), text))
     if not os.path.isabs(text) and here != full and not os.path.lexists(full):
@@ -167,6 +167,24 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
                 f"bytes, over the {_NAME_MAX} a file name may be, so no such file exists"
             )
     return Path(relative).as_posix()
+
+
+def _once_a_file(path: str, spec: str) -> str:
+    """The end of the refusal of folder ``path``, named by ``spec``: the raw
+    key the records about a file once at that path are found by (the file's,
+    or the symbol's in it), which a path cannot name while the folder is
+    there.  Empty when no key has that form (a symbol of a file of no
+    language with symbols)."""
+    from roteiro_memory.repo.languages import file_key, language_of, symbol_key
+
+    _, symbol, qualname = spec.partition("::")
+    if not symbol:
+        key = file_key(path)
+    elif language_of(path) is not None and qualname:
+        key = symbol_key(path, qualname)
+    else:
+        return ""
+    return f"; records about a file once at that path are found by its raw key {excerpt(key)}"
 
 
 def names_a_path(spec: str) -> bool:
