@@ -35,6 +35,7 @@ __all__ = [
     "InvalidKind",
     "InvalidScope",
     "InvalidStoreName",
+    "LoginRefused",
     "NotFound",
     "ReanchorRefused",
     "ReportLost",
@@ -241,7 +242,8 @@ class StoreBusy(StoreUnavailable):
 
 class ServerUnreachable(StoreUnavailable):
     """A database server that could not be connected to: down, starting or
-    stopping, out of connections, unreachable, or refusing the connection.
+    stopping, out of connections, unreachable, or refusing the connection
+    (not the login, which is :class:`LoginRefused`).
     A later attempt can succeed once the server is up and willing, with
     nothing changed in this process, so a long-running one (``mcp``) tries
     again on its next call rather than giving up."""
@@ -287,6 +289,15 @@ class InvalidStoreName(RoteiroError, ValueError):
     that contradict each other.  Nothing was opened."""
 
     kind = "BadRequest"
+
+
+class LoginRefused(InvalidStoreName):
+    """A database server that answered, and refused this login: a wrong or
+    missing password, a role or database that does not exist, no rule of the
+    server's admitting it.  Trying again changes nothing until the name (the
+    DSN, a ``PG*`` variable, the password file) or the server's roles are
+    put right, so it is not :class:`ServerUnreachable`: no server is served
+    "anyway" on it.  Nothing was opened."""
 
 
 class AnchorError(RoteiroError, ValueError):

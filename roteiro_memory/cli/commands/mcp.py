@@ -8,7 +8,9 @@ says why on stderr in one line, and answers the client's ``initialize``
 with the same words (:mod:`roteiro_memory.agents.refusal`), so the host
 shows them rather than "connection closed".  A database server that is
 down is no such reason: the server starts, and each call says why it
-cannot be served until the database is back."""
+cannot be served until the database is back.  One that refuses the login
+(:class:`~roteiro_memory.errors.LoginRefused`: a wrong password, a database
+that does not exist) is: waiting would never mend it."""
 
 from __future__ import annotations
 

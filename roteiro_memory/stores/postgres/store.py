@@ -55,13 +55,14 @@ from roteiro_memory.errors import (
     Absent,
     Corrupt,
     InvalidStoreName,
+    LoginRefused,
     ServerUnreachable,
     StoreBusy,
     StoreUnavailable,
     excerpt,
 )
 from roteiro_memory.standing import standing
-from roteiro_memory.stores.postgres import link, passfile
+from roteiro_memory.stores.postgres import failures, link, passfile
 from roteiro_memory.stores.postgres.dsn import (
     BAD_CONNECTION,
     bad_choice,
@@ -239,13 +240,15 @@ class PostgresStore(SQLStore):
         except psycopg.Error as error:
             said = _first_line(error)
             said = said.removeprefix(BAD_CONNECTION)
-            refused = refused_value(said)
+            refused, login = refused_value(said), failures.login_refused(error, said)
             said = driver_words(said, self.dsn, self._given)
             if refused:
                 raise _refused(said) from None
             if isinstance(error, psycopg.ProgrammingError):  # libpq cannot parse the DSN
                 raise _malformed(said) from None
             note = "" if unread is None else f"; {unread.note()}"
+            if login is not None:
+                raise LoginRefused(login(said, self._shown) + note) from None
             raise ServerUnreachable(f"{self.describe()}: cannot connect ({said}){note}") from None
         try:
             link.settle(conn, self._ident(), self._lock_timeout_ms)
