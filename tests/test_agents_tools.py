@@ -115,3 +115,19 @@ def test_null_is_absent_for_every_optional_argument_and_refused_for_a_required_o
     error = _refused(session, "remember", {"kind": "lesson", "body": None})
     assert "remember: argument 'body' is null: it is required" in error.message
     assert _stored(session) == 1
+
+
+@pytest.mark.parametrize("anchor", ["a.py\x00", "file:a\x00b", "src/x.py::f\x00", "\x00"])
+@pytest.mark.parametrize("tool", ["list", "search", "remember"])
+def test_tools_refuse_a_nul_in_an_anchor_by_name(session: Session, tool: str, anchor: str) -> None:
+    """A filter holding one matched nothing: 0 results, as if nothing were
+    recorded there, where no anchor can hold one."""
+    arguments: dict[str, object] = {"anchor": anchor}
+    if tool == "remember":
+        arguments.update(kind="lesson", body="b")
+    error = _refused(session, tool, arguments)
+    assert error.kind == "BadRequest"
+    assert "anchor" in error.message
+    assert "NUL character" in error.message, error.message
+    assert "expected a path, PATH::QUALNAME" in error.message, error.message
+    assert _stored(session) == 0

@@ -12,6 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +143,25 @@ def test_a_bare_path_filters_its_symbols_by_its_languages_prefix() -> None:
     _, anchors = anchor_filter(specs)
     assert anchors is not None
     assert anchors.prefixes == ("ts:web.ts::", "go:a.go::")
+
+
+@pytest.mark.parametrize("command", ["list", "recall"])
+@pytest.mark.parametrize("anchor", ["a.py\x00", "file:a\x00b", "a.py::f\x00"])
+def test_filters_an_anchor_holding_a_nul_is_refused_not_matched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, anchor: str
+) -> None:
+    """It listed 0 records, exit 1, as if nothing were recorded there; no
+    anchor can hold one, so it is a bad request naming it, on every backend
+    alike (the command line reads it before any store does)."""
+    from agent_repo import GitRepo
+
+    repo = GitRepo(tmp_path / "repo")
+    monkeypatch.chdir(repo.root)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([command, "--anchor", anchor, "--json", "--no-sync", "--db", "m.db"])
+    assert status == 2
+    error = json.loads(out.getvalue())["error"]
+    assert error["kind"] == "BadRequest"
+    assert error["message"].startswith(f"--anchor {anchor!r} holds a NUL character"), error
+    assert not (repo.root / "m.db").exists()

@@ -207,6 +207,12 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
             f"{what} {excerpt(spec)} is not UTF-8 text (it holds {spec[at]!r} at {at}): no "
             "node key is, as a file whose name is not UTF-8 has no node"
         )
+    if "\0" in spec:
+        raise AnchorError(
+            f"{what} {excerpt(spec)} holds a NUL character (at {spec.index(chr(0))}), which "
+            "no file name or symbol does, so it names nothing: expected a path, "
+            "PATH::QUALNAME or a key such as file:PATH"
+        )
     if spec.startswith(KEY_PREFIXES):
         return AnchorSpec(spec, None, None)
     from roteiro_memory.repo.languages import described, file_key, language_of, symbol_key
@@ -367,8 +373,6 @@ def verify_anchor(spec: AnchorSpec, repo: Repo | None, what: str = "--anchor") -
     from roteiro_memory.repo.symbols import file_symbols
 
     shown = excerpt(spec.path)
-    if "\0" in spec.path:
-        raise AnchorError(f"{what}: {shown} holds a NUL byte, which no file name may")
     linked = linked_folder(repo.root, spec.path)
     if linked is not None:
         raise AnchorError(
