@@ -50,6 +50,7 @@ __all__ = [
     "SymbolsUnavailable",
     "Unsupported",
     "UsageError",
+    "byte_order_mark",
     "excerpt",
     "given_excerpt",
     "json_excerpt",
@@ -109,6 +110,16 @@ def lone_surrogate(text: str) -> str | None:
         at = problem.start
         return f"a lone surrogate (U+{ord(text[at]):04X} at character {at})"
     return None
+
+
+def byte_order_mark(text: str) -> str | None:
+    """Why JSON text ``text`` is refused, when it starts with a byte-order
+    mark (U+FEFF): RFC 8259 forbids one before JSON text, and Python's reader
+    says only "Unexpected UTF-8 BOM (decode using utf-8-sig)", which names
+    neither the character nor the fix.  None when there is none."""
+    if not text.startswith("\ufeff"):
+        return None
+    return "starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text without one"
 
 
 def strict_json(text: str) -> str:

@@ -27,6 +27,7 @@ from roteiro_memory.errors import (
     RoteiroError,
     StreamClosed,
     Unsupported,
+    byte_order_mark,
     excerpt,
     json_excerpt,
     lone_surrogate,
@@ -386,8 +387,12 @@ def _response(
 def handle_line(ops: Ops, line: bytes) -> tuple[str, bool]:
     """The response to one request line, and whether the session should end."""
     try:
+        text = line.decode("utf-8")
+        marked = byte_order_mark(text)
+        if marked is not None:
+            return _response(None, error=BadRequest(f"the request {marked}")), False
         request = json.loads(
-            line.decode("utf-8"),
+            text,
             parse_constant=_reject_constant,
             parse_int=_integer,
             object_pairs_hook=_object,

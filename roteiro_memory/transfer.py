@@ -48,6 +48,7 @@ from roteiro_memory.errors import (
     BadRequest,
     Corrupt,
     ImportRefused,
+    byte_order_mark,
     excerpt,
     json_excerpt,
     lone_surrogate,
@@ -465,10 +466,11 @@ def _json(number: int, line: str) -> Any:
             "expected a JSON object, as an export's lines are, or an empty line (spaces and "
             "tabs at most), which is passed over"
         )
-    if line.startswith("\ufeff"):
+    marked = byte_order_mark(line)
+    if marked is not None:
         raise ImportRefused(
-            f"line {number}: starts with a byte-order mark (U+FEFF), which an export never "
-            "holds (an editor added it); remove it and import again"
+            f"line {number}: {marked}, as an export's lines are (an editor added it); "
+            "remove it and import again"
         )
     try:
         item = json.loads(line, object_pairs_hook=_once)

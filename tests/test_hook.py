@@ -375,6 +375,7 @@ def test_a_file_answer_stays_within_its_budget(repo: GitRepo) -> None:
     ("given", "args", "said"),
     [
         ("not json", (), "the hook event on standard input is not JSON"),
+        ("\ufeff{}", (), "the hook event on standard input starts with a byte-order mark (U+FEFF)"),
         ("[1, 2]", (), "a hook event is a JSON object"),
         ("null", (), "a hook event is a JSON object, not null:"),
         ("1e999999", (), "a hook event is a JSON object, not Infinity:"),

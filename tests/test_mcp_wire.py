@@ -159,6 +159,20 @@ def test_classify_shows_the_value_it_refuses_as_json_not_as_python(line: bytes, 
     assert shown in json.loads(outcome.line)["error"]["message"]
 
 
+def test_classify_names_a_byte_order_mark_in_its_own_words() -> None:
+    """Python's reader said "Unexpected UTF-8 BOM (decode using utf-8-sig)",
+    a remedy for Python code, not for the client that sent the line."""
+    outcome = classify(b"\xef\xbb\xbf" + json.dumps(INITIALIZE).encode())
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    error = json.loads(outcome.line)["error"]
+    assert error["code"] == PARSE_ERROR
+    assert error["message"] == (
+        "Parse error: the line starts with a byte-order mark (U+FEFF): "
+        "expected UTF-8 JSON text without one"
+    )
+
+
 def test_classify_keeps_the_id_of_an_invalid_request_when_it_is_usable() -> None:
     outcome = classify(b'{"id": "abc", "method": "tools/list"}')
     assert isinstance(outcome, Reply)

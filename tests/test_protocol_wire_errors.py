@@ -527,6 +527,14 @@ def test_bad_request(shared: WireServer, line: bytes, expected_id: int | None) -
     assert shared.alive
 
 
+def test_bad_request_a_byte_order_mark_is_named(shared: WireServer) -> None:
+    """Not Python's words ("Unexpected UTF-8 BOM (decode using utf-8-sig)")."""
+    response = shared.raw(b'\xef\xbb\xbf{"id": 1, "op": "hello"}')
+    assert response["error"]["message"] == (
+        "the request starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text without one"
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "said"),
     [

@@ -126,6 +126,11 @@ def test_codex_table_is_appended_then_replaced_where_it_stands(repo: GitRepo) ->
     ("name", "text", "said"),
     [
         (".mcp.json", "{not json", ".mcp.json is not JSON"),
+        (
+            ".mcp.json",
+            '\ufeff{"mcpServers": {}}',
+            ".mcp.json starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text",
+        ),
         (".mcp.json", "[1, 2]", ".mcp.json: the file is [1, 2], not an object"),
         (".mcp.json", '{"mcpServers": []}', '.mcp.json: "mcpServers" is [], not an object'),
         (".claude/settings.json", '{"hooks": {"Stop": {}}}', '"hooks"."Stop" is {}, not a list'),

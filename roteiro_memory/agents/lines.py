@@ -7,8 +7,9 @@ the client waits for its own timeout.  :func:`classify` reads the line
 first, and every line the SDK would drop is answered here, as the JSON-RPC
 2.0 specification asks:
 
-* a line that is not JSON text (not UTF-8, not JSON, empty, nested deeper
-  than the reader goes) -- ``-32700`` parse error, id ``null``;
+* a line that is not JSON text (not UTF-8, not JSON, empty, behind a
+  byte-order mark, nested deeper than the reader goes) -- ``-32700`` parse
+  error, id ``null``;
 * JSON that is not a request object (a number, a string, ``[]``, no
   ``"jsonrpc": "2.0"``, a method that is not a string, an id that is not a
   string or an integer (a request's null too), a request whose params are
@@ -33,7 +34,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from roteiro_memory.errors import json_excerpt, lone_surrogate, strict_json
+from roteiro_memory.errors import byte_order_mark, json_excerpt, lone_surrogate, strict_json
 from roteiro_memory.valueclass import valueclass
 
 __all__ = [
@@ -211,6 +212,9 @@ def classify(line: bytes) -> Forward | Reply | Batch:
         )
     if not text.strip():
         return Reply(error_line(PARSE_ERROR, "Parse error: an empty line; expected a JSON object"))
+    marked = byte_order_mark(text)
+    if marked is not None:
+        return Reply(error_line(PARSE_ERROR, f"Parse error: the line {marked}"))
     try:
         parsed = json.loads(text, parse_int=_integer)
     except _LongNumber as long:

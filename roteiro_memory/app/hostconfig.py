@@ -47,7 +47,7 @@ import re
 import shlex
 from typing import NoReturn
 
-from roteiro_memory.errors import UsageError, excerpt, json_excerpt
+from roteiro_memory.errors import UsageError, byte_order_mark, excerpt, json_excerpt
 from roteiro_memory.valueclass import valueclass
 
 TYPE_CHECKING = False
@@ -231,6 +231,9 @@ def _parse_json(path: str, text: str | None) -> dict[str, JSON]:
     last would be written back), or nesting too deep to read."""
     if text is None or not text.strip():
         return {}
+    marked = byte_order_mark(text)
+    if marked is not None:
+        raise ConfigRefused(f"{path} {marked} (an editor added it): remove it; nothing was written")
     try:
         data = json.loads(
             text, parse_float=_finite, parse_constant=_not_json, object_pairs_hook=_once_each

@@ -72,9 +72,12 @@ def _event() -> object:
     import json
 
     from roteiro_memory.cli.output import read_stdin
-    from roteiro_memory.errors import UsageError
+    from roteiro_memory.errors import UsageError, byte_order_mark
 
     text = read_stdin("the hook event", MAX_EVENT_BYTES)
+    marked = byte_order_mark(text)
+    if marked is not None:
+        raise UsageError(f"the hook event on standard input {marked}")
     try:
         return json.loads(text)
     except (ValueError, RecursionError) as error:
