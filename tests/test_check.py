@@ -445,6 +445,45 @@ def test_check_refuses_a_fifo_as_list_does_without_opening_it(tmp_path: Path, th
     assert finding.problem in checked.stderr
 
 
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links as POSIX makes them")
+@pytest.mark.parametrize("where", ["the file", "a folder of its path"])
+def test_check_refuses_a_symlink_loop_as_a_fifo_is_refused(tmp_path: Path, where: str) -> None:
+    """A path whose symbolic links lead round in a loop names no file: it
+    was one finding ("cannot be read", exit 1), as if a store there were
+    damaged, where a FIFO or a folder there is refused, exit 3."""
+    import subprocess
+    import sys
+
+    from roteiro_memory.exitcodes import ExitCode
+
+    os.symlink(tmp_path / "two", tmp_path / "one")
+    os.symlink(tmp_path / "one", tmp_path / "two")
+    path = tmp_path / "one" if where == "the file" else tmp_path / "one" / "m.db"
+
+    def run(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "roteiro_memory", *argv, "--db", str(path)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=30,
+            check=False,
+        )
+
+    checked = run("check")
+    assert checked.returncode == ExitCode.STORE, checked.stderr
+    assert checked.stdout == ""
+    assert checked.stderr == (
+        f"roteiro-memory: error: {path}: its symbolic links lead round in a loop (Too many "
+        "levels of symbolic links), so it names no file, and no roteiro-memory store; "
+        "choose a file path with --db\n"
+    )
+    as_json = run("--json", "check")
+    assert as_json.returncode == ExitCode.STORE
+    assert json.loads(as_json.stdout)["error"]["kind"] == "Unavailable"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["one", "two"]
+
+
 def test_check_of_a_foreign_database_with_schema_migrations_is_one_finding(
     tmp_path: Path,
 ) -> None:

@@ -26,6 +26,7 @@ path names then.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 
@@ -41,12 +42,20 @@ def not_a_file(path: str, remedy: str = CHOOSE_WITH_DB) -> StoreUnavailable | No
     """The refusal of ``path`` when what is there (through a symlink, at its
     target) is not a regular file: a directory, or a special file -- a FIFO,
     a device -- which holds no store, and a FIFO's open would wait for a
-    writer for ever; ``remedy`` is what the caller's user can do instead.
-    None for a regular file, or nothing there (or what cannot be looked at:
-    opening it says why).  Looked at once, never opened."""
+    writer for ever; or when symbolic links in the path lead round in a loop,
+    so it names no file at all; ``remedy`` is what the caller's user can do
+    instead.  None for a regular file, or nothing there (or what cannot be
+    looked at otherwise: opening it says why).  Looked at once, never opened."""
     try:
         mode = os.stat(path).st_mode
-    except (OSError, ValueError):  # ValueError: a NUL in the path, which opening refuses
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            return None
+        return StoreUnavailable(
+            f"{path}: its symbolic links lead round in a loop ({error.strerror}), so it names "
+            f"no file, and no roteiro-memory store; {remedy}"
+        )
+    except ValueError:  # a NUL in the path, which opening refuses
         return None
     if stat.S_ISDIR(mode):
         return StoreUnavailable(f"{path}: is a directory, not a roteiro-memory store")
@@ -60,8 +69,9 @@ def not_a_file(path: str, remedy: str = CHOOSE_WITH_DB) -> StoreUnavailable | No
 def nothing_at(path: str) -> bool:
     """Whether nothing is at ``path`` (through a symlink, at its target): no
     file, or a file where a folder of the path should be.  A path that
-    cannot be looked at -- a symlink loop, a folder that may not be searched
-    -- may name a store, so it is not nothing: opening it says why."""
+    cannot be looked at -- a folder that may not be searched -- may name a
+    store, so it is not nothing: opening it says why (a symlink loop is
+    refused before, by :func:`not_a_file`)."""
     try:
         os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
