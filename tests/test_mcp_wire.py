@@ -698,3 +698,68 @@ def test_a_number_too_long_to_read_is_refused_by_id_saying_so(where: str) -> Non
     said = answer["error"]["message"]
     assert "5,001 digits" in said
     assert "sys." not in said
+
+
+@pytest.mark.parametrize(
+    ("message", "said", "answered"),
+    [
+        (
+            b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "remember",'
+            b' "arguments": {"kind": "lesson", "body": "b", "kind": "decision"}}}',
+            'the member "kind" appears twice in "params.arguments"',
+            7,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 7, "method": "ping", "method": "tools/list"}',
+            'the member "method" appears twice in the message',
+            7,
+        ),
+        (
+            b'{"jsonrpc": "2.0", "id": 7, "id": 8, "method": "ping"}',
+            'the member "id" appears twice in the message',
+            None,
+        ),
+    ],
+    ids=["arguments", "method", "id"],
+)
+def test_classify_refuses_a_member_named_twice_naming_it(
+    message: bytes, said: str, answered: int | None
+) -> None:
+    """The last value was taken, as Python's parser keeps it: a remember
+    whose kind was given twice stored a decision."""
+    outcome = classify(message)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    answer = json.loads(outcome.line)
+    assert answer["id"] == answered
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert answer["error"]["message"].startswith(f"Invalid Request: {said}; "), answer
+
+
+def test_classify_refuses_in_a_batch_only_the_message_naming_a_member_twice() -> None:
+    line = (
+        b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"},'
+        b' {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {"a": 1, "a": 2}}]'
+    )
+    outcome = classify(line)
+    assert isinstance(outcome, Batch)
+    assert [m.id for m in outcome.messages] == [1]
+    (refused,) = outcome.refused
+    assert refused["id"] == 2
+    assert 'the member "a" appears twice in "params"' in refused["error"]["message"]
+
+
+def test_remember_with_a_member_named_twice_stores_nothing(repo: GitRepo, tmp_path: Path) -> None:
+    """Through the server: refused before any tool runs, and the server
+    serves on."""
+    call = (
+        b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "remember",'
+        b' "arguments": {"kind": "lesson", "body": "twice", "kind": "decision"}}}'
+    )
+    done = serve_lines(repo, tmp_path / "m.db", [call, json.dumps(remember(6, "once")).encode()])
+    assert done.returncode == 0, done.stderr
+    by_id = {a["id"]: a for a in answers(done)}
+    assert error_of(by_id[5]) == (5, INVALID_REQUEST)
+    assert by_id[6]["result"]["isError"] is False
+    listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--all")
+    assert [r["body"] for r in json.loads(listed.stdout)["result"]["records"]] == ["once"]

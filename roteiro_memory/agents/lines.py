@@ -14,9 +14,10 @@ first, and every line the SDK would drop is answered here, as the JSON-RPC
   ``"jsonrpc": "2.0"``, a method that is not a string, an id that is not a
   string or an integer (a request's null too), a request whose params are
   neither an object nor an array, a method beside ``result`` or ``error``
-  (two messages in one), nesting deeper than :data:`MAX_DEPTH`, a shape the
-  SDK refuses) -- ``-32600`` invalid request, with the request's id when it
-  has a usable one; so is JSON holding an integer of more than
+  (two messages in one), nesting deeper than :data:`MAX_DEPTH`, an object
+  naming a member twice (a tool's arguments among them: which value counts
+  is undefined), a shape the SDK refuses) -- ``-32600`` invalid request,
+  with the request's id when it has a usable one; so is JSON holding an integer of more than
   :data:`MAX_DIGITS` digits, which Python will not read;
 * an id holding a lone surrogate: no answer could carry it back exactly
   (UTF-8 cannot, and a strict parser refuses its escape), and writing it
@@ -175,8 +176,56 @@ def _invalid(message: dict[str, JSON]) -> str | None:
     return None
 
 
-def _one(item: JSON) -> Forward | bytes:
-    """One parsed element: a message to forward, or the error line owed."""
+class _Repeated(dict[str, JSON]):
+    """A JSON object that names a member more than once, as the parser built
+    it (the last value kept); ``twice`` is the first name repeated."""
+
+    twice = ""
+
+
+def _members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+    """A JSON object of a line: a :class:`_Repeated` when a name repeats."""
+    built = dict(pairs)
+    if len(built) == len(pairs):
+        return built
+    seen: set[str] = set()
+    repeated = _Repeated(built)
+    for name, _ in pairs:
+        if name in seen:
+            repeated.twice = name
+            break
+        seen.add(name)
+    return repeated
+
+
+def _repeated(message: dict[str, JSON]) -> str | None:
+    """Why ``message`` is refused when one of its objects names a member
+    twice: which one is meant is JSON's to leave undefined (RFC 8259), and
+    taking the last, as the parser does, would serve a call its sender may
+    not have meant (``{"kind": "lesson", "kind": "decision"}``).  None when
+    every member is named once."""
+    stack: list[tuple[JSON, str]] = [(message, "")]
+    while stack:
+        item, path = stack.pop()
+        if isinstance(item, _Repeated):
+            where = json_excerpt(path, 80) if path else "the message"
+            return (
+                f"the member {json_excerpt(item.twice)} appears twice in {where}; JSON leaves "
+                "which one counts undefined, so send each member once"
+            )
+        if isinstance(item, dict):
+            named = [(value, f"{path}.{name}" if path else name) for name, value in item.items()]
+        elif isinstance(item, list):
+            named = [(value, f"{path}[{at}]") for at, value in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(named))
+    return None
+
+
+def _one(item: JSON, *, repeats: bool = False) -> Forward | bytes:
+    """One parsed element: a message to forward, or the error line owed;
+    ``repeats``: whether the line it came from named a member twice."""
     if not isinstance(item, dict):
         kind = "an array" if isinstance(item, list) else f"{json_excerpt(item, 40)}"
         return error_line(INVALID_REQUEST, f"Invalid Request: {kind}, not a JSON-RPC object")
@@ -184,6 +233,10 @@ def _one(item: JSON) -> Forward | bytes:
     problem = _invalid(item)
     if problem is None and _depth_over(item, MAX_DEPTH):
         problem = f"nested more than {MAX_DEPTH} levels deep"
+    if problem is None and repeats:
+        problem = _repeated(item)
+        if isinstance(item, _Repeated) and item.twice == "id":
+            usable = False  # which id is meant is unknown: answered as null
     if problem is not None:
         return error_line(INVALID_REQUEST, f"Invalid Request: {problem}", rid if usable else None)
     is_request = "method" in item and usable
@@ -215,17 +268,26 @@ def classify(line: bytes) -> Forward | Reply | Batch:
     marked = byte_order_mark(text)
     if marked is not None:
         return Reply(error_line(PARSE_ERROR, f"Parse error: the line {marked}"))
+    repeated: list[_Repeated] = []
+
+    def members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
+        built = _members(pairs)
+        if isinstance(built, _Repeated):
+            repeated.append(built)
+        return built
+
     try:
-        parsed = json.loads(text, parse_int=_integer)
+        parsed = json.loads(text, parse_int=_integer, object_pairs_hook=members)
     except _LongNumber as long:
         return Reply(_long_number(text, long.digits))
     except RecursionError:
         return Reply(error_line(PARSE_ERROR, "Parse error: nested too deeply to read"))
     except ValueError as error:
         return Reply(error_line(PARSE_ERROR, f"Parse error: {error}"))
+    repeats = bool(repeated)
     if isinstance(parsed, list):
-        return _batch(parsed)
-    outcome = _one(parsed)
+        return _batch(parsed, repeats=repeats)
+    outcome = _one(parsed, repeats=repeats)
     return outcome if isinstance(outcome, Forward) else Reply(outcome)
 
 
@@ -269,14 +331,15 @@ def _long_number(text: str, digits: int) -> bytes:
     )
 
 
-def _batch(items: list[JSON]) -> Reply | Batch:
-    """A JSON-RPC batch: its messages, and the errors owed for the rest."""
+def _batch(items: list[JSON], *, repeats: bool = False) -> Reply | Batch:
+    """A JSON-RPC batch: its messages, and the errors owed for the rest;
+    ``repeats``: whether the line named a member twice in some object."""
     if not items:
         return Reply(error_line(INVALID_REQUEST, "Invalid Request: an empty batch"))
     messages: list[Forward] = []
     refused: list[dict[str, JSON]] = []
     for item in items:
-        outcome = _one(item)
+        outcome = _one(item, repeats=repeats)
         if isinstance(outcome, bytes):
             refused.append(json.loads(outcome))
         else:
