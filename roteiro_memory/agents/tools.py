@@ -343,9 +343,6 @@ def _class(chars: Iterable[str]) -> str:
 _NOT_BLANK: Schema = {"pattern": f"[^{_class(sem.WHITE_SPACE)}]"}
 """Holds a character that is not white space, as :func:`sem.strip_white_space`
 judges it: not blank."""
-_ANCHOR_RULE: Schema = {**_NOT_BLANK, "not": {"type": "string", "pattern": "\\x00"}}
-"""Not blank, and no NUL character, which no file name or symbol holds: what
-:func:`~roteiro_memory.app.anchors.parse_anchor` holds of an anchor's form."""
 _EDGE = _class(c for c in sem.WHITE_SPACE if not re.fullmatch(sem.CONTROL, c))
 _SCOPE_RULE: Schema = {"not": {"type": "string", "pattern": f"{sem.CONTROL}|^[{_EDGE}]|[{_EDGE}]$"}}
 """No control character, no white space at either end (the white space that
@@ -382,9 +379,7 @@ _FILTERS: Schema = {
     "scope": _optional(_text(sem.MAX_SCOPE_BYTES, "Only this scope.", _SCOPE_RULE)),
     "anchor": _optional(
         _text(
-            sem.MAX_ANCHOR_BYTES,
-            "Only this PATH (and its symbols) or PATH::QUALNAME.",
-            _ANCHOR_RULE,
+            sem.MAX_ANCHOR_BYTES, "Only this PATH (and its symbols) or PATH::QUALNAME.", _NOT_BLANK
         )
     ),
 }
@@ -485,7 +480,7 @@ TOOLS: tuple[Tool, ...] = (
                 "body": _text(
                     sem.MAX_BODY_BYTES, "A sentence or a short paragraph, not blank.", _NOT_BLANK
                 ),
-                "anchor": _optional(_text(sem.MAX_ANCHOR_BYTES, _ANCHOR_TEXT + ".", _ANCHOR_RULE)),
+                "anchor": _optional(_text(sem.MAX_ANCHOR_BYTES, _ANCHOR_TEXT + ".", _NOT_BLANK)),
                 "confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
                 "supersedes": _optional(
                     {**_INT64, "minimum": 1, "description": "The id this one replaces."}
