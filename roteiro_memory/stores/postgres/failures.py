@@ -4,8 +4,12 @@ The one place PostgreSQL's failures become this package's errors: a server
 that cannot serve right now (connection exceptions, class 08; insufficient
 resources, 53; operator intervention, 57; a lock or statement timeout), or
 not this session (a role without the rights, a read-only session), is
-:class:`StoreUnavailable`; anything else is :class:`Corrupt`.  The driver is
-not imported here, so the server can report an error without loading it.
+:class:`StoreUnavailable`; anything else is :class:`Corrupt`.  A connection
+the server would not let in (:func:`login_refused`: a wrong password, a role
+or database that does not exist) is the store's
+:class:`~roteiro_memory.errors.LoginRefused`, since waiting never mends it.
+The driver is not imported here, so the server can report an error without
+loading it.
 """
 
 from __future__ import annotations
