@@ -22,6 +22,12 @@ shares and survives kills, but answers ``memory.list`` from what it listed
 before until it writes itself: nothing is lost, yet a reader keeps seeing the
 store as it was -- no serial order explains its answers.
 
+``last-answered-twice`` serves that store too, but answers twice the last
+request of an instance's part in an entry: a ``memory.list`` after the
+instance's own writes (a shared writer's final listing) and the write of a
+crash stream's body ``s<seed>-39`` (its last).  A second answer after the
+last request is found only by the check every case ends with.
+
 ``tests/test_durability.py`` checks the durability entries fail on each and
 pass on the reference.
 """
@@ -32,6 +38,7 @@ import copy
 import json
 import os
 import pickle
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,7 +48,7 @@ from roteiro_memory.protocol import Ops, handle_line
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
-MODES = ("private-copy", "write-behind", "torn-supersession", "stale-reads")
+MODES = ("private-copy", "write-behind", "torn-supersession", "stale-reads", "last-answered-twice")
 BATCH = 8
 READS = frozenset({"hello", "memory.get", "memory.list", "memory.recall", "store.snapshot"})
 
@@ -99,6 +106,25 @@ def _torn(before: ModelStore, request: dict[str, Any]) -> ModelStore:
     return before
 
 
+def _serve_reference(ops: Ops, twice: bool) -> None:
+    """Answer requests with ``ops``; when ``twice``, the last request of an
+    instance's part (see the module docstring) twice."""
+    wrote = False
+    for raw in sys.stdin.buffer:
+        line = raw.rstrip(b"\r\n")
+        request = _request(line)
+        response, done = handle_line(ops, line)
+        op, body = request.get("op"), (request.get("args") or {}).get("body")
+        last = (op == "memory.list" and wrote) or (
+            op == "memory.record" and isinstance(body, str) and re.fullmatch(r"s\d+-39", body)
+        )
+        wrote = wrote or op == "memory.record"
+        sys.stdout.write(f"{response}\n" * (2 if twice and last else 1))
+        sys.stdout.flush()
+        if done:
+            break
+
+
 def main(argv: Sequence[str]) -> int:
     if len(argv) != 1 or argv[0] not in MODES:
         sys.stderr.write(f"usage: durability_mutants.py {{{','.join(MODES)}}}\n")
@@ -107,16 +133,12 @@ def main(argv: Sequence[str]) -> int:
     named = os.environ.get("ROTEIRO_CONFORMANCE_STORE")
     path = Path(named) if named else None
     claims = ("shared", "crash") if path is not None else ()
-    if mode == "stale-reads":
+    if mode in ("stale-reads", "last-answered-twice"):
         reference = SQLiteStore(path) if path is not None else SQLiteStore.temporary()
         try:
-            stale = StaleOps(reference, f"durability mutant {mode}", server_capabilities=claims)
-            for raw in sys.stdin.buffer:
-                response, done = handle_line(stale, raw.rstrip(b"\r\n"))
-                sys.stdout.write(response + "\n")
-                sys.stdout.flush()
-                if done:
-                    break
+            kind = StaleOps if mode == "stale-reads" else Ops
+            ops = kind(reference, f"durability mutant {mode}", server_capabilities=claims)
+            _serve_reference(ops, twice=mode == "last-answered-twice")
             return 0
         finally:
             reference.close()

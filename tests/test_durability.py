@@ -7,7 +7,9 @@ entry and passes the crash ones, the ``stale-reads`` mutant (loses nothing,
 but its readers lag) fails every shared entry, the ``write-behind`` mutant
 (answers before it saves) fails every crash entry, and the
 ``torn-supersession`` mutant (saves a successor before its predecessor's
-pointer) fails the crash entry with supersessions.  Each passing run's figures are
+pointer) fails the crash entry with supersessions, and the
+``last-answered-twice`` mutant (answers an instance's last request twice)
+fails every entry.  Each passing run's figures are
 printed and kept as the test's ``durability`` property.
 """
 
@@ -127,6 +129,18 @@ def test_durability_torn_supersession_mutant_fails_as_half_applied() -> None:
     outcome = run_durability(supersession, _mutant("torn-supersession"))
     assert outcome.status == "failed"
     assert "half applied" in outcome.message
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=_ids(list(ENTRIES)))
+def test_durability_a_last_request_answered_twice_fails_the_entry(entry: DurabilitySpec) -> None:
+    """[P-wire-response]: an entry ends each instance's part with the check
+    every case ends with, so a second answer to an instance's last request,
+    which no later request of its would read, fails the entry."""
+    outcome = run_durability(entry, _mutant("last-answered-twice"))
+    assert outcome.status == "failed", outcome.message
+    op = "memory.list" if entry.capability == "shared" else "memory.record"
+    assert f"({op}) a second time" in outcome.message
+    assert "[P-wire-response]" in outcome.message
 
 
 def test_durability_in_process_backend_is_skipped_naming_the_capability() -> None:

@@ -3,6 +3,8 @@ and a failure prints a case that reproduces it on its own."""
 
 from __future__ import annotations
 
+import dataclasses
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from mutants import MUTANTS
 from roteiro_memory.stores.model import ModelStore
 from roteiro_memory.stores.naming import open_store
 from roteiro_memory.suite.cases import CaseFileError, builtin_dir, load_file, load_registry
-from roteiro_memory.suite.drivers import InProcessBackend
+from roteiro_memory.suite.drivers import InProcessBackend, SubprocessBackend
 from roteiro_memory.suite.errors import BackendFailure
 from roteiro_memory.suite.properties import (
     PROPERTIES,
@@ -157,6 +159,26 @@ def test_a_crash_inside_a_property_shows_the_shrunk_sequence() -> None:
     assert outcome.steps[-1].call.op == "cache.sweep"
     assert len(outcome.steps) <= 3
     assert "op: cache.sweep" in (outcome.case_yaml or "")
+
+
+def test_a_request_answered_twice_fails_the_sequence_that_sent_it() -> None:
+    """[P-wire-response]: a sequence ends with the check every case ends with,
+    so a ``memory.get`` answered twice as the last step fails that sequence,
+    shrunk to end with it, rather than the next sequence's reset (which would
+    make the verdict hang on what ran before).  The same verdict every run."""
+    spec = dataclasses.replace(shipped()["refused-writes-never-mutate"], max_examples=20)
+    mutant = Path(__file__).with_name("wire_mutant.py")
+    for _ in range(2):
+        backend = SubprocessBackend([sys.executable, str(mutant), "get-answered-twice"])
+        try:
+            outcome = run_property(spec, backend)
+        finally:
+            backend.close()
+        assert outcome.status == "failed", outcome.message
+        assert "(memory.get) a second time" in outcome.message
+        assert "[P-wire-response]" in outcome.message
+        assert "of the case before" not in outcome.message
+        assert [step.call.op for step in outcome.steps][-1:] == ["memory.get"], outcome.case_yaml
 
 
 def test_a_run_leaves_no_hypothesis_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

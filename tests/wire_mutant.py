@@ -1,10 +1,12 @@
-"""A protocol server that breaks one rule of the wire form, for tests/test_mutants.py.
+"""A protocol server that breaks one rule of the wire form, for the tests.
 
 ``python tests/wire_mutant.py FLAW`` serves the in-memory model over stdin and
 stdout like ``roteiro-memory protocol``, except for FLAW:
 
 * ``extra-fields`` -- unknown request fields are ignored instead of refused;
-* ``string-ids`` -- an id written as a string of digits is read as the integer.
+* ``string-ids`` -- an id written as a string of digits is read as the integer;
+* ``get-answered-twice`` -- every ``memory.get`` is answered twice, the
+  second line the same as the first.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ def _loosened(flaw: str) -> object:
             loosened["id"] = int(request["id"])
         if loosened != request:
             line = json.dumps(loosened).encode("utf-8")
-        return _HANDLE_LINE(ops, line)
+        response, done = _HANDLE_LINE(ops, line)
+        if flaw == "get-answered-twice" and request.get("op") == "memory.get":
+            response = f"{response}\n{response}"  # the server ends it with one more newline
+        return response, done
 
     return handle_line
 

@@ -49,7 +49,7 @@ from roteiro_memory.suite.histories import (
     listing_view,
     order_writes,
 )
-from roteiro_memory.suite.runner import Backend, Status
+from roteiro_memory.suite.runner import Backend, Status, end_of_case
 from roteiro_memory.suite.sequences import reference_backend
 from roteiro_memory.suite.vocabulary import STORE_ENV
 
@@ -246,6 +246,14 @@ class _Run:
         for instance in self.instances:
             instance.close()
 
+    def finish(self, instance: SubprocessBackend) -> None:
+        """End ``instance``'s part as every case ends (:func:`end_of_case`:
+        a request it answered twice fails the entry), then close it."""
+        failure = end_of_case(instance)
+        if failure is not None:
+            raise failure
+        instance.close()
+
     def go(self) -> tuple[Status, str]:
         first = self.start()
         try:
@@ -352,8 +360,10 @@ class _Run:
         for index, instance in enumerate([*writers, *readers]):
             call(f"instance {index}, at the end", instance, "memory.list", everything)
         for instance in [*writers, *readers]:
-            instance.close()
-        final = call("a fresh instance", self.start(), "memory.list", everything)
+            self.finish(instance)
+        fresh = self.start()
+        final = call("a fresh instance", fresh, "memory.list", everything)
+        self.finish(fresh)
         present = {(r[0], r[3]) for r in listing_view(final.result)[0]}
         writes = order_writes(history)  # ids handed out twice fail here
         lost = [w for w in writes if (w.result["id"], w.args["body"]) not in present]
@@ -410,7 +420,7 @@ class _Run:
                 assert landed.id is not None
                 _supersede(live, args, landed.id)
                 self.figures.landed += 1
-        instance.close()
+        self.finish(instance)
         fresh = self.start()
         check_crash_state(
             fresh.call("memory.list", {"include_superseded": True}),
@@ -418,6 +428,7 @@ class _Run:
             None,
             reference_backend(),
         )
+        self.finish(fresh)
         self.figures.present = len(acknowledged)
 
     def _cut_short(

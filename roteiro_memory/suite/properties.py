@@ -16,12 +16,9 @@ This module does not import pytest.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import shutil
-import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -40,7 +37,8 @@ from roteiro_memory.suite.cases import (
     schema_problem,
 )
 from roteiro_memory.suite.errors import BackendFailure, CaseFileError
-from roteiro_memory.suite.runner import Backend, json_equal, render
+from roteiro_memory.suite.hypothesis_home import private_storage
+from roteiro_memory.suite.runner import Backend, end_of_case, json_equal, render
 from roteiro_memory.suite.sequences import (
     READS,
     Call,
@@ -569,24 +567,6 @@ def hypothesis_settings(spec: PropertySpec) -> settings:
     )
 
 
-@contextlib.contextmanager
-def _private_storage() -> Iterator[None]:
-    """Hypothesis's storage folder pointed at a temporary one while a property
-    runs: with no example database it still caches the constants it reads
-    from local modules there, which would leave a ``.hypothesis`` folder in
-    the user's working directory.  The folder in force before is restored."""
-    from hypothesis import configuration
-
-    previous = getattr(configuration, "__hypothesis_home_directory", None)
-    folder = tempfile.mkdtemp(prefix="roteiro-hypothesis-")
-    configuration.set_hypothesis_home_dir(folder)
-    try:
-        yield
-    finally:
-        configuration.set_hypothesis_home_dir(previous)
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 class _Crashed(Exception):
     """The backend failed during a sequence; carries the sequence, so the
     shrunk one that still makes it fail can be shown."""
@@ -623,7 +603,14 @@ def run_property(
     def check(calls: list[Call]) -> None:
         try:
             backend.call("reset", {})
-            rule.check(backend, calls)
+            try:
+                rule.check(backend, calls)
+            finally:
+                # Run whatever the sequence came to, so a second answer is never
+                # read by the next sequence; it fails this one unless it broke the rule.
+                ended = end_of_case(backend)
+            if ended is not None:
+                raise ended
         except BackendFailure as failure:
             raise _Crashed(failure, calls) from None
         except RecursionError:
@@ -631,7 +618,7 @@ def run_property(
             raise _Crashed(deep, calls) from None
 
     try:
-        with _private_storage():
+        with private_storage():
             check()
     except Violation as violation:
         return _failed(spec, violation.message, violation.steps, started)

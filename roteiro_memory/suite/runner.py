@@ -46,6 +46,7 @@ __all__ = [
     "OpError",
     "Outcome",
     "Status",
+    "end_of_case",
     "format_outcome",
     "headline",
     "json_equal",
@@ -231,19 +232,31 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
     return _answered_once(case, backend, ran, Outcome(case.id, "passed", steps=len(case.steps)))
 
 
+def end_of_case(backend: Backend) -> BackendFailure | None:
+    """The check every run of steps ends with -- a case's, a property's
+    sequence's, a durability entry's instance's: what the backend did after
+    its last answer that breaks PROTOCOL, or None.  Today that is an answer
+    no request asked for -- a request answered twice ([P-wire-response]),
+    which ``check_answered_once`` (a wire backend's) finds without a wait --
+    so that the run that sent the request fails for it, not the next one."""
+    check = getattr(backend, "check_answered_once", None)
+    if check is None:
+        return None
+    try:
+        check()
+    except BackendFailure as failure:
+        return failure
+    return None
+
+
 def _answered_once(
     case: Case, backend: Backend, ran: tuple[Step, JSON] | None, outcome: Outcome
 ) -> Outcome:
     """``outcome``, with one more breach on the last step sent when the
-    backend then finds it sent an answer no request asked for -- a request
-    answered twice ([P-wire-response]) -- so that this case fails for it,
-    not the next one (``check_answered_once``, which a wire backend has)."""
-    check = getattr(backend, "check_answered_once", None)
-    if check is None:
-        return outcome
-    try:
-        check()
-    except BackendFailure as failure:
+    end-of-case check (:func:`end_of_case`) fails, so that this case fails
+    for it, not the next one."""
+    failure = end_of_case(backend)
+    if failure is not None:
         step, args = ran if ran is not None else (None, {})
         breach = Breach(
             step.number if step else 0,
