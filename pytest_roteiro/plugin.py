@@ -154,7 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not roteiro.enabled:
         return
     from pytest_roteiro.items import backend, marker
-    from roteiro_memory.suite.cases import load_registry
+    from roteiro_memory.suite.cases import load_registry, no_cases_left
     from roteiro_memory.suite.errors import CaseFileError
     from roteiro_memory.suite.report import load_known_failures, report_path_problem
     from roteiro_memory.suite.vocabulary import CAPABILITIES, CORE
@@ -171,7 +171,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[CONFIG_KEY] = roteiro
         session.config = roteiro
     if not roteiro.builtin_cases and not roteiro.case_dirs:
-        raise pytest.UsageError(_NO_CASES_LEFT.format(option=_no_builtin_option(config)))
+        # It would check nothing, and end as pytest's "no tests ran".
+        raise pytest.UsageError(no_cases_left(_no_builtin_option(config)))
     try:
         session.registry = load_registry(roteiro.case_dirs)
         if roteiro.known_failures is not None:
@@ -195,15 +196,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line(
             "markers", f"{marker('capability', capability)}: cases needing {capability}"
         )
-
-
-_NO_CASES_LEFT = (
-    "{option} runs only the cases in --roteiro-cases folders, and none is named: name "
-    "a folder of case files with --roteiro-cases DIR (ini: roteiro_cases), or leave the "
-    "option out to run the shipped cases"
-)
-"""Why a run that leaves the shipped cases out and names no folder of its
-own is refused: it would check nothing, and end as pytest's "no tests ran"."""
 
 
 def _no_builtin_option(config: pytest.Config) -> str:

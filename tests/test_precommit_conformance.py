@@ -148,6 +148,46 @@ def test_conformance_with_no_backend_named_checks_nothing_and_says_so(
     assert _run(capsys, "--cases", "cases", "--no-shipped-cases") == (0, [])
 
 
+@pytest.mark.parametrize(
+    ("given", "ini", "leaving_out"),
+    [
+        (("--no-shipped-cases",), "", "--no-shipped-cases"),
+        (
+            (),
+            "roteiro_builtin_cases = false\n",
+            "roteiro_builtin_cases = false (pytest configuration)",
+        ),
+    ],
+)
+def test_conformance_with_no_case_left_to_run_is_refused_in_its_own_words(
+    backend_repo: Path,
+    capsys: pytest.CaptureFixture[str],
+    given: tuple[str, ...],
+    ini: str,
+    leaving_out: str,
+) -> None:
+    """The shipped cases left out and no folder named: one line on stderr,
+    status 2, naming the hook's options (--cases), not the plugin's
+    (--roteiro-cases, --roteiro-no-builtin-cases) the user never typed."""
+    (backend_repo / "pytest.ini").write_text(f"[pytest]\n{ini}")
+    status = main(["--backend", "mybackend:sound", *given])
+    out, err = capsys.readouterr()
+    assert (status, out) == (2, "")
+    assert err == (
+        f"roteiro-conformance: {leaving_out} runs only the cases in --cases folders, and none "
+        "is named: name a folder of case files with --cases DIR (or roteiro_cases in the "
+        "pytest configuration), or leave the option out to run the shipped cases\n"
+    )
+
+
+def test_conformance_runs_the_configured_cases_alone(
+    backend_repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder named by the pytest configuration is a folder: not refused."""
+    (backend_repo / "pytest.ini").write_text("[pytest]\nroteiro_cases = cases\n")
+    assert _run(capsys, "--backend", "mybackend:sound", "--no-shipped-cases") == (0, [])
+
+
 def test_conformance_takes_no_files(capsys: pytest.CaptureFixture[str]) -> None:
     """It named ``[FILE ...]`` in its usage and ignored them."""
     with pytest.raises(SystemExit) as exit_info:

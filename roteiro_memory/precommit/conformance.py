@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from roteiro_memory.errors import UsageError
 from roteiro_memory.exitcodes import ExitCode
 from roteiro_memory.precommit.report import Finding, parser, report
 from roteiro_memory.terminal import to_stderr
@@ -72,6 +73,8 @@ def _pytest_args(args: Any, report_path: Path) -> list[str]:
 
 
 _VALUE_CHARS = 120
+_PYTEST_USAGE_ERROR = 4
+"""pytest's ``ExitCode.USAGE_ERROR`` (pytest is not imported here)."""
 
 
 def _value(value: Any) -> str:
@@ -137,9 +140,28 @@ def _suite_errors(spec: str | None, completed: subprocess.CompletedProcess[str])
     return [Finding(f"backend {backend!r}", problem)]
 
 
+def _no_cases_left(args: Any, completed: subprocess.CompletedProcess[str]) -> str | None:
+    """Why the suite refused to run no case at all -- the shipped ones left
+    out, no folder named -- in the hook's words, not the plugin's; None when
+    it did not refuse that."""
+    from roteiro_memory.suite.cases import no_cases_left
+
+    # The plugin's refusal, less the words that told it to leave the shipped cases out.
+    plugins = no_cases_left("").strip()
+    if completed.returncode != _PYTEST_USAGE_ERROR or plugins not in completed.stderr:
+        return None
+    leaving_out = (
+        "--no-shipped-cases"
+        if not args.shipped
+        else "roteiro_builtin_cases = false (pytest configuration)"
+    )
+    return no_cases_left(leaving_out, "--cases", "or roteiro_cases in the pytest configuration")
+
+
 def run_suite(args: Any) -> Iterator[Finding | str]:
     """Run the suite as ``args`` asks; one finding per failing case, or one
-    for a run that could not check its cases."""
+    for a run that could not check its cases.  :class:`UsageError` when
+    ``args`` leave it no case to run."""
     with tempfile.TemporaryDirectory(prefix="roteiro-conformance-") as folder:
         report_path = Path(folder) / "report.json"
         completed = subprocess.run(
@@ -150,6 +172,9 @@ def run_suite(args: Any) -> Iterator[Finding | str]:
         )
         if completed.returncode == 0:
             return
+        refused = _no_cases_left(args, completed)
+        if refused is not None:
+            raise UsageError(refused)
         if completed.returncode == 1 and report_path.is_file():
             loaded = json.loads(report_path.read_text(encoding="utf-8"))
             found = list(_case_findings(loaded.get("cases", [])))
@@ -206,7 +231,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing is not None:
         to_stderr(f"{missing}\n")
         return int(ExitCode.USAGE)
-    return report(run_suite(args))
+    try:
+        return report(run_suite(args))
+    except UsageError as error:
+        to_stderr(f"roteiro-conformance: {error}\n")
+        return int(ExitCode.USAGE)
 
 
 def _timeout(text: str) -> float:

@@ -47,6 +47,7 @@ __all__ = [
     "load_cases",
     "load_file",
     "load_registry",
+    "no_cases_left",
     "read_yaml",
     "refs_in",
     "schema_problem",
@@ -226,6 +227,21 @@ def _registry_file(path: Path) -> dict[str, Invariant]:
 
 CASE_FILE_SUFFIX = ".yaml"
 """How a case file's name ends: a folder's other files are not loaded."""
+
+
+def no_cases_left(
+    leaving_out: str, folders: str = "--roteiro-cases", configured: str = "ini: roteiro_cases"
+) -> str:
+    """Why a run that leaves the shipped cases out and names no folder of case
+    files is refused -- it would check nothing -- in the words of the front
+    end that refuses it: ``leaving_out``, what told the run to; ``folders``,
+    the option naming a folder; ``configured``, where else one is named.  The
+    defaults are the pytest plugin's words."""
+    return (
+        f"{leaving_out} runs only the cases in {folders} folders, and none is named: name "
+        f"a folder of case files with {folders} DIR ({configured}), or leave the option "
+        "out to run the shipped cases"
+    )
 
 
 def case_files(dirs: Iterable[Path] = (), *, builtin: bool = True) -> list[Path]:
