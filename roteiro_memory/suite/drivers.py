@@ -315,7 +315,7 @@ class SubprocessBackend:
             with contextlib.suppress(OSError):
                 proc.stdin.close()
 
-    def _fail(self, message: str) -> BackendFailure:
+    def _fail(self, message: str, *, answered_twice: int | None = None) -> BackendFailure:
         # Give the stderr reader a moment to drain what the program said last.
         proc = self._proc
         if proc is not None and proc.poll() is not None:
@@ -323,7 +323,7 @@ class SubprocessBackend:
         tail = self.stderr_tail()
         self._kill()
         self.restarts += 1
-        return BackendFailure(message + RESTARTED, tail)
+        return BackendFailure(message + RESTARTED, tail, answered_twice=answered_twice)
 
     def _read_line(self, proc: subprocess.Popen[bytes], op: str, deadline: float) -> bytes:
         try:
@@ -384,6 +384,12 @@ class SubprocessBackend:
             unreadable = True
         line = self._exchange(proc, op, data)
         return self._decode(op, request_id, line, unreadable=unreadable)
+
+    @property
+    def requests_sent(self) -> int:
+        """The id of the last request :meth:`call` sent (ids rise by one a
+        request), by which a run tells which of its steps sent a request."""
+        return self._next_id
 
     @property
     def speaks_wire(self) -> bool:
@@ -460,7 +466,7 @@ class SubprocessBackend:
         shown = _shown_line(line)
         second = self._answered.second_answer(response, request_id)
         if second:
-            raise self._fail(f"{op}: {second}: {shown!r}")
+            raise self._fail(f"{op}: {second}: {shown!r}", answered_twice=response["id"])
         problem = response_problem(response, request_id, unreadable=unreadable)
         if problem:
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
@@ -491,7 +497,9 @@ class SubprocessBackend:
                 self.call("hello", {})
             except BackendFailure as failure:
                 said = failure.message.removeprefix("hello: ")
-                raise BackendFailure(f"{_AFTER_LAST}{said}", failure.stderr) from None
+                raise BackendFailure(
+                    f"{_AFTER_LAST}{said}", failure.stderr, answered_twice=failure.answered_twice
+                ) from None
             except OpError as error:
                 raise self._fail(f"{_AFTER_LAST}it was refused: {error}") from None
             return

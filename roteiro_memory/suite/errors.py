@@ -67,7 +67,12 @@ class BackendFailure(Exception):
     """The backend could not answer at all: it died, hung, or broke the
     protocol.  The message says which; ``stderr`` is its last output."""
 
-    def __init__(self, message: str, stderr: str | None = None) -> None:
+    def __init__(
+        self, message: str, stderr: str | None = None, *, answered_twice: int | None = None
+    ) -> None:
         self.message = message
         self.stderr = stderr
+        self.answered_twice = answered_twice
+        """The id of the request a second answer came for, when that is the
+        failure: a request sent before the one in progress."""
         super().__init__(message)

@@ -166,13 +166,49 @@ def _breach(step: Step, args: JSON, mismatch: Mismatch) -> Breach:
     )
 
 
+def _step_breach(step: Step | None, args: JSON, message: str) -> Breach:
+    """A breach of ``step`` as it was sent (None: the case's reset)."""
+    if step is None:
+        return Breach(0, None, "reset", {}, message)
+    return Breach(step.number, step.line, step.op, args, message, sent=step.raw)
+
+
+_Sent = tuple[int, Step | None, JSON]
+"""The last request id a step (None: the reset) sent, and its arguments."""
+
+
+def _mark(sent: list[_Sent], backend: Backend, step: Step | None, args: JSON) -> None:
+    """Note the last request ``step`` sent, where the backend numbers its requests."""
+    last = getattr(backend, "requests_sent", None)
+    if isinstance(last, int):
+        sent.append((last, step, args))
+
+
+def _sender(sent: list[_Sent], failure: BackendFailure) -> tuple[Step | None, JSON] | None:
+    """The earlier step of this case (None: its reset) whose request ``failure``
+    found answered twice, by the ids each step's requests had; None when the
+    failure is the step under way's own (or a request before the case)."""
+    request = failure.answered_twice
+    if request is None or not sent:
+        return None
+    start, _, _ = sent[0]
+    for last, step, args in sent[1:]:
+        if start < request <= last:
+            return step, args
+        start = last
+    return None
+
+
 def _run_steps(case: Case, backend: Backend) -> Outcome:
     saved: dict[str, JSON] = {}
+    sent: list[_Sent] = []
+    _mark(sent, backend, None, {})
     try:
         backend.call("reset", {})
     except (OpError, BackendFailure) as error:
         breach = Breach(0, None, "reset", {}, f"reset failed before the first step: {error}")
         return _failed(case, [breach], getattr(error, "stderr", None) or backend.stderr_tail())
+    _mark(sent, backend, None, {})
     breaches: list[Breach] = []
     unsaved: dict[str, int] = {}
     """Names a wrongly answered step did not save, with that step's number."""
@@ -200,17 +236,25 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
             args = substitute(dict(step.args), saved)
             ran = (step, args)
             _run_step(step, args, backend, saved, found)
+            _mark(sent, backend, step, args)
         except Unresolved as missing:
             raise CaseFileError(
                 case.file, str(missing), line=step.line, case_id=case.id, path=f"steps[{index}]"
             ) from None
         except BackendFailure as failure:
-            breaches.append(
-                Breach(step.number, step.line, step.op, args, failure.message, sent=step.raw)
-            )
+            earlier = _sender(sent, failure)
+            unrun = index + 1
+            if earlier is None:
+                breaches.append(_step_breach(step, args, failure.message))
+            else:
+                # An earlier step's request answered twice: that step broke the
+                # protocol, and this one had no answer, so it did not run either.
+                breaches.append(_step_breach(*earlier, failure.message))
+                breaches.sort(key=lambda breach: breach.step or 0)
+                unrun = index
             later = (
-                _not_run(case, index + 1, "a backend that answered")
-                if index + 1 < len(case.steps)
+                _not_run(case, unrun, "a backend that answered")
+                if unrun < len(case.steps)
                 else None
             )
             return _failed(case, breaches, failure.stderr or backend.stderr_tail(), later)
@@ -258,14 +302,7 @@ def _answered_once(
     failure = end_of_case(backend)
     if failure is not None:
         step, args = ran if ran is not None else (None, {})
-        breach = Breach(
-            step.number if step else 0,
-            step.line if step else None,
-            step.op if step else "reset",
-            args,
-            failure.message,
-            sent=step.raw if step else None,
-        )
+        breach = _step_breach(step, args, failure.message)
         stderr = failure.stderr or outcome.stderr
         return _failed(case, [*outcome.breaches, breach], stderr, outcome.stopped)
     return outcome
