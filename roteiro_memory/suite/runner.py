@@ -206,7 +206,7 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
     try:
         backend.call("reset", {})
     except (OpError, BackendFailure) as error:
-        breach = Breach(0, None, "reset", {}, f"reset failed before the first step: {error}")
+        breach = _step_breach(None, {}, f"reset failed before the first step: {error}")
         return _failed(case, [breach], getattr(error, "stderr", None) or backend.stderr_tail())
     _mark(sent, backend, None, {})
     breaches: list[Breach] = []
