@@ -353,6 +353,16 @@ class Store(abc.ABC):
     def export_graph(self) -> builtins.list[GraphNode]:
         """Every node, sorted by key."""
 
+    def find_nodes(
+        self, keys: Iterable[str] = (), blobs: Iterable[str] = ()
+    ) -> builtins.list[GraphNode]:
+        """The nodes whose key is one of ``keys`` or whose blob is one of
+        ``blobs``, sorted by key: what a few records need of a large graph.
+        A backend that can find them without reading every node overrides
+        this."""
+        wanted, carried = set(keys), set(blobs)
+        return [n for n in self.export_graph() if n.key in wanted or n.blob in carried]
+
     def count_nodes(self, prefixes: tuple[str, ...]) -> int:
         """How many nodes have a key starting with one of ``prefixes``.  A
         backend that can count without reading every node overrides this."""

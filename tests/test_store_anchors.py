@@ -64,3 +64,30 @@ def test_every_anchor_state_reads_back_from_the_store(store: Store) -> None:
         assert record is not None
         assert record.anchor_state is state
         assert record.applies is state.applies
+
+
+# --- Finding nodes --------------------------------------------------------------
+
+
+def test_found_nodes_are_those_of_the_keys_and_blobs_asked_for(store: Store) -> None:
+    """``find_nodes`` is the graph filtered, as the default over
+    ``export_graph`` says, on every backend: by key or by blob, each node
+    once, sorted by key, and a key or blob no node has finds nothing."""
+    from roteiro_memory.results import GraphNode
+    from roteiro_memory.store import Store as Contract
+
+    store.put_nodes(
+        GraphNode(f"py:m{n}.py::f", "function", "f", f"m{n}.py", f"b{n % 4}") for n in range(700)
+    )
+    store.put_nodes([GraphNode("file:none", "file", None, "none", None)])
+    keys = ["py:m5.py::f", "py:m1.py::f", "file:none", "py:nowhere", "py:m\udcff.py::f"]
+    blobs = ["b3", "no such blob"]
+    found = store.find_nodes(keys, blobs)
+    assert found == Contract.find_nodes(store, keys, blobs)
+    assert [n.key for n in found] == sorted(
+        {"py:m5.py::f", "py:m1.py::f", "file:none"} | {f"py:m{n}.py::f" for n in range(3, 700, 4)}
+    )
+    assert store.find_nodes() == []
+    assert store.find_nodes(keys=[f"py:m{n}.py::f" for n in range(600)]) == [
+        n for n in store.export_graph() if n.key.startswith("py:") and int(n.path[1:-3]) < 600
+    ]

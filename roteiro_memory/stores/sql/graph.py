@@ -1,6 +1,6 @@
-"""The graph's writes, in SQL over a :class:`~.dialects.Dialect`: nodes
-upserted and removed by key, and the tree witness; and the count of nodes
-by key prefix.
+"""The graph in SQL over a :class:`~.dialects.Dialect`: nodes upserted and
+removed by key, and the tree witness; nodes read, all or those of some keys
+and blobs; and the count of nodes by key prefix.
 
 Rows are written in key order, so two writers upserting overlapping nodes
 lock rows in the same order and cannot deadlock where locks are per row.
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     Row = tuple[Any, ...]
 
-__all__ = ["count", "replace", "rows", "set_tree", "upsert"]
+__all__ = ["count", "read", "replace", "rows", "set_tree", "upsert"]
 
 
 def rows(d: Dialect, nodes: Iterable[GraphNode]) -> list[Row]:
@@ -79,11 +79,33 @@ def replace(conn: Any, d: Dialect, new: Sequence[Row], tree: str | None) -> tupl
     return len(changed), len(gone)
 
 
-def count(d: Dialect, prefixes: Sequence[str], params: dict[str, object]) -> str:
-    """The query counting the nodes whose key starts with one of ``prefixes``,
-    bound in ``params``.  Keys sort by their UTF-8 bytes on both databases,
-    so the keys with one prefix are a range of the key's index: counted
-    reading no row."""
+def read(
+    conn: Any, d: Dialect, keys: Sequence[str] | None = None, blobs: Sequence[str] = ()
+) -> list[GraphNode]:
+    """Every node (``keys`` None), or those whose key is one of ``keys`` or
+    whose blob is one of ``blobs`` -- each bound in the runs the engine
+    takes (:meth:`~.dialects.Dialect.chunks`), a key found by its index --
+    sorted by key, each once."""
+    from roteiro_memory.results import GraphNode
+
+    select = f"SELECT {cols.select_list(cols.NODES)} FROM nodes"
+    if keys is None:
+        found = conn.execute(f"{select} ORDER BY key").fetchall()
+    else:
+        found = []
+        for column, values in (("key", keys), ("blob", blobs)):
+            for run in d.chunks(d.texts(sorted(set(values)))):
+                where, params = d.any_of(column, run)
+                found += conn.execute(f"{select} WHERE {where}", params).fetchall()
+    nodes = {node.key: node for node in (GraphNode(*map(d.read, row)) for row in found)}
+    return list(nodes.values()) if keys is None else [nodes[key] for key in sorted(nodes)]
+
+
+def count(conn: Any, d: Dialect, prefixes: Sequence[str]) -> int:
+    """How many nodes have a key starting with one of ``prefixes``.  Keys
+    sort by their UTF-8 bytes on both databases, so the keys with one prefix
+    are a range of the key's index: counted reading no row."""
+    params: dict[str, object] = {}
     counts = []
     for n, prefix in enumerate(prefixes):
         params[f"lo{n}"] = d.text(prefix)
@@ -92,4 +114,4 @@ def count(d: Dialect, prefixes: Sequence[str], params: dict[str, object]) -> str
             f"(SELECT count(*) FROM nodes WHERE key >= {d.named(f'lo{n}')}"
             f" AND key < {d.named(f'hi{n}')})"
         )
-    return f"SELECT {' + '.join(counts) or '0'}"
+    return int(conn.execute(f"SELECT {' + '.join(counts) or '0'}", params).fetchone()[0])

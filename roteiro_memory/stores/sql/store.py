@@ -4,8 +4,9 @@
 schema both migrations create (:mod:`.columns` lists it).  Each operation is
 one transaction, and says here which one and which locks it takes; its SQL is
 written once, with the engine's spellings taken from :attr:`SQLStore.dialect`.
-The reads live here, since every command reads; the writes are loaded when
-one is made (:mod:`.writes`, :mod:`.cache`, :mod:`.graph`).
+The reads live here, since every command reads, and the graph's
+(:mod:`.graph`); the other writes are loaded when one is made (:mod:`.writes`,
+:mod:`.cache`).
 
 What a concrete store keeps is what truly differs: how it connects and
 migrates, its transactions (:meth:`SQLStore._write_transaction`,
@@ -51,6 +52,7 @@ from roteiro_memory.semantics import DEFAULT_SCOPE, Decay, MemoryKind
 from roteiro_memory.store import STORE_CAPABILITIES, Graph, MemoryWrite, Store
 from roteiro_memory.stores.sql import columns as cols
 from roteiro_memory.stores.sql import expressions as sqlexpr
+from roteiro_memory.stores.sql import graph as graph_sql
 from roteiro_memory.stores.sql import ranking
 from roteiro_memory.stores.sql.columns import (
     CACHE_COLS,
@@ -124,8 +126,7 @@ class SQLStore(Store):
         """One read transaction, so a read's several queries see one state."""
 
     def _one_statement(self) -> AbstractContextManager[Any]:
-        """Where a read of one statement runs (after loading, into the
-        connection, what the read was given)."""
+        """Where a read of one statement runs, after loading what it was given."""
         return self._read_transaction()
 
     # --- where each operation runs: its own transaction, or the held one ---
@@ -585,13 +586,11 @@ class SQLStore(Store):
     # --- graph -----------------------------------------------------------
 
     def put_nodes(self, nodes: Iterable[GraphNode]) -> None:
-        from roteiro_memory.stores.sql import graph
-
         self._usable()
-        rows = graph.rows(self.dialect, check_graph(nodes))
+        rows = graph_sql.rows(self.dialect, check_graph(nodes))
         if rows:
             with self._atomic() as conn:
-                graph.upsert(conn, self.dialect, rows)
+                graph_sql.upsert(conn, self.dialect, rows)
 
     def remove_nodes(self, keys: Iterable[str]) -> None:
         self._usable()
@@ -601,11 +600,9 @@ class SQLStore(Store):
                 self.dialect.delete_keys(conn, "nodes", "key", doomed)
 
     def set_tree(self, tree: str | None) -> None:
-        from roteiro_memory.stores.sql import graph
-
         check_graph((), tree)
         with self._atomic() as conn:
-            graph.set_tree(conn, self.dialect, tree)
+            graph_sql.set_tree(conn, self.dialect, tree)
 
     def tree(self) -> str | None:
         with self._statement() as conn:
@@ -617,28 +614,25 @@ class SQLStore(Store):
             conn.execute("DELETE FROM nodes")
 
     def export_graph(self) -> builtins.list[GraphNode]:
-        d = self.dialect
-        select = cols.select_all("nodes", cols.NODES, "key")
         with self._statement() as conn:
-            rows = conn.execute(select).fetchall()
-        return [GraphNode(*(d.read(value) for value in row)) for row in rows]
+            return graph_sql.read(conn, self.dialect)
+
+    def find_nodes(
+        self, keys: Iterable[str] = (), blobs: Iterable[str] = ()
+    ) -> builtins.list[GraphNode]:
+        with self._reading() as conn:  # in the runs the engine binds, one snapshot
+            return graph_sql.read(conn, self.dialect, builtins.list(keys), builtins.list(blobs))
 
     def count_nodes(self, prefixes: tuple[str, ...]) -> int:
-        from roteiro_memory.stores.sql import graph
-
-        params: dict[str, object] = {}
-        sql = graph.count(self.dialect, prefixes, params)
         with self._statement() as conn:
-            return int(conn.execute(sql, params).fetchone()[0])
+            return graph_sql.count(conn, self.dialect, prefixes)
 
     def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
-        from roteiro_memory.stores.sql import graph
-
         # Compared and written under the write lock: a sync racing another
         # (two worktrees of one clone, two machines) never leaves a mixed graph.
-        new = graph.rows(self.dialect, check_graph(nodes, tree))
+        new = graph_sql.rows(self.dialect, check_graph(nodes, tree))
         with self._atomic() as conn:
-            return graph.replace(conn, self.dialect, new, tree)
+            return graph_sql.replace(conn, self.dialect, new, tree)
 
     # --- store -----------------------------------------------------------
 
