@@ -684,6 +684,114 @@ def test_remedies_are_worked_out_only_for_the_stale_records_a_file_notice_has_ro
     assert asked == []
 
 
+FOLLOWED = {
+    "src/drifts.py": "def alpha(value):\n    return value + 1\n",
+    "src/moves.py": "def beta(value):\n    return value * 2\n\n\ndef other():\n    return 0\n",
+    "src/renamed.py": "def gamma(value):\n    return value - 3\n\n\ndef delta():\n    return 4\n",
+    "src/whole.txt": "a file anchored whole\n",
+}
+"""Files whose records go stale each its own way: a function edited, one
+moved unchanged to another file, a file renamed with an edit, a file
+renamed unchanged."""
+
+
+def _followed_stale(repo: GitRepo) -> list[int]:
+    """Records on :data:`FOLLOWED`, each made stale as its file says; their ids."""
+    for path, text in FOLLOWED.items():
+        repo.write(path, text)
+    repo.commit("followed")
+    for anchor in ("src/drifts.py::alpha", "src/moves.py::beta", "src/renamed.py::gamma"):
+        add(repo, f"about {anchor}", anchor)
+    add(repo, "about the whole file", "src/whole.txt")
+    repo.write("src/drifts.py", FOLLOWED["src/drifts.py"].replace("+ 1", "+ 2"))
+    repo.write("src/moves.py", "def other():\n    return 0\n")
+    repo.write("src/moved.py", "def beta(value):\n    return value * 2\n")
+    repo.git("mv", "src/renamed.py", "src/now.py")
+    repo.write("src/now.py", FOLLOWED["src/renamed.py"].replace("- 3", "- 30"))
+    repo.git("mv", "src/whole.txt", "src/whole-now.txt")
+    repo.commit("stale")
+    return [1, 2, 3, 4]
+
+
+def _hook_proposals(ids: list[int], reads: tuple[str, ...]) -> Any:
+    """The proposals a hook works out for ``ids``, after its read of ``reads``."""
+    from roteiro_memory.app import records
+    from roteiro_memory.app.reanchor import proposals
+    from roteiro_memory.app.session import Session
+
+    session = Session(wait_ms=1000)
+    try:
+        records.ranked(session, records.Selection(anchors=reads), limit=0)
+        return proposals(session, ids, history=False, synced=True)
+    finally:
+        session.close()
+
+
+def test_a_hooks_proposals_are_reanchors_for_drifted_moved_and_renamed_code(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a notice proposes, reading the graph its read synced, is what
+    ``reanchor`` proposes for the same records: the proposal, how sure,
+    and the evidence."""
+    ids = _followed_stale(repo)
+    _in_process(repo, monkeypatch)
+    time.sleep(2.2)  # past the stat cache's racy window: the read asks git no more
+    assert repo.cli("list").returncode == 0
+    hooked = _hook_proposals(ids, tuple(FOLLOWED)).to_json()["proposals"]
+    done = repo.cli("--json", "reanchor", *map(str, ids))
+    assert done.returncode == 0, done.stderr
+    told = json.loads(done.stdout)["result"]["proposals"]
+
+    def shown(found: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        fields = ("action", "certainty", "to", "blob", "candidates", "evidence")
+        return [(p["record"]["id"], *(p[name] for name in fields)) for p in found]
+
+    assert shown(hooked) == shown(told)
+    assert [(p["action"], p["certainty"]) for p in told] == [
+        ("confirm", None),
+        ("move", "certain"),
+        ("move", "likely"),
+        ("move", "certain"),
+    ]
+
+
+def test_a_hooks_proposals_read_only_what_their_records_need(
+    repo: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notice's proposals for an edited function and a file renamed with
+    an edit read neither the whole graph nor the stat cache again: they
+    cost those records, not the repository."""
+    from roteiro_memory.repo.statcache import StatCache
+    from roteiro_memory.stores.sql.store import SQLStore
+
+    _followed_stale(repo)
+    _in_process(repo, monkeypatch)
+    time.sleep(2.2)
+    assert repo.cli("list").returncode == 0
+    from roteiro_memory.app import records
+    from roteiro_memory.app.reanchor import proposals
+    from roteiro_memory.app.session import Session
+
+    calls: list[str] = []
+    for owner, name in ((SQLStore, "export_graph"), (StatCache, "unchanged")):
+        original = getattr(owner, name)
+
+        def counted(*args: Any, _name: str = name, _was: Any = original, **kw: Any) -> Any:
+            calls.append(_name)
+            return _was(*args, **kw)
+
+        monkeypatch.setattr(owner, name, counted)
+    session = Session(wait_ms=1000)
+    try:
+        records.ranked(session, records.Selection(anchors=("src/drifts.py",)), limit=0)
+        calls.clear()
+        found = proposals(session, [1, 3], history=False, synced=True)
+    finally:
+        session.close()
+    assert [p.action for p in found.proposals] == ["confirm", "move"]
+    assert calls == []
+
+
 def _states(text: str) -> dict[str, str]:
     """The anchor state each record's line names, by record id."""
     return dict(re.findall(r"^(?:- )?#(\d+) [a-z]+ ([a-z]+) ", text, flags=re.MULTILINE))

@@ -348,7 +348,7 @@ def _remedies(session: Session, fresh: list[Recalled]) -> dict[int, str]:
     from roteiro_memory.errors import RoteiroError
 
     try:
-        found = proposals(session, stale, history=False)
+        found = proposals(session, stale, history=False, synced=True)  # as the read synced it
     except RoteiroError:
         return {}
     said = {record_id: f"settle it with `{line}`" for record_id, line in found.remedies().items()}
@@ -363,8 +363,9 @@ class _Remedies:
     after it the notice would show if none still to be worked out had a
     remedy (:func:`_room_for`) -- usually one
     :func:`~roteiro_memory.app.reanchor.proposals` a notice, and none when
-    no stale record is shown, which reads the store's whole graph (a third
-    of a second at 20,000 files) and checks the stat cache again.  A record
+    no stale record is shown; it reads of the graph the read synced only
+    what those records need, but for a carrier it checks against a witness
+    tree, which lists that tree and reads the whole graph.  A record
     whose line has no room even without a remedy never needs one, so the
     notice is the one every remedy worked out first would give."""
 

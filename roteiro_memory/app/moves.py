@@ -32,6 +32,12 @@ What holds:
   synced graph does not hold as they are there (:meth:`_TreeGraphs.changed`),
   and only the nodes carrying a blob looked for are indexed: in a large
   repository a hook's remedy costs the files changed since, not every file.
+* **The store's graph is read as far as asked** (:class:`_Synced`): a
+  key's blob, and the nodes carrying the blobs looked for, each found by
+  the store (:meth:`~roteiro_memory.store.Store.find_nodes`); every node
+  only where carriers are checked against a tree.  So the proposals for
+  an edited function, or a file renamed, cost those records, not the
+  repository's thousands of nodes.
 * **Looking back is bounded**: a file anchor's blob is compared with the
   file's blob in each tree, nothing parsed; a version of a file is parsed
   once however many trees hold it, and only the newest versions that fit in
@@ -41,7 +47,7 @@ What holds:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.valueclass import valueclass
@@ -244,13 +250,66 @@ def _readable(
     return out
 
 
+class _StoredGraph(Mapping[str, "str | None"]):
+    """The store's graph as key -> blob, each key read from the store when
+    first asked for (:meth:`~roteiro_memory.store.Store.find_nodes`): what a
+    few records' proposals look up costs those lookups, not the graph."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._read: dict[str, tuple[str | None] | None] = {}
+
+    def __getitem__(self, key: str) -> str | None:
+        if key not in self._read:
+            found = self._store.find_nodes([key])
+            self._read[key] = (found[0].blob,) if found else None
+        held = self._read[key]
+        if held is None:
+            raise KeyError(key)
+        return held[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([node.key for node in self._store.export_graph()])
+
+    def __len__(self) -> int:
+        return len(self._store.export_graph())
+
+
+class _Synced:
+    """The synced graph the facts are read against: the one a sync built and
+    has not written (``built``, in memory already), or the store's, of
+    which only what is asked for is read -- a key's blob, the nodes carrying
+    some blobs -- and the whole graph only where a tree is compared with it
+    (:class:`_TreeGraphs`)."""
+
+    def __init__(self, store: Store, built: tuple[str, Sequence[GraphNode]] | None) -> None:
+        from roteiro_memory.repo.graph import graph_blobs
+
+        self._store = store
+        self._nodes = None if built is None else built[1]
+        self.tree = store.tree() if built is None else built[0]
+        self.graph: Mapping[str, str | None] = (
+            _StoredGraph(store) if self._nodes is None else graph_blobs(self._nodes)
+        )
+
+    def every(self) -> Sequence[GraphNode]:
+        """Every node, read once."""
+        if self._nodes is None:
+            self._nodes = self._store.export_graph()
+        return self._nodes
+
+    def carrying(self, blobs: set[str]) -> Sequence[GraphNode]:
+        """The nodes carrying one of ``blobs`` (and perhaps others)."""
+        return self._store.find_nodes(blobs=blobs) if self._nodes is None else self._nodes
+
+
 class _TreeGraphs:
     """The nodes of files as earlier trees hold them, each file of a tree
     built once, and each tree's differences from the graph once."""
 
-    def __init__(self, repo: Repo, nodes: Sequence[GraphNode]) -> None:
+    def __init__(self, repo: Repo, synced: _Synced) -> None:
         self._repo = repo
-        self._nodes = nodes
+        self._synced = synced
         self._built: dict[str, tuple[set[str], dict[str, str | None]]] = {}
         self._changed: dict[str, tuple[dict[str, str | None], frozenset[str]]] = {}
         self._versions: dict[tuple[str, str], Mapping[str, str | None]] = {}
@@ -269,7 +328,7 @@ class _TreeGraphs:
         from roteiro_memory.repo.nodes import Stored, takes_stored
 
         if tree not in self._changed:
-            stored = Stored.of(self._nodes)
+            stored = Stored.of(self._synced.every())
             files = rev_files(self._repo, tree)
             same = frozenset(p for p, entry in files.items() if takes_stored(entry, stored))
             others = {p: entry for p, entry in files.items() if p not in same}
@@ -294,7 +353,7 @@ class _TreeGraphs:
         done, graph = self._built.setdefault(tree, (set(), {}))
         missing = sorted(set(paths) - done)
         if missing:
-            graph.update(tree_graph(self._repo, tree, self._nodes, missing))
+            graph.update(tree_graph(self._repo, tree, self._synced.every(), missing))
             done.update(missing)
         return graph
 
@@ -332,7 +391,7 @@ def read_facts(
     *,
     history: bool = True,
     built: tuple[str, Sequence[GraphNode]] | None = None,
-) -> tuple[str | None, dict[str, str | None], list[Facts]]:
+) -> tuple[str | None, Mapping[str, str | None], list[Facts]]:
     """The store's witness, its graph (key -> blob) and the facts of each
     of ``records``, in order; only a vanished anchor has any, or a drifted
     one whose captured blob another node carries now.  Without
@@ -342,11 +401,10 @@ def read_facts(
     the store's, as they will be once written."""
     from roteiro_memory.repo import renames
     from roteiro_memory.repo.blobs import empty_blob
-    from roteiro_memory.repo.graph import graph_blobs
     from roteiro_memory.repo.languages import FILE_PREFIX, file_key
 
-    now, nodes = built if built is not None else (store.tree(), store.export_graph())
-    graph = graph_blobs(nodes)
+    synced = _Synced(store, built)
+    now, graph = synced.tree, synced.graph
     empty = empty_blob(repo.object_format)
     stale = [
         r
@@ -356,12 +414,13 @@ def read_facts(
         and not (r.anchor.key.startswith(FILE_PREFIX) and r.anchor.blob == empty)
     ]
     wanted = {r.anchor.blob for r in stale if r.anchor and r.anchor.blob}
-    by_blob = _carriers(nodes, wanted) if wanted else {}
+    carrying = synced.carrying(wanted) if wanted else ()
+    by_blob = _carriers(carrying, wanted)
     # A drifted anchor's own node no longer carries its blob: with no other
     # node carrying it, its code changed where it is, and nothing is followed.
     followed = [r for r in stale if r.anchor_state is AnchorState.VANISHED or _carried(r, by_blob)]
     present = renames.present_trees(repo, [r.tree or "" for r in followed] + [now or ""])
-    trees = _TreeGraphs(repo, nodes)
+    trees = _TreeGraphs(repo, synced)
     befores, based, skipped = _stand_ins(repo, followed, present, trees, graph, history)
     gone = {}
     for record in followed:
@@ -369,7 +428,7 @@ def read_facts(
         if parts is not None and file_key(parts[0]) not in graph:
             gone[record.id] = parts[0]
     moves = _moves(repo, gone, {**based, **befores}, now, present) if gone else {}
-    path_of = {node.key: node.path for node in nodes}
+    path_of = {node.key: node.path for node in carrying}
     found = {
         record.id: _found(record, by_blob, befores, trees, graph, path_of) for record in followed
     }

@@ -542,18 +542,25 @@ def _stale(store: Store, graph: Graph | None = None) -> list[MemoryRecord]:
 
 
 def _gather(
-    session: Session, wanted: Sequence[int], operation: str, history: bool = True, *, write: bool
+    session: Session,
+    wanted: Sequence[int],
+    operation: str,
+    history: bool = True,
+    *,
+    write: bool,
+    synced: bool = False,
 ) -> tuple[Proposals, SyncReport | None]:
     """The proposals for the records ``wanted`` names, or for every stale
-    one, and the sync that came first.  They are worked out from the
-    store's graph (:func:`read_facts`: its nodes, and its witness where the
-    history ends), so a store that takes no sync is read as last synced,
-    the warning saying so.  Not ``write``: the sync writes nothing, and the
+    one, and the sync that came first (none when ``synced``: the caller's
+    read synced already).  They are worked out from the store's graph
+    (:func:`read_facts`: its nodes, and its witness where the history
+    ends), so a store that takes no sync is read as last synced, the
+    warning saying so.  Not ``write``: the sync writes nothing, and the
     proposals are those of the graph it left pending, as it will be once
     written."""
     store = session.store()  # first: with no repository to find it in, the failure is its
     repo = session.require_repo(operation)
-    report = session.sync(stored=True, write=write)
+    report = None if synced else session.sync(stored=True, write=write)
     built = None if report is None or report.pending is None else (report.tree, report.pending)
     graph = _pending_graph(report)
     records = _named(store, wanted, operation, graph) if wanted else _stale(store, graph)
@@ -570,14 +577,20 @@ def _gather(
 # --- The use cases ----------------------------------------------------------------
 
 
-def proposals(session: Session, ids: Sequence[object] = (), *, history: bool = True) -> Proposals:
+def proposals(
+    session: Session, ids: Sequence[object] = (), *, history: bool = True, synced: bool = False
+) -> Proposals:
     """Where the code of each stale live record is now, with the evidence:
     the records ``ids`` names (any live record; NotFound or
     AlreadySuperseded for one that is not), or every live record whose
     anchor drifted or vanished.  Without ``history`` no file's history is
     read: a record whose witness tree git does not have is then not
-    ``searched`` (the quick answer a hook gives).  Writes no record."""
-    return _gather(session, _ids(session, ids), "reanchor", history, write=True)[0]
+    ``searched`` (the quick answer a hook gives).  ``synced``: this
+    session's read synced the graph the store holds now, so it is read as
+    that sync left it, the stat cache not asked again (a hook's notice).
+    Writes no record."""
+    wanted = _ids(session, ids)
+    return _gather(session, wanted, "reanchor", history, write=True, synced=synced)[0]
 
 
 def apply(session: Session, ids: Sequence[object] = (), *, all_certain: bool = False) -> Rewritten:
