@@ -62,3 +62,51 @@ def test_a_failure_after_many_files_do_not_parse_stays_one_short_line(
     assert named == [f"b{n:02}.py" for n in range(FOLDED_WARNINGS)]  # the first, in order
     assert len(said) < 1_000, len(said)
     assert said.endswith(f"; and {broken - FOLDED_WARNINGS} more warnings")
+
+
+@pytest.mark.parametrize("count", [0, 1, FOLDED_WARNINGS, FOLDED_WARNINGS + 1, 1_000])
+def test_a_command_that_succeeds_says_the_first_few_warnings_and_counts_the_rest(
+    count: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line each for the first few, then one line saying how many more
+    there are and how to have them all said; every one under ``--json``."""
+    for every in (False, True):
+        warnings = Warnings(every=every)
+        for n in range(1, count + 1):
+            warnings(f"w{n}")
+        warnings.release()
+        lines = capsys.readouterr().err.splitlines()
+        said = count if every else min(count, FOLDED_WARNINGS)
+        assert lines[:said] == [f"roteiro-memory: warning: w{n}" for n in range(1, said + 1)]
+        rest = count - said
+        if rest:
+            noun = "warning" if rest == 1 else "warnings"
+            assert lines[said:] == [
+                f"roteiro-memory: warning: and {rest} more {noun}, not shown (with --json every "
+                "warning is said)"
+            ]
+        else:
+            assert lines[said:] == []
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_a_command_after_many_files_do_not_parse_says_a_few_unless_json(
+    tmp_path: Path, as_json: bool
+) -> None:
+    broken = 40
+    repo = Repo.committed(
+        tmp_path / "repo", {f"b{n:02}.py": "def f(:\n" for n in range(broken)} | {"a.py": ""}
+    )
+    done = repo.run(*(["--json"] if as_json else []), "list")
+    assert done.returncode == ExitCode.NOTHING, done.stderr
+    lines = done.stderr.splitlines()
+    named = [line.split()[2] for line in lines if "does not parse" in line]
+    if as_json:
+        assert named == [f"b{n:02}.py" for n in range(broken)]
+        assert len(lines) == broken
+    else:
+        assert named == [f"b{n:02}.py" for n in range(FOLDED_WARNINGS)]
+        assert lines[FOLDED_WARNINGS:] == [
+            f"roteiro-memory: warning: and {broken - FOLDED_WARNINGS} more warnings, not shown "
+            "(with --json every warning is said)"
+        ]

@@ -1020,6 +1020,23 @@ def test_a_hook_that_fails_after_a_warning_says_both_in_its_one_line(repo: GitRe
     assert "; warning: broken.py does not parse (line 1" in message
 
 
+def test_a_hooks_warnings_line_says_the_first_few_and_counts_the_rest(repo: GitRepo) -> None:
+    """However many files the hook's sync finds that do not parse, its one
+    line on stderr quotes the first few and counts the rest; the answer
+    is the agent's as ever."""
+    add(repo, "about retry", "src/app/retry.py")
+    for n in range(40):
+        repo.write(f"b{n:02}.py", "def f(:\n")
+    done = hook(repo, read(repo, "src/app/retry.py"))
+    assert done.returncode == 0
+    assert "about retry" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("roteiro-memory: hook: b00.py does not parse (")
+    assert re.findall(r"(b\d\d\.py) does not parse", line) == ["b00.py", "b01.py", "b02.py"]
+    assert line.endswith("; and 37 more warnings")
+    assert len(line) < 1_000, len(line)
+
+
 def test_a_session_start_where_git_is_not_on_path_and_no_stat_cache_says_so_once(
     repo: GitRepo,
 ) -> None:

@@ -136,7 +136,8 @@ def _named(arguments: list[str]) -> Command | None:
 def _status(arguments: list[str], as_json: bool, host: Command | None = None) -> int:
     from roteiro_memory.cli.output import Warnings
 
-    warnings = Warnings()  # said when the command ends; a failure's line carries them
+    # Said when the command ends (every one under --json); a failure's line carries them.
+    warnings = Warnings(every=as_json)
     try:
         return _main(arguments, as_json, warnings)
     except UsageFailure as failure:

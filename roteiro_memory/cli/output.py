@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from roteiro_memory.app.session import Session
 
 __all__ = [
+    "EVERY_WARNING",
     "FOLDED_WARNINGS",
     "GuardedStdout",
     "Warnings",
@@ -32,6 +33,7 @@ __all__ = [
     "reader_gone",
     "say",
     "serving",
+    "shown_warnings",
     "warn",
 ]
 
@@ -151,7 +153,22 @@ def warn(text: str) -> None:
 
 
 FOLDED_WARNINGS = 3
-"""Most warnings a failure's one line quotes; the rest it counts."""
+"""Most warnings a command quotes before it counts the rest: in a
+failure's one line, in the hook's, and a line each when it succeeds."""
+
+EVERY_WARNING = "with --json every warning is said"
+"""How to have a command say every warning, which its count of the rest
+says: under ``--json`` none is left out."""
+
+
+def shown_warnings(held: list[str]) -> tuple[list[str], str | None]:
+    """The first :data:`FOLDED_WARNINGS` of ``held``, in the order they
+    came, and the count of the rest (``and 7 more warnings``; None when
+    none is left out): so a sync that meets a thousand files that do not
+    parse says so in a few lines that can be read."""
+    rest = len(held) - FOLDED_WARNINGS
+    counted = f"and {rest} more warning{'s' if rest > 1 else ''}" if rest > 0 else None
+    return held[:FOLDED_WARNINGS], counted
 
 
 class Warnings:
@@ -159,14 +176,17 @@ class Warnings:
 
     A failing command says exactly one thing -- one line on stderr, or one
     envelope under ``--json`` -- so its warnings are held until it ends: a
-    command that succeeds says them then, one line each (:func:`warn`); one
-    that fails carries them in its failure's line (:meth:`folded`), since a
-    warning may be why it failed (a file that does not parse) or news that
-    must not be lost (a store migrated).  A server says them once it serves,
-    and each later one as it comes (:func:`serving`): its stderr is a log."""
+    command that succeeds says them then, one line each (:func:`warn`), the
+    first few and a line counting the rest, or, ``every`` (``--json``),
+    every one; one that fails carries them in its failure's line
+    (:meth:`folded`), since a warning may be why it failed (a file that does
+    not parse) or news that must not be lost (a store migrated).  A server
+    says them once it serves, and each later one as it comes
+    (:func:`serving`): its stderr is a log."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, every: bool = False) -> None:
         self._held: list[str] | None = []
+        self.every = every
 
     def __call__(self, text: str) -> None:
         if self._held is None:
@@ -183,24 +203,25 @@ class Warnings:
         return held
 
     def release(self) -> None:
-        """Say the warnings held, and every later one as it comes."""
+        """Say the warnings held -- all of them when ``every``, else the
+        first few and how many more (:func:`shown_warnings`) -- and every
+        later one as it comes."""
         held = self.take()
         self._held = None
-        for text in held:
+        shown, rest = (held, None) if self.every else shown_warnings(held)
+        for text in shown:
             warn(text)
+        if rest is not None:
+            warn(f"{rest}, not shown ({EVERY_WARNING})")
 
     def folded(self, message: str) -> str:
         """``message``, a failure's, followed by the warnings held (taken),
-        as ``MESSAGE; warning: TEXT``: the first :data:`FOLDED_WARNINGS`, in
-        the order they came, and a count of the rest (``; and 7 more
-        warnings``), so a sync that finds a thousand files that do not parse
-        fails in a line that can be read."""
-        held = self.take()
-        shown = [f"; warning: {text}" for text in held[:FOLDED_WARNINGS]]
-        rest = len(held) - len(shown)
-        if rest:
-            shown.append(f"; and {rest} more warning{'s' if rest > 1 else ''}")
-        return "".join([message, *shown])
+        as ``MESSAGE; warning: TEXT``: the first few, in the order they
+        came, and a count of the rest (``; and 7 more warnings``:
+        :func:`shown_warnings`), so a failure is one line that can be read."""
+        shown, rest = shown_warnings(self.take())
+        parts = [message, *(f"; warning: {text}" for text in shown)]
+        return "".join([*parts, *([f"; {rest}"] if rest else [])])
 
 
 def held(session: Session) -> Warnings | None:

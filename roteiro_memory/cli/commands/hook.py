@@ -12,7 +12,8 @@ event, the store, an option -- is said to the person in the answer's
 ``systemMessage`` (:func:`refused`), and in one line on stderr, which the
 host keeps for its debug output, both carrying what was warned of before
 the failure; what the person should know of an answer given (a store that
-could not be synced, a session state not kept) is one line on stderr.
+could not be synced, a session state not kept) is one line on stderr, the
+first few warnings and a count of the rest.
 Git missing from ``PATH`` or failing, where the stat cache still found the
 repository, fails every event that needs git to list a changed tree: it is
 said at each session start and at the first other event of a session
@@ -91,7 +92,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     from roteiro_memory.app import hookstate
     from roteiro_memory.app.hooks import read_event, respond
-    from roteiro_memory.cli.output import held
+    from roteiro_memory.cli.output import held, shown_warnings
     from roteiro_memory.errors import GitError
     from roteiro_memory.exitcodes import ExitCode
     from roteiro_memory.terminal import to_stderr
@@ -112,11 +113,13 @@ def run(args: argparse.Namespace, session: Session) -> int:
         answer = None  # said at an earlier event of the session
     if place is not None:
         _keep(session, place.git_dir, event.session_id, state)
-    # Said together, in one line; a failure's line carries them instead.
+    # Said together, in one line, the first few and the rest counted; a
+    # failure's line carries them instead.
     warnings = held(session)
-    notes = warnings.take() if warnings is not None else []
+    notes, rest = shown_warnings(warnings.take() if warnings is not None else [])
     if notes:
-        to_stderr(printable("roteiro-memory: hook: " + "; ".join(notes), one_line=True) + "\n")
+        said = "; ".join([*notes, *([rest] if rest else [])])
+        to_stderr(printable(f"roteiro-memory: hook: {said}", one_line=True) + "\n")
     if answer is not None:
         sys.stdout.write(json.dumps(answer) + "\n")
     return ExitCode.OK
