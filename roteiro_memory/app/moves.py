@@ -55,6 +55,7 @@ from roteiro_memory.valueclass import valueclass
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from roteiro_memory.repo.graph import Repo
+    from roteiro_memory.repo.nodes import Stored
     from roteiro_memory.repo.renames import Rename, State
     from roteiro_memory.results import GraphNode, MemoryRecord
     from roteiro_memory.store import Store
@@ -298,6 +299,14 @@ class _Synced:
             self._nodes = self._store.export_graph()
         return self._nodes
 
+    def stored(self, files: Sequence[str]) -> Stored:
+        """The synced graph's nodes as a sync reuses them: every node when
+        in memory, else those of the keys of ``files`` (file nodes)."""
+        from roteiro_memory.repo.nodes import Stored
+
+        nodes = self._store.find_nodes(files) if self._nodes is None else self._nodes
+        return Stored.of(nodes)
+
     def carrying(self, blobs: set[str]) -> Sequence[GraphNode]:
         """The nodes carrying one of ``blobs`` (and perhaps others)."""
         return self._store.find_nodes(blobs=blobs) if self._nodes is None else self._nodes
@@ -322,14 +331,18 @@ class _TreeGraphs:
         it does -- each of those nodes is the synced graph's own, the same
         key with the same blob.  The two make the whole tree's graph
         (:func:`~roteiro_memory.repo.graph.tree_graph`), which is not
-        built: in a large repository, nearly all of it is the synced graph."""
+        built: in a large repository, nearly all of it is the synced graph.
+        Read from the store, the synced graph is read by key, only the file
+        nodes of ``tree``'s paths: the symbols of a file the tree's graph
+        does not take are parsed from the tree, or, where they cannot be,
+        have no blob, which nothing compared is (:func:`_found`)."""
         from roteiro_memory.repo.graph import rev_files, tree_graph
         from roteiro_memory.repo.languages import file_key
-        from roteiro_memory.repo.nodes import Stored, takes_stored
+        from roteiro_memory.repo.nodes import takes_stored
 
         if tree not in self._changed:
-            stored = Stored.of(self._synced.every())
             files = rev_files(self._repo, tree)
+            stored = self._synced.stored([file_key(p) for p in files])
             same = frozenset(p for p, entry in files.items() if takes_stored(entry, stored))
             others = {p: entry for p, entry in files.items() if p not in same}
             theirs = [n for p in others for n in stored.symbols.get(p, ())]
