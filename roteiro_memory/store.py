@@ -354,14 +354,19 @@ class Store(abc.ABC):
         """Every node, sorted by key."""
 
     def find_nodes(
-        self, keys: Iterable[str] = (), blobs: Iterable[str] = ()
+        self, keys: Iterable[str] = (), blobs: Iterable[str] = (), prefixes: Iterable[str] = ()
     ) -> builtins.list[GraphNode]:
-        """The nodes whose key is one of ``keys`` or whose blob is one of
-        ``blobs``, sorted by key: what a few records need of a large graph.
-        A backend that can find them without reading every node overrides
-        this."""
-        wanted, carried = set(keys), set(blobs)
-        return [n for n in self.export_graph() if n.key in wanted or n.blob in carried]
+        """The nodes whose key is one of ``keys``, whose blob is one of
+        ``blobs`` or whose key starts with one of ``prefixes``, sorted by
+        key: what a few records need of a large graph (or its file nodes,
+        not its symbols).  A backend that can find them without reading
+        every node overrides this."""
+        wanted, carried, starts = set(keys), set(blobs), tuple(prefixes)
+        return [
+            n
+            for n in self.export_graph()
+            if n.key in wanted or n.blob in carried or (starts and n.key.startswith(starts))
+        ]
 
     def count_nodes(self, prefixes: tuple[str, ...]) -> int:
         """How many nodes have a key starting with one of ``prefixes``.  A

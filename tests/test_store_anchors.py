@@ -88,6 +88,9 @@ def test_found_nodes_are_those_of_the_keys_and_blobs_asked_for(store: Store) -> 
         {"py:m5.py::f", "py:m1.py::f", "file:none"} | {f"py:m{n}.py::f" for n in range(3, 700, 4)}
     )
     assert store.find_nodes() == []
+    assert store.find_nodes(prefixes=["file:"]) == [GraphNode("file:none", "file", None, "none")]
+    assert store.find_nodes(prefixes=["py:m69"]) == Contract.find_nodes(store, prefixes=["py:m69"])
+    assert len(store.find_nodes(prefixes=["py:m69"])) == 11  # m69, m690 to m699
     assert store.find_nodes(keys=[f"py:m{n}.py::f" for n in range(600)]) == [
         n for n in store.export_graph() if n.key.startswith("py:") and int(n.path[1:-3]) < 600
     ]

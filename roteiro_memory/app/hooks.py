@@ -364,8 +364,8 @@ class _Remedies:
     remedy (:func:`_room_for`) -- usually one
     :func:`~roteiro_memory.app.reanchor.proposals` a notice, and none when
     no stale record is shown; it reads of the graph the read synced only
-    what those records need, but for a carrier it checks against a witness
-    tree, which lists that tree and reads the whole graph.  A record
+    what those records need, but for code moved unchanged, checked against
+    its witness tree, it lists that tree and reads its file nodes.  A record
     whose line has no room even without a remedy never needs one, so the
     notice is the one every remedy worked out first would give."""
 

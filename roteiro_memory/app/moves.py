@@ -34,10 +34,11 @@ What holds:
   repository a hook's remedy costs the files changed since, not every file.
 * **The store's graph is read as far as asked** (:class:`_Synced`): a
   key's blob, and the nodes carrying the blobs looked for, each found by
-  the store (:meth:`~roteiro_memory.store.Store.find_nodes`); every node
-  only where carriers are checked against a tree.  So the proposals for
-  an edited function, or a file renamed, cost those records, not the
-  repository's thousands of nodes.
+  the store (:meth:`~roteiro_memory.store.Store.find_nodes`); its file
+  nodes, not its symbols, where carriers are checked against a witness; every
+  node only where files of an earlier tree are built (reading history).
+  So the proposals for an edited function, or a file renamed, cost those
+  records, not the repository's thousands of nodes.
 * **Looking back is bounded**: a file anchor's blob is compared with the
   file's blob in each tree, nothing parsed; a version of a file is parsed
   once however many trees hold it, and only the newest versions that fit in
@@ -280,8 +281,8 @@ class _Synced:
     """The synced graph the facts are read against: the one a sync built and
     has not written (``built``, in memory already), or the store's, of
     which only what is asked for is read -- a key's blob, the nodes carrying
-    some blobs -- and the whole graph only where a tree is compared with it
-    (:class:`_TreeGraphs`)."""
+    some blobs, the file nodes -- and the whole graph only
+    where files of an earlier tree are built (:class:`_TreeGraphs`)."""
 
     def __init__(self, store: Store, built: tuple[str, Sequence[GraphNode]] | None) -> None:
         from roteiro_memory.repo.graph import graph_blobs
@@ -299,13 +300,15 @@ class _Synced:
             self._nodes = self._store.export_graph()
         return self._nodes
 
-    def stored(self, files: Sequence[str]) -> Stored:
+    def files(self) -> Stored:
         """The synced graph's nodes as a sync reuses them: every node when
-        in memory, else those of the keys of ``files`` (file nodes)."""
+        in memory, else its file nodes, read by their keys' prefix."""
+        from roteiro_memory.repo.languages import FILE_PREFIX
         from roteiro_memory.repo.nodes import Stored
 
-        nodes = self._store.find_nodes(files) if self._nodes is None else self._nodes
-        return Stored.of(nodes)
+        if self._nodes is not None:
+            return Stored.of(self._nodes)
+        return Stored.of(self._store.find_nodes(prefixes=[FILE_PREFIX]))
 
     def carrying(self, blobs: set[str]) -> Sequence[GraphNode]:
         """The nodes carrying one of ``blobs`` (and perhaps others)."""
@@ -332,17 +335,17 @@ class _TreeGraphs:
         key with the same blob.  The two make the whole tree's graph
         (:func:`~roteiro_memory.repo.graph.tree_graph`), which is not
         built: in a large repository, nearly all of it is the synced graph.
-        Read from the store, the synced graph is read by key, only the file
-        nodes of ``tree``'s paths: the symbols of a file the tree's graph
-        does not take are parsed from the tree, or, where they cannot be,
-        have no blob, which nothing compared is (:func:`_found`)."""
+        Read from the store, only the synced graph's file nodes are read:
+        the symbols of a file the tree's graph does not take are parsed
+        from the tree, or, where they cannot be, have no blob, which nothing
+        compared is (:func:`_found`)."""
         from roteiro_memory.repo.graph import rev_files, tree_graph
         from roteiro_memory.repo.languages import file_key
         from roteiro_memory.repo.nodes import takes_stored
 
         if tree not in self._changed:
+            stored = self._synced.files()
             files = rev_files(self._repo, tree)
-            stored = self._synced.stored([file_key(p) for p in files])
             same = frozenset(p for p, entry in files.items() if takes_stored(entry, stored))
             others = {p: entry for p, entry in files.items() if p not in same}
             theirs = [n for p in others for n in stored.symbols.get(p, ())]

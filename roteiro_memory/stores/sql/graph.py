@@ -80,12 +80,17 @@ def replace(conn: Any, d: Dialect, new: Sequence[Row], tree: str | None) -> tupl
 
 
 def read(
-    conn: Any, d: Dialect, keys: Sequence[str] | None = None, blobs: Sequence[str] = ()
+    conn: Any,
+    d: Dialect,
+    keys: Sequence[str] | None = None,
+    blobs: Sequence[str] = (),
+    prefixes: Sequence[str] = (),
 ) -> list[GraphNode]:
-    """Every node (``keys`` None), or those whose key is one of ``keys`` or
-    whose blob is one of ``blobs`` -- each bound in the runs the engine
-    takes (:meth:`~.dialects.Dialect.chunks`), a key found by its index --
-    sorted by key, each once."""
+    """Every node (``keys`` None), or those whose key is one of ``keys``,
+    whose blob is one of ``blobs`` or whose key starts with one of
+    ``prefixes`` -- each bound in the runs the engine takes
+    (:meth:`~.dialects.Dialect.chunks`), a key or a prefix found by the
+    key's index -- sorted by key, each once."""
     from roteiro_memory.results import GraphNode
 
     select = f"SELECT {cols.select_list(cols.NODES)} FROM nodes"
@@ -97,21 +102,26 @@ def read(
             for run in d.chunks(d.texts(sorted(set(values)))):
                 where, params = d.any_of(column, run)
                 found += conn.execute(f"{select} WHERE {where}", params).fetchall()
+        for prefix in prefixes:
+            named: dict[str, object] = {}
+            found += conn.execute(f"{select} WHERE {_range(d, prefix, named)}", named).fetchall()
     nodes = {node.key: node for node in (GraphNode(*map(d.read, row)) for row in found)}
     return list(nodes.values()) if keys is None else [nodes[key] for key in sorted(nodes)]
 
 
+def _range(d: Dialect, prefix: str, params: dict[str, object]) -> str:
+    """The condition of the keys that start with ``prefix``, bound in
+    ``params``.  Keys sort by their UTF-8 bytes on both databases, so they
+    are a range of the key's index."""
+    n = len(params)
+    params[f"lo{n}"] = d.text(prefix)
+    params[f"hi{n}"] = d.text(prefix[:-1] + chr(ord(prefix[-1]) + 1))
+    return f"key >= {d.named(f'lo{n}')} AND key < {d.named(f'hi{n}')}"
+
+
 def count(conn: Any, d: Dialect, prefixes: Sequence[str]) -> int:
-    """How many nodes have a key starting with one of ``prefixes``.  Keys
-    sort by their UTF-8 bytes on both databases, so the keys with one prefix
-    are a range of the key's index: counted reading no row."""
+    """How many nodes have a key starting with one of ``prefixes``: each a
+    range of the key's index (:func:`_range`), counted reading no row."""
     params: dict[str, object] = {}
-    counts = []
-    for n, prefix in enumerate(prefixes):
-        params[f"lo{n}"] = d.text(prefix)
-        params[f"hi{n}"] = d.text(prefix[:-1] + chr(ord(prefix[-1]) + 1))
-        counts.append(
-            f"(SELECT count(*) FROM nodes WHERE key >= {d.named(f'lo{n}')}"
-            f" AND key < {d.named(f'hi{n}')})"
-        )
+    counts = [f"(SELECT count(*) FROM nodes WHERE {_range(d, p, params)})" for p in prefixes]
     return int(conn.execute(f"SELECT {' + '.join(counts) or '0'}", params).fetchone()[0])

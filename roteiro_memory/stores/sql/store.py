@@ -618,10 +618,11 @@ class SQLStore(Store):
             return graph_sql.read(conn, self.dialect)
 
     def find_nodes(
-        self, keys: Iterable[str] = (), blobs: Iterable[str] = ()
+        self, keys: Iterable[str] = (), blobs: Iterable[str] = (), prefixes: Iterable[str] = ()
     ) -> builtins.list[GraphNode]:
+        found = [builtins.list(keys), builtins.list(blobs), builtins.list(prefixes)]
         with self._reading() as conn:  # in the runs the engine binds, one snapshot
-            return graph_sql.read(conn, self.dialect, builtins.list(keys), builtins.list(blobs))
+            return graph_sql.read(conn, self.dialect, *found)
 
     def count_nodes(self, prefixes: tuple[str, ...]) -> int:
         with self._statement() as conn:
