@@ -368,6 +368,14 @@ class Store(abc.ABC):
             if n.key in wanted or n.blob in carried or (starts and n.key.startswith(starts))
         ]
 
+    def anchor_keys(self) -> builtins.list[str]:
+        """Every key an anchor names -- a record's, superseded ones too, or a
+        cache entry's -- each once, sorted.  A backend that can read them
+        without reading every record overrides this."""
+        keys = {r.anchor.key for r in self.list(include_superseded=True).records if r.anchor}
+        keys.update(entry.anchor for entry in self.cache_entries() if entry.anchor is not None)
+        return sorted(keys)
+
     def count_nodes(self, prefixes: tuple[str, ...]) -> int:
         """How many nodes have a key starting with one of ``prefixes``.  A
         backend that can count without reading every node overrides this."""

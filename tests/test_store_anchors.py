@@ -94,3 +94,21 @@ def test_found_nodes_are_those_of_the_keys_and_blobs_asked_for(store: Store) -> 
     assert store.find_nodes(keys=[f"py:m{n}.py::f" for n in range(600)]) == [
         n for n in store.export_graph() if n.key.startswith("py:") and int(n.path[1:-3]) < 600
     ]
+
+
+def test_anchor_keys_are_every_key_an_anchor_names_once(store: Store) -> None:
+    """``anchor_keys`` is what the default over ``list`` and ``cache_entries``
+    says, on every backend: records' keys, superseded too, and cache
+    entries', each once, sorted; a record with no anchor names none."""
+    from roteiro_memory.store import Store as Contract
+
+    assert store.anchor_keys() == []
+    first = store.record("lesson", "about b", anchor="py:b.py::f")
+    store.record("lesson", "about b again", anchor="py:b.py::f", supersedes=first)
+    store.record("lesson", "about a", anchor="file:a.py")
+    store.record("lesson", "about nothing")
+    store.cache_put("k1", "fp", "{}", anchor="py:c.py::g")
+    store.cache_put("k2", "fp", "{}", anchor="file:a.py")
+    store.cache_put("k3", "fp", "{}")
+    assert store.anchor_keys() == ["file:a.py", "py:b.py::f", "py:c.py::g"]
+    assert store.anchor_keys() == Contract.anchor_keys(store)

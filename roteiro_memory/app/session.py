@@ -460,21 +460,19 @@ class Session:
         if rev is None:
             return None if self._working is None else self._working.graph
         from roteiro_memory.repo.graph import rev_graph
-        from roteiro_memory.repo.nodes import anchored_keys
 
         repo, store = self.require_repo(self.spell("rev")), self.store()
-        _, graph = rev_graph(repo, rev, store.export_graph(), lambda: anchored_keys(store))
+        _, graph = rev_graph(repo, rev, store.export_graph(), store.anchor_keys)
         return graph
 
     def touched(self, rev: str) -> set[str]:
         """Node keys that differ between ``rev`` and the working tree's graph
         (as synced, or as built in memory: :meth:`sync`)."""
         from roteiro_memory.repo.graph import graph_blobs, rev_graph, touched_keys
-        from roteiro_memory.repo.nodes import anchored_keys
 
         repo = self.require_repo(self.spell("touched"))
         working = self.store().export_graph()
-        _, before = rev_graph(repo, rev, working, lambda: anchored_keys(self.store()))
+        _, before = rev_graph(repo, rev, working, self.store().anchor_keys)
         built = None if self._working is None else self._working.graph
         after = graph_blobs(working) if built is None else built
         return touched_keys(before, after)

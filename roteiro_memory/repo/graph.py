@@ -47,7 +47,6 @@ from roteiro_memory.repo.nodes import (
     FileEntry,
     Progress,
     Stored,
-    anchored_keys,
     build,
 )
 from roteiro_memory.repo.regular import open_regular, read_regular
@@ -512,7 +511,7 @@ def build_working(
         return {path: b"\0" if data is None else data for path, data in sources.items()}
 
     stored = Stored.of(store.export_graph())
-    return build(files, stored, read, repo.object_format, progress, lambda: anchored_keys(store))
+    return build(files, stored, read, repo.object_format, progress, store.anchor_keys)
 
 
 def working_sources(

@@ -49,8 +49,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import NamedTuple
 
-    from roteiro_memory.store import Store
-
 __all__ = [
     "FILE",
     "UNKNOWN",
@@ -58,7 +56,6 @@ __all__ = [
     "Built",
     "FileEntry",
     "Stored",
-    "anchored_keys",
     "build",
     "shown_path",
     "source_language",
@@ -206,14 +203,6 @@ def takes_stored(entry: FileEntry, stored: Stored) -> bool:
     language = source_language(entry)
     old = stored.nodes.get(FILE_PREFIX + entry.path)
     return language is not None and old is not None and _kept(entry, language, old)
-
-
-def anchored_keys(store: Store) -> list[str]:
-    """Every key an anchor of ``store`` names: its records', superseded
-    too, and its cache entries'."""
-    listing = store.list(include_superseded=True)
-    keys = [r.anchor.key for r in listing.records if r.anchor is not None]
-    return keys + [e.anchor for e in store.cache_entries() if e.anchor is not None]
 
 
 def _named_in(paths: set[str], have: Iterable[GraphNode], keys: Iterable[str]) -> list[GraphNode]:

@@ -1,6 +1,6 @@
 """The graph in SQL over a :class:`~.dialects.Dialect`: nodes upserted and
 removed by key, and the tree witness; nodes read, all or those of some keys
-and blobs; and the count of nodes by key prefix.
+and blobs; the count of nodes by key prefix; and the keys anchors name.
 
 Rows are written in key order, so two writers upserting overlapping nodes
 lock rows in the same order and cannot deadlock where locks are per row.
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     Row = tuple[Any, ...]
 
-__all__ = ["count", "read", "replace", "rows", "set_tree", "upsert"]
+__all__ = ["anchored", "count", "read", "replace", "rows", "set_tree", "upsert"]
 
 
 def rows(d: Dialect, nodes: Iterable[GraphNode]) -> list[Row]:
@@ -125,3 +125,14 @@ def count(conn: Any, d: Dialect, prefixes: Sequence[str]) -> int:
     params: dict[str, object] = {}
     counts = [f"(SELECT count(*) FROM nodes WHERE {_range(d, p, params)})" for p in prefixes]
     return int(conn.execute(f"SELECT {' + '.join(counts) or '0'}", params).fetchone()[0])
+
+
+def anchored(conn: Any, d: Dialect) -> list[str]:
+    """Every key an anchor names, a record's (superseded too) or a cache
+    entry's, each once, sorted: read by the anchor key's index and the
+    cache's rows, no record read whole."""
+    found = conn.execute(
+        "SELECT anchor_key FROM agent_memory WHERE anchor_key IS NOT NULL"
+        " UNION SELECT anchor_key FROM agent_cache WHERE anchor_key IS NOT NULL"
+    ).fetchall()
+    return sorted(d.read(row[0]) for row in found)

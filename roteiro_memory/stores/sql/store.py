@@ -628,6 +628,10 @@ class SQLStore(Store):
         with self._statement() as conn:
             return graph_sql.count(conn, self.dialect, prefixes)
 
+    def anchor_keys(self) -> builtins.list[str]:
+        with self._statement() as conn:
+            return graph_sql.anchored(conn, self.dialect)
+
     def replace_graph(self, nodes: Iterable[GraphNode], tree: str | None) -> tuple[int, int]:
         # Compared and written under the write lock: a sync racing another
         # (two worktrees of one clone, two machines) never leaves a mixed graph.
