@@ -250,6 +250,7 @@ for raw in sys.stdin.buffer:
         said = {
             "garbage": b"not json",
             "latin-1": b'{"id": %d, "ok": true, "result": "caf\\xe9"}' % rid,
+            "surrogate-bytes": b'{"id": %d, "ok": true, "result": "\\xed\\xa0\\x80"}' % rid,
             "wrong-id": b'{"id": 999, "ok": true, "result": null}',
             "no-result": b'{"id": %d, "ok": true}' % rid,
             "array": b"[1, 2]",
@@ -271,6 +272,7 @@ for raw in sys.stdin.buffer:
         ("exit-after", "memory.list: the program had exited with status 0", "response"),
         ("garbage", "the response is not a JSON line", "response"),
         ("latin-1", "the response is not UTF-8 (invalid continuation byte at byte", "line"),
+        ("surrogate-bytes", "the response is not UTF-8 (invalid continuation byte at byte", "line"),
         ("wrong-id", "id 999 does not echo the request's id", "id"),
         ("no-result", "'ok': true without 'result'", "response"),
         ("array", "the response breaks the protocol (not a JSON object", "response"),
@@ -299,6 +301,25 @@ def test_a_wire_failure_cites_the_protocol_rule_it_breaks(
     assert len(failures) == 1
     assert said in failures[0].message
     assert f"PROTOCOL [P-wire-{rule}]" in failures[0].message
+
+
+def test_an_answer_starting_with_a_byte_order_mark_breaks_the_line_rule() -> None:
+    """[P-wire-line]: a line is UTF-8 JSON, and RFC 8259 forbids a byte-order
+    mark before JSON text sent; ``json.loads`` given bytes dropped it unsaid.
+    The failure says so in the library's one wording of that refusal."""
+    mutant = Path(__file__).with_name("wire_mutant.py")
+    backend = SubprocessBackend([sys.executable, str(mutant), "get-marked"], timeout=5.0)
+    try:
+        backend.call("reset", {})
+        assert backend.call("memory.list", {})["records"] == []
+        with pytest.raises(BackendFailure) as caught:
+            backend.call("memory.get", {"id": 1})
+    finally:
+        backend.close()
+    assert caught.value.message.startswith(
+        "memory.get: the response starts with a byte-order mark (U+FEFF): expected UTF-8 JSON "
+        "text without one (PROTOCOL [P-wire-line]): '\\ufeff{"
+    ), caught.value.message
 
 
 def test_a_program_that_ends_badly_after_shutdown_cites_the_wire_end_rule(tmp_path: Path) -> None:

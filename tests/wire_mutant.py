@@ -6,7 +6,9 @@ stdout like ``roteiro-memory protocol``, except for FLAW:
 * ``extra-fields`` -- unknown request fields are ignored instead of refused;
 * ``string-ids`` -- an id written as a string of digits is read as the integer;
 * ``get-answered-twice`` -- every ``memory.get`` is answered twice, the
-  second line the same as the first.
+  second line the same as the first;
+* ``get-marked`` -- every answer to ``memory.get`` starts with a UTF-8
+  byte-order mark (U+FEFF), which RFC 8259 forbids before JSON text sent.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def _loosened(flaw: str) -> object:
         response, done = _HANDLE_LINE(ops, line)
         if flaw == "get-answered-twice" and request.get("op") == "memory.get":
             response = f"{response}\n{response}"  # the server ends it with one more newline
+        elif flaw == "get-marked" and request.get("op") == "memory.get":
+            response = f"\ufeff{response}"
         return response, done
 
     return handle_line

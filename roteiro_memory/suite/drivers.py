@@ -49,11 +49,11 @@ from roteiro_memory.suite.errors import BackendFailure, BackendSpecError, OpErro
 from roteiro_memory.suite.greeting import capabilities_of, implementation_of
 from roteiro_memory.suite.pipes import (
     AnsweredRequests,
-    NotStrictJSON,
+    UnreadableResponse,
     is_shutdown,
     raise_op_error,
+    read_response,
     response_problem,
-    strict_loads,
     write_within,
 )
 from roteiro_memory.suite.program_output import (
@@ -438,28 +438,12 @@ class SubprocessBackend:
 
     def _parse(self, op: str, line: bytes) -> JSON:
         """A response line read as strict JSON, or the failure naming the rule it breaks."""
-        shown = _shown_line(line)
         try:
-            return strict_loads(line)
-        except NotStrictJSON as error:
-            raise self._fail(
-                f"{op}: the response is not strict JSON ({error}; PROTOCOL [P-wire-json]): "
-                f"{shown!r}"
-            ) from None
-        except UnicodeDecodeError as error:
-            raise self._fail(
-                f"{op}: the response is not UTF-8 ({error.reason} at byte {error.start}; "
-                f"PROTOCOL [P-wire-line]): {shown!r}"
-            ) from None
-        except ValueError:
-            raise self._fail(
-                f"{op}: the response is not a JSON line (PROTOCOL [P-wire-response]: one JSON "
-                f"object per line): {shown!r}"
-            ) from None
-        except RecursionError:
-            raise self._fail(
-                f"{op}: the response is nested too deeply to read: {shown[:80]!r}"
-            ) from None
+            return read_response(line)
+        except UnreadableResponse as error:
+            shown = _shown_line(line)
+            shown = shown if error.quoted is None else shown[: error.quoted]
+            raise self._fail(f"{op}: {error}: {shown!r}") from None
 
     def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         response = self._parse(op, line)

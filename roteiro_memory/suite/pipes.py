@@ -14,13 +14,17 @@ import subprocess
 import threading
 from typing import Any
 
+from roteiro_memory.errors import byte_order_mark
 from roteiro_memory.suite.errors import OpError
 
 __all__ = [
     "AnsweredRequests",
+    "ByteOrderMark",
     "NotStrictJSON",
+    "UnreadableResponse",
     "is_shutdown",
     "raise_op_error",
+    "read_response",
     "response_problem",
     "strict_loads",
     "write_within",
@@ -64,22 +68,68 @@ class NotStrictJSON(ValueError):
     """JSON text a lenient parser reads and a strict one refuses."""
 
 
+class ByteOrderMark(NotStrictJSON):
+    """JSON text that starts with a byte-order mark (U+FEFF): RFC 8259 (8.1)
+    forbids one before JSON text sent, and a line is UTF-8 JSON [P-wire-line]."""
+
+
 def strict_loads(line: bytes) -> JSON:
-    """A response line as strict JSON (RFC 8259): UTF-8 JSON [P-wire-line]
-    holding neither the tokens ``NaN``, ``Infinity`` and ``-Infinity`` nor a
-    string with a lone surrogate, which is not Unicode [P-wire-json] -- the
-    suite holds the lines it reads to the rule its programs read by.  Raises
-    :class:`NotStrictJSON` for those, ValueError for text that is no JSON."""
+    """A response line as strict JSON (RFC 8259): UTF-8 JSON without a
+    byte-order mark [P-wire-line], holding neither the tokens ``NaN``,
+    ``Infinity`` and ``-Infinity`` nor a string with a lone surrogate, which
+    is not Unicode [P-wire-json] -- the suite holds the lines it reads to the
+    rule its programs read by.  Raises :class:`ByteOrderMark` and
+    :class:`NotStrictJSON` for those, UnicodeDecodeError for bytes that are
+    not UTF-8, ValueError for text that is no JSON.  (``json.loads`` given
+    bytes would drop a mark, read UTF-16 and UTF-32, and let UTF-8's
+    encoding of a lone surrogate through.)"""
 
     def refuse(token: str) -> JSON:
         raise NotStrictJSON(f"the token {token} is not JSON")
 
-    value = json.loads(line, parse_constant=refuse)
-    if b"\\u" in line:
+    text = line.decode("utf-8")
+    marked = byte_order_mark(text)
+    if marked is not None:
+        raise ByteOrderMark(marked)
+    value = json.loads(text, parse_constant=refuse)
+    if "\\u" in text:
         found = _SURROGATE.search(json.dumps(value, ensure_ascii=False))
         if found is not None:
             raise NotStrictJSON(f"a string holds a lone surrogate (U+{ord(found[0]):04X})")
     return value
+
+
+class UnreadableResponse(ValueError):
+    """A response line that is no strict JSON line, saying why and naming the
+    PROTOCOL rule it breaks; ``quoted``, when set, is how many of its
+    characters a failure quotes."""
+
+    def __init__(self, message: str, quoted: int | None = None) -> None:
+        super().__init__(message)
+        self.quoted = quoted
+
+
+def read_response(line: bytes) -> JSON:
+    """A response line read by :func:`strict_loads`, or :class:`UnreadableResponse`."""
+    try:
+        return strict_loads(line)
+    except ByteOrderMark as error:
+        raise UnreadableResponse(f"the response {error} (PROTOCOL [P-wire-line])") from None
+    except NotStrictJSON as error:
+        raise UnreadableResponse(
+            f"the response is not strict JSON ({error}; PROTOCOL [P-wire-json])"
+        ) from None
+    except UnicodeDecodeError as error:
+        raise UnreadableResponse(
+            f"the response is not UTF-8 ({error.reason} at byte {error.start}; "
+            "PROTOCOL [P-wire-line])"
+        ) from None
+    except ValueError:
+        raise UnreadableResponse(
+            "the response is not a JSON line (PROTOCOL [P-wire-response]: one JSON object per line)"
+        ) from None
+    except RecursionError:
+        raise UnreadableResponse("the response is nested too deeply to read", 80) from None
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
