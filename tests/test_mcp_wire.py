@@ -530,14 +530,15 @@ def test_repo_option_and_variable_serve_a_repository_started_elsewhere(
 
 
 def _initialize_outside_a_repository(
-    tmp_path: Path, message: dict[str, Any], *options: str
+    tmp_path: Path, message: dict[str, Any] | bytes, *options: str
 ) -> subprocess.CompletedProcess[bytes]:
-    """The server started outside any repository, sent ``message``."""
+    """The server started outside any repository, sent ``message`` (bytes: as they are)."""
     nowhere = tmp_path / "nowhere"
     nowhere.mkdir(exist_ok=True)
+    line = message if isinstance(message, bytes) else json.dumps(message).encode()
     return subprocess.run(
         [sys.executable, "-m", "roteiro_memory", "mcp", *options],
-        input=json.dumps(message).encode() + b"\n",
+        input=line + b"\n",
         cwd=nowhere,
         env={k: v for k, v in os.environ.items() if not k.startswith("ROTEIRO_")}
         | {"GIT_CEILING_DIRECTORIES": str(tmp_path)},
@@ -600,6 +601,33 @@ def test_a_server_that_cannot_start_answers_an_id_holding_a_lone_surrogate_as_nu
     answer = strict_json_line(done.stdout)
     assert answer["id"] is None
     assert "is not inside a git repository" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"\xef\xbb\xbf" + json.dumps(INITIALIZE).encode(),
+        json.dumps(
+            {**INITIALIZE, "params": {**INITIALIZE["params"], "x": "\ud800"}}, ensure_ascii=False
+        ).encode("utf-8", "surrogatepass"),
+    ],
+    ids=["byte-order-mark", "encoded-lone-surrogate"],
+)
+def test_a_server_that_cannot_start_answers_only_a_line_the_server_reads_as_a_request(
+    tmp_path: Path, line: bytes
+) -> None:
+    """The refusal reads the first line as the server reads every line
+    (``classify``): one that is not UTF-8 JSON text without a byte-order mark
+    is no request, so it is not answered as one; stderr still says why."""
+    refused = classify(line)
+    assert isinstance(refused, Reply)
+    assert refused.line is not None
+    assert json.loads(refused.line)["error"]["code"] == PARSE_ERROR
+    done = _initialize_outside_a_repository(tmp_path, line)
+    assert done.returncode == 3
+    (said,) = done.stderr.decode().splitlines()
+    assert "is not inside a git repository" in said
+    assert done.stdout == b""
 
 
 @pytest.mark.parametrize("stderr", ["open", "closed", "full"])

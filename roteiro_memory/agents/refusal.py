@@ -17,6 +17,7 @@ import sys
 import threading
 
 from roteiro_memory.agents.lines import error_line, request_id
+from roteiro_memory.errors import byte_order_mark
 
 __all__ = ["FIRST_LINE_WAIT", "START_FAILED", "answer_first_request"]
 
@@ -48,7 +49,14 @@ def answer_first_request(message: str) -> None:
     if sys.stdin is None or sys.stdout is None or sys.stdin.isatty():
         return
     try:
-        parsed = json.loads(_first_line())
+        # Read as the server reads a line (agents.lines): UTF-8 JSON text with
+        # no byte-order mark -- json.loads given bytes drops a mark, and reads
+        # UTF-16 and UTF-8's encoding of a lone surrogate, all lines the
+        # server answers only with a parse error.
+        text = _first_line().decode("utf-8")
+        if byte_order_mark(text) is not None:
+            return  # not a request the server would read: nothing to answer
+        parsed = json.loads(text)
     except (ValueError, RecursionError, OSError):
         return  # not a request: there is nothing to answer, and stderr says why
     if not isinstance(parsed, dict) or "method" not in parsed:
