@@ -135,11 +135,19 @@ def test_durability_torn_supersession_mutant_fails_as_half_applied() -> None:
 def test_durability_a_last_request_answered_twice_fails_the_entry(entry: DurabilitySpec) -> None:
     """[P-wire-response]: an entry ends each instance's part with the check
     every case ends with, so a second answer to an instance's last request,
-    which no later request of its would read, fails the entry."""
+    which no later request of its would read, fails the entry -- saying it
+    was found after the entry's last op on that instance, not after a case's
+    last step."""
     outcome = run_durability(entry, _mutant("last-answered-twice"))
     assert outcome.status == "failed", outcome.message
     op = "memory.list" if entry.capability == "shared" else "memory.record"
+    which = "writer 0" if entry.capability == "shared" else "the instance it killed"
+    assert (
+        f"the backend failed: after the entry's last op on {which}, the hello sent to find a "
+        "request answered twice: the program answered request "
+    ) in outcome.message
     assert f"({op}) a second time" in outcome.message
+    assert "the case's last step" not in outcome.message
     assert "[P-wire-response]" in outcome.message
 
 

@@ -165,7 +165,8 @@ def test_a_request_answered_twice_fails_the_sequence_that_sent_it() -> None:
     """[P-wire-response]: a sequence ends with the check every case ends with,
     so a ``memory.get`` answered twice as the last step fails that sequence,
     shrunk to end with it, rather than the next sequence's reset (which would
-    make the verdict hang on what ran before).  The same verdict every run."""
+    make the verdict hang on what ran before), in a sequence's terms, not a
+    case's.  The same verdict every run."""
     spec = dataclasses.replace(shipped()["refused-writes-never-mutate"], max_examples=20)
     mutant = Path(__file__).with_name("wire_mutant.py")
     for _ in range(2):
@@ -175,9 +176,13 @@ def test_a_request_answered_twice_fails_the_sequence_that_sent_it() -> None:
         finally:
             backend.close()
         assert outcome.status == "failed", outcome.message
+        assert outcome.message.startswith(
+            "the backend failed: after the sequence's last step, the hello sent to find a "
+            "request answered twice: the program answered request "
+        ), outcome.message
         assert "(memory.get) a second time" in outcome.message
         assert "[P-wire-response]" in outcome.message
-        assert "of the case before" not in outcome.message
+        assert "the case's last step" not in outcome.message
         assert [step.call.op for step in outcome.steps][-1:] == ["memory.get"], outcome.case_yaml
 
 

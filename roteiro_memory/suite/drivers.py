@@ -467,12 +467,14 @@ class SubprocessBackend:
         return self._hello
 
     def check_answered_once(self) -> None:
-        """Fail, before a case's verdict, when the program sent a line after
+        """Fail, before a run's verdict, when the program sent a line after
         its last answer that no request asked for (a request answered twice):
-        that case breaks [P-wire-response], not the next one's reset.  The
+        that run breaks [P-wire-response], not the next one's reset.  The
         program answers in order, so a ``hello`` sent now is answered after
         any such line: no wait, and the same verdict every run.  A program
-        that has ended is read to the end of its output instead."""
+        that has ended is read to the end of its output instead.  The failure
+        says what was found; :func:`~roteiro_memory.suite.runner.end_of_case`
+        says after what."""
         proc = self._proc
         if proc is None:  # killed for a failure the case already has
             return
@@ -482,10 +484,10 @@ class SubprocessBackend:
             except BackendFailure as failure:
                 said = failure.message.removeprefix("hello: ")
                 raise BackendFailure(
-                    f"{_AFTER_LAST}{said}", failure.stderr, answered_twice=failure.answered_twice
+                    f"{_HELLO_SENT}{said}", failure.stderr, answered_twice=failure.answered_twice
                 ) from None
             except OpError as error:
-                raise self._fail(f"{_AFTER_LAST}it was refused: {error}") from None
+                raise self._fail(f"{_HELLO_SENT}it was refused: {error}") from None
             return
         try:
             line = self.output.take(self.timeout)
@@ -493,8 +495,8 @@ class SubprocessBackend:
             return  # a child holds the output open: the next case's reset ends it
         if line is not None:
             raise self._fail(
-                f"after the case's last step the program ended, having sent a line no "
-                f"request asked for ({_ANSWERED}): {_shown_line(line)!r}"
+                "the program ended, having sent a line no request asked for "
+                f"({_ANSWERED}): {_shown_line(line)!r}"
             )
 
     def capabilities(self) -> frozenset[str]:
@@ -519,7 +521,7 @@ class SubprocessBackend:
 
 _ANSWERED = "PROTOCOL [P-wire-response]: one response line per request"
 """Why a program that ends, or stops reading, before it answers breaks the protocol."""
-_AFTER_LAST = "after the case's last step, the hello sent to find a request answered twice: "
+_HELLO_SENT = "the hello sent to find a request answered twice: "
 _END = "PROTOCOL [P-wire-end]: shutdown ends the program with exit status 0"
 
 

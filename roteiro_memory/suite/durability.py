@@ -246,10 +246,11 @@ class _Run:
         for instance in self.instances:
             instance.close()
 
-    def finish(self, instance: SubprocessBackend) -> None:
+    def finish(self, instance: SubprocessBackend, which: str) -> None:
         """End ``instance``'s part as every case ends (:func:`end_of_case`:
-        a request it answered twice fails the entry), then close it."""
-        failure = end_of_case(instance)
+        a request it answered twice fails the entry, saying after the
+        entry's last op on ``which`` instance), then close it."""
+        failure = end_of_case(instance, f"the entry's last op on {which}")
         if failure is not None:
             raise failure
         instance.close()
@@ -359,11 +360,13 @@ class _Run:
         everything = {"include_superseded": True}
         for index, instance in enumerate([*writers, *readers]):
             call(f"instance {index}, at the end", instance, "memory.list", everything)
-        for instance in [*writers, *readers]:
-            self.finish(instance)
+        for index, instance in enumerate(writers):
+            self.finish(instance, f"writer {index}")
+        for index, instance in enumerate(readers):
+            self.finish(instance, f"reader {index}")
         fresh = self.start()
         final = call("a fresh instance", fresh, "memory.list", everything)
-        self.finish(fresh)
+        self.finish(fresh, "a fresh instance")
         present = {(r[0], r[3]) for r in listing_view(final.result)[0]}
         writes = order_writes(history)  # ids handed out twice fail here
         lost = [w for w in writes if (w.result["id"], w.args["body"]) not in present]
@@ -420,7 +423,7 @@ class _Run:
                 assert landed.id is not None
                 _supersede(live, args, landed.id)
                 self.figures.landed += 1
-        self.finish(instance)
+        self.finish(instance, "the instance it killed")
         fresh = self.start()
         check_crash_state(
             fresh.call("memory.list", {"include_superseded": True}),
@@ -428,7 +431,7 @@ class _Run:
             None,
             reference_backend(),
         )
-        self.finish(fresh)
+        self.finish(fresh, "a fresh instance")
         self.figures.present = len(acknowledged)
 
     def _cut_short(

@@ -608,7 +608,7 @@ def run_property(
             finally:
                 # Run whatever the sequence came to, so a second answer is never
                 # read by the next sequence; it fails this one unless it broke the rule.
-                ended = end_of_case(backend)
+                ended = end_of_case(backend, "the sequence's last step")
             if ended is not None:
                 raise ended
         except BackendFailure as failure:

@@ -276,20 +276,31 @@ def _run_steps(case: Case, backend: Backend) -> Outcome:
     return _answered_once(case, backend, ran, Outcome(case.id, "passed", steps=len(case.steps)))
 
 
-def end_of_case(backend: Backend) -> BackendFailure | None:
+_CASE_END = "the case's last step"
+"""What a case's end-of-case check (:func:`end_of_case`) comes after."""
+
+
+def end_of_case(backend: Backend, after: str) -> BackendFailure | None:
     """The check every run of steps ends with -- a case's, a property's
     sequence's, a durability entry's instance's: what the backend did after
     its last answer that breaks PROTOCOL, or None.  Today that is an answer
     no request asked for -- a request answered twice ([P-wire-response]),
     which ``check_answered_once`` (a wire backend's) finds without a wait --
-    so that the run that sent the request fails for it, not the next one."""
+    so that the run that sent the request fails for it, not the next one.
+    The failure's message says it came ``after`` that run's end, in the
+    run's own terms: the case's last step, the sequence's last step, the
+    entry's last op on one instance."""
     check = getattr(backend, "check_answered_once", None)
     if check is None:
         return None
     try:
         check()
     except BackendFailure as failure:
-        return failure
+        return BackendFailure(
+            f"after {after}, {failure.message}",
+            failure.stderr,
+            answered_twice=failure.answered_twice,
+        )
     return None
 
 
@@ -299,7 +310,7 @@ def _answered_once(
     """``outcome``, with one more breach on the last step sent when the
     end-of-case check (:func:`end_of_case`) fails, so that this case fails
     for it, not the next one."""
-    failure = end_of_case(backend)
+    failure = end_of_case(backend, _CASE_END)
     if failure is not None:
         step, args = ran if ran is not None else (None, {})
         breach = _step_breach(step, args, failure.message)
