@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from roteiro_memory.precommit.conformance import main
-from roteiro_memory.precommit.conformance_report import load_report
+from roteiro_memory.precommit.conformance_report import ReportError, load_report
 from roteiro_memory.suite.cases import load_cases, load_registry
 from roteiro_memory.suite.drivers import InProcessBackend
 from roteiro_memory.suite.pipes import strict_loads
@@ -121,6 +121,21 @@ def test_the_written_report_is_strict_json_without_the_password(
     assert report["cases"][0]["outcome"]["args"]["confidence"] == "NaN"
     assert any("\\ud800" in text for text in _texts(report))
     assert load_report(report_file) == report
+
+
+def test_a_report_file_starting_with_a_byte_order_mark_is_refused_saying_so(
+    written: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """RFC 8259 forbids a byte-order mark before JSON text; the report is
+    refused in the library's one wording of that, not Python's."""
+    report_file, _ = written
+    marked = tmp_path / "marked.json"
+    marked.write_bytes(b"\xef\xbb\xbf" + report_file.read_bytes())
+    with pytest.raises(ReportError) as caught:
+        load_report(marked)
+    assert str(caught.value) == (
+        f"{marked}: starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text without one"
+    )
 
 
 def _outside_code(markdown: str) -> Iterator[str]:

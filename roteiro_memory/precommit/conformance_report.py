@@ -34,14 +34,20 @@ def load_report(path: Path) -> dict[str, Any]:
     """``path`` as a report, checked against ``report.schema.json``."""
     import jsonschema  # type: ignore[import-untyped]  # no stubs among the dev dependencies
 
+    from roteiro_memory.errors import byte_order_mark
     from roteiro_memory.suite.data import builtin_dir
     from roteiro_memory.suite.pipes import NotStrictJSON, strict_loads
     from roteiro_memory.suite.report import REPORT_SCHEMA, REPORT_SCHEMA_FILE
 
     try:
-        document = strict_loads(path.read_bytes())
+        raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot be read: {error.strerror or error}") from None
+    marked = byte_order_mark(raw[:3].decode("utf-8", "replace"))
+    if marked is not None:
+        raise ReportError(f"{path}: {marked}")
+    try:
+        document = strict_loads(raw)
     except NotStrictJSON as error:
         raise ReportError(f"{path}: is not strict JSON: {error}") from None
     except ValueError as error:  # UnicodeDecodeError too

@@ -41,7 +41,7 @@ from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
 from typing import Any
 
-from roteiro_memory.errors import strict_json
+from roteiro_memory.errors import byte_order_mark, strict_json
 from roteiro_memory.privatefile import check_replaceable
 from roteiro_memory.privatefile import replace as replace_file
 from roteiro_memory.redaction import mask, redact
@@ -437,8 +437,13 @@ class SubprocessBackend:
         return self._read_line(proc, op, deadline)
 
     def _parse(self, op: str, line: bytes) -> JSON:
-        """A response line read as strict JSON, or the failure naming the rule it breaks."""
+        """A response line read as strict JSON, or the failure naming the rule
+        it breaks: a byte-order mark (its first three bytes) is said in the
+        library's one wording, and breaks [P-wire-line], UTF-8 JSON."""
         try:
+            marked = byte_order_mark(line[:3].decode("utf-8", "replace"))
+            if marked is not None:
+                raise UnreadableResponse(f"the response {marked} (PROTOCOL [P-wire-line])")
             return read_response(line)
         except UnreadableResponse as error:
             shown = _shown_line(line)

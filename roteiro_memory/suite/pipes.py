@@ -14,12 +14,10 @@ import subprocess
 import threading
 from typing import Any
 
-from roteiro_memory.errors import byte_order_mark
 from roteiro_memory.suite.errors import OpError
 
 __all__ = [
     "AnsweredRequests",
-    "ByteOrderMark",
     "NotStrictJSON",
     "UnreadableResponse",
     "is_shutdown",
@@ -68,29 +66,21 @@ class NotStrictJSON(ValueError):
     """JSON text a lenient parser reads and a strict one refuses."""
 
 
-class ByteOrderMark(NotStrictJSON):
-    """JSON text that starts with a byte-order mark (U+FEFF): RFC 8259 (8.1)
-    forbids one before JSON text sent, and a line is UTF-8 JSON [P-wire-line]."""
-
-
 def strict_loads(line: bytes) -> JSON:
-    """A response line as strict JSON (RFC 8259): UTF-8 JSON without a
-    byte-order mark [P-wire-line], holding neither the tokens ``NaN``,
-    ``Infinity`` and ``-Infinity`` nor a string with a lone surrogate, which
-    is not Unicode [P-wire-json] -- the suite holds the lines it reads to the
-    rule its programs read by.  Raises :class:`ByteOrderMark` and
+    """A response line as strict JSON (RFC 8259): UTF-8 JSON [P-wire-line]
+    holding neither the tokens ``NaN``, ``Infinity`` and ``-Infinity`` nor a
+    string with a lone surrogate, which is not Unicode [P-wire-json] -- the
+    suite holds the lines it reads to the rule its programs read by.  Raises
     :class:`NotStrictJSON` for those, UnicodeDecodeError for bytes that are
-    not UTF-8, ValueError for text that is no JSON.  (``json.loads`` given
-    bytes would drop a mark, read UTF-16 and UTF-32, and let UTF-8's
-    encoding of a lone surrogate through.)"""
+    not UTF-8, ValueError for text that is no JSON -- a byte-order mark
+    before it included, which RFC 8259 forbids in JSON text sent.  (Given
+    the bytes, ``json.loads`` would drop a mark unsaid, read UTF-16 and
+    UTF-32, and let UTF-8's encoding of a lone surrogate through.)"""
 
     def refuse(token: str) -> JSON:
         raise NotStrictJSON(f"the token {token} is not JSON")
 
     text = line.decode("utf-8")
-    marked = byte_order_mark(text)
-    if marked is not None:
-        raise ByteOrderMark(marked)
     value = json.loads(text, parse_constant=refuse)
     if "\\u" in text:
         found = _SURROGATE.search(json.dumps(value, ensure_ascii=False))
@@ -113,8 +103,6 @@ def read_response(line: bytes) -> JSON:
     """A response line read by :func:`strict_loads`, or :class:`UnreadableResponse`."""
     try:
         return strict_loads(line)
-    except ByteOrderMark as error:
-        raise UnreadableResponse(f"the response {error} (PROTOCOL [P-wire-line])") from None
     except NotStrictJSON as error:
         raise UnreadableResponse(
             f"the response is not strict JSON ({error}; PROTOCOL [P-wire-json])"
