@@ -280,13 +280,13 @@ TWICE_CASES = {
 ``memory.get`` but that of id 3, and ``shutdown``, twice."""
 
 
-def _twice_cases(tmp_path: Path) -> list[Case]:
+def _twice_cases(tmp_path: Path, cases: dict[str, str] = TWICE_CASES) -> list[Case]:
     folder = tmp_path / "cases"
     folder.mkdir()
     body = "cases:\n" + "".join(
         f"  - {{id: {name}, title: t, clause: c, invariant: bad-request,"
         f" requires: [episodic], steps: {steps}}}\n"
-        for name, steps in TWICE_CASES.items()
+        for name, steps in cases.items()
     )
     (folder / "twice.yaml").write_text(body, encoding="utf-8")
     return load_cases([folder], builtin=False)
@@ -331,3 +331,64 @@ def test_p_wire_response_an_answer_sent_twice_fails_the_case_that_asked(tmp_path
         assert (ended.step, ended.op) == (2, "(raw)")
         assert "the program ended, having sent a line no request asked for" in ended.message
         assert '{"id":5,"ok":true,"result":null}' in ended.message
+
+
+RAW_GET = """{raw: '{"id": ID, "op": "memory.get", "args": {"id": 1}}'}"""
+RAW_TWICE_CASES = {
+    "raw-answered-twice-before-a-call": f"[{RAW_GET.replace('ID', '3')}, {{op: memory.list}}]",
+    "fine": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+    "raw-answered-twice-before-a-raw-line": "[{op: memory.record, args: {kind: lesson, body: x}},"
+    f" {RAW_GET.replace('ID', '7')},"
+    """ {raw: '{"id": 8, "op": "memory.list"}'}, {op: memory.list}]""",
+    "fine-b": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+    "raw-answered-twice-last": f"[{RAW_GET.replace('ID', '9')}]",
+    "fine-c": "[{op: memory.record, args: {kind: lesson, body: x}, expect: {id: 1}}]",
+}
+"""Cases run in this order, by a program started for them, against
+:data:`TWICE`: each raw ``memory.get`` is answered twice.  The first case's
+raw line has id 3, the id the driver's next request would have (hello 1,
+reset 2)."""
+
+
+def test_p_wire_response_a_raw_request_answered_twice_fails_the_raw_step(
+    tmp_path: Path,
+) -> None:
+    """[P-wire-response]: a raw line that is a request (an integer id of the
+    case's own) is recorded as answered like any request, so its second
+    answer fails the raw step that sent it -- read by a call, by another raw
+    line or by the end-of-case check -- rather than a later step as a wrong
+    id; the driver numbers its own requests around the raw line's id, so the
+    second answer is never taken for the answer to one of them.  No wait,
+    and the same verdict every run."""
+    program = tmp_path / "twice.py"
+    program.write_text(TWICE, encoding="utf-8")
+    cases = _twice_cases(tmp_path, RAW_TWICE_CASES)
+    for _ in range(3):
+        backend = SubprocessBackend([sys.executable, str(program)], timeout=HANG_S)
+        try:
+            outcomes = {case.id: run_case(case, backend) for case in cases}
+        finally:
+            backend.close()
+        assert {name: o.status for name, o in outcomes.items()} == {
+            name: "passed" if name.startswith("fine") else "failed" for name in RAW_TWICE_CASES
+        }
+        by_call = outcomes["raw-answered-twice-before-a-call"]
+        assert (by_call.step, by_call.op) == (1, "(raw)")
+        assert by_call.stopped == "step 2 not run: they need a backend that answered"
+        assert by_call.message.startswith(
+            "memory.list: the program answered request 3 (memory.get, a raw line) a second "
+            "time, where the answer to request 4 was due; PROTOCOL [P-wire-response]"
+        ), by_call.message
+        by_raw = outcomes["raw-answered-twice-before-a-raw-line"]
+        assert (by_raw.step, by_raw.op) == (2, "(raw)")
+        assert by_raw.stopped == "steps 3-4 not run: they need a backend that answered"
+        assert by_raw.message.startswith(
+            "raw line: the program answered request 7 (memory.get, a raw line) a second time, "
+            "where the answer to request 8 was due; PROTOCOL [P-wire-response]"
+        ), by_raw.message
+        last = outcomes["raw-answered-twice-last"]
+        assert (last.step, last.op) == (1, "(raw)")
+        assert last.message.startswith(
+            "after the case's last step, the hello sent to find a request answered twice: "
+            "the program answered request 9 (memory.get, a raw line) a second time"
+        ), last.message

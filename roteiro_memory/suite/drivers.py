@@ -52,8 +52,10 @@ from roteiro_memory.suite.pipes import (
     UnreadableResponse,
     is_shutdown,
     raise_op_error,
+    raw_request,
     read_response,
     response_problem,
+    shown_line,
     write_within,
 )
 from roteiro_memory.suite.program_output import (
@@ -250,6 +252,8 @@ class SubprocessBackend:
         self.output = ProgramOutput()
         """What the running program writes: its lines, its stderr's tail."""
         self._next_id = 0
+        self._sent = 0
+        """The requests sent: call's and raw lines alike."""
         self._answered = AnsweredRequests()
         self._hello: JSON = None
         self.restarts = 0
@@ -365,7 +369,10 @@ class SubprocessBackend:
             self.output.clear_tail()
             self._answered.new_case()
         self._next_id += 1
+        while self._answered.taken(self._next_id):  # a raw line's id: its second answer
+            self._next_id += 1
         request_id = self._next_id
+        self._sent += 1
         body = {"id": request_id, "op": op, "args": dict(args)}
         # A NaN goes out as the token NaN and a lone surrogate as its \u escape,
         # as a case asks: both are for the program to refuse (PROTOCOL [P-wire-json]).
@@ -387,22 +394,30 @@ class SubprocessBackend:
 
     @property
     def requests_sent(self) -> int:
-        """The id of the last request :meth:`call` sent (ids rise by one a
-        request), by which a run tells which of its steps sent a request."""
-        return self._next_id
+        """How many requests were sent, by :meth:`call` and :meth:`send_raw`
+        alike, by which a run tells which of its steps sent a request."""
+        return self._sent
 
     @property
     def speaks_wire(self) -> bool:
         return True
 
     def send_raw(self, text: str) -> JSON:
-        """Send one line as is; the response object, whatever its id."""
+        """Send one line as is; the response object, whatever its id.  A line
+        that is a request with an integer id is recorded as answered once its
+        answer echoes that id, and an answer with another request's id is
+        that request's second answer, as for :meth:`call`'s requests."""
         proc = self._proc if self._proc is not None and self._proc.poll() is None else None
         if proc is None:
             raise self._fail("raw line: the program had exited")
         shown = text if len(text) <= 200 else text[:200] + "..."
+        self._sent += 1
         line = self._exchange(proc, f"raw line {shown!r}", text.encode("utf-8", "surrogatepass"))
         response = self._parse("raw line", line)
+        request = raw_request(text)
+        if request is not None:
+            self._check_answer("raw line", request[0], response, line)
+            self._answered.answered_if_echoed(response, *request, self._sent)
         if is_shutdown(text) and isinstance(response, dict) and response.get("ok") is True:
             self._await_exit(proc)
         return response
@@ -446,24 +461,29 @@ class SubprocessBackend:
                 raise UnreadableResponse(f"the response {marked} (PROTOCOL [P-wire-line])")
             return read_response(line)
         except UnreadableResponse as error:
-            shown = _shown_line(line)
+            shown = shown_line(line)
             shown = shown if error.quoted is None else shown[: error.quoted]
             raise self._fail(f"{op}: {error}: {shown!r}") from None
 
     def _decode(self, op: str, request_id: int, line: bytes, *, unreadable: bool = False) -> JSON:
         response = self._parse(op, line)
-        shown = _shown_line(line)
-        second = self._answered.second_answer(response, request_id)
-        if second:
-            raise self._fail(f"{op}: {second}: {shown!r}", answered_twice=response["id"])
+        self._check_answer(op, request_id, response, line)
         problem = response_problem(response, request_id, unreadable=unreadable)
         if problem:
+            shown = shown_line(line)
             raise self._fail(f"{op}: the response breaks the protocol ({problem}): {shown!r}")
-        self._answered.answered(request_id, op)
+        self._answered.answered(request_id, op, self._sent)
         if response["ok"]:
             return response["result"]
         refusal = response["error"]
         return raise_op_error(refusal["kind"], refusal.get("message", ""))
+
+    def _check_answer(self, op: str, request_id: int, response: JSON, line: bytes) -> None:
+        """Fail when ``response``, read for request ``request_id``, is another's second answer."""
+        second = self._answered.second_answer(response, request_id)
+        if second is not None:
+            said, sent = second
+            raise self._fail(f"{op}: {said}: {shown_line(line)!r}", answered_twice=sent)
 
     def hello(self) -> JSON:
         """The backend's answer to ``hello``, asked once."""
@@ -501,7 +521,7 @@ class SubprocessBackend:
         if line is not None:
             raise self._fail(
                 "the program ended, having sent a line no request asked for "
-                f"({_ANSWERED}): {_shown_line(line)!r}"
+                f"({_ANSWERED}): {shown_line(line)!r}"
             )
 
     def capabilities(self) -> frozenset[str]:
@@ -528,12 +548,6 @@ _ANSWERED = "PROTOCOL [P-wire-response]: one response line per request"
 """Why a program that ends, or stops reading, before it answers breaks the protocol."""
 _HELLO_SENT = "the hello sent to find a request answered twice: "
 _END = "PROTOCOL [P-wire-end]: shutdown ends the program with exit status 0"
-
-
-def _shown_line(line: bytes) -> str:
-    """A response line as a failure quotes it: decoded, cut to 500 characters."""
-    shown = line.decode("utf-8", "replace").rstrip("\n")
-    return shown if len(shown) <= 500 else shown[:500] + "..."
 
 
 # --- Resolution --------------------------------------------------------------

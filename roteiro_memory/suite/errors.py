@@ -73,6 +73,8 @@ class BackendFailure(Exception):
         self.message = message
         self.stderr = stderr
         self.answered_twice = answered_twice
-        """The id of the request a second answer came for, when that is the
-        failure: a request sent before the one in progress."""
+        """Which request a second answer came for, when that is the failure
+        -- a request sent before the one in progress -- by its place among
+        the requests the backend sent (its ``requests_sent`` once that
+        request was sent)."""
         super().__init__(message)

@@ -22,8 +22,10 @@ __all__ = [
     "UnreadableResponse",
     "is_shutdown",
     "raise_op_error",
+    "raw_request",
     "read_response",
     "response_problem",
+    "shown_line",
     "strict_loads",
     "write_within",
 ]
@@ -87,6 +89,12 @@ def strict_loads(line: bytes) -> JSON:
         if found is not None:
             raise NotStrictJSON(f"a string holds a lone surrogate (U+{ord(found[0]):04X})")
     return value
+
+
+def shown_line(line: bytes) -> str:
+    """A response line as a failure quotes it: decoded, cut to 500 characters."""
+    shown = line.decode("utf-8", "replace").rstrip("\n")
+    return shown if len(shown) <= 500 else shown[:500] + "..."
 
 
 class UnreadableResponse(ValueError):
@@ -173,35 +181,73 @@ _RESPONSE = "PROTOCOL [P-wire-response]"
 
 class AnsweredRequests:
     """The requests a program has answered, by id, in the case under way and
-    the one before it: a response whose ``id`` names one of them is that
-    request's second answer ([P-wire-response]: one response line per
-    request), which this names -- op and case -- instead of blaming the
-    request it arrived in place of."""
+    the one before it -- those the driver numbered and those a case sent as
+    raw lines with an integer id of its own: a response whose ``id`` names
+    one of them is that request's second answer ([P-wire-response]: one
+    response line per request), which this names -- op and case -- instead
+    of blaming the request it arrived in place of.  Each is kept with its
+    place among the requests sent (the driver's ``requests_sent`` after it),
+    by which a run tells which of its steps sent it."""
 
     def __init__(self) -> None:
-        self._now: dict[int, str] = {}
-        self._before: dict[int, str] = {}
+        self._now: dict[int, tuple[str, int]] = {}
+        self._before: dict[int, tuple[str, int]] = {}
 
     def new_case(self) -> None:
         """A case starts (its reset is sent): what was answered is the case before's."""
         self._before, self._now = self._now, {}
 
-    def answered(self, request_id: int, op: str) -> None:
-        self._now[request_id] = op
+    def answered(self, request_id: int, op: str, sent: int) -> None:
+        """Request ``request_id``, the ``sent``-th request, answered; ``op``
+        is how a failure names it.  A raw line reusing an id answered before
+        in the case takes its place: the id says no more."""
+        self._now[request_id] = (op, sent)
 
-    def second_answer(self, response: JSON, request_id: int) -> str | None:
+    def answered_if_echoed(self, response: JSON, request_id: int, op: str, sent: int) -> None:
+        """:meth:`answered`, when ``response`` echoes ``request_id`` as the same
+        JSON integer ([P-wire-id]) -- a raw line's answer, which may not."""
+        echoed = response.get("id") if isinstance(response, dict) else None
+        if type(echoed) is int and echoed == request_id:
+            self.answered(request_id, op, sent)
+
+    def taken(self, request_id: int) -> bool:
+        """Whether an answered request of this case or the one before has
+        ``request_id``: the driver numbers its own requests around the ids
+        a case's raw lines used, so that a second answer to one of those is
+        never read as the answer to a request of the driver's."""
+        return request_id in self._now or request_id in self._before
+
+    def second_answer(self, response: JSON, request_id: int) -> tuple[str, int] | None:
         """Why ``response``, read for request ``request_id``, is another
-        request's second answer; None when it is not one."""
+        request's second answer, with that request's place among those sent;
+        None when it is not one."""
         echoed = response.get("id") if isinstance(response, dict) else None
         if type(echoed) is not int or echoed == request_id:
             return None
         if echoed in self._now:
-            which = f"request {echoed} ({self._now[echoed]})"
+            op, sent = self._now[echoed]
+            which = f"request {echoed} ({op})"
         elif echoed in self._before:
-            which = f"request {echoed} ({self._before[echoed]}, of the case before)"
+            op, sent = self._before[echoed]
+            which = f"request {echoed} ({op}, of the case before)"
         else:
             return None
         return (
             f"the program answered {which} a second time, where the answer to request "
-            f"{request_id} was due; {_RESPONSE}: one response line per request"
+            f"{request_id} was due; {_RESPONSE}: one response line per request",
+            sent,
         )
+
+
+def raw_request(text: str) -> tuple[int, str] | None:
+    """The id of a raw line that is a request with a JSON integer id, and how
+    a failure names it (its op, a raw line); None for any other line, whose
+    answer carries no id of its own ([P-wire-id]: ``"id": null``)."""
+    try:
+        request = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(request, dict) or type(request.get("id")) is not int:
+        return None
+    op = request.get("op")
+    return request["id"], f"{op}, a raw line" if isinstance(op, str) else "a raw line"

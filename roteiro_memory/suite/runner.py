@@ -174,11 +174,13 @@ def _step_breach(step: Step | None, args: JSON, message: str) -> Breach:
 
 
 _Sent = tuple[int, Step | None, JSON]
-"""The last request id a step (None: the reset) sent, and its arguments."""
+"""The backend's count of requests sent once a step (None: the reset) ran,
+and that step's arguments."""
 
 
 def _mark(sent: list[_Sent], backend: Backend, step: Step | None, args: JSON) -> None:
-    """Note the last request ``step`` sent, where the backend numbers its requests."""
+    """Note how many requests were sent once ``step`` ran (a raw line's
+    included), where the backend counts them (``requests_sent``)."""
     last = getattr(backend, "requests_sent", None)
     if isinstance(last, int):
         sent.append((last, step, args))
@@ -186,8 +188,9 @@ def _mark(sent: list[_Sent], backend: Backend, step: Step | None, args: JSON) ->
 
 def _sender(sent: list[_Sent], failure: BackendFailure) -> tuple[Step | None, JSON] | None:
     """The earlier step of this case (None: its reset) whose request ``failure``
-    found answered twice, by the ids each step's requests had; None when the
-    failure is the step under way's own (or a request before the case)."""
+    found answered twice, by the requests each step sent (raw lines with
+    an integer id among them); None when the failure is the step under way's
+    own (or a request before the case)."""
     request = failure.answered_twice
     if request is None or not sent:
         return None
