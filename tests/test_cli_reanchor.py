@@ -212,8 +212,9 @@ def test_a_drifted_anchor_whose_code_moved_is_proposed_a_move_not_confirm(
 ) -> None:
     """Its node is there, changed, but its very code is at another node now:
     confirming it would vouch for code it was never about.  The move is
-    proposed, and applied, as for a vanished anchor, the drift still listed;
-    a reviewer may still confirm such a record instead."""
+    proposed as for a vanished anchor, the drift still listed, but as
+    ``likely``: ``--all-certain`` leaves it, and ``--apply ID`` takes it; a
+    reviewer may still confirm such a record instead."""
     before, after, went = _DRIFTS[change]
     repo = Repo.committed(tmp_path / "repo", before)
     lessons = {anchor: repo.add(f"about {anchor}", anchor) for anchor in went}
@@ -232,7 +233,7 @@ def test_a_drifted_anchor_whose_code_moved_is_proposed_a_move_not_confirm(
         proposal = found[lesson]
         assert (proposal["action"], proposal["certainty"], proposal["to"]) == (
             "move",
-            "certain",
+            "likely",
             new,
         ), anchor
         assert proposal["blob"] == old["blob"], "the very code the record captured"
@@ -242,13 +243,43 @@ def test_a_drifted_anchor_whose_code_moved_is_proposed_a_move_not_confirm(
 
     (confirmed,) = repo.json("confirm", str(kept))["written"]
     assert confirmed["record"]["anchor_state"] == "valid"
-    written = repo.json("reanchor", "--all-certain")["written"]
+    assert repo.run("reanchor", "--all-certain").returncode == 1, "nothing certain"
+    ids = [str(lesson) for lesson in lessons.values()]
+    written = repo.json("reanchor", "--apply", *ids)["written"]
     assert sorted((w["supersedes"], w["record"]["anchor"]["key"]) for w in written) == sorted(
         (lesson, repo.json("show", str(lesson))["anchor"]["key"].replace(a, went[a]))
         for a, lesson in lessons.items()
     )
     assert {w["record"]["anchor_state"] for w in written} == {"valid"}
     assert _listed(repo) == []
+
+
+@pytest.mark.parametrize("committed", [True, False], ids=["committed", "in the working tree"])
+def test_a_drifted_anchor_whose_code_a_copy_made_since_carries_is_never_certain(
+    tmp_path: Path, committed: bool
+) -> None:
+    """A file copied after the record was written, then the original edited:
+    the copy carries the captured code, and the trees are those of a file
+    moved and a new one made at its path.  Which it was cannot be told, so
+    the move is ``likely`` at most, and ``--all-certain`` never re-anchors
+    the record to the copy."""
+    repo = Repo.committed(tmp_path / "repo", {"src/a.py": _ONE, "README.txt": "hello\n"})
+    lesson = repo.add("f returns one", "src/a.py::f")
+    repo.write("src/b.py", _ONE)
+    repo.write("src/a.py", _TWO)
+    if committed:
+        repo.commit("copy, then edit the original")
+    assert repo.state(lesson) == "drifted"
+    (proposal,) = _listed(repo)
+    assert (proposal["action"], proposal["certainty"], proposal["to"]) == (
+        "move",
+        "likely",
+        "py:src/b.py::f",
+    )
+    before = repo.snapshot()
+    assert repo.run("reanchor", "--all-certain").returncode == 1
+    assert repo.snapshot() == before
+    assert repo.state(lesson) == "drifted"
 
 
 def test_a_drifted_anchor_edited_where_it_is_is_still_proposed_confirm(repo: Repo) -> None:

@@ -31,7 +31,9 @@ What holds:
   chosen, since supersession is recorded, never guessed.  A *drifted*
   anchor whose captured blob another node carries is decided the same way
   (its code is elsewhere now: two files swapped, a file moved and another
-  made at its path), the drift listed last; one whose blob no node carries
+  made at its path), the drift listed last, but never ``certain``: its own
+  node is still there, so the carrier may as well be a copy made since,
+  the original edited after -- the same two trees; one whose blob no node carries
   has its node still there, changed: its proposal is ``confirm``, which
   only a reviewer who has read the code may do (:func:`confirm`) -- as
   they may for any drifted record, whatever is proposed.
@@ -301,8 +303,10 @@ def propose(
     evidence += drift
     candidates = tuple(dict.fromkeys([*carriers, *([followed] if followed else [])]))
     if len(carriers) == 1 and followed in (None, carriers[0]):
-        # An unchecked carrier may be a copy that was there all along.
-        to, certainty = carriers[0], CERTAIN if checked or followed else LIKELY
+        # An unchecked carrier may be a copy that was there all along; a
+        # drifted anchor's, a copy made since, its own node edited after.
+        sure = (checked and not drift) or followed
+        to, certainty = carriers[0], CERTAIN if sure else LIKELY
     elif followed is not None and followed in carriers and not _copied(followed, carriers, graph):
         to, certainty = followed, CERTAIN
     elif carriers:
