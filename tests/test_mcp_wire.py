@@ -764,6 +764,27 @@ def test_classify_refuses_a_member_named_twice_naming_it(
     assert answer["error"]["message"].startswith(f"Invalid Request: {said}; "), answer
 
 
+@pytest.mark.parametrize(
+    "message",
+    [
+        b'{"jsonrpc": "2.0", "kind": 1, "kind": 2, "id": 7, "id": 8, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 7, "id": 8, "method": 5}',
+        b'{"jsonrpc": "2.0", "id": 7, "id": 8}',
+    ],
+    ids=["after another member named twice", "beside another fault", "no method"],
+)
+def test_an_id_named_twice_is_never_answered_by_either(message: bytes) -> None:
+    """Which of two ids the sender meant is unknown, whichever member was
+    repeated first and whatever else the message gets wrong: the refusal
+    is answered with a null id, never with the last one the parser kept."""
+    outcome = classify(message)
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    answer = json.loads(outcome.line)
+    assert answer["error"]["code"] == INVALID_REQUEST
+    assert answer["id"] is None, answer
+
+
 def test_classify_refuses_in_a_batch_only_the_message_naming_a_member_twice() -> None:
     line = (
         b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"},'

@@ -178,9 +178,11 @@ def _invalid(message: dict[str, JSON]) -> str | None:
 
 class _Repeated(dict[str, JSON]):
     """A JSON object that names a member more than once, as the parser built
-    it (the last value kept); ``twice`` is the first name repeated."""
+    it (the last value kept); ``twice`` is the first name repeated, and
+    ``ambiguous_id`` whether ``id`` is one of those repeated."""
 
     twice = ""
+    ambiguous_id = False
 
 
 def _members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
@@ -192,8 +194,8 @@ def _members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
     repeated = _Repeated(built)
     for name, _ in pairs:
         if name in seen:
-            repeated.twice = name
-            break
+            repeated.twice = repeated.twice or name
+            repeated.ambiguous_id = repeated.ambiguous_id or name == "id"
         seen.add(name)
     return repeated
 
@@ -230,13 +232,13 @@ def _one(item: JSON, *, repeats: bool = False) -> Forward | bytes:
         kind = "an array" if isinstance(item, list) else f"{json_excerpt(item, 40)}"
         return error_line(INVALID_REQUEST, f"Invalid Request: {kind}, not a JSON-RPC object")
     usable, rid = request_id(item.get("id"))
+    if isinstance(item, _Repeated) and item.ambiguous_id:
+        usable = False  # which id is meant is unknown, whatever else is wrong: answered as null
     problem = _invalid(item)
     if problem is None and _depth_over(item, MAX_DEPTH):
         problem = f"nested more than {MAX_DEPTH} levels deep"
     if problem is None and repeats:
         problem = _repeated(item)
-        if isinstance(item, _Repeated) and item.twice == "id":
-            usable = False  # which id is meant is unknown: answered as null
     if problem is not None:
         return error_line(INVALID_REQUEST, f"Invalid Request: {problem}", rid if usable else None)
     is_request = "method" in item and usable
