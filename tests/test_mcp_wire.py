@@ -812,3 +812,26 @@ def test_remember_with_a_member_named_twice_stores_nothing(repo: GitRepo, tmp_pa
     assert by_id[6]["result"]["isError"] is False
     listed = repo.cli("list", "--json", "--db", str(tmp_path / "m.db"), "--all")
     assert [r["body"] for r in json.loads(listed.stdout)["result"]["records"]] == ["once"]
+
+
+def test_a_member_named_twice_is_found_in_memory_linear_in_the_line() -> None:
+    """The refusal names where the object is, but only that object's place
+    is written out: a long member name over many values, with a member named
+    twice after them, once held the name's length for every value (400 MB
+    for this 40 kB line; a 400 kB one took 20 GB and a hundred seconds)."""
+    import tracemalloc
+
+    name, values = "k" * 20_000, ",".join(["0"] * 20_000)
+    head = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": '
+    line = f'{head}{{"{name}": [{values}], "z": [{{"a": 1}}, {{"a": 1, "a": 2}}]}}}}'.encode()
+    tracemalloc.start()
+    try:
+        outcome = classify(line)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 1024 * 1024, f"{peak:,} bytes at the peak"
+    assert isinstance(outcome, Reply)
+    assert outcome.line is not None
+    said = json.loads(outcome.line)["error"]["message"]
+    assert 'the member "a" appears twice in "params.z[1]"' in said, said

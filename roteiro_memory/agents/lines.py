@@ -200,29 +200,50 @@ def _members(pairs: list[tuple[str, JSON]]) -> dict[str, JSON]:
     return repeated
 
 
+_Where = tuple["_Where", "str | int"] | None
+"""Where a value is in a message, from its parent's place and its member's
+name or index: made in constant time a value, shown (:func:`_shown_where`)
+only for the object refused."""
+
+
 def _repeated(message: dict[str, JSON]) -> str | None:
     """Why ``message`` is refused when one of its objects names a member
     twice: which one is meant is JSON's to leave undefined (RFC 8259), and
     taking the last, as the parser does, would serve a call its sender may
     not have meant (``{"kind": "lesson", "kind": "decision"}``).  None when
-    every member is named once."""
-    stack: list[tuple[JSON, str]] = [(message, "")]
+    every member is named once.  Linear in the message's size: the place of
+    a value is written out only for the object refused."""
+    stack: list[tuple[JSON, _Where]] = [(message, None)]
     while stack:
-        item, path = stack.pop()
+        item, at = stack.pop()
         if isinstance(item, _Repeated):
+            path = _shown_where(at)
             where = json_excerpt(path, 80) if path else "the message"
             return (
                 f"the member {json_excerpt(item.twice)} appears twice in {where}; JSON leaves "
                 "which one counts undefined, so send each member once"
             )
         if isinstance(item, dict):
-            named = [(value, f"{path}.{name}" if path else name) for name, value in item.items()]
+            named: list[tuple[JSON, _Where]] = [(value, (at, name)) for name, value in item.items()]
         elif isinstance(item, list):
-            named = [(value, f"{path}[{at}]") for at, value in enumerate(item)]
+            named = [(value, (at, index)) for index, value in enumerate(item)]
         else:
             continue
         stack.extend(reversed(named))
     return None
+
+
+def _shown_where(at: _Where) -> str:
+    """``params.arguments``, ``params.items[2]``: where a value is, as the
+    refusal names it ("" for the message itself)."""
+    steps: list[str | int] = []
+    while at is not None:
+        at, step = at
+        steps.append(step)
+    parts: list[str] = []
+    for step in reversed(steps):
+        parts.append(f"[{step}]" if isinstance(step, int) else f".{step}" if parts else step)
+    return "".join(parts)
 
 
 def _one(item: JSON, *, repeats: bool = False) -> Forward | bytes:
