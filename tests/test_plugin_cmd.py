@@ -392,3 +392,38 @@ def test_p_wire_response_a_raw_request_answered_twice_fails_the_raw_step(
             "after the case's last step, the hello sent to find a request answered twice: "
             "the program answered request 9 (memory.get, a raw line) a second time"
         ), last.message
+
+
+def test_p_wire_response_an_answer_sent_twice_before_a_raw_line_fails_the_step_that_asked(
+    tmp_path: Path,
+) -> None:
+    """[P-wire-response]: a raw line's response is read whatever its id, so
+    the second answer to the step before was taken for it -- passing the raw
+    step's expectations, its own answer then blamed on it at the end of the
+    case as an id that does not echo.  The second answer fails the step
+    whose request it was, and the raw step did not run.  The same verdict
+    every run."""
+    program = tmp_path / "twice.py"
+    program.write_text(TWICE, encoding="utf-8")
+    folder = tmp_path / "cases"
+    folder.mkdir()
+    steps = (
+        "[{op: memory.record, args: {kind: lesson, body: x}}, {op: memory.get, args: {id: 1}},"
+        """ {raw: '{"id": 9, "op": "memory.list", "args": {}}', expect: {ok: true}}]"""
+    )
+    (folder / "raw.yaml").write_text(
+        "cases:\n  - {id: raw-after-twice, title: t, clause: c, invariant: bad-request,"
+        f" requires: [episodic], steps: {steps}}}\n",
+        encoding="utf-8",
+    )
+    (case,) = load_cases([folder], builtin=False)
+    for _ in range(3):
+        backend = SubprocessBackend([sys.executable, str(program)], timeout=HANG_S)
+        try:
+            outcome = run_case(case, backend)
+        finally:
+            backend.close()
+        assert (outcome.status, outcome.step, outcome.op) == ("failed", 2, "memory.get")
+        said = "(memory.get) a second time, where the answer to request 9 was due"
+        assert said in outcome.message, outcome.message
+        assert outcome.stopped == "step 3 not run: they need a backend that answered"
