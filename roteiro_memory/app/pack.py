@@ -421,7 +421,7 @@ def _ranked(session: Session, budget: int, touched: str | None) -> tuple[Recall,
     changed when given; None when there is no store to read yet (a first
     session)."""
     if touched is not None:  # refused as it would be with a store, not named in the title
-        from roteiro_memory.repo.graph import check_rev_name
+        from roteiro_memory.repo.revname import check_rev_name
 
         check_rev_name(touched)
     if not session.has_store():

@@ -50,6 +50,7 @@ from roteiro_memory.repo.nodes import (
     build,
 )
 from roteiro_memory.repo.regular import open_regular, read_regular
+from roteiro_memory.repo.revname import check_rev_name
 from roteiro_memory.repo.syncreport import SyncReport
 from roteiro_memory.repo.treeid import tree_id
 from roteiro_memory.results import GraphNode
@@ -554,28 +555,6 @@ def working_source(repo: Repo, path: str) -> bytes | None:
 
 
 # --- Revisions --------------------------------------------------------------
-
-
-def check_rev_name(rev: str) -> None:
-    """Refuse what no revision name is, without running git (so before a
-    repository is needed): nothing at all, a leading ``-`` (an option to
-    git), a NUL byte (git takes its arguments as C strings), or a lone
-    surrogate (no argument can carry one)."""
-    if not rev or rev.startswith("-"):
-        raise GitError(f"invalid revision {excerpt(rev)}: expected a commit, branch or tag name")
-    if "\x00" in rev:
-        raise GitError(
-            f"unknown revision {excerpt(rev)}: a revision name holds no NUL byte; "
-            "expected a commit, branch or tag"
-        )
-    try:
-        os.fsencode(rev)  # as git is given it
-    except UnicodeEncodeError as error:
-        raise GitError(
-            f"unknown revision {excerpt(rev)}: it holds {rev[error.start]!r} at "
-            f"{error.start}, a lone surrogate, which no revision name holds; "
-            "expected a commit, branch or tag"
-        ) from None
 
 
 def resolve_tree(repo: Repo, rev: str) -> str:
