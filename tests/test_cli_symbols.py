@@ -317,6 +317,30 @@ def _without_tree_sitter(repo: Repo, tmp_path: Path) -> None:
     repo.env["PYTHONPATH"] = os.pathsep.join([str(shadow.parent), *([kept] if kept else [])])
 
 
+def _tree_sitter_not_found(repo: Repo, tmp_path: Path) -> None:
+    """Run the console script as where tree-sitter and its grammars are not
+    installed at all: not found on the path, so no sync takes them for
+    installed since (:func:`_without_tree_sitter`'s package is found)."""
+    shadow = tmp_path / "unfound"
+    shadow.mkdir()
+    (shadow / "sitecustomize.py").write_text(
+        "import sys\n"
+        "from importlib.machinery import PathFinder\n\n\n"
+        "class Unfound:\n"
+        "    @staticmethod\n"
+        "    def find_spec(name, path=None, target=None):\n"
+        "        if name.startswith('tree_sitter'):\n"
+        "            return None\n"
+        "        return PathFinder.find_spec(name, path, target)\n\n"
+        "    @staticmethod\n"
+        "    def invalidate_caches():\n"
+        "        PathFinder.invalidate_caches()\n\n\n"
+        "sys.meta_path[:] = [Unfound if f is PathFinder else f for f in sys.meta_path]\n"
+    )
+    kept = repo.env.get("PYTHONPATH")
+    repo.env["PYTHONPATH"] = os.pathsep.join([str(shadow), *([kept] if kept else [])])
+
+
 def test_without_the_extra_anchors_are_file_level_and_it_is_said_once(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -379,3 +403,30 @@ def test_a_symbol_whose_file_is_not_parsed_here_reads_unverifiable_never_vanishe
     assert repo.state(lesson, "--rev", "HEAD~1") == "unverifiable"
     repo.git("checkout", "-q", "HEAD~1", "--", "web/app.ts")
     assert repo.state(lesson) == "unverifiable"
+
+
+@pytest.mark.parametrize("then", ["read", "sync"])
+def test_a_symbol_anchored_since_the_last_sync_in_a_file_not_parsed_here_reads_unverifiable(
+    repo: Repo, tmp_path: Path, then: str
+) -> None:
+    """A record written after the last sync (by a machine that reads the
+    file, into a shared store) names a symbol the graph holds no node of;
+    the working tree is unchanged, so no sync rebuilds the graph, yet
+    whether the symbol is there cannot be told here: unverifiable, at the
+    next read and after a sync, never vanished.  A file that is read keeps
+    its verdict."""
+    from roteiro_memory.stores.sqlite.store import SQLiteStore
+
+    _tree_sitter_not_found(repo, tmp_path)
+    repo.ok("sync")
+    with SQLiteStore(repo.db) as store:
+        lesson = store.record("lesson", "render sizes in px", anchor="ts:web/app.ts::render")
+        gone = store.record("lesson", "about a file never here", anchor="ts:web/gone.ts::x")
+        store.cache_put("cart", "fp", "{}", anchor="go:cart/cart.go::Cart")
+    if then == "sync":
+        assert repo.json("sync")["up_to_date"] is True
+    assert repo.state(lesson) == "unverifiable"
+    assert repo.state(gone) == "vanished", "no file at that path"
+    with SQLiteStore(repo.db) as store:
+        held = {node.key: node.kind for node in store.find_nodes(keys=["go:cart/cart.go::Cart"])}
+    assert held == {"go:cart/cart.go::Cart": "symbol (not read)"}, "a cache entry's anchor too"

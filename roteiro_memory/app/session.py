@@ -310,7 +310,9 @@ class Session:
 
         The repository's stat cache answers first: when it vouches that the
         tree is what the store's graph was synced from, git is not run and
-        None is returned, as it is when nothing syncs.  ``full`` (the
+        None is returned, as it is when nothing syncs -- unless an anchor
+        written since names a symbol of a file left unread that has no node
+        (:mod:`~roteiro_memory.repo.unknown`), which a sync adds.  ``full`` (the
         ``sync`` command) always asks git.  A sync through git that finds the
         tree settled writes the cache for the next command.
 
@@ -338,7 +340,12 @@ class Session:
         store = self.writable_store() if full else self.store()
         identity = self._store_identity(store)
         cache = self._cache
-        if not full and cache is not None and cache.unchanged(identity, store.tree(), os.environ):
+        if (
+            not full
+            and cache is not None
+            and cache.unchanged(identity, store.tree(), os.environ)
+            and not (cache.left_unread and _unknown_missing(store))
+        ):
             self._working = None  # the store's graph is the working tree's
             return None
         why = getattr(store, "read_only", None) or (None if full else self.unsynced)
@@ -545,6 +552,13 @@ class Session:
                 os.unlink(self._store_file + suffix)
             except FileNotFoundError:
                 continue
+
+
+def _unknown_missing(store: Store) -> bool:
+    """Whether some symbol an anchor names in a file left unread has no node."""
+    from roteiro_memory.repo.unknown import missing
+
+    return bool(missing(store))
 
 
 def _refuse_orphan_side_files(real: str, location: Location) -> None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from pathlib import Path
 
 from roteiro_memory.errors import GitError, excerpt
-from roteiro_memory.repo import unread
+from roteiro_memory.repo import unknown, unread
 from roteiro_memory.repo.binding import blob_id
 from roteiro_memory.repo.blobs import clean_blobs, clean_content, stream_blob_id
 from roteiro_memory.repo.languages import (
@@ -453,7 +453,9 @@ def sync(
 
     Writes nothing when the working tree's tree id equals the stored witness
     -- unless the last sync left files unread for want of a parser that can
-    be found now (:mod:`.unread`), which this one reads.  Otherwise the graph
+    be found now (:mod:`.unread`), which this one reads, or some anchor
+    written since names a symbol of such a file that has no node
+    (:mod:`.unknown`), which this one adds.  Otherwise the graph
     and witness are replaced together
     (:meth:`~roteiro_memory.store.Store.replace_graph`), writing only the nodes
     that differ, so a sync racing another never leaves a mixed graph.
@@ -471,9 +473,17 @@ def sync(
     listed += [path for path, _ in left_out if path not in (skip or ())]
     left_unread = unread.languages(repo.git_dir)
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
+        added = unknown.add_missing(store, tree) if left_unread and write else 0
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
         return SyncReport(
-            tree, len(files), True, symbols, listed=listed, submodules=submodules, started_ns=began
+            tree,
+            len(files),
+            True,
+            symbols,
+            added,
+            listed=listed,
+            submodules=submodules,
+            started_ns=began,
         )
     built = build_working(store, repo, files, hashed, progress)
     pending = SyncReport(

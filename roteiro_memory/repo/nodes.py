@@ -57,6 +57,7 @@ __all__ = [
     "FileEntry",
     "Stored",
     "build",
+    "named_in",
     "shown_path",
     "source_language",
     "takes_stored",
@@ -205,7 +206,7 @@ def takes_stored(entry: FileEntry, stored: Stored) -> bool:
     return language is not None and old is not None and _kept(entry, language, old)
 
 
-def _named_in(paths: set[str], have: Iterable[GraphNode], keys: Iterable[str]) -> list[GraphNode]:
+def named_in(paths: set[str], have: Iterable[GraphNode], keys: Iterable[str]) -> list[GraphNode]:
     """A node with no blob for each of ``keys`` naming a symbol of a file of
     ``paths`` (whose parser is missing here) that ``have`` has no node of:
     whether that symbol is there cannot be told."""
@@ -231,7 +232,7 @@ def build(
     """The nodes of ``files``: symbols reused from ``stored`` where a file's
     blob is unchanged, parsed from ``read`` where it is not.  ``anchored``
     gives the keys anchors name, asked only when some file's parser is
-    missing here (:func:`_named_in`)."""
+    missing here (:func:`named_in`)."""
     problems: list[tuple[str, str]] = []
     nodes: list[GraphNode] = []
     fresh: list[str] = []
@@ -282,7 +283,7 @@ def build(
         if progress is not None:
             progress(min(start + batch, len(fresh)), len(fresh))
     if unknown and anchored is not None:
-        nodes.extend(_named_in(unknown, nodes, anchored()))
+        nodes.extend(named_in(unknown, nodes, anchored()))
     return Built(nodes, fresh, problems, left, _notice(unread, stored))
 
 

@@ -194,6 +194,12 @@ class StatCache:
         self.place = place
         self._data = data
 
+    @property
+    def left_unread(self) -> bool:
+        """Whether the sync the cache vouches for left some file unread, its
+        parser missing here (:mod:`.unread`)."""
+        return bool(self._data.get("unread"))
+
     def place_holds(self, environ: Mapping[str, str]) -> bool:
         """Whether the repository is where the cache says: its own files (the
         index, ``HEAD``, the configuration, ignore and attributes files) are
