@@ -184,10 +184,15 @@ def test_an_anchor_path_that_is_a_folder_of_the_work_tree_is_refused(
     done = repo.run(*argv, "--anchor", anchor)
     assert done.returncode == 2, (done.returncode, done.stdout, done.stderr)
     assert done.stdout == ""
-    # A symbol of a file of no language has no key: nothing to point to.
-    once = "" if "::" in anchor else f"{ONCE_A_FILE} 'file:pkg'"
+    # A write may go without an anchor; a read is told the raw key that finds
+    # records about a file once there, which a symbol of a file of no
+    # language has none of.
+    if argv[0] in ("add", "cache"):
+        remedy = ", or none at all"
+    else:
+        remedy = "" if "::" in anchor else f"{ONCE_A_FILE} 'file:pkg'"
     assert done.stderr.splitlines() == [
-        f"roteiro-memory: error: --anchor {anchor!r}: 'pkg' {FOLDER_REFUSAL}{once}"
+        f"roteiro-memory: error: --anchor {anchor!r}: 'pkg' {FOLDER_REFUSAL}{remedy}"
     ]
     assert [r["id"] for r in repo.json("list", "--no-sync")["records"]] == [kept]
     assert repo.run("cache", "list").stdout == "0 entries\n"
@@ -250,20 +255,24 @@ def test_a_read_filter_takes_a_path_that_names_nothing_or_a_link_to_a_folder(
 
 
 def test_an_anchor_that_is_a_folder_is_refused_by_the_agent_tools(session: Session) -> None:
+    """A write is told it may go without an anchor; a read, the raw key that
+    finds the records about a file once at that path."""
     from roteiro_memory.agents import tools
 
-    calls: list[tuple[str, dict[str, object]]] = [
-        ("remember", {"kind": "lesson", "body": "b", "anchor": "src/app"}),
-        ("search", {"query": "retry", "anchor": "src/app"}),
-        ("list", {"anchor": "src/app"}),
-        ("list", {"anchor": "src/app::Retry.run"}),
+    calls: list[tuple[str, dict[str, object], str]] = [
+        ("remember", {"kind": "lesson", "body": "b", "anchor": "src/app"}, ", or none at all"),
+        ("search", {"query": "retry", "anchor": "src/app"}, f"{ONCE_A_FILE} 'file:src/app'"),
+        ("list", {"anchor": "src/app"}, f"{ONCE_A_FILE} 'file:src/app'"),
+        ("list", {"anchor": "src/app::Retry.run"}, ""),  # no language: no key
     ]
-    for name, arguments in calls:
+    for name, arguments, remedy in calls:
         with pytest.raises(tools.ToolError) as raised:
             tools.call(session, name, arguments)
         assert raised.value.kind == "BadRequest", name
         said = raised.value.message
-        assert f"'src/app' {FOLDER_REFUSAL}" in said, said
+        assert f"'src/app' {FOLDER_REFUSAL}{remedy}" in said, said
+        assert ("raw key" in said) == (name != "remember" and remedy != ""), said
+        assert ("none at all" in said) == (name == "remember"), said
         assert "argument 'anchor'" in raised.value.message
     assert tools.call(session, "list", {"limit": 0}).structured["live"] == 0
 

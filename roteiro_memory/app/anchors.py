@@ -104,12 +104,14 @@ def _is_folder(full: str) -> bool:
     return os.path.isdir(full) and not os.path.islink(full)
 
 
-def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
+def _repo_path(text: str, repo: Repo | None, spec: str, what: str, write: bool = False) -> str:
     """The path ``text`` names, from the repository's top level; refused when
     it names a folder -- one ending in ``/`` (or ``/.``, ``/..``), or one
     that is a folder of the working tree -- so no read filters by a folder,
-    to answer nothing, and no write anchors to one.  A path that names
-    nothing is taken: a read may name a file since deleted."""
+    to answer nothing, and no write anchors to one (the refusal ends with
+    what a ``write`` can do instead, or how a read finds what the path
+    named before: :func:`_folder_remedy`).  A path that names nothing is
+    taken: a read may name a file since deleted."""
     _, slash, last = text.rpartition("/")
     if slash and last in ("", ".", ".."):  # 'a.py/', 'src/.': a folder, however spelt
         raise AnchorError(
@@ -140,7 +142,8 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
             )
         raise AnchorError(
             f"{what} {excerpt(spec)}: {shown} is a folder of the working tree, and "
-            f"{_AN_ANCHOR_IS} (one in the folder){_once_a_file(Path(relative).as_posix(), spec)}"
+            f"{_AN_ANCHOR_IS} (one in the folder)"
+            f"{_folder_remedy(Path(relative).as_posix(), spec, write)}"
         )
     here = os.path.normpath(os.path.join(os.getcwd(), text))
     if not os.path.isabs(text) and here != full and not os.path.lexists(full):
@@ -169,13 +172,17 @@ def _repo_path(text: str, repo: Repo | None, spec: str, what: str) -> str:
     return Path(relative).as_posix()
 
 
-def _once_a_file(path: str, spec: str) -> str:
-    """The end of the refusal of folder ``path``, named by ``spec``: the raw
-    key the records about a file once at that path are found by (the file's,
-    or the symbol's in it), which a path cannot name while the folder is
-    there.  Empty when no key has that form (a symbol of a file of no
-    language with symbols)."""
+def _folder_remedy(path: str, spec: str, write: bool) -> str:
+    """The end of the refusal of folder ``path``, named by ``spec``.  For a
+    ``write``: that it may have no anchor instead of a file in the folder.
+    For a read: the raw key the records about a file once at that path are
+    found by (the file's, or the symbol's in it), which a path cannot name
+    while the folder is there -- empty when no key has that form (a symbol
+    of a file of no language with symbols)."""
     from roteiro_memory.repo.languages import file_key, language_of, symbol_key
+
+    if write:
+        return ", or none at all"  # a write may go without an anchor
 
     _, symbol, qualname = spec.partition("::")
     if not symbol:
@@ -195,8 +202,11 @@ def names_a_path(spec: str) -> bool:
     return "::" in spec or not (_SCHEME.match(spec) and not os.path.lexists(spec))
 
 
-def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> AnchorSpec:
-    """The node key ``spec`` names, without checking that the node exists."""
+def parse_anchor(
+    spec: str, repo: Repo | None, what: str = "--anchor", *, write: bool = False
+) -> AnchorSpec:
+    """The node key ``spec`` names, without checking that the node exists;
+    ``write``: for a write to anchor to, not a read to filter by."""
     if not strip_white_space(spec):  # blank as a body is: Unicode White_Space only
         raise AnchorError(
             f"{what} is empty: expected a path, path::qualname or a key such as file:PATH"
@@ -224,7 +234,7 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
                 f"{what} {excerpt(spec)}: expected PATH::QUALNAME, e.g. "
                 f"src/app/retry.py::Retry.run{_colon_file(spec, repo, what)}"
             )
-        path = _repo_path(path_text, repo, spec, what)
+        path = _repo_path(path_text, repo, spec, what, write)
         if language_of(path) is None:
             raise AnchorError(
                 f"{what} {excerpt(spec)}: symbols are read from {described()} files only; "
@@ -233,7 +243,7 @@ def parse_anchor(spec: str, repo: Repo | None, what: str = "--anchor") -> Anchor
         return AnchorSpec(symbol_key(path, qualname), path, qualname)
     if _SCHEME.match(spec) and not os.path.lexists(spec):
         return AnchorSpec(spec, None, None)
-    path = _repo_path(spec, repo, spec, what)
+    path = _repo_path(spec, repo, spec, what, write)
     return AnchorSpec(file_key(path), path, None)
 
 

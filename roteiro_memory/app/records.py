@@ -84,16 +84,19 @@ class Remembered:
         return out
 
 
-def anchor_specs(session: Session, texts: Sequence[str]) -> list[AnchorSpec]:
-    """What each anchor text names; a raw key needs no repository, so none is
-    looked for (no git is run)."""
+def anchor_specs(
+    session: Session, texts: Sequence[str], *, write: bool = False
+) -> list[AnchorSpec]:
+    """What each anchor text names, for a ``write`` or a read; a raw key
+    needs no repository, so none is looked for (no git is run)."""
     if not texts:
         return []
     from roteiro_memory.app.anchors import names_a_path, parse_anchor
 
     what = session.spell("anchor")
     return [
-        parse_anchor(text, session.repo if names_a_path(text) else None, what) for text in texts
+        parse_anchor(text, session.repo if names_a_path(text) else None, what, write=write)
+        for text in texts
     ]
 
 
@@ -115,7 +118,7 @@ def anchor_spec(session: Session, text: str | None, *, verify: bool = False) -> 
     makes (:func:`~roteiro_memory.app.anchors.verify_anchor`)."""
     if text is None:
         return None
-    spec = anchor_specs(session, [text])[0]
+    spec = anchor_specs(session, [text], write=True)[0]
     if verify:
         from roteiro_memory.app.anchors import verify_anchor
 
