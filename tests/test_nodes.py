@@ -273,3 +273,28 @@ def test_an_anchor_into_a_file_whose_parser_is_missing_has_a_node_without_a_blob
     only_python = {"tool.py": files["tool.py"]}
     graphnodes.build(only_python, graphnodes.Stored.of([]), read, "sha1", None, anchored)
     assert asked == ["asked"], "every file read: no anchor asked for"
+
+
+def test_a_sync_left_pending_holds_the_node_of_a_symbol_anchored_since_in_an_unread_file(
+    repo: Repo, db: SQLiteStore, no_parser: pytest.MonkeyPatch
+) -> None:
+    """The tree unchanged, a sync that writes adds the node a record written
+    since needs; one that leaves its graph pending (a use case deciding
+    whether to write) holds it there, the store untouched until written."""
+    sync(db, repo)
+    db.record("lesson", "render sizes in px", anchor="ts:web/app.ts::render")
+    before = db.export_graph()
+    pending = sync(db, repo, write=False)
+    assert not pending.up_to_date
+    assert pending.pending is not None
+    added = [n for n in pending.pending if n not in before]
+    assert [(n.key, n.kind, n.blob) for n in added] == [
+        ("ts:web/app.ts::render", graphnodes.UNKNOWN, None)
+    ]
+    assert db.export_graph() == before
+    assert pending.write(db).written == 1
+    assert sync(db, repo).up_to_date
+    db.record("lesson", "layout", anchor="ts:web/app.ts::layout")
+    written = sync(db, repo)
+    assert (written.up_to_date, written.written) == (True, 1)
+    assert db.find_nodes(keys=["ts:web/app.ts::layout"])[0].kind == graphnodes.UNKNOWN

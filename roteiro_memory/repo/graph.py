@@ -474,16 +474,18 @@ def sync(
     left_unread = unread.languages(repo.git_dir)
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
         added = unknown.add_missing(store, tree) if left_unread and write else 0
+        held = unknown.with_missing(store) if left_unread and not write else None
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
         return SyncReport(
             tree,
             len(files),
-            True,
+            held is None,
             symbols,
             added,
             listed=listed,
             submodules=submodules,
             started_ns=began,
+            pending=held,
         )
     built = build_working(store, repo, files, hashed, progress)
     pending = SyncReport(

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from roteiro_memory.results import GraphNode
     from roteiro_memory.store import Store
 
-__all__ = ["add_missing", "missing"]
+__all__ = ["add_missing", "missing", "with_missing"]
 
 
 def missing(store: Store) -> list[GraphNode]:
@@ -56,3 +56,11 @@ def add_missing(store: Store, tree: str | None) -> int:
         if nodes:
             store.put_nodes(nodes)
     return len(nodes)
+
+
+def with_missing(store: Store) -> list[GraphNode] | None:
+    """``store``'s graph with :func:`missing`'s nodes, for a sync that
+    leaves it pending, to be written later or not at all; None when none is
+    missing (the whole graph is read only then)."""
+    nodes = missing(store)
+    return sorted([*store.export_graph(), *nodes], key=lambda n: n.key) if nodes else None
