@@ -298,3 +298,39 @@ def test_a_sync_left_pending_holds_the_node_of_a_symbol_anchored_since_in_an_unr
     written = sync(db, repo)
     assert (written.up_to_date, written.written) == (True, 1)
     assert db.find_nodes(keys=["ts:web/app.ts::layout"])[0].kind == graphnodes.UNKNOWN
+
+
+def test_unknown_nodes_pass_check_round_trip_and_give_way_to_the_parsed_graph(
+    repo: Repo, db: SQLiteStore, no_parser: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A graph holding nodes of symbols not read is a sound store: ``check``
+    finds nothing, an export imports exactly; and once the parser is there,
+    a sync replaces them by the symbols read: one the file defines keeps
+    its node (unverifiable still, as its record captured no blob to compare),
+    one it does not define goes, and its anchor reads vanished."""
+    from roteiro_memory.semantics import AnchorState
+    from roteiro_memory.transfer import read_export
+
+    sync(db, repo)
+    there = db.record("lesson", "render sizes in px", anchor="ts:web/app.ts::render")
+    gone = db.record("lesson", "never defined", anchor="ts:web/app.ts::nothing")
+    sync(db, repo)
+    unknown = [n.key for n in db.export_graph() if n.kind == graphnodes.UNKNOWN]
+    assert unknown == ["ts:web/app.ts::nothing", "ts:web/app.ts::render"]
+    assert db.check() == []
+    with SQLiteStore(tmp_path / "copy.db") as copy:
+        copy.import_export(read_export(list(db.export_lines())))
+        assert copy.snapshot() == db.snapshot()
+        assert copy.check() == []
+
+    no_parser.undo()
+    report = sync(db, repo)
+    assert not report.up_to_date, "the parser is found: the files left unread are read"
+    kinds = {n.key: n.kind for n in db.export_graph() if n.key.startswith("ts:")}
+    assert kinds == {"ts:web/app.ts::render": "function"}
+    states = {}
+    for record in (there, gone):
+        got = db.get(record)
+        assert got is not None
+        states[record] = got.anchor_state
+    assert states == {there: AnchorState.UNVERIFIABLE, gone: AnchorState.VANISHED}
