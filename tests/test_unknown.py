@@ -10,6 +10,9 @@ from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import AnchorState
 from roteiro_memory.store import Store
 
+TS = ["TypeScript"]
+"""The language the last sync left unread."""
+
 GRAPH = [
     GraphNode("file:a.py", FILE, "a.py", "a.py", "b1"),
     GraphNode("py:a.py::f", "function", "f", "a.py", "b2"),
@@ -37,12 +40,13 @@ def test_a_symbol_anchored_in_an_unread_file_since_the_sync_gets_a_node_without_
     store.record("lesson", "the file itself", anchor="file:web/app.ts")
     store.cache_put("k", "fp", "{}", anchor="ts:web/app.ts::layout")
     assert _state(store, lesson) is AnchorState.VANISHED
-    assert [n.key for n in unknown.missing(store)] == [
+    assert unknown.missing(store, ["Go"]) == [], "only the languages left unread are looked at"
+    assert [n.key for n in unknown.missing(store, TS)] == [
         "ts:web/app.ts::layout",
         "ts:web/app.ts::render",
     ]
 
-    assert unknown.add_missing(store, "tree-1") == 2
+    assert unknown.add_missing(store, "tree-1", TS) == 2
     assert store.find_nodes(keys=["ts:web/app.ts::render"]) == [
         GraphNode("ts:web/app.ts::render", UNKNOWN, "render", "web/app.ts", None)
     ]
@@ -50,8 +54,8 @@ def test_a_symbol_anchored_in_an_unread_file_since_the_sync_gets_a_node_without_
     assert _state(store, lesson) is AnchorState.UNVERIFIABLE
     assert _state(store, read) is AnchorState.VANISHED
     assert _state(store, nowhere) is AnchorState.VANISHED
-    assert unknown.missing(store) == []
-    assert unknown.add_missing(store, "tree-1") == 0
+    assert unknown.missing(store, TS) == []
+    assert unknown.add_missing(store, "tree-1", TS) == 0
 
 
 def test_no_node_is_added_to_a_graph_another_sync_replaced(store: Store) -> None:
@@ -59,5 +63,5 @@ def test_no_node_is_added_to_a_graph_another_sync_replaced(store: Store) -> None
     tree's, which may read the file, so nothing is added to it."""
     store.replace_graph(GRAPH, "tree-2")
     store.record("lesson", "render", anchor="ts:web/app.ts::render")
-    assert unknown.add_missing(store, "tree-1") == 0
+    assert unknown.add_missing(store, "tree-1", TS) == 0
     assert store.find_nodes(keys=["ts:web/app.ts::render"]) == []

@@ -344,7 +344,7 @@ class Session:
             not full
             and cache is not None
             and cache.unchanged(identity, store.tree(), os.environ)
-            and not (cache.left_unread and _unknown_missing(store))
+            and not (cache.left_unread and _unknown_missing(store, cache.left_unread))
         ):
             self._working = None  # the store's graph is the working tree's
             return None
@@ -554,11 +554,12 @@ class Session:
                 continue
 
 
-def _unknown_missing(store: Store) -> bool:
-    """Whether some symbol an anchor names in a file left unread has no node."""
+def _unknown_missing(store: Store, languages: list[str]) -> bool:
+    """Whether some symbol an anchor names in a file of ``languages`` left
+    unread has no node."""
     from roteiro_memory.repo.unknown import missing
 
-    return bool(missing(store))
+    return bool(missing(store, languages))
 
 
 def _refuse_orphan_side_files(real: str, location: Location) -> None:

@@ -473,8 +473,8 @@ def sync(
     listed += [path for path, _ in left_out if path not in (skip or ())]
     left_unread = unread.languages(repo.git_dir)
     if store.tree() == tree and not (left_unread and unread.installed(left_unread)):
-        added = unknown.add_missing(store, tree) if left_unread and write else 0
-        held = unknown.with_missing(store) if left_unread and not write else None
+        added = unknown.add_missing(store, tree, left_unread) if left_unread and write else 0
+        held = unknown.with_missing(store, left_unread) if left_unread and not write else None
         symbols = store.count_nodes(SYMBOL_PREFIXES)  # what the graph holds, read or not
         return SyncReport(
             tree,

@@ -195,10 +195,11 @@ class StatCache:
         self._data = data
 
     @property
-    def left_unread(self) -> bool:
-        """Whether the sync the cache vouches for left some file unread, its
-        parser missing here (:mod:`.unread`)."""
-        return bool(self._data.get("unread"))
+    def left_unread(self) -> list[str]:
+        """The languages the sync the cache vouches for left files of unread,
+        their parser missing here (:mod:`.unread`)."""
+        left = self._data.get("unread")
+        return [str(name) for name in left] if isinstance(left, list) else []
 
     def place_holds(self, environ: Mapping[str, str]) -> bool:
         """Whether the repository is where the cache says: its own files (the

@@ -15,25 +15,29 @@ graph or every record.
 
 from __future__ import annotations
 
-from roteiro_memory.repo.languages import file_key, key_parts
+from roteiro_memory.repo.languages import file_key, key_parts, language_of
 from roteiro_memory.repo.nodes import UNREAD, named_in
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from roteiro_memory.results import GraphNode
     from roteiro_memory.store import Store
 
 __all__ = ["add_missing", "missing", "with_missing"]
 
 
-def missing(store: Store) -> list[GraphNode]:
+def missing(store: Store, languages: Collection[str]) -> list[GraphNode]:
     """The node with no blob of each symbol an anchor of ``store`` names in
-    a file its graph holds unread (kind
-    :data:`~roteiro_memory.repo.nodes.UNREAD`) that the graph has no node of."""
+    a file of ``languages`` (those the last sync left unread) that its graph
+    holds unread (kind :data:`~roteiro_memory.repo.nodes.UNREAD`) and has no
+    node of: only those symbols' nodes and their files' are read."""
     paths: dict[str, str] = {}
     for key in store.anchor_keys():
         parts = key_parts(key)
-        if parts is not None and parts[1] is not None:
+        language = None if parts is None or parts[1] is None else language_of(parts[0])
+        if parts is not None and language is not None and language.name in languages:
             paths[key] = parts[0]
     if not paths:
         return []
@@ -43,24 +47,24 @@ def missing(store: Store) -> list[GraphNode]:
     return named_in(unread, found, paths) if unread else []
 
 
-def add_missing(store: Store, tree: str | None) -> int:
+def add_missing(store: Store, tree: str | None, languages: Collection[str]) -> int:
     """Add :func:`missing`'s nodes to ``store``'s graph while its witness is
     still ``tree`` (another sync may have replaced it since), under its
     write lock, taken only when some are missing; how many were added."""
-    if not missing(store):
+    if not missing(store, languages):
         return 0
     with store.atomically():
         if store.tree() != tree:
             return 0
-        nodes = missing(store)
+        nodes = missing(store, languages)
         if nodes:
             store.put_nodes(nodes)
     return len(nodes)
 
 
-def with_missing(store: Store) -> list[GraphNode] | None:
+def with_missing(store: Store, languages: Collection[str]) -> list[GraphNode] | None:
     """``store``'s graph with :func:`missing`'s nodes, for a sync that
     leaves it pending, to be written later or not at all; None when none is
     missing (the whole graph is read only then)."""
-    nodes = missing(store)
+    nodes = missing(store, languages)
     return sorted([*store.export_graph(), *nodes], key=lambda n: n.key) if nodes else None
