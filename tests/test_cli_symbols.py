@@ -430,3 +430,18 @@ def test_a_symbol_anchored_since_the_last_sync_in_a_file_not_parsed_here_reads_u
     with SQLiteStore(repo.db) as store:
         held = {node.key: node.kind for node in store.find_nodes(keys=["go:cart/cart.go::Cart"])}
     assert held == {"go:cart/cart.go::Cart": "symbol (not read)"}, "a cache entry's anchor too"
+
+
+def test_a_symbol_anchored_in_a_file_whose_parser_is_missing_reads_unverifiable_from_the_start(
+    tmp_path: Path,
+) -> None:
+    """Whether the symbol is there cannot be told, from the moment the
+    record is written by its raw key: not vanished until some unrelated
+    edit has the graph built again, then unverifiable."""
+    repo = Repo.committed(tmp_path / "repo", {"web/app.ts": TYPESCRIPT, "README.txt": "hi\n"})
+    _tree_sitter_not_found(repo, tmp_path)
+    repo.ok("sync")
+    lesson = repo.add("render sizes in px", "ts:web/app.ts::render")
+    first = repo.state(lesson)
+    repo.write("README.txt", "hi again\n")
+    assert (first, repo.state(lesson)) == ("unverifiable", "unverifiable")
