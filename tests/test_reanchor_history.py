@@ -123,14 +123,9 @@ def test_a_stand_in_within_the_budget_is_still_found(
     assert (proposal.certainty, proposal.to) == ("likely", "py:moved.py::f")
 
 
-def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The agent waits on the hook: a record whose witness git does not have
-    is not followed back through its file's history there; the notice names
-    the ``reanchor`` that does, and ``reanchor`` still follows it."""
-    repo = use_cases_in(tmp_path, monkeypatch)
-    lesson = _written_mid_edit(repo, [1, 2], f"{PATH}::f")
+def _hook_read(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], str]:
+    """The files whose history a hook's read of :data:`PATH` looked back
+    through, and the notice it gave."""
     looked: list[str] = []
     holding = renames.trees_holding
 
@@ -143,7 +138,18 @@ def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
         "PreToolUse", "s1", cwd=str(repo.root), tool="Read", path=str(repo.root / PATH)
     )
     answer = hooks.respond(Session(), event, SessionState(), None)
-    text = answer["hookSpecificOutput"]["additionalContext"]
+    return looked, answer["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_hook_reads_no_files_history_and_points_to_reanchor_instead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The agent waits on the hook: a record whose witness git does not have
+    is not followed back through its file's history there; the notice names
+    the ``reanchor`` that does, and ``reanchor`` still follows it."""
+    repo = use_cases_in(tmp_path, monkeypatch)
+    lesson = _written_mid_edit(repo, [1, 2], f"{PATH}::f")
+    looked, text = _hook_read(repo, monkeypatch)
     assert looked == []
     assert text.splitlines()[2].endswith(
         f"-- see where its code went with `roteiro-memory reanchor {lesson}`"
@@ -168,19 +174,7 @@ def test_a_hook_follows_a_drifted_anchor_only_when_another_node_carries_its_code
         repo.write("other.py", "def f():\n    return 100\n")
     repo.commit("edit f again")
     Session().sync()
-    looked: list[str] = []
-    holding = renames.trees_holding
-
-    def counted(repo: object, path: str) -> object:
-        looked.append(path)
-        return holding(repo, path)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(renames, "trees_holding", counted)
-    event = hooks.Event(
-        "PreToolUse", "s1", cwd=str(repo.root), tool="Read", path=str(repo.root / PATH)
-    )
-    answer = hooks.respond(Session(), event, SessionState(), None)
-    text = answer["hookSpecificOutput"]["additionalContext"]
+    looked, text = _hook_read(repo, monkeypatch)
     assert looked == []
     said = (
         f"see where its code went with `roteiro-memory reanchor {lesson}`"
