@@ -93,10 +93,10 @@ def read(
     key's index -- sorted by key, each once."""
     from roteiro_memory.results import GraphNode
 
-    select = f"SELECT {cols.select_list(cols.NODES)} FROM nodes"
     if keys is None:
-        found = conn.execute(f"{select} ORDER BY key").fetchall()
+        found = conn.execute(cols.select_all("nodes", cols.NODES, "key")).fetchall()
     else:
+        select = f"SELECT {cols.select_list(cols.NODES)} FROM nodes"
         found = []
         for column, values in (("key", keys), ("blob", blobs)):
             for run in d.chunks(d.texts(sorted(set(values)))):
