@@ -40,14 +40,21 @@ def test_a_failure_quotes_the_first_few_warnings_and_counts_the_rest(count: int,
     assert warnings.take() == []  # taken: said once
 
 
+BROKEN = 40
+"""How many files of :func:`_unparsable`'s repository do not parse."""
+
+
+def _unparsable(tmp_path: Path) -> Repo:
+    """A repository of :data:`BROKEN` Python files that do not parse, and one that does."""
+    broken = {f"b{n:02}.py": "def f(:\n" for n in range(BROKEN)}
+    return Repo.committed(tmp_path / "repo", broken | {"a.py": ""})
+
+
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_a_failure_after_many_files_do_not_parse_stays_one_short_line(
     tmp_path: Path, as_json: bool
 ) -> None:
-    broken = 40
-    repo = Repo.committed(
-        tmp_path / "repo", {f"b{n:02}.py": "def f(:\n" for n in range(broken)} | {"a.py": ""}
-    )
+    repo = _unparsable(tmp_path)
     done = repo.run(*(["--json"] if as_json else []), "confirm", "99")
     assert done.returncode == ExitCode.USAGE, done.stderr
     if as_json:
@@ -61,7 +68,7 @@ def test_a_failure_after_many_files_do_not_parse_stays_one_short_line(
     named = [part.partition(" ")[0] for part in said.split("; warning: ")[1:]]
     assert named == [f"b{n:02}.py" for n in range(FOLDED_WARNINGS)]  # the first, in order
     assert len(said) < 1_000, len(said)
-    assert said.endswith(f"; and {broken - FOLDED_WARNINGS} more warnings")
+    assert said.endswith(f"; and {BROKEN - FOLDED_WARNINGS} more warnings")
 
 
 @pytest.mark.parametrize("count", [0, 1, FOLDED_WARNINGS, FOLDED_WARNINGS + 1, 1_000])
@@ -93,20 +100,17 @@ def test_a_command_that_succeeds_says_the_first_few_warnings_and_counts_the_rest
 def test_a_command_after_many_files_do_not_parse_says_a_few_unless_json(
     tmp_path: Path, as_json: bool
 ) -> None:
-    broken = 40
-    repo = Repo.committed(
-        tmp_path / "repo", {f"b{n:02}.py": "def f(:\n" for n in range(broken)} | {"a.py": ""}
-    )
+    repo = _unparsable(tmp_path)
     done = repo.run(*(["--json"] if as_json else []), "list")
     assert done.returncode == ExitCode.NOTHING, done.stderr
     lines = done.stderr.splitlines()
     named = [line.split()[2] for line in lines if "does not parse" in line]
     if as_json:
-        assert named == [f"b{n:02}.py" for n in range(broken)]
-        assert len(lines) == broken
+        assert named == [f"b{n:02}.py" for n in range(BROKEN)]
+        assert len(lines) == BROKEN
     else:
         assert named == [f"b{n:02}.py" for n in range(FOLDED_WARNINGS)]
         assert lines[FOLDED_WARNINGS:] == [
-            f"roteiro-memory: warning: and {broken - FOLDED_WARNINGS} more warnings, not shown "
+            f"roteiro-memory: warning: and {BROKEN - FOLDED_WARNINGS} more warnings, not shown "
             "(with --json every warning is said)"
         ]
