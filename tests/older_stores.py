@@ -80,6 +80,8 @@ def _sqlite_chunk_layout(conn: Any, tokenizer: str) -> None:
 def postgres_back_to(conn: Any, version: int) -> None:
     """:func:`sqlite_back_to` for a PostgreSQL store's connection."""
     conn.execute("DELETE FROM schema_migrations WHERE version > %s", (version,))
+    if version < 13:
+        conn.execute("DROP INDEX idx_nodes_key_start")
     if version < 12:
         conn.execute("DROP FUNCTION roteiro_product")
     if version < 11:

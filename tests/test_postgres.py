@@ -426,6 +426,29 @@ def test_keys_of_any_length_are_kept_once_migration_11_keys_them_by_sha256(
         pg.drop()
 
 
+def test_nodes_under_a_prefix_are_read_through_an_index_not_a_scan(pg: PostgresStore) -> None:
+    """A key is found by a hash index since migration 11, which finds no
+    range: a file's or a folder's nodes (a prefix) were read, and counted,
+    by scanning every node.  Migration 13's B-tree on each key's first bytes
+    serves both reads, whatever the planner would pick for a table this small."""
+    from roteiro_memory.stores.sql import graph
+
+    pg.put_nodes(GraphNode(f"py:m{n}.py::f", blob="b") for n in range(50))
+    conn = pg.connection
+    conn.execute("SET enable_seqscan = off")
+    try:
+        params: dict[str, object] = {}
+        where = graph._range(POSTGRES, "py:m4", params)
+        for read in ("key", "count(*)"):
+            plan = conn.execute(f"EXPLAIN SELECT {read} FROM nodes WHERE {where}", params)
+            shown = "\n".join(row[0] for row in plan)
+            assert "idx_nodes_key_start" in shown, shown
+            assert "Seq Scan" not in shown, shown
+    finally:
+        conn.execute("RESET enable_seqscan")
+    assert pg.count_nodes(("py:m4",)) == 11
+
+
 # --- check ------------------------------------------------------------------
 
 

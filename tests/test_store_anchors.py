@@ -96,6 +96,39 @@ def test_found_nodes_are_those_of_the_keys_and_blobs_asked_for(store: Store) -> 
     ]
 
 
+def test_nodes_under_a_prefix_are_found_whole_however_long_their_keys(store: Store) -> None:
+    """A prefix finds every node whose key starts with it and no other, as
+    the defaults over ``export_graph`` say, on every backend: also keys and
+    prefixes longer than the first bytes PostgreSQL's range index holds
+    (``KEY_START_BYTES``), keys that differ only past them, and a cut there
+    that falls inside a character."""
+    from roteiro_memory.results import GraphNode
+    from roteiro_memory.store import Store as Contract
+    from roteiro_memory.stores.sql.dialects import KEY_START_BYTES
+
+    path = "py:" + "d/" * (KEY_START_BYTES // 2 - 2) + "\u00e9"  # é spans the cut
+    assert len(path[:-1].encode()) == KEY_START_BYTES - 1
+    keys = [f"{path}.py::{name}" for name in ("f", "g", "\u00e9", "f" * 3000)]
+    keys += [path[:-1] + "\u00ea.py::f", path[:-1] + ".py::f", "py:d/.py::f", "py:e.py::f"]
+    store.put_nodes([GraphNode(key, blob="b") for key in keys])
+    prefixes = [
+        ("py:",),
+        ("py:d/",),
+        (path,),
+        (path + ".py::f",),
+        (path + ".py::f" * 2,),
+        (path[:-1],),
+        (path[:-1] + "\u00ea",),
+        ("py:d/.", path + ".py::\u00e9"),
+        ("\u00e9",),
+    ]
+    for asked in prefixes:
+        found = store.find_nodes(prefixes=list(asked))
+        assert found == Contract.find_nodes(store, prefixes=list(asked)), asked
+        assert store.count_nodes(asked) == Contract.count_nodes(store, asked) == len(found)
+    assert len(store.find_nodes(prefixes=[path])) == 4
+
+
 def test_anchor_keys_are_every_key_an_anchor_names_once(store: Store) -> None:
     """``anchor_keys`` is what the default over ``list`` and ``cache_entries``
     says, on every backend: records' keys, superseded too, and cache

@@ -36,7 +36,12 @@ if TYPE_CHECKING:
 
     from roteiro_memory.store import Graph
 
-__all__ = ["POSTGRES", "SQLITE", "Dialect"]
+__all__ = ["KEY_START_BYTES", "POSTGRES", "SQLITE", "Dialect"]
+
+KEY_START_BYTES = 256
+"""How many of a graph node key's first bytes PostgreSQL's range index
+holds: a B-tree entry holds about 2,700 bytes, a key any number.  Keys
+that share these bytes are told apart by the key itself."""
 
 
 class Dialect(abc.ABC):
@@ -87,6 +92,11 @@ class Dialect(abc.ABC):
     def typed_real(self, sql: str) -> str:
         """``sql`` (a bound double) where the engine must be told its type."""
         return sql
+
+    def key_range(self, lo: str, hi: str) -> str:
+        """The graph node keys from ``lo`` up to, not including, ``hi`` (both
+        bound), as a condition the keys' index serves."""
+        return f"key >= {lo} AND key < {hi}"
 
     # --- text ------------------------------------------------------------
 
@@ -367,6 +377,21 @@ class _Postgres(Dialect):
         """The key's SHA-256: a B-tree entry holds about 2,700 bytes, a key
         any number (:mod:`roteiro_memory.stores.postgres.migrations`, 11)."""
         return f"(sha256({column}))"
+
+    def key_range(self, lo: str, hi: str) -> str:
+        """The range, found by the B-tree on each key's first bytes
+        (migration 13; a hash index finds no range): cutting two byte
+        strings short never reverses their order, so every key in the range
+        starts with bytes between ``lo``'s and ``hi``'s first ones, and the
+        exact range then judges each key whole."""
+
+        def start(text: str) -> str:
+            return f"substring({text} FROM 1 FOR {KEY_START_BYTES})"
+
+        return (
+            f"{start('key')} >= {start(lo)} AND {start('key')} <= {start(hi)}"
+            f" AND {super().key_range(lo, hi)}"
+        )
 
     def text(self, value: str) -> Any:
         return value.encode("utf-8", "surrogatepass")

@@ -112,16 +112,16 @@ def read(
 def _range(d: Dialect, prefix: str, params: dict[str, object]) -> str:
     """The condition of the keys that start with ``prefix``, bound in
     ``params``.  Keys sort by their UTF-8 bytes on both databases, so they
-    are a range of the key's index."""
+    are a range, which an index serves (:meth:`~.dialects.Dialect.key_range`)."""
     n = len(params)
     params[f"lo{n}"] = d.text(prefix)
     params[f"hi{n}"] = d.text(prefix[:-1] + chr(ord(prefix[-1]) + 1))
-    return f"key >= {d.named(f'lo{n}')} AND key < {d.named(f'hi{n}')}"
+    return d.key_range(d.named(f"lo{n}"), d.named(f"hi{n}"))
 
 
 def count(conn: Any, d: Dialect, prefixes: Sequence[str]) -> int:
     """How many nodes have a key starting with one of ``prefixes``: each a
-    range of the key's index (:func:`_range`), counted reading no row."""
+    range an index serves (:func:`_range`), counted in one statement."""
     params: dict[str, object] = {}
     counts = [f"(SELECT count(*) FROM nodes WHERE {_range(d, p, params)})" for p in prefixes]
     return int(conn.execute(f"SELECT {' + '.join(counts) or '0'}", params).fetchone()[0])
