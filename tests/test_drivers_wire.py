@@ -46,6 +46,13 @@ for raw in sys.stdin.buffer:
     print(json.dumps({"id": request["id"], "ok": True, "result": None}), flush=True)
 """
 
+STARTS = 60.0
+"""How long a request waits where the test is not about a timeout: the
+request that starts a program waits for its start too, which takes a loaded
+machine seconds (half a second for these few lines at a load of 12 on two
+cores), so a test of a 1 s timeout gives the hanging request alone that
+timeout."""
+
 
 def _program(tmp_path: Path, text: str) -> str:
     path = tmp_path / "program.py"
@@ -59,7 +66,7 @@ def test_a_program_that_stops_reading_its_input_fails_the_request_within_the_tim
     """A request longer than the pipe holds, to a program reading nothing:
     the write waits on the same deadline as the answer, then the program is
     killed and the next case starts it afresh."""
-    backend = SubprocessBackend([sys.executable, _program(tmp_path, STOPS_READING)], timeout=1.0)
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, STOPS_READING)], timeout=STARTS)
     caught: list[BaseException] = []
 
     def record() -> None:
@@ -69,7 +76,8 @@ def test_a_program_that_stops_reading_its_input_fails_the_request_within_the_tim
             caught.append(error)
 
     try:
-        backend.call("reset", {})
+        backend.call("reset", {})  # the program started
+        backend.timeout = 1.0
         started = time.monotonic()
         caller = threading.Thread(target=record, daemon=True)
         caller.start()
@@ -81,13 +89,14 @@ def test_a_program_that_stops_reading_its_input_fails_the_request_within_the_tim
         assert "no response within 1s" in caught[0].message
         assert "restarted" in caught[0].message
         assert backend.restarts == 1
+        backend.timeout = STARTS
         assert backend.call("reset", {}) is None
     finally:
         backend.close()
 
 
 def test_stderr_is_kept_to_a_bounded_tail_however_long_its_lines(tmp_path: Path) -> None:
-    backend = SubprocessBackend([sys.executable, _program(tmp_path, FLOODS_STDERR)], timeout=10.0)
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, FLOODS_STDERR)], timeout=STARTS)
     try:
         backend.call("reset", {})
         backend.call("memory.list", {})
@@ -124,7 +133,7 @@ def test_a_response_that_is_not_strict_json_fails_the_request(
     """[P-wire-line] responses are UTF-8 JSON, [P-wire-json] strict JSON: a
     lenient parser's NaN or a lone surrogate is a broken response, not a value."""
     argv = [sys.executable, _program(tmp_path, ANSWERS), answer]
-    backend = SubprocessBackend(argv, timeout=5.0)
+    backend = SubprocessBackend(argv, timeout=STARTS)
     try:
         backend.call("reset", {})
         with pytest.raises(BackendFailure) as caught:
@@ -138,7 +147,7 @@ def test_a_response_that_is_not_strict_json_fails_the_request(
 def test_a_surrogate_pair_escape_is_strict_json(tmp_path: Path) -> None:
     answer = '{"id": ID, "ok": true, "result": "\\ud83d\\ude00"}'
     argv = [sys.executable, _program(tmp_path, ANSWERS), answer]
-    backend = SubprocessBackend(argv, timeout=5.0)
+    backend = SubprocessBackend(argv, timeout=STARTS)
     try:
         backend.call("reset", {})
         assert backend.call("memory.list", {}) == "\U0001f600"
@@ -153,7 +162,9 @@ def test_a_response_id_echoes_the_request_id_as_the_same_json_integer(
     """[P-wire-id]: ``1.0`` and ``true`` equal 1 in Python, not in JSON (the
     first request's id is 1)."""
     answer = '{"id": ' + echoed + ', "ok": true, "result": null}'
-    backend = SubprocessBackend([sys.executable, _program(tmp_path, ANSWERS), answer], timeout=5.0)
+    backend = SubprocessBackend(
+        [sys.executable, _program(tmp_path, ANSWERS), answer], timeout=STARTS
+    )
     try:
         with pytest.raises(BackendFailure) as caught:
             backend.call("memory.list", {})
@@ -205,17 +216,19 @@ def test_a_program_whose_child_keeps_its_pipes_open_is_ended_with_its_child(
     still holds: the run ends and leaves no process of the program behind."""
     pid_file = tmp_path / "child.pid"
     argv = [sys.executable, _program(tmp_path, LEAVES_A_CHILD), str(pid_file)]
-    backend = SubprocessBackend(argv, timeout=1.0)
+    backend = SubprocessBackend(argv, timeout=STARTS)
     children: list[int] = []
     failures: list[BackendFailure] = []
 
     def hang_then_restart() -> None:
         backend.call("reset", {})
         children.append(int(pid_file.read_text(encoding="ascii")))
+        backend.timeout = 1.0
         try:
             backend.call("memory.list", {})
         except BackendFailure as failure:
             failures.append(failure)
+        backend.timeout = STARTS
         backend.call("reset", {})
         children.append(int(pid_file.read_text(encoding="ascii")))
 
@@ -283,7 +296,7 @@ def test_a_wire_failure_cites_the_protocol_rule_it_breaks(
 ) -> None:
     """[P-wire-line], [P-wire-id], [P-wire-response]: a response that breaks
     the wire form fails the request naming what it broke and the rule."""
-    backend = SubprocessBackend([sys.executable, _program(tmp_path, BREAKS), mode], timeout=5.0)
+    backend = SubprocessBackend([sys.executable, _program(tmp_path, BREAKS), mode], timeout=STARTS)
     failures: list[BackendFailure] = []
     try:
         backend.call("reset", {})
@@ -308,7 +321,7 @@ def test_an_answer_starting_with_a_byte_order_mark_breaks_the_line_rule() -> Non
     mark before JSON text sent; ``json.loads`` given bytes dropped it unsaid.
     The failure says so in the library's one wording of that refusal."""
     mutant = Path(__file__).with_name("wire_mutant.py")
-    backend = SubprocessBackend([sys.executable, str(mutant), "get-marked"], timeout=5.0)
+    backend = SubprocessBackend([sys.executable, str(mutant), "get-marked"], timeout=STARTS)
     try:
         backend.call("reset", {})
         assert backend.call("memory.list", {})["records"] == []
@@ -324,7 +337,9 @@ def test_an_answer_starting_with_a_byte_order_mark_breaks_the_line_rule() -> Non
 
 def test_a_program_that_ends_badly_after_shutdown_cites_the_wire_end_rule(tmp_path: Path) -> None:
     """[P-wire-end]: an answered shutdown ends the program with status 0."""
-    backend = SubprocessBackend([sys.executable, _program(tmp_path, BREAKS), "close"], timeout=5.0)
+    backend = SubprocessBackend(
+        [sys.executable, _program(tmp_path, BREAKS), "close"], timeout=STARTS
+    )
     try:
         backend.call("reset", {})
         with pytest.raises(BackendFailure) as caught:
