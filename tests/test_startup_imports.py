@@ -105,6 +105,7 @@ def test_recall_that_syncs_first_loads_nothing_heavy(tmp_path: Path) -> None:
         subprocess.run(["git", *step], cwd=tmp_path, env=env, check=True)
     first = _loaded("roteiro_memory.cli", ["sync"], tmp_path)
     assert "ast" in first, "the first sync parsed mod.py; the next one has nothing to parse"
+    _no_stat_cache(tmp_path)
     loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
     assert "roteiro_memory.repo.graph" in loaded, "the probe synced"
     assert not loaded & HEAVY, sorted(loaded & HEAVY)
@@ -115,6 +116,7 @@ def test_recall_in_a_settled_repository_runs_no_git(tmp_path: Path) -> None:
     the floor: an editable install's finder loads it for ``python -c pass``)."""
     _committed_module(tmp_path)
     _loaded("roteiro_memory.cli", ["sync"], tmp_path)
+    _no_stat_cache(tmp_path)
     time.sleep(2.2)  # the stat cache's racy window
     asked = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path)
     assert "roteiro_memory.repo.graph" in asked, "no cache yet: this one asks git and writes it"
@@ -122,6 +124,15 @@ def test_recall_in_a_settled_repository_runs_no_git(tmp_path: Path) -> None:
     loaded = _loaded("roteiro_memory.cli", ["recall", "--json"], tmp_path) - _floor()
     assert "roteiro_memory.repo.statcache" in loaded, "the probe read the cache"
     assert not loaded & (GIT | HEAVY | {"pathlib"}), sorted(loaded & (GIT | HEAVY | {"pathlib"}))
+
+
+def _no_stat_cache(root: Path) -> None:
+    """Remove the stat cache a command may have written in ``root``.  The
+    first command after the commit writes one too when its sync starts more
+    than the racy window (2 s) after the commit, as it may on a loaded
+    machine; with none there, the next command asks git, as the test says,
+    however late it runs."""
+    (root / ".git" / "roteiro" / "statcache.json").unlink(missing_ok=True)
 
 
 def _committed_module(root: Path) -> dict[str, str]:
