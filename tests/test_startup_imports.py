@@ -185,7 +185,7 @@ def test_the_console_script_tunes_the_collector_and_exits_with_mains_status(
         "console()\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=False
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=False, cwd=tmp_path
     )
     assert done.returncode == 1, done.stderr  # an empty store: nothing listed
     assert json.loads(done.stdout)["ok"] is True
