@@ -26,7 +26,9 @@ store as it was -- no serial order explains its answers.
 request of an instance's part in an entry: a ``memory.list`` after the
 instance's own writes (a shared writer's final listing) and the write of a
 crash stream's body ``s<seed>-39`` (its last).  A second answer after the
-last request is found only by the check every case ends with.
+last request is found only by the check every case ends with.  Given a
+second argument, it waits that many seconds before answering each write: a
+slow backend, whose flaw shows only at the stream's last write.
 
 ``tests/test_durability.py`` checks the durability entries fail on each and
 pass on the reference.
@@ -40,6 +42,7 @@ import os
 import pickle
 import re
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -106,9 +109,10 @@ def _torn(before: ModelStore, request: dict[str, Any]) -> ModelStore:
     return before
 
 
-def _serve_reference(ops: Ops, twice: bool) -> None:
+def _serve_reference(ops: Ops, twice: bool, pause: float = 0.0) -> None:
     """Answer requests with ``ops``; when ``twice``, the last request of an
-    instance's part (see the module docstring) twice."""
+    instance's part (see the module docstring) twice; each write ``pause``
+    seconds late."""
     wrote = False
     for raw in sys.stdin.buffer:
         line = raw.rstrip(b"\r\n")
@@ -119,6 +123,8 @@ def _serve_reference(ops: Ops, twice: bool) -> None:
             op == "memory.record" and isinstance(body, str) and re.fullmatch(r"s\d+-39", body)
         )
         wrote = wrote or op == "memory.record"
+        if op == "memory.record":
+            time.sleep(pause)
         sys.stdout.write(f"{response}\n" * (2 if twice and last else 1))
         sys.stdout.flush()
         if done:
@@ -126,10 +132,11 @@ def _serve_reference(ops: Ops, twice: bool) -> None:
 
 
 def main(argv: Sequence[str]) -> int:
-    if len(argv) != 1 or argv[0] not in MODES:
-        sys.stderr.write(f"usage: durability_mutants.py {{{','.join(MODES)}}}\n")
+    if len(argv) not in (1, 2) or argv[0] not in MODES:
+        sys.stderr.write(f"usage: durability_mutants.py {{{','.join(MODES)}}} [PAUSE]\n")
         return 2
     mode = argv[0]
+    pause = float(argv[1]) if len(argv) == 2 else 0.0
     named = os.environ.get("ROTEIRO_CONFORMANCE_STORE")
     path = Path(named) if named else None
     claims = ("shared", "crash") if path is not None else ()
@@ -138,7 +145,7 @@ def main(argv: Sequence[str]) -> int:
         try:
             kind = StaleOps if mode == "stale-reads" else Ops
             ops = kind(reference, f"durability mutant {mode}", server_capabilities=claims)
-            _serve_reference(ops, twice=mode == "last-answered-twice")
+            _serve_reference(ops, twice=mode == "last-answered-twice", pause=pause)
             return 0
         finally:
             reference.close()

@@ -49,8 +49,6 @@ def _passes(
     record("durability", outcome.figures.to_json())
     figures = outcome.figures
     assert figures.present == figures.acknowledged + figures.landed
-    if figures.seconds >= entry.seconds:
-        return  # a loaded machine: the run stopped at its bound, fewer operations
     if entry.capability == "shared":
         assert figures.writers == entry.writers
         assert figures.readers == entry.readers
@@ -149,6 +147,20 @@ def test_durability_a_last_request_answered_twice_fails_the_entry(entry: Durabil
     assert f"({op}) a second time" in outcome.message
     assert "the case's last step" not in outcome.message
     assert "[P-wire-response]" in outcome.message
+
+
+def test_a_slow_backend_is_sent_every_write_of_an_entry_and_fails_on_its_flaw() -> None:
+    """An entry is bounded in operations, not in seconds.  It used to stop at
+    15 s and pass on what it had seen, so a backend whose flaw shows at a
+    crash stream's last write passed on a machine slow enough (a loaded one
+    took 20.7 s for the 40 writes): a verdict is a fact about the backend,
+    never about the machine's speed.  This one waits 0.4 s a write."""
+    records, _ = CRASH
+    slow = SubprocessBackend([sys.executable, str(MUTANTS), "last-answered-twice", "0.4"])
+    outcome = run_durability(records, slow)
+    assert outcome.figures.operations == records.operations
+    assert outcome.status == "failed", outcome.message
+    assert "(memory.record) a second time" in outcome.message
 
 
 def test_durability_in_process_backend_is_skipped_naming_the_capability() -> None:

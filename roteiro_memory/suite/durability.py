@@ -17,8 +17,11 @@ fresh folder (PROTOCOL "Several instances on one store, and crashes"):
   acknowledged write survived and nothing is half applied.
 
 Every choice (bodies, supersession targets, kill points, delays) comes from the
-entry's seed, and each entry is bounded in operations and in seconds; a
-correct backend passes every run, one that loses writes fails every run.
+entry's seed, and each entry is bounded in operations, each request by the
+suite's deadline; an entry sends every operation however long its backend
+takes, so a slow machine never cuts a run short of the write that would show
+a flaw.  A correct backend passes every run, one that loses writes fails
+every run.
 
 This module does not import pytest.
 """
@@ -86,7 +89,6 @@ class DurabilitySpec:
     writers: int = 1
     readers: int = 0
     kills: int = 0
-    seconds: float = 15.0
     rules: tuple[str, ...] = ()
     """The PROTOCOL.md rules the entry checks, by tag."""
 
@@ -232,7 +234,6 @@ class _Run:
         self.instances: list[SubprocessBackend] = []
         self.stderr: str | None = None
         self.started = time.monotonic()
-        self.deadline = self.started + spec.seconds
 
     def start(self) -> SubprocessBackend:
         instance = SubprocessBackend(
@@ -305,8 +306,6 @@ class _Run:
         def write(index: int, instance: SubprocessBackend) -> None:
             rng = random.Random(spec.seed * 1000 + index)
             for n in range(spec.operations):
-                if time.monotonic() > self.deadline:
-                    return
                 args: dict[str, JSON] = {"kind": rng.choice(KINDS), "body": f"w{index}-{n}"}
                 with lock:
                     recent = acknowledged[-4:]
@@ -324,8 +323,6 @@ class _Run:
         def read(index: int, instance: SubprocessBackend) -> None:
             rng = random.Random(spec.seed * 1000 + 500 + index)
             for n in range(spec.operations):
-                if time.monotonic() > self.deadline:
-                    return
                 with lock:
                     known = acknowledged[-8:]
                 if known and n % 3 == 2:
@@ -390,8 +387,6 @@ class _Run:
         acknowledged: list[Write] = []
         live: list[int] = []
         for n in range(spec.operations):
-            if time.monotonic() > self.deadline:
-                break
             args: dict[str, JSON] = {"kind": rng.choice(KINDS), "body": f"s{spec.seed}-{n}"}
             if live and rng.random() < spec.supersede:
                 args["supersedes"] = rng.choice(live[-6:])
