@@ -590,6 +590,21 @@ def test_a_session_state_file_another_hook_pruned_meanwhile_does_not_fail_the_sa
     assert len(list((tmp_path / hookstate.SESSIONS_DIR).iterdir())) == hookstate.MAX_SESSIONS
 
 
+def test_a_session_state_just_saved_is_never_the_one_pruned(tmp_path: Path) -> None:
+    """States are pruned oldest first by the time they were written; the one
+    just saved is kept whatever the others' times say -- written within the
+    clock's grain of them, its name sorting first, or under a clock set back."""
+    git_dir = str(tmp_path)
+    for n in range(hookstate.MAX_SESSIONS):
+        hookstate.save(git_dir, f"other-{n}", hookstate.SessionState(failed=1))
+    later = time.time_ns() + 3_600 * 10**9
+    for path in (tmp_path / hookstate.SESSIONS_DIR).iterdir():
+        os.utime(path, ns=(later, later))  # written after it, by their times
+    hookstate.save(git_dir, "a", hookstate.SessionState(failed=2))
+    assert hookstate.load(git_dir, "a") == hookstate.SessionState(failed=2)
+    assert len(list((tmp_path / hookstate.SESSIONS_DIR).iterdir())) == hookstate.MAX_SESSIONS
+
+
 def test_a_stale_records_notice_names_the_command_that_settles_it(repo: GitRepo) -> None:
     """A drifted record is told with ``confirm``; once its file moved, the
     vanished record (read about its old path) with ``reanchor --apply``."""

@@ -170,23 +170,28 @@ def save(git_dir: str, session_id: str, state: SessionState) -> None:
     privatefile.replace(
         target, lambda out: json.dump(data, out, separators=(",", ":")), durable=False
     )
-    _prune(folder)
+    _prune(folder, target)
 
 
-def _prune(folder: str) -> None:
-    """Remove all but the :data:`MAX_SESSIONS` most recently written states.
-    Another session's hook may be pruning at the same time: a file it
-    removed between listing and reading is gone, as it would have been."""
+def _prune(folder: str, kept: str) -> None:
+    """Remove all but the :data:`MAX_SESSIONS` most recently written states,
+    ``kept`` (the one just written) always among them: written within the
+    clock's grain of others, or under a clock set back, it would otherwise
+    sort among the oldest.  Another session's hook may be pruning at the
+    same time: a file it removed between listing and reading is gone, as it
+    would have been."""
     entries = []
     with os.scandir(folder) as found:
         for entry in found:
+            if entry.path == kept:
+                continue
             if entry.name.endswith(".json") and entry.is_file(follow_symlinks=False):
                 try:
                     written = entry.stat(follow_symlinks=False).st_mtime_ns
                 except FileNotFoundError:
                     continue  # another session's hook pruned it since it was listed
                 entries.append((written, entry.path))
-    for _, path in sorted(entries, reverse=True)[MAX_SESSIONS:]:
+    for _, path in sorted(entries, reverse=True)[MAX_SESSIONS - 1 :]:
         try:
             os.unlink(path)
         except FileNotFoundError:
