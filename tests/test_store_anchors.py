@@ -145,3 +145,26 @@ def test_anchor_keys_are_every_key_an_anchor_names_once(store: Store) -> None:
     store.cache_put("k3", "fp", "{}")
     assert store.anchor_keys() == ["file:a.py", "py:b.py::f", "py:c.py::g"]
     assert store.anchor_keys() == Contract.anchor_keys(store)
+
+
+def test_nodes_under_a_prefix_at_the_ends_of_unicode_are_found_as_the_defaults_find_them(
+    store: Store,
+) -> None:
+    """The end of a prefix's range is the text just after it: none after an
+    empty prefix or one of U+10FFFF only (the last code point: its successor
+    was no character, and the read failed), and the one after U+D7FF is
+    U+E000, not the surrogate U+D800, which SQLite bound as a blob sorting
+    after every text key (so a prefix ending in U+D7FF found keys after it)."""
+    from roteiro_memory.results import GraphNode
+    from roteiro_memory.store import Store as Contract
+
+    top, last = "\U0010ffff", "\ud7ff"
+    keys = ["a", f"a{last}", f"a{last}x", "a\ue000", f"a{top}", f"a{top}{top}z", "b", top]
+    keys += ["x" * 300 + top + "q", "x" * 255 + last + "y", "x" * 255 + "\ue000"]
+    store.put_nodes([GraphNode(key, blob="b") for key in keys])
+    prefixes = ["", top, f"a{top}", f"a{top}{top}", f"a{last}", "x" * 300 + top, "x" * 255 + last]
+    for prefix in prefixes:
+        found = store.find_nodes(prefixes=[prefix])
+        assert found == Contract.find_nodes(store, prefixes=[prefix]), prefix
+        assert store.count_nodes((prefix,)) == Contract.count_nodes(store, (prefix,)) == len(found)
+    assert len(store.find_nodes(prefixes=[""])) == len(keys)

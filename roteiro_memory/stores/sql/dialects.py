@@ -93,10 +93,10 @@ class Dialect(abc.ABC):
         """``sql`` (a bound double) where the engine must be told its type."""
         return sql
 
-    def key_range(self, lo: str, hi: str) -> str:
+    def key_range(self, lo: str, hi: str | None) -> str:
         """The graph node keys from ``lo`` up to, not including, ``hi`` (both
-        bound), as a condition the keys' index serves."""
-        return f"key >= {lo} AND key < {hi}"
+        bound; None: no end), as a condition the keys' index serves."""
+        return f"key >= {lo}" if hi is None else f"key >= {lo} AND key < {hi}"
 
     # --- text ------------------------------------------------------------
 
@@ -378,7 +378,7 @@ class _Postgres(Dialect):
         any number (:mod:`roteiro_memory.stores.postgres.migrations`, 11)."""
         return f"(sha256({column}))"
 
-    def key_range(self, lo: str, hi: str) -> str:
+    def key_range(self, lo: str, hi: str | None) -> str:
         """The range, found by the B-tree on each key's first bytes
         (migration 13; a hash index finds no range): cutting two byte
         strings short never reverses their order, so every key in the range
@@ -388,10 +388,8 @@ class _Postgres(Dialect):
         def start(text: str) -> str:
             return f"substring({text} FROM 1 FOR {KEY_START_BYTES})"
 
-        return (
-            f"{start('key')} >= {start(lo)} AND {start('key')} <= {start(hi)}"
-            f" AND {super().key_range(lo, hi)}"
-        )
+        below = "" if hi is None else f" AND {start('key')} <= {start(hi)}"
+        return f"{start('key')} >= {start(lo)}{below} AND {super().key_range(lo, hi)}"
 
     def text(self, value: str) -> Any:
         return value.encode("utf-8", "surrogatepass")

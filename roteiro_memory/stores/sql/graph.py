@@ -115,8 +115,24 @@ def _range(d: Dialect, prefix: str, params: dict[str, object]) -> str:
     are a range, which an index serves (:meth:`~.dialects.Dialect.key_range`)."""
     n = len(params)
     params[f"lo{n}"] = d.text(prefix)
-    params[f"hi{n}"] = d.text(prefix[:-1] + chr(ord(prefix[-1]) + 1))
+    above = _above(prefix)
+    if above is None:
+        return d.key_range(d.named(f"lo{n}"), None)
+    params[f"hi{n}"] = d.text(above)
     return d.key_range(d.named(f"lo{n}"), d.named(f"hi{n}"))
+
+
+def _above(prefix: str) -> str | None:
+    """The least text that sorts after every text starting with ``prefix``
+    (UTF-8 byte order is code point order), or None when none does: the
+    prefix is empty or only U+10FFFF, the last code point.  A key is UTF-8
+    (writes refuse a lone surrogate), so the surrogates are skipped: a bound
+    UTF-8 cannot carry is bound as bytes, which SQLite sorts after all text."""
+    stem = prefix.rstrip("\U0010ffff")
+    if not stem:
+        return None
+    following = ord(stem[-1]) + 1
+    return stem[:-1] + chr(0xE000 if following == 0xD800 else following)
 
 
 def count(conn: Any, d: Dialect, prefixes: Sequence[str]) -> int:
