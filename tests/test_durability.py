@@ -163,6 +163,15 @@ def test_a_slow_backend_is_sent_every_write_of_an_entry_and_fails_on_its_flaw() 
     assert "(memory.record) a second time" in outcome.message
 
 
+def test_protocol_says_an_entry_is_bounded_in_operations_never_in_seconds() -> None:
+    """PROTOCOL is what a backend's author reads: since an entry stopped
+    having a bound in seconds, it said the entries were bounded in both."""
+    protocol = Path(__file__).parents[1] / "conformance" / "PROTOCOL.md"
+    text = " ".join(protocol.read_text(encoding="utf-8").split())
+    assert "bounded in operations and seconds" not in text
+    assert "bounded in operations, never in seconds" in text
+
+
 def test_durability_in_process_backend_is_skipped_naming_the_capability() -> None:
     outcome = run_durability(ENTRIES[0], resolve_backend("sqlite"))
     assert outcome.status == "skipped"
