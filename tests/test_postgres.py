@@ -432,7 +432,10 @@ def test_nodes_under_a_prefix_are_read_through_an_index_not_a_scan(pg: PostgresS
     by scanning every node.  Migration 13's B-tree on each key's first bytes
     serves both reads, whatever the planner would pick for a table this small."""
     from roteiro_memory.stores.sql import graph
+    from roteiro_memory.stores.sql.dialects import KEY_START_BYTES
 
+    # The index a store was given is the one the reads must match.
+    assert f"FOR {KEY_START_BYTES})" in dict((v, sql) for v, _, sql in MIGRATIONS)[13]
     pg.put_nodes(GraphNode(f"py:m{n}.py::f", blob="b") for n in range(50))
     conn = pg.connection
     conn.execute("SET enable_seqscan = off")

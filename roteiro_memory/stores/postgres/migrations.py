@@ -37,7 +37,7 @@ from typing import Any
 
 from roteiro_memory.semantics import DEFAULT_BASE_CONFIDENCE, KIND_TOKENS
 from roteiro_memory.stores.sql import index
-from roteiro_memory.stores.sql.dialects import KEY_START_BYTES, POSTGRES
+from roteiro_memory.stores.sql.dialects import POSTGRES
 
 __all__ = ["BUILDS", "MIGRATIONS", "NOW_TEXT", "SCHEMA_VERSION", "STEPS"]
 
@@ -310,9 +310,10 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         # Since 11 a key is found by a hash index, which finds no range: the
         # nodes of a file or a folder (a prefix) were read by scanning every
         # node.  A key's first bytes fit a B-tree entry whatever its length
-        # (Dialect.key_range).
-        f"""
-        CREATE INDEX idx_nodes_key_start ON nodes (substring(key FROM 1 FOR {KEY_START_BYTES}));
+        # (Dialect.key_range).  The 256 is written here, not read from
+        # KEY_START_BYTES: a store migrated keeps the index this text made.
+        """
+        CREATE INDEX idx_nodes_key_start ON nodes (substring(key FROM 1 FOR 256));
         """,
     ),
 )
