@@ -11,7 +11,7 @@ import pytest
 
 from roteiro_memory.cli.commands import load, names, syncs
 from roteiro_memory.cli.main import ExitCode, command_parser, main
-from roteiro_memory.cli.parser import split_globals
+from roteiro_memory.cli.parser import UsageFailure, split_globals
 from roteiro_memory.stores.sqlite.store import SQLiteStore
 
 
@@ -179,3 +179,46 @@ def test_protocol_help_names_every_backend_it_serves() -> None:
     for backend in (*BACKENDS, "postgres:DSN", "postgresql://"):
         assert backend in said, backend
     assert "fresh store" not in said
+
+
+def test_every_option_taking_one_value_refuses_a_second() -> None:
+    """Only an option that says it may be repeated (``action="append"``, as
+    ``--kind`` and ``--anchor`` of ``list`` and ``recall``) takes a second
+    value; any other that takes one is refused given twice, rather than the
+    last silently winning (``add --supersedes 1 --supersedes 2`` superseded 2
+    alone)."""
+    for name in names():
+        command = load(name)
+        if getattr(command, "OPTIONS_WHEN_NAMED", False):
+            continue  # eval: its harness's own parser
+        for parser in _parsers(command_parser(name, command)):
+            for action in parser._actions:
+                if not action.option_strings or action.nargs == 0:
+                    continue
+                if isinstance(action, argparse._AppendAction):
+                    continue
+                option = action.option_strings[-1]
+                namespace = argparse.Namespace()
+                action(parser, namespace, "1", option)
+                with pytest.raises(UsageFailure, match=f"{option} given twice"):
+                    action(parser, namespace, "2", option)
+
+
+@pytest.mark.parametrize(
+    "option",
+    [["--supersedes", "1", "--supersedes", "2"], ["--confidence", "0.1", "--confidence", "1"]],
+)
+def test_a_record_is_not_written_with_one_of_two_values_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str]
+) -> None:
+    db = str(tmp_path / "m.db")
+    assert main(["--db", db, "--no-sync", "add", "one"]) == 0
+    assert main(["--db", db, "--no-sync", "add", "two"]) == 0
+    before = Path(db).read_bytes()
+    capsys.readouterr()
+    assert main(["--db", db, "--no-sync", "add", "three", *option]) == ExitCode.USAGE
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1, err
+    assert f"{option[0]} given twice" in err
+    assert Path(db).read_bytes() == before
+    assert _records(Path(db)) == ["two", "one"]

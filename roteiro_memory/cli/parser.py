@@ -73,7 +73,16 @@ class Exited(Exception):
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors through ``main``, in one line."""
+    """argparse that reports usage errors through ``main``, in one line, and
+    refuses an option that takes one value given twice (:func:`once`), rather
+    than letting the last one silently win; an option that may be repeated
+    says so (``action="append"``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The default action, argparse's "store", for every option and group of it.
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         # argparse's own contract: error() must not return.
