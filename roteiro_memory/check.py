@@ -258,6 +258,15 @@ def _memory_row(row: MemoryRow) -> list[Finding]:
                 "search text disagrees with its body and anchor: queries would miss it",
             )
         )
+    if key is None and path is not None:
+        out.append(
+            Finding(
+                "agent_memory",
+                where,
+                f"anchor_path {excerpt(path)} without an anchor_key: no write gives an "
+                "unanchored record a path, and search would find it by words it does not show",
+            )
+        )
     for name, value in (("created_at", row.created_at), ("superseded_at", row.superseded_at)):
         if isinstance(value, str) and not is_timestamp(value):
             out.append(

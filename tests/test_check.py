@@ -714,3 +714,29 @@ def test_check_prints_a_store_path_with_control_characters_escaped_on_one_line(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"store: {tmp_path}/not\\x0aa store.db is not an SQLite database"
     assert len(lines) == 2, lines
+
+
+def test_an_unanchored_record_holding_a_path_is_a_finding_and_no_import_makes_one(
+    healthy: Path, tmp_path: Path
+) -> None:
+    """No write gives a record without an anchor key a path; one planted so
+    (or in an edited export) is found by words no one is shown, so check
+    names it and import refuses the export that would make it."""
+    from roteiro_memory.errors import RoteiroError
+    from roteiro_memory.transfer import import_lines, read_export
+
+    _plant(
+        healthy,
+        "UPDATE agent_memory SET anchor_path = 'secret/zzz.py',"
+        " search = search || 'secret/zzz.py' WHERE id = 3",
+    )
+    findings = check_file(healthy)
+    assert [f.row for f in findings if "anchor_path" in f.problem] == ["id 3"], findings
+    with SQLiteStore(healthy) as store:
+        lines = list(store.export_lines())
+    copy = tmp_path / "copy.db"
+    with SQLiteStore(copy) as target:
+        refused = r"anchor_path 'secret/zzz\.py' without an anchor_key"
+        with pytest.raises(RoteiroError, match=refused):
+            import_lines(target, read_export(lines))
+        assert target.list().records == []
