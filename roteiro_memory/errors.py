@@ -18,6 +18,10 @@ import re
 
 from roteiro_memory.exitcodes import ExitCode
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 __all__ = [
     "ERROR_KINDS",
     "Absent",
@@ -50,6 +54,7 @@ __all__ = [
     "SymbolsUnavailable",
     "Unsupported",
     "UsageError",
+    "bounded_line",
     "byte_order_mark",
     "excerpt",
     "given_excerpt",
@@ -120,6 +125,22 @@ def byte_order_mark(text: str) -> str | None:
     if not text.startswith("\ufeff"):
         return None
     return "starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text without one"
+
+
+def bounded_line(readline: Callable[[int], bytes], limit: int) -> bytes:
+    """One line read by ``readline`` (b"" at the end of input), at most
+    ``limit`` + 1 bytes of it: a longer line is read on to its end and the
+    rest dropped, so the server reading it refuses it by its length (over
+    ``limit``) and reads the next line where it starts, and an input that
+    never ends a line (``/dev/zero``) holds no more than that in memory."""
+    line = readline(limit + 1)
+    if len(line) <= limit or line.endswith(b"\n"):
+        return line
+    while True:
+        rest = readline(min(limit, 1 << 20))
+        if not rest or rest.endswith(b"\n"):
+            return line
+        # The excess is dropped, a mebibyte at a time: only its length matters.
 
 
 def strict_json(text: str) -> str:

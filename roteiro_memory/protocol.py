@@ -27,6 +27,7 @@ from roteiro_memory.errors import (
     RoteiroError,
     StreamClosed,
     Unsupported,
+    bounded_line,
     byte_order_mark,
     excerpt,
     json_excerpt,
@@ -38,7 +39,7 @@ from roteiro_memory.results import GraphNode
 from roteiro_memory.semantics import U64_MAX
 from roteiro_memory.store import Store
 
-__all__ = ["OPS", "PROTOCOL", "Ops", "reset_refusal", "serve"]
+__all__ = ["MAX_LINE_BYTES", "OPS", "PROTOCOL", "Ops", "reset_refusal", "serve"]
 
 PROTOCOL = "roteiro.conformance/v1"
 
@@ -445,6 +446,14 @@ def reset_refusal(store: Store, where: str) -> str | None:
     )
 
 
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""The longest request line read, its end counted: past any request an
+argument's limits allow but a cache entry's payload short of a quarter of a
+gibibyte, as ``import`` reads its lines.  A longer line is refused (id null)
+once that much is read, the rest of it dropped, so an input that never ends
+a line fills no memory past it."""
+
+
 def serve(
     store: Store,
     stdin: IO[bytes] | None = None,
@@ -463,8 +472,15 @@ def serve(
         # The wire is UTF-8 whatever the locale says.
         sink.reconfigure(encoding="utf-8", errors="strict")
     ops = Ops(store, server_capabilities=server_capabilities, refuse_reset=refuse_reset)
-    for line in source:
-        response, done = handle_line(ops, line.rstrip(b"\r\n"))
+    while line := bounded_line(source.readline, MAX_LINE_BYTES):
+        if len(line) > MAX_LINE_BYTES:
+            overlong = (
+                f"the request is a line of over {MAX_LINE_BYTES:,} bytes, the most one may be; "
+                "the rest of that line was dropped"
+            )
+            response, done = _response(None, error=BadRequest(overlong)), False
+        else:
+            response, done = handle_line(ops, line.rstrip(b"\r\n"))
         try:
             sink.write(response + "\n")
             sink.flush()

@@ -681,3 +681,36 @@ def test_a_locked_sqlite_store_is_reported_unavailable(tmp_path: Path) -> None:
     assert isinstance(mapped, StoreUnavailable)
     assert "database is locked" in str(mapped)
     assert "SQLITE_BUSY" in str(mapped)
+
+
+def test_a_request_line_past_the_bound_is_refused_unheld_and_the_next_is_answered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A line that never ends (``protocol < /dev/zero``) filled memory until
+    the process died; now no read asks for more than the bound and one byte,
+    the line is refused by its length and the rest of it dropped, and the
+    request after it is answered as usual."""
+    import io
+
+    from roteiro_memory import protocol
+    from roteiro_memory.stores.model import ModelStore
+
+    monkeypatch.setattr(protocol, "MAX_LINE_BYTES", 64)
+    asked: list[int] = []
+
+    class Input(io.BytesIO):
+        def readline(self, size: int | None = -1) -> bytes:
+            asked.append(-1 if size is None else size)
+            return super().readline(size)
+
+    hello = b'{"id": 2, "op": "hello"}\n'
+    source = Input(b'{"id": 1, "op": "hello", "args": {"x": "' + b"a" * 500 + b'"}}\n' + hello)
+    sink = io.StringIO()
+    assert protocol.serve(ModelStore(), source, sink) == 0
+    answers = [json.loads(line) for line in sink.getvalue().splitlines()]
+    assert [a["id"] for a in answers] == [None, 2]
+    assert answers[0]["error"]["kind"] == "BadRequest"
+    assert "over 64 bytes" in answers[0]["error"]["message"]
+    assert answers[1]["ok"] is True
+    assert asked
+    assert all(0 < size <= 65 for size in asked), asked

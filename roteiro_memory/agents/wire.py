@@ -53,6 +53,7 @@ from roteiro_memory.agents.lines import (
     json_line,
     refuse_batch,
 )
+from roteiro_memory.errors import bounded_line
 from roteiro_memory.terminal import to_stderr
 
 __all__ = ["Deliver", "Wire"]
@@ -168,14 +169,7 @@ class Wire:
     def _readline(self) -> bytes:
         """One line, or b"" at EOF; a line over the limit is read to its end
         (and refused by :func:`classify` for its length)."""
-        line = self._reader.readline(MAX_LINE_BYTES + 1)
-        if len(line) <= MAX_LINE_BYTES or line.endswith(b"\n"):
-            return line
-        while True:
-            rest = self._reader.readline(MAX_LINE_BYTES)
-            if not rest or rest.endswith(b"\n"):
-                return line
-            # The excess is dropped: only its length matters to the refusal.
+        return bounded_line(self._reader.readline, MAX_LINE_BYTES)
 
     def _refused(self, forward: Forward, batch: _Collected | None = None) -> bytes | None:
         """The refusal owed before ``forward`` reaches the SDK, or None: an id
