@@ -263,7 +263,8 @@ def test_export_of_a_value_never_written_is_corrupt_naming_its_row_not_the_outpu
 ) -> None:
     damaged.damage(UNEXPORTABLE_BODY[damaged.backend])
     out = tmp_path / "earlier.jsonl"
-    out.write_text("an earlier export\n")
+    earlier = '{"format": "roteiro-memory.export/v2"}\n'  # export replaces only an export
+    out.write_text(earlier)
     done = _cli(damaged, "export", *(["-o", str(out)] if to_file else []), cwd=tmp_path)
     assert done.returncode == ExitCode.STORE, done.stderr
     assert done.stdout == ""
@@ -271,7 +272,7 @@ def test_export_of_a_value_never_written_is_corrupt_naming_its_row_not_the_outpu
     assert len(said) == 1, said
     assert said[0].startswith("roteiro-memory: error: agent_memory id 1: "), said
     assert "roteiro-memory check" in said[0]
-    assert out.read_text() == "an earlier export\n"
+    assert out.read_text() == earlier
 
 
 def test_export_refuses_a_store_without_its_clock_row_on_every_backend(damaged: Damaged) -> None:

@@ -1079,6 +1079,35 @@ def test_export_never_puts_a_file_in_place_of_a_fifo_or_the_stores_hard_link(
     ]
 
 
+def test_export_never_takes_the_place_of_a_file_that_is_no_export(
+    repo: Repo, tmp_path: Path
+) -> None:
+    """``-o`` naming a source file by a slip, or another store, replaced it
+    with the export; only an earlier export (or an empty file) is replaced,
+    and a symlink is replaced itself, what it points to left alone."""
+    repo.add("a lesson")
+    source = repo.root / "src" / "app" / "retry.py"
+    other = tmp_path / "other.db"
+    shutil.copyfile(repo.db, other)
+    kept = {path: path.read_bytes() for path in (source, other)}
+    for output, held in ((source, "bytes of something else"), (other, "a roteiro-memory store")):
+        done = repo.run("export", "-o", str(output))
+        assert done.returncode == ExitCode.USAGE, done.stderr
+        assert len(done.stderr.splitlines()) == 1, done.stderr
+        assert f"{held}, not an export" in done.stderr
+    assert {path: path.read_bytes() for path in kept} == kept
+    earlier = tmp_path / "memory.jsonl"
+    repo.ok("export", "-o", str(earlier))
+    repo.add("another lesson")
+    repo.ok("export", "-o", str(earlier))
+    assert "another lesson" in earlier.read_text()
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(source)
+    repo.ok("export", "-o", str(link))
+    assert not link.is_symlink()
+    assert source.read_bytes() == kept[source]
+
+
 def test_a_dangling_symlink_as_the_repositorys_store_is_created_at_its_target(
     repo: Repo, tmp_path: Path
 ) -> None:

@@ -338,7 +338,8 @@ def test_export_failing_half_way_removes_its_partial_file(tmp_path: Path) -> Non
         store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     limit = db.stat().st_size + 64 * 1024  # room for the store's side files only
     out = tmp_path / "backup.jsonl"
-    for earlier in (None, "an earlier export\n"):
+    # An earlier export's first line: export replaces nothing that is no export.
+    for earlier in (None, '{"format": "roteiro-memory.export/v2"}\n'):
         if earlier is not None:
             out.write_text(earlier)
         done = subprocess.run(

@@ -5,7 +5,8 @@ earlier version's store is judged on a private copy, migrated there); a
 server's store is checked through the store, on one snapshot.  An export to a
 file is written beside it and moved over it whole, private like the store it
 copies, and is refused before the store is opened when it would land on one
-of the store's own names or on something that is not a file.
+of the store's own names, on something that is not a file, or on a file
+holding something other than an export.
 """
 
 from __future__ import annotations
@@ -103,8 +104,37 @@ def check_output(output: str, session: Session) -> None:
 
     try:
         privatefile.check_replaceable(output)
+        held = _held_there(output)
     except OSError as error:
         raise _cannot_write(output, error) from None
+    if held is not None:
+        raise UsageError(
+            f"cannot write {excerpt(output)}: it is there and holds {held}, not an export; "
+            "export replaces only an earlier export (or an empty file), so nothing was written "
+            "there (move it away, or choose another --output)"
+        )
+
+
+def _held_there(output: str) -> str | None:
+    """What the regular file at ``output`` holds when it is no export, which
+    an export must not take the place of (a source file named by a slip, a
+    store): None for nothing there, an empty file, a symlink (replaced
+    itself, what it points to left alone), and an export, recognised by its
+    content as the pre-commit hooks recognise one."""
+    import stat
+
+    try:
+        status = os.lstat(output)
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(status.st_mode) or status.st_size == 0:
+        return None
+    from roteiro_memory.precommit.sniff import What, recognise
+
+    found = recognise(output)
+    if found is None:
+        return f"{status.st_size:,} bytes of something else"
+    return None if found.what is What.EXPORT else found.what.value
 
 
 def _names_the_store(output: str, store_file: str) -> bool:
