@@ -220,6 +220,8 @@ def _script(
         (["--json", "list"], 1),
         (["protocol"], 1),
         (["protocol"], 0),
+        (["mcp"], 1),
+        (["mcp"], 0),
     ],
     ids=[
         "add-stdin",
@@ -229,6 +231,8 @@ def _script(
         "json-list-stdout",
         "protocol-stdout",
         "protocol-stdin",
+        "mcp-stdout",
+        "mcp-stdin",
     ],
 )
 def test_a_closed_standard_stream_is_a_one_line_error(

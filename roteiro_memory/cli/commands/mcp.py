@@ -114,9 +114,17 @@ def _open_store(session: Session) -> None:
 def run(args: argparse.Namespace, session: Session) -> int:
     """Serve MCP on stdin/stdout until the client closes it."""
     import importlib.util
+    import sys
 
-    from roteiro_memory.errors import RoteiroError, Unsupported
+    from roteiro_memory.errors import RoteiroError, StreamClosed, Unsupported
 
+    if sys.stdin is None:
+        # As protocol refuses it: with no input, a server would serve nothing
+        # and exit 0, the host told nothing and a store made for no one.
+        raise StreamClosed(
+            "standard input is closed (<&-), but mcp reads its requests there; "
+            "run it with stdin open"
+        )
     try:
         if importlib.util.find_spec(SDK) is None:
             raise Unsupported(
