@@ -138,7 +138,8 @@ def plan(conn: Any, d: Dialect, terms: Sequence[str], stats: index.Stats) -> Pla
         ):
             term = term_of[raw]
             in_tail = length // pst.TAIL.size if isinstance(length, int) else 0
-            if not (pst.is_cell(cell) and _counted(count, in_tail) and _counted(max_tf, 1)):
+            whole = type(count) is int and count >= in_tail and type(max_tf) is int  # _counted
+            if not (whole and max_tf >= 1 and pst.is_cell(cell)):
                 error = ValueError("its cell, postings or largest count is not one a write makes")
                 raise pst.damaged("memory_cells", pst.cell_row(raw, cell), error)
             frequency[term] += count
@@ -338,7 +339,6 @@ def top(
 ) -> list[Scored]:
     """The best ``keep`` results (None: all), best first, ties to the newest."""
     corpus = plan.corpus
-    average = corpus.average_length
     idf = {t: lexical.idf(corpus.document_frequency[t], corpus.documents) for t in plan.terms}
     by_cell: dict[int, list[tuple[str, int]]] = {}
     """Each cell's query terms, in the query's order, with their largest count there."""
@@ -348,10 +348,6 @@ def top(
     every = len(plan.recent) + sum(n + m for c in plan.cells.values() for _, n, m in c.values())
     if every <= min(batch, READ_POSTINGS) and len(by_cell) <= READ_CELLS:
         return _every(plan, keep, by_cell, read, members, confirm, idf)
-    queue = sorted(
-        (-pst.cell_bound(cell, [(idf[t], tf) for t, tf in held], average), cell)
-        for cell, held in by_cell.items()
-    )
     scales: dict[int, tuple[float, int]] = {}
 
     def scale(cell: int) -> tuple[float, int]:
@@ -360,6 +356,12 @@ def top(
         if found is None:
             found = scales[cell] = pst.cell_scale(cell)
         return found
+
+    norms = pst.Norms(corpus.average_length)
+    queue = sorted(
+        (-pst.cell_bound(scale(cell), [(idf[t], tf) for t, tf in held], norms), cell)
+        for cell, held in by_cell.items()
+    )
 
     pending: list[Candidate] = [
         (-relevance * scale(cell)[0], -record_id, relevance)
@@ -439,7 +441,7 @@ def top(
         bounded = {}
         for cell in reading:
             worth = _bounded(
-                scale(cell), dict(by_cell[cell]), found.get(cell, {}), idf, corpus, threshold
+                scale(cell), dict(by_cell[cell]), found.get(cell, {}), idf, norms, threshold
             )
             if worth is not None:
                 bounded[cell] = worth
@@ -554,7 +556,7 @@ def _bounded(
     held: Mapping[str, int],
     found: Mapping[str, cp.Held],
     idf: Mapping[str, float],
-    corpus: lexical.CorpusStats,
+    norms: pst.Norms,
     threshold: float | None,
 ) -> tuple[dict[str, list[tuple[int, int]]], list[int]] | None:
     """The records of one cell that could beat ``threshold`` (None: every
@@ -562,7 +564,7 @@ def _bounded(
     terms' postings among them, in code-point order (None when there is
     none).  ``scale`` is the cell's (:func:`~.postings.cell_scale`);
     ``held`` is the query terms the cell holds, in code-point order, each
-    with its largest count there as ``memory_cells`` bounds it.
+    with its largest count there as ``memory_cells`` bounds it (``norms``: the tf_norms).
 
     The bounds need no record's id or length, each term's weight taken at
     the cell's least length.  A record holding each of its query terms once
@@ -574,10 +576,9 @@ def _bounded(
     could get past it are bounded one by one, at their own counts."""
     terms = [t for t in held if t in found]
     confidence, shortest = scale
-    average = corpus.average_length
 
     def weight(term: str, count: int) -> float:
-        return idf[term] * pst.tf_norm(count, shortest, average) * confidence
+        return idf[term] * norms[count, shortest] * confidence
 
     if threshold is None or len(terms) > SUBSETS_UP_TO:
         postings = {t: found[t].every() for t in terms}
@@ -592,20 +593,19 @@ def _bounded(
     bits = {t: found[t].bits() for t in terms}
     once = {t: weight(t, 1) for t in terms}
     wanted = _qualifying(sorted(terms, key=once.__getitem__, reverse=True), bits, once, threshold)
-    repeated = 0
-    for term in terms:
-        repeated |= found[term].repeated()
-    if repeated & ~wanted:
-        # Each term at its largest count bounds the rest; those that get
-        # past it are bounded again at their own counts.
+    if any(held[t] > 1 for t in terms):
+        # Terms at their largest counts bound the rest (a record is in a union by its own
+        # terms alone); those past it holding a term more than once, at their own counts.
         most = {t: weight(t, held[t]) for t in terms}
         order = sorted(terms, key=most.__getitem__, reverse=True)
-        maybe = _qualifying(order, {t: bits[t] & repeated for t in terms}, most, threshold)
-        maybe &= ~wanted
+        maybe = _qualifying(order, bits, most, threshold) & ~wanted
         if maybe:
-            checked = pst.ordinals(maybe)
-            own = {t: found[t].holding(checked) for t in terms}
-            wanted |= pst.bits_of(_beating(own, weight, threshold))
+            among = set(pst.ordinals(maybe))
+            repeated = set[int]().union(*(found[t].counts().keys() & among for t in terms))
+            if repeated:
+                checked = sorted(repeated)
+                own = {t: found[t].holding(checked) for t in terms}
+                wanted |= pst.bits_of(_beating(own, weight, threshold))
     ordinals = pst.ordinals(wanted)
     if not ordinals:
         return None
@@ -654,7 +654,7 @@ def _candidates(
     held_by = {o: member(o) for o in ordinals}
     relevance = lexical.weigh_postings(
         (
-            (term, [(held_by[o][0], c, held_by[o][1]) for o, c in rows if o in held_by])
+            (term, [(h[0], c, h[1]) for o, c in rows if (h := held_by.get(o)) is not None])
             for term, rows in postings.items()
         ),
         corpus,

@@ -67,6 +67,7 @@ __all__ = [
     "SEGMENT_ORDINALS",
     "TAIL",
     "TAIL_POSTINGS",
+    "Norms",
     "Segment",
     "bits_of",
     "cell_bound",
@@ -178,14 +179,31 @@ def cell_scale(cell: int) -> tuple[float, int]:
     return lexical.search_confidence(confidence) * (1.0 + BOUND_SLACK), max(length, 1)
 
 
-def cell_bound(cell: int, weights: Sequence[tuple[float, int]], average_length: float) -> float:
-    """The most any record of ``cell`` can score, for query terms of the
+class Norms(dict[tuple[int, int], float]):
+    """:func:`tf_norm` at one average length, by ``(count, length)``, each
+    worked out once: a search asks for the same few many times over (a
+    cell's bound and its records' bounds, for each term of each cell)."""
+
+    def __init__(self, average_length: float) -> None:
+        super().__init__()
+        self.average_length = average_length
+
+    def __missing__(self, key: tuple[int, int]) -> float:
+        value = self[key] = tf_norm(key[0], key[1], self.average_length)
+        return value
+
+
+def cell_bound(
+    scale: tuple[float, int], weights: Sequence[tuple[float, int]], norms: Norms
+) -> float:
+    """The most any record of a cell can score, for query terms of the
     given ``(idf, max tf in the cell)``: each term's weight at its largest
-    count and the cell's least length, times :func:`cell_scale`'s confidence."""
-    confidence, length = cell_scale(cell)
+    count and the cell's least length, times its confidence, ``scale`` being
+    the cell's :func:`cell_scale` (``norms`` gives :func:`tf_norm`)."""
+    confidence, length = scale
     total = 0.0
     for idf, max_tf in weights:
-        total += idf * tf_norm(max_tf, length, average_length)
+        total += idf * norms[max_tf, length]
     return total * confidence
 
 
