@@ -117,12 +117,16 @@ def lone_surrogate(text: str) -> str | None:
     return None
 
 
-def byte_order_mark(text: str) -> str | None:
-    """Why JSON text ``text`` is refused, when it starts with a byte-order
-    mark (U+FEFF): RFC 8259 forbids one before JSON text, and Python's reader
-    says only "Unexpected UTF-8 BOM (decode using utf-8-sig)", which names
-    neither the character nor the fix.  None when there is none."""
-    if not text.startswith("\ufeff"):
+def byte_order_mark(text: str | bytes) -> str | None:
+    """Why JSON text ``text`` (or the bytes that carry it) is refused, when
+    it starts with a byte-order mark (U+FEFF, UTF-8's EF BB BF): RFC 8259
+    forbids one before JSON text, and Python's reader says only "Unexpected
+    UTF-8 BOM (decode using utf-8-sig)", which names neither the character
+    nor the fix.  None when there is none."""
+    marked = (
+        text.startswith("\ufeff") if isinstance(text, str) else text.startswith(b"\xef\xbb\xbf")
+    )
+    if not marked:
         return None
     return "starts with a byte-order mark (U+FEFF): expected UTF-8 JSON text without one"
 

@@ -43,7 +43,7 @@ def load_report(path: Path) -> dict[str, Any]:
         raw = path.read_bytes()
     except OSError as error:
         raise ReportError(f"{path}: cannot be read: {error.strerror or error}") from None
-    marked = byte_order_mark(raw[:3].decode("utf-8", "replace"))
+    marked = byte_order_mark(raw)
     if marked is not None:
         raise ReportError(f"{path}: {marked}")
     try:

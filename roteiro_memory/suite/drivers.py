@@ -456,7 +456,7 @@ class SubprocessBackend:
         it breaks: a byte-order mark (its first three bytes) is said in the
         library's one wording, and breaks [P-wire-line], UTF-8 JSON."""
         try:
-            marked = byte_order_mark(line[:3].decode("utf-8", "replace"))
+            marked = byte_order_mark(line)
             if marked is not None:
                 raise UnreadableResponse(f"the response {marked} (PROTOCOL [P-wire-line])")
             return read_response(line)
